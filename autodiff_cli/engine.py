@@ -111,22 +111,27 @@ class Value:
     give the micrograd-style tuple views.
     """
 
-    __slots__ = ("data", "grad", "label", "_op", "_a", "_da", "_b", "_db", "_exponent", "__weakref__")
+    __slots__ = ("data", "grad", "label", "_op", "_a", "_da", "_b", "_db", "_exponent")
 
     def __init__(
         self, data: float, _children: tuple[Value, ...] = (), _op: str = "", label: str = ""
     ) -> None:
-        if len(_children) > 2:
-            raise ValueError("a Value has at most two operands")
         self.data = data
         self.grad = 0.0
         self._op = _op
         self.label = label
+        self._a = self._b = None
+        self._da = self._db = 0.0
+        if _children:
+            self._adopt(_children)
+
+    def _adopt(self, children: tuple[Value, ...]) -> None:
         # A node built by hand has no recorded local derivatives: NaN makes that visible.
-        self._a = _children[0] if _children else None
-        self._da = math.nan if _children else 0.0
-        self._b = _children[1] if len(_children) == 2 else None
-        self._db = math.nan if len(_children) == 2 else 0.0
+        if len(children) > 2:
+            raise ValueError("a Value has at most two operands")
+        self._a, self._da = children[0], math.nan
+        if len(children) == 2:
+            self._b, self._db = children[1], math.nan
 
     @property
     def _prev(self) -> tuple[Value, ...]:

@@ -1,0 +1,93 @@
+"""Errors that carry where they happened, and their rendering as compiler-style text.
+
+Every error a user can cause is an ``AutodiffError``: it knows its message, the
+source position (when there is one) and a hint on how to fix it.  Only the CLI
+turns them into output and exit codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Source:
+    """Program text and the name it is reported under (a path, ``<stdin>`` or ``<expr>``)."""
+
+    name: str
+    text: str
+
+    def line(self, number: int) -> str:
+        lines = self.text.splitlines()
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+@dataclass(frozen=True)
+class Position:
+    """1-based line and column of a token, and how many characters it spans."""
+
+    line: int
+    column: int
+    width: int = 1
+
+
+@dataclass(eq=False)
+class AutodiffError(Exception):
+    """Base class of every error caused by the program text or its inputs."""
+
+    message: str
+    position: Position | None = None
+    source: Source | None = None
+    hint: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return format_error(self)
+
+
+class ParseError(AutodiffError):
+    """The text is not a well-formed program."""
+
+
+class ProgramError(AutodiffError):
+    """The program is well-formed but not meaningful (a name assigned twice, an unknown function...)."""
+
+
+class InputError(AutodiffError):
+    """The values given for the program's inputs are missing or wrong."""
+
+
+class EvaluationError(AutodiffError):
+    """An operation failed on the given values (log of a negative number, division by zero...)."""
+
+
+def format_error(error: AutodiffError) -> str:
+    """``FILE:LINE:COL: error: message``, the source line with a caret, then hint and notes."""
+    where = ""
+    if error.source is not None:
+        where = error.source.name
+        if error.position is not None:
+            where += f":{error.position.line}:{error.position.column}"
+        where += ": "
+    lines = [f"{where}error: {error.message}"]
+    if error.source is not None and error.position is not None:
+        lines.extend(_excerpt(error.source, error.position))
+    lines.extend(f"  note: {note}" for note in error.notes)
+    if error.hint:
+        lines.append(f"  hint: {error.hint}")
+    return "\n".join(lines)
+
+
+def _excerpt(source: Source, position: Position) -> list[str]:
+    text = source.line(position.line)
+    gutter = str(position.line)
+    # Keep tabs in the padding so the caret lines up however the terminal expands them.
+    padding = "".join(c if c == "\t" else " " for c in text[: position.column - 1])
+    caret = "^" + "~" * max(0, min(position.width, max(1, len(text) - position.column + 1)) - 1)
+    return [
+        f" {gutter} | {text}",
+        f" {' ' * len(gutter)} | {padding}{caret}",
+    ]

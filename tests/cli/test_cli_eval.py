@@ -1,0 +1,234 @@
+"""`autodiff eval`: sources, inputs, formats, errors and exit codes."""
+
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from autodiff_cli.cli import main
+
+KARPATHY = "L = (a*b + c)*f"
+KARPATHY_SETS = ["--set", "a=2", "--set", "b=-3", "--set", "c=10", "--set", "f=-2"]
+
+
+def run(runner, *args, input=None):
+    return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def test_karpathy_json(runner) -> None:
+    result = run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["output"] == "L"
+    assert document["value"] == -8.0
+    assert document["grads"] == {"a": 6.0, "b": -4.0, "c": -2.0, "f": 4.0, "L": 1.0}
+    assert document["values"] == {"a": 2.0, "b": -3.0, "c": 10.0, "f": -2.0, "L": -8.0}
+
+
+def test_sample_file_with_intermediates(runner, samples) -> None:
+    result = run(runner, "eval", str(samples / "karpathy.ad"), "--format", "json")
+    grads = json.loads(result.stdout)["grads"]
+    assert grads == {"a": 6.0, "b": -4.0, "c": -2.0, "e": -2.0, "d": -2.0, "f": 4.0, "L": 1.0}
+
+
+def test_plain_is_aligned_columns_in_program_order(runner) -> None:
+    result = run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--format", "plain")
+    assert result.stdout == (
+        "name  kind    op  value  grad\n"
+        "a     input         2.0   6.0\n"
+        "b     input        -3.0  -4.0\n"
+        "c     input        10.0  -2.0\n"
+        "f     input        -2.0   4.0\n"
+        "L     output  *    -8.0   1.0\n"
+    )
+
+
+def test_piped_default_is_plain(runner) -> None:
+    # CliRunner's stdout is not a terminal, like a pipe.
+    assert run(runner, "eval", KARPATHY, *KARPATHY_SETS).stdout.startswith("name  kind")
+
+
+def test_table_has_every_digit(runner) -> None:
+    result = run(runner, "eval", "y = x/3", "--set", "x=1", "--format", "table", "--no-color")
+    assert "0.3333333333333333" in result.stdout
+    assert "\x1b[" not in result.stdout
+
+
+def test_precision_rounds_text_output(runner) -> None:
+    result = run(runner, "eval", "y = x/3", "--set", "x=1", "--format", "plain", "--precision", "3")
+    assert "0.333" in result.stdout and "0.3333" not in result.stdout
+
+
+def test_csv(runner) -> None:
+    result = run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--format", "csv")
+    table = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["name"] for r in table] == ["a", "b", "c", "f", "L"]
+    assert {r["name"]: float(r["grad"]) for r in table} == {"a": 6, "b": -4, "c": -2, "f": 4, "L": 1}
+
+
+def test_wrt_limits_the_gradients(runner) -> None:
+    result = run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--wrt", "a,f", "--format", "json")
+    document = json.loads(result.stdout)
+    assert document["grads"] == {"a": 6.0, "f": 4.0}
+    assert len(document["values"]) == 5
+
+
+def test_wrt_unknown_name_is_an_error(runner) -> None:
+    result = run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--wrt", "zz")
+    assert result.exit_code == 1
+    assert "zz" in result.stderr
+
+
+def test_stdin_dash_and_implicit_pipe(runner) -> None:
+    for args in (["eval", "-"], ["eval"]):
+        result = run(runner, *args, "--format", "json", input="x = 3\ny = x*x\n")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["grads"]["x"] == 6.0
+
+
+def test_expr_and_file_options(runner, samples, tmp_path) -> None:
+    assert json.loads(run(runner, "eval", "-e", "y = 2*x", "--set", "x=1", "--format", "json").stdout)[
+        "value"] == 2.0
+    path = tmp_path / "m.ad"
+    path.write_text("x = 4\ny = sqrt(x)\n")
+    assert json.loads(run(runner, "eval", "-f", str(path), "--format", "json").stdout)["grads"]["x"] == 0.25
+
+
+def test_values_file_and_set_precedence(runner, tmp_path) -> None:
+    values = tmp_path / "v.json"
+    values.write_text('{"a": 1, "b": 2}')
+    result = run(runner, "eval", "y = a*b", "--values", str(values), "--set", "b=5", "--format", "json")
+    assert json.loads(result.stdout)["value"] == 5.0
+
+
+def test_full_round_trip_precision(runner) -> None:
+    result = run(runner, "eval", "y = x/3", "--set", "x=1", "--format", "json")
+    assert json.loads(result.stdout)["value"] == 1 / 3
+
+
+def test_non_finite_gradient_is_a_string_in_json(runner) -> None:
+    result = run(runner, "eval", "y = sqrt(x)", "--set", "x=0", "--format", "json")
+    document = json.loads(result.stdout)
+    assert document["grads"]["x"] == "Infinity"
+    assert "Infinity" not in result.stdout.replace('"Infinity"', "")  # never a bare token
+
+
+def test_unused_set_warns_on_stderr(runner) -> None:
+    result = run(runner, "eval", "y = 2*x", "--set", "x=1", "--set", "q=2", "--format", "json")
+    assert result.exit_code == 0
+    assert "warning: 'q' is not used by the program" in result.stderr
+    json.loads(result.stdout)
+
+
+def test_setting_a_computed_name_says_where(runner) -> None:
+    result = run(runner, "eval", "e = a*b\nL = e+1", "--set", "a=1", "--set", "b=1", "--set", "e=3")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("<expr>:1:1: error: 'e' is computed by the program")
+
+
+@pytest.mark.parametrize(
+    "args, first_line",
+    [
+        (["y = a*"], "<expr>:1:7: error: unexpected end of input; expected an operand"),
+        (["y = a*b"], "<expr>:1:5: error: no value for inputs a, b"),
+        (["y = log(x)", "--set", "x=-1"], "<expr>:1:5: error: log of -1 is undefined"),
+        (["y = 1/x", "--set", "x=0"], "<expr>:1:6: error: division by zero (in '/')"),
+        (["missing.ad"], "error: no such file: missing.ad"),
+    ],
+    ids=["syntax", "missing-inputs", "domain", "division-by-zero", "missing-file"],
+)
+def test_program_errors_exit_1_without_traceback(runner, args, first_line) -> None:
+    result = run(runner, "eval", *args)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0].startswith(first_line)
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_file_errors_name_the_file(runner, tmp_path) -> None:
+    path = tmp_path / "bad.ad"
+    path.write_text("a = 1\nb = a +\n")
+    result = run(runner, "eval", str(path))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0].startswith(f"{path}:2:")
+
+
+def test_non_utf8_file_is_a_clean_error(runner, tmp_path) -> None:
+    path = tmp_path / "latin1.ad"
+    path.write_bytes(b"y = x\xe9 + 1\n")
+    result = run(runner, "eval", str(path))
+    assert result.exit_code == 1
+    assert "not valid UTF-8" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "y = x", "--set", "x"],
+        ["eval", "y = x", "--set", "x=abc"],
+        ["eval", "y = x", "--set", "x=inf"],
+        ["eval", "y = x", "--format", "xml"],
+        ["eval", "y = x", "--bogus"],
+        ["eval", "y = x", "-e", "y = 2"],
+        ["nosuchcommand"],
+    ],
+    ids=["set-without-value", "set-not-a-number", "set-not-finite", "bad-format", "unknown-option",
+         "two-sources", "unknown-command"],
+)
+def test_usage_errors_exit_2(runner, args) -> None:
+    result = run(runner, *args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+
+
+def test_bad_values_json_points_into_the_file(runner, tmp_path) -> None:
+    values = tmp_path / "v.json"
+    values.write_text('{"a": 1,\n "b": }')
+    result = run(runner, "eval", "y = a*b", "--values", str(values))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"{values}:2:7: error: invalid JSON")
+
+
+def test_help_documents_exit_codes(runner) -> None:
+    for args in (["--help"], ["eval", "--help"]):
+        result = run(runner, *args)
+        assert result.exit_code == 0
+        assert "Exit status" in result.stdout and "command-line usage" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["karpathy", "neuron", "neuron_exp", "mlp", "softmax_xent", "quadratic"])
+def test_every_sample_runs(runner, samples, name) -> None:
+    result = run(runner, "eval", str(samples / f"{name}.ad"), "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert all(math.isfinite(v) for v in json.loads(result.stdout)["grads"].values())
+
+
+# --- the installed command, as a user runs it -------------------------------------------------
+
+AUTODIFF = shutil.which("autodiff")
+
+
+@pytest.mark.skipif(AUTODIFF is None, reason="the autodiff command is not installed (pip install .)")
+def test_installed_command_from_another_directory(tmp_path, samples) -> None:
+    result = subprocess.run(
+        [AUTODIFF, "eval", str(samples / "quadratic.ad"), "--format", "json"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert (document["value"], document["grads"]["x"], document["grads"]["y"]) == (63.0, 15.0, 32.0)
+
+
+def test_python_dash_m(tmp_path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "autodiff_cli", "eval", "y = 3*x**2", "--set", "x=2", "--format", "csv"],
+        cwd=tmp_path, capture_output=True, text=True, check=False, env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "x,input,,2.0,12.0" in result.stdout

@@ -1,0 +1,100 @@
+"""Evaluating programs: inputs, overrides, domain errors with positions, structure-only graphs."""
+
+import math
+
+import pytest
+
+from autodiff_cli.errors import EvaluationError, InputError
+from autodiff_cli.language import evaluate, parse
+
+
+def test_karpathy_example_hand_derived() -> None:
+    # L = (a*b + c)*f: dL/da = b*f, dL/db = a*f, dL/dc = f, dL/df = a*b + c.
+    program = parse("e = a*b\nd = e + c\nL = d*f")
+    evaluation = evaluate(program, {"a": 2, "b": -3, "c": 10, "f": -2})
+    assert evaluation.output == "L"
+    assert evaluation.root.data == -8.0
+    assert evaluation.grads() == {"a": 6.0, "b": -4.0, "e": -2.0, "c": -2.0, "d": -2.0, "f": 4.0, "L": 1.0}
+    assert [evaluation.kind(n) for n in evaluation.nodes] == [
+        "input", "input", "intermediate", "input", "intermediate", "input", "output"]
+
+
+def test_set_overrides_a_declared_default() -> None:
+    program = parse("a = 1\ny = a*a")
+    assert evaluate(program).root.data == 1.0
+    assert evaluate(program, {"a": 3.0}).root.data == 9.0
+
+
+def test_unused_set_is_a_warning() -> None:
+    evaluation = evaluate(parse("y = 2*x"), {"x": 1.0, "zz": 5.0})
+    assert evaluation.warnings == ["'zz' is not used by the program; its value is ignored"]
+
+
+def test_setting_a_computed_name_is_an_error_that_says_where() -> None:
+    with pytest.raises(InputError) as raised:
+        evaluate(parse("a = 1\ne = a*b\ny = e+1", "m.ad"), {"b": 2.0, "e": 5.0})
+    assert raised.value.message == "'e' is computed by the program, so it cannot be set"
+    assert (raised.value.position.line, raised.value.position.column) == (2, 1)
+
+
+def test_missing_inputs_are_listed_at_once() -> None:
+    with pytest.raises(InputError) as raised:
+        evaluate(parse("y = a*b + c*d", "m.ad"), {"b": 1.0})
+    error = raised.value
+    assert error.message == "no value for inputs a, c, d"
+    assert "--set a=VALUE --set c=VALUE --set d=VALUE" in error.hint
+    assert (error.position.line, error.position.column) == (1, 5)
+
+
+def test_output_selects_another_variable() -> None:
+    evaluation = evaluate(parse("a = 2; b = a*a; c = b*a"), output="b")
+    assert evaluation.root.data == 4.0
+    assert evaluation.grads()["a"] == 4.0
+    assert evaluation.grads()["c"] == 0.0  # c does not feed b
+
+
+def test_unknown_output_is_an_error() -> None:
+    with pytest.raises(InputError, match="--output 'q' is not a variable"):
+        evaluate(parse("a = 2; b = a*a"), output="q")
+
+
+@pytest.mark.parametrize(
+    "text, inputs, op, column",
+    [
+        ("y = log(x)", {"x": -1.0}, "log", 5),
+        ("y = log(x)", {"x": 0.0}, "log", 5),
+        ("y = sqrt(x)", {"x": -4.0}, "sqrt", 5),
+        ("y = 1 / x", {"x": 0.0}, "/", 7),
+        ("y = x ** 0.5", {"x": -2.0}, "**", 7),
+        ("y = x ** p", {"x": -2.0, "p": 0.5}, "**", 7),
+        ("y = x ** -1", {"x": 0.0}, "**", 7),
+        ("y = exp(x)", {"x": 1000.0}, "exp", 5),
+        ("y = x * x", {"x": 1e200}, "*", 7),
+        ("y = x + x", {"x": 1e308}, "+", 7),
+    ],
+    ids=["log-negative", "log-zero", "sqrt-negative", "divide-by-zero", "negative-base-fractional-power",
+         "negative-base-value-exponent", "zero-negative-power", "exp-overflow", "mul-overflow",
+         "add-overflow"],
+)
+def test_domain_errors_name_the_operation_and_position(text, inputs, op, column) -> None:
+    with pytest.raises(EvaluationError) as raised:
+        evaluate(parse(text, "m.ad"), inputs)
+    error = raised.value
+    assert f"'{op}'" in error.message
+    assert (error.position.line, error.position.column) == (1, column)
+    assert str(error).startswith(f"m.ad:1:{column}: error: ")
+
+
+def test_structure_only_when_inputs_are_missing_and_allowed() -> None:
+    evaluation = evaluate(parse("y = log(a) / b"), allow_missing=True)
+    assert not evaluation.has_values
+    assert math.isnan(evaluation.root.data)
+    assert evaluation.root._op == "/"
+
+
+def test_negative_base_to_integer_value_exponent_has_nan_exponent_gradient() -> None:
+    # d/dp x**p = x**p * ln(x): no real value for x < 0 (PyTorch gives NaN too).
+    evaluation = evaluate(parse("y = x ** p"), {"x": -2.0, "p": 3.0})
+    assert evaluation.root.data == -8.0
+    assert evaluation.grads()["x"] == 12.0
+    assert math.isnan(evaluation.grads()["p"])
