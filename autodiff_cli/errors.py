@@ -18,8 +18,9 @@ class Source:
     text: str
 
     def line(self, number: int) -> str:
-        lines = self.text.splitlines()
-        return lines[number - 1] if 0 < number <= len(lines) else ""
+        # Split on '\n' only: that is what the lexer counts as a line break.
+        lines = self.text.split("\n")
+        return lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else ""
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import difflib
 import gc
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from . import lalr
 from .engine import FUNCTIONS, DomainError, Value
 from .errors import EvaluationError, InputError, ParseError, Position, ProgramError, Source
 
@@ -89,65 +89,30 @@ class Evaluation:
 
 
 def _grammar_text() -> str:
-    try:  # installed: the grammar ships in the wheel as autodiff_cli/grammars/
-        return resources.files("autodiff_cli.grammars").joinpath(GRAMMAR_FILE).read_text("utf-8")
-    except ModuleNotFoundError:  # running from a source checkout
-        return (Path(__file__).resolve().parent.parent / "grammars" / GRAMMAR_FILE).read_text("utf-8")
+    # os.path rather than pathlib or importlib.resources: this runs on every start-up.
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "grammars", GRAMMAR_FILE)  # the wheel ships it in the package
+    path = installed if os.path.isfile(installed) else os.path.join(here, os.pardir, "grammars", GRAMMAR_FILE)
+    with open(path, encoding="utf-8") as grammar:
+        return grammar.read()
 
 
 @lru_cache(maxsize=None)
-def _parser() -> tuple[Any, _Compiler]:
-    """The LALR parser, with one compiler whose methods are its rule callbacks.
-
-    Building the parse table takes longer than a typical parse, so Lark keeps it
-    in its cache file (in the temp directory) between runs.
-    """
-    import logging
-
-    from lark import Lark
-
-    logging.getLogger("lark").setLevel(logging.CRITICAL)  # a read-only temp dir only disables the cache
-    compiler = _Compiler()
-    lark = Lark(
-        _grammar_text(), parser="lalr", lexer="contextual", transformer=compiler,
-        postlex=_JoinLinesInParentheses(), maybe_placeholders=False, cache=True,
-    )
-    return lark, compiler
-
-
-class _JoinLinesInParentheses:
-    """Drop line breaks inside parentheses, so a long expression can span lines (as in Python)."""
-
-    always_accept = ("_SEP",)
-
-    def process(self, stream):  # type: ignore[no-untyped-def]
-        depth = 0
-        for token in stream:
-            if token.type == "LPAR":
-                depth += 1
-            elif token.type == "RPAR":
-                depth = max(0, depth - 1)
-            elif token.type == "_SEP" and depth and token != ";":
-                continue
-            yield token
+def _tables() -> lalr.Tables:
+    return lalr.load_tables(_grammar_text())
 
 
 def parse(text: str, name: str = "<expr>") -> Program:
     """Parse and check a program; raise ParseError or ProgramError saying where it is wrong."""
-    from lark.exceptions import UnexpectedInput, VisitError
-
     source = Source(name, text)
-    lark, compiler = _parser()
+    compiler = _Compiler()
     compiler.reset(source)
     try:
-        lark.parse(text)
-    except UnexpectedInput as error:
+        lalr.parse(_tables(), text, compiler)
+    except lalr.UnexpectedInput as error:
         raise _syntax_error(error, source) from None
-    except VisitError as error:  # a callback's own error, wrapped by Lark
-        if isinstance(error.orig_exc, ProgramError):
-            raise error.orig_exc from None
-        raise
     return compiler.finish()
+
 
 
 def _position(token: Any) -> Position:
@@ -405,24 +370,11 @@ def _unclosed_parenthesis(text: str, line: int, column: int) -> Position | None:
     return open_positions[-1] if open_positions else None
 
 
-def _acceptable(error: Any) -> set[str]:
-    """The terminals truly acceptable here.
-
-    LALR merges lookahead sets, so ``error.expected`` can name tokens that no
-    continuation allows (')' at the top level); the interactive parser knows.
-    """
-    try:
-        accepted = set(error.interactive_parser.accepts())
-    except Exception:  # simulating runs our callbacks, which may object; fall back to Lark's set
-        return set(error.expected)
-    return accepted or set(error.expected)
-
-
-def _syntax_error(error: Any, source: Source) -> ParseError:
-    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
-
-    if isinstance(error, UnexpectedCharacters):
-        char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else "?"
+def _syntax_error(error: lalr.UnexpectedInput, source: Source) -> ParseError:
+    token = error.token
+    if token is None:
+        line_text = source.line(error.line)
+        char = line_text[error.column - 1] if error.column <= len(line_text) else "?"
         return ParseError(
             f"unexpected character {char!r}",
             Position(error.line, error.column),
@@ -430,9 +382,7 @@ def _syntax_error(error: Any, source: Source) -> ParseError:
             "operators are + - * / ** (or ^); names are letters, digits and _; "
             "'#' starts a comment",
         )
-    assert isinstance(error, UnexpectedToken)
-    token = error.token
-    expected = _acceptable(error)
+    expected = error.expected
     if token.type == "$END":
         position = _end_position(source.text)
     else:
