@@ -177,15 +177,49 @@ def tokenize(tables: Tables, text: str) -> Iterator[Token]:
     yield Token(END, "", line, position - line_start + 1)
 
 
+_PASS_THROUGH, _ALL_KEPT, _SHAPED = range(3)
+
+
+def _reduction_kind(expansion: list[str], callback: str | None, expand1: bool) -> int:
+    """Most reductions are `?rule: child` or keep every child; they get fast paths."""
+    if callback is not None and expand1 and expansion == ["keep"]:
+        return _PASS_THROUGH
+    if callback is not None and not expand1 and all(how == "keep" for how in expansion):
+        return _ALL_KEPT
+    return _SHAPED
+
+
+def _shape(expansion: list[str], popped: list[Any], callback: str | None) -> list[Any]:
+    children: list[Any] = []
+    for index, (how, value) in enumerate(zip(expansion, popped)):
+        if how == "keep":
+            children.append(value)
+        elif how == "splice":
+            if index == 0 and callback is None:
+                # A left-recursive list rule (`item*`): grow its list in place;
+                # copying it at each reduction would be quadratic.
+                children = value
+            else:
+                children.extend(value)
+    return children
+
+
 def parse(tables: Tables, text: str, callbacks: Any) -> Any:
     """Run the LALR(1) automaton over ``text``, calling ``callbacks.<rule name>(children)``."""
-    states, rules = tables.states, tables.rules
+    states = tables.states
+    rules = [
+        (origin, len(expansion), expansion, callback, expand1, _reduction_kind(expansion, callback, expand1))
+        for origin, expansion, callback, expand1 in tables.rules
+    ]
+    # `?rule` names that only ever pass a child through need no method.
+    methods = {callback: getattr(callbacks, callback, None) for _, _, _, callback, _, _ in rules if callback}
+    end_state = tables.end_state
     state_stack = [tables.start_state]
     value_stack: list[Any] = []
-    methods: dict[str, Any] = {}
     for token in tokenize(tables, text):
+        kind = token.type
         while True:
-            action = states[state_stack[-1]].get(token.type)
+            action = states[state_stack[-1]].get(kind)
             if action is None:
                 raise UnexpectedInput(token.line, token.column, token, _acceptable(tables, state_stack))
             shift, argument = action
@@ -193,30 +227,30 @@ def parse(tables: Tables, text: str, callbacks: Any) -> Any:
                 state_stack.append(argument)
                 value_stack.append(token)
                 break
-            origin, expansion, callback, expand1 = rules[argument]
-            size = len(expansion)
-            popped = value_stack[len(value_stack) - size:] if size else []
-            if size:
-                del state_stack[-size:]
-                del value_stack[-size:]
-            children: list[Any] = []
-            for how, value in zip(expansion, popped):
-                if how == "keep":
-                    children.append(value)
-                elif how == "splice":
-                    children.extend(value)
-            if callback is None:
-                result: Any = children
-            elif expand1 and len(children) == 1:
-                result = children[0]
+            origin, size, expansion, callback, expand1, reduction = rules[argument]
+            if reduction == _PASS_THROUGH:  # the value stays; only the state changes
+                state_stack.pop()
+                state_stack.append(states[state_stack[-1]][origin][1])
             else:
-                method = methods.get(callback)
-                if method is None:
-                    method = methods[callback] = getattr(callbacks, callback)
-                result = method(children)
-            state_stack.append(states[state_stack[-1]][origin][1])
-            value_stack.append(result)
-            if token.type == END and state_stack[-1] == tables.end_state:
+                if size:
+                    popped = value_stack[-size:]
+                    del state_stack[-size:]
+                    del value_stack[-size:]
+                else:
+                    popped = []
+                if reduction == _ALL_KEPT:
+                    result = methods[callback](popped)
+                else:
+                    children = _shape(expansion, popped, callback)
+                    if callback is None:
+                        result = children
+                    elif expand1 and len(children) == 1:
+                        result = children[0]
+                    else:
+                        result = methods[callback](children)
+                state_stack.append(states[state_stack[-1]][origin][1])
+                value_stack.append(result)
+            if kind == END and state_stack[-1] == end_state:
                 return value_stack[-1]
     raise AssertionError("the automaton ended without accepting or rejecting")  # pragma: no cover
 
