@@ -221,7 +221,8 @@ def parse(tables: Tables, text: str, callbacks: Any) -> Any:
         while True:
             action = states[state_stack[-1]].get(kind)
             if action is None:
-                raise UnexpectedInput(token.line, token.column, token, _acceptable(tables, state_stack))
+                expected = _acceptable(tables, _states_before(tables, text, token))
+                raise UnexpectedInput(token.line, token.column, token, expected)
             shift, argument = action
             if shift:
                 state_stack.append(argument)
@@ -253,6 +254,31 @@ def parse(tables: Tables, text: str, callbacks: Any) -> Any:
             if kind == END and state_stack[-1] == end_state:
                 return value_stack[-1]
     raise AssertionError("the automaton ended without accepting or rejecting")  # pragma: no cover
+
+
+def _states_before(tables: Tables, text: str, bad: Token) -> list[int]:
+    """The state stack as it was when ``bad`` was first looked at.
+
+    Before rejecting a token the automaton may already have made reductions
+    for it (``c`` in ``(a + c`` becomes a whole expression), after which fewer
+    terminals are possible.  Replaying the parse up to that token, without
+    callbacks, recovers what could have come next; it runs only on errors.
+    """
+    states, rules = tables.states, tables.rules
+    stack = [tables.start_state]
+    for token in tokenize(tables, text):
+        if (token.line, token.column, token.type) == (bad.line, bad.column, bad.type):
+            return stack
+        while True:
+            shift, argument = states[stack[-1]][token.type]
+            if shift:
+                stack.append(argument)
+                break
+            origin, expansion, _, _ = rules[argument]
+            if expansion:
+                del stack[-len(expansion):]
+            stack.append(states[stack[-1]][origin][1])
+    return stack
 
 
 def _acceptable(tables: Tables, state_stack: list[int]) -> set[str]:

@@ -322,7 +322,8 @@ def _describe_expected(expected: set[str]) -> str:
         expected = expected - _OPERAND_STARTS
     if _OPERATORS <= expected:
         phrases.append("an operator (+ - * / **)")
-        expected = expected - _OPERATORS
+        # After a name, '(' would make it a call; offering it next to the operators only confuses.
+        expected = expected - _OPERATORS - {"LPAR"}
     if expected & _STATEMENT_ENDS:
         phrases.append("the end of the statement")
         expected = expected - _STATEMENT_ENDS

@@ -118,7 +118,7 @@ def test_deeply_nested_parentheses() -> None:
     [
         ("a*", ParseError, 1, 3, "unexpected end of input; expected an operand"),
         ("2x", ParseError, 1, 2, "unexpected name 'x'; expected an operator"),
-        ("(a+b", ParseError, 1, 5, "expected ')'"),
+        ("(a+b", ParseError, 1, 5, "expected an operator (+ - * / **) or ')'"),
         ("a+b)", ParseError, 1, 4, "unexpected ')'"),
         ("a @ b", ParseError, 1, 3, "unexpected character '@'"),
         ("a = 1\nb = = 2", ParseError, 2, 5, "unexpected '='"),
