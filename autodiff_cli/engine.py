@@ -38,7 +38,9 @@ def _check_real_power(base: float, exponent: float) -> float:
             "**", f"negative base {base:g} to the non-integer power {exponent:g} is not a real number"
         )
     try:
-        result = base**exponent
+        # In floats: with integer data (micrograd style) an int power never overflows, it
+        # just grows, and the overflow would surface later as a bare OverflowError.
+        result = float(base) ** float(exponent)
     except OverflowError:
         raise DomainError("**", f"{base:g} ** {exponent:g} overflows a float") from None
     if math.isinf(result):
@@ -58,9 +60,12 @@ def _power_slope(base: float, exponent: float) -> float:
     if base == 0.0 and exponent < 1.0:
         return math.inf  # the slope of x**0.5 at 0 is vertical
     try:
-        return exponent * base ** (exponent - 1.0)
+        return exponent * float(base) ** (exponent - 1.0)
     except OverflowError:
-        return math.copysign(math.inf, exponent)
+        # |base ** (exponent-1)| is infinite; its sign is negative only for a negative base
+        # and an odd integer power (a non-integer one never gets here: DomainError first).
+        odd = base < 0.0 and (exponent - 1.0) % 2.0 == 1.0
+        return math.copysign(math.inf, -exponent if odd else exponent)
 
 
 def _exponent_slope(base: float, out: float) -> float:
