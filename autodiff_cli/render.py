@@ -1,0 +1,255 @@
+"""DOT text -> SVG, PNG or PDF bytes, and writing files so that nothing partial is left behind.
+
+Two backends run Graphviz's layout:
+
+* ``system``: the Graphviz ``dot`` program, when it is on PATH (any format, PDF included);
+* ``bundled``: ``graphviz-pure``, a self-contained port of ``dot`` installed from PyPI with
+  this package, so a plain ``pip install`` renders SVG and PNG.  It cannot write PDF.
+
+``auto`` prefers the system one.  Either runs as a subprocess with a timeout; every
+failure is a ``RenderError`` saying what to do, never a traceback.  Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import AutodiffError
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "FORMATS",
+    "RENDERERS",
+    "OutputError",
+    "RenderError",
+    "RenderTimeout",
+    "Renderer",
+    "bundled_program",
+    "check_writable",
+    "choose_renderer",
+    "render",
+    "system_program",
+    "write_atomic",
+]
+
+FORMATS = ("svg", "png", "pdf")  # what a renderer produces; DOT text needs no renderer
+RENDERERS = ("auto", "system", "bundled")
+BUNDLED_FORMATS = ("svg", "png")  # graphviz-pure 0.2 has no PDF output
+DEFAULT_TIMEOUT = 120.0  # seconds; far above any graph under the default node limit
+SYSTEM_PROGRAM = "dot"
+BUNDLED_PROGRAM = "graphviz-pure"
+
+INSTALL_GRAPHVIZ = (
+    "install Graphviz: 'apt-get install graphviz' (Debian, Ubuntu), 'dnf install graphviz' "
+    "(Fedora), 'brew install graphviz' (macOS), 'winget install graphviz' (Windows)"
+)
+
+
+class RenderError(AutodiffError):
+    """The graph could not be drawn: no renderer for the format, or the renderer failed."""
+
+
+class RenderTimeout(RenderError):
+    """The renderer was stopped because it ran past its time limit."""
+
+
+class OutputError(AutodiffError):
+    """The result could not be written where it was asked to go."""
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """A program that lays out DOT text: which backend it is and where it lives."""
+
+    name: str  # "system" or "bundled"
+    program: str
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return FORMATS if self.name == "system" else BUNDLED_FORMATS
+
+
+def system_program() -> str | None:
+    """The path of Graphviz's ``dot`` on PATH, or None."""
+    return shutil.which(SYSTEM_PROGRAM)
+
+
+def bundled_program() -> str | None:
+    """The path of ``graphviz-pure``, or None when it is not installed.
+
+    The environment this Python runs in is searched first (pip puts the program next to
+    ``sys.executable``, in ``bin`` or ``Scripts``), so a virtual environment that is not
+    activated still finds its own copy; then PATH (a ``pip install --user``, ``pipx``).
+    """
+    executable = BUNDLED_PROGRAM + (".exe" if os.name == "nt" else "")
+    # sys.executable is not resolved: in a venv it is a symlink whose own directory is bin/.
+    directories = [Path(sys.executable).parent if sys.executable else None]
+    scripts = sysconfig.get_path("scripts")
+    directories.append(Path(scripts) if scripts else None)
+    for directory in directories:
+        if directory is None:
+            continue
+        candidate = directory / executable
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(BUNDLED_PROGRAM)
+
+
+def choose_renderer(fmt: str, choice: str = "auto") -> Renderer:
+    """The backend that will draw ``fmt`` for ``--renderer choice``, or a RenderError saying why none can."""
+    if fmt not in FORMATS:
+        raise RenderError(f"cannot render the format {fmt!r}", hint=f"the formats are: {', '.join(FORMATS)}")
+    if choice not in RENDERERS:
+        raise RenderError(f"unknown renderer {choice!r}", hint=f"choose one of: {', '.join(RENDERERS)}")
+    if choice in ("auto", "system"):
+        program = system_program()
+        if program is not None:
+            return Renderer("system", program)
+        if choice == "system":
+            raise RenderError(
+                "--renderer system: Graphviz's 'dot' program is not on PATH",
+                hint=f"{INSTALL_GRAPHVIZ}; or use --renderer bundled (SVG and PNG only)",
+            )
+        if fmt not in BUNDLED_FORMATS:
+            raise RenderError(
+                f"{fmt.upper()} output needs the system Graphviz, and its 'dot' program is not on PATH",
+                hint=f"{INSTALL_GRAPHVIZ}; or write SVG or PNG (--format svg|png), which need no install",
+            )
+    if fmt not in BUNDLED_FORMATS:
+        raise RenderError(
+            f"the bundled renderer ({BUNDLED_PROGRAM}) cannot write {fmt.upper()}",
+            hint=f"write SVG or PNG instead, or {INSTALL_GRAPHVIZ} and use --renderer system",
+        )
+    program = bundled_program()
+    if program is None:
+        raise RenderError(
+            f"the bundled renderer ({BUNDLED_PROGRAM}) is not installed",
+            hint=f"reinstall it with 'pip install {BUNDLED_PROGRAM}' in this environment, "
+            f"or {INSTALL_GRAPHVIZ}",
+        )
+    return Renderer("bundled", program)
+
+
+def render(dot_source: str, fmt: str, renderer: str | Renderer = "auto", *,
+           timeout: float | None = DEFAULT_TIMEOUT) -> bytes:
+    """Lay out ``dot_source`` and return the picture as ``fmt`` (svg, png or pdf) bytes.
+
+    ``timeout`` is in seconds (None: wait as long as it takes); the renderer is stopped
+    when it runs out.
+    """
+    import subprocess
+
+    backend = renderer if isinstance(renderer, Renderer) else choose_renderer(fmt, renderer)
+    if fmt not in backend.formats:
+        raise RenderError(f"the {backend.name} renderer cannot write {fmt.upper()}",
+                          hint=f"it writes: {', '.join(backend.formats)}")
+    command = [backend.program, f"-T{fmt}"]
+    try:
+        completed = subprocess.run(
+            command, input=dot_source.encode("utf-8"), capture_output=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise RenderTimeout(
+            f"{_describe(backend)} did not finish within {timeout:g} seconds, so it was stopped",
+            hint="draw a smaller graph (--output NAME draws the graph of one variable), or write "
+            "--format dot, which needs no layout, and lay it out separately",
+        ) from None
+    except OSError as error:
+        raise RenderError(
+            f"cannot run {_describe(backend)}: {error.strerror or error}",
+            hint=_fix_for(backend),
+        ) from None
+    if completed.returncode != 0 or not completed.stdout:
+        detail = completed.stderr.decode("utf-8", "replace").strip()
+        if completed.returncode < 0:
+            detail = f"killed by signal {-completed.returncode}"
+        elif not detail:
+            detail = f"exit status {completed.returncode}" if completed.returncode else "no output"
+        lines = detail.splitlines()
+        notes = lines[1:6] + ([f"... ({len(lines) - 6} more lines)"] if len(lines) > 6 else [])
+        raise RenderError(
+            f"{_describe(backend)} failed to render {fmt.upper()}: {lines[0]}",
+            notes=notes,
+            hint=_fix_for(backend),
+        )
+    return completed.stdout
+
+
+def _describe(backend: Renderer) -> str:
+    kind = "the system Graphviz" if backend.name == "system" else "the bundled renderer"
+    return f"{kind} ({backend.program})"
+
+
+def _fix_for(backend: Renderer) -> str:
+    if backend.name == "system":
+        return "try --renderer bundled for SVG or PNG, or reinstall Graphviz"
+    return f"try --renderer system, or reinstall it with 'pip install --force-reinstall {BUNDLED_PROGRAM}'"
+
+
+# --- writing files -------------------------------------------------------------------------
+
+
+def check_writable(path: str) -> None:
+    """Fail early, before a long render, if ``path`` clearly cannot be written."""
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory",
+                          hint="give a file name, e.g. -o graph.svg")
+    parent = target.resolve().parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write {path}: the directory {parent} does not exist",
+                          hint="create it first, or write somewhere else")
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` all at once: readers see the old file or the new one, never a part.
+
+    The bytes go to a temporary file in the same directory (a rename is atomic only within
+    one file system), which then replaces the target.  On any failure the temporary file is
+    removed and an existing target is left as it was.  A symbolic link is followed, so the
+    file it points to is replaced, not the link.
+    """
+    target = os.path.realpath(os.fspath(path))
+    directory, base = os.path.split(target)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except OSError:
+        mode = None  # a new file: os.open below applies the umask, as for any new file
+    temporary = None
+    try:
+        descriptor, temporary = _create_temporary(directory, base)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())  # the data is on disk before the name points at it
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, target)
+        temporary = None
+    except OSError as error:
+        raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}",
+                          hint="check the path and its permissions, and that the disk is not full") from None
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def _create_temporary(directory: str, base: str) -> tuple[int, str]:
+    """A new, empty, hidden file next to the target, opened for writing."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(name, flags, 0o666), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name in {directory}")
