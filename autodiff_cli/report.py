@@ -10,13 +10,13 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .language import INPUT, Evaluation
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from rich.console import RenderableType
 
 COLUMNS = ("name", "kind", "op", "value", "grad")
 
@@ -59,8 +59,18 @@ def _json_number(x: float) -> float | str:
     return x if math.isfinite(x) else NON_FINITE_JSON[repr(float(x))]
 
 
-def to_json(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> str:
-    """One strict JSON object: output name and value, every value, the gradients asked for."""
+def to_json(
+    evaluation: Evaluation,
+    wrt: Sequence[str] | None = None,
+    *,
+    mode: str = "reverse",
+    work: Mapping[str, Any] | None = None,
+) -> str:
+    """One strict JSON object: output name and value, every value, the gradients asked for.
+
+    ``mode`` says which mode computed the gradients; ``work``, when given, is forward
+    mode's comparison of the work of both modes.
+    """
     grad_rows = rows(evaluation, wrt)
     document: dict[str, Any] = {
         "output": evaluation.output,
@@ -68,7 +78,10 @@ def to_json(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> str:
         "values": {name: _json_number(node.data) for name, node in evaluation.nodes.items()},
         "grads": {row.name: _json_number(row.grad) for row in grad_rows},
         "kinds": {name: evaluation.kind(name) for name in evaluation.nodes},
+        "mode": mode,
     }
+    if work is not None:
+        document["work"] = dict(work)
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
 
@@ -103,9 +116,16 @@ def to_plain(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision
 _KIND_STYLES = {"input": "cyan", "intermediate": "", "output": "bold magenta"}
 
 
-def to_table(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision: int | None = None) -> Table:
-    """A Rich table; number columns never shrink, so digits are never cut."""
+def to_table(
+    evaluation: Evaluation,
+    wrt: Sequence[str] | None = None,
+    precision: int | None = None,
+    note: str | None = None,
+) -> RenderableType:
+    """A Rich table, and ``note`` below it; number columns never shrink, so digits are never cut."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     title = (f"{evaluation.output} = {format_number(evaluation.root.data, precision)}"
              f"    (grad = d{evaluation.output}/d name)")
@@ -119,4 +139,4 @@ def to_table(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision
         table.add_column(header, justify="right", no_wrap=True, min_width=width)
     for line in cells:
         table.add_row(*line, style=_KIND_STYLES.get(line[1], ""))
-    return table
+    return table if note is None else Group(table, Text(note))

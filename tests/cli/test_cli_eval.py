@@ -195,6 +195,59 @@ def test_bad_values_json_points_into_the_file(runner, tmp_path) -> None:
     assert result.stderr.startswith(f"{values}:2:7: error: invalid JSON")
 
 
+@pytest.mark.parametrize(
+    ("content", "where", "message"),
+    [
+        ('{"a": 1,\n "b": "2"}', ":2:2:", "the value of 'b' is not a finite number: \"2\""),
+        ('{"a": 1e999}', ":1:2:", "the value of 'a' is not a finite number"),
+        ('{"a": 1' + "0" * 400 + "}", ":1:2:", "the value of 'a' is not a finite number"),
+        ('{"a": 1' + "0" * 5000 + "}", ":1:2:", "the value of 'a' is not a finite number"),
+        ('{"a": true}', ":1:2:", "the value of 'a' is not a finite number: true"),
+        ("[1, 2]", ":1:1:", "expected a JSON object of numbers, got an array"),
+        ("[" * 100_000, ":1:1:", "the JSON is nested too deeply"),
+    ],
+    ids=["string", "float_overflow", "int_overflow", "int_too_many_digits", "boolean", "array", "deep"],
+)
+def test_bad_values_are_errors_that_point_at_them(runner, tmp_path, content, where, message) -> None:
+    values = tmp_path / "v.json"
+    values.write_text(content)
+    result = run(runner, "eval", "y = a*b", "--set", "b=1", "--values", str(values))
+    assert result.exit_code == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"{values}{where} error: "), first
+    assert message in first
+    assert "Traceback" not in result.output
+
+
+def test_forward_mode_gives_the_reverse_gradients_and_the_work(runner) -> None:
+    result = run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--mode", "forward", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["mode"] == "forward"
+    assert document["grads"] == {"a": 6.0, "b": -4.0, "c": -2.0, "f": 4.0}
+    # 7 values (a b a*b c + f *): 4 passes of 7 nodes forward, one backward pass of 7.
+    assert document["work"] == {"forward": {"passes": 4, "node_visits": 28},
+                                "reverse": {"passes": 1, "node_visits": 7}, "graph_size": 7}
+
+
+def test_forward_mode_wrt_and_text_formats(runner, samples) -> None:
+    result = run(runner, "eval", str(samples / "karpathy.ad"), "--mode", "forward", "--wrt", "e,a",
+                 "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "name,kind,op,value,grad\na,input,,2.0,6.0\ne,intermediate,*,-6.0,-2.0\n"
+    assert result.stderr == ("note: forward mode: 2 passes (one per variable) x 7 nodes = 14 node visits; "
+                             "reverse mode: 1 backward pass x 7 nodes = 7 node visits\n")
+    table = run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--mode", "forward", "--format", "table",
+                "--no-color")
+    assert "forward mode: 4 passes (one per input)" in table.stdout
+    assert "\u2502 f    \u2502 input \u2502" in table.stdout
+
+
+def test_reverse_mode_is_named_in_json(runner) -> None:
+    document = json.loads(run(runner, "eval", KARPATHY, *KARPATHY_SETS, "--format", "json").stdout)
+    assert document["mode"] == "reverse" and "work" not in document
+
+
 def test_help_documents_exit_codes(runner) -> None:
     for args in (["--help"], ["eval", "--help"]):
         result = run(runner, *args)

@@ -1,0 +1,196 @@
+"""``autodiff graph``: draw a program's computational graph as SVG, PNG, PDF or DOT.
+
+A thin Click layer: ``dot`` builds the text, ``render`` lays it out and writes files; this
+command picks the format, checks the request before any slow work, and decides where the
+result goes.  Registered on the main group in ``cli.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .cli_common import (
+    CONTEXT_SETTINGS,
+    EXIT_CODES_HELP,
+    gather_values,
+    load_program,
+    program_options,
+    reporting_errors,
+    warn,
+)
+from .errors import AutodiffError
+
+__all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge", "graph_command"]
+
+# Layout time grows faster than the graph (benchmarks/bench_render.py, SVG): 1,000 values take
+# under 2 s with either renderer, 2,000 take 1.5-3 s with graphviz-pure and 4-8 s with the system
+# dot 2.43, and 10,000 take 1-2 minutes and 3-6 minutes.  2,000 is also about where a picture
+# stops being readable.  Writing DOT needs no layout and has no limit.
+DEFAULT_MAX_NODES = 2000
+
+BINARY_FORMATS = ("png", "pdf")
+EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
+
+GRAPH_EXIT_HELP = EXIT_CODES_HELP + """
+
+\b
+A failed render or an output file that cannot be written is also status 1
+(nothing is written then); PNG or PDF to a terminal is a usage error (2)."""
+
+
+@click.command("graph", context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP)
+@program_options
+@click.option("-o", "--out", "out", metavar="FILE",
+              help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format. "
+                   "Default, or '-': standard output.")
+@click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot"]),
+              help="Output format [default: from FILE's extension, else svg].")
+@click.option("--rankdir", type=click.Choice(["LR", "TB"]), default="LR",
+              show_default=True, help="Left to right, or top to bottom.")
+@click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True, metavar="N",
+              help="Decimal places of data, grad and edge labels.")
+@click.option("--no-grad", is_flag=True,
+              help="Forward pass only: show data, no gradients (the graph before backprop).")
+@click.option("--edge-grads", is_flag=True,
+              help="Label each edge with its local derivative (d result / d operand).")
+@click.option("--renderer", type=click.Choice(["auto", "system", "bundled"]), default="auto",
+              show_default=True,
+              help="Who lays out SVG/PNG/PDF: the system Graphviz 'dot', the bundled graphviz-pure "
+                   "(SVG and PNG), or auto (system when installed).")
+@click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES, show_default=True,
+              metavar="N",
+              help="Refuse to lay out a graph of more than N values (0: no limit). DOT output has no limit.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=120.0, show_default=True, metavar="SECONDS",
+              help="Stop a layout that takes longer (0: wait forever).")
+@reporting_errors
+def graph_command(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None, output: str | None, out: str | None, output_format: str | None, rankdir: str,
+    precision: int, no_grad: bool, edge_grads: bool, renderer: str, max_nodes: int, timeout: float,
+) -> None:
+    """Draw the computational graph of a program: every value a box with its name, data and
+    gradient, every operation a small node between its operands and its result.
+
+    SOURCE, --set, --values and --output work as for 'autodiff eval'.  Inputs
+    left without a value are allowed here: the graph then shows the structure
+    alone (names and operations, no numbers).
+
+    Inputs are blue, named intermediates amber, the output green with a thick
+    border, constants grey and unnamed sub-expressions white.
+
+    \b
+    Examples:
+      autodiff graph samples/karpathy.ad -o karpathy.svg
+      autodiff graph "L = (a*b + c)*f" -o structure.png       # no values: structure only
+      autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.pdf
+      autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
+      autodiff graph samples/neuron.ad --format png > neuron.png
+    """
+    from . import dot, render
+    from .language import evaluate, missing_inputs
+
+    to_stdout = out is None or out == "-"
+    fmt = _choose_format(out, output_format, to_stdout)
+    if to_stdout and fmt in BINARY_FORMATS and _stdout_is_terminal():
+        raise click.UsageError(
+            f"refusing to write binary {fmt.upper()} to a terminal; "
+            f"write it to a file with -o graph.{fmt}, or redirect: ... > graph.{fmt}"
+        )
+    # Everything that can be checked cheaply is checked before evaluating and laying out.
+    backend = render.choose_renderer(fmt, renderer) if fmt != "dot" else None
+    if not to_stdout:
+        assert out is not None
+        render.check_writable(out)
+
+    program = load_program(source, expr, file)
+    values = gather_values(assignments, values_file)
+    evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=True)
+    warn(evaluation.warnings)
+    if not evaluation.has_values:
+        names = ", ".join(v.name for v in missing_inputs(program, values))
+        warn([f"no value for {names}: drawing the structure only (give values with --set NAME=VALUE)"])
+        if edge_grads:
+            warn(["--edge-grads needs values; the edges are not labelled"])
+    omitted = dot.omitted_names(evaluation)
+    if omitted:
+        verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
+        warn([f"{', '.join(omitted)} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
+
+    size = dot.graph_size(evaluation.root)
+    if backend is not None and max_nodes and size > max_nodes:
+        raise GraphTooLarge(
+            f"the graph of {evaluation.output} has {size:,} values, more than --max-nodes {max_nodes:,}",
+            hint=f"laying it out could take minutes: raise the limit (--max-nodes {_round_up(size)}, "
+                 "or --max-nodes 0 for none), or write --format dot, which needs no layout",
+        )
+    text = dot.to_dot(evaluation, rankdir=rankdir, precision=precision, show_grad=not no_grad,
+                      edge_grads=edge_grads)
+    if backend is None:
+        data = text.encode("utf-8")
+    else:
+        try:
+            data = render.render(text, fmt, backend, timeout=timeout or None)
+        except render.RenderTimeout as error:
+            error.hint = (f"allow more time with --timeout {max(1, round(timeout * 4))} (0: no limit), draw "
+                          "a smaller graph (--output NAME), or write --format dot, which needs no layout")
+            raise
+    if to_stdout:
+        _write_stdout(data, fmt)
+    else:
+        assert out is not None
+        render.write_atomic(out, data)
+
+
+class GraphTooLarge(AutodiffError):
+    """The graph has more values than --max-nodes allows to be laid out."""
+
+
+def _choose_format(out: str | None, given: str | None, to_stdout: bool) -> str:
+    if to_stdout:
+        return given or "svg"
+    assert out is not None
+    extension = os.path.splitext(out)[1].lower()
+    implied = EXTENSIONS.get(extension)
+    if given is None:
+        if implied is None:
+            known = " ".join(EXTENSIONS)
+            raise click.UsageError(
+                f"cannot tell the format from the file name {out!r}: use one of the extensions "
+                f"{known}, or give --format svg|png|pdf|dot"
+            )
+        return implied
+    if implied is not None and implied != given:
+        warn([f"writing {given.upper()} to {out}, whose extension says {implied.upper()}"])
+    return given
+
+
+def _write_stdout(data: bytes, fmt: str) -> None:
+    """The bytes as they are (the SVG/DOT text is UTF-8 already, PNG/PDF are binary)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (an embedding app): text formats can still go
+        if fmt in BINARY_FORMATS:
+            raise click.UsageError(f"standard output cannot take binary {fmt.upper()}; use -o graph.{fmt}")
+        sys.stdout.write(data.decode("utf-8"))
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()  # anything already written as text goes first
+    buffer.write(data)
+    buffer.flush()
+
+
+def _stdout_is_terminal() -> bool:
+    stream = sys.stdout
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream is not a terminal
+        return False
+
+
+def _round_up(size: int) -> int:
+    """A round limit above ``size`` to suggest: 12,345 -> 13000."""
+    step = int(10 ** max(0, len(str(size)) - 2))
+    return (size // step + 1) * step
+

@@ -1,0 +1,316 @@
+"""`autodiff graph`: formats, destinations, options, limits, errors and exit codes."""
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import click
+import pytest
+
+from autodiff_cli import cli_graph, render
+from autodiff_cli.cli import main
+from autodiff_cli.cli_graph import DEFAULT_MAX_NODES
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "tests" / "render" / "golden"
+SVG = "{http://www.w3.org/2000/svg}"
+KARPATHY = "L = (a*b + c)*f"
+KARPATHY_SETS = ["--set", "a=2", "--set", "b=-3", "--set", "c=10", "--set", "f=-2"]
+
+
+@pytest.fixture
+def app() -> click.Group:
+    return main
+
+
+@pytest.fixture
+def run(runner, app):
+    def invoke(*args, input=None):
+        return runner.invoke(app, ["graph", *args], input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def svg_texts(svg: bytes) -> list[str]:
+    return [(t.text or "").strip() for t in ET.fromstring(svg).iter(f"{SVG}text")]
+
+
+def no_traceback(result) -> None:
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+
+
+# --- formats and destinations ------------------------------------------------------------------
+
+
+def test_dot_file_matches_the_golden(run, samples, tmp_path) -> None:
+    out = tmp_path / "karpathy.dot"
+    result = run(str(samples / "karpathy.ad"), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == (GOLDEN / "karpathy.dot").read_text()
+    assert result.stdout == ""
+
+
+def test_format_follows_the_extension(run, samples, tmp_path) -> None:
+    for name, start in [("g.svg", b"<?xml"), ("g.png", b"\x89PNG"), ("g.gv", b"digraph o {"),
+                        ("G.SVG", b"<?xml")]:
+        result = run(str(samples / "neuron.ad"), "-o", str(tmp_path / name), "--renderer", "bundled")
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / name).read_bytes().startswith(start), name
+
+
+def test_svg_names_every_variable_with_its_numbers(run, samples, tmp_path) -> None:
+    out = tmp_path / "neuron.svg"
+    run(str(samples / "neuron.ad"), "-o", str(out), "--renderer", "bundled")
+    texts = svg_texts(out.read_bytes())
+    # Hand-worked: x1 -1.5, w1 1.0, x2 0.5, w2 0.0; o = tanh(0.8814) = 0.7071.
+    for name, data, grad in [("x1", "2.0000", "-1.5000"), ("w1", "-3.0000", "1.0000"),
+                             ("x2", "0.0000", "0.5000"), ("w2", "1.0000", "0.0000"),
+                             ("o", "0.7071", "1.0000")]:
+        index = texts.index(name)
+        assert texts[index + 1:index + 3] == [f"data {data}", f"grad {grad}"]
+
+
+def test_stdout_defaults_to_svg(run) -> None:
+    result = run(KARPATHY, *KARPATHY_SETS, "--renderer", "bundled")
+    assert result.exit_code == 0
+    assert result.stdout_bytes.startswith(b"<?xml")
+    assert "grad 6.0000" in svg_texts(result.stdout_bytes)
+
+
+def test_explicit_format_to_stdout(run) -> None:
+    assert run(KARPATHY, *KARPATHY_SETS, "--format", "dot").stdout.startswith("digraph L {")
+    assert run(KARPATHY, *KARPATHY_SETS, "--format", "dot", "-o", "-").stdout.startswith("digraph L {")
+
+
+def test_png_to_a_pipe_is_written_as_bytes(run) -> None:
+    # CliRunner's stdout is not a terminal, like a pipe.
+    result = run(KARPATHY, *KARPATHY_SETS, "--format", "png", "--renderer", "bundled")
+    assert result.exit_code == 0
+    assert result.stdout_bytes.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.parametrize("fmt", ["png", "pdf"])
+def test_binary_to_a_terminal_is_refused(run, monkeypatch, fmt) -> None:
+    monkeypatch.setattr(cli_graph, "_stdout_is_terminal", lambda: True)
+    result = run(KARPATHY, *KARPATHY_SETS, "--format", fmt)
+    assert result.exit_code == 2
+    assert f"refusing to write binary {fmt.upper()} to a terminal" in result.stderr
+    assert f"-o graph.{fmt}" in result.stderr
+    assert result.stdout_bytes == b""
+
+
+def test_svg_to_a_terminal_is_fine(run, monkeypatch) -> None:
+    monkeypatch.setattr(cli_graph, "_stdout_is_terminal", lambda: True)
+    assert run(KARPATHY, *KARPATHY_SETS, "--format", "dot").exit_code == 0
+
+
+def test_unknown_extension_is_a_usage_error(run, tmp_path) -> None:
+    result = run(KARPATHY, *KARPATHY_SETS, "-o", str(tmp_path / "graph.jpg"))
+    assert result.exit_code == 2
+    assert "cannot tell the format from the file name" in result.stderr
+    assert "--format svg|png|pdf|dot" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_format_option_wins_over_the_extension_with_a_warning(run, tmp_path) -> None:
+    out = tmp_path / "graph.svg"
+    result = run(KARPATHY, *KARPATHY_SETS, "-o", str(out), "--format", "dot")
+    assert result.exit_code == 0
+    assert out.read_text().startswith("digraph L {")
+    assert "warning: writing DOT to" in result.stderr
+
+
+# --- options -----------------------------------------------------------------------------------
+
+
+def test_values_from_json_and_output(run, tmp_path) -> None:
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps({"a": 2, "b": -3, "c": 10, "f": -2}))
+    result = run("e = a*b; d = e + c; L = d*f", "--values", str(values), "--output", "d", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    assert '"{ d | data 4.0000 | grad 1.0000 }"' in result.stdout
+    assert "{ L" not in result.stdout and "{ f" not in result.stdout
+    assert "warning: f, L do not affect d, so they are not drawn" in result.stderr
+
+
+def test_unset_inputs_draw_the_structure(run, tmp_path) -> None:
+    out = tmp_path / "structure.svg"
+    result = run(KARPATHY, "--set", "a=2", "-o", str(out), "--renderer", "bundled")
+    assert result.exit_code == 0, result.output
+    assert "no value for b, c, f: drawing the structure only" in result.stderr
+    texts = svg_texts(out.read_bytes())
+    assert {"a", "b", "c", "f", "L", "*", "+"} <= set(texts)
+    assert not [t for t in texts if t.startswith(("data", "grad"))]
+
+
+def test_structure_matches_the_golden(run) -> None:
+    result = run(KARPATHY, "--format", "dot", "--edge-grads")
+    assert result.stdout == (GOLDEN / "karpathy_structure.dot").read_text()
+    assert "--edge-grads needs values" in result.stderr
+
+
+def test_no_grad_edge_grads_precision_rankdir(run, samples) -> None:
+    result = run(str(samples / "neuron.ad"), "--format", "dot", "--edge-grads")
+    assert result.stdout == (GOLDEN / "neuron_edge_grads.dot").read_text()
+    result = run(str(samples / "neuron_exp.ad"), "--format", "dot", "--no-grad", "--rankdir", "TB",
+                 "--precision", "3")
+    assert result.stdout == (GOLDEN / "neuron_exp_tb_forward.dot").read_text()
+
+
+def test_bad_option_values_are_usage_errors(run) -> None:
+    for args in (["--rankdir", "RL"], ["--precision", "-1"], ["--format", "gif"], ["--renderer", "cairo"],
+                 ["--max-nodes", "-5"], ["--set", "a"]):
+        result = run(KARPATHY, *KARPATHY_SETS, *args)
+        assert result.exit_code == 2, args
+        no_traceback(result)
+
+
+# --- limits ------------------------------------------------------------------------------------
+
+
+def test_more_nodes_than_the_limit_is_refused(run, samples, tmp_path) -> None:
+    out = tmp_path / "graph.svg"
+    result = run(str(samples / "karpathy.ad"), "-o", str(out), "--max-nodes", "6")
+    assert result.exit_code == 1
+    assert "error: the graph of L has 7 values, more than --max-nodes 6" in result.stderr
+    assert "--max-nodes 0 for none" in result.stderr and "--format dot" in result.stderr
+    assert not out.exists()
+
+
+def test_the_limit_is_inclusive_and_can_be_lifted(run, samples, tmp_path) -> None:
+    for limit in ("7", "0"):
+        result = run(str(samples / "karpathy.ad"), "-o", str(tmp_path / "g.svg"), "--max-nodes", limit,
+                     "--renderer", "bundled")
+        assert result.exit_code == 0, result.output
+
+
+def test_dot_output_has_no_limit(run, samples) -> None:
+    assert run(str(samples / "karpathy.ad"), "--format", "dot", "--max-nodes", "1").exit_code == 0
+
+
+def test_the_default_limit_refuses_a_generated_program(run) -> None:
+    # x0**2 + x1**2 + ...: x0**2 is 2 values, and each further term adds x_i, its square and a
+    # sum, so n terms make 2 + 3(n - 1) = 3n - 1 values: just over the limit for this n.
+    n = (DEFAULT_MAX_NODES + 1) // 3 + 1
+    assert 3 * n - 1 > DEFAULT_MAX_NODES >= 3 * (n - 1) - 1
+    program = " + ".join(f"x{i}**2" for i in range(n))
+    result = run(program, "--renderer", "bundled")
+    assert result.exit_code == 1
+    assert f"has {3 * n - 1:,} values, more than --max-nodes {DEFAULT_MAX_NODES:,}" in result.stderr
+
+
+# --- errors: exit 1, no traceback, nothing written ------------------------------------------------
+
+
+def test_program_error_writes_nothing(run, tmp_path) -> None:
+    out = tmp_path / "graph.svg"
+    out.write_text("old")
+    result = run("y = (a*b + c", "-o", str(out))
+    assert result.exit_code == 1
+    assert "<expr>:1:13: error: unexpected end of input" in result.stderr
+    no_traceback(result)
+    assert out.read_text() == "old"
+
+
+def test_domain_error_writes_nothing(run, tmp_path) -> None:
+    out = tmp_path / "graph.png"
+    result = run("y = log(x)", "--set", "x=-1", "-o", str(out))
+    assert result.exit_code == 1
+    assert "log" in result.stderr and "hint:" in result.stderr
+    assert not out.exists()
+
+
+def test_pdf_without_system_graphviz(run, monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(render, "system_program", lambda: None)
+    out = tmp_path / "graph.pdf"
+    result = run(KARPATHY, *KARPATHY_SETS, "-o", str(out))
+    assert result.exit_code == 1
+    assert "error: PDF output needs the system Graphviz" in result.stderr
+    assert "apt-get install graphviz" in result.stderr and "brew install graphviz" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="uses a shell script as a fake renderer")
+def test_a_failed_render_keeps_the_existing_file(run, monkeypatch, tmp_path) -> None:
+    broken = tmp_path / "graphviz-pure"
+    broken.write_text("#!/bin/sh\necho 'Error: layout failed' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(render, "bundled_program", lambda: str(broken))
+    out = tmp_path / "graph.svg"
+    out.write_bytes(b"<svg>old</svg>")
+    result = run(KARPATHY, *KARPATHY_SETS, "-o", str(out), "--renderer", "bundled")
+    assert result.exit_code == 1
+    assert "failed to render SVG: Error: layout failed" in result.stderr
+    no_traceback(result)
+    assert out.read_bytes() == b"<svg>old</svg>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.svg", "graphviz-pure"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="uses a shell script as a fake renderer")
+def test_a_render_past_the_timeout_is_stopped(run, monkeypatch, tmp_path) -> None:
+    slow = tmp_path / "graphviz-pure"
+    slow.write_text("#!/bin/sh\nwhile :; do :; done\n")  # built-ins only: no child to outlive the kill
+    slow.chmod(0o755)
+    monkeypatch.setattr(render, "bundled_program", lambda: str(slow))
+    out = tmp_path / "graph.svg"
+    result = run(KARPATHY, *KARPATHY_SETS, "-o", str(out), "--renderer", "bundled", "--timeout", "0.5")
+    assert result.exit_code == 1
+    assert "did not finish within 0.5 seconds, so it was stopped" in result.stderr
+    assert "hint: allow more time with --timeout 2 (0: no limit)" in result.stderr
+    assert not out.exists()
+
+
+def test_unwritable_destination_is_reported_before_rendering(run, tmp_path) -> None:
+    result = run(KARPATHY, *KARPATHY_SETS, "-o", str(tmp_path / "missing" / "g.svg"))
+    assert result.exit_code == 1
+    assert "does not exist" in result.stderr
+    result = run(KARPATHY, *KARPATHY_SETS, "-o", str(tmp_path), "--format", "svg")
+    assert result.exit_code == 1
+    assert "it is a directory" in result.stderr
+
+
+def test_missing_source_file(run) -> None:
+    result = run("no/such/file.ad", "--format", "dot")
+    assert result.exit_code == 1
+    assert "no such file: no/such/file.ad" in result.stderr
+
+
+# --- determinism and help ----------------------------------------------------------------------
+
+
+def test_same_bytes_on_every_run(run, samples, tmp_path) -> None:
+    outputs = []
+    for index in range(2):
+        out = tmp_path / f"run{index}.svg"
+        run(str(samples / "mlp.ad"), "-o", str(out), "--renderer", "bundled", "--edge-grads")
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_same_svg_from_two_processes(samples) -> None:
+    command = [sys.executable, "-m", "autodiff_cli", "graph", str(samples / "neuron_exp.ad"), "--renderer", "bundled"]
+    first, second = (subprocess.run(command, capture_output=True, check=True) for _ in range(2))
+    assert first.stdout == second.stdout
+    assert first.stdout.startswith(b"<?xml") and first.stderr == b""
+
+
+def test_help_has_examples_and_exit_codes(run) -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    for text in ("Examples:", "autodiff graph samples/karpathy.ad -o karpathy.svg", "--max-nodes",
+                 "--renderer [auto|system|bundled]", "Exit status:", "usage error (2)"):
+        assert text in result.stdout, text
+
+
+@pytest.mark.parametrize(("name", "hand_worked"), [("karpathy", "grad 6.0000"), ("neuron", "grad -1.5000")])
+def test_committed_sample_images_are_current(run, samples, tmp_path, name, hand_worked) -> None:
+    # The README shows samples/karpathy.svg: it must be what the tool draws today.  Texts, not
+    # bytes, are compared, so a newer graphviz-pure with another layout does not fail this.
+    out = tmp_path / f"{name}.svg"
+    assert run(str(samples / f"{name}.ad"), "-o", str(out), "--renderer", "bundled").exit_code == 0
+    committed = svg_texts((samples / f"{name}.svg").read_bytes())
+    assert committed == svg_texts(out.read_bytes())
+    assert hand_worked in committed  # dL/da = 6, do/dx1 = -1.5
