@@ -9,7 +9,7 @@ sends the rendered result to stdout; nothing below this layer prints or exits.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 

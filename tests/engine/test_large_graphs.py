@@ -5,6 +5,7 @@ import math
 import sys
 
 import pytest
+from _shared import karpathy_graph
 
 from autodiff_cli.engine import DERIVATIVE_RULES, Value, iter_edges, topological_order
 
@@ -99,15 +100,7 @@ def test_zero_grad_on_a_deep_chain(no_cycle_collector):
 
 
 def _labelled_graph():
-    """L = (a*b + c) * f, every node labelled; built fresh on each call."""
-    a, b, c, f = Value(2.0, label="a"), Value(-3.0, label="b"), Value(10.0, label="c"), Value(-2.0, label="f")
-    e = a * b
-    e.label = "e"
-    d = e + c
-    d.label = "d"
-    L = d * f
-    L.label = "L"
-    return L
+    return karpathy_graph()["L"]
 
 
 def _bigger_graph():

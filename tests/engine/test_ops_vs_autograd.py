@@ -23,20 +23,9 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from _shared import close
 
 from autodiff_cli.engine import DERIVATIVE_RULES, FUNCTIONS, Value, iter_edges, topological_order
-
-REL = 1e-12
-
-
-def close(got, want, rel=REL):
-    """float64 comparison that also accepts matching infinities and NaNs."""
-    got, want = float(got), float(want)
-    if math.isnan(want):
-        return math.isnan(got)
-    if math.isinf(want):
-        return got == want
-    return math.isclose(got, want, rel_tol=rel, abs_tol=1e-300)
 
 
 def oracle(fn, *args):

@@ -3,24 +3,13 @@
 Skipped when torch is not installed.
 """
 
-import math
-
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: the PyTorch comparison is skipped")
 
-from autodiff_cli.engine import Value
+from _shared import close  # noqa: E402
 
-REL = 1e-12
-
-
-def close(got, want, rel=REL):
-    got, want = float(got), float(want)
-    if math.isnan(want):
-        return math.isnan(got)
-    if math.isinf(want):
-        return got == want
-    return math.isclose(got, want, rel_tol=rel, abs_tol=1e-300)
+from autodiff_cli.engine import Value  # noqa: E402
 
 
 def torch_result(fn, *args):

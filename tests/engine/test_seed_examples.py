@@ -12,6 +12,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from _shared import karpathy_graph
 
 from autodiff_cli.engine import Value
 
@@ -25,18 +26,7 @@ from autodiff_cli.engine import Value
 # ---------------------------------------------------------------------------------------------
 
 
-def _karpathy_graph():
-    a = Value(2.0, label="a")
-    b = Value(-3.0, label="b")
-    c = Value(10.0, label="c")
-    f = Value(-2.0, label="f")
-    e = a * b
-    e.label = "e"
-    d = e + c
-    d.label = "d"
-    L = d * f
-    L.label = "L"
-    return {"a": a, "b": b, "c": c, "f": f, "e": e, "d": d, "L": L}
+_karpathy_graph = karpathy_graph
 
 
 KARPATHY_GRADS = {"a": 6.0, "b": -4.0, "c": -2.0, "f": 4.0, "e": -2.0, "d": -2.0, "L": 1.0}

@@ -9,8 +9,7 @@ from lark import Lark
 from lark.exceptions import UnexpectedInput as LarkUnexpectedInput
 
 from autodiff_cli import lalr
-from autodiff_cli.errors import ParseError
-from autodiff_cli.errors import Source
+from autodiff_cli.errors import ParseError, Source
 from autodiff_cli.language import _Compiler, _grammar_text, parse
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
