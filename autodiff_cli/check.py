@@ -109,6 +109,8 @@ def _agree(analytic: float, numerical: float, rtol: float, atol: float) -> bool:
 
 
 def _relative(error: float, reference: float) -> float:
+    if math.isnan(error):
+        return math.nan
     if error == 0.0:
         return 0.0
     return error / abs(reference) if reference else math.inf
@@ -116,6 +118,12 @@ def _relative(error: float, reference: float) -> float:
 
 def _fmt(x: float) -> str:
     return f"{x:.6g}"
+
+
+def _fmt_pair(x: float, y: float) -> tuple[str, str]:
+    """Two numbers to 6 digits, or in full where 6 digits would make them look equal."""
+    short = _fmt(x), _fmt(y)
+    return short if short[0] != short[1] or x == y else (repr(float(x)), repr(float(y)))
 
 
 def check_gradients(
@@ -159,7 +167,10 @@ def _check_one(
     errors = [abs(reverse - fd), abs(forward - fd)]
     abs_error = math.nan if any(math.isnan(e) for e in errors) else max(errors)
     rel_error = _relative(abs_error, fd)
-    slopes = _kink(name, x, h, f0, f_up, f_down, f, atol + rtol * abs(fd))
+    # Below the default tolerance a gap between the one-sided slopes is ordinary curvature
+    # (about h * |f''|), not worth a diagnosis, however strict the caller's tolerance.
+    slopes = _kink(name, x, h, f0, f_up, f_down, f,
+                   max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)))
     reason = _unbounded(name, x, reverse, forward) or _disagreement(
         name, x, reverse, forward, fd, slopes, rtol, atol)
     return InputCheck(name, x, reverse, forward, fd, h, abs_error, rel_error, reason is None, reason)
@@ -262,7 +273,8 @@ def _disagreement(
         kink_text = (f"the one-sided slopes differ (left {_fmt(slopes.left)}, right {_fmt(slopes.right)}): "
                      f"the output has a kink at or near {name} = {_fmt(x)} and no derivative there")
     if not _agree(reverse, fd, rtol, atol):
-        why = (f"reverse mode gives {_fmt(reverse)} but the central difference gives {_fmt(fd)} "
+        shown_reverse, shown_fd = _fmt_pair(reverse, fd)
+        why = (f"reverse mode gives {shown_reverse} but the central difference gives {shown_fd} "
                f"(|error| {abs(reverse - fd):.3g} > atol + rtol*|fd| = {atol + rtol * abs(fd):.3g})")
         if kink_text:
             return f"{why}; {kink_text}"
@@ -276,8 +288,9 @@ def _disagreement(
         return (f"reverse mode and the central difference agree ({_fmt(reverse)}), but {kink_text}; "
                 f"{_fmt(reverse)} is only a convention")
     if not _agree(forward, fd, rtol, atol):
-        return (f"forward mode gives {_fmt(forward)} but reverse mode and the central difference "
-                f"give {_fmt(reverse)} and {_fmt(fd)}")
+        shown_forward, shown_fd = _fmt_pair(forward, fd)
+        return (f"forward mode gives {shown_forward} but reverse mode and the central difference "
+                f"give {_fmt_pair(reverse, fd)[0]} and {shown_fd}")
     return None
 
 

@@ -23,10 +23,11 @@ __all__ = ["Value", "DomainError", "FUNCTIONS", "DERIVATIVE_RULES", "topological
 class DomainError(ArithmeticError):
     """An operation was applied outside its domain (log of 0, division by 0, overflow...)."""
 
-    def __init__(self, op: str, message: str) -> None:
+    def __init__(self, op: str, message: str, overflow: bool = False) -> None:
         super().__init__(message)
         self.op = op
         self.message = message
+        self.overflow = overflow  # the result exists but is too large for a float
 
 
 def _check_real_power(base: float, exponent: float) -> float:
@@ -42,9 +43,9 @@ def _check_real_power(base: float, exponent: float) -> float:
         # just grows, and the overflow would surface later as a bare OverflowError.
         result = float(base) ** float(exponent)
     except OverflowError:
-        raise DomainError("**", f"{base:g} ** {exponent:g} overflows a float") from None
+        raise DomainError("**", f"{base:g} ** {exponent:g} overflows a float", overflow=True) from None
     if math.isinf(result):
-        raise DomainError("**", f"{base:g} ** {exponent:g} overflows a float")
+        raise DomainError("**", f"{base:g} ** {exponent:g} overflows a float", overflow=True)
     return result
 
 
@@ -229,7 +230,7 @@ class Value:
         try:
             e = math.exp(self.data)
         except OverflowError:
-            raise DomainError("exp", f"exp({self.data:g}) overflows a float") from None
+            raise DomainError("exp", f"exp({self.data:g}) overflows a float", overflow=True) from None
         return _node(e, "exp", self, e)
 
     def log(self) -> Value:

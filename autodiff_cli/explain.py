@@ -125,7 +125,7 @@ def _number(x: float, precision: int | None = None) -> str:
     if precision is not None:
         return f"{x:.{precision}g}"
     if x.is_integer() and abs(x) < 1e16:
-        return str(int(x)) if x != 0 else ("-0" if math.copysign(1.0, x) < 0 else "0")
+        return str(int(x))  # -0.0 included: its sign says nothing to a reader
     return repr(float(x))
 
 

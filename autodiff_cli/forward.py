@@ -88,28 +88,35 @@ class _Tape:
     def run(self, seed: int) -> float:
         """One forward pass with the tangent of node ``seed`` set to 1; the tangent of the last node."""
         tangent = [0.0] * self.size
+        # Whether a node depends on the seed at all.  Only edges from such nodes carry a
+        # tangent: a node the seed never reaches contributes nothing even through an
+        # infinite local derivative (sqrt at 0), where 0 * inf would make a NaN.  Edges on
+        # a path from the seed are all multiplied, zero tangents included, exactly as the
+        # backward pass multiplies them (sqrt(x*x) at 0 is NaN both ways, as in PyTorch).
+        reached = [False] * self.size
         a_of, da_of, b_of, db_of = self.a, self.da, self.b, self.db
         # Nodes before the seed cannot depend on it, but the pass still visits them:
         # the work counted is the textbook one, a full pass per seed.
         for i in range(self.size):
             if i == seed:
                 tangent[i] = 1.0
+                reached[i] = True
+                continue
+            a = a_of[i]
+            if a < 0:
                 continue
             total = 0.0
-            a = a_of[i]
-            if a >= 0:
-                # A zero tangent contributes nothing, even through an infinite local
-                # derivative (sqrt at 0): 0 * inf would be NaN and poison derivatives
-                # with respect to seeds that never reach that node.
-                t = tangent[a]
-                if t:
-                    total = da_of[i] * t
-                b = b_of[i]
-                if b >= 0:
-                    t = tangent[b]
-                    if t:
-                        total += db_of[i] * t
-            tangent[i] = total
+            depends = False
+            if reached[a]:
+                total = da_of[i] * tangent[a]
+                depends = True
+            b = b_of[i]
+            if b >= 0 and reached[b]:
+                total = total + db_of[i] * tangent[b] if depends else db_of[i] * tangent[b]
+                depends = True
+            if depends:
+                tangent[i] = total
+                reached[i] = True
         return tangent[-1] if self.size else 0.0
 
 

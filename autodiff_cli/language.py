@@ -462,12 +462,18 @@ def evaluate(
     return Evaluation(program, output, nodes, warnings, has_values=not missing)
 
 
+# How many missing inputs an error names one by one; the rest are counted.
+MISSING_SHOWN = 10
+
+
 def _missing_error(program: Program, missing: list[Variable]) -> InputError:
-    names = ", ".join(v.name for v in missing)
-    sets = " ".join(f"--set {v.name}=VALUE" for v in missing)
+    shown = missing[:MISSING_SHOWN]
+    more = len(missing) - len(shown)
+    names = ", ".join(v.name for v in shown) + (f" and {more:,} more" if more else "")
+    sets = " ".join(f"--set {v.name}=VALUE" for v in shown[:3]) + (" ..." if len(missing) > 3 else "")
     plural = "s" if len(missing) > 1 else ""
     notes = [f"'{v.name}' is first used at line {v.position.line}, column {v.position.column}"
-             for v in missing[1:]]
+             for v in shown[1:]]
     return InputError(
         f"no value for input{plural} {names}",
         missing[0].position,
@@ -521,14 +527,15 @@ def _execute(program: Program, values: Mapping[str, float], checked: bool) -> li
             else:  # copy
                 node = registers[instruction[1]].identity()
         except DomainError as error:
+            hint = _OVERFLOW_HINTS.get(error.op, _OVERFLOW_HINT) if error.overflow else _DOMAIN_HINTS.get(error.op)
             raise EvaluationError(f"{error.message} (in '{error.op}')", instruction[-1], program.source,
-                                  _DOMAIN_HINTS.get(error.op)) from None
+                                  hint) from None
         if checked and not isfinite(node.data):
             symbol = instruction[1] if kind in ("binary", "call") else kind
             raise EvaluationError(
                 f"the result of '{symbol}' overflows a float ({node.data})",
                 instruction[-1], program.source,
-                "rescale the inputs, or rewrite the expression so intermediates stay below 1e308",
+                _OVERFLOW_HINT,
             )
         emit(node)
     for variable in program.variables.values():
@@ -543,8 +550,9 @@ _DOMAIN_HINTS = {
     "sqrt": "sqrt needs a non-negative argument; check the inputs that feed it",
     "/": "the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
     "**": "a negative base needs an integer exponent, and 0 needs a non-negative one",
-    "exp": "exp overflows above about 709.78",
 }
+_OVERFLOW_HINT = "rescale the inputs, or rewrite the expression so intermediates stay below 1e308"
+_OVERFLOW_HINTS = {"exp": "exp overflows above about 709.78; " + _OVERFLOW_HINT}
 
 
 def _function_hint(name: str) -> str:

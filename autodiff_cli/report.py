@@ -33,8 +33,8 @@ class Row(NamedTuple):
 
 
 def rows(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> list[Row]:
-    """One row per named variable in program order (only ``wrt`` ones when given)."""
-    names = list(evaluation.nodes) if not wrt else list(wrt)
+    """One row per named variable in program order (only ``wrt`` ones when given, even none)."""
+    names = list(evaluation.nodes) if wrt is None else list(wrt)
     result = []
     for name in names:
         node = evaluation.nodes[name]

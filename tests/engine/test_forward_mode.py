@@ -151,3 +151,21 @@ def test_a_million_uses_of_one_input() -> None:
     for _ in range(n):
         y = y + x
     assert forward_derivative(y, x) == n + 1
+
+
+@pytest.mark.parametrize(
+    ("program", "x"),
+    [("y = sqrt(x*x)", 0.0), ("y = sqrt(0*x)", 0.0), ("y = sqrt(relu(x))", 0.0), ("y = -(relu(x))**0.5", -1.5)],
+    ids=["sqrt_of_square", "sqrt_of_zero_times", "sqrt_of_relu", "relu_power_half"],
+)
+def test_zero_times_infinite_slope_on_the_path_is_nan_in_both_modes(program: str, x: float) -> None:
+    # Every path from x to y multiplies a zero local derivative by an infinite one: the
+    # backward pass gives NaN, as PyTorch does, and forward mode must agree, not say 0.
+    evaluation = evaluate(parse(program), {"x": x})
+    assert math.isnan(evaluation.nodes["x"].grad)
+    assert math.isnan(forward_gradients(evaluation).grads["x"])
+
+
+def test_a_program_without_inputs_has_no_forward_passes() -> None:
+    result = forward_gradients(evaluate(parse("f = sqrt(2)"), backward=False))
+    assert (result.grads, result.passes, result.node_visits) == ({}, 0, 0)

@@ -267,3 +267,20 @@ def test_values_come_from_the_evaluation_point() -> None:
     result = checked("a = 2\ny = a*b", {"b": 5.0})
     assert [(c.name, c.value, c.reverse) for c in result.inputs] == [("a", 2.0, 5.0), ("b", 5.0, 2.0)]
     assert all(math.isclose(c.finite_difference, c.reverse, rel_tol=1e-9) for c in result.inputs)
+
+
+def test_zero_tolerance_shows_the_digits_that_differ_and_no_curvature_story() -> None:
+    (c,) = checked("y = x**3", {"x": 1.0}, rtol=0.0, atol=0.0).inputs
+    assert not c.ok
+    # 3 and 3.0000000000363... agree to 6 digits, so both are written in full.
+    assert c.reason.startswith(f"reverse mode gives 3.0 but the central difference gives {c.finite_difference!r} ")
+    assert "curves sharply" not in c.reason and "kink" not in c.reason
+
+
+def test_a_nan_error_has_a_nan_relative_error() -> None:
+    # sqrt(x*x) at 0: the gradient is NaN (0 * inf), the difference is 0.
+    (c,) = checked("y = sqrt(x*x)", {"x": 0.0}).inputs
+    assert math.isnan(c.reverse) and c.finite_difference == 0.0
+    assert math.isnan(c.abs_error) and math.isnan(c.rel_error)
+    assert json.loads(to_json(check_gradients(evaluate(parse("y = sqrt(x*x)"), {"x": 0.0}))))["inputs"][0][
+        "rel_error"] == "NaN"

@@ -46,6 +46,16 @@ def test_missing_inputs_are_listed_at_once() -> None:
     assert (error.position.line, error.position.column) == (1, 5)
 
 
+def test_thousands_of_missing_inputs_are_counted_not_listed() -> None:
+    program = parse("y = " + " + ".join(f"x{i}" for i in range(5000)))
+    with pytest.raises(InputError) as raised:
+        evaluate(program)
+    error = raised.value
+    assert error.message == "no value for inputs x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 and 4,990 more"
+    assert len(error.notes) == 9
+    assert "--set x0=VALUE --set x1=VALUE --set x2=VALUE ..." in error.hint
+
+
 def test_output_selects_another_variable() -> None:
     evaluation = evaluate(parse("a = 2; b = a*a; c = b*a"), output="b")
     assert evaluation.root.data == 4.0
@@ -98,3 +108,20 @@ def test_negative_base_to_integer_value_exponent_has_nan_exponent_gradient() -> 
     assert evaluation.root.data == -8.0
     assert evaluation.grads()["x"] == 12.0
     assert math.isnan(evaluation.grads()["p"])
+
+
+@pytest.mark.parametrize(
+    ("program", "message", "hint"),
+    [
+        ("y = 10**400", "10 ** 400 overflows a float (in '**')", "rescale the inputs"),
+        ("y = exp(1000)", "exp(1000) overflows a float (in 'exp')", "exp overflows above about 709.78"),
+        ("y = (-2)**0.5", "negative base -2 to the non-integer power 0.5", "a negative base needs an integer"),
+        ("y = 0**-1", "0 raised to the negative power -1", "a negative base needs an integer exponent, and 0"),
+    ],
+    ids=["power_overflow", "exp_overflow", "negative_base", "zero_to_negative"],
+)
+def test_domain_errors_get_the_hint_for_their_cause(program: str, message: str, hint: str) -> None:
+    with pytest.raises(EvaluationError) as raised:
+        evaluate(parse(program))
+    assert raised.value.message.startswith(message)
+    assert raised.value.hint.startswith(hint)
