@@ -1,5 +1,5 @@
 """``python -m autodiff_cli``: the same as the ``autodiff`` command."""
 
-from .cli import main
+from .cli import run
 
-main(prog_name="autodiff")
+run()

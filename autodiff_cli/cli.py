@@ -17,11 +17,13 @@ from .cli_common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     InputError,
-    gather_values,
-    load_program,
+    Source,
+    emit,
+    load_inputs,
     print_rich,
     program_options,
     reporting_errors,
+    stdout_is_terminal,
     warn,
 )
 from .cli_explain import check_command, explain_command
@@ -30,7 +32,7 @@ from .cli_graph import graph_command
 if TYPE_CHECKING:
     from .language import Evaluation
 
-__all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main"]
+__all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
 
 # --- commands -----------------------------------------------------------------------------
 
@@ -87,9 +89,9 @@ def eval_command(
     from . import report
     from .language import evaluate
 
-    program = load_program(source, expr, file)
+    program, values = load_inputs(source, expr, file, assignments, values_file)
     forward = mode == "forward"
-    evaluation = evaluate(program, gather_values(assignments, values_file), output, backward=not forward)
+    evaluation = evaluate(program, values, output, backward=not forward)
     warn(evaluation.warnings)
     names = _wrt_names(wrt, evaluation)
     work = None
@@ -100,16 +102,16 @@ def eval_command(
         apply_grads(evaluation, result)
         names = list(result.grads)
         work = (work_summary(result), work_dict(result))
-    output_format = output_format or ("table" if sys.stdout.isatty() else "plain")
+    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":
-        click.echo(report.to_json(evaluation, names, mode=mode, work=work and work[1]), nl=False)
+        emit(report.to_json(evaluation, names, mode=mode, work=work and work[1]))
         return
     if output_format == "table":
         print_rich(report.to_table(evaluation, names, precision, note=work and work[0]), no_color)
         return
     text = report.to_csv(evaluation, names) if output_format == "csv" else report.to_plain(
         evaluation, names, precision)
-    click.echo(text, nl=False)
+    emit(text)
     if work:
         click.echo(f"note: {work[0]}", err=True)
 
@@ -120,9 +122,24 @@ def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None
     if unknown:
         raise InputError(
             f"--wrt names {', '.join(unknown)}, which the program does not define",
+            source=Source(evaluation.program.source.name, ""),
             hint=f"the variables are: {', '.join(evaluation.nodes)}",
         )
     return list(dict.fromkeys(names)) or None
+
+
+def run() -> None:
+    """The ``autodiff`` program: ``main`` with a SIGTERM that unwinds like Ctrl-C.
+
+    By default SIGTERM ends Python on the spot, which would orphan a Graphviz layout
+    still running and leave its temporary file; raising SystemExit instead lets the
+    renderer kill its child and the file writer clean up.  Only the program does this,
+    not ``main`` itself, which tests and other programs call in their own process.
+    """
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    main(prog_name="autodiff")
 
 
 main.add_command(graph_command)

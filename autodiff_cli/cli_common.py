@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .errors import AutodiffError, InputError, Position, Source, format_error
+from .errors import AutodiffError, InputError, OutputError, Position, Source, format_error
 
 if TYPE_CHECKING:
     from .language import Program
@@ -62,67 +62,101 @@ def reporting_errors(command: Callable[..., None]) -> Callable[..., None]:
 # --- reading the program and its inputs --------------------------------------------------
 
 _LOOKS_LIKE_PATH = re.compile(r"^[^\s()*+=;#^,]*(/|\\|\.[A-Za-z][A-Za-z0-9]*$)")
+_BARE_NAME = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*\Z")
 
 
-def _decode(data: bytes, name: str) -> str:
+def _decode(data: bytes, name: str, what: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1:].decode("utf-8-sig", "replace")) + 1
         raise InputError(
-            f"{name} is not valid UTF-8 (byte {error.start + 1}, line {line})",
-            hint="save the program as UTF-8 text",
+            f"not valid UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a character",
+            Position(line, column),
+            Source(name, data.decode("utf-8-sig", "replace")),
+            f"save the {what} as UTF-8 text",
         ) from None
 
 
-def _read_stdin() -> str:
-    return _decode(sys.stdin.buffer.read(), "standard input")
+def _read_stdin(what: str) -> str:
+    if sys.stdin is None:
+        raise InputError("standard input is closed, so the " + what + " cannot be read from it",
+                         hint="pipe the " + what + " in, or name a file")
+    return _decode(sys.stdin.buffer.read(), "<stdin>", what)
 
 
-def _read_file(path: str) -> str:
+def _read_file(path: str, what: str) -> str:
+    if os.path.isdir(path):
+        raise InputError(f"cannot read {path}: it is a directory", hint=f"name the {what} file itself")
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as error:
-        raise InputError(f"cannot read {path}: {error.strerror}") from None
-    return _decode(data, path)
+        raise InputError(f"cannot read {path}: {error.strerror or error}",
+                         hint="check the path and its permissions") from None
+    return _decode(data, path, what)
 
 
 def read_program(source: str | None, expr: str | None, file: str | None) -> Source:
-    """The program text and its display name, from SOURCE, -e or -f."""
+    """The program text and its display name, from SOURCE, -e or -f.
+
+    SOURCE is read as a file when something of that name exists (pipes such as
+    ``<(...)`` and ``/dev/stdin`` included), as stdin when it is ``-``, and as
+    program text otherwise.
+    """
     given = [x for x in (source, expr, file) if x is not None]
     if len(given) > 1:
         raise click.UsageError("give the program once: as SOURCE, with -e/--expr or with -f/--file")
     if expr is not None:
         return Source("<expr>", expr)
     if file is not None:
-        return Source("<stdin>", _read_stdin()) if file == "-" else Source(file, _read_file(file))
+        return _program_from(file)
     if source is None:
         if sys.stdin is None or sys.stdin.isatty():
             raise click.UsageError("no program given: pass an expression, a file, or '-' for stdin")
-        return Source("<stdin>", _read_stdin())
-    if source == "-":
-        return Source("<stdin>", _read_stdin())
-    if os.path.isfile(source):
-        return Source(source, _read_file(source))
+        return Source("<stdin>", _read_stdin("program"))
+    if source == "-" or ("\n" not in source and os.path.exists(source)):
+        return _program_from(source)
     if _LOOKS_LIKE_PATH.match(source) and "\n" not in source:
         raise InputError(
             f"no such file: {source}",
             hint="to evaluate the text itself as an expression, pass it with -e/--expr",
         )
+    if _BARE_NAME.match(source):
+        # A lone name is a valid program, but far more often a file name mistyped.
+        warn([f"there is no file named {source.strip()!r}; reading it as an expression "
+              "(-e/--expr says so and silences this)"])
     return Source("<expr>", source)
 
 
+def _program_from(path: str) -> Source:
+    if path == "-":
+        return Source("<stdin>", _read_stdin("program"))
+    return Source(path, _read_file(path, "program"))
+
+
+def _stdin_once(source: str | None, file: str | None, values_file: str | None) -> None:
+    program_from_stdin = file == "-" or source == "-" or (
+        source is None and file is None and sys.stdin is not None and not sys.stdin.isatty())
+    if values_file == "-" and program_from_stdin:
+        raise click.UsageError("standard input can carry the program or the --values, not both: "
+                               "name a file for one of them")
+
+
 def _parse_number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise click.BadParameter(f"{what}: {text!r} is not a number") from None
+    if not _NUMBER.match(text):
+        raise click.BadParameter(f"{what}: {text!r} is not a number (write it as 2, -0.5 or 1e-3)")
+    value = float(text)
     if not math.isfinite(value):
-        raise click.BadParameter(f"{what}: {text!r} is not a finite number")
+        raise click.BadParameter(f"{what}: {text!r} is too large for a float")
     return value
 
 
+# The numbers of the language, with a sign: float() alone would also take '1_000', 'inf'
+# and digits of other scripts.
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z", re.ASCII)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -142,13 +176,16 @@ def load_values(path: str) -> dict[str, float]:
     """A JSON object mapping input names to numbers ('-' reads it from stdin)."""
     import json
 
-    text = _read_stdin() if path == "-" else _read_file(path)
+    text = _read_stdin("values file") if path == "-" else _read_file(path, "values file")
     source = Source("<stdin>" if path == "-" else path, text)
     example = 'the values file is a JSON object of numbers, e.g. {"a": 2, "b": -3}'
     try:
         # Integers are read as floats: a 400-digit integer then becomes inf (rejected
         # below) instead of an int that Python refuses to convert.
-        document = json.loads(text, parse_int=float)
+        document = json.loads(text, parse_int=float, object_pairs_hook=_object_without_duplicates)
+    except _DuplicateKey as duplicate:
+        raise InputError(f"{duplicate.key!r} is given twice", _key_position(text, duplicate.key, 2), source,
+                         "give each input once") from None
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON: {error.msg}", Position(error.lineno, error.colno), source,
                          example) from None
@@ -171,12 +208,32 @@ def load_values(path: str) -> dict[str, float]:
     return values
 
 
-def _key_position(text: str, key: str) -> Position:
-    """Where ``"key":`` is written (JSON keeps no positions; the first match is good enough)."""
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise _DuplicateKey(key)
+        document[key] = value
+    return document
+
+
+def _key_position(text: str, key: str, occurrence: int = 1) -> Position:
+    """Where ``"key":`` is written for the given time (JSON keeps no positions; a text search
+    finds them, and can only be fooled by the same text inside a string value)."""
     import json
 
-    found = re.search(re.escape(json.dumps(key)) + r"\s*:", text) or re.search(
-        re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text)
+    found = None
+    for spelling in {json.dumps(key), json.dumps(key, ensure_ascii=False)}:
+        matches = list(re.finditer(re.escape(spelling) + r"\s*:", text))
+        if len(matches) >= occurrence:
+            found = matches[occurrence - 1]
+            break
     if found is None:
         return Position(1, 1)
     line = text.count("\n", 0, found.start()) + 1
@@ -189,7 +246,7 @@ def program_options(command: Callable[..., None]) -> Callable[..., None]:
     decorators = [
         click.argument("source", required=False),
         click.option("-e", "--expr", help="Read the program from this text."),
-        click.option("-f", "--file", "file", type=click.Path(dir_okay=False, allow_dash=True, exists=False),
+        click.option("-f", "--file", "file", metavar="FILE",
                      help="Read the program from this file ('-' for stdin)."),
         click.option("--set", "assignments", multiple=True, metavar="NAME=VALUE", callback=parse_assignments,
                      help="Give an input a value (repeatable); overrides defaults and --values."),
@@ -203,17 +260,19 @@ def program_options(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
-def load_program(source: str | None, expr: str | None, file: str | None) -> Program:
+def load_inputs(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None,
+) -> tuple[Program, dict[str, float]]:
+    """The parsed program and the input values (--values, then --set on top)."""
     from .language import parse
 
+    _stdin_once(source, file, values_file)
     program_source = read_program(source, expr, file)
-    return parse(program_source.text, program_source.name)
-
-
-def gather_values(assignments: dict[str, float], values_file: str | None) -> dict[str, float]:
+    program = parse(program_source.text, program_source.name)
     values = load_values(values_file) if values_file else {}
     values.update(assignments)
-    return values
+    return program, values
 
 
 def warn(messages: list[str]) -> None:
@@ -221,6 +280,57 @@ def warn(messages: list[str]) -> None:
         click.echo(f"warning: {message}", err=True)
 
 
+
+
+# --- writing to stdout --------------------------------------------------------------------
+
+
+def stdout_is_terminal() -> bool:
+    stream = sys.stdout
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream is not a terminal
+        return False
+
+
+def _stdout() -> Any:
+    if sys.stdout is None:
+        raise OutputError("standard output is closed, so there is nowhere to write the result",
+                          hint="run the command with its output open, e.g. redirected to a file")
+    return sys.stdout
+
+
+def _output_failed(error: OSError) -> OutputError:
+    return OutputError(f"cannot write to standard output: {error.strerror or error}",
+                       hint="check that the disk is not full, or write somewhere else")
+
+
+def emit(data: str | bytes) -> None:
+    """Write ``data`` to stdout and flush it, so that a full disk is an error, not a lost result.
+
+    A closed pipe (``| head``) raises BrokenPipeError, which Click turns into a quiet exit.
+    """
+    stream = _stdout()
+    try:
+        if isinstance(data, str):
+            stream.write(data)
+        else:
+            stream.flush()  # anything written as text goes first
+            buffer = getattr(stream, "buffer", None)
+            if buffer is None:  # a text-only stream (an embedding program)
+                try:
+                    stream.write(data.decode("utf-8"))
+                except UnicodeDecodeError:
+                    raise OutputError("standard output takes only text here, and this is binary",
+                                      hint="write it to a file with -o FILE") from None
+            else:
+                buffer.write(data)
+                buffer.flush()
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _output_failed(error) from None
 
 
 def print_rich(renderable: Any, no_color: bool) -> None:
@@ -234,7 +344,14 @@ def print_rich(renderable: Any, no_color: bool) -> None:
     from rich.console import Console
     from rich.measure import Measurement
 
-    console = Console(no_color=no_color or None, highlight=False)
+    stream = _stdout()
+    console = Console(file=stream, no_color=no_color or None, highlight=False)
     needed = Measurement.get(console, console.options.update_width(1 << 16), renderable).minimum
     console.width = max(console.width, needed)
-    console.print(renderable)
+    try:
+        console.print(renderable)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _output_failed(error) from None

@@ -8,18 +8,18 @@ renderers return; library errors become exit status 1 through ``reporting_errors
 from __future__ import annotations
 
 import math
-import sys
 
 import click
 
 from .cli_common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
-    gather_values,
-    load_program,
+    emit,
+    load_inputs,
     print_rich,
     program_options,
     reporting_errors,
+    stdout_is_terminal,
     warn,
 )
 from .explain import DEFAULT_MAX_STEPS  # standard library only: cheap to import
@@ -69,16 +69,16 @@ def explain_command(
     from . import explain as ex
     from .language import evaluate
 
-    program = load_program(source, expr, file)
+    program, values = load_inputs(source, expr, file, assignments, values_file)
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
-    evaluation = evaluate(program, gather_values(assignments, values_file), output, backward=False)
+    evaluation = evaluate(program, values, output, backward=False)
     warn(evaluation.warnings)
     explanation = ex.explain(evaluation, max_steps)
-    output_format = output_format or ("rich" if sys.stdout.isatty() else "plain")
+    output_format = output_format or ("rich" if stdout_is_terminal() else "plain")
     if output_format == "plain":
-        click.echo(ex.to_plain(explanation, precision), nl=False)
+        emit(ex.to_plain(explanation, precision))
     elif output_format == "markdown":
-        click.echo(ex.to_markdown(explanation, precision), nl=False)
+        emit(ex.to_markdown(explanation, precision))
     else:
         print_rich(ex.to_rich(explanation, precision), no_color)
 
@@ -122,15 +122,15 @@ def check_command(
 
     if math.isnan(rtol) or math.isnan(atol):  # FloatRange lets NaN through
         raise click.BadParameter("--rtol and --atol must be numbers, not nan")
-    program = load_program(source, expr, file)
-    evaluation = evaluate(program, gather_values(assignments, values_file), output)
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    evaluation = evaluate(program, values, output)
     warn(evaluation.warnings)
     result = ck.check_gradients(evaluation, rtol=rtol, atol=atol)
-    output_format = output_format or ("table" if sys.stdout.isatty() else "plain")
+    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":
-        click.echo(ck.to_json(result), nl=False)
+        emit(ck.to_json(result))
     elif output_format == "plain":
-        click.echo(ck.to_plain(result, precision), nl=False)
+        emit(ck.to_plain(result, precision))
     else:
         print_rich(ck.to_table(result, precision), no_color)
     if not result.ok:

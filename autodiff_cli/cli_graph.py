@@ -8,17 +8,17 @@ result goes.  Registered on the main group in ``cli.py``.
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
 from .cli_common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
-    gather_values,
-    load_program,
+    emit,
+    load_inputs,
     program_options,
     reporting_errors,
+    stdout_is_terminal,
     warn,
 )
 from .errors import AutodiffError
@@ -94,7 +94,7 @@ def graph_command(
 
     to_stdout = out is None or out == "-"
     fmt = _choose_format(out, output_format, to_stdout)
-    if to_stdout and fmt in BINARY_FORMATS and _stdout_is_terminal():
+    if to_stdout and fmt in BINARY_FORMATS and stdout_is_terminal():
         raise click.UsageError(
             f"refusing to write binary {fmt.upper()} to a terminal; "
             f"write it to a file with -o graph.{fmt}, or redirect: ... > graph.{fmt}"
@@ -105,8 +105,7 @@ def graph_command(
         assert out is not None
         render.check_writable(out)
 
-    program = load_program(source, expr, file)
-    values = gather_values(assignments, values_file)
+    program, values = load_inputs(source, expr, file, assignments, values_file)
     evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=True)
     warn(evaluation.warnings)
     if not evaluation.has_values:
@@ -138,7 +137,7 @@ def graph_command(
                           "a smaller graph (--output NAME), or write --format dot, which needs no layout")
             raise
     if to_stdout:
-        _write_stdout(data, fmt)
+        emit(data)
     else:
         assert out is not None
         render.write_atomic(out, data)
@@ -165,28 +164,6 @@ def _choose_format(out: str | None, given: str | None, to_stdout: bool) -> str:
     if implied is not None and implied != given:
         warn([f"writing {given.upper()} to {out}, whose extension says {implied.upper()}"])
     return given
-
-
-def _write_stdout(data: bytes, fmt: str) -> None:
-    """The bytes as they are (the SVG/DOT text is UTF-8 already, PNG/PDF are binary)."""
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stream (an embedding app): text formats can still go
-        if fmt in BINARY_FORMATS:
-            raise click.UsageError(f"standard output cannot take binary {fmt.upper()}; use -o graph.{fmt}")
-        sys.stdout.write(data.decode("utf-8"))
-        sys.stdout.flush()
-        return
-    sys.stdout.flush()  # anything already written as text goes first
-    buffer.write(data)
-    buffer.flush()
-
-
-def _stdout_is_terminal() -> bool:
-    stream = sys.stdout
-    try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError):  # a closed or unusual stream is not a terminal
-        return False
 
 
 def _round_up(size: int) -> int:

@@ -65,6 +65,10 @@ class EvaluationError(AutodiffError):
     """An operation failed on the given values (log of a negative number, division by zero...)."""
 
 
+class OutputError(AutodiffError):
+    """The result could not be written where it was asked to go."""
+
+
 def format_error(error: AutodiffError) -> str:
     """``FILE:LINE:COL: error: message``, the source line with a caret, then hint and notes."""
     where = ""
@@ -82,12 +86,25 @@ def format_error(error: AutodiffError) -> str:
     return "\n".join(lines)
 
 
+# Source lines longer than this are cut to a window around the column (a generated
+# program can have a line of a million characters).
+EXCERPT_WIDTH = 100
+
+
 def _excerpt(source: Source, position: Position) -> list[str]:
     text = source.line(position.line)
     gutter = str(position.line)
+    start = 0
+    column = position.column
+    if len(text) > EXCERPT_WIDTH:
+        start = max(0, min(column - 1 - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
+        end = start + EXCERPT_WIDTH
+        prefix = "..." if start else ""
+        text = prefix + text[start:end] + ("..." if end < len(text) else "")
+        column = column - start + len(prefix)
     # Keep tabs in the padding so the caret lines up however the terminal expands them.
-    padding = "".join(c if c == "\t" else " " for c in text[: position.column - 1])
-    caret = "^" + "~" * max(0, min(position.width, max(1, len(text) - position.column + 1)) - 1)
+    padding = "".join(c if c == "\t" else " " for c in text[: column - 1])
+    caret = "^" + "~" * max(0, min(position.width, max(1, len(text) - column + 1)) - 1)
     return [
         f" {gutter} | {text}",
         f" {' ' * len(gutter)} | {padding}{caret}",

@@ -13,14 +13,16 @@ failure is a ``RenderError`` saying what to do, never a traceback.  Nothing here
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
+import stat
 import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import AutodiffError
+from .errors import AutodiffError, OutputError
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -57,10 +59,6 @@ class RenderError(AutodiffError):
 
 class RenderTimeout(RenderError):
     """The renderer was stopped because it ran past its time limit."""
-
-
-class OutputError(AutodiffError):
-    """The result could not be written where it was asked to go."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +176,28 @@ def render(dot_source: str, fmt: str, renderer: str | Renderer = "auto", *,
             notes=notes,
             hint=_fix_for(backend),
         )
-    return completed.stdout
+    return _reproducible(completed.stdout) if fmt == "pdf" else completed.stdout
+
+
+# cairo writes the time of the run into every PDF: /CreationDate (D:YYYYMMDDHHmmSS...).
+_PDF_DATE = re.compile(rb"(/CreationDate\s*\(D:)(\d{14})")
+
+
+def _reproducible(pdf: bytes) -> bytes:
+    """The PDF with its creation date fixed, so the same graph gives the same bytes.
+
+    The date becomes SOURCE_DATE_EPOCH (the reproducible-builds convention) or, without
+    it, 1970-01-01.  It is replaced digit for digit, so the byte offsets of the PDF's
+    cross-reference table stay right.
+    """
+    import time
+
+    try:
+        epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
+    except ValueError:
+        epoch = 0
+    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(max(0, epoch))).encode("ascii")
+    return _PDF_DATE.sub(lambda found: found.group(1) + stamp, pdf, count=1)
 
 
 def _describe(backend: Renderer) -> str:
@@ -201,6 +220,9 @@ def check_writable(path: str) -> None:
     if target.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory",
                           hint="give a file name, e.g. -o graph.svg")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise OutputError(f"cannot write {path}: the file is read-only",
+                          hint="make it writable (chmod u+w), or write somewhere else")
     parent = target.resolve().parent
     if not parent.is_dir():
         raise OutputError(f"cannot write {path}: the directory {parent} does not exist",
@@ -213,14 +235,22 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     The bytes go to a temporary file in the same directory (a rename is atomic only within
     one file system), which then replaces the target.  On any failure the temporary file is
     removed and an existing target is left as it was.  A symbolic link is followed, so the
-    file it points to is replaced, not the link.
+    file it points to is replaced, not the link.  A target that is not a regular file (a
+    pipe, /dev/stdout, a device) is written to directly: replacing it would destroy it.
+    A read-only file is refused, as the shell's ``>`` would refuse it.
     """
     target = os.path.realpath(os.fspath(path))
-    directory, base = os.path.split(target)
     try:
-        mode = os.stat(target).st_mode & 0o7777
+        status = os.stat(target)
     except OSError:
-        mode = None  # a new file: os.open below applies the umask, as for any new file
+        status = None  # a new file: os.open below applies the umask, as for any new file
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        _write_in_place(path, target, data)
+        return
+    if status is not None and not os.access(target, os.W_OK):
+        raise OutputError(f"cannot write {os.fspath(path)}: the file is read-only",
+                          hint="make it writable (chmod u+w), or write somewhere else")
+    directory, base = os.path.split(target)
     temporary = None
     try:
         descriptor, temporary = _create_temporary(directory, base)
@@ -228,8 +258,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())  # the data is on disk before the name points at it
-        if mode is not None:
-            os.chmod(temporary, mode)
+        if status is not None:
+            os.chmod(temporary, stat.S_IMODE(status.st_mode))
         os.replace(temporary, target)
         temporary = None
     except OSError as error:
@@ -241,6 +271,15 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
                 os.unlink(temporary)
             except OSError:
                 pass
+
+
+def _write_in_place(path: str | os.PathLike[str], target: str, data: bytes) -> None:
+    try:
+        with open(target, "wb") as handle:
+            handle.write(data)
+    except OSError as error:
+        raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}",
+                          hint="check that something reads the pipe or device, or write to a file") from None
 
 
 def _create_temporary(directory: str, base: str) -> tuple[int, str]:

@@ -285,3 +285,106 @@ def test_python_dash_m(tmp_path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "x,input,,2.0,12.0" in result.stdout
+
+
+# --- streams and files that are not plain files ----------------------------------------------
+
+
+def autodiff_process(args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autodiff_cli", *args], capture_output=True, text=True,
+                          check=False, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "-"], "error: standard input is closed, so the program cannot be read from it"),
+        (["eval", "y = x", "--values", "-"], "error: standard input is closed, so the values file cannot be read from it"),
+    ],
+    ids=["program", "values"],
+)
+def test_closed_stdin_is_an_error(args, message) -> None:
+    result = autodiff_process(args, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    assert (result.returncode, result.stderr.splitlines()[0]) == (1, message)
+
+
+@pytest.mark.parametrize("output_format", ["plain", "json", "table"])
+def test_closed_stdout_is_an_error_not_a_silent_success(output_format) -> None:
+    command = [sys.executable, "-m", "autodiff_cli", "eval", "y = 2*x", "--set", "x=1", "--format", output_format]
+    result = subprocess.run(command, stderr=subprocess.PIPE, text=True, check=False,
+                            preexec_fn=lambda: os.close(1))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: standard output is closed"), result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("command", [["eval", "--format", "json"], ["explain"], ["graph", "--format", "dot"]],
+                         ids=["eval", "explain", "graph"])
+def test_a_full_disk_is_an_error(command, samples) -> None:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "autodiff_cli", command[0], str(samples / "mlp.ad"),
+                                 *command[1:]], stdout=full, stderr=subprocess.PIPE, text=True, check=False)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: cannot write to standard output: No space left on device")
+
+
+def test_stdin_cannot_carry_both_program_and_values(runner) -> None:
+    result = run(runner, "eval", "-", "--values", "-", input="y = x*x\n")
+    assert result.exit_code == 2
+    assert "standard input can carry the program or the --values, not both" in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_pipe_is_read_as_a_file() -> None:
+    # What `autodiff eval <(echo ...)` and `autodiff eval /dev/stdin` pass.
+    result = autodiff_process(["eval", "/dev/stdin", "--format", "csv"], input="x = 2; y = x*x\n")
+    assert result.returncode == 0, result.stderr
+    assert "y,output,*,4.0,1.0" in result.stdout
+
+
+@pytest.mark.parametrize("option", [[], ["-f"]], ids=["source", "file_option"])
+def test_a_directory_is_an_error(runner, tmp_path, option) -> None:
+    result = run(runner, "eval", *option, str(tmp_path))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: cannot read {tmp_path}: it is a directory")
+
+
+def test_a_lone_name_that_is_not_a_file_warns(runner) -> None:
+    result = run(runner, "eval", "mymodel", "--set", "mymodel=2", "--format", "csv")
+    assert result.exit_code == 0
+    assert result.stderr.startswith("warning: there is no file named 'mymodel'; reading it as an expression")
+    assert run(runner, "eval", "-e", "mymodel", "--set", "mymodel=2").stderr == ""
+
+
+@pytest.mark.parametrize("text", ["1_000", "inf", "nan", "\uff12", "0x10", ""],
+                         ids=["underscore", "inf", "nan", "fullwidth_digit", "hex", "empty"])
+def test_set_takes_only_the_languages_numbers(runner, text) -> None:
+    result = run(runner, "eval", "y = x", "--set", f"x={text}")
+    assert result.exit_code == 2
+    assert "value of x" in result.stderr
+
+
+def test_a_key_given_twice_in_values_is_an_error(runner, tmp_path) -> None:
+    values = tmp_path / "v.json"
+    values.write_text('{"a": 1,\n "a": 2}')
+    result = run(runner, "eval", "y = a", "--values", str(values))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"{values}:2:2: error: 'a' is given twice")
+
+
+def test_non_utf8_values_file_points_at_the_byte(runner, tmp_path) -> None:
+    values = tmp_path / "v.json"
+    values.write_bytes(b'{"a": 1,\n "b": \xff}')
+    result = run(runner, "eval", "y = a*b", "--values", str(values))
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"{values}:2:7: error: not valid UTF-8: byte 0xff cannot start or continue a character"
+    assert lines[2].endswith("|       ^")
+    assert lines[-1] == "  hint: save the values file as UTF-8 text"
+
+
+def test_forward_mode_without_inputs_differentiates_nothing(runner) -> None:
+    result = run(runner, "eval", "f = sqrt(2)", "--mode", "forward", "--format", "csv")
+    assert result.exit_code == 0
+    assert result.stdout == "name,kind,op,value,grad\n"
+    assert "forward mode: 0 passes" in result.stderr

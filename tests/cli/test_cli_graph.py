@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -94,7 +96,7 @@ def test_png_to_a_pipe_is_written_as_bytes(run) -> None:
 
 @pytest.mark.parametrize("fmt", ["png", "pdf"])
 def test_binary_to_a_terminal_is_refused(run, monkeypatch, fmt) -> None:
-    monkeypatch.setattr(cli_graph, "_stdout_is_terminal", lambda: True)
+    monkeypatch.setattr(cli_graph, "stdout_is_terminal", lambda: True)
     result = run(KARPATHY, *KARPATHY_SETS, "--format", fmt)
     assert result.exit_code == 2
     assert f"refusing to write binary {fmt.upper()} to a terminal" in result.stderr
@@ -103,7 +105,7 @@ def test_binary_to_a_terminal_is_refused(run, monkeypatch, fmt) -> None:
 
 
 def test_svg_to_a_terminal_is_fine(run, monkeypatch) -> None:
-    monkeypatch.setattr(cli_graph, "_stdout_is_terminal", lambda: True)
+    monkeypatch.setattr(cli_graph, "stdout_is_terminal", lambda: True)
     assert run(KARPATHY, *KARPATHY_SETS, "--format", "dot").exit_code == 0
 
 
@@ -314,3 +316,28 @@ def test_committed_sample_images_are_current(run, samples, tmp_path, name, hand_
     committed = svg_texts((samples / f"{name}.svg").read_bytes())
     assert committed == svg_texts(out.read_bytes())
     assert hand_worked in committed  # dL/da = 6, do/dx1 = -1.5
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(child) for child in path.read_text().split()] if path.exists() else []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc to find the child")
+def test_sigterm_stops_the_layout_and_leaves_no_file(tmp_path) -> None:
+    # A chain of ~4,000 values takes seconds to lay out: long enough to be caught in the act.
+    lines = ["y0 = 0.5"] + [f"y{i} = tanh(y{i - 1}*0.9 + 0.1)" for i in range(1, 1000)]
+    program = tmp_path / "big.ad"
+    program.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "big.svg"
+    process = subprocess.Popen([sys.executable, "-m", "autodiff_cli", "graph", str(program), "-o", str(out),
+                                "--max-nodes", "0"], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not _children(process.pid) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    layout = _children(process.pid)
+    assert layout, "the renderer never started"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not Path(f"/proc/{layout[0]}").exists()  # the renderer was killed and reaped, not orphaned
+    assert list(tmp_path.iterdir()) == [program]

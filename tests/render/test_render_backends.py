@@ -7,6 +7,7 @@ import stat
 import struct
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -119,6 +120,18 @@ def test_same_svg_bytes_in_two_processes(backend) -> None:
 def test_system_pdf() -> None:
     data = render.render(dot_of("karpathy"), "pdf", "system")
     assert data.startswith(b"%PDF-") and b"%%EOF" in data[-1024:]
+
+
+@no_system_dot
+def test_system_pdf_has_a_fixed_creation_date(monkeypatch) -> None:
+    # cairo stamps the time of the run; it is replaced digit for digit.
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    data = render.render(dot_of("karpathy"), "pdf", "system")
+    assert b"/CreationDate (D:19700101000000" in data
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
+    later = render.render(dot_of("karpathy"), "pdf", "system")
+    assert b"/CreationDate (D:20231114221320" in later
+    assert len(later) == len(data)
 
 
 def test_bundled_is_found_next_to_this_python() -> None:
@@ -333,3 +346,31 @@ def test_check_writable(tmp_path) -> None:
     with pytest.raises(OutputError, match="does not exist") as caught:
         render.check_writable(str(tmp_path / "missing" / "graph.svg"))
     assert caught.value.hint
+
+
+@posix_only
+def test_a_pipe_is_written_to_not_replaced(tmp_path) -> None:
+    fifo = tmp_path / "graph.svg"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, b"<svg/>")
+    reader.join(timeout=10)
+    assert received == [b"<svg/>"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert leftovers(tmp_path) == []
+
+
+def test_a_read_only_file_is_refused_and_kept(tmp_path, monkeypatch) -> None:
+    target = tmp_path / "graph.svg"
+    target.write_bytes(b"old")
+    # What the OS answers for a file without write permission (root is allowed anyway, as by `>`).
+    monkeypatch.setattr(render.os, "access", lambda path, mode: False)
+    with pytest.raises(OutputError, match="the file is read-only") as caught:
+        write_atomic(target, b"new")
+    assert "chmod" in caught.value.hint
+    with pytest.raises(OutputError, match="the file is read-only"):
+        render.check_writable(str(target))
+    assert target.read_bytes() == b"old"
+    assert leftovers(tmp_path) == []
