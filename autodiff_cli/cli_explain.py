@@ -22,7 +22,6 @@ from .cli_common import (
     stdout_is_terminal,
     warn,
 )
-from .explain import DEFAULT_MAX_STEPS  # standard library only: cheap to import
 
 CHECK_EXIT_HELP = """\b
 Exit status:
@@ -36,15 +35,17 @@ Exit status:
 @program_options
 @click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown"]),
               help="Output format [default: rich on a terminal, plain when piped].")
-@click.option("--max-steps", type=click.IntRange(min=0), default=DEFAULT_MAX_STEPS, show_default=True, metavar="N",
-              help="Show at most N lines of each pass; the rest are counted (0 = show all).")
+# The default is explain.DEFAULT_MAX_STEPS, applied in the command: importing explain here
+# would cost every command start-up, which is measured.
+@click.option("--max-steps", type=click.IntRange(min=0), metavar="N",
+              help="Show at most N lines of each pass; the rest are counted (0 = show all) [default: 500].")
 @click.option("--precision", type=click.IntRange(1, 17), metavar="N",
               help="Significant digits [default: shortest that reads back exactly].")
 @click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")
 @reporting_errors
 def explain_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
-    values_file: str | None, output: str | None, output_format: str | None, max_steps: int,
+    values_file: str | None, output: str | None, output_format: str | None, max_steps: int | None,
     precision: int | None, no_color: bool,
 ) -> None:
     """Show the backward pass as chain-rule steps, one per edge of the graph.
@@ -73,7 +74,7 @@ def explain_command(
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
     evaluation = evaluate(program, values, output, backward=False)
     warn(evaluation.warnings)
-    explanation = ex.explain(evaluation, max_steps)
+    explanation = ex.explain(evaluation, ex.DEFAULT_MAX_STEPS if max_steps is None else max_steps)
     output_format = output_format or ("rich" if stdout_is_terminal() else "plain")
     if output_format == "plain":
         emit(ex.to_plain(explanation, precision))

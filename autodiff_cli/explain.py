@@ -408,7 +408,8 @@ def _rows(explanation: Explanation, precision: int | None) -> list[_Row]:
 
 
 def _omitted_note(count: int, what: str, limit: int) -> str:
-    return (f"... {count} more {what} not shown (--max-steps {limit}; "
+    what = what if count != 1 else what.removesuffix("s")
+    return (f"... {count:,} more {what} not shown (--max-steps {limit}; "
             "use --max-steps 0 to show all)")
 
 

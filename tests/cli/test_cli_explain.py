@@ -134,3 +134,12 @@ def test_help_has_examples_and_exit_codes(runner, cli) -> None:
         assert "Show the backward pass as chain-rule steps" in result.stdout
         assert "autodiff explain samples/neuron.ad --format markdown" in result.stdout
         assert "Exit status:" in result.stdout
+
+
+def test_help_shows_the_default_step_cap_that_applies(runner, cli) -> None:
+    from autodiff_cli.explain import DEFAULT_MAX_STEPS
+
+    assert f"[default: {DEFAULT_MAX_STEPS}" in run(runner, cli, "--help").stdout
+    program = "y = x" + " + x" * DEFAULT_MAX_STEPS
+    result = run(runner, cli, program, "--set", "x=1", "--format", "plain")
+    assert "more steps not shown (--max-steps 500;" in result.stdout
