@@ -232,7 +232,7 @@ def test_backward_twice_without_zero_grad_matches_micrograd():
     # On a graph micrograd builds node-for-node the same way, repeated passes agree with it.
     # (Graphs using - / neg differ: micrograd builds those from extra * and ** nodes, and
     # those extra intermediates also keep and re-push their gradients.)
-    mg = pytest.importorskip("micrograd.engine", reason="micrograd (a bench extra) is not installed")
+    mg = pytest.importorskip("micrograd.engine", reason="micrograd (a test extra) is not installed")
     ours, x = _sanity_graph(Value)
     theirs, mx = _sanity_graph(mg.Value)
     for _ in range(3):
