@@ -117,13 +117,15 @@ def eval_command(
 
 
 def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None:
+    from .language import variables_hint
+
     names = [name.strip() for item in wrt for name in item.split(",") if name.strip()]
     unknown = [name for name in names if name not in evaluation.nodes]
     if unknown:
         raise InputError(
             f"--wrt names {', '.join(unknown)}, which the program does not define",
             source=Source(evaluation.program.source.name, ""),
-            hint=f"the variables are: {', '.join(evaluation.nodes)}",
+            hint=variables_hint(list(evaluation.nodes), unknown),
         )
     return list(dict.fromkeys(names)) or None
 

@@ -25,10 +25,10 @@ from .errors import AutodiffError
 
 __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge", "graph_command"]
 
-# Layout time grows faster than the graph (benchmarks/bench_render.py, SVG): 1,000 values take
-# under 2 s with either renderer, 2,000 take 1.5-3 s with graphviz-pure and 4-8 s with the system
-# dot 2.43, and 10,000 take 1-2 minutes and 3-6 minutes.  2,000 is also about where a picture
-# stops being readable.  Writing DOT needs no layout and has no limit.
+# Layout time grows faster than the graph (benchmarks/bench_render.py, SVG, results in
+# benchmarks/README.md): 1,000 values take 0.2-0.5 s, 2,000 take 0.6-3.3 s and 10,000 take
+# 30 s to 3 minutes, by renderer and shape.  2,000 is also about where a picture stops
+# being readable.  Writing DOT needs no layout and has no limit.
 DEFAULT_MAX_NODES = 2000
 
 BINARY_FORMATS = ("png", "pdf")

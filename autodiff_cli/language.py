@@ -9,11 +9,11 @@ million nested parentheses is fine.
 
 from __future__ import annotations
 
-import difflib
 import gc
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -107,8 +107,10 @@ def parse(text: str, name: str = "<expr>") -> Program:
     source = Source(name, text)
     compiler = _Compiler()
     compiler.reset(source)
+    tables = _tables()
     try:
-        lalr.parse(_tables(), text, compiler)
+        with _no_cycle_collection():  # tokens and instructions form no cycles either
+            lalr.parse(tables, text, compiler)
     except lalr.UnexpectedInput as error:
         raise _syntax_error(error, source) from None
     return compiler.finish()
@@ -444,10 +446,9 @@ def evaluate(
     warnings = check_inputs(program, values)
     output = output if output is not None else program.result
     if output not in program.variables:
-        names = ", ".join(program.variables)
         raise InputError(
             f"--output '{output}' is not a variable of the program",
-            hint=f"choose one of: {names}",
+            hint=variables_hint(list(program.variables), [output]),
             source=Source(program.source.name, ""),
         )
     missing = missing_inputs(program, values)
@@ -484,14 +485,21 @@ def _missing_error(program: Program, missing: list[Variable]) -> InputError:
     )
 
 
-def _run(program: Program, values: Mapping[str, float], checked: bool) -> list[Value]:
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cycle collector while building acyclic data: it would only rescan it, again and again."""
     enabled = gc.isenabled()
-    gc.disable()  # the graph is acyclic: the cycle collector would only rescan it, again and again
+    gc.disable()
     try:
-        return _execute(program, values, checked)
+        yield
     finally:
         if enabled:
             gc.enable()
+
+
+def _run(program: Program, values: Mapping[str, float], checked: bool) -> list[Value]:
+    with _no_cycle_collection():
+        return _execute(program, values, checked)
 
 
 _BINARY = {
@@ -555,7 +563,25 @@ _OVERFLOW_HINT = "rescale the inputs, or rewrite the expression so intermediates
 _OVERFLOW_HINTS = {"exp": "exp overflows above about 709.78; " + _OVERFLOW_HINT}
 
 
+# How many variable names a hint lists before it counts the rest.
+NAMES_SHOWN = 20
+
+
+def variables_hint(names: list[str], wrong: list[str]) -> str:
+    """'did you mean ...? the variables are: a, b, ...' for names given that do not exist."""
+    import difflib
+
+    close = [match for name in wrong for match in difflib.get_close_matches(name, names, n=1)]
+    shown = ", ".join(names[:NAMES_SHOWN])
+    if len(names) > NAMES_SHOWN:
+        shown += f" and {len(names) - NAMES_SHOWN:,} more"
+    guess = f"did you mean {', '.join(dict.fromkeys(close))}? " if close else ""
+    return f"{guess}the variables are: {shown}"
+
+
 def _function_hint(name: str) -> str:
+    import difflib  # only on this error path: it is not free at start-up
+
     close = difflib.get_close_matches(name, FUNCTION_NAMES, n=1)
     known = ", ".join(FUNCTION_NAMES)
     if close:

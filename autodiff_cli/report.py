@@ -6,8 +6,6 @@ Rich is imported only by ``table``, so scripts asking for JSON don't load it.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -86,6 +84,9 @@ def to_json(
 
 
 def to_csv(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> str:
+    import csv  # here rather than at the top: JSON output, the common scripted case, skips it
+    import io
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)

@@ -11,7 +11,7 @@ For each engine we time, per node, building the graph (which computes the
 forward values), the backward pass, and the teardown (dropping the graph until
 its memory is reclaimed).  Run:
 
-    PYTHONPATH=. python benchmarks/bench_engine.py [--nodes 100000] [--repeat 3]
+    python benchmarks/bench_engine.py [--nodes 100000] [--repeat 7]
 """
 
 from __future__ import annotations
@@ -348,7 +348,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=100_000, help="approximate nodes per graph")
     parser.add_argument(
-        "--repeat", type=int, default=3, help="runs per measurement; the best of each phase counts"
+        "--repeat", type=int, default=7, help="runs per measurement; the best of each phase counts"
     )
     args = parser.parse_args(argv)
     if args.nodes < 1 or args.repeat < 1:

@@ -13,9 +13,9 @@ Shapes (the layout cost depends on the shape as much as on the size):
 
 Run from the repository root:
 
-    PYTHONPATH=. python benchmarks/bench_render.py                    # 100, 1000, 10000 values
-    PYTHONPATH=. python benchmarks/bench_render.py --sizes 100 1000   # quicker
-    PYTHONPATH=. python benchmarks/bench_render.py --timeout 60       # give up on a layout sooner
+    python benchmarks/bench_render.py                    # 100, 1000, 10000 values
+    python benchmarks/bench_render.py --sizes 100 1000   # quicker
+    python benchmarks/bench_render.py --timeout 60       # give up on a layout sooner
 
 A layout that exceeds ``--timeout`` is shown as ``> Ns``.
 """

@@ -388,3 +388,14 @@ def test_forward_mode_without_inputs_differentiates_nothing(runner) -> None:
     assert result.exit_code == 0
     assert result.stdout == "name,kind,op,value,grad\n"
     assert "forward mode: 0 passes" in result.stderr
+
+
+def test_unknown_names_get_a_suggestion_and_a_short_list(runner) -> None:
+    program = "\n".join(["x0 = 1"] + [f"x{i} = x{i - 1} + 1" for i in range(1, 100)])
+    result = run(runner, "eval", "-e", program, "--wrt", "x1000", "--format", "csv")
+    assert result.exit_code == 1
+    hint = result.stderr.splitlines()[-1]
+    assert hint.startswith("  hint: did you mean ")
+    assert hint.endswith("x16, x17, x18, x19 and 80 more")
+    output = run(runner, "eval", "L = a*b; M = L*2", "--set", "a=1", "--set", "b=2", "--output", "LL")
+    assert output.stderr.splitlines()[-1] == "  hint: did you mean L? the variables are: a, b, L, M"
