@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .errors import AutodiffError
 from .forward import forward_gradients
 from .language import Evaluation, evaluate
+from .report import format_number, json_number
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -305,13 +306,7 @@ COLUMNS = ("input", "value", "reverse", "forward", "finite diff", "abs err", "re
 
 
 def _number(x: float | None, precision: int | None) -> str:
-    if x is None:
-        return "-"
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return repr(float(x)) if precision is None else f"{x:.{precision}g}"
+    return "-" if x is None else format_number(x, precision)
 
 
 def _cells(result: CheckResult, precision: int | None) -> list[list[str]]:
@@ -365,9 +360,7 @@ def to_table(result: CheckResult, precision: int | None = None) -> Table:
 
 
 def _json_number(x: float | None) -> float | str | None:
-    if x is None or math.isfinite(x):
-        return x
-    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    return None if x is None else json_number(x)
 
 
 def to_json(result: CheckResult) -> str:

@@ -16,18 +16,18 @@ import click
 from .cli_common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
-    InputError,
-    Source,
     emit,
     load_inputs,
     print_rich,
     program_options,
     reporting_errors,
     stdout_is_terminal,
+    text_options,
     warn,
 )
 from .cli_explain import check_command, explain_command
 from .cli_graph import graph_command
+from .errors import InputError, Source
 
 if TYPE_CHECKING:
     from .language import Evaluation
@@ -59,9 +59,7 @@ def main() -> None:
                    "one pass per input (per --wrt name), and a report of the work each mode does.")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
               help="Output format [default: table on a terminal, plain when piped].")
-@click.option("--precision", type=click.IntRange(1, 17), metavar="N",
-              help="Significant digits in table and plain output [default: all, round-trip].")
-@click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")
+@text_options
 @reporting_errors
 def eval_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -76,8 +74,8 @@ def eval_command(
 
     The gradient column is d output / d variable for every named variable.  With
     --mode forward only the inputs (or the --wrt names) are differentiated, one
-    forward pass each, and the work of both modes is reported (in the table's
-    caption, under "work" in JSON, on stderr for plain and CSV).
+    forward pass each, and the work of both modes is reported (below the table,
+    under "work" in JSON, on stderr for plain and CSV).
 
     \b
     Examples:
@@ -94,26 +92,24 @@ def eval_command(
     evaluation = evaluate(program, values, output, backward=not forward)
     warn(evaluation.warnings)
     names = _wrt_names(wrt, evaluation)
-    work = None
+    work_text = work_data = None
     if forward:
         from .forward import apply_grads, forward_gradients, work_dict, work_summary
 
         result = forward_gradients(evaluation, names)
         apply_grads(evaluation, result)
         names = list(result.grads)
-        work = (work_summary(result), work_dict(result))
+        work_text, work_data = work_summary(result), work_dict(result)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":
-        emit(report.to_json(evaluation, names, mode=mode, work=work and work[1]))
-        return
-    if output_format == "table":
-        print_rich(report.to_table(evaluation, names, precision, note=work and work[0]), no_color)
-        return
-    text = report.to_csv(evaluation, names) if output_format == "csv" else report.to_plain(
-        evaluation, names, precision)
-    emit(text)
-    if work:
-        click.echo(f"note: {work[0]}", err=True)
+        emit(report.to_json(evaluation, names, mode=mode, work=work_data))
+    elif output_format == "table":
+        print_rich(report.to_table(evaluation, names, precision, note=work_text), no_color)
+    else:
+        emit(report.to_csv(evaluation, names) if output_format == "csv"
+             else report.to_plain(evaluation, names, precision))
+        if work_text:
+            click.echo(f"note: {work_text}", err=True)
 
 
 def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None:

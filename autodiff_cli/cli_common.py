@@ -154,8 +154,8 @@ def _parse_number(text: str, what: str) -> float:
     return value
 
 
-# The numbers of the language, with a sign: float() alone would also take '1_000', 'inf'
-# and digits of other scripts.
+# The numbers of the language (its NUMBER terminal, kept equal by a test), with a sign:
+# float() alone would also take '1_000', 'inf' and digits of other scripts.
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z", re.ASCII)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -229,7 +229,7 @@ def _key_position(text: str, key: str, occurrence: int = 1) -> Position:
     import json
 
     found = None
-    for spelling in {json.dumps(key), json.dumps(key, ensure_ascii=False)}:
+    for spelling in dict.fromkeys((json.dumps(key), json.dumps(key, ensure_ascii=False))):
         matches = list(re.finditer(re.escape(spelling) + r"\s*:", text))
         if len(matches) >= occurrence:
             found = matches[occurrence - 1]
@@ -258,6 +258,13 @@ def program_options(command: Callable[..., None]) -> Callable[..., None]:
     for decorator in reversed(decorators):
         command = decorator(command)
     return command
+
+
+def text_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--precision (significant digits) and --no-color: shared by eval, explain and check."""
+    command = click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")(command)
+    return click.option("--precision", type=click.IntRange(1, 17), metavar="N",
+                        help="Significant digits of the numbers shown [default: all, round-trip].")(command)
 
 
 def load_inputs(

@@ -20,6 +20,7 @@ from .cli_common import (
     program_options,
     reporting_errors,
     stdout_is_terminal,
+    text_options,
     warn,
 )
 
@@ -39,9 +40,7 @@ Exit status:
 # would cost every command start-up, which is measured.
 @click.option("--max-steps", type=click.IntRange(min=0), metavar="N",
               help="Show at most N lines of each pass; the rest are counted (0 = show all) [default: 500].")
-@click.option("--precision", type=click.IntRange(1, 17), metavar="N",
-              help="Significant digits [default: shortest that reads back exactly].")
-@click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")
+@text_options
 @reporting_errors
 def explain_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -92,9 +91,7 @@ def explain_command(
               help="Absolute tolerance, as in torch.autograd.gradcheck.")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json"]),
               help="Output format [default: table on a terminal, plain when piped].")
-@click.option("--precision", type=click.IntRange(1, 17), metavar="N",
-              help="Significant digits of values and gradients [default: all, round-trip].")
-@click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")
+@text_options
 @click.pass_context
 @reporting_errors
 def check_command(

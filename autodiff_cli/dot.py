@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .engine import Value, topological_order
+from .engine import Value, short_number, topological_order
 
 if TYPE_CHECKING:
     import graphviz
@@ -68,13 +68,6 @@ def format_number(x: float, precision: int = 4) -> str:
     if magnitude >= 1e6 or magnitude < 0.5 * 10.0**-precision:
         return f"{x:.{precision}e}"
     return f"{x:.{precision}f}"
-
-
-def _literal(x: float) -> str:
-    """A constant as it would be written in a program: 2.0 -> '2', 0.5 -> '0.5'."""
-    if x.is_integer() and abs(x) < 1e16:
-        return str(int(x))
-    return repr(x)
 
 
 def _record_field(text: str) -> str:
@@ -187,7 +180,7 @@ def to_digraph(
         if node.label:
             title = node.label
         elif node._a is None:
-            title = _literal(node.data)
+            title = short_number(node.data)
         else:
             title = node._op
         label = _record_field(title)

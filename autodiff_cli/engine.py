@@ -49,9 +49,12 @@ def _check_real_power(base: float, exponent: float) -> float:
     return result
 
 
-def _short(x: float) -> str:
-    """The shortest text that reads back as x: 2.0 -> '2', 0.1 -> '0.1'."""
-    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
+def short_number(x: float) -> str:
+    """The shortest text that reads back as x, as a program would write it: 2.0 -> '2', 0.1 -> '0.1'.
+
+    -0.0 is '0' (its sign says nothing to a reader); NaN and infinities are 'nan', 'inf', '-inf'.
+    """
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(float(x))
 
 
 def _power_slope(base: float, exponent: float) -> float:
@@ -201,7 +204,7 @@ class Value:
             out = _check_real_power(x, y)
             return _node(out, "**", self, _power_slope(x, y), other, _exponent_slope(x, out))
         c = float(other)
-        node = _node(_check_real_power(x, c), "**" + _short(c), self, _power_slope(x, c))
+        node = _node(_check_real_power(x, c), "**" + short_number(c), self, _power_slope(x, c))
         node._exponent = c
         return node
 

@@ -25,14 +25,13 @@ Renderers are pure: text, or a Rich renderable that the CLI prints.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
-from .engine import DERIVATIVE_RULES, Value, topological_order
+from .engine import DERIVATIVE_RULES, Value, short_number, topological_order
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -118,15 +117,7 @@ Item = Seed | Step | Total
 
 def _number(x: float, precision: int | None = None) -> str:
     """2.0 -> '2', 0.1 -> '0.1'; ``precision`` significant digits when given."""
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if precision is not None:
-        return f"{x:.{precision}g}"
-    if x.is_integer() and abs(x) < 1e16:
-        return str(int(x))  # -0.0 included: its sign says nothing to a reader
-    return repr(float(x))
+    return short_number(x) if precision is None else f"{x:.{precision}g}"
 
 
 def _operand_text(x: float) -> str:

@@ -53,7 +53,8 @@ def format_number(x: float, precision: int | None = None) -> str:
     return f"{x:.{precision}g}"
 
 
-def _json_number(x: float) -> float | str:
+def json_number(x: float) -> float | str:
+    """x itself, or the string JSON needs for NaN and the infinities."""
     return x if math.isfinite(x) else NON_FINITE_JSON[repr(float(x))]
 
 
@@ -72,9 +73,9 @@ def to_json(
     grad_rows = rows(evaluation, wrt)
     document: dict[str, Any] = {
         "output": evaluation.output,
-        "value": _json_number(evaluation.root.data),
-        "values": {name: _json_number(node.data) for name, node in evaluation.nodes.items()},
-        "grads": {row.name: _json_number(row.grad) for row in grad_rows},
+        "value": json_number(evaluation.root.data),
+        "values": {name: json_number(node.data) for name, node in evaluation.nodes.items()},
+        "grads": {row.name: json_number(row.grad) for row in grad_rows},
         "kinds": {name: evaluation.kind(name) for name in evaluation.nodes},
         "mode": mode,
     }

@@ -8,6 +8,7 @@ import pytest
 from _shared import karpathy_graph
 
 from autodiff_cli.engine import DERIVATIVE_RULES, Value, iter_edges, topological_order
+from autodiff_cli.language import _no_cycle_collection
 
 N = 1_000_000
 
@@ -20,13 +21,8 @@ def no_cycle_collector():
     collector on, building the 3,000,000-node sum takes ~4x longer).  Everything is still
     freed by reference counting when the test ends.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _no_cycle_collection():
         yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def test_chain_of_a_million_multiplications(no_cycle_collector):

@@ -23,7 +23,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from _shared import close
+from _shared import close, engine_result
 
 from autodiff_cli.engine import DERIVATIVE_RULES, FUNCTIONS, Value, iter_edges, topological_order
 
@@ -36,13 +36,6 @@ def oracle(fn, *args):
         value = float(fn(*xs))
         grads = [float(autograd.grad(fn, i)(*xs)) for i in range(len(xs))]
     return value, grads
-
-
-def engine(fn, *args):
-    leaves = [Value(float(a)) for a in args]
-    out = fn(*leaves)
-    out.backward()
-    return out.data, [leaf.grad for leaf in leaves]
 
 
 def _ag_sigmoid(x):
@@ -109,7 +102,7 @@ def _params():
 @pytest.mark.parametrize("eng, ag, point", list(_params()))
 def test_op_matches_autograd(eng, ag, point):
     want_value, want_grads = oracle(ag, *point)
-    got_value, got_grads = engine(eng, *point)
+    got_value, got_grads = engine_result(eng, *point)
     assert close(got_value, want_value), (got_value, want_value)
     for i, (g, w) in enumerate(zip(got_grads, want_grads)):
         assert close(g, w), f"d/d(arg {i}): engine {g!r}, autograd {w!r}"
@@ -207,7 +200,7 @@ EDGE_CASES = {
     [pytest.param(*case, id=name) for name, case in EDGE_CASES.items()],
 )
 def test_edge_point(fn, inputs, value, grads):
-    got_value, got_grads = engine(fn, *inputs)
+    got_value, got_grads = engine_result(fn, *inputs)
     assert close(got_value, value), (got_value, value)
     for g, w in zip(got_grads, grads):
         assert close(g, w), (got_grads, grads)

@@ -7,9 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: the PyTorch comparison is skipped")
 
-from _shared import close  # noqa: E402
-
-from autodiff_cli.engine import Value  # noqa: E402
+from _shared import close, engine_result  # noqa: E402
 
 
 def torch_result(fn, *args):
@@ -17,13 +15,6 @@ def torch_result(fn, *args):
     out = fn(*ts)
     out.backward()
     return out.item(), [t.grad.item() if t.grad is not None else 0.0 for t in ts]
-
-
-def engine_result(fn, *args):
-    vs = [Value(float(a)) for a in args]
-    out = fn(*vs)
-    out.backward()
-    return out.data, [v.grad for v in vs]
 
 
 # name -> (engine fn, torch fn or None when the same operator lambda works for both, points)
