@@ -348,8 +348,10 @@ def _describe_token(token: Any) -> str:
 
 
 def _end_position(text: str) -> Position:
-    lines = text.split("\n")
-    return Position(len(lines), len(lines[-1]) + 1)
+    """Just after the last character that is not white space: the caret then lands on the
+    line that is unfinished, not on the empty line after a file's final newline."""
+    lines = text.rstrip().split("\n")
+    return Position(len(lines), len(lines[-1].rstrip("\r")) + 1)
 
 
 def _unclosed_parenthesis(text: str, line: int, column: int) -> Position | None:

@@ -119,6 +119,9 @@ def test_deeply_nested_parentheses() -> None:
         ("a*", ParseError, 1, 3, "unexpected end of input; expected an operand"),
         ("2x", ParseError, 1, 2, "unexpected name 'x'; expected an operator"),
         ("(a+b", ParseError, 1, 5, "expected an operator (+ - * / **) or ')'"),
+        # At the end of a file the caret goes after the unfinished line, not onto the blank ones.
+        ("x = 2\ny = log(x - 3\n\n", ParseError, 2, 14, "unexpected end of input"),
+        ("y = 2*\r\n", ParseError, 1, 8, "unexpected end of line; expected an operand"),  # "\n" is the 8th
         ("a+b)", ParseError, 1, 4, "unexpected ')'"),
         ("a @ b", ParseError, 1, 3, "unexpected character '@'"),
         ("a = 1\nb = = 2", ParseError, 2, 5, "unexpected '='"),
@@ -135,7 +138,8 @@ def test_deeply_nested_parentheses() -> None:
         ("# only a comment\n\n", ProgramError, 1, 1, "the program is empty"),
         ("y = 1e999 * x", ProgramError, 1, 5, "too large for a float"),
     ],
-    ids=["dangling-operator", "implicit-multiplication", "unclosed-paren", "extra-paren", "bad-character",
+    ids=["dangling-operator", "implicit-multiplication", "unclosed-paren", "unclosed-at-end-of-file",
+         "dangling-operator-crlf", "extra-paren", "bad-character",
          "double-equals", "assigned-twice", "used-before-assigned", "self-reference", "unknown-function",
          "misspelt-function", "too-many-arguments", "no-arguments", "assign-to-function",
          "function-as-variable", "empty", "comment-only", "literal-overflow"],
