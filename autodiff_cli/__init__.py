@@ -19,7 +19,7 @@ __all__ = ["Value", "DomainError", "draw_dot"]
 def __getattr__(name: str) -> Any:
     # draw_dot is loaded on first use: the command line imports this package on every start.
     if name == "draw_dot":
-        from .dot import draw_dot
+        from .render.dot import draw_dot
 
         return draw_dot
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,6 +7,7 @@ turns them into output and exit codes.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 
@@ -23,13 +24,15 @@ class Source:
         return lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else ""
 
 
-@dataclass(frozen=True)
-class Position:
-    """1-based line and column of a token, and how many characters it spans."""
+class Position(namedtuple("Position", "line column width", defaults=(1,))):
+    """1-based ``line`` and ``column`` of a token, and how many characters it spans (``width``).
 
-    line: int
-    column: int
-    width: int = 1
+    A tuple rather than a dataclass: the compiler makes one per instruction, and a
+    million-statement program makes millions.  (``collections.namedtuple`` rather than
+    ``typing.NamedTuple``, which compiles its annotations at every start-up.)
+    """
+
+    __slots__ = ()
 
 
 @dataclass(eq=False)
@@ -109,3 +112,19 @@ def _excerpt(source: Source, position: Position) -> list[str]:
         f" {gutter} | {text}",
         f" {' ' * len(gutter)} | {padding}{caret}",
     ]
+
+
+# How many names a hint lists before it counts the rest.
+NAMES_SHOWN = 20
+
+
+def variables_hint(names: list[str], wrong: list[str]) -> str:
+    """'did you mean ...? the variables are: a, b, ...' for names given that do not exist."""
+    import difflib  # only on error paths: it is not free at start-up
+
+    close = [match for name in wrong for match in difflib.get_close_matches(name, names, n=1)]
+    shown = ", ".join(names[:NAMES_SHOWN])
+    if len(names) > NAMES_SHOWN:
+        shown += f" and {len(names) - NAMES_SHOWN:,} more"
+    guess = f"did you mean {', '.join(dict.fromkeys(close))}? " if close else ""
+    return f"{guess}the variables are: {shown}"

@@ -357,7 +357,7 @@ def test_a_lone_name_that_is_not_a_file_warns(runner) -> None:
 
 def test_set_number_syntax_is_the_grammars() -> None:
     # --set checks numbers before the program is parsed, with its own copy of the pattern.
-    from autodiff_cli import cli_common
+    from autodiff_cli.cli import common as cli_common
 
     grammar = (REPO / "grammars" / "autodiff.lark").read_text()
     (number,) = re.findall(r"^NUMBER: /(.*)/$", grammar, flags=re.M)

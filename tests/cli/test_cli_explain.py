@@ -137,7 +137,7 @@ def test_help_has_examples_and_exit_codes(runner, cli) -> None:
 
 
 def test_help_shows_the_default_step_cap_that_applies(runner, cli) -> None:
-    from autodiff_cli.explain import DEFAULT_MAX_STEPS
+    from autodiff_cli.analysis.steps import DEFAULT_MAX_STEPS
 
     assert f"[default: {DEFAULT_MAX_STEPS}" in run(runner, cli, "--help").stdout
     program = "y = x" + " + x" * DEFAULT_MAX_STEPS

@@ -8,7 +8,7 @@ import pytest
 from _shared import karpathy_graph
 
 from autodiff_cli.engine import DERIVATIVE_RULES, Value, iter_edges, topological_order
-from autodiff_cli.language import _no_cycle_collection
+from autodiff_cli.engine.graph import paused_cycle_collector as _no_cycle_collection
 
 N = 1_000_000
 

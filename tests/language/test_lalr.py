@@ -8,9 +8,11 @@ import pytest
 from lark import Lark
 from lark.exceptions import UnexpectedInput as LarkUnexpectedInput
 
-from autodiff_cli import lalr
+from autodiff_cli.language import lalr
 from autodiff_cli.errors import ParseError, Source
-from autodiff_cli.language import _Compiler, _grammar_text, parse
+from autodiff_cli.language import parse
+from autodiff_cli.language.compiler import _Compiler
+from autodiff_cli.language.compiler import grammar_text as _grammar_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

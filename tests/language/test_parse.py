@@ -5,7 +5,8 @@ import math
 import pytest
 
 from autodiff_cli.errors import ParseError, ProgramError
-from autodiff_cli.language import INPUT, INTERMEDIATE, evaluate, parse
+from autodiff_cli.execute import evaluate
+from autodiff_cli.language import INPUT, INTERMEDIATE, parse
 
 
 def value_of(text: str, **inputs: float) -> float:

@@ -61,10 +61,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autodiff_cli.check import check_gradients
+from autodiff_cli.analysis.check import check_gradients
 from autodiff_cli.engine import DERIVATIVE_RULES, topological_order
-from autodiff_cli.forward import forward_gradients
-from autodiff_cli.language import evaluate, parse
+from autodiff_cli.execute import forward_gradients
+from autodiff_cli.execute import evaluate
+from autodiff_cli.language import parse
 
 OPS = ("+", "-", "*", "/", "**", "neg", "**c", "tanh", "exp", "log", "sqrt", "relu", "sigmoid",
        "sin", "cos", "abs", "=")

@@ -9,8 +9,8 @@ from pathlib import Path
 import graphviz
 import pytest
 
-from autodiff_cli import render
-from autodiff_cli.dot import (
+from autodiff_cli.render import backends as render
+from autodiff_cli.render.dot import (
     KIND_STYLES,
     draw_dot,
     format_number,
@@ -20,7 +20,8 @@ from autodiff_cli.dot import (
     to_dot,
 )
 from autodiff_cli.engine import Value
-from autodiff_cli.language import evaluate, parse
+from autodiff_cli.execute import evaluate
+from autodiff_cli.language import parse
 
 GOLDEN = Path(__file__).parent / "golden"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -206,7 +207,7 @@ def test_ids_follow_topological_order_and_text_is_stable() -> None:
 
 def test_same_dot_bytes_in_another_process() -> None:
     code = (
-        "import sys; from autodiff_cli.dot import to_dot; from autodiff_cli.language import parse, evaluate;"
+        "import sys; from autodiff_cli.render.dot import to_dot; from autodiff_cli.language import parse; from autodiff_cli.execute import evaluate;"
         "p = parse(open(sys.argv[1]).read(), sys.argv[1]);"
         "sys.stdout.buffer.write(to_dot(evaluate(p), edge_grads=True).encode())"
     )

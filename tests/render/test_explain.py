@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from autodiff_cli.engine import DERIVATIVE_RULES, Value, topological_order
-from autodiff_cli.explain import (
+from autodiff_cli.analysis.steps import (
     Seed,
     Step,
     Total,
@@ -19,11 +19,10 @@ from autodiff_cli.explain import (
     definitions,
     explain,
     node_names,
-    to_markdown,
-    to_plain,
-    to_rich,
 )
-from autodiff_cli.language import Evaluation, evaluate, parse
+from autodiff_cli.render.explain import to_markdown, to_plain, to_rich
+from autodiff_cli.execute import Evaluation, evaluate
+from autodiff_cli.language import parse
 
 KARPATHY = "a = 2\nb = -3\nc = 10\ne = a*b\nd = e + c\nf = -2\nL = d*f"
 

@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from autodiff_cli import render
-from autodiff_cli.dot import to_digraph, to_dot
+from autodiff_cli.render import backends as render
+from autodiff_cli.render.dot import to_digraph, to_dot
 from autodiff_cli.engine import Value
-from autodiff_cli.language import evaluate, parse
-from autodiff_cli.render import OutputError, Renderer, RenderError, choose_renderer, write_atomic
+from autodiff_cli.execute import evaluate
+from autodiff_cli.language import parse
+from autodiff_cli.cli.output import check_writable, write_atomic
+from autodiff_cli.errors import OutputError
+from autodiff_cli.render.backends import Renderer, RenderError, choose_renderer
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -105,7 +108,7 @@ def test_labels_show_literally(backend) -> None:
 
 @pytest.mark.parametrize("backend", backends())
 def test_same_svg_bytes_in_two_processes(backend) -> None:
-    code = ("import sys; from autodiff_cli import render; "
+    code = ("import sys; from autodiff_cli.render import backends as render; "
             "sys.stdout.buffer.write(render.render(sys.stdin.read(), 'svg', sys.argv[1]))")
     source = dot_of("neuron_exp")
     env = {**os.environ, "PYTHONPATH": str(SAMPLES.parent)}
@@ -306,7 +309,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(render.os, failing, fail)
+    monkeypatch.setattr(os, failing, fail)
     with pytest.raises(OutputError) as caught:
         write_atomic(target, b"new picture")
     assert caught.value.message == f"cannot write {target}: No space left on device"
@@ -315,7 +318,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
 
 
 def test_a_failed_first_write_leaves_nothing(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(render.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(5, "I/O error")))
+    monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError(5, "I/O error")))
     with pytest.raises(OutputError):
         write_atomic(tmp_path / "new.svg", b"data")
     assert list(tmp_path.iterdir()) == []
@@ -340,11 +343,11 @@ def test_a_symbolic_link_is_followed(tmp_path) -> None:
 
 
 def test_check_writable(tmp_path) -> None:
-    render.check_writable(str(tmp_path / "fine.svg"))
+    check_writable(str(tmp_path / "fine.svg"))
     with pytest.raises(OutputError, match="it is a directory"):
-        render.check_writable(str(tmp_path))
+        check_writable(str(tmp_path))
     with pytest.raises(OutputError, match="does not exist") as caught:
-        render.check_writable(str(tmp_path / "missing" / "graph.svg"))
+        check_writable(str(tmp_path / "missing" / "graph.svg"))
     assert caught.value.hint
 
 
@@ -366,11 +369,11 @@ def test_a_read_only_file_is_refused_and_kept(tmp_path, monkeypatch) -> None:
     target = tmp_path / "graph.svg"
     target.write_bytes(b"old")
     # What the OS answers for a file without write permission (root is allowed anyway, as by `>`).
-    monkeypatch.setattr(render.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
     with pytest.raises(OutputError, match="the file is read-only") as caught:
         write_atomic(target, b"new")
     assert "chmod" in caught.value.hint
     with pytest.raises(OutputError, match="the file is read-only"):
-        render.check_writable(str(target))
+        check_writable(str(target))
     assert target.read_bytes() == b"old"
     assert leftovers(tmp_path) == []

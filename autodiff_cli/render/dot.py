@@ -16,23 +16,24 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .engine import Value, short_number, topological_order
+from ..analysis.graph_model import GraphModel
+from ..engine.ops import short_number
 
 if TYPE_CHECKING:
     import graphviz
 
-    from .language import Evaluation
+    from ..engine.value import Value
+    from ..execute.scalar import Evaluation
 
 __all__ = [
-    "KIND_STYLES", "RANKDIRS", "draw_dot", "format_number", "graph_size", "omitted_names", "to_digraph",
-    "to_dot",
+    "KIND_STYLES", "RANKDIRS", "draw_dot", "format_number", "graph_size", "model_to_digraph", "omitted_names",
+    "to_digraph", "to_dot",
 ]
 
 RANKDIRS = ("LR", "TB")
 
-# How each kind of value node is filled; the README's legend describes the same colours.
-# "result" is an unnamed intermediate (a sub-expression) and "constant" a number written
-# in the program; the other three are the kinds ``Evaluation.kind`` reports.
+# How each kind of value node (``graph_model.KINDS``) is filled; the README's legend
+# describes the same colours.
 KIND_STYLES: dict[str, dict[str, str]] = {
     "input": {"fillcolor": "#cfe3ff"},  # light blue
     "intermediate": {"fillcolor": "#fff1c2"},  # light amber
@@ -97,24 +98,6 @@ def _plain_label(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
 
 
-def _kinds_by_structure(order: list[Value], root: Value) -> dict[Value, str]:
-    """The kind of each node read off the graph: for ``draw_dot`` on hand-built Values.
-
-    A labelled leaf is an input, an unlabelled leaf a constant; a labelled result a named
-    intermediate, an unlabelled one a sub-expression.  This agrees with what the language
-    reports, since it labels exactly its named variables.
-    """
-    kinds = {}
-    for node in order:
-        if node is root:
-            kinds[node] = "output"
-        elif node._a is None:
-            kinds[node] = "input" if node.label else "constant"
-        else:
-            kinds[node] = "intermediate" if node.label else "result"
-    return kinds
-
-
 def _attributes(attributes: Mapping[str, str]) -> str:
     """``name="value" ...``: a node's attributes as DOT text (every value quoted, always valid)."""
     return " ".join(f'{key}="{_plain_label(value)}"' for key, value in sorted(attributes.items()))
@@ -122,13 +105,12 @@ def _attributes(attributes: Mapping[str, str]) -> str:
 
 def graph_size(root: Value) -> int:
     """The number of values in the graph of ``root`` (each drawn as a record; op nodes not counted)."""
-    return len(topological_order(root))
+    return GraphModel(root).size
 
 
 def omitted_names(evaluation: Evaluation) -> list[str]:
     """The program's variables that the output does not depend on, so its graph leaves out."""
-    drawn = set(topological_order(evaluation.root))
-    return [name for name, node in evaluation.nodes.items() if node not in drawn]
+    return GraphModel.of(evaluation).omitted
 
 
 def to_digraph(
@@ -145,22 +127,37 @@ def to_digraph(
     """The graph of ``root`` as a ``graphviz.Digraph`` (``.source`` is the DOT text).
 
     ``kinds`` maps nodes to keys of ``KIND_STYLES`` (``input``, ``intermediate``, ``output``...);
-    nodes it leaves out are classified from the graph itself.  ``show_values=False`` draws the structure alone: names, ops and constants.
-    ``edge_grads`` labels each operand's edge with d result / d operand.
+    nodes it leaves out are classified from the graph itself.  ``show_values=False`` draws the
+    structure alone: names, ops and constants.  ``edge_grads`` labels each operand's edge
+    with d result / d operand.
     """
-    from graphviz import escape
+    _check_options(rankdir, precision)
+    model = GraphModel(root, kinds)
+    return model_to_digraph(model, rankdir=rankdir, precision=precision, show_values=show_values,
+                            show_grad=show_grad, edge_grads=edge_grads, name=name)
 
+
+def _check_options(rankdir: str, precision: int) -> None:
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     if precision < 0:
         raise ValueError(f"precision must be >= 0, not {precision}")
-    order = topological_order(root)
-    node_kinds = _kinds_by_structure(order, root)
-    if kinds:
-        unknown = set(kinds.values()) - set(KIND_STYLES)
-        if unknown:
-            raise ValueError(f"unknown node kinds {sorted(unknown)}; the kinds are {', '.join(KIND_STYLES)}")
-        node_kinds.update((node, kind) for node, kind in kinds.items() if node in node_kinds)
+
+
+def model_to_digraph(
+    model: GraphModel,
+    *,
+    rankdir: str = "LR",
+    precision: int = 4,
+    show_values: bool = True,
+    show_grad: bool = True,
+    edge_grads: bool = False,
+    name: str | None = None,
+) -> graphviz.Digraph:
+    """A graph model as a ``graphviz.Digraph``; the options are ``to_digraph``'s."""
+    from graphviz import escape
+
+    _check_options(rankdir, precision)
     dot = _digraph_class()(
         name=None if name is None else escape(name),
         graph_attr={"rankdir": rankdir, **_GRAPH_ATTR},
@@ -171,9 +168,11 @@ def to_digraph(
     # ``edge()``: their per-call quoting costs ~50 us a value (7 s at 1e5 values, 100 s at
     # 1e6), and nothing here needs it.  Ids are ours (v0, v1, ...), every label is escaped
     # above and always quoted, and attribute values are the constants of this module.
+    tape = model.tape
+    order, a_of, b_of = tape.order, tape.a, tape.b
     ids = [f"v{index}" for index in range(len(order))]
-    index_of = {node: index for index, node in enumerate(order)}
     styles = {kind: _attributes(style) for kind, style in KIND_STYLES.items()}
+    kinds = model.kinds
     body = dot.body
     fmt = format_number
     for index, node in enumerate(order):
@@ -188,31 +187,31 @@ def to_digraph(
             label += f" | data {fmt(node.data, precision)}"
             if show_grad:
                 label += f" | grad {fmt(node.grad, precision)}"
-        body.append(f'\t{ids[index]} [label="{{ {label} }}" {styles[node_kinds[node]]}]\n')
+        body.append(f'\t{ids[index]} [label="{{ {label} }}" {styles[kinds[index]]}]\n')
     dot.attr("node", **_OP_ATTR)
     labelled = edge_grads and show_values
     op_labels: dict[str, str] = {}
     for index, node in enumerate(order):
-        a = node._a
-        if a is None:
+        a = a_of[index]
+        if a < 0:
             continue
         op_id = ids[index] + "_op"
         op_label = op_labels.get(node._op)
         if op_label is None:
             op_label = op_labels[node._op] = _plain_label(node._op)
         lines = [f'\t{op_id} [label="{op_label}"]\n']
-        b = node._b
-        operands = ((a, node._da),) if b is None else ((a, node._da), (b, node._db))
+        b = b_of[index]
+        operands = ((a, node._da),) if b < 0 else ((a, node._da), (b, node._db))
         for operand, local in operands:
             attributes = f' [label="{fmt(local, precision)}"]' if labelled else ""
-            lines.append(f"\t{ids[index_of[operand]]} -> {op_id}{attributes}\n")
+            lines.append(f"\t{ids[operand]} -> {op_id}{attributes}\n")
         lines.append(f"\t{op_id} -> {ids[index]}\n")
         body.append("".join(lines))
     return dot
 
 
 def to_dot(
-    evaluation: Evaluation,
+    evaluation: Evaluation | GraphModel,
     *,
     rankdir: str = "LR",
     precision: int = 4,
@@ -220,21 +219,20 @@ def to_dot(
     show_grad: bool = True,
     edge_grads: bool = False,
 ) -> str:
-    """DOT text for the graph of ``evaluation``'s output.
+    """DOT text for the graph of an evaluation's output (or of its ``GraphModel``).
 
-    Without values (``evaluation.has_values`` is False: inputs left unset) only the
-    structure is drawn, whatever ``show_values`` says: the numbers would all be NaN.
+    Without values (``has_values`` is False: inputs left unset) only the structure is
+    drawn, whatever ``show_values`` says: the numbers would all be NaN.
     """
-    kinds = {node: evaluation.kind(name) for name, node in evaluation.nodes.items()}
-    dot = to_digraph(
-        evaluation.root,
-        kinds=kinds,
+    model = evaluation if isinstance(evaluation, GraphModel) else GraphModel.of(evaluation)
+    dot = model_to_digraph(
+        model,
         rankdir=rankdir,
         precision=precision,
-        show_values=show_values and evaluation.has_values,
+        show_values=show_values and model.has_values,
         show_grad=show_grad,
         edge_grads=edge_grads,
-        name=evaluation.output,
+        name=model.output,
     )
     return dot.source
 
@@ -265,12 +263,12 @@ def _digraph_class() -> Any:
 
         class AutodiffDigraph(graphviz.Digraph):
             def _repr_image_svg_xml(self) -> str:
-                from .render import render
+                from .backends import render
 
                 return render(self.source, "svg").decode("utf-8")
 
             def _repr_image_png(self) -> bytes:
-                from .render import render
+                from .backends import render
 
                 return render(self.source, "png")
 

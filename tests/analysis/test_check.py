@@ -11,19 +11,18 @@ import sys
 
 import pytest
 
-from autodiff_cli import check as check_module
-from autodiff_cli.check import (
+from autodiff_cli.analysis import check as check_module
+from autodiff_cli.analysis.check import (
     DEFAULT_ATOL,
     DEFAULT_RTOL,
     check_gradients,
     failure_messages,
     step_size,
-    to_json,
-    to_plain,
-    to_table,
 )
-from autodiff_cli.forward import ForwardResult
-from autodiff_cli.language import evaluate, parse
+from autodiff_cli.render.check import to_json, to_plain, to_table
+from autodiff_cli.engine.forward import ForwardResult
+from autodiff_cli.execute import evaluate
+from autodiff_cli.language import parse
 
 H = sys.float_info.epsilon ** (1 / 3)  # the step at |x| <= 1
 

@@ -9,14 +9,10 @@ import math
 import pytest
 
 from autodiff_cli.engine import Value
-from autodiff_cli.forward import (
-    apply_grads,
-    forward_derivative,
-    forward_gradients,
-    work_dict,
-    work_summary,
-)
-from autodiff_cli.language import evaluate, parse
+from autodiff_cli.engine.forward import forward_derivative
+from autodiff_cli.execute import apply_grads, evaluate, forward_gradients
+from autodiff_cli.language import parse
+from autodiff_cli.render.report import work_dict, work_summary
 
 QUADRATIC = "x = 2\ny = 3\nf = 3*x**2 + x*y + 5*y**2"
 

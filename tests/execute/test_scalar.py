@@ -5,7 +5,8 @@ import math
 import pytest
 
 from autodiff_cli.errors import EvaluationError, InputError
-from autodiff_cli.language import evaluate, parse
+from autodiff_cli.execute import evaluate
+from autodiff_cli.language import parse
 
 
 def test_karpathy_example_hand_derived() -> None:

@@ -1,4 +1,4 @@
-"""DOT text -> SVG, PNG or PDF bytes, and writing files so that nothing partial is left behind.
+"""DOT text -> SVG, PNG or PDF bytes, by the system Graphviz or the bundled one.
 
 Two backends run Graphviz's layout:
 
@@ -7,37 +7,33 @@ Two backends run Graphviz's layout:
   this package, so a plain ``pip install`` renders SVG and PNG.  It cannot write PDF.
 
 ``auto`` prefers the system one.  Either runs as a subprocess with a timeout; every
-failure is a ``RenderError`` saying what to do, never a traceback.  Nothing here prints.
+failure is a ``RenderError`` saying what to do, never a traceback.  Nothing here prints
+or writes files: the CLI decides where the bytes go.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
-import stat
 import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import AutodiffError, OutputError
+from ..errors import AutodiffError
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "FORMATS",
     "RENDERERS",
-    "OutputError",
     "RenderError",
     "RenderTimeout",
     "Renderer",
     "bundled_program",
-    "check_writable",
     "choose_renderer",
     "render",
     "system_program",
-    "write_atomic",
 ]
 
 FORMATS = ("svg", "png", "pdf")  # what a renderer produces; DOT text needs no renderer
@@ -209,86 +205,3 @@ def _fix_for(backend: Renderer) -> str:
     if backend.name == "system":
         return "try --renderer bundled for SVG or PNG, or reinstall Graphviz"
     return f"try --renderer system, or reinstall it with 'pip install --force-reinstall {BUNDLED_PROGRAM}'"
-
-
-# --- writing files -------------------------------------------------------------------------
-
-
-def check_writable(path: str) -> None:
-    """Fail early, before a long render, if ``path`` clearly cannot be written."""
-    target = Path(path)
-    if target.is_dir():
-        raise OutputError(f"cannot write {path}: it is a directory",
-                          hint="give a file name, e.g. -o graph.svg")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise OutputError(f"cannot write {path}: the file is read-only",
-                          hint="make it writable (chmod u+w), or write somewhere else")
-    parent = target.resolve().parent
-    if not parent.is_dir():
-        raise OutputError(f"cannot write {path}: the directory {parent} does not exist",
-                          hint="create it first, or write somewhere else")
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` all at once: readers see the old file or the new one, never a part.
-
-    The bytes go to a temporary file in the same directory (a rename is atomic only within
-    one file system), which then replaces the target.  On any failure the temporary file is
-    removed and an existing target is left as it was.  A symbolic link is followed, so the
-    file it points to is replaced, not the link.  A target that is not a regular file (a
-    pipe, /dev/stdout, a device) is written to directly: replacing it would destroy it.
-    A read-only file is refused, as the shell's ``>`` would refuse it.
-    """
-    target = os.path.realpath(os.fspath(path))
-    try:
-        status = os.stat(target)
-    except OSError:
-        status = None  # a new file: os.open below applies the umask, as for any new file
-    if status is not None and not stat.S_ISREG(status.st_mode):
-        _write_in_place(path, target, data)
-        return
-    if status is not None and not os.access(target, os.W_OK):
-        raise OutputError(f"cannot write {os.fspath(path)}: the file is read-only",
-                          hint="make it writable (chmod u+w), or write somewhere else")
-    directory, base = os.path.split(target)
-    temporary = None
-    try:
-        descriptor, temporary = _create_temporary(directory, base)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())  # the data is on disk before the name points at it
-        if status is not None:
-            os.chmod(temporary, stat.S_IMODE(status.st_mode))
-        os.replace(temporary, target)
-        temporary = None
-    except OSError as error:
-        raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}",
-                          hint="check the path and its permissions, and that the disk is not full") from None
-    finally:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-
-
-def _write_in_place(path: str | os.PathLike[str], target: str, data: bytes) -> None:
-    try:
-        with open(target, "wb") as handle:
-            handle.write(data)
-    except OSError as error:
-        raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}",
-                          hint="check that something reads the pipe or device, or write to a file") from None
-
-
-def _create_temporary(directory: str, base: str) -> tuple[int, str]:
-    """A new, empty, hidden file next to the target, opened for writing."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        name = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.tmp")
-        try:
-            return os.open(name, flags, 0o666), name
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free temporary file name in {directory}")

@@ -1,4 +1,4 @@
-"""Renderers for an evaluation: a Rich table, plain text, JSON and CSV.
+"""Renderers for an evaluation: a Rich table, plain text, JSON and CSV (and forward mode's work).
 
 Pure functions: each returns text or a Rich renderable and never prints.
 Rich is imported only by ``table``, so scripts asking for JSON don't load it.
@@ -7,20 +7,19 @@ Rich is imported only by ``table``, so scripts asking for JSON don't load it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .language import INPUT, Evaluation
+from ..language.program import INPUT
+from .numbers import format_number, json_number
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from ..engine.forward import ForwardResult
+    from ..execute.scalar import Evaluation
+
 COLUMNS = ("name", "kind", "op", "value", "grad")
-
-# JSON has no NaN or infinity; they are written as these strings.
-NON_FINITE_JSON = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
-
 
 class Row(NamedTuple):
     name: str
@@ -40,22 +39,6 @@ def rows(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> list[Row]:
         op = "" if evaluation.program.variables[name].kind == INPUT else node._op
         result.append(Row(name, kind, op, node.data, node.grad))
     return result
-
-
-def format_number(x: float, precision: int | None = None) -> str:
-    """Shortest round-trip text by default; ``precision`` significant digits when given."""
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if precision is None:
-        return repr(float(x))
-    return f"{x:.{precision}g}"
-
-
-def json_number(x: float) -> float | str:
-    """x itself, or the string JSON needs for NaN and the infinities."""
-    return x if math.isfinite(x) else NON_FINITE_JSON[repr(float(x))]
 
 
 def to_json(
@@ -142,3 +125,34 @@ def to_table(
     for line in cells:
         table.add_row(*line, style=_KIND_STYLES.get(line[1], ""))
     return table if note is None else Group(table, Text(note))
+
+
+# --- forward mode's work -----------------------------------------------------------------
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
+def work_summary(result: ForwardResult) -> str:
+    """One line comparing the work of forward and reverse mode for this graph (no newline).
+
+    e.g. ``forward mode: 2 passes (one per input) x 11 nodes = 22 node visits;
+    reverse mode: 1 backward pass x 11 nodes = 11 node visits``
+    """
+    per = "input" if result.wrt_inputs_only else "variable"
+    return (
+        f"forward mode: {_plural(result.passes, 'pass', 'passes')} (one per {per}) x "
+        f"{_plural(result.graph_size, 'node')} = {_plural(result.node_visits, 'node visit')}; "
+        f"reverse mode: 1 backward pass x {_plural(result.graph_size, 'node')} = "
+        f"{_plural(result.reverse_node_visits, 'node visit')}"
+    )
+
+
+def work_dict(result: ForwardResult) -> dict[str, object]:
+    """The same comparison as data, for JSON output."""
+    return {
+        "forward": {"passes": result.passes, "node_visits": result.node_visits},
+        "reverse": {"passes": result.reverse_passes, "node_visits": result.reverse_node_visits},
+        "graph_size": result.graph_size,
+    }

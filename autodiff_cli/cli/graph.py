@@ -1,8 +1,8 @@
 """``autodiff graph``: draw a program's computational graph as SVG, PNG, PDF or DOT.
 
-A thin Click layer: ``dot`` builds the text, ``render`` lays it out and writes files; this
-command picks the format, checks the request before any slow work, and decides where the
-result goes.  Registered on the main group in ``cli.py``.
+A thin Click layer: ``render.dot`` builds the text from the graph model and
+``render.backends`` lays it out; this command picks the format, checks the request before
+any slow work, and decides where the result goes.
 """
 
 from __future__ import annotations
@@ -11,17 +11,16 @@ import os
 
 import click
 
-from .cli_common import (
+from ..errors import AutodiffError
+from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
-    emit,
     load_inputs,
     program_options,
     reporting_errors,
-    stdout_is_terminal,
     warn,
 )
-from .errors import AutodiffError
+from .output import check_writable, emit, stdout_is_terminal, write_atomic
 
 __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge", "graph_command"]
 
@@ -89,8 +88,10 @@ def graph_command(
       autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
       autodiff graph samples/neuron.ad --format png > neuron.png
     """
-    from . import dot, render
-    from .language import evaluate, missing_inputs
+    from ..analysis.graph_model import GraphModel
+    from ..execute import evaluate
+    from ..language import missing_inputs
+    from ..render import backends, dot
 
     to_stdout = out is None or out == "-"
     fmt = _choose_format(out, output_format, to_stdout)
@@ -100,10 +101,10 @@ def graph_command(
             f"write it to a file with -o graph.{fmt}, or redirect: ... > graph.{fmt}"
         )
     # Everything that can be checked cheaply is checked before evaluating and laying out.
-    backend = render.choose_renderer(fmt, renderer) if fmt != "dot" else None
+    backend = backends.choose_renderer(fmt, renderer) if fmt != "dot" else None
     if not to_stdout:
         assert out is not None
-        render.check_writable(out)
+        check_writable(out)
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=True)
@@ -113,26 +114,27 @@ def graph_command(
         warn([f"no value for {names}: drawing the structure only (give values with --set NAME=VALUE)"])
         if edge_grads:
             warn(["--edge-grads needs values; the edges are not labelled"])
-    omitted = dot.omitted_names(evaluation)
+    model = GraphModel.of(evaluation)
+    omitted = model.omitted
     if omitted:
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
         warn([f"{', '.join(omitted)} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
 
-    size = dot.graph_size(evaluation.root)
+    size = model.size
     if backend is not None and max_nodes and size > max_nodes:
         raise GraphTooLarge(
             f"the graph of {evaluation.output} has {size:,} values, more than --max-nodes {max_nodes:,}",
             hint=f"laying it out could take minutes: raise the limit (--max-nodes {_round_up(size)}, "
                  "or --max-nodes 0 for none), or write --format dot, which needs no layout",
         )
-    text = dot.to_dot(evaluation, rankdir=rankdir, precision=precision, show_grad=not no_grad,
+    text = dot.to_dot(model, rankdir=rankdir, precision=precision, show_grad=not no_grad,
                       edge_grads=edge_grads)
     if backend is None:
         data = text.encode("utf-8")
     else:
         try:
-            data = render.render(text, fmt, backend, timeout=timeout or None)
-        except render.RenderTimeout as error:
+            data = backends.render(text, fmt, backend, timeout=timeout or None)
+        except backends.RenderTimeout as error:
             error.hint = (f"allow more time with --timeout {max(1, round(timeout * 4))} (0: no limit), draw "
                           "a smaller graph (--output NAME), or write --format dot, which needs no layout")
             raise
@@ -140,7 +142,7 @@ def graph_command(
         emit(data)
     else:
         assert out is not None
-        render.write_atomic(out, data)
+        write_atomic(out, data)
 
 
 class GraphTooLarge(AutodiffError):

@@ -1,56 +1,30 @@
-"""The ``autodiff`` command line: a thin Click layer over the library.
-
-This module holds the command group and ``eval``; ``graph`` lives in
-``cli_graph`` and ``explain``/``check`` in ``cli_explain``, and all of them
-share ``cli_common``.  Each command reads its input, calls the library and
-sends the rendered result to stdout; nothing below this layer prints or exits.
-"""
+"""``autodiff eval``: a program's value and the gradient of its output, as a table, text, JSON or CSV."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import click
 
-from .cli_common import (
+from ..errors import InputError, Source
+from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
-    emit,
     load_inputs,
-    print_rich,
     program_options,
     reporting_errors,
-    stdout_is_terminal,
     text_options,
     warn,
 )
-from .cli_explain import check_command, explain_command
-from .cli_graph import graph_command
-from .errors import InputError, Source
+from .output import emit, print_rich, stdout_is_terminal
 
 if TYPE_CHECKING:
-    from .language import Evaluation
+    from ..execute import Evaluation
 
-__all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
-
-# --- commands -----------------------------------------------------------------------------
+__all__ = ["eval_command"]
 
 
-@click.group(context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
-@click.version_option(package_name="autodiff-cli", prog_name="autodiff")
-def main() -> None:
-    """Differentiate expressions and see how backpropagation flows through them.
-
-    \b
-    Examples:
-      autodiff eval "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
-      autodiff eval samples/neuron.ad --format json
-      cat model.ad | autodiff eval - --format csv
-    """
-
-
-@main.command("eval", epilog=EXIT_CODES_HELP)
+@click.command("eval", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
 @program_options
 @click.option("--wrt", "wrt", multiple=True, metavar="NAMES",
               help="Only show gradients with respect to these variables (comma-separated, repeatable).")
@@ -84,8 +58,8 @@ def eval_command(
       autodiff eval samples/quadratic.ad --mode forward
       echo "y = 3*x**2" | autodiff eval --set x=2 --format csv
     """
-    from . import report
-    from .language import evaluate
+    from ..execute import evaluate
+    from ..render import report
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     forward = mode == "forward"
@@ -94,12 +68,12 @@ def eval_command(
     names = _wrt_names(wrt, evaluation)
     work_text = work_data = None
     if forward:
-        from .forward import apply_grads, forward_gradients, work_dict, work_summary
+        from ..execute import apply_grads, forward_gradients
 
         result = forward_gradients(evaluation, names)
         apply_grads(evaluation, result)
         names = list(result.grads)
-        work_text, work_data = work_summary(result), work_dict(result)
+        work_text, work_data = report.work_summary(result), report.work_dict(result)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":
         emit(report.to_json(evaluation, names, mode=mode, work=work_data))
@@ -113,7 +87,7 @@ def eval_command(
 
 
 def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None:
-    from .language import variables_hint
+    from ..errors import variables_hint
 
     names = [name.strip() for item in wrt for name in item.split(",") if name.strip()]
     unknown = [name for name in names if name not in evaluation.nodes]
@@ -124,22 +98,3 @@ def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None
             hint=variables_hint(list(evaluation.nodes), unknown),
         )
     return list(dict.fromkeys(names)) or None
-
-
-def run() -> None:
-    """The ``autodiff`` program: ``main`` with a SIGTERM that unwinds like Ctrl-C.
-
-    By default SIGTERM ends Python on the spot, which would orphan a Graphviz layout
-    still running and leave its temporary file; raising SystemExit instead lets the
-    renderer kill its child and the file writer clean up.  Only the program does this,
-    not ``main`` itself, which tests and other programs call in their own process.
-    """
-    import signal
-
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    main(prog_name="autodiff")
-
-
-main.add_command(graph_command)
-main.add_command(explain_command)
-main.add_command(check_command)

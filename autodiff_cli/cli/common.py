@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .errors import AutodiffError, InputError, OutputError, Position, Source, format_error
+from ..errors import AutodiffError, InputError, Position, Source, format_error
 
 if TYPE_CHECKING:
-    from .language import Program
+    from ..language.program import Program
 
 EXIT_CODES_HELP = """\b
 Exit status:
@@ -272,7 +272,7 @@ def load_inputs(
     values_file: str | None,
 ) -> tuple[Program, dict[str, float]]:
     """The parsed program and the input values (--values, then --set on top)."""
-    from .language import parse
+    from ..language import parse
 
     _stdin_once(source, file, values_file)
     program_source = read_program(source, expr, file)
@@ -285,80 +285,3 @@ def load_inputs(
 def warn(messages: list[str]) -> None:
     for message in messages:
         click.echo(f"warning: {message}", err=True)
-
-
-
-
-# --- writing to stdout --------------------------------------------------------------------
-
-
-def stdout_is_terminal() -> bool:
-    stream = sys.stdout
-    try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError):  # a closed or unusual stream is not a terminal
-        return False
-
-
-def _stdout() -> Any:
-    if sys.stdout is None:
-        raise OutputError("standard output is closed, so there is nowhere to write the result",
-                          hint="run the command with its output open, e.g. redirected to a file")
-    return sys.stdout
-
-
-def _output_failed(error: OSError) -> OutputError:
-    return OutputError(f"cannot write to standard output: {error.strerror or error}",
-                       hint="check that the disk is not full, or write somewhere else")
-
-
-def emit(data: str | bytes) -> None:
-    """Write ``data`` to stdout and flush it, so that a full disk is an error, not a lost result.
-
-    A closed pipe (``| head``) raises BrokenPipeError, which Click turns into a quiet exit.
-    """
-    stream = _stdout()
-    try:
-        if isinstance(data, str):
-            stream.write(data)
-        else:
-            stream.flush()  # anything written as text goes first
-            buffer = getattr(stream, "buffer", None)
-            if buffer is None:  # a text-only stream (an embedding program)
-                try:
-                    stream.write(data.decode("utf-8"))
-                except UnicodeDecodeError:
-                    raise OutputError("standard output takes only text here, and this is binary",
-                                      hint="write it to a file with -o FILE") from None
-            else:
-                buffer.write(data)
-                buffer.flush()
-        stream.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as error:
-        raise _output_failed(error) from None
-
-
-def print_rich(renderable: Any, no_color: bool) -> None:
-    """Print a Rich renderable to stdout, never cutting it to the terminal's width.
-
-    The Console is built here, at the edge: colour and terminal detection are fixed
-    when it is created.  Rich crops lines to the console width (80 when piped); a
-    table whose number columns cannot shrink is given the width it needs instead,
-    since a line the terminal wraps is untidy but a cut-off number is wrong.
-    """
-    from rich.console import Console
-    from rich.measure import Measurement
-
-    stream = _stdout()
-    console = Console(file=stream, no_color=no_color or None, highlight=False)
-    needed = Measurement.get(console, console.options.update_width(1 << 16), renderable).minimum
-    console.width = max(console.width, needed)
-    try:
-        console.print(renderable)
-        stream.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as error:
-        raise _output_failed(error) from None

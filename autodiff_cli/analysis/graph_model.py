@@ -1,0 +1,133 @@
+"""One walk over a graph, shared by everything that shows it: the DOT writer, explain, the page.
+
+``GraphModel`` is the graph of one root as flat lists by topological position (the
+engine's ``Tape``) plus what a picture needs: each node's kind (which sets its colour),
+its display name (``t1``, ``t2``... for unnamed results) and the program's variables
+that the root does not depend on, which a picture leaves out.  Built once per command;
+no renderer walks the graph again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from ..engine.graph import Tape, topological_order
+from ..engine.ops import short_number
+
+if TYPE_CHECKING:
+    from ..engine.value import Value
+    from ..execute.scalar import Evaluation
+
+__all__ = ["KINDS", "GraphModel", "node_names", "operand_text"]
+
+# The kinds of value nodes: the three that ``Evaluation.kind`` reports, plus "result"
+# (an unnamed intermediate, a sub-expression) and "constant" (a number written in the program).
+KINDS = ("input", "intermediate", "output", "result", "constant")
+
+
+class GraphModel:
+    """The graph of ``root``: ``tape`` (order, operand positions, local derivatives), ``kinds``,
+    ``names`` and the ``omitted`` variable names, all by topological position."""
+
+    def __init__(
+        self,
+        root: Value,
+        kinds: Mapping[Value, str] | None = None,
+        *,
+        output: str | None = None,
+        omitted: Sequence[str] = (),
+        has_values: bool = True,
+    ) -> None:
+        self.tape = Tape(topological_order(root))
+        self.root = root
+        self.output = output or root.label
+        self.omitted = list(omitted)
+        self.has_values = has_values
+        self.kinds = _kinds_by_structure(self.tape.order)
+        if kinds:
+            unknown = set(kinds.values()) - set(KINDS)
+            if unknown:
+                raise ValueError(f"unknown node kinds {sorted(unknown)}; the kinds are {', '.join(KINDS)}")
+            index = self.tape.index
+            for node, kind in kinds.items():
+                position = index.get(node)
+                if position is not None:
+                    self.kinds[position] = kind
+
+    @classmethod
+    def of(cls, evaluation: Evaluation) -> GraphModel:
+        """The graph of an evaluation's output, with the program's kinds and names."""
+        kinds = {node: evaluation.kind(name) for name, node in evaluation.nodes.items()}
+        model = cls(evaluation.root, kinds, output=evaluation.output, has_values=evaluation.has_values)
+        drawn = model.tape.index
+        model.omitted = [name for name, node in evaluation.nodes.items() if node not in drawn]
+        return model
+
+    @property
+    def order(self) -> list[Value]:
+        return self.tape.order  # type: ignore[return-value]
+
+    @property
+    def size(self) -> int:
+        """The number of values (each drawn as a box; op nodes are not counted)."""
+        return self.tape.size
+
+    @cached_property
+    def names(self) -> list[str]:
+        """Each node's name for explain and the page (``t1``... for unnamed results)."""
+        names = node_names(self.tape.order)
+        if names and self.output:
+            names[-1] = self.output  # the same unless the root was built without a label
+        return names
+
+
+def _kinds_by_structure(order: Sequence[Value]) -> list[str]:
+    """The kind of each node read off the graph: for hand-built Values (``draw_dot``).
+
+    A labelled leaf is an input, an unlabelled leaf a constant; a labelled result a named
+    intermediate, an unlabelled one a sub-expression; the root is the output.  This agrees
+    with what the language reports, since it labels exactly its named variables.
+    """
+    kinds = []
+    for node in order:
+        if node._a is None:
+            kinds.append("input" if node.label else "constant")
+        else:
+            kinds.append("intermediate" if node.label else "result")
+    if kinds:
+        kinds[-1] = "output"
+    return kinds
+
+
+def operand_text(x: float) -> str:
+    """A constant as an operand in a formula: negative numbers in parentheses."""
+    text = short_number(x)
+    return f"({text})" if text.startswith("-") else text
+
+
+def node_names(order: Sequence[Value]) -> list[str]:
+    """A name for every node of ``order``, by position.
+
+    Labelled nodes (the program's variables) keep their label; constants are their
+    number; other nodes are t1, t2, ... in topological order.  The prefix gets
+    underscores added until no label looks like a temporary, so names never clash.
+    """
+    labels = {node.label for node in order if node.label}
+    prefix = "t"
+    while any(re.fullmatch(re.escape(prefix) + r"\d+", label) for label in labels):
+        prefix += "_"
+    names = []
+    append = names.append
+    count = 0
+    for node in order:
+        if node.label:
+            append(node.label)
+        elif node._a is None:
+            append(operand_text(node.data))
+        else:
+            count += 1
+            append(f"{prefix}{count}")
+    return names

@@ -1,0 +1,69 @@
+"""``autodiff explain``: the backward pass as chain-rule steps (``analysis.steps``, ``render.explain``)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import (
+    CONTEXT_SETTINGS,
+    EXIT_CODES_HELP,
+    load_inputs,
+    program_options,
+    reporting_errors,
+    text_options,
+    warn,
+)
+from .output import emit, print_rich, stdout_is_terminal
+
+__all__ = ["explain_command"]
+
+@click.command("explain", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+@program_options
+@click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown"]),
+              help="Output format [default: rich on a terminal, plain when piped].")
+# The default is steps.DEFAULT_MAX_STEPS, applied in the command: importing it here
+# would cost every command start-up, which is measured.
+@click.option("--max-steps", type=click.IntRange(min=0), metavar="N",
+              help="Show at most N lines of each pass; the rest are counted (0 = show all) [default: 500].")
+@text_options
+@reporting_errors
+def explain_command(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None, output: str | None, output_format: str | None, max_steps: int | None,
+    precision: int | None, no_color: bool,
+) -> None:
+    """Show the backward pass as chain-rule steps, one per edge of the graph.
+
+    SOURCE, --set and --values work as for 'autodiff eval'.  The forward pass is
+    listed first; unnamed intermediate results are called t1, t2, ... in the
+    order they are computed.  Each backward step reads
+
+    \b
+      dL/dc = dd/dc * dL/dd = 1 * -2 = -2     [dd/dc = 1]
+
+    that is: gradient of c = local derivative * upstream gradient, with the
+    local derivative's rule on the right.  A variable used in several places
+    gets one '+=' step per use, then a line with the sum.
+
+    \b
+    Examples:
+      autodiff explain "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
+      autodiff explain samples/neuron.ad --format markdown > neuron.md
+      autodiff explain big.ad --max-steps 50 | less
+    """
+    from ..analysis import steps
+    from ..execute import evaluate
+    from ..render import explain as render_explain
+
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
+    evaluation = evaluate(program, values, output, backward=False)
+    warn(evaluation.warnings)
+    explanation = steps.explain(evaluation, steps.DEFAULT_MAX_STEPS if max_steps is None else max_steps)
+    output_format = output_format or ("rich" if stdout_is_terminal() else "plain")
+    if output_format == "plain":
+        emit(render_explain.to_plain(explanation, precision))
+    elif output_format == "markdown":
+        emit(render_explain.to_markdown(explanation, precision))
+    else:
+        print_rich(render_explain.to_rich(explanation, precision), no_color)

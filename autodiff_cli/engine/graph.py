@@ -1,0 +1,96 @@
+"""Walking a graph of ``Value`` nodes: topological order, edges, and a flat copy (``Tape``).
+
+Every traversal uses an explicit stack, so graphs millions of nodes deep work, and
+operands are visited in order, so any numbering taken from an order is the same on
+every run.  Standard library only; only the node slots ``_a``/``_b`` (operands) and
+``_da``/``_db`` (local derivatives) are read.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .value import Value
+
+__all__ = ["Tape", "iter_edges", "paused_cycle_collector", "topological_order"]
+
+
+def topological_order(root: Value) -> list[Value]:
+    """Nodes reachable from ``root``, every operand before its results, ``root`` last.
+
+    Iterative depth-first search (no recursion limit); operands are visited in
+    order, so the order, and any numbering taken from it, is the same every run.
+    """
+    order: list[Value] = []
+    done: set[Value] = set()
+    stack = [root]
+    emit, mark, push, pop = order.append, done.add, stack.append, stack.pop
+    while stack:
+        node = stack[-1]
+        if node in done:
+            pop()
+            continue
+        a, b = node._a, node._b
+        pending = False
+        if b is not None and b not in done:
+            push(b)  # pushed first so that a is finished first
+            pending = True
+        if a is not None and a not in done:
+            push(a)
+            pending = True
+        if not pending:
+            mark(node)
+            emit(node)
+            pop()
+    return order
+
+
+def iter_edges(order: Iterable[Value]) -> Iterator[tuple[Value, Value, float]]:
+    """(child, parent, d parent / d child) for every edge, in the given node order."""
+    for node in order:
+        if node._a is not None:
+            yield node._a, node, node._da
+        if node._b is not None:
+            yield node._b, node, node._db
+
+
+class Tape:
+    """A graph as flat lists indexed by topological position: what every walk over it shares.
+
+    ``order`` is the topological order (the root last); ``a`` and ``b`` hold each node's
+    operand positions (-1 where there is none) and ``da``/``db`` its local derivatives.
+    Integer positions instead of node lookups keep a pass over a million nodes to a few
+    list operations per node, and build the lists once for forward mode, the explainer
+    and the renderers alike.
+    """
+
+    def __init__(self, order: Sequence[Value]) -> None:
+        index = {node: i for i, node in enumerate(order)}
+        self.order = order
+        self.index = index
+        self.size = len(order)
+        # None is never a key of index, so a missing operand maps to -1.
+        self.a = [index.get(node._a, -1) for node in order]
+        self.b = [index.get(node._b, -1) for node in order]
+        self.da = [node._da for node in order]
+        self.db = [node._db for node in order]
+
+    @classmethod
+    def of(cls, root: Value) -> Tape:
+        return cls(topological_order(root))
+
+
+@contextmanager
+def paused_cycle_collector() -> Iterator[None]:
+    """Pause the cycle collector while building acyclic data: it would only rescan it, again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

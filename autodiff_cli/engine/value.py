@@ -1,0 +1,244 @@
+"""The scalar reverse-mode engine: a micrograd-compatible ``Value`` (standard library only).
+
+Every operation computes its result *and* the local derivative of that result with
+respect to each operand, side by side, and stores the partials on the new node
+(``_local``).  Backpropagation is then one uniform loop over a topological order:
+``child.grad += local * out.grad``.  Storing the partials up front means the backward
+pass, forward mode, the explainer and the graph renderer all read the same numbers,
+and no closure is allocated per node.
+
+The maths is not written here: each arithmetic method and each function is made from
+the op's kernel in the op table (``ops.py``), so ``Value`` is one interpreter of that
+table among others.  Every traversal uses an explicit stack (``graph.py``), so graphs
+millions of nodes deep work.  Nothing here prints, parses or knows about the command line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .graph import topological_order
+from .ops import FUNCTIONS, OPS, Op, short_number
+
+__all__ = ["METHODS", "Value"]
+
+_new = object.__new__
+
+
+def _node(data: float, op: str, a: Value, da: float, b: Value | None = None, db: float = 0.0) -> Value:
+    """A result node: its value, its operands and d result / d operand for each."""
+    out = _new(Value)
+    out.data = data
+    out.grad = 0.0
+    out._op = op
+    out.label = ""
+    out._a = a
+    out._da = da
+    out._b = b
+    out._db = db
+    return out
+
+
+def _constant(data: float) -> Value:
+    out = _new(Value)
+    out.data = data
+    out.grad = 0.0
+    out._op = ""
+    out.label = ""
+    out._a = None
+    out._da = 0.0
+    out._b = None
+    out._db = 0.0
+    return out
+
+
+def _binary(op: Op) -> Callable[[Value, Value | float], Value]:
+    """``self <op> other`` from the op's kernel; a number operand becomes a constant node."""
+    kernel, name = op.scalar, op.name
+
+    def method(self: Value, other: Value | float) -> Value:
+        if not isinstance(other, Value):
+            other = _constant(float(other))
+        # The node is filled in here rather than by _node(): one call per op, the kernel's.
+        out = _new(Value)
+        out.data, out._da, out._db = kernel(self.data, other.data)
+        out.grad = 0.0
+        out._op = name
+        out.label = ""
+        out._a = self
+        out._b = other
+        return out
+
+    method.__doc__ = f"``{op.written.format(x='self', y='other')}``, a node with its two local derivatives."
+    return method
+
+
+def _unary(op: Op, method_name: str | None = None) -> Callable[[Value], Value]:
+    """``op(self)`` from the op's kernel."""
+    kernel, name = op.scalar, op.name
+
+    def method(self: Value) -> Value:
+        out = _new(Value)
+        out.data, out._da = kernel(self.data)
+        out.grad = 0.0
+        out._op = name
+        out.label = ""
+        out._a = self
+        out._b = None
+        out._db = 0.0
+        return out
+
+    method.__name__ = method.__qualname__ = method_name or op.name
+    method.__doc__ = f"``{op.written.format(x='self')}``, a node with its local derivative {op.rule[0]}."
+    return method
+
+
+class Value:
+    """A scalar in a computation graph: its data, its gradient and how it was made.
+
+    Operands live in two slots (``_a``, ``_b``) with their local derivatives
+    (``_da``, ``_db``) rather than in per-node tuples: one allocation per node
+    keeps both building and garbage collection cheap.  ``_prev`` and ``_local``
+    give the micrograd-style tuple views.
+
+    Besides the operators, every function of the op table (``ops.FUNCTIONS``: ``tanh``,
+    ``exp``, ``relu``...) is a method, and ``identity()`` makes a new node equal to this
+    one (``b = a`` in the language).
+    """
+
+    __slots__ = ("data", "grad", "label", "_op", "_a", "_da", "_b", "_db", "_exponent")
+
+    def __init__(
+        self, data: float, _children: tuple[Value, ...] = (), _op: str = "", label: str = ""
+    ) -> None:
+        self.data = data
+        self.grad = 0.0
+        self._op = _op
+        self.label = label
+        self._a = self._b = None
+        self._da = self._db = 0.0
+        if _children:
+            self._adopt(_children)
+
+    def _adopt(self, children: tuple[Value, ...]) -> None:
+        # A node built by hand has no recorded local derivatives: NaN makes that visible.
+        if len(children) > 2:
+            raise ValueError("a Value has at most two operands")
+        self._a, self._da = children[0], math.nan
+        if len(children) == 2:
+            self._b, self._db = children[1], math.nan
+
+    @property
+    def _prev(self) -> tuple[Value, ...]:
+        """The operands, in order."""
+        if self._a is None:
+            return ()
+        return (self._a,) if self._b is None else (self._a, self._b)
+
+    @property
+    def _local(self) -> tuple[float, ...]:
+        """d self / d operand, for each operand in ``_prev`` order."""
+        if self._a is None:
+            return ()
+        return (self._da,) if self._b is None else (self._da, self._db)
+
+    @property
+    def exponent(self) -> float | None:
+        """The constant exponent of an ``x ** c`` node, else None."""
+        return getattr(self, "_exponent", None)
+
+    def __repr__(self) -> str:
+        label = f", label={self.label!r}" if self.label else ""
+        return f"Value(data={self.data!r}, grad={self.grad!r}{label})"
+
+    # --- arithmetic, from the op table -----------------------------------------------------
+
+    __add__ = _binary(OPS["+"])
+    __sub__ = _binary(OPS["-"])
+    __mul__ = _binary(OPS["*"])
+    __truediv__ = _binary(OPS["/"])
+    __neg__ = _unary(OPS["neg"], "__neg__")
+    identity = _unary(OPS["="], "identity")
+
+    def __pos__(self) -> Value:
+        return self
+
+    def __pow__(self, other: Value | float) -> Value:
+        """``self ** other``: a ``**`` node for a Value exponent, a ``**c`` node (shown as
+        ``**2``) for a number, which is a constant of the op rather than an operand."""
+        if isinstance(other, Value):
+            out, da, db = _POW(self.data, other.data)
+            return _node(out, "**", self, da, other, db)
+        c = float(other)
+        out, da = _POW_CONST(self.data, c)
+        node = _node(out, "**" + short_number(c), self, da)
+        node._exponent = c
+        return node
+
+    def __radd__(self, other: float) -> Value:
+        return _constant(float(other)) + self
+
+    def __rsub__(self, other: float) -> Value:
+        return _constant(float(other)) - self
+
+    def __rmul__(self, other: float) -> Value:
+        return _constant(float(other)) * self
+
+    def __rtruediv__(self, other: float) -> Value:
+        return _constant(float(other)) / self
+
+    def __rpow__(self, other: float) -> Value:
+        return _constant(float(other)) ** self
+
+    def __abs__(self) -> Value:
+        return self.abs()  # type: ignore[attr-defined, no-any-return]
+
+    # --- backpropagation ---------------------------------------------------------------------
+
+    def _backward(self) -> None:
+        """Push this node's gradient one step to its operands (micrograd's per-node step)."""
+        g = self.grad
+        if self._a is not None:
+            self._a.grad += self._da * g
+        if self._b is not None:
+            self._b.grad += self._db * g
+
+    def backward(self) -> None:
+        """Accumulate d self / d node into ``grad`` of every node this one depends on.
+
+        Like micrograd and PyTorch, gradients accumulate across calls: call
+        ``zero_grad`` before a second backward pass over the same graph.
+        """
+        order = topological_order(self)
+        self.grad = 1.0
+        for node in reversed(order):
+            a = node._a
+            if a is not None:
+                g = node.grad
+                a.grad += node._da * g
+                b = node._b
+                if b is not None:
+                    b.grad += node._db * g
+
+    def zero_grad(self) -> None:
+        """Set ``grad`` to 0 on this node and everything it depends on."""
+        for node in topological_order(self):
+            node.grad = 0.0
+
+
+_POW = OPS["**"].scalar
+_POW_CONST = OPS["**c"].scalar
+
+# Every function of the language is a method: adding a row to the op table adds one.
+for _op in FUNCTIONS.values():
+    setattr(Value, _op.name, _unary(_op))
+
+METHODS: dict[str, Callable[..., Value]] = {
+    name: getattr(Value, attribute)
+    for name, attribute in (("+", "__add__"), ("-", "__sub__"), ("*", "__mul__"), ("/", "__truediv__"),
+                            ("**", "__pow__"), ("neg", "__neg__"), ("=", "identity"))
+}
+"""The Value method that applies each op (``**c``: ``__pow__`` with a number), for interpreters."""
+METHODS.update((name, getattr(Value, name)) for name in FUNCTIONS)
+

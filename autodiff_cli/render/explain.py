@@ -1,0 +1,213 @@
+"""Renderers of an explanation (``analysis.steps``): aligned text, Markdown and Rich tables.
+
+Pure: each returns text or a Rich renderable; the CLI prints it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from ..analysis.steps import Explanation, Seed, Step, Total
+from ..engine.ops import short_number
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+__all__ = ["to_markdown", "to_plain", "to_rich"]
+
+
+def _number(x: float, precision: int | None = None) -> str:
+    """2.0 -> '2', 0.1 -> '0.1'; ``precision`` significant digits when given."""
+    return short_number(x) if precision is None else f"{x:.{precision}g}"
+
+
+# --- text pieces shared by the renderers ---------------------------------------------------
+
+
+def _d(top: str, bottom: str) -> str:
+    return f"d{top}/d{bottom}"
+
+
+def _total_sum(item: Total, precision: int | None) -> str:
+    shown = [_number(term, precision) for term in item.terms]
+    text = " + ".join(f"({t})" if t.startswith("-") and i else t for i, t in enumerate(shown))
+    if item.count > len(item.terms):
+        text += f" + ... ({item.count} terms)"
+    return text
+
+
+class _Row(NamedTuple):
+    """One line of the backward pass as text cells: lhs, sign, chain, numbers, rule, note."""
+
+    target: str
+    sign: str
+    chain: str
+    numbers: str
+    result: str
+    rule: str
+    note: str
+
+
+def _rows(explanation: Explanation, precision: int | None) -> list[_Row]:
+    rows = []
+    for item in explanation.steps:
+        if isinstance(item, Seed):
+            rows.append(_Row(_d(item.output, item.output), "=", "", "", "1", "", "seed"))
+        elif isinstance(item, Step):
+            rows.append(_Row(
+                _d(item.output, item.child),
+                "+=" if item.accumulate else "=",
+                f"{_d(item.parent, item.child)} * {_d(item.output, item.parent)}",
+                f"{_number(item.local, precision)} * {_number(item.upstream, precision)}",
+                _number(item.product, precision),
+                f"{_d(item.parent, item.child)} = {item.rule}",
+                f"total {_number(item.total, precision)}" if item.accumulate else "",
+            ))
+        else:
+            rows.append(_Row(_d(item.output, item.name), "=", "", _total_sum(item, precision),
+                             _number(item.total, precision), "", f"sum of {item.count} contributions"))
+    return rows
+
+
+def _omitted_note(count: int, what: str, limit: int) -> str:
+    what = what if count != 1 else what.removesuffix("s")
+    return (f"... {count:,} more {what} not shown (--max-steps {limit}; "
+            "use --max-steps 0 to show all)")
+
+
+def _header(explanation: Explanation, precision: int | None) -> str:
+    return f"{explanation.output} = {_number(explanation.value, precision)}"
+
+
+def _gradients_line(explanation: Explanation, precision: int | None) -> str:
+    if not explanation.gradients:
+        return "the program has no inputs"
+    parts = [f"{_d(explanation.output, name)} = {_number(grad, precision)}"
+             for name, grad in explanation.gradients]
+    return "gradients: " + ", ".join(parts)
+
+
+# --- plain text ----------------------------------------------------------------------------
+
+
+def to_plain(explanation: Explanation, precision: int | None = None) -> str:
+    """Aligned text without colour or box drawing, for pipes, logs and diffs."""
+    lines = [_header(explanation, precision), "", "forward pass (topological order)"]
+    lhs = [d.name if not d.expression else f"{d.name} = {d.expression}" for d in explanation.definitions]
+    values = [_number(d.value, precision) for d in explanation.definitions]
+    width = max((len(text) for text in lhs), default=0)
+    width_value = max((len(text) for text in values), default=0)
+    for text, value, definition in zip(lhs, values, explanation.definitions):
+        note = "input" if not definition.expression else ""
+        lines.append(f"  {text.ljust(width)} = {value.ljust(width_value)}   {note}".rstrip())
+    if explanation.definitions_omitted:
+        lines.append("  " + _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps))
+    lines += ["", "backward pass (reverse topological order; += adds the contribution of a further use)"]
+    rows = _rows(explanation, precision)
+    width_target = max((len(r.target) for r in rows), default=0)
+    width_sign = max((len(r.sign) for r in rows), default=0)
+    equations = []
+    for r in rows:
+        parts = [r.target.ljust(width_target), r.sign.ljust(width_sign)]
+        if r.chain:
+            parts += [r.chain, "="]
+        if r.numbers:
+            parts += [r.numbers, "="]
+        parts.append(r.result)
+        equations.append(" ".join(parts))
+    width_equation = max((len(e) for e in equations), default=0)
+    for equation, r in zip(equations, rows):
+        extras = "   ".join(x for x in (f"[{r.rule}]" if r.rule else "", r.note) if x)
+        lines.append(f"  {equation.ljust(width_equation)}   {extras}".rstrip())
+    if explanation.steps_omitted:
+        lines.append("  " + _omitted_note(explanation.steps_omitted, "steps", explanation.max_steps))
+    lines += ["", _gradients_line(explanation, precision)]
+    return "\n".join(lines) + "\n"
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if text else ""
+
+
+def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
+    """GitHub-flavoured Markdown: two tables, for notes and slides."""
+    lines = [f"**{_code(_header(explanation, precision))}**", "", "Forward pass:", "",
+             "| variable | definition | value |", "|---|---|---:|"]
+    for d in explanation.definitions:
+        lines.append(f"| {_code(d.name)} | {_code(d.expression) or 'input'} | {_number(d.value, precision)} |")
+    if explanation.definitions_omitted:
+        lines += ["", _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)]
+    lines += ["", "Backward pass (reverse topological order; `+=` adds the contribution of a further use):", "",
+              "| gradient | chain rule | local rule | local | upstream | product | total |",
+              "|---|---|---|---:|---:|---:|---:|"]
+    for item, r in zip(explanation.steps, _rows(explanation, precision)):
+        lhs = f"{r.target} {r.sign}"
+        if isinstance(item, Seed):
+            lines.append(f"| {_code(lhs)} | seed | | | | | 1 |")
+        elif isinstance(item, Step):
+            lines.append(
+                f"| {_code(lhs)} | {_code(r.chain)} | {_code(r.rule)} | {_number(item.local, precision)} "
+                f"| {_number(item.upstream, precision)} | {r.result} | {_number(item.total, precision)} |"
+            )
+        else:
+            lines.append(f"| **{_code(lhs)}** | {_code(r.numbers)} | | | | | **{r.result}** |")
+    if explanation.steps_omitted:
+        lines += ["", _omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)]
+    lines += ["", _code(_gradients_line(explanation, precision))]
+    return "\n".join(lines) + "\n"
+
+
+# --- Rich ----------------------------------------------------------------------------------
+
+
+def _table(title: str, headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
+    """A Rich table whose columns never shrink below their widest cell (Rich would cut numbers)."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for i, header in enumerate(headers):
+        width = max([len(header)] + [len(cells[i]) for cells, _ in rows])
+        numeric = header in ("value", "local", "upstream", "product", "total")
+        table.add_column(header, justify="right" if numeric else "left", no_wrap=True, min_width=width)
+    for cells, style in rows:
+        table.add_row(*cells, style=style)
+    return table
+
+
+def to_rich(explanation: Explanation, precision: int | None = None) -> RenderableType:
+    """Two Rich tables (forward pass, backward pass) with a heading and the final gradients."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[RenderableType] = [Text(_header(explanation, precision), style="bold magenta")]
+    forward_rows = [
+        ([d.name, d.expression or "input", _number(d.value, precision)], "cyan" if not d.expression else "")
+        for d in explanation.definitions
+    ]
+    parts.append(_table("forward pass (topological order)", ("variable", "definition", "value"), forward_rows))
+    if explanation.definitions_omitted:
+        parts.append(Text(_omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
+    backward_rows = []
+    for item, r in zip(explanation.steps, _rows(explanation, precision)):
+        lhs = f"{r.target} {r.sign}"
+        if isinstance(item, Seed):
+            backward_rows.append(([lhs, "seed", "", "", "", "", "1"], "bold"))
+        elif isinstance(item, Step):
+            backward_rows.append(([
+                lhs, r.chain, r.rule, _number(item.local, precision), _number(item.upstream, precision),
+                r.result, _number(item.total, precision),
+            ], "yellow" if item.accumulate else ""))
+        else:
+            backward_rows.append(([lhs, r.numbers, "", "", "", "", r.result], "bold yellow"))
+    parts.append(_table(
+        "backward pass (reverse topological order; += adds the contribution of a further use)",
+        ("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"), backward_rows,
+    ))
+    if explanation.steps_omitted:
+        parts.append(Text(_omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)))
+    parts.append(Text(_gradients_line(explanation, precision), style="bold"))
+    return Group(*parts)

@@ -1,0 +1,66 @@
+"""The op table is complete and consistent: every interpreter and every document reads it."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from autodiff_cli.engine import DERIVATIVE_RULES, FUNCTIONS, OPS, Value
+from autodiff_cli.engine.value import METHODS
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.mark.parametrize("name", list(OPS), ids=list(OPS))
+def test_row_is_complete(name: str) -> None:
+    op = OPS[name]
+    assert op.name == name
+    assert len(op.rule) == op.arity, "one rule per operand"
+    placeholders = set(re.findall(r"{(\w+)}", op.written))
+    assert placeholders == ({"x", "y"} if op.arity == 2 else {"x", "c"} if name == "**c" else {"x"})
+    # The kernel returns the value and one local derivative per operand.
+    args = (1.5, 0.5)[: op.arity] if name != "**c" else (1.5, 2.0)
+    result = op.scalar(*args)
+    assert len(result) == 1 + op.arity and all(isinstance(v, float) for v in result)
+    assert DERIVATIVE_RULES[name] == op.rule
+
+
+@pytest.mark.parametrize("name", list(OPS), ids=list(OPS))
+def test_every_op_is_reachable_from_value(name: str) -> None:
+    assert name in METHODS or name == "**c"
+    if name in FUNCTIONS:
+        assert getattr(Value, name) is METHODS[name]
+
+
+def test_functions_are_the_ops_written_as_calls() -> None:
+    assert list(FUNCTIONS) == ["tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs"]
+    assert all(op.arity == 1 for op in FUNCTIONS.values())
+
+
+def test_readme_lists_every_function() -> None:
+    line = next(line for line in README.read_text().splitlines() if line.startswith("- Functions:"))
+    assert re.search(r"`([a-z ]+)`", line).group(1).split() == list(FUNCTIONS)
+
+
+@pytest.mark.parametrize(
+    "name, args, message",
+    [("log", (0.0,), "log of 0"), ("sqrt", (-1.0,), "sqrt of -1"), ("/", (1.0, 0.0), "division by zero"),
+     ("**", (-2.0, 0.5), "negative base"), ("exp", (1000.0,), "overflows")],
+    ids=["log", "sqrt", "div", "pow", "exp"],
+)
+def test_domain_errors_and_hints(name: str, args: tuple[float, ...], message: str) -> None:
+    from autodiff_cli.engine import DomainError
+
+    with pytest.raises(DomainError, match=message) as raised:
+        OPS[name].scalar(*args)
+    op = OPS[raised.value.op]
+    assert (op.overflow_hint if raised.value.overflow else op.hint) is not None
+
+
+def test_kink_conventions_are_pytorchs() -> None:
+    assert OPS["relu"].scalar(0.0) == (0.0, 0.0)
+    assert OPS["abs"].scalar(0.0) == (0.0, 0.0)
+    assert OPS["sqrt"].scalar(0.0) == (0.0, math.inf)

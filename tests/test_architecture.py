@@ -1,0 +1,143 @@
+"""The package's layers and the direction of its imports, as ARCHITECTURE.md writes them down.
+
+Each subpackage is a layer; a module may import its own layer and the layers below it,
+never one above (imports inside functions and under TYPE_CHECKING count too).  The
+engine imports only the standard library.  The checker itself is tested on made-up
+modules, so a broken checker cannot pass everything silently.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "autodiff_cli"
+
+# Lowest first.  The top-level modules below are facades over the whole package.
+LAYERS = ("errors", "engine", "language", "execute", "analysis", "render", "cli")
+FACADES = {"__init__", "__main__"}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a dotted module name inside the package (None for a facade)."""
+    parts = module.split(".")
+    assert parts[0] == "autodiff_cli", module
+    if len(parts) == 1 or parts[1] in FACADES:
+        return None
+    return parts[1]
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(REPO).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[str, int]]:
+    """(absolute module name, line) of every import in ``source``, relative ones resolved."""
+    found = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == "autodiff_cli" or (node.level and not node.module):
+                # `from . import x`: x is a submodule, or a name the package's __init__ defines
+                found.extend((_submodule_or_package(target, alias.name), node.lineno) for alias in node.names)
+            else:
+                found.append((target, node.lineno))
+    return found
+
+
+def _submodule_or_package(package: str, name: str) -> str:
+    directory = REPO.joinpath(*package.split("."))
+    is_module = (directory / name).is_dir() or (directory / f"{name}.py").is_file()
+    return f"{package}.{name}" if is_module else package
+
+
+def violations(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Every import of ``source`` that breaks the layering, as 'module:line imports target'."""
+    own = layer_of(module)
+    problems = []
+    for target, line in imported_modules(source, module, is_package):
+        top = target.split(".")[0]
+        if own == "engine" and top != "autodiff_cli" and top not in sys.stdlib_module_names:
+            problems.append(f"{module}:{line} imports {target} (the engine uses the standard library only)")
+        if top != "autodiff_cli" or own is None:
+            continue
+        other = layer_of(target) if target != "autodiff_cli" else None
+        if other is None:
+            problems.append(f"{module}:{line} imports the package facade {target}")
+        elif other not in LAYERS:
+            problems.append(f"{module}:{line} imports {target}, which is in no layer")
+        elif LAYERS.index(other) > LAYERS.index(own):
+            problems.append(f"{module}:{line} imports {target}: {own} is below {other}")
+    return problems
+
+
+def package_modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", package_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_down(path: Path) -> None:
+    module = module_name(path)
+    assert violations(path.read_text(encoding="utf-8"), module, path.name == "__init__.py") == []
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for path in package_modules():
+        layer = layer_of(module_name(path))
+        assert layer is None or layer in LAYERS, f"{path} is in no layer of {LAYERS}"
+
+
+@pytest.mark.parametrize(
+    "module, source, expected",
+    [
+        ("autodiff_cli.engine.value", "from ..cli import main", "engine is below cli"),
+        ("autodiff_cli.engine.value", "import numpy", "standard library only"),
+        ("autodiff_cli.language.compiler", "from autodiff_cli.render import dot", "language is below render"),
+        ("autodiff_cli.execute.scalar", "def f():\n    from ..analysis import check", "execute is below analysis"),
+        ("autodiff_cli.render.dot", "from .. import Value", "package facade"),
+        ("autodiff_cli.errors", "from .engine import ops", "errors is below engine"),
+    ],
+    ids=["upward-relative", "engine-third-party", "upward-absolute", "inside-function", "facade", "base-layer"],
+)
+def test_checker_catches(module: str, source: str, expected: str) -> None:
+    found = violations(source, module)
+    assert len(found) == 1 and expected in found[0], found
+
+
+def test_checker_allows_downward_imports() -> None:
+    source = "from ..engine.ops import OPS\nfrom ..errors import Position\nfrom . import lalr\nimport re\n"
+    assert violations(source, "autodiff_cli.language.compiler") == []
+
+
+def test_architecture_doc_lists_the_same_layers() -> None:
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    line = re.search(r"^Layers, lowest first: (.+)$", text, re.MULTILINE)
+    assert line is not None, "ARCHITECTURE.md must state 'Layers, lowest first: ...'"
+    assert tuple(re.findall(r"`(\w+)`", line.group(1))) == LAYERS
+
+
+def test_every_subpackage_ships_in_the_wheel() -> None:
+    # tomllib is not in Python 3.10's standard library; the list is simple enough to read.
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    block = re.search(r"^packages = \[(.*?)\]", pyproject, re.MULTILINE | re.DOTALL)
+    assert block is not None
+    listed = set(re.findall(r'"([\w.]+)"', block.group(1)))
+    found = {module_name(path.parent / "__init__.py") for path in PACKAGE.rglob("__init__.py")}
+    assert found <= listed, f"add to pyproject.toml [tool.setuptools] packages: {sorted(found - listed)}"
