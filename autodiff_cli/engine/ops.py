@@ -187,7 +187,7 @@ def _sqrt(x: float) -> tuple[float, float]:
 
 
 def _relu(x: float) -> tuple[float, float]:
-    return (x, 1.0) if x > 0.0 else (0.0, 0.0)  # relu'(0) = 0, as in PyTorch
+    return (x, 1.0) if x > 0.0 else (0.0, 0.0)  # relu'(0) = step(0) = 0, as in PyTorch
 
 
 def _sigmoid(x: float) -> tuple[float, float]:
@@ -207,8 +207,28 @@ def _cos(x: float) -> tuple[float, float]:
     return math.cos(x), -math.sin(x)
 
 
+def _sign(x: float) -> float:
+    """-1, 0 or 1 (NaN for NaN): abs'(x) and the sign function of the language."""
+    if x > 0.0:
+        return 1.0
+    if x < 0.0:
+        return -1.0
+    return 0.0 if x == 0.0 else x  # 0 for 0 and -0, NaN for NaN
+
+
 def _abs(x: float) -> tuple[float, float]:
-    return abs(x), 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)  # abs'(0) = 0, as in PyTorch
+    return abs(x), _sign(x)  # abs'(0) = sign(0) = 0, as in PyTorch
+
+
+def _sign_op(x: float) -> tuple[float, float]:
+    return _sign(x), 0.0  # flat on each side; at the jump the convention is 0, as in PyTorch
+
+
+def _step(x: float) -> tuple[float, float]:
+    """Heaviside's step with step(0) = 0, so that relu'(x) = step(x) at every x, 0 included."""
+    if x > 0.0:
+        return 1.0, 0.0
+    return (0.0 if x <= 0.0 else x), 0.0  # NaN stays NaN
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -238,6 +258,8 @@ _ROWS = (
     Op("sin", 1, "sin({x})", _sin, ("cos(x)",)),
     Op("cos", 1, "cos({x})", _cos, ("-sin(x)",)),
     Op("abs", 1, "abs({x})", _abs, ("sign(x)",)),
+    Op("sign", 1, "sign({x})", _sign_op, ("0",)),
+    Op("step", 1, "step({x})", _step, ("0",)),
     Op("=", 1, "{x}", _identity, ("1",)),  # `b = a`: b gets a node of its own
 )
 

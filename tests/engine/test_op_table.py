@@ -36,7 +36,8 @@ def test_every_op_is_reachable_from_value(name: str) -> None:
 
 
 def test_functions_are_the_ops_written_as_calls() -> None:
-    assert list(FUNCTIONS) == ["tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs"]
+    assert list(FUNCTIONS) == ["tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs", "sign",
+                               "step"]
     assert all(op.arity == 1 for op in FUNCTIONS.values())
 
 
@@ -64,3 +65,11 @@ def test_kink_conventions_are_pytorchs() -> None:
     assert OPS["relu"].scalar(0.0) == (0.0, 0.0)
     assert OPS["abs"].scalar(0.0) == (0.0, 0.0)
     assert OPS["sqrt"].scalar(0.0) == (0.0, math.inf)
+
+
+@pytest.mark.parametrize("name", ["abs", "sign", "step", "relu"])
+def test_no_negative_zero_at_zero(name: str) -> None:
+    # A -0.0 would print as "-0.0" in a report; the kinks give plain zeros on both zeros.
+    for x in (0.0, -0.0):
+        for number in OPS[name].scalar(x)[1:] + ((OPS[name].scalar(x)[0],) if name != "abs" else ()):
+            assert math.copysign(1.0, number) == 1.0, (name, x, OPS[name].scalar(x))

@@ -90,6 +90,9 @@ CASES = {
     "cos": (lambda a: a.cos(), anp.cos, [(-2.0,), (0.0,), (0.5,), (3.1,), (10.0,)]),
     "abs": (lambda a: a.abs(), anp.abs, [(-2.5,), (-1e-9,), (1e-9,), (3.0,)]),
     "abs()": (lambda a: abs(a), anp.abs, [(-2.5,), (3.0,)]),
+    # flat on each side of the jump: derivative 0 (autograd's sign has a zero gradient too)
+    "sign": (lambda a: a.sign(), anp.sign, [(-2.5,), (-1e-9,), (1e-9,), (3.0,)]),
+    "step": (lambda a: a.step(), lambda a: anp.where(a > 0, 1.0, 0.0) + 0.0 * a, [(-2.5,), (-1e-9,), (1e-9,), (3.0,)]),
 }
 
 
@@ -146,8 +149,15 @@ INF, NAN = math.inf, math.nan
 EDGE_CASES = {
     # relu'(0) = 0 (PyTorch: grad * (x > 0))
     "relu(0)": (lambda a: a.relu(), (0.0,), 0.0, (0.0,)),
-    # abs'(0) = sign(0) = 0
+    # abs'(0) = sign(0) = 0, also at -0 (no negative zero gradient)
     "abs(0)": (lambda a: a.abs(), (0.0,), 0.0, (0.0,)),
+    "abs(-0)": (lambda a: a.abs(), (-0.0,), 0.0, (0.0,)),
+    # the jumps: sign(0) = 0 and step(0) = 0 (so relu' = step and abs' = sign everywhere), slope 0
+    "sign(0)": (lambda a: a.sign(), (0.0,), 0.0, (0.0,)),
+    "step(0)": (lambda a: a.step(), (0.0,), 0.0, (0.0,)),
+    # NaN in, NaN out (never a silent 0)
+    "sign(nan)": (lambda a: a.sign(), (NAN,), NAN, (0.0,)),
+    "step(nan)": (lambda a: a.step(), (NAN,), NAN, (0.0,)),
     # sqrt(0) = 0, d/dx sqrt(x) = 1/(2 sqrt x) -> +inf
     "sqrt(0)": (lambda a: a.sqrt(), (0.0,), 0.0, (INF,)),
     # x**0.5 at 0: 0.5 * 0**-0.5 = +inf
@@ -352,6 +362,8 @@ UNARY_KINDS = (
     "sin",
     "cos",
     "abs",
+    "sign",
+    "step",
     "powc",
     "radd",
     "rsub",
@@ -396,6 +408,8 @@ class EngineFns:
     sin = staticmethod(lambda t: t.sin())
     cos = staticmethod(lambda t: t.cos())
     abs = staticmethod(lambda t: t.abs())
+    sign = staticmethod(lambda t: t.sign())
+    step = staticmethod(lambda t: t.step())
     identity = staticmethod(lambda t: t.identity())
 
 
@@ -409,6 +423,8 @@ class AutogradFns:
     sin = staticmethod(anp.sin)
     cos = staticmethod(anp.cos)
     abs = staticmethod(anp.abs)
+    sign = staticmethod(anp.sign)
+    step = staticmethod(lambda t: anp.where(t > 0, 1.0, 0.0) + 0.0 * t)  # 0 * t: a zero gradient
     identity = staticmethod(lambda t: t)
 
 
@@ -424,6 +440,8 @@ class MathFns:
     sin = staticmethod(math.sin)
     cos = staticmethod(math.cos)
     abs = staticmethod(abs)
+    sign = staticmethod(lambda t: math.copysign(1.0, t) if t else 0.0)
+    step = staticmethod(lambda t: 1.0 if t > 0 else 0.0)
     identity = staticmethod(lambda t: t)
 
 

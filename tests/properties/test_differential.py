@@ -68,8 +68,8 @@ from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
 
 OPS = ("+", "-", "*", "/", "**", "neg", "**c", "tanh", "exp", "log", "sqrt", "relu", "sigmoid",
-       "sin", "cos", "abs", "=")
-UNARY = ("neg", "tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs")
+       "sin", "cos", "abs", "sign", "step", "=")
+UNARY = ("neg", "tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs", "sign", "step")
 BINARY = ("+", "-", "*", "/", "**")
 EXPONENTS = (2.0, 3.0, -1.0, -2.0, 0.5, 1.5, 0.0, 1.0, 2.5)
 
@@ -140,6 +140,10 @@ class Gen:
             value, expr = 1.0 / (1.0 + math.exp(-v[0])), f"sigmoid({t[0]})"
         elif op == "relu":
             value, expr = max(v[0], 0.0), f"relu({t[0]})"
+        elif op == "sign":
+            value, expr = math.copysign(1.0, v[0]), f"sign({t[0]})"  # guarded away from 0
+        elif op == "step":
+            value, expr = 1.0 if v[0] > 0 else 0.0, f"step({t[0]})"
         else:
             value, expr = getattr(math, "fabs" if op == "abs" else op)(v[0]), f"{op}({t[0]})"
         self.ops.append((op, args, const))
@@ -215,6 +219,8 @@ class Gen:
                     vals.append(anp.maximum(a[0], 0.0))
                 elif op == "sigmoid":
                     vals.append(1.0 / (1.0 + anp.exp(-a[0])))
+                elif op == "step":
+                    vals.append(anp.where(a[0] > 0, 1.0, 0.0) + 0.0 * a[0])
                 else:
                     vals.append(getattr(anp, op)(a[0]))
             return vals[-1]
@@ -251,7 +257,7 @@ def _apply(gen: Gen, op: str, pick, last: bool) -> int:  # type: ignore[no-untyp
         a = pick()
         if op in ("log", "sqrt"):
             a = gen.at_least(a, 0.5)
-        elif op in ("relu", "abs"):
+        elif op in ("relu", "abs", "sign", "step"):
             a = gen.away_from_zero(a, 0.25)
         elif op in ("tanh", "sigmoid"):
             a = gen.at_most(a, 3.0)

@@ -210,6 +210,8 @@ RULES = {
     "sin": ("y = sin(p)", {"p": ("cos(p)", math.cos(P))}),
     "cos": ("y = cos(p)", {"p": ("-sin(p)", -math.sin(P))}),
     "abs": ("y = abs(p)", {"p": ("sign(p)", 1.0)}),
+    "sign": ("y = sign(p)", {"p": ("0", 0.0)}),
+    "step": ("y = step(p)", {"p": ("0", 0.0)}),
     "=": ("q = p\ny = q", {"p": ("1", 1.0)}),
 }
 
