@@ -156,7 +156,7 @@ def _parse_number(text: str, what: str) -> float:
 
 # The numbers of the language (its NUMBER terminal, kept equal by a test), with a sign:
 # float() alone would also take '1_000', 'inf' and digits of other scripts.
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

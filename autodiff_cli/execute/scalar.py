@@ -92,18 +92,18 @@ def _execute(program: Program, values: Mapping[str, float], checked: bool) -> li
     emit = registers.append
     isfinite = math.isfinite
     variables = program.variables
-    for op, args, param, position in program.instructions:
+    for op, first, second, param, position in program.rows():  # columns, not Instruction tuples
         try:
-            if len(args) == 2:
-                node = METHODS[op](registers[args[0]], registers[args[1]])
+            if second >= 0:
+                node = METHODS[op](registers[first], registers[second])
             elif op == INPUT:
-                node = Value(input_value(variables[param], values), label=param)  # type: ignore[index]
+                node = Value(input_value(variables[param], values), label=param)
             elif op == CONST:
-                node = Value(param)  # type: ignore[arg-type]
+                node = Value(param)
             elif op == POWER_CONST:
-                node = registers[args[0]] ** param  # type: ignore[operator]
+                node = registers[first] ** param
             else:
-                node = METHODS[op](registers[args[0]])
+                node = METHODS[op](registers[first])
         except DomainError as error:
             raise _domain_error(error, position, program) from None
         if checked and not isfinite(node.data):

@@ -122,7 +122,8 @@ def test_deeply_nested_parentheses() -> None:
         ("(a+b", ParseError, 1, 5, "expected an operator (+ - * / **) or ')'"),
         # At the end of a file the caret goes after the unfinished line, not onto the blank ones.
         ("x = 2\ny = log(x - 3\n\n", ParseError, 2, 14, "unexpected end of input"),
-        ("y = 2*\r\n", ParseError, 1, 8, "unexpected end of line; expected an operand"),  # "\n" is the 8th
+        # CRLF: the line break starts at the CR, so the caret lands just after the text, as with LF.
+        ("y = 2*\r\n", ParseError, 1, 7, "unexpected end of line; expected an operand"),
         ("a+b)", ParseError, 1, 4, "unexpected ')'"),
         ("a @ b", ParseError, 1, 3, "unexpected character '@'"),
         ("a = 1\nb = = 2", ParseError, 2, 5, "unexpected '='"),
