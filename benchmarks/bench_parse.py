@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from programs import long_sum, network, statements  # noqa: E402
+from programs import long_sum, network, statements
 
 
 def import_parser() -> tuple[Callable[[str], object], object, str]:
@@ -75,14 +75,14 @@ def main() -> int:
         parse(text)  # warm up: the table cache, the allocator, the templates' code
         runs: dict[str, list[float | None]] = {"parse": [], "scan": [], "driver": [], "ast": []}
         for _ in range(args.rounds):
-            runs["scan"].append(cpu_seconds(lambda: scanner.findall(text)))
-            runs["parse"].append(cpu_seconds(lambda: parse(text)))
-            runs["driver"].append(cpu_seconds(lambda: without_templates(text)))
-            runs["ast"].append(cpu_seconds(lambda: ast.parse(text)))
+            runs["scan"].append(cpu_seconds(lambda text=text: scanner.findall(text)))
+            runs["parse"].append(cpu_seconds(lambda text=text: parse(text)))
+            runs["driver"].append(cpu_seconds(lambda text=text: without_templates(text)))
+            runs["ast"].append(cpu_seconds(lambda text=text: ast.parse(text)))
         megabytes = len(text) / 1e6
         median = {key: statistics.median(v) if None not in v else None for key, v in runs.items()}
 
-        def rate(key: str) -> str:
+        def rate(key: str, megabytes: float = megabytes, median: dict = median) -> str:
             return f"{megabytes / median[key]:.2f}" if median[key] else "fails"
 
         ratio = f"{median['ast'] / median['parse']:.2f}x" if median["ast"] else "-"

@@ -2,12 +2,25 @@
 
 Pure functions: each returns text or a Rich renderable and never prints.
 Rich is imported only by ``table``, so scripts asking for JSON don't load it.
+
+A program can have a million variables, so plain text, JSON and CSV are built column
+by column with the standard library's C functions (``float.__repr__``, ``str.ljust``,
+``json``'s string encoder, ``str.join`` over ``map``) rather than a Python loop per
+variable, and ``*_chunks`` give them a slice at a time so that the whole text never
+has to exist at once.  The bytes are exactly those of ``json.dumps(..., indent=2)`` and
+``csv.writer`` (``tests/render/test_report.py`` holds them to both, and to golden files):
+at 1e5 variables this is ~8x ``json.dumps`` with an indent, which runs in Python
+(``benchmarks/bench_reports.py``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, repeat
+from json.encoder import encode_basestring_ascii  # json.dumps's own (C) string encoder
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..language.program import INPUT
@@ -19,7 +32,12 @@ if TYPE_CHECKING:
     from ..engine.forward import ForwardResult
     from ..execute.scalar import Evaluation
 
+__all__ = ["COLUMNS", "Row", "csv_chunks", "json_chunks", "plain_chunks", "rows", "to_csv", "to_json",
+           "to_plain", "to_table", "work_dict", "work_summary"]
+
 COLUMNS = ("name", "kind", "op", "value", "grad")
+CHUNK = 50_000  # variables per slice of the *_chunks renderers
+
 
 class Row(NamedTuple):
     name: str
@@ -29,16 +47,57 @@ class Row(NamedTuple):
     grad: float
 
 
+class _Columns(NamedTuple):
+    """The report's variables column by column, in program order."""
+
+    names: list[str]
+    kinds: list[str]
+    ops: list[str]
+    values: list[float]
+    grads: list[float]
+
+    def slices(self, size: int = CHUNK) -> Iterator[_Columns]:
+        for start in range(0, len(self.names), size):
+            yield _Columns(*(column[start:start + size] for column in self))
+
+
+def _columns(evaluation: Evaluation, wrt: Sequence[str] | None) -> _Columns:
+    """Name, kind, op, value and grad of every named variable (only the ``wrt`` ones when given)."""
+    variables = evaluation.program.variables
+    if wrt is None and list(variables) == list(evaluation.nodes):  # every variable, in program order
+        names, nodes = list(evaluation.nodes), list(evaluation.nodes.values())
+        declared = list(map(attrgetter("kind"), variables.values()))
+    else:
+        names = list(evaluation.nodes) if wrt is None else list(wrt)
+        nodes = list(map(evaluation.nodes.__getitem__, names))
+        declared = list(map(attrgetter("kind"), map(variables.__getitem__, names)))
+    ops = list(map(_NO_OP.get, declared, map(attrgetter("_op"), nodes)))  # "" for an input, else its op
+    kinds = list(declared)
+    if evaluation.output in evaluation.nodes:
+        for index in _positions(names, evaluation.output):
+            kinds[index] = evaluation.kind(evaluation.output)
+    return _Columns(names, kinds, ops, list(map(attrgetter("data"), nodes)), list(map(attrgetter("grad"), nodes)))
+
+
+_NO_OP = {INPUT: ""}
+
+
+def _positions(names: list[str], name: str) -> list[int]:
+    """Where ``name`` is in ``names`` (a --wrt list may repeat it)."""
+    found, start = [], 0
+    for _ in range(names.count(name)):
+        start = names.index(name, start)
+        found.append(start)
+        start += 1
+    return found
+
+
 def rows(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> list[Row]:
     """One row per named variable in program order (only ``wrt`` ones when given, even none)."""
-    names = list(evaluation.nodes) if wrt is None else list(wrt)
-    result = []
-    for name in names:
-        node = evaluation.nodes[name]
-        kind = evaluation.kind(name)
-        op = "" if evaluation.program.variables[name].kind == INPUT else node._op
-        result.append(Row(name, kind, op, node.data, node.grad))
-    return result
+    return list(map(Row, *_columns(evaluation, wrt)))
+
+
+# --- JSON --------------------------------------------------------------------------------------
 
 
 def to_json(
@@ -51,51 +110,155 @@ def to_json(
     """One strict JSON object: output name and value, every value, the gradients asked for.
 
     ``mode`` says which mode computed the gradients; ``work``, when given, is forward
-    mode's comparison of the work of both modes.
+    mode's comparison of the work of both modes.  The text is ``json.dumps(document,
+    indent=2, allow_nan=False)`` and a newline, NaN and infinities written as strings.
     """
-    grad_rows = rows(evaluation, wrt)
-    document: dict[str, Any] = {
-        "output": evaluation.output,
-        "value": json_number(evaluation.root.data),
-        "values": {name: json_number(node.data) for name, node in evaluation.nodes.items()},
-        "grads": {row.name: json_number(row.grad) for row in grad_rows},
-        "kinds": {name: evaluation.kind(name) for name in evaluation.nodes},
-        "mode": mode,
-    }
+    return "".join(json_chunks(evaluation, wrt, mode=mode, work=work))
+
+
+def json_chunks(
+    evaluation: Evaluation,
+    wrt: Sequence[str] | None = None,
+    *,
+    mode: str = "reverse",
+    work: Mapping[str, Any] | None = None,
+) -> Iterator[str]:
+    """``to_json``'s text in slices, for writing out a big report without holding all of it."""
+    every = _columns(evaluation, None)
+    keys = _json_strings(every.names)  # each name encoded once, for all three objects
+    if wrt is None:
+        grad_keys, grads = keys, every.grads
+    else:
+        chosen = _columns(evaluation, wrt)
+        grad_keys, grads = _json_strings(chosen.names), chosen.grads
+    encoded_kinds = {kind: _json_text(kind) for kind in set(every.kinds)}
+    yield (f'{{\n  "output": {_json_text(evaluation.output)},\n'
+           f'  "value": {_json_value(evaluation.root.data)},\n  "values": ')
+    yield from _json_object(keys, every.values, _json_numbers)
+    yield ',\n  "grads": '
+    yield from _json_object(grad_keys, grads, _json_numbers)
+    yield ',\n  "kinds": '
+    yield from _json_object(keys, every.kinds, lambda kinds: list(map(encoded_kinds.__getitem__, kinds)))
+    yield f',\n  "mode": {_json_text(mode)}'
     if work is not None:
-        document["work"] = dict(work)
-    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+        nested = json.dumps(dict(work), indent=2, allow_nan=False).replace("\n", "\n  ")
+        yield f',\n  "work": {nested}'
+    yield "\n}\n"
+
+
+_ENTRY, _NEXT_ENTRY = ": ", ",\n    "
+
+
+def _json_object(keys: list[str], items: list[Any], texts: Any) -> Iterator[str]:
+    """An object one level into the document, as json.dumps with indent=2 writes it; ``keys``
+    are already JSON text, ``texts`` makes JSON text of a slice of ``items``."""
+    if not keys:
+        yield "{}"
+        return
+    yield "{\n    "
+    for start in range(0, len(keys), CHUNK):
+        piece = slice(start, start + CHUNK)
+        # key, ": ", value, ",\n    " for every entry, flattened in C; the last separator is cut
+        text = "".join(chain.from_iterable(zip(keys[piece], repeat(_ENTRY), texts(items[piece]),
+                                               repeat(_NEXT_ENTRY))))
+        yield text if start + CHUNK < len(keys) else text[:-len(_NEXT_ENTRY)]
+    yield "\n  }"
+
+
+_JSON_NUMBERS = {"nan": '"NaN"', "inf": '"Infinity"', "-inf": '"-Infinity"'}
+
+
+def _json_numbers(numbers: list[float]) -> list[str]:
+    """Each number as JSON text, non-finite ones as the strings ``json_number`` makes of them."""
+    if not all(map(float.__instancecheck__, numbers)):
+        return list(map(_json_value, numbers))  # ints or anything else: the json module decides
+    texts = list(map(float.__repr__, numbers))  # what json.dumps writes for a float
+    if not all(map(math.isfinite, numbers)):
+        texts = [_JSON_NUMBERS.get(text, text) for text in texts]
+    return texts
+
+
+def _json_value(x: Any) -> str:
+    return json.dumps(json_number(x), allow_nan=False)
+
+
+def _json_strings(texts: list[str]) -> list[str]:
+    return list(map(encode_basestring_ascii, texts))
+
+
+def _json_text(text: str) -> str:
+    return encode_basestring_ascii(text)
+
+
+# --- CSV and plain text ----------------------------------------------------------------------
 
 
 def to_csv(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> str:
-    import csv  # here rather than at the top: JSON output, the common scripted case, skips it
+    """``name,kind,op,value,grad`` lines, as ``csv.writer`` writes them (numbers round-trip)."""
+    return "".join(csv_chunks(evaluation, wrt))
+
+
+def csv_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> Iterator[str]:
+    """``to_csv``'s text in slices."""
+    yield ",".join(COLUMNS) + "\n"
+    for part in _columns(evaluation, wrt).slices():
+        fields = (part.names, part.kinds, part.ops, _texts(part.values), _texts(part.grads))
+        if any(_needs_quotes(column) for column in fields[:3]):
+            yield _csv_module(zip(*fields))
+        else:  # name, ",", kind, ",", op, ",", value, ",", grad, "\n" for every row, flattened in C
+            comma = repeat(",")
+            yield "".join(chain.from_iterable(zip(fields[0], comma, fields[1], comma, fields[2], comma,
+                                                  fields[3], comma, fields[4], repeat("\n"))))
+
+
+def _needs_quotes(column: list[str]) -> bool:
+    """Whether csv.writer would quote a field of ``column`` (numbers never need it)."""
+    joined = "".join(column)
+    return any(char in joined for char in ',"\r\n')
+
+
+def _csv_module(lines: Any) -> str:
+    import csv  # only for names with commas or quotes, which the language does not make
     import io
 
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows(evaluation, wrt):
-        writer.writerow([row.name, row.kind, row.op, format_number(row.value), format_number(row.grad)])
+    csv.writer(buffer, lineterminator="\n").writerows(lines)
     return buffer.getvalue()
 
 
-def _text_cells(evaluation: Evaluation, wrt: Sequence[str] | None, precision: int | None) -> list[list[str]]:
-    return [
-        [row.name, row.kind, row.op, format_number(row.value, precision), format_number(row.grad, precision)]
-        for row in rows(evaluation, wrt)
-    ]
+def _texts(numbers: list[float], precision: int | None = None) -> list[str]:
+    """``format_number`` of each number (round-trip text, or ``precision`` significant digits)."""
+    if precision is None:
+        return list(map(float.__repr__, map(float, numbers)))
+    return list(map(format, numbers, repeat(f".{precision}g")))
 
 
 def to_plain(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision: int | None = None) -> str:
     """Aligned columns without colour or box drawing, for pipes and logs."""
-    header = list(COLUMNS)
-    table = [header, *_text_cells(evaluation, wrt, precision)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    lines = []
-    for line in table:
-        cells = [cell.ljust(width) if i < 3 else cell.rjust(width) for i, (cell, width) in enumerate(zip(line, widths))]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines) + "\n"
+    return "".join(plain_chunks(evaluation, wrt, precision))
+
+
+def plain_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None,
+                 precision: int | None = None) -> Iterator[str]:
+    """``to_plain``'s text in slices (the columns are as wide as their widest cell anywhere)."""
+    columns = _columns(evaluation, wrt)
+    cells = [columns.names, columns.kinds, columns.ops,
+             _texts(columns.values, precision), _texts(columns.grads, precision)]
+    widths = [max(len(header), max(map(len, column), default=0)) for header, column in zip(COLUMNS, cells)]
+    pads = [str.ljust, str.ljust, str.ljust, str.rjust, str.rjust]  # names left, numbers right
+    header = [pad(title, width) for pad, title, width in zip(pads, COLUMNS, widths)]
+    yield "  ".join(header).rstrip() + "\n"
+    for start in range(0, len(columns.names), CHUNK):
+        padded = [list(map(pad, column[start:start + CHUNK], repeat(width)))
+                  for pad, column, width in zip(pads, cells, widths)]
+        lines = map(str.rstrip, map("  ".join, zip(*padded)))
+        yield "\n".join(lines) + "\n"
+
+
+def _text_cells(evaluation: Evaluation, wrt: Sequence[str] | None, precision: int | None) -> list[list[str]]:
+    columns = _columns(evaluation, wrt)
+    return [list(line) for line in zip(columns.names, columns.kinds, columns.ops,
+                                        _texts(columns.values, precision), _texts(columns.grads, precision))]
 
 
 _KIND_STYLES = {"input": "cyan", "intermediate": "", "output": "bold magenta"}
