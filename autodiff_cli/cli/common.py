@@ -285,3 +285,11 @@ def load_inputs(
 def warn(messages: list[str]) -> None:
     for message in messages:
         click.echo(f"warning: {message}", err=True)
+
+
+def program_title(source: Source, limit: int = 80) -> str:
+    """A title for a picture of the program: its file name, or its text when it came as text."""
+    if not source.name.startswith("<"):
+        return source.name
+    text = " ".join(source.text.split())  # <expr>, <stdin>: the program itself says more
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -18,6 +18,7 @@ from .common import (
     EXIT_CODES_HELP,
     load_inputs,
     program_options,
+    program_title,
     reporting_errors,
     warn,
 )
@@ -168,12 +169,8 @@ def _page(evaluation: Evaluation, model: GraphModel, svg: bytes, precision: int,
     from ..analysis.steps import walkthrough
     from ..render import page
 
-    source = evaluation.program.source
-    title = source.name
-    if title.startswith("<"):  # <expr>, <stdin>: the program itself says more
-        text = " ".join(source.text.split())
-        title = text if len(text) <= 80 else text[:77] + "..."
     walk = walkthrough(evaluation, model)
+    title = program_title(evaluation.program.source)
     return page.to_html(walk, svg, title=title, precision=precision, backward=backward).encode("utf-8")
 
 

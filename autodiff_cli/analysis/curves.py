@@ -1,0 +1,307 @@
+"""The data of ``autodiff plot``: an output and its derivatives along one input, with gaps reported.
+
+``sample_curves`` evaluates the program on an evenly spaced grid of one input (the others
+fixed) and returns, per point, the output f, its derivative f' = d output / d input from
+reverse mode, and with ``order=2`` the second derivative f''.  Points where the program is
+undefined (log of a negative number, division by zero, overflow) are NaN, so a plot leaves
+a gap there, and every run of such points is reported with its reason; nothing fails.
+
+Where the points come from is one function, ``_gradients_along``: the program's output and
+its gradient at every x of a column.  It runs the program through an executor (so the maths
+is the op table's); see its docstring for which one.
+
+f'' is the central difference of the exact f' (reverse mode) at x +- h, with check's step
+h = eps**(1/3) * max(1, |x|): its error is about 1e-10 relative where f is smooth.  Where f'
+jumps (relu's and abs's kinks) the difference with 4h disagrees and f'' is left out and
+reported, instead of drawing a spike of height 1/h.  (The differentiator of issue 11 will
+give f'' exactly, as the derivative of the derivative program.)
+
+``tangent`` gives the line touching f at one point, from one reverse-mode evaluation there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError, Source, variables_hint
+from ..language.program import (
+    INPUT,
+    Program,
+    input_value,
+    missing_inputs,
+    missing_inputs_error,
+    output_name,
+)
+from .check import step_size
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "DEFAULT_POINTS", "Curves", "Gap", "Tangent", "check_variable", "describe_gaps", "sample_curves",
+    "tangent",
+]
+
+DEFAULT_POINTS = 1001
+# Where the one-sided differences of f' disagree by more than this (relative), f' has a kink.
+KINK_TOLERANCE = 1e-2
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A run of consecutive grid points where a curve is undefined, and why (from the first)."""
+
+    curve: str  # "f", "df" or "d2f"
+    start: float
+    end: float
+    count: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Tangent:
+    """The line y = value + slope * (x - at) touching f at ``at``."""
+
+    at: float
+    value: float
+    slope: float
+
+    def __call__(self, x: Any) -> Any:
+        return self.value + self.slope * (x - self.at)
+
+
+@dataclass
+class Curves:
+    """The output ``output`` and its derivatives along ``variable``, on the grid ``x``.
+
+    ``f``, ``df`` and (with order 2) ``d2f`` are float64 arrays with NaN where undefined;
+    ``gaps`` lists every run of undefined points of each curve; ``fixed`` the values of the
+    other inputs (given or default); ``tangents`` the lines asked for.
+    """
+
+    program: Program
+    output: str
+    variable: str
+    x: np.ndarray
+    f: np.ndarray
+    df: np.ndarray
+    d2f: np.ndarray | None
+    gaps: list[Gap]
+    fixed: dict[str, float]
+    tangents: list[Tangent] = field(default_factory=list)
+
+    @property
+    def order(self) -> int:
+        return 1 if self.d2f is None else 2
+
+
+def check_variable(program: Program, variable: str) -> None:
+    """``variable`` must be an input of ``program``: what a plot varies."""
+    found = program.variables.get(variable)
+    if found is None:
+        raise InputError(
+            f"--range {variable}: the program has no variable {variable!r}",
+            source=Source(program.source.name, ""),
+            hint=variables_hint([v.name for v in program.inputs], [variable]),
+        )
+    if found.kind != INPUT:
+        raise InputError(
+            f"--range {variable}: {variable!r} is computed by the program, so it cannot be varied",
+            found.position, program.source,
+            f"'{variable}' is assigned on line {found.position.line}; vary one of its inputs instead",
+        )
+
+
+def sample_curves(
+    program: Program,
+    values: Mapping[str, float],
+    variable: str,
+    low: float,
+    high: float,
+    *,
+    points: int = DEFAULT_POINTS,
+    order: int = 1,
+    output: str | None = None,
+    tangents_at: Iterable[float] = (),
+) -> Curves:
+    """f, f' (and f'') of ``output`` over ``points`` evenly spaced values of ``variable`` in [low, high].
+
+    ``values`` fixes the other inputs (their defaults fill the rest).  Raises an
+    AutodiffError for a bad request (an unknown or computed variable, a missing input, a
+    tangent where f is undefined); points outside the domain only leave gaps.
+    """
+    import numpy as np
+
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, not {order}")
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"need finite low < high, not {low}, {high}")
+    if points < 2:
+        raise ValueError(f"need at least 2 points, not {points}")
+    check_variable(program, variable)
+    output = output_name(program, output)
+    missing = [v for v in missing_inputs(program, values) if v.name != variable]
+    if missing:
+        raise missing_inputs_error(program, missing)
+    # Every other input at its given or default value: what the picture holds fixed.
+    fixed = {v.name: input_value(v, values) for v in program.inputs if v.name != variable}
+    x = np.linspace(low, high, points)
+    f, df, reasons = _gradients_along(program, fixed, output, variable, x)
+    gaps = _gaps("f", x, reasons)
+    # Each derivative is reported where it fails on its own: no derivative where no f goes without saying.
+    own = [None if reason is not None or math.isfinite(d) else _not_finite("derivative", d)
+           for reason, d in zip(reasons, df)]
+    gaps += _gaps("df", x, own)
+    df_defined = [reason is None and mine is None for reason, mine in zip(reasons, own)]
+    df = np.where(df_defined, df, np.nan)
+    d2f = None
+    if order == 2:
+        d2f, second_reasons = _second_derivative(program, fixed, output, variable, x, df, df_defined)
+        gaps += _gaps("d2f", x, second_reasons)
+    curves = Curves(program, output, variable, x, f, df, d2f, gaps, fixed)
+    curves.tangents = [tangent(program, fixed, variable, at, output) for at in tangents_at]
+    return curves
+
+
+def tangent(program: Program, values: Mapping[str, float], variable: str, at: float,
+            output: str | None = None) -> Tangent:
+    """The tangent of the output at ``variable = at``: one evaluation, reverse mode.
+
+    An error (EvaluationError, with the program position) where the output is undefined;
+    an InputError where it has no finite derivative.
+    """
+    from ..execute import evaluate
+
+    check_variable(program, variable)
+    evaluation = evaluate(program, {**values, variable: at}, output)
+    value, slope = evaluation.root.data, evaluation.nodes[variable].grad
+    if not (math.isfinite(value) and math.isfinite(slope)):
+        raise InputError(
+            f"--tangent-at {variable}={at:g}: the slope there is {slope:g}, so there is no tangent line",
+            source=Source(program.source.name, ""),
+            hint="choose a point where the output has a finite derivative",
+        )
+    return Tangent(at, value, slope)
+
+
+# --- evaluating along a column -----------------------------------------------------------------
+
+
+def _gradients_along(
+    program: Program, fixed: Mapping[str, float], output: str, variable: str, xs: Sequence[float],
+) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+    """The output and d output / d ``variable`` at every x of ``xs``, and why a point failed (or None).
+
+    The executor interface of the plot: one column in, two columns and a reason per row
+    out.  Today each point is one run of the scalar engine (execute.scalar: a graph of
+    Values and one backward pass), a few microseconds per node; the vectorized executor
+    (execute/vectorized.py, issue 9) takes its place when it lands, computing the whole
+    column in one NumPy pass with domain errors as masks.
+    """
+    import numpy as np
+
+    from ..errors import EvaluationError
+    from ..execute import evaluate
+
+    values = np.full(len(xs), np.nan)
+    grads = np.full(len(xs), np.nan)
+    reasons: list[str | None] = []
+    inputs = dict(fixed)
+    for i, x in enumerate(xs):
+        inputs[variable] = float(x)
+        try:
+            evaluation = evaluate(program, inputs, output)
+        except EvaluationError as error:
+            reasons.append(error.message)
+            continue
+        value = evaluation.root.data
+        if not math.isfinite(value):
+            reasons.append(_not_finite("output", value))
+            continue
+        values[i] = value
+        grads[i] = evaluation.nodes[variable].grad
+        reasons.append(None)
+    return values, grads, reasons
+
+
+def _second_derivative(
+    program: Program, fixed: Mapping[str, float], output: str, variable: str, x: np.ndarray,
+    df: np.ndarray, df_defined: list[bool],
+) -> tuple[np.ndarray, list[str | None]]:
+    """f'' by central differences of the exact f', where f' is defined and smooth.
+
+    The difference is taken with check's step h and with 4h.  Where f' is smooth the two agree
+    to about h**2; where f' jumps within 4h of x (a kink of f: relu, abs, also one that falls
+    between h and 4h) a difference grows like 1/h and they disagree, and f'' is left out.  So
+    are points whose one-sided differences disagree.  Returns f'' (NaN where left out) and,
+    per point, why it is left out where f' is defined (None elsewhere: f's or f''s gap).
+    """
+    import numpy as np
+
+    h = np.array([step_size(float(v)) for v in x])
+    near: dict[int, tuple[np.ndarray, np.ndarray, list[str | None]]] = {}
+    for k in (1, 4):
+        _, right, right_reasons = _gradients_along(program, fixed, output, variable, x + k * h)
+        _, left, left_reasons = _gradients_along(program, fixed, output, variable, x - k * h)
+        near[k] = ((right - left) / (2 * k * h), right, [r or l for r, l in zip(right_reasons, left_reasons)])
+    d2f, right, outside = near[1]
+    wide, _, outside_wide = near[4]
+    left = right - 2 * h * d2f
+    reasons: list[str | None] = []
+    for i, defined in enumerate(df_defined):
+        if not defined:
+            reasons.append(None)
+            continue
+        reason = outside[i] or outside_wide[i]
+        if reason is not None:
+            reason = f"the derivative is undefined next to this point ({reason})"
+        elif not (math.isfinite(d2f[i]) and math.isfinite(wide[i])):
+            reason = "the derivative is not finite next to this point"
+        else:
+            slope_right = (right[i] - df[i]) / h[i]
+            slope_left = (df[i] - left[i]) / h[i]
+            one_sided = abs(slope_right - slope_left) / max(1.0, abs(slope_left), abs(slope_right))
+            two_steps = abs(wide[i] - d2f[i]) / max(1.0, abs(wide[i]), abs(d2f[i]))
+            if max(one_sided, two_steps) > KINK_TOLERANCE:
+                reason = "the derivative has a kink or a jump here, so no second derivative"
+        reasons.append(reason)
+    d2f = np.where([defined and r is None for defined, r in zip(df_defined, reasons)], d2f, np.nan)
+    return d2f, reasons
+
+
+def _not_finite(what: str, value: float) -> str:
+    return f"the {what} is {value:g}" if not math.isnan(value) else f"the {what} is not a number"
+
+
+def _gaps(curve: str, x: Sequence[float], reasons: Sequence[str | None]) -> list[Gap]:
+    gaps: list[Gap] = []
+    start = None
+    for i, reason in enumerate([*reasons, None]):
+        if reason is not None and start is None:
+            start = i
+        elif reason is None and start is not None:
+            reason = reasons[start]
+            assert reason is not None
+            gaps.append(Gap(curve, float(x[start]), float(x[i - 1]), i - start, reason))
+            start = None
+    return gaps
+
+
+def describe_gaps(curves: Curves, shown: int = 5) -> list[str]:
+    """One warning line per gap, for the CLI: where, how many points, and why."""
+    names = {"f": curves.output, "df": f"d{curves.output}/d{curves.variable}",
+             "d2f": f"d\u00b2{curves.output}/d{curves.variable}\u00b2"}
+    lines = []
+    total = len(curves.x)
+    for gap in curves.gaps[:shown]:
+        where = (f"{curves.variable} = {gap.start:.6g}" if gap.count == 1
+                 else f"{curves.variable} from {gap.start:.6g} to {gap.end:.6g}")
+        points = "1 point" if gap.count == 1 else f"{gap.count:,} of {total:,} points"
+        lines.append(f"{names[gap.curve]} is undefined at {where} ({points}): {gap.reason}; "
+                     "the curve has a gap")
+    if len(curves.gaps) > shown:
+        lines.append(f"... and {len(curves.gaps) - shown:,} more gaps")
+    return lines
