@@ -9,7 +9,8 @@
   var frames = data.frames;
   var nodes = data.nodes;
   var last = frames.length - 1;
-  var svg = document.querySelector("#graph svg");
+  var container = document.getElementById("graph");
+  var svg = container.querySelector("svg");
   var drawing = svg.querySelector("g.graph") || svg;
 
   var box = [], dataField = [], gradField = [], opNode = [], resultEdge = [];
@@ -35,6 +36,7 @@
   });
 
   var stepText = document.getElementById("step-text");
+  var now = document.getElementById("now");
   var phase = document.getElementById("phase");
   var counter = document.getElementById("counter");
   var playButton = document.getElementById("play");
@@ -129,6 +131,9 @@
       (usesOf[frame.node] || []).forEach(function (edge) { mark(edge, "ad-summed"); });
     }
     var focus = box[frame.node];
+    // The step text stays at the top of the window (position: sticky): scrolling a box into view
+    // must leave it clear of that.
+    document.documentElement.style.scrollPaddingTop = (now.offsetHeight + 8) + "px";
     if (focus && position > 0 && focus.scrollIntoView) {
       focus.scrollIntoView({ block: "nearest", inline: "nearest" });
     }
@@ -145,25 +150,32 @@
     if (position === last) pause();
   }
 
-  // The boxes of every node, to keep callouts off them (computed once: the layout never moves).
-  var obstacles = null, extent = null;
-  var MARGIN = 24;  // how far past the drawing a callout may go, in pixels: #graph's padding in page.css
+  // The boxes of every node and edge label, to keep callouts off them (once: the layout never moves).
+  var obstacles = null;
   function nodeBoxes() {
     if (obstacles === null) {
       obstacles = [];
-      each("g.node", function (g) { obstacles.push(g.getBBox()); });
-      extent = drawing.getBBox();
+      each("g.node, g.edge text", function (g) { obstacles.push(g.getBBox()); });  // boxes, edge labels
     }
     return obstacles;
   }
 
-  // The drawing and the padding around it, in the drawing's units (pt, scaled by "large text").
+  // All of #graph that can be scrolled to, in the drawing's units: a callout may use the padding
+  // and any width the drawing leaves free, but not run out of the scroll box.
   function room() {
-    var viewBox = svg.viewBox.baseVal;
-    var pixels = viewBox && viewBox.width ? svg.getBoundingClientRect().width / viewBox.width : 1;
-    var margin = MARGIN / (pixels || 1);
-    return { x: extent.x - margin, y: extent.y - margin, width: extent.width + 2 * margin,
-             height: extent.height + 2 * margin };
+    var box = container.getBoundingClientRect();
+    var left = box.left + container.clientLeft - container.scrollLeft;
+    var top = box.top + container.clientTop - container.scrollTop;
+    var inverse = drawing.getScreenCTM().inverse();
+    function inDrawing(x, y) {
+      var point = svg.createSVGPoint();
+      point.x = x;
+      point.y = y;
+      return point.matrixTransform(inverse);
+    }
+    var a = inDrawing(left, top), b = inDrawing(left + container.scrollWidth, top + container.scrollHeight);
+    return { x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), width: Math.abs(b.x - a.x),
+             height: Math.abs(b.y - a.y) };
   }
 
   function overlap(a, b) {
@@ -198,34 +210,39 @@
     nodeBoxes();
     var space = room();
     var best = null;
+    function consider(point, along, cx, cy) {
+      var place = { x: cx - width / 2, y: cy - height / 2, width: width, height: height };
+      var covered = nodeBoxes().reduce(function (sum, b) { return sum + overlap(place, b); }, 0);
+      var outside = width * height - overlap(place, space);  // a part the scroll box would cut off
+      var distance = Math.abs(cx - point.x) + Math.abs(cy - point.y);
+      var cost = (covered + outside) * 10 + distance + Math.abs(along - 0.5) * 20;
+      if (best === null || cost < best.cost) {
+        best = { cost: cost, point: point, cx: cx, cy: cy, place: place };
+      }
+    }
     [0.5, 0.35, 0.65, 0.2, 0.8].forEach(function (along) {
       var point = path.getPointAtLength(length * along);
       for (var step = 0; step < 4; step++) {
-        [-1, 1].forEach(function (side) {
-          var centre = point.y + side * (height / 2 + 4 + step * (height + 4));
-          var place = { x: point.x - width / 2, y: centre - height / 2, width: width, height: height };
-          var covered = nodeBoxes().reduce(function (sum, b) { return sum + overlap(place, b); }, 0);
-          var outside = width * height - overlap(place, space);  // a part the scroll box would cut off
-          var cost = (covered + outside) * 10 + Math.abs(centre - point.y) + Math.abs(along - 0.5) * 20;
-          if (best === null || cost < best.cost) {
-            best = { cost: cost, point: point, centre: centre, place: place };
-          }
-        });
+        var dy = height / 2 + 4 + step * (height + 4), dx = width / 2 + 6 + step * 12;
+        consider(point, along, point.x, point.y - dy);  // above, below, then beside (top-to-bottom graphs)
+        consider(point, along, point.x, point.y + dy);
+        consider(point, along, point.x + dx, point.y);
+        consider(point, along, point.x - dx, point.y);
       }
     });
     // The text's baseline sits below its box's middle by as much as the box's top is above 0.
-    label.setAttribute("x", best.point.x);
-    label.setAttribute("y", best.centre - (size.y + size.height / 2));
+    label.setAttribute("x", best.cx);
+    label.setAttribute("y", best.cy - (size.y + size.height / 2));
     rect.setAttribute("x", best.place.x);
     rect.setAttribute("y", best.place.y);
     rect.setAttribute("width", width);
     rect.setAttribute("height", height);
     rect.setAttribute("rx", 3);
-    var edgeOfBox = best.centre < best.point.y ? best.place.y + height : best.place.y;
-    leader.setAttribute("x1", best.point.x);
-    leader.setAttribute("y1", best.point.y);
-    leader.setAttribute("x2", best.point.x);
-    leader.setAttribute("y2", edgeOfBox);
+    var p = best.point, box = best.place;
+    leader.setAttribute("x1", p.x);
+    leader.setAttribute("y1", p.y);
+    leader.setAttribute("x2", Math.max(box.x, Math.min(p.x, box.x + box.width)));
+    leader.setAttribute("y2", Math.max(box.y, Math.min(p.y, box.y + box.height)));
   }
 
   function highlightUses(i) {
@@ -236,7 +253,7 @@
   function select(i) {
     selected = i;
     var node = nodes[i];
-    var title = node.name + (node.about ? "  (" + node.about + ")" : "  (" + node.kind + ")");
+    var title = node.name + "  (" + (node.about && !node.constant ? node.about : node.kind) + ")";
     document.getElementById("node-title").textContent = title;
     var sum = document.getElementById("node-sum");
     var list = document.getElementById("node-uses");
