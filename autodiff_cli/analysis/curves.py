@@ -22,7 +22,7 @@ give f'' exactly, as the derivative of the derivative program.)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -149,19 +149,19 @@ def sample_curves(
     # Every other input at its given or default value: what the picture holds fixed.
     fixed = {v.name: input_value(v, values) for v in program.inputs if v.name != variable}
     x = np.linspace(low, high, points)
-    f, df, reasons = _gradients_along(program, fixed, output, variable, x)
-    gaps = _gaps("f", x, reasons)
+    column = _gradients_along(program, fixed, output, variable, x)
+    gaps = _gaps("f", x, column.failed, column.why)
     # Each derivative is reported where it fails on its own: no derivative where no f goes without saying.
-    own = [None if reason is not None or math.isfinite(d) else _not_finite("derivative", d)
-           for reason, d in zip(reasons, df)]
-    gaps += _gaps("df", x, own)
-    df_defined = [reason is None and mine is None for reason, mine in zip(reasons, own)]
-    df = np.where(df_defined, df, np.nan)
+    with np.errstate(all="ignore"):
+        infinite = ~column.failed & ~np.isfinite(column.grad)
+    gaps += _gaps("df", x, infinite, lambda i: _not_finite("derivative", float(column.grad[i])))
+    df_defined = ~column.failed & ~infinite
+    df = np.where(df_defined, column.grad, np.nan)
     d2f = None
     if order == 2:
-        d2f, second_reasons = _second_derivative(program, fixed, output, variable, x, df, df_defined)
-        gaps += _gaps("d2f", x, second_reasons)
-    curves = Curves(program, output, variable, x, f, df, d2f, gaps, fixed)
+        d2f, left_out, why = _second_derivative(program, fixed, output, variable, x, df, df_defined)
+        gaps += _gaps("d2f", x, left_out, why)
+    curves = Curves(program, output, variable, x, column.value, df, d2f, gaps, fixed)
     curves.tangents = [tangent(program, fixed, variable, at, output) for at in tangents_at]
     return curves
 
@@ -190,16 +190,26 @@ def tangent(program: Program, values: Mapping[str, float], variable: str, at: fl
 # --- evaluating along a column -----------------------------------------------------------------
 
 
-def _gradients_along(
-    program: Program, fixed: Mapping[str, float], output: str, variable: str, xs: Sequence[float],
-) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
-    """The output and d output / d ``variable`` at every x of ``xs``, and why a point failed (or None).
+@dataclass
+class _Column:
+    """The output and its gradient at every point of a column; ``failed`` marks the points where
+    the program is undefined (value and gradient NaN there) and ``why(i)`` says why for one."""
 
-    The executor interface of the plot: one column in, two columns and a reason per row
-    out.  Today each point is one run of the scalar engine (execute.scalar: a graph of
-    Values and one backward pass), a few microseconds per node; the vectorized executor
-    (execute/vectorized.py, issue 9) takes its place when it lands, computing the whole
-    column in one NumPy pass with domain errors as masks.
+    value: np.ndarray
+    grad: np.ndarray
+    failed: np.ndarray
+    why: Callable[[int], str]
+
+
+def _gradients_along(
+    program: Program, fixed: Mapping[str, float], output: str, variable: str, xs: np.ndarray,
+) -> _Column:
+    """The output and d output / d ``variable`` at every x of ``xs``, and where and why it failed.
+
+    The executor interface of the plot: one column in, two columns and a mask out.  Today
+    each point is one run of the scalar engine (execute.scalar: a graph of Values and one
+    backward pass), a few microseconds per node; the vectorized executor (execute/vectorized.py,
+    issue 9) takes its place when it lands, computing the whole column in one NumPy pass.
     """
     import numpy as np
 
@@ -208,86 +218,75 @@ def _gradients_along(
 
     values = np.full(len(xs), np.nan)
     grads = np.full(len(xs), np.nan)
-    reasons: list[str | None] = []
+    failed = np.zeros(len(xs), dtype=bool)
+    reasons: dict[int, str] = {}
     inputs = dict(fixed)
     for i, x in enumerate(xs):
         inputs[variable] = float(x)
         try:
             evaluation = evaluate(program, inputs, output)
         except EvaluationError as error:
-            reasons.append(error.message)
+            failed[i] = True
+            reasons[i] = error.message
             continue
-        value = evaluation.root.data
-        if not math.isfinite(value):
-            reasons.append(_not_finite("output", value))
-            continue
-        values[i] = value
+        values[i] = evaluation.root.data
         grads[i] = evaluation.nodes[variable].grad
-        reasons.append(None)
-    return values, grads, reasons
+    return _Column(values, grads, failed, reasons.__getitem__)
 
 
 def _second_derivative(
     program: Program, fixed: Mapping[str, float], output: str, variable: str, x: np.ndarray,
-    df: np.ndarray, df_defined: list[bool],
-) -> tuple[np.ndarray, list[str | None]]:
+    df: np.ndarray, df_defined: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, Callable[[int], str]]:
     """f'' by central differences of the exact f', where f' is defined and smooth.
 
     The difference is taken with check's step h and with 4h.  Where f' is smooth the two agree
     to about h**2; where f' jumps within 4h of x (a kink of f: relu, abs, also one that falls
     between h and 4h) a difference grows like 1/h and they disagree, and f'' is left out.  So
-    are points whose one-sided differences disagree.  Returns f'' (NaN where left out) and,
-    per point, why it is left out where f' is defined (None elsewhere: f's or f''s gap).
+    are points whose one-sided differences disagree.  Returns f'' (NaN where left out), the
+    points where f' is defined but f'' is left out, and why for one of them.
     """
     import numpy as np
 
     h = np.array([step_size(float(v)) for v in x])
-    near: dict[int, tuple[np.ndarray, np.ndarray, list[str | None]]] = {}
-    for k in (1, 4):
-        _, right, right_reasons = _gradients_along(program, fixed, output, variable, x + k * h)
-        _, left, left_reasons = _gradients_along(program, fixed, output, variable, x - k * h)
-        near[k] = ((right - left) / (2 * k * h), right, [r or l for r, l in zip(right_reasons, left_reasons)])
-    d2f, right, outside = near[1]
-    wide, _, outside_wide = near[4]
-    left = right - 2 * h * d2f
-    reasons: list[str | None] = []
-    for i, defined in enumerate(df_defined):
-        if not defined:
-            reasons.append(None)
-            continue
-        reason = outside[i] or outside_wide[i]
-        if reason is not None:
-            reason = f"the derivative is undefined next to this point ({reason})"
-        elif not (math.isfinite(d2f[i]) and math.isfinite(wide[i])):
-            reason = "the derivative is not finite next to this point"
-        else:
-            slope_right = (right[i] - df[i]) / h[i]
-            slope_left = (df[i] - left[i]) / h[i]
-            one_sided = abs(slope_right - slope_left) / max(1.0, abs(slope_left), abs(slope_right))
-            two_steps = abs(wide[i] - d2f[i]) / max(1.0, abs(wide[i]), abs(d2f[i]))
-            if max(one_sided, two_steps) > KINK_TOLERANCE:
-                reason = "the derivative has a kink or a jump here, so no second derivative"
-        reasons.append(reason)
-    d2f = np.where([defined and r is None for defined, r in zip(df_defined, reasons)], d2f, np.nan)
-    return d2f, reasons
+    right, left, right_wide, left_wide = (_gradients_along(program, fixed, output, variable, x + s * h)
+                                          for s in (1, -1, 4, -4))
+    with np.errstate(all="ignore"):
+        d2f = (right.grad - left.grad) / (2 * h)
+        wide = (right_wide.grad - left_wide.grad) / (8 * h)
+        slope_right, slope_left = (right.grad - df) / h, (df - left.grad) / h
+        one_sided = np.abs(slope_right - slope_left) / np.maximum.reduce(
+            [np.ones_like(h), np.abs(slope_left), np.abs(slope_right)])
+        two_steps = np.abs(wide - d2f) / np.maximum.reduce([np.ones_like(h), np.abs(wide), np.abs(d2f)])
+        neighbours = (right, left, right_wide, left_wide)
+        outside = df_defined & np.logical_or.reduce([column.failed for column in neighbours])
+        infinite = df_defined & ~outside & ~(np.isfinite(d2f) & np.isfinite(wide))
+        kink = df_defined & ~outside & ~infinite & (np.maximum(one_sided, two_steps) > KINK_TOLERANCE)
+    left_out = outside | infinite | kink
+
+    def why(i: int) -> str:
+        if outside[i]:
+            reason = next(column.why(i) for column in neighbours if column.failed[i])
+            return f"the derivative is undefined next to this point ({reason})"
+        if infinite[i]:
+            return "the derivative is not finite next to this point"
+        return "the derivative has a kink or a jump here, so no second derivative"
+
+    return np.where(df_defined & ~left_out, d2f, np.nan), left_out, why
 
 
 def _not_finite(what: str, value: float) -> str:
     return f"the {what} is {value:g}" if not math.isnan(value) else f"the {what} is not a number"
 
 
-def _gaps(curve: str, x: Sequence[float], reasons: Sequence[str | None]) -> list[Gap]:
-    gaps: list[Gap] = []
-    start = None
-    for i, reason in enumerate([*reasons, None]):
-        if reason is not None and start is None:
-            start = i
-        elif reason is None and start is not None:
-            reason = reasons[start]
-            assert reason is not None
-            gaps.append(Gap(curve, float(x[start]), float(x[i - 1]), i - start, reason))
-            start = None
-    return gaps
+def _gaps(curve: str, x: np.ndarray, mask: np.ndarray, why: Callable[[int], str]) -> list[Gap]:
+    """Every run of consecutive points where ``mask`` is true, with the reason of its first point."""
+    import numpy as np
+
+    edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [Gap(curve, float(x[start]), float(x[end - 1]), int(end - start), why(int(start)))
+            for start, end in zip(starts, ends)]
 
 
 def describe_gaps(curves: Curves, shown: int = 5) -> list[str]:
