@@ -32,12 +32,17 @@ def curves_of(text: str, variable: str = "x", low: float = -3.0, high: float = 3
     ("quadratic", "y", -5.0, 5.0),
 ], ids=lambda v: str(v))
 def test_plotted_derivative_is_reverse_mode_at_sampled_points(sample, variable, low, high) -> None:
+    # The curves come from the vectorized executor, whose tanh, exp and log are NumPy's: a few
+    # ulps from the C library's that the scalar engine calls.  Where a derivative is a small
+    # difference of such values (1 - tanh(n)**2 with tanh(n) within 1e-9 of 1) that is a large
+    # relative error of a tiny number, so gradients are compared to 1e-12 of the curve's scale.
     program = parse((SAMPLES / f"{sample}.ad").read_text())
     curves = sample_curves(program, {}, variable, low, high, points=201)
+    scale = float(np.nanmax(np.abs(curves.df)))
     for i in range(0, 201, 13):
         evaluation = evaluate(program, {variable: float(curves.x[i])})
         assert curves.f[i] == pytest.approx(evaluation.root.data, rel=1e-12, abs=1e-300)
-        assert curves.df[i] == pytest.approx(evaluation.nodes[variable].grad, rel=1e-12, abs=1e-300)
+        assert curves.df[i] == pytest.approx(evaluation.nodes[variable].grad, rel=1e-12, abs=1e-12 * scale)
     assert curves.gaps == []
 
 
