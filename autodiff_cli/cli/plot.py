@@ -69,7 +69,7 @@ def _parse_points(
 @click.command("plot", context_settings=CONTEXT_SETTINGS, epilog=PLOT_EXIT_HELP)
 @program_options
 @click.option("--range", "span", required=True, metavar="NAME=LOW:HIGH", callback=_parse_range,
-              help="The input to vary and its range, e.g. x=-3:3 (required).")
+              help="The input to vary and its range, e.g. x=-3:3.")
 @click.option("-o", "--out", "out", metavar="FILE",
               help="Write to FILE; its extension (.svg .png .pdf .txt) sets the format. Default, or '-': "
                    "standard output.")

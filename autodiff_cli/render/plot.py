@@ -30,6 +30,9 @@ PLOT_COLOURS = {"f": "#0072b2", "df": "#b84a00", "d2f": "#882255", "tangent": "#
 WIDTH_INCHES = 7.0
 PANEL_INCHES = 2.3
 DPI = 150  # PNG: 1050 pixels wide
+# A panel whose full range is over this many times the range of its middle 98% of points is cut
+# to the latter (1/x near 0: 10x; tanh, exp over a wide range: about 1x).
+SQUASHED = 5.0
 # A curve whose values differ by less than this, relative to their size, is drawn as flat.
 FLAT = 1e-6
 TEXT_GUTTER = 10  # characters left of a text panel's axis: "-1.234e+05"
@@ -60,8 +63,8 @@ def _finite_limits(values: Any, margin: float = 0.08) -> tuple[float, float] | N
     """The range of the finite values, widened by ``margin`` of it (a flat curve gets room too).
 
     A curve that shoots off near a singularity (1/x near 0) would squash the rest into a line:
-    when the full range is over 20 times that of the middle 98% of the points, the limits are
-    those of the middle 98% (widened by half), and ``_cut_off`` says so on the panel.
+    when the full range is over ``SQUASHED`` times that of the middle 98% of the points, the
+    limits are those of the middle 98% (widened by half), and ``_cut_off`` says so on the panel.
     """
     import numpy as np
 
@@ -78,7 +81,7 @@ def _finite_limits(values: Any, margin: float = 0.08) -> tuple[float, float] | N
         return middle - pad, middle + pad
     inner_low, inner_high = (float(q) for q in np.percentile(finite, [1.0, 99.0]))
     inner = inner_high - inner_low
-    if inner > 0 and high - low > 20 * inner:
+    if inner > 0 and high - low > SQUASHED * inner:
         return inner_low - 0.5 * inner, inner_high + 0.5 * inner
     pad = (high - low) * margin
     return low - pad, high + pad
@@ -209,6 +212,8 @@ def _between(previous: int | None, row: int) -> range:
 
 
 def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, height: int) -> list[str]:
+    import numpy as np
+
     low_x, high_x = float(curves.x[0]), float(curves.x[-1])
     limits = _finite_limits(values, margin=0.0)
     if limits is None:
@@ -232,17 +237,20 @@ def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, h
                 if row is not None:
                     grid[row][c] = "."
     count = len(curves.x)
-    previous = None
+    undefined = np.isnan(np.asarray(values, dtype=float))
+    previous, previous_i = None, 0
     for c, x in enumerate(columns):
         i = min(count - 1, max(0, round((x - low_x) / (high_x - low_x) * (count - 1))))
         row = row_of(float(values[i]))
+        if undefined[previous_i:i + 1].any():
+            previous = None  # a gap between the two columns' points: the line breaks there
         if row is not None:
             # A steep stretch climbs several rows between two columns: fill them in, so the curve
-            # reads as one line (never across a gap, where ``previous`` is None).
+            # reads as one line.
             for between in _between(previous, row):
                 grid[between][c] = "*"
             grid[row][c] = "*"
-        previous = row
+        previous, previous_i = row, i
     labels = {0: f"{high_y:.4g}", height - 1: f"{low_y:.4g}"}
     if zero is not None and zero not in labels:
         labels[zero] = "0"
@@ -260,4 +268,7 @@ def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, h
     else:
         axis = left + " " * max(1, space) + right
     lines.append(" " * (gutter + 2) + axis)
+    note = _cut_off(values, limits)
+    if note:
+        lines.append(" " * (gutter + 2) + note)
     return lines
