@@ -82,7 +82,9 @@ def _finite_limits(values: Any, margin: float = 0.08) -> tuple[float, float] | N
     inner_low, inner_high = (float(q) for q in np.percentile(finite, [1.0, 99.0]))
     inner = inner_high - inner_low
     if inner > 0 and high - low > SQUASHED * inner:
-        return inner_low - 0.5 * inner, inner_high + 0.5 * inner
+        # Room to show the curve leaving the panel, but none beyond the values on the other side.
+        return (max(inner_low - 0.5 * inner, low - margin * inner),
+                min(inner_high + 0.5 * inner, high + margin * inner))
     pad = (high - low) * margin
     return low - pad, high + pad
 
@@ -163,9 +165,8 @@ def _draw_panel(ax: Any, curves: Curves, key: str, values: Any, name: str) -> No
     else:
         ax.set_ylim(*limits)
         note = _cut_off(values, limits)
-        if note:
-            ax.text(0.99, 0.02, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
-                    color="#555555")
+        if note:  # above the panel, where it covers nothing
+            ax.set_title(note, loc="right", fontsize=7, color="#555555")
     for number, tangent in enumerate(curves.tangents):
         ax.axvline(tangent.at, color="#777777", lw=0.8, ls=":", zorder=2)
         if key == "f":
