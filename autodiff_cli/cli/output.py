@@ -9,12 +9,13 @@ which ends quietly.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
 from ..errors import OutputError
 
-__all__ = ["check_writable", "emit", "print_rich", "stdout_is_terminal", "write_atomic"]
+__all__ = ["check_writable", "descriptor_of", "emit", "print_rich", "stdout_is_terminal", "write_atomic"]
 
 
 def stdout_is_terminal() -> bool:
@@ -91,22 +92,106 @@ def print_rich(renderable: Any, no_color: bool) -> None:
 
 # --- writing files -------------------------------------------------------------------------
 
+# Names of a descriptor this process already has open: /dev/stdout, /dev/fd/3, /proc/self/fd/3
+# (bash's >(cmd) passes /dev/fd/63).  Opening such a name again would reopen the file behind it,
+# truncating it, and renaming a new file over it would throw away what the shell put there.
+_DESCRIPTOR_NAME = re.compile(
+    r"/dev/(?:fd/(?P<fd>\d+)|(?P<std>stdin|stdout|stderr))"
+    r"|/proc/(?:self|thread-self|(?P<pid>\d+))/fd/(?P<proc_fd>\d+)"
+)
+_STANDARD = {"stdin": 0, "stdout": 1, "stderr": 2}
+
+
+def descriptor_of(path: str | os.PathLike[str]) -> int | None:
+    """The open descriptor ``path`` names (following symbolic links), or None for any other path."""
+    current = os.path.abspath(os.fspath(path))
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        found = _DESCRIPTOR_NAME.fullmatch(current)
+        if found is not None:
+            if found["std"]:
+                return _STANDARD[found["std"]]
+            if found["pid"] and int(found["pid"]) != os.getpid():
+                return None  # another process's descriptor: an ordinary path to us
+            return int(found["fd"] or found["proc_fd"])
+        try:
+            link = os.readlink(current)
+        except OSError:  # not a link (or gone): an ordinary path
+            return None
+        current = os.path.normpath(os.path.join(os.path.dirname(current), link))
+    return None
+
+
+def _descriptor_is_open(path: str | os.PathLike[str], fd: int) -> None:
+    try:
+        os.fstat(fd)
+    except OSError:
+        raise OutputError(f"cannot write {os.fspath(path)}: descriptor {fd} is not open in this process",
+                          hint="open it in the shell (e.g. 3>file) or name a file") from None
+
+
+def _write_descriptor(path: str | os.PathLike[str], fd: int, data: bytes) -> None:
+    """Write into an open descriptor at its offset, keeping its flags (O_APPEND) and its file."""
+    if fd == 1:
+        emit(data)  # standard output itself: the same descriptor, through Python's buffers
+        return
+    _descriptor_is_open(path, fd)
+    if fd == 2 and sys.stderr is not None:
+        sys.stderr.flush()  # warnings written before go first
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}",
+                          hint="check that the descriptor is open for writing") from None
+
+
+def _read_only(path: str | os.PathLike[str], status: os.stat_result) -> OutputError:
+    getuid = getattr(os, "geteuid", None)
+    if getuid is not None and status.st_uid != getuid():
+        # chmod would fail: only the owner (or root) can change the file's mode.
+        return OutputError(f"cannot write {os.fspath(path)}: the file is read-only and belongs to another user",
+                           hint="write somewhere else, or ask its owner to make it writable for you")
+    return OutputError(f"cannot write {os.fspath(path)}: the file is read-only",
+                       hint="make it writable (chmod u+w), or write somewhere else")
+
 
 def check_writable(path: str) -> None:
     """Fail early, before a long render, if ``path`` clearly cannot be written."""
     from pathlib import Path  # here, not at the top: every command's start-up would pay for it
 
-    target = Path(path)
+    fd = descriptor_of(path)
+    if fd is not None:
+        _descriptor_is_open(path, fd)
+        return
+    try:
+        _check_path_writable(Path(path), path)
+    except OSError as error:  # a directory on the way that cannot be searched
+        raise OutputError(f"cannot write {path}: {error.strerror or error}",
+                          hint="check the permissions of the directories on the way") from None
+
+
+def _check_path_writable(target: Any, path: str) -> None:
     if target.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory",
                           hint="give a file name, e.g. -o graph.svg")
     if target.exists() and not os.access(target, os.W_OK):
-        raise OutputError(f"cannot write {path}: the file is read-only",
-                          hint="make it writable (chmod u+w), or write somewhere else")
+        raise _read_only(path, target.stat())
     parent = target.resolve().parent
     if not parent.is_dir():
         raise OutputError(f"cannot write {path}: the directory {parent} does not exist",
                           hint="create it first, or write somewhere else")
+    if not target.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise _cannot_create(path, str(parent))
+
+
+def _cannot_create(path: str | os.PathLike[str], directory: str) -> OutputError:
+    return OutputError(f"cannot write {os.fspath(path)}: cannot create a file in {directory or '.'} "
+                       "(permission denied)",
+                       hint="the directory is not writable: write somewhere else, or make the directory "
+                            "writable")
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -115,12 +200,25 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     The bytes go to a temporary file in the same directory (a rename is atomic only within
     one file system), which then replaces the target.  On any failure the temporary file is
     removed and an existing target is left as it was.  A symbolic link is followed, so the
-    file it points to is replaced, not the link.  A target that is not a regular file (a
-    pipe, /dev/stdout, a device) is written to directly: replacing it would destroy it.
+    file it points to is replaced, not the link.
+
+    Exceptions, each because replacing would destroy something:
+
+    * a descriptor already open (/dev/stdout, /dev/fd/N, bash's ``>(cmd)``) is written
+      into at its offset, so ``>> log`` appends and the file keeps what it had;
+    * a target that is not a regular file (a named pipe, a device) is written directly;
+    * an existing writable file in a directory where no temporary file can be made is
+      overwritten in place, with its size reserved first so that a full disk leaves it as
+      it was.
+
     A read-only file is refused, as the shell's ``>`` would refuse it.
     """
     import stat
 
+    fd = descriptor_of(path)
+    if fd is not None:
+        _write_descriptor(path, fd, data)
+        return
     target = os.path.realpath(os.fspath(path))
     try:
         status = os.stat(target)
@@ -130,12 +228,17 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         _write_in_place(path, target, data)
         return
     if status is not None and not os.access(target, os.W_OK):
-        raise OutputError(f"cannot write {os.fspath(path)}: the file is read-only",
-                          hint="make it writable (chmod u+w), or write somewhere else")
+        raise _read_only(path, status)
     directory, base = os.path.split(target)
     temporary = None
     try:
-        descriptor, temporary = _create_temporary(directory, base)
+        try:
+            descriptor, temporary = _create_temporary(directory, base)
+        except PermissionError:
+            if status is None:
+                raise _cannot_create(path, directory) from None
+            _overwrite_in_place(path, target, data)
+            return
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -153,6 +256,34 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
                 os.unlink(temporary)
             except OSError:
                 pass
+
+
+def _overwrite_in_place(path: str | os.PathLike[str], target: str, data: bytes) -> None:
+    """Replace a file's content through the file itself (the shell's ``>`` does the same).
+
+    Used when the directory takes no temporary file but the file is writable.  The new size
+    is reserved before a byte changes, so a full disk fails with the old content intact;
+    only an interruption in the middle of the write itself could leave a part.
+    """
+    descriptor = os.open(target, os.O_WRONLY | getattr(os, "O_BINARY", 0))  # not O_TRUNC: not yet
+    try:
+        reserve = getattr(os, "posix_fallocate", None)
+        if reserve is not None and data:
+            try:
+                reserve(descriptor, 0, len(data))
+            except OSError as error:
+                import errno
+
+                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise  # ENOSPC, EFBIG, EIO: nothing was changed
+        view = memoryview(data)
+        offset = 0
+        while offset < len(data):
+            offset += os.pwrite(descriptor, view[offset:], offset)
+        os.ftruncate(descriptor, len(data))
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _write_in_place(path: str | os.PathLike[str], target: str, data: bytes) -> None:
