@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import click
 
 from .common import (
     CONTEXT_SETTINGS,
+    FiniteFloat,
     load_inputs,
     program_options,
     reporting_errors,
@@ -28,9 +27,9 @@ Exit status:
 
 @click.command("check", context_settings=CONTEXT_SETTINGS, epilog=CHECK_EXIT_HELP)
 @program_options
-@click.option("--rtol", type=click.FloatRange(min=0.0), default=1e-3, show_default=True,
+@click.option("--rtol", type=FiniteFloat(min=0.0), default=1e-3, show_default=True,
               help="Relative tolerance, as in torch.autograd.gradcheck.")
-@click.option("--atol", type=click.FloatRange(min=0.0), default=1e-5, show_default=True,
+@click.option("--atol", type=FiniteFloat(min=0.0), default=1e-5, show_default=True,
               help="Absolute tolerance, as in torch.autograd.gradcheck.")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json"]),
               help="Output format [default: table on a terminal, plain when piped].")
@@ -62,8 +61,6 @@ def check_command(
     from ..execute import evaluate
     from ..render import check as render_check
 
-    if math.isnan(rtol) or math.isnan(atol):  # FloatRange lets NaN through
-        raise click.BadParameter("--rtol and --atol must be numbers, not nan")
     program, values = load_inputs(source, expr, file, assignments, values_file)
     evaluation = evaluate(program, values, output)
     warn(evaluation.warnings)

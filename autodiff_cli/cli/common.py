@@ -241,6 +241,34 @@ def _key_position(text: str, key: str, occurrence: int = 1) -> Position:
     return Position(line, column, len(json.dumps(key, ensure_ascii=False)))
 
 
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses nan and the infinities as well as values out of range.
+
+    click.FloatRange lets nan through (every comparison with it is false) and takes inf.
+    ``meaning`` is added to the error, e.g. "0 for no limit".
+    """
+
+    def __init__(self, min: float | None = None, max: float | None = None, meaning: str = "") -> None:
+        super().__init__(min=min, max=max)
+        self.meaning = meaning
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.types.FloatParamType.convert(self, value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number{self._range_text()}", param, ctx)
+        try:
+            return super().convert(number, param, ctx)
+        except click.BadParameter as error:
+            error.message = error.message.rstrip(".") + self._range_text(only_meaning=True)
+            raise
+
+    def _range_text(self, only_meaning: bool = False) -> str:
+        parts = [] if only_meaning else [self._describe_range()]
+        if self.meaning:
+            parts.append(self.meaning)
+        return f" ({'; '.join(parts)})" if parts else ""
+
+
 def program_options(command: Callable[..., None]) -> Callable[..., None]:
     """SOURCE, -e, -f, --set, --values and --output: shared by every command that runs a program."""
     decorators = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .common import (
@@ -59,7 +61,10 @@ def explain_command(
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
     evaluation = evaluate(program, values, output, backward=False)
     warn(evaluation.warnings)
-    explanation = steps.explain(evaluation, steps.DEFAULT_MAX_STEPS if max_steps is None else max_steps)
+    if max_steps is None:
+        max_steps = steps.DEFAULT_MAX_STEPS
+    # A limit beyond any graph is the same as none (and islice takes at most sys.maxsize).
+    explanation = steps.explain(evaluation, 0 if max_steps > sys.maxsize else max_steps)
     output_format = output_format or ("rich" if stdout_is_terminal() else "plain")
     if output_format == "plain":
         emit(render_explain.to_plain(explanation, precision))

@@ -15,6 +15,7 @@ from ..errors import AutodiffError
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    FiniteFloat,
     load_inputs,
     program_options,
     reporting_errors,
@@ -29,6 +30,9 @@ __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge",
 # 30 s to 3 minutes, by renderer and shape.  2,000 is also about where a picture stops
 # being readable.  Writing DOT needs no layout and has no limit.
 DEFAULT_MAX_NODES = 2000
+# The longest --timeout (about 11.5 days): far beyond any layout, and within what the
+# operating system's timers take (an infinite or 1e300-second wait overflows them).
+MAX_TIMEOUT = 1_000_000.0
 
 BINARY_FORMATS = ("png", "pdf")
 EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
@@ -62,8 +66,9 @@ A failed render or an output file that cannot be written is also status 1
 @click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES, show_default=True,
               metavar="N",
               help="Refuse to lay out a graph of more than N values (0: no limit). DOT output has no limit.")
-@click.option("--timeout", type=click.FloatRange(min=0), default=120.0, show_default=True, metavar="SECONDS",
-              help="Stop a layout that takes longer (0: wait forever).")
+@click.option("--timeout", type=FiniteFloat(min=0, max=MAX_TIMEOUT, meaning="0 for no limit"), default=120.0,
+              show_default=True, metavar="SECONDS",
+              help=f"Stop a layout that takes longer (at most {MAX_TIMEOUT:.0f}; 0: wait forever).")
 @reporting_errors
 def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
