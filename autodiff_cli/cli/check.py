@@ -19,10 +19,11 @@ __all__ = ["check_command"]
 
 CHECK_EXIT_HELP = """\b
 Exit status:
-  0  every input's gradient agrees with the finite difference
-  1  some input disagrees (listed on stderr, with the reason), or an error
-     in the program or its inputs
-  2  command-line usage error (unknown option, malformed --set, ...)"""
+  0    every input's gradient agrees with the finite difference
+  1    some input disagrees (listed on stderr, with the reason), or an error
+       in the program or its inputs
+  2    command-line usage error (unknown option, malformed --set, ...)
+  130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
 
 @click.command("check", context_settings=CONTEXT_SETTINGS, epilog=CHECK_EXIT_HELP)

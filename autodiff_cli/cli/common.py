@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 
 EXIT_CODES_HELP = """\b
 Exit status:
-  0  success
-  1  an error in the program or its inputs (syntax, unknown name, missing
-     input, domain error such as log of a negative number)
-  2  command-line usage error (unknown option, malformed --set, ...)"""
+  0    success
+  1    an error in the program or its inputs (syntax, unknown name, missing
+       input, domain error such as log of a negative number)
+  2    command-line usage error (unknown option, malformed --set, ...)
+  130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

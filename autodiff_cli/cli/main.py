@@ -7,9 +7,11 @@ result to ``output``; nothing below this layer prints or exits.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
+from ..errors import printable, shorten
 from .check import check_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .eval import eval_command
@@ -18,7 +20,40 @@ from .graph import graph_command
 
 __all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
 
-@click.group(context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+INTERRUPTED = 128 + 2  # 128 + SIGINT: the shell's status for a program stopped by Ctrl-C
+
+
+class AutodiffGroup(click.Group):
+    """The command group, with the exits the CLI promises rather than Click's defaults.
+
+    Ctrl-C anywhere (parsing, evaluating, rendering, printing) ends with status 130 and
+    the word "interrupted", where Click says "Aborted!" and exits 1; and Click's own
+    messages (an unknown option, a bad value) echo what the user typed, so they are made
+    printable like every other message.
+    """
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            try:
+                status = super().main(args, prog_name, complete_var, False, **extra)
+            except click.Abort as abort:
+                if not isinstance(abort.__cause__, KeyboardInterrupt):
+                    raise
+                raise KeyboardInterrupt from None
+            except click.ClickException as error:
+                error.message = printable(shorten(error.message))
+                error.show()
+                sys.exit(error.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(INTERRUPTED)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+@click.group(cls=AutodiffGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
 @click.version_option(package_name="autodiff-cli", prog_name="autodiff")
 def main() -> None:
     """Differentiate expressions and see how backpropagation flows through them.
@@ -42,7 +77,10 @@ def run() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    main(prog_name="autodiff")
+    try:
+        main(prog_name="autodiff")
+    except KeyboardInterrupt:  # Ctrl-C outside the command (while Click sets up or exits)
+        sys.exit(INTERRUPTED)
 
 
 main.add_command(eval_command)

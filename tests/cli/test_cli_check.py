@@ -123,4 +123,4 @@ def test_help(runner, cli) -> None:
     assert result.exit_code == 0
     assert "reverse mode, forward mode" in result.stdout
     assert 'autodiff check "y = relu(x)" --set x=0' in result.stdout
-    assert "0  every input's gradient agrees" in result.stdout
+    assert "0    every input's gradient agrees" in result.stdout
