@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import AutodiffError, InputError, Position, Source, format_error
+from ..errors import AutodiffError, InputError, Position, Source, format_error, printable, shorten
 
 if TYPE_CHECKING:
     from ..language.program import Program
@@ -197,16 +197,17 @@ def load_values(path: str) -> dict[str, float]:
         kind = {list: "an array", str: "a string", bool: "a boolean", float: "a number"}.get(
             type(document), "null")
         raise InputError(f"expected a JSON object of numbers, got {kind}", Position(1, 1), source, example)
-    values = {}
-    for key, value in document.items():
-        if isinstance(value, bool) or not isinstance(value, float) or not math.isfinite(value):
-            shown = json.dumps(value, allow_nan=True)
-            raise InputError(
-                f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
-                _key_position(text, key), source,
-                'every value must be a finite number, e.g. {"a": 2.5}')
-        values[key] = value
-    return values
+    isfinite = math.isfinite
+    # One pass in a comprehension (a values file can hold millions of keys); bool is not float.
+    wrong = [key for key, value in document.items() if type(value) is not float or not isfinite(value)]
+    if wrong:
+        key = wrong[0]
+        shown = json.dumps(document[key], allow_nan=True)
+        raise InputError(
+            f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
+            _key_position(text, key), source,
+            'every value must be a finite number, e.g. {"a": 2.5}')
+    return document
 
 
 class _DuplicateKey(Exception):
@@ -216,11 +217,13 @@ class _DuplicateKey(Exception):
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    document: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in document:
-            raise _DuplicateKey(key)
-        document[key] = value
+    document = dict(pairs)
+    if len(document) != len(pairs):  # the slow search only when there is a duplicate
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return document
 
 
@@ -311,6 +314,18 @@ def load_inputs(
     return program, values
 
 
+# How many warnings a command prints, and how long one may be, before the rest is counted.
+WARNINGS_SHOWN = 20
+WARNING_LENGTH = 500
+
+
 def warn(messages: list[str]) -> None:
-    for message in messages:
-        click.echo(f"warning: {message}", err=True)
+    """Each message on stderr as ``warning: ...``: escaped, at most ``WARNINGS_SHOWN`` of them,
+    each cut to ``WARNING_LENGTH`` characters, with what was left out counted."""
+    for message in messages[:WARNINGS_SHOWN]:
+        text = printable(shorten(message))
+        if len(text) > WARNING_LENGTH:
+            text = f"{text[:WARNING_LENGTH - 60]}... ({len(text):,} characters in all)"
+        click.echo(f"warning: {text}", err=True)
+    if len(messages) > WARNINGS_SHOWN:
+        click.echo(f"warning: ... and {len(messages) - WARNINGS_SHOWN:,} more warnings", err=True)

@@ -11,7 +11,7 @@ import os
 
 import click
 
-from ..errors import AutodiffError
+from ..errors import NAMES_SHOWN, AutodiffError
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
@@ -123,7 +123,9 @@ def graph_command(
     omitted = model.omitted
     if omitted:
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
-        warn([f"{', '.join(omitted)} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
+        more = len(omitted) - NAMES_SHOWN
+        names = ", ".join(omitted[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
+        warn([f"{names} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
 
     size = model.size
     if backend is not None and max_nodes and size > max_nodes:
