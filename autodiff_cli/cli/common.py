@@ -81,11 +81,26 @@ def _decode(data: bytes, name: str, what: str) -> str:
         ) from None
 
 
+_WAITING_FOR = {"program": "the program", "values file": "the values (JSON)"}
+
+
 def _read_stdin(what: str) -> str:
     if sys.stdin is None:
         raise InputError("standard input is closed, so the " + what + " cannot be read from it",
                          hint="pipe the " + what + " in, or name a file")
+    if _is_terminal(sys.stdin):
+        # Otherwise the command seems to hang: say what it waits for, and how to finish.
+        end = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
+        click.echo(f"reading {_WAITING_FOR.get(what, what)} from the terminal; end it with {end} "
+                   "(Ctrl-C cancels)", err=True)
     return _decode(sys.stdin.buffer.read(), "<stdin>", what)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _read_file(path: str, what: str) -> str:
@@ -120,16 +135,41 @@ def read_program(source: str | None, expr: str | None, file: str | None) -> Sour
         return Source("<stdin>", _read_stdin("program"))
     if source == "-" or ("\n" not in source and os.path.exists(source)):
         return _program_from(source)
-    if _LOOKS_LIKE_PATH.match(source) and "\n" not in source:
+    return Source("<expr>", source)
+
+
+def _could_be_a_path(source: str | None) -> bool:
+    """SOURCE text that names no file but looks like a file name: 'x/2', 'model.ad', 'model'."""
+    if source is None or source == "-" or "\n" in source:
+        return False
+    return bool(_LOOKS_LIKE_PATH.match(source) or _BARE_NAME.match(source)) and not os.path.exists(source)
+
+
+def _parse_source(source: str | None, program_source: Source) -> Program:
+    """Parse the program; for SOURCE text that looks like a missing file, say which reading won.
+
+    The rule: a SOURCE that names an existing file is that file.  Otherwise it is program
+    text, and when that text could also be a file name ('x/2', 'model'), it is run if it
+    parses, with a warning that no such file exists; if it does not parse either, the error
+    is the missing file (with the parse error as a note), since that is the likelier intent.
+    """
+    from ..errors import ParseError
+    from ..language import parse
+
+    if not _could_be_a_path(source):
+        return parse(program_source.text, program_source.name)
+    assert source is not None
+    try:
+        program = parse(program_source.text, program_source.name)
+    except ParseError as error:
         raise InputError(
             f"no such file: {source}",
-            hint="to evaluate the text itself as an expression, pass it with -e/--expr",
-        )
-    if _BARE_NAME.match(source):
-        # A lone name is a valid program, but far more often a file name mistyped.
-        warn([f"there is no file named {source.strip()!r}; reading it as an expression "
-              "(-e/--expr says so and silences this)"])
-    return Source("<expr>", source)
+            notes=[f"read as program text instead, it is not valid either: {error.message}"],
+            hint="check the path; to evaluate the text itself, pass it with -e/--expr",
+        ) from None
+    warn([f"there is no file named {source.strip()!r}; reading it as program text "
+          "(-e/--expr says so and silences this)"])
+    return program
 
 
 def _program_from(path: str) -> Source:
@@ -138,10 +178,23 @@ def _program_from(path: str) -> Source:
     return Source(path, _read_file(path, "program"))
 
 
-def _stdin_once(source: str | None, file: str | None, values_file: str | None) -> None:
-    program_from_stdin = file == "-" or source == "-" or (
-        source is None and file is None and sys.stdin is not None and not sys.stdin.isatty())
-    if values_file == "-" and program_from_stdin:
+def _names_stdin(path: str | None) -> bool:
+    """'-', /dev/stdin, /dev/fd/0, /proc/self/fd/0: standard input however it is spelled."""
+    from .output import descriptor_of
+
+    return path is not None and (path == "-" or descriptor_of(path) == 0)
+
+
+def _stdin_once(source: str | None, expr: str | None, file: str | None, values_file: str | None) -> None:
+    if not _names_stdin(values_file):
+        return
+    if file is not None:
+        program_from_stdin = _names_stdin(file)
+    elif source is not None:
+        program_from_stdin = _names_stdin(source)
+    else:  # no SOURCE, -e or -f: the program is read from a piped stdin
+        program_from_stdin = expr is None and sys.stdin is not None and not sys.stdin.isatty()
+    if program_from_stdin:
         raise click.UsageError("standard input can carry the program or the --values, not both: "
                                "name a file for one of them")
 
@@ -175,6 +228,10 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
 
 def load_values(path: str) -> dict[str, float]:
     """A JSON object mapping input names to numbers ('-' reads it from stdin)."""
+    return _values_and_source(path)[0]
+
+
+def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
     import json
 
     text = _read_stdin("values file") if path == "-" else _read_file(path, "values file")
@@ -207,7 +264,7 @@ def load_values(path: str) -> dict[str, float]:
             f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
             _key_position(text, key), source,
             'every value must be a finite number, e.g. {"a": 2.5}')
-    return document
+    return document, source
 
 
 class _DuplicateKey(Exception):
@@ -303,15 +360,54 @@ def load_inputs(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None,
 ) -> tuple[Program, dict[str, float]]:
-    """The parsed program and the input values (--values, then --set on top)."""
-    from ..language import parse
+    """The parsed program and the input values (--values, then --set on top).
 
-    _stdin_once(source, file, values_file)
+    A value for a name the program computes is an error said against where it was given:
+    the values file (at its key) or --set.
+    """
+    _stdin_once(source, expr, file, values_file)
     program_source = read_program(source, expr, file)
-    program = parse(program_source.text, program_source.name)
-    values = load_values(values_file) if values_file else {}
+    program = _parse_source(source, program_source)
+    values: dict[str, float] = {}
+    if values_file:
+        values, values_source = _values_and_source(values_file)
+        _refuse_computed(program, values, values_source)
+    _refuse_computed(program, assignments, None)
     values.update(assignments)
     return program, values
+
+
+def _refuse_computed(program: Program, values: dict[str, float], values_source: Source | None) -> None:
+    from ..language.program import INPUT
+
+    variables = program.variables
+    for name in values:
+        variable = variables.get(name)
+        if variable is None or variable.kind == INPUT:
+            continue
+        assigned = f"{printable(program.source.name)}:{variable.position.line}:{variable.position.column}"
+        if values_source is None:
+            raise InputError(f"'{name}' is computed by the program, so --set cannot give it a value",
+                             variable.position, program.source,
+                             f"'{name}' is assigned on line {variable.position.line}; "
+                             f"set one of its inputs instead{_inputs_of(program, name)}")
+        raise InputError(
+            f"'{name}' is computed by the program, so the values file cannot set it",
+            _key_position(values_source.text, name), values_source,
+            f"remove '{name}' from the values file, or give a value to one of its inputs"
+            f"{_inputs_of(program, name)}",
+            [f"'{name}' is assigned at {assigned}"],
+        )
+
+
+def _inputs_of(program: Program, name: str) -> str:
+    """' (a, b)': the inputs ``name`` depends on, the first few, for a hint."""
+    needed = program.dependencies(name)
+    names = [v.name for v in program.inputs if needed[v.register]]
+    if not names:
+        return ""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
+    return f" ({shown})"
 
 
 # How many warnings a command prints, and how long one may be, before the rest is counted.
