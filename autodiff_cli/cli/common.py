@@ -105,7 +105,8 @@ def _is_terminal(stream: Any) -> bool:
 
 def _read_file(path: str, what: str) -> str:
     if os.path.isdir(path):
-        raise InputError(f"cannot read {path}: it is a directory", hint=f"name the {what} file itself")
+        raise InputError(f"cannot read {path}: it is a directory",
+                         hint=f"name the {what.removesuffix(' file')} file itself, not its directory")
     try:
         with open(path, "rb") as handle:
             data = handle.read()

@@ -8,6 +8,7 @@ any slow work, and decides where the result goes.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from .common import (
     warn,
 )
 from .output import check_writable, emit, stdout_is_terminal, write_atomic
+
+if TYPE_CHECKING:
+    from ..language import Program
 
 __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge", "graph_command"]
 
@@ -95,7 +99,6 @@ def graph_command(
     """
     from ..analysis.graph_model import GraphModel
     from ..execute import evaluate
-    from ..language import missing_inputs
     from ..render import backends, dot
 
     to_stdout = out is None or out == "-"
@@ -115,8 +118,7 @@ def graph_command(
     evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=True)
     warn(evaluation.warnings)
     if not evaluation.has_values:
-        names = ", ".join(v.name for v in missing_inputs(program, values))
-        warn([f"no value for {names}: drawing the structure only (give values with --set NAME=VALUE)"])
+        warn([_structure_only_warning(program, values)])
         if edge_grads:
             warn(["--edge-grads needs values; the edges are not labelled"])
     model = GraphModel.of(evaluation)
@@ -150,6 +152,24 @@ def graph_command(
     else:
         assert out is not None
         write_atomic(out, data)
+
+
+def _structure_only_warning(program: Program, values: dict[str, float]) -> str:
+    """Which inputs lack a value, and which values (given or defaults) are therefore not drawn either."""
+    from ..language import missing_inputs
+
+    missing = [v.name for v in missing_inputs(program, values)]
+    known = [v.name for v in program.inputs if v.name in values or v.default is not None]
+
+    def listed(names: list[str]) -> str:
+        more = len(names) - NAMES_SHOWN
+        return ", ".join(names[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
+
+    if not known:
+        return f"no value for {listed(missing)}: drawing the structure only (give values with --set NAME=VALUE)"
+    sets = " ".join(f"--set {name}=VALUE" for name in missing[:3]) + (" ..." if len(missing) > 3 else "")
+    return (f"no value for {listed(missing)}: drawing the structure only, without the values of "
+            f"{listed(known)} (give every input a value to see the numbers: {sets})")
 
 
 class GraphTooLarge(AutodiffError):
