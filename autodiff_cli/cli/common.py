@@ -331,16 +331,27 @@ class FiniteFloat(click.FloatRange):
         return f" ({'; '.join(parts)})" if parts else ""
 
 
+def complete_file_name(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of a file name: the shell itself lists the matching files.
+
+    Used instead of click.Path, which would also check the path (and turn a missing file
+    into a usage error, where SOURCE may be program text and a missing file is exit 1).
+    """
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
 def program_options(command: Callable[..., None]) -> Callable[..., None]:
     """SOURCE, -e, -f, --set, --values and --output: shared by every command that runs a program."""
     decorators = [
-        click.argument("source", required=False),
+        click.argument("source", required=False, shell_complete=complete_file_name),
         click.option("-e", "--expr", help="Read the program from this text."),
-        click.option("-f", "--file", "file", metavar="FILE",
+        click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
                      help="Read the program from this file ('-' for stdin)."),
         click.option("--set", "assignments", multiple=True, metavar="NAME=VALUE", callback=parse_assignments,
                      help="Give an input a value (repeatable); overrides defaults and --values."),
-        click.option("--values", "values_file", metavar="FILE.json",
+        click.option("--values", "values_file", metavar="FILE.json", shell_complete=complete_file_name,
                      help="Read input values from a JSON object ('-' for stdin)."),
         click.option("--output", "output", metavar="NAME",
                      help="The variable to differentiate (default: the last statement)."),

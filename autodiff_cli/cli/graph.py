@@ -17,6 +17,7 @@ from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     FiniteFloat,
+    complete_file_name,
     load_inputs,
     program_options,
     reporting_errors,
@@ -50,7 +51,7 @@ A failed render or an output file that cannot be written is also status 1
 
 @click.command("graph", context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP)
 @program_options
-@click.option("-o", "--out", "out", metavar="FILE",
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format. "
                    "Default, or '-': standard output.")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot"]),
