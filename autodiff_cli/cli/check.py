@@ -26,7 +26,8 @@ Exit status:
   130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
 
-@click.command("check", context_settings=CONTEXT_SETTINGS, epilog=CHECK_EXIT_HELP)
+@click.command("check", context_settings=CONTEXT_SETTINGS, epilog=CHECK_EXIT_HELP,
+               short_help="Check every input's gradient against a finite difference.")
 @program_options
 @click.option("--rtol", type=FiniteFloat(min=0.0), default=1e-3, show_default=True,
               help="Relative tolerance, as in torch.autograd.gradcheck.")

@@ -19,7 +19,8 @@ from .output import emit, print_rich, stdout_is_terminal
 
 __all__ = ["explain_command"]
 
-@click.command("explain", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+@click.command("explain", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+               short_help="Show the backward pass as chain-rule steps.")
 @program_options
 @click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown"]),
               help="Output format [default: rich on a terminal, plain when piped].")
@@ -41,10 +42,11 @@ def explain_command(
     order they are computed.  Each backward step reads
 
     \b
-      dL/dc = dd/dc * dL/dd = 1 * -2 = -2     [dd/dc = 1]
+      dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2     [∂d/∂c = 1]
 
     that is: gradient of c = local derivative * upstream gradient, with the
-    local derivative's rule on the right.  A variable used in several places
+    local derivative's rule on the right.  d/d is a gradient (through every
+    path to the output), ∂/∂ a local derivative (of one operation alone).  A variable used in several places
     gets one '+=' step per use, then a line with the sum.
 
     \b

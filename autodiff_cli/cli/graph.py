@@ -49,7 +49,8 @@ A failed render or an output file that cannot be written is also status 1
 (nothing is written then); PNG or PDF to a terminal is a usage error (2)."""
 
 
-@click.command("graph", context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP)
+@click.command("graph", context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP,
+               short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format. "
@@ -88,13 +89,14 @@ def graph_command(
     alone (names and operations, no numbers).
 
     Inputs are blue, named intermediates amber, the output green with a thick
-    border, constants grey and unnamed sub-expressions white.
+    border, constants grey and unnamed sub-expressions white.  SVG, PNG and DOT
+    need nothing beyond this package; PDF needs the system Graphviz ('dot').
 
     \b
     Examples:
       autodiff graph samples/karpathy.ad -o karpathy.svg
       autodiff graph "L = (a*b + c)*f" -o structure.png       # no values: structure only
-      autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.pdf
+      autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.svg
       autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
       autodiff graph samples/neuron.ad --format png > neuron.png
     """

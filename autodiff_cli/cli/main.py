@@ -77,10 +77,21 @@ def run() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    _escape_what_stdout_cannot_encode()
     try:
         main(prog_name="autodiff")
     except KeyboardInterrupt:  # Ctrl-C outside the command (while Click sets up or exits)
         sys.exit(INTERRUPTED)
+
+
+def _escape_what_stdout_cannot_encode() -> None:
+    """On a stdout that is not UTF-8 (PYTHONIOENCODING=ascii, a legacy code page), write
+    characters it cannot take (explain's ∂, a comment's letters) as escapes such as
+    \\u2202 instead of failing with UnicodeEncodeError, as stderr already does."""
+    stream = sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+    if encoding != "utf8" and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="backslashreplace")
 
 
 main.add_command(eval_command)

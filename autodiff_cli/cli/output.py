@@ -15,7 +15,8 @@ from typing import Any
 
 from ..errors import OutputError
 
-__all__ = ["check_writable", "descriptor_of", "emit", "print_rich", "stdout_is_terminal", "write_atomic"]
+__all__ = ["check_writable", "colour_disabled", "descriptor_of", "emit", "print_rich", "stdout_is_terminal",
+           "write_atomic"]
 
 
 def stdout_is_terminal() -> bool:
@@ -66,6 +67,16 @@ def emit(data: str | bytes) -> None:
         raise _output_failed(error) from None
 
 
+def colour_disabled(no_color: bool) -> bool:
+    """--no-color, or NO_COLOR set to anything but the empty string (no-color.org)."""
+    return no_color or bool(os.environ.get("NO_COLOR"))
+
+
+# Spaces before the end of a line, possibly followed by style codes: Rich pads titles and
+# wrapped text to the width, which leaves trailing spaces in files and diffs.
+_TRAILING_SPACES = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
 def print_rich(renderable: Any, no_color: bool) -> None:
     """Print a Rich renderable to stdout, never cutting it to the terminal's width.
 
@@ -73,16 +84,22 @@ def print_rich(renderable: Any, no_color: bool) -> None:
     when it is created.  Rich crops lines to the console width (80 when piped); a
     table whose number columns cannot shrink is given the width it needs instead,
     since a line the terminal wraps is untidy but a cut-off number is wrong.
+    Without colour (``--no-color`` or NO_COLOR) there is no styling at all: Rich's own
+    NO_COLOR support keeps bold and italics.  Lines carry no trailing spaces.
     """
     from rich.console import Console
     from rich.measure import Measurement
 
     stream = _stdout()
-    console = Console(file=stream, no_color=no_color or None, highlight=False)
+    plain = colour_disabled(no_color)
+    console = Console(file=stream, no_color=plain or None, highlight=False,
+                      **({"color_system": None} if plain else {}))
     needed = Measurement.get(console, console.options.update_width(1 << 16), renderable).minimum
     console.width = max(console.width, needed)
     try:
-        console.print(renderable)
+        with console.capture() as captured:
+            console.print(renderable)
+        stream.write(_TRAILING_SPACES.sub(r"\1", captured.get()))
         stream.flush()
     except BrokenPipeError:
         raise
