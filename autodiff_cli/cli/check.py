@@ -17,12 +17,18 @@ from .output import emit, print_rich, stdout_is_terminal
 
 __all__ = ["check_command"]
 
+# Exit status of a check that found no wrong gradient but could not verify every one: not 0
+# (a script must not take it for a pass) and not 1 (nothing was found wrong).
+INCONCLUSIVE_EXIT = 3
+
 CHECK_EXIT_HELP = """\b
 Exit status:
   0    every input's gradient agrees with the finite difference
   1    some input disagrees (listed on stderr, with the reason), or an error
        in the program or its inputs
   2    command-line usage error (unknown option, malformed --set, ...)
+  3    none disagrees, but the finite difference could not decide for some
+       input (listed on stderr as inconclusive, with the reason)
   130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
 
@@ -47,17 +53,22 @@ def check_command(
     and a central finite difference.
 
     SOURCE, --set and --values work as for 'autodiff eval'.  The finite
-    difference (f(x+h) - f(x-h)) / 2h uses h = eps**(1/3) * max(1, |x|).  An input
-    passes when |gradient - difference| <= atol + rtol * |difference| for both
-    modes (torch.autograd.gradcheck's test and defaults).  A kink, such as relu
-    or abs at 0, has no derivative and fails, as does a point next to the edge of
-    a function's domain, where the difference cannot be taken.
+    difference (f(x+h) - f(x-h)) / 2h is taken at steps h from eps**(1/3) *
+    max(1, |x|) down, combined by Richardson extrapolation, which also estimates
+    its error (the 'fd ±' column).  An input passes when |gradient - difference|
+    <= atol + rtol * |difference| for both modes (torch.autograd.gradcheck's test
+    and defaults).  It fails when the gradient is refuted beyond the difference's
+    error, or at a kink or jump (relu or abs at 0, sign at 0), where there is no
+    derivative.  It is inconclusive when the difference cannot decide: no step
+    stays in the function's domain, or no step is both small enough for the
+    output's curvature and large enough for its rounding error.
 
     \b
     Examples:
       autodiff check samples/mlp.ad
       autodiff check "y = relu(x)" --set x=0          # exit 1: a kink at 0
-      autodiff check model.ad --rtol 1e-6 --format json
+      autodiff check "y = sin(x)" --set x=1e6         # exit 0: small steps see it
+      autodiff check samples/neuron.ad --rtol 1e-6 --format json
     """
     from ..analysis import check as ck
     from ..execute import evaluate
@@ -74,7 +85,9 @@ def check_command(
         emit(render_check.to_plain(result, precision))
     else:
         print_rich(render_check.to_table(result, precision), no_color)
-    if not result.ok:
-        for message in ck.failure_messages(result):
-            click.echo(f"check failed: {message}", err=True)
-        ctx.exit(1)
+    for message in ck.failure_messages(result):
+        click.echo(f"check failed: {message}", err=True)
+    for message in ck.inconclusive_messages(result):
+        click.echo(f"check inconclusive: {message}", err=True)
+    if result.verdict != ck.OK:
+        ctx.exit(1 if result.verdict == ck.FAIL else INCONCLUSIVE_EXIT)
