@@ -206,7 +206,15 @@ def _parse_number(text: str, what: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise click.BadParameter(f"{what}: {text!r} is too large for a float")
+    if _underflows(text, value):
+        warn([f"{what}: {text} is smaller than the smallest float (about 5e-324), so it is taken as 0"])
     return value
+
+
+def _underflows(text: str, value: float) -> bool:
+    """A number written with a non-zero digit that float() rounds to 0 (1e-400)."""
+    mantissa = text.lower().partition("e")[0]
+    return value == 0.0 and any(digit in mantissa for digit in "123456789")
 
 
 # The numbers of the language (its NUMBER terminal, kept equal by a test), with a sign:
@@ -241,7 +249,16 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
     try:
         # Integers are read as floats: a 400-digit integer then becomes inf (rejected
         # below) instead of an int that Python refuses to convert.
-        document = json.loads(text, parse_int=float, object_pairs_hook=_object_without_duplicates)
+        underflows: list[str] = []
+
+        def parse_float(literal: str) -> float:
+            value = float(literal)
+            if _underflows(literal, value):
+                underflows.append(literal)
+            return value
+
+        document = json.loads(text, parse_int=float, parse_float=parse_float,
+                              object_pairs_hook=_object_without_duplicates)
     except _DuplicateKey as duplicate:
         raise InputError(f"{duplicate.key!r} is given twice", _key_position(text, duplicate.key, 2), source,
                          "give each input once") from None
@@ -265,6 +282,10 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
             f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
             _key_position(text, key), source,
             'every value must be a finite number, e.g. {"a": 2.5}')
+    if underflows:
+        shown = ", ".join(underflows[:5]) + (f" and {len(underflows) - 5:,} more" if len(underflows) > 5 else "")
+        warn([f"{source.name}: {shown} {'is' if len(underflows) == 1 else 'are'} smaller than the smallest "
+              "float (about 5e-324), so taken as 0"])
     return document, source
 
 

@@ -23,7 +23,7 @@ from .common import (
     reporting_errors,
     warn,
 )
-from .output import check_writable, emit, stdout_is_terminal, write_atomic
+from .output import check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
 
 if TYPE_CHECKING:
     from ..language import Program
@@ -53,8 +53,8 @@ A failed render or an output file that cannot be written is also status 1
                short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format. "
-                   "Default, or '-': standard output.")
+              help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format (a stream "
+                   "such as /dev/stdout: svg unless --format). Default, or '-': standard output.")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot"]),
               help="Output format [default: from FILE's extension, else svg].")
 @click.option("--rankdir", type=click.Choice(["LR", "TB"]), default="LR",
@@ -105,8 +105,11 @@ def graph_command(
     from ..render import backends, dot
 
     to_stdout = out is None or out == "-"
-    fmt = _choose_format(out, output_format, to_stdout)
-    if to_stdout and fmt in BINARY_FORMATS and stdout_is_terminal():
+    # /dev/stdout, /dev/fd/3, a pipe or a device: a stream, with no extension to read a format from.
+    to_stream = to_stdout or is_stream(out)  # type: ignore[arg-type]
+    fmt = _choose_format(out, output_format, to_stream)
+    at_terminal = stdout_is_terminal() if to_stdout else is_terminal(out)  # type: ignore[arg-type]
+    if fmt in BINARY_FORMATS and at_terminal:
         raise click.UsageError(
             f"refusing to write binary {fmt.upper()} to a terminal; "
             f"write it to a file with -o graph.{fmt}, or redirect: ... > graph.{fmt}"
@@ -179,8 +182,8 @@ class GraphTooLarge(AutodiffError):
     """The graph has more values than --max-nodes allows to be laid out."""
 
 
-def _choose_format(out: str | None, given: str | None, to_stdout: bool) -> str:
-    if to_stdout:
+def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:
+    if to_stream:
         return given or "svg"
     assert out is not None
     extension = os.path.splitext(out)[1].lower()

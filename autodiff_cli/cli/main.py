@@ -44,7 +44,8 @@ class AutodiffGroup(click.Group):
                     raise
                 raise KeyboardInterrupt from None
             except click.ClickException as error:
-                error.message = printable(shorten(error.message))
+                # Line by line: a usage error can be a whole help text (autodiff with no command).
+                error.message = "\n".join(printable(shorten(line)) for line in error.message.split("\n"))
                 error.show()
                 sys.exit(error.exit_code)
         except KeyboardInterrupt:

@@ -15,8 +15,8 @@ from typing import Any
 
 from ..errors import OutputError
 
-__all__ = ["check_writable", "colour_disabled", "descriptor_of", "emit", "print_rich", "stdout_is_terminal",
-           "write_atomic"]
+__all__ = ["check_writable", "colour_disabled", "descriptor_of", "emit", "is_stream", "is_terminal", "print_rich",
+           "stdout_is_terminal", "write_atomic"]
 
 
 def stdout_is_terminal() -> bool:
@@ -136,6 +136,45 @@ def descriptor_of(path: str | os.PathLike[str]) -> int | None:
             return None
         current = os.path.normpath(os.path.join(os.path.dirname(current), link))
     return None
+
+
+def is_stream(path: str) -> bool:
+    """Whether ``path`` is a stream rather than a file: an open descriptor, a pipe or a device.
+
+    Such a target has no extension to name a format, and is written into, not replaced.
+    """
+    import stat
+
+    if descriptor_of(path) is not None:
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_terminal(path: str) -> bool:
+    """Whether writing to ``path`` would write to a terminal (/dev/stdout at a terminal, /dev/tty)."""
+    import stat
+
+    fd = descriptor_of(path)
+    if fd == 1:
+        return stdout_is_terminal()
+    if fd is not None:
+        try:
+            return os.isatty(fd)
+        except OSError:
+            return False
+    try:
+        if not stat.S_ISCHR(os.stat(path).st_mode):
+            return False
+        probe = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return os.isatty(probe)
+    finally:
+        os.close(probe)
 
 
 def _descriptor_is_open(path: str | os.PathLike[str], fd: int) -> None:

@@ -249,3 +249,40 @@ def test_ones_own_read_only_file_suggests_chmod(tmp_path, monkeypatch) -> None:
     with pytest.raises(OutputError) as raised:
         output.check_writable(str(target))
     assert "read-only" in raised.value.message and "chmod u+w" in raised.value.hint
+
+
+# --- streams as -o targets: no extension, maybe a terminal ---------------------------------------
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "/dev/stdout"], ids=["dev_null", "dev_stdout"])
+def test_a_stream_target_defaults_to_svg_like_stdout(runner, target) -> None:
+    from autodiff_cli.cli import main
+
+    result = runner.invoke(main, ["graph", "y = 2*x", "--set", "x=1", "-o", target, "--renderer", "bundled"])
+    assert result.exit_code == 0, result.stderr
+    if target == "/dev/stdout":
+        assert result.stdout.startswith("<?xml")
+
+
+def test_binary_to_a_terminal_through_a_path_is_refused(runner, monkeypatch) -> None:
+    from autodiff_cli.cli import graph as cli_graph
+    from autodiff_cli.cli import main
+
+    monkeypatch.setattr(cli_graph, "is_terminal", lambda path: path == "/dev/tty")
+    result = runner.invoke(main, ["graph", "y = 2*x", "--set", "x=1", "-o", "/dev/tty", "--format", "png"])
+    assert result.exit_code == 2
+    assert "refusing to write binary PNG to a terminal" in result.stderr
+
+
+def test_is_terminal_and_is_stream(tmp_path) -> None:
+    regular = tmp_path / "g.svg"
+    regular.write_text("x")
+    assert not output.is_stream(str(regular)) and not output.is_terminal(str(regular))
+    assert not output.is_stream(str(tmp_path / "new.svg"))
+    assert output.is_stream("/dev/null") and not output.is_terminal("/dev/null")
+    read_end, write_end = os.pipe()
+    try:
+        assert output.is_stream(f"/dev/fd/{write_end}") and not output.is_terminal(f"/dev/fd/{write_end}")
+    finally:
+        os.close(read_end)
+        os.close(write_end)
