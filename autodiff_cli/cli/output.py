@@ -15,8 +15,8 @@ from typing import Any
 
 from ..errors import OutputError
 
-__all__ = ["check_writable", "colour_disabled", "descriptor_of", "emit", "is_stream", "is_terminal", "print_rich",
-           "stdout_is_terminal", "write_atomic"]
+__all__ = ["Progress", "check_writable", "colour_disabled", "descriptor_of", "emit", "is_stream", "is_terminal",
+           "print_rich", "stdout_is_terminal", "write_atomic"]
 
 
 def stdout_is_terminal() -> bool:
@@ -105,6 +105,63 @@ def print_rich(renderable: Any, no_color: bool) -> None:
         raise
     except OSError as error:
         raise _output_failed(error) from None
+
+
+# --- progress ------------------------------------------------------------------------------
+
+
+# Work shorter than this shows no progress bar at all.
+PROGRESS_AFTER = 1.0
+
+
+class Progress:
+    """A progress bar on stderr for long work, at a terminal only.
+
+    Call it with (done, total) as the work advances.  Nothing is shown until
+    ``PROGRESS_AFTER`` seconds have passed (short work stays silent), nor when stderr is
+    not a terminal (pipes, logs, CI); the bar is removed when the work ends.  Rich is
+    imported only once a bar is shown.
+    """
+
+    def __init__(self, description: str, *, enabled: bool | None = None) -> None:
+        import time
+
+        self.description = description
+        self.enabled = _stderr_is_terminal() if enabled is None else enabled
+        self._clock = time.monotonic
+        self._started = self._clock()
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            if self._clock() - self._started < PROGRESS_AFTER:
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(self.description, total=total)
+        self._bar.update(self._task, completed=done, total=total)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 # --- writing files -------------------------------------------------------------------------

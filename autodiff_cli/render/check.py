@@ -27,16 +27,26 @@ def _number(x: float | None, precision: int | None) -> str:
     return "-" if x is None else format_number(x, precision)
 
 
+def _columns(result: CheckResult) -> tuple[str, ...]:
+    return COLUMNS if result.mode == "inputs" else ("direction",) + COLUMNS[1:]
+
+
 def _cells(result: CheckResult, precision: int | None) -> list[list[str]]:
     cells = []
     short = 3 if precision is None else precision
     for c in result.inputs:
         errors = [_number(e, short) for e in (c.fd_error, c.abs_error, c.rel_error)]
+        # A direction has no value of its own: it moves every input from where it is.
+        value = _number(c.value, precision) if result.mode == "inputs" else "-"
         cells.append([
-            c.name, _number(c.value, precision), _number(c.reverse, precision), _number(c.forward, precision),
+            c.name, value, _number(c.reverse, precision), _number(c.forward, precision),
             _number(c.finite_difference, precision), *errors, RESULT_WORDS[c.verdict],
         ])
     return cells
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'s' if count != 1 else ''}"
 
 
 def _summary(result: CheckResult) -> str:
@@ -47,15 +57,19 @@ def _summary(result: CheckResult) -> str:
     if unsure:
         parts.append(f"{unsure} of {total} inconclusive")
     verdict = ", ".join(parts) or "all agree"
-    return (f"d{result.output}/d input, {len(result.inputs)} input{'s' if len(result.inputs) != 1 else ''}: "
-            f"{verdict} (rtol {result.rtol:g}, atol {result.atol:g})")
+    if result.mode == "directions":
+        what = (f"d{result.output}/d input along {_plural(total, 'random direction')} (fast mode, seed "
+                f"{result.seed}; {_plural(result.input_count or 0, 'input')})")
+    else:
+        what = f"d{result.output}/d input, {_plural(total, 'input')}"
+    return f"{what}: {verdict} (rtol {result.rtol:g}, atol {result.atol:g})"
 
 
 def to_plain(result: CheckResult, precision: int | None = None) -> str:
     """Aligned columns and a summary line (the reasons for failures are ``failure_messages``)."""
     if not result.inputs:
         return _summary(result) + "\n"
-    table = [list(COLUMNS), *_cells(result, precision)]
+    table = [list(_columns(result)), *_cells(result, precision)]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = []
     for row in table:
@@ -73,7 +87,7 @@ def to_table(result: CheckResult, precision: int | None = None) -> Table:
     table = Table(title=f"gradient check of {result.output} = {_number(result.value, precision)}",
                   title_justify="left", caption=_summary(result), caption_justify="left")
     cells = _cells(result, precision)
-    for i, header in enumerate(COLUMNS):
+    for i, header in enumerate(_columns(result)):
         # Columns never shrink below their widest cell: a cut-off digit would be a wrong number.
         width = max([len(header)] + [len(row[i]) for row in cells])
         table.add_column(header, justify="left" if i in _TEXT_COLUMNS else "right", no_wrap=True,
@@ -95,12 +109,16 @@ def to_json(result: CheckResult) -> str:
         "value": _json_number(result.value),
         "ok": result.ok,
         "verdict": result.verdict,
+        "mode": result.mode,
         "rtol": result.rtol,
         "atol": result.atol,
-        "inputs": [
+        "notes": result.notes,
+        # One entry per input, or per random direction in the fast mode (with its seed).
+        **({"seed": result.seed, "input_count": result.input_count} if result.mode == "directions" else {}),
+        "inputs" if result.mode == "inputs" else "directions": [
             {
                 "name": c.name,
-                "value": _json_number(c.value),
+                **({"value": _json_number(c.value)} if result.mode == "inputs" else {}),
                 "reverse": _json_number(c.reverse),
                 "forward": _json_number(c.forward),
                 "finite_difference": _json_number(c.finite_difference),

@@ -23,7 +23,6 @@ from autodiff_cli.analysis.check import (
     step_size,
 )
 from autodiff_cli.render.check import to_json, to_plain, to_table
-from autodiff_cli.engine.forward import ForwardResult
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
 
@@ -197,10 +196,10 @@ def test_a_wrong_reverse_gradient_is_caught() -> None:
 
 
 def test_a_wrong_forward_gradient_is_caught(monkeypatch) -> None:
-    def wrong(evaluation, wrt=None):
-        return ForwardResult(evaluation.output, {"x": 7.0}, 1, 2, 2)
+    def wrong(tape, seed, textbook=True):  # a forward pass with a bug: d(x*x)/dx = 7 at 3
+        return 7.0
 
-    monkeypatch.setattr(check_module, "forward_gradients", wrong)
+    monkeypatch.setattr(check_module, "tangent_at_root", wrong)
     (c,) = checked("y = x*x", {"x": 3.0}).inputs
     assert not c.ok
     assert c.reason == "forward mode gives 7 but reverse mode and the central difference give 6 and 6"
