@@ -312,8 +312,8 @@ def check(
         return quick
     failing = [c.name for c in quick.inputs if c.verdict != OK]
     full = check_gradients(evaluation, rtol=rtol, atol=atol, progress=progress)
-    note = (f"the fast check found {', '.join(failing)} {quick.inputs[0].verdict if len(failing) == 1 else 'not ok'}"
-            "; the full check, one input at a time, follows")
+    note = (f"the fast check found {len(failing)} of {len(quick.inputs)} random directions not ok; "
+            "the full check, one input at a time, follows")
     return CheckResult(full.output, full.value, rtol, atol, full.inputs, full.warnings, notes=[note])
 
 
