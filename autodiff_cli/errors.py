@@ -121,7 +121,7 @@ def shorten(text: str, limit: int = LONG_WORD) -> str:
             return word
         return f"{word[:limit // 2 - 6]}...({len(word):,} characters)...{word[-12:]}"
 
-    return re.sub(r"\S{%d,}" % (limit + 1), cut, text)
+    return re.sub(rf"\S{{{limit + 1},}}", cut, text)
 
 
 def _say(text: str) -> str:

@@ -51,11 +51,11 @@ from ..execute.scalar import Evaluation
 
 __all__ = [
     "DEFAULT_ATOL",
+    "DEFAULT_DIRECTIONS",
     "DEFAULT_RTOL",
     "FAIL",
     "INCONCLUSIVE",
     "OK",
-    "DEFAULT_DIRECTIONS",
     "CheckResult",
     "InputCheck",
     "check",

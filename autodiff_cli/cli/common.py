@@ -168,8 +168,8 @@ def _parse_source(source: str | None, program_source: Source) -> Program:
             notes=[f"read as program text instead, it is not valid either: {error.message}"],
             hint="check the path; to evaluate the text itself, pass it with -e/--expr",
         ) from None
-    warn([f"there is no file named {source.strip()!r}; reading it as program text "
-          "(-e/--expr says so and silences this)"])
+    warn([(f"there is no file named {source.strip()!r}; reading it as program text "
+           "(-e/--expr says so and silences this)")])
     return program
 
 
@@ -284,8 +284,8 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
             'every value must be a finite number, e.g. {"a": 2.5}')
     if underflows:
         shown = ", ".join(underflows[:5]) + (f" and {len(underflows) - 5:,} more" if len(underflows) > 5 else "")
-        warn([f"{source.name}: {shown} {'is' if len(underflows) == 1 else 'are'} smaller than the smallest "
-              "float (about 5e-324), so taken as 0"])
+        verb = "is" if len(underflows) == 1 else "are"
+        warn([f"{source.name}: {shown} {verb} smaller than the smallest float (about 5e-324), so taken as 0"])
     return document, source
 
 

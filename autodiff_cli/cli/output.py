@@ -149,7 +149,7 @@ class Progress:
             self._task = self._bar.add_task(self.description, total=total)
         self._bar.update(self._task, completed=done, total=total)
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Progress:  # noqa: PYI034 - a final class in all but name
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -153,8 +153,8 @@ def check_inputs(program: Program, values: Mapping[str, object]) -> list[str]:
         return [f"'{unused[0]}' is not used by the program; its value is ignored"]
     shown = ", ".join(f"'{name}'" for name in unused[:UNUSED_SHOWN])
     more = len(unused) - UNUSED_SHOWN
-    return [f"{len(unused):,} values are given for names the program does not use, so they are ignored: "
-            f"{shown}{f' and {more:,} more' if more > 0 else ''}"]
+    listed = shown + (f" and {more:,} more" if more > 0 else "")
+    return [f"{len(unused):,} values are given for names the program does not use, so they are ignored: {listed}"]
 
 
 def missing_inputs(program: Program, values: Mapping[str, object]) -> list[Variable]:

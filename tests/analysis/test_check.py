@@ -22,9 +22,9 @@ from autodiff_cli.analysis.check import (
     failure_messages,
     step_size,
 )
-from autodiff_cli.render.check import to_json, to_plain, to_table
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
+from autodiff_cli.render.check import to_json, to_plain, to_table
 
 H = sys.float_info.epsilon ** (1 / 3)  # the step at |x| <= 1
 
@@ -369,7 +369,7 @@ KINKS = [
 ]
 
 
-@pytest.mark.parametrize(("program", "values"), KINKS, ids=[f"{p}@{list(v.values())[0]!r}" for p, v in KINKS])
+@pytest.mark.parametrize(("program", "values"), KINKS, ids=[f"{p}@{next(iter(v.values()))!r}" for p, v in KINKS])
 def test_every_kink_is_caught(program, values) -> None:
     (c,) = checked(program, values).inputs
     assert c.verdict == "fail", (c.verdict, c.reason)

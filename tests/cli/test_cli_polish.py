@@ -46,7 +46,7 @@ def help_examples() -> list[tuple[str, str]]:
                 continue
             text = text.split("  #")[0].split(" | ")[0].split(" > ")[0].strip()
             words = shlex.split(text)
-            files = [w for w in words[2:] if w.endswith(".ad") or w.endswith(".json")]
+            files = [w for w in words[2:] if w.endswith((".ad", ".json"))]
             if all(w.startswith("samples/") for w in files):
                 found.append((name, text))
     return found

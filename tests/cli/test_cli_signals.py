@@ -36,7 +36,8 @@ def test_ctrl_c_anywhere_exits_130(runner, monkeypatch, command, where) -> None:
     module, name = where
     monkeypatch.setattr(module, name, interrupt)
     if module is output:  # the commands import these by name
-        from autodiff_cli.cli import eval as eval_module, explain as explain_module
+        from autodiff_cli.cli import eval as eval_module
+        from autodiff_cli.cli import explain as explain_module
 
         for importer in (eval_module, explain_module):
             if hasattr(importer, name):

@@ -16,7 +16,7 @@ from autodiff_cli.language import parse
 
 # The random-program generator of the differential test (tests/ is not a package).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "properties"))
-from test_differential import cases  # noqa: E402
+from test_differential import cases
 
 
 def scalar_output(program, values, output=None):
