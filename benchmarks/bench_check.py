@@ -2,8 +2,12 @@
 
 * ``evaluate``: the baseline, every moved output recomputed by the scalar interpreter
   (``execute.evaluate``, a ``Value`` per instruction), as the check did before;
-* ``floats``: the full check as it is, on the float interpreter (``execute.floats``),
-  which recomputes only the instructions that depend on the moved input;
+* ``floats``: the full check on the float interpreter (``execute.floats``), which
+  recomputes only the instructions that depend on the moved input (the default below
+  64 inputs);
+* ``batch``: the full check with the points of all inputs computed together by the
+  vectorized executor, a few rounds of one NumPy evaluation each (the default from 64
+  inputs on);
 * ``fast``: ``check --fast``, two random directions, whatever the number of inputs.
 
 Two shapes of program with ``--inputs`` inputs each: ``wide`` (a tanh term per input,
@@ -55,14 +59,15 @@ def baseline_check(evaluation):  # type: ignore[no-untyped-def]
     original = ck.FloatPoint
     ck.FloatPoint = EvaluatePoint  # type: ignore[misc]
     try:
-        return ck.check_gradients(evaluation)
+        return ck.check_gradients(evaluation, batch=False)
     finally:
         ck.FloatPoint = original  # type: ignore[misc]
 
 
 WAYS: dict[str, Callable] = {  # type: ignore[type-arg]
     "evaluate": baseline_check,
-    "floats": ck.check_gradients,
+    "floats": lambda evaluation: ck.check_gradients(evaluation, batch=False),
+    "batch": lambda evaluation: ck.check_gradients(evaluation, batch=True),
     "fast": lambda evaluation: ck.check(evaluation, fast=True),
 }
 

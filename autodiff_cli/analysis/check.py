@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from functools import partial
+from typing import Any, NamedTuple, TypeVar
 
 from ..engine.forward import tangent_along, tangent_at_root
 from ..engine.graph import Tape, topological_order
@@ -206,17 +207,32 @@ def _fmt_pair(x: float, y: float) -> tuple[str, str]:
 
 
 Function = Callable[[str, float], float]
+T = TypeVar("T")
+# A check written as a generator: it yields the points (values of the input being moved)
+# whose outputs it needs, and is sent back one output per point, or the AutodiffError
+# raised there; it returns its result.
+Steps = Generator[tuple[float, ...], tuple[Any, ...], T]
+
+
+# From this many inputs on, the points of all inputs are computed together by the
+# vectorized executor (NumPy) rather than one by one on floats.
+BATCH_INPUTS = 64
+# The most input values a batch of points may hold (rows x moved inputs): about 32 MB.
+_BATCH_CELLS = 4_000_000
 
 
 def check_gradients(
     evaluation: Evaluation, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, batch: bool | None = None,
 ) -> CheckResult:
     """Check d output / d input for every input of an evaluation made with ``backward=True``.
 
     The program is re-evaluated (values only) at x +- h for a few steps h per input:
     four evaluations when the first two steps settle it, up to 2 * 24 when they do not.
-    ``progress(done, total)`` is called after each input.
+    With ``batch`` (the default from ``BATCH_INPUTS`` inputs on, when NumPy is there) the
+    points that every input needs next are computed together, a few rounds of one
+    vectorized evaluation each; otherwise one by one, recomputing only the instructions
+    that depend on the moved input.  ``progress(done, total)`` is called as inputs finish.
     """
     if evaluation.root.grad != 1.0:
         raise ValueError("check_gradients needs an evaluation with gradients: evaluate(..., backward=True)")
@@ -226,22 +242,176 @@ def check_gradients(
     point = {variable.name: evaluation.nodes[variable.name].data for variable in program.inputs}
     f0 = evaluation.root.data
     rounding = rounding_error(evaluation)
-    # Values only, recomputing just the instructions that depend on the input being moved;
-    # bit for bit what evaluate() gives, errors included.
-    floats = FloatPoint(program, point, output)
-    f = floats.output_with
     tape = Tape.of(evaluation.root)
+    seeds = [tape.index.get(evaluation.nodes[name]) for name in point]
+    if batch is None:
+        batch = len(point) >= BATCH_INPUTS and _numpy_available()
+    if batch:
+        forwards = dict(zip(point, forward_tangents(tape, seeds)))
+    else:
+        forwards = {name: 0.0 if seed is None else tangent_at_root(tape, seed, textbook=False)
+                    for name, seed in zip(point, seeds)}
 
-    checks = []
-    total = len(point)
-    for done, (name, x) in enumerate(point.items()):
+    def steps(name: str, x: float, base: float) -> Steps[InputCheck]:
         reverse = evaluation.nodes[name].grad
-        seed = tape.index.get(evaluation.nodes[name])
-        forward = 0.0 if seed is None else tangent_at_root(tape, seed, textbook=False)
-        checks.append(_check_one(name, x, reverse, forward, f0, f, rtol, atol, rounding))
-        if progress is not None:
-            progress(done + 1, total)
+        return _check_steps(name, x, reverse, forwards[name], base, rtol, atol, rounding)
+
+    if batch and point:
+        together = _Together(evaluation, point)
+        checks = together.answer({name: steps(name, x, together.base) for name, x in point.items()}, progress)
+    else:
+        # Values only, recomputing just the instructions that depend on the input being moved;
+        # bit for bit what evaluate() gives, errors included.
+        floats = FloatPoint(program, point, output)
+        checks = []
+        for done, (name, x) in enumerate(point.items()):
+            checks.append(_answer_one_by_one(steps(name, x, f0), partial(floats.output_with, name)))
+            if progress is not None:
+                progress(done + 1, len(point))
     return CheckResult(output, f0, rtol, atol, checks, list(evaluation.warnings))
+
+
+# Seeds per vectorized forward pass: the tangents of a chunk of seeds take nodes x seeds floats.
+_FORWARD_SEEDS = 256
+
+
+def forward_tangents(tape: Tape, seeds: list[int | None]) -> list[float]:
+    """Forward mode for many seeds at once with NumPy: d root / d node for each seed node.
+
+    Each seed gets a column; each node's tangent is a row of columns, computed front to
+    back with exactly the scalar pass's operations for every column (``tangent_at_root``):
+    a node's tangent is the sum of d node / d operand * tangent(operand) over the operands
+    the seed reaches, and nothing from an operand it does not reach (so an infinite local
+    derivative off the seed's paths makes no NaN).  A seed of None (a node the root does
+    not depend on) gets 0.  Tangents are dropped after their last use.
+    """
+    import numpy as np
+
+    results = [0.0] * len(seeds)
+    a_of, da_of, b_of, db_of = tape.a, tape.da, tape.b, tape.db
+    size = tape.size
+    last_use = list(range(size))
+    for i in range(size):
+        for operand in (a_of[i], b_of[i]):
+            if operand >= 0:
+                last_use[operand] = i
+    valid = [(k, seed) for k, seed in enumerate(seeds) if seed is not None]
+    with np.errstate(all="ignore"):
+        for start in range(0, len(valid), _FORWARD_SEEDS):
+            chunk = valid[start:start + _FORWARD_SEEDS]
+            width = len(chunk)
+            column_of = {seed: column for column, (_, seed) in enumerate(chunk)}
+            tangent: dict[int, Any] = {}
+            reached: dict[int, Any] = {}
+            for i in range(min(column_of), size):
+                column = column_of.get(i)
+                if column is not None:
+                    tangent[i] = np.zeros(width)
+                    tangent[i][column] = 1.0
+                    reached[i] = np.zeros(width, dtype=bool)
+                    reached[i][column] = True
+                    continue
+                a, b = a_of[i], b_of[i]
+                ra = reached.get(a) if a >= 0 else None
+                rb = reached.get(b) if b >= 0 else None
+                if ra is not None:
+                    part_a = da_of[i] * tangent[a]
+                if rb is not None:
+                    part_b = db_of[i] * tangent[b]
+                if ra is not None and rb is not None:
+                    total = np.where(ra & rb, part_a + part_b, np.where(ra, part_a, part_b))
+                    either = ra | rb
+                elif ra is not None:
+                    total, either = part_a, ra
+                elif rb is not None:
+                    total, either = part_b, rb
+                else:
+                    continue
+                tangent[i] = np.where(either, total, 0.0)
+                reached[i] = either
+                for operand in (a, b):
+                    if operand >= 0 and last_use[operand] == i and operand != size - 1:
+                        tangent.pop(operand, None)
+                        reached.pop(operand, None)
+            root = tangent.get(size - 1)
+            for column, (k, _) in enumerate(chunk):
+                results[k] = 0.0 if root is None else float(root[column])
+    return results
+
+
+def _numpy_available() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("numpy") is not None
+
+
+class _Together:
+    """Answers the point requests of every input's check at once, by the vectorized executor.
+
+    Each round collects the points every unfinished check asks for next (x +- h of one
+    input, the others at the base point) and evaluates them as the rows of one batch: a
+    column for each input moved in the batch, one number for every other.  The outputs
+    are NumPy's (a few ulps from the C library's in exp, log, sin, cos, tanh and powers,
+    which the error bar's rounding floor covers), so the base output is taken from the
+    batch too, for the slopes of the kink test to compare like with like.  A row where
+    the program fails is answered with the scalar engine's error for that point.
+    """
+
+    def __init__(self, evaluation: Evaluation, point: dict[str, float]) -> None:
+        from ..execute.vectorized import BatchEvaluator
+
+        self.point = point
+        self.output = evaluation.output
+        self.evaluator = BatchEvaluator(evaluation.program, output=evaluation.output, wrt=())
+        name = next(iter(point))
+        self.base = self._evaluate([(name, point[name])])[0]
+        if isinstance(self.base, AutodiffError):
+            raise self.base
+
+    def answer(self, checks: dict[str, Steps[InputCheck]],
+               progress: Callable[[int, int], None] | None) -> list[InputCheck]:
+        results: dict[str, InputCheck] = {}
+        pending: dict[str, tuple[float, ...]] = {}
+
+        def advance(name: str, reply: tuple[Any, ...] | None) -> None:
+            try:
+                request = next(checks[name]) if reply is None else checks[name].send(reply)
+            except StopIteration as done:
+                results[name] = done.value
+                if progress is not None:
+                    progress(len(results), len(checks))
+            else:
+                pending[name] = request
+
+        for name in checks:
+            advance(name, None)
+        while pending:
+            asked = list(pending.items())
+            pending = {}
+            answers = iter(self._evaluate([(name, value) for name, request in asked for value in request]))
+            for name, request in asked:
+                advance(name, tuple(next(answers) for _ in request))
+        return [results[name] for name in checks]
+
+    def _evaluate(self, points: list[tuple[str, float]]) -> list[Any]:
+        """The output at each point (the input ``name`` moved to ``value``), or its error."""
+        import numpy as np
+
+        answers: list[Any] = []
+        size = max(1, int(math.sqrt(_BATCH_CELLS)))  # rows per batch: moved inputs <= rows
+        for start in range(0, len(points), size):
+            group = points[start:start + size]
+            columns: dict[str, Any] = dict(self.point)
+            for row, (name, value) in enumerate(group):
+                column = columns[name]
+                if not isinstance(column, np.ndarray):
+                    column = columns[name] = np.full(len(group), column)
+                column[row] = value
+            result = self.evaluator.evaluate(columns, on_error="nan")
+            values = np.broadcast_to(result.value, (len(group),))
+            answers.extend(result.error(row) if result.failed[row] else float(values[row])
+                           for row in range(len(group)))
+        return answers
 
 
 DEFAULT_DIRECTIONS = 2
@@ -362,13 +532,14 @@ def _schedule(x: float, h0: float) -> tuple[float, int]:
     return ratio, min(_MAX_ROWS, 1 + math.ceil(math.log(span) / math.log(ratio) - 1e-9))
 
 
-def _sweep(name: str, x: float, h0: float, f: Function, rounding: float,
-           settled: Callable[[_Estimate], bool], first: tuple[float, float] | None = None) -> _Sweep:
+def _sweep(x: float, h0: float, rounding: float, settled: Callable[[_Estimate], bool],
+           first: tuple[float, float] | None = None) -> Steps[_Sweep]:
     """Central differences at h0, h0/r, h0/r**2, ..., and Ridders' extrapolation table over them.
 
     Stops early once ``settled`` accepts an estimate, at the first step where x - h and
     x + h round to the same float, or where the program cannot be evaluated.  ``first``
-    holds f(x + h0) and f(x - h0) when they are known already.
+    holds f(x + h0) and f(x - h0) when they are known already.  A generator: it yields the
+    points it needs and is sent their outputs (see ``Steps``).
     """
     rows: list[_Row] = []
     table: list[list[float]] = []
@@ -379,9 +550,8 @@ def _sweep(name: str, x: float, h0: float, f: Function, rounding: float,
         up, down = x + h, x - h
         if up == down:
             break
-        try:
-            f_up, f_down = first if (k == 0 and first is not None) else (f(name, up), f(name, down))
-        except AutodiffError:
+        f_up, f_down = first if (k == 0 and first is not None) else (yield (up, down))
+        if isinstance(f_up, AutodiffError) or isinstance(f_down, AutodiffError):
             break
         # Dividing by the step actually taken, (x+h) - (x-h), rather than 2h removes the
         # rounding of x +- h from the quotient.
@@ -415,10 +585,38 @@ def _check_one(
     name: str, x: float, reverse: float, forward: float, f0: float, f: Function, rtol: float, atol: float,
     rounding: float,
 ) -> InputCheck:
+    """One input's check, its points computed one by one by ``f(name, value)``."""
+    return _answer_one_by_one(_check_steps(name, x, reverse, forward, f0, rtol, atol, rounding),
+                              lambda value: f(name, value))
+
+
+def _answer_one_by_one(steps: Steps[InputCheck], f: Callable[[float], float]) -> InputCheck:
+    """Run a check, computing each point it asks for with ``f`` (its error, if it fails)."""
+    try:
+        request = next(steps)
+        while True:
+            answers = []
+            for value in request:
+                try:
+                    answers.append(f(value))
+                except AutodiffError as error:
+                    answers.append(error)
+            request = steps.send(tuple(answers))
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+def _check_steps(
+    name: str, x: float, reverse: float, forward: float, f0: float, rtol: float, atol: float, rounding: float,
+) -> Steps[InputCheck]:
+    """One input's check as a generator: it yields the values of the input at which it needs
+    the output, and is sent the outputs (an ``AutodiffError`` for a point where the program
+    fails).  Written so, the points of every input can be computed together (see
+    ``check_gradients``), or one at a time."""
     unbounded = _unbounded(name, x, reverse, forward)
     # The accuracy the finite difference needs: a share of the tolerance at the gradient.
     target = _PRECISION_SHARE * (atol + rtol * abs(reverse))
-    h0, failure, first = _first_step(name, x, f, rounding, target)
+    h0, failure, first = yield from _first_step(name, x, rounding, target)
     if failure is not None:
         verdict = FAIL if unbounded else INCONCLUSIVE
         return InputCheck(name, x, reverse, forward, None, h0, None, None, False, unbounded or failure, verdict)
@@ -427,7 +625,7 @@ def _check_one(
         return (estimate.error <= _PRECISION_SHARE * (atol + rtol * abs(estimate.value))
                 and _agree(reverse, estimate.value, rtol, atol) and _agree(forward, estimate.value, rtol, atol))
 
-    sweep = _sweep(name, x, h0, f, rounding, settled, first)
+    sweep = yield from _sweep(x, h0, rounding, settled, first)
     if not sweep.estimates:  # one step at most could be taken: no error estimate
         reason = unbounded or (f"cannot estimate the finite difference's error at {name} = {_fmt(x)}: the "
                                f"difference could be taken at {len(sweep.rows)} step(s) from {h0:.3g} down, "
@@ -447,8 +645,8 @@ def _check_one(
     probe = row if decision is not None else sweep.rows[-1]
     # Below the default tolerance a gap between the one-sided slopes is ordinary curvature
     # (about h * |f''|), not worth a diagnosis, however strict the caller's tolerance.
-    slopes = _kink(name, x, probe.step, f0, probe.up, probe.down, f, rounding,
-                   max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)))
+    slopes = yield from _kink(x, probe.step, f0, probe.up, probe.down, rounding,
+                              max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)))
     verdict, reason = _verdict(name, x, reverse, forward, estimate, decision, slopes, sweep.rows, rounding,
                                noisy, rtol, atol)
     if unbounded:
@@ -458,8 +656,8 @@ def _check_one(
 
 
 def _first_step(
-    name: str, x: float, f: Function, rounding: float, target: float
-) -> tuple[float, str | None, tuple[float, float] | None]:
+    name: str, x: float, rounding: float, target: float
+) -> Steps[tuple[float, str | None, tuple[float, float] | None]]:
     """The first step of the sweep, why there is none (None when there is one), and the
     outputs at x + h and x - h (None when there is no step).
 
@@ -474,12 +672,11 @@ def _first_step(
         h = max(h, min(4.0 * _ROUNDING_SAFETY * rounding / target, 0.1 * max(1.0, abs(x))))
     first_failure = None
     for _ in range(_MAX_SHRINKS + 1):
-        failed_at, side = x + h, "+"
-        try:
-            f_up = f(name, x + h)
-            failed_at, side = x - h, "-"
-            f_down = f(name, x - h)
-        except AutodiffError as error:
+        f_up, f_down = yield (x + h, x - h)
+        failed = [(at, side, out) for at, side, out in ((x + h, "+", f_up), (x - h, "-", f_down))
+                  if isinstance(out, AutodiffError)]
+        if failed:
+            failed_at, side, error = failed[0]
             if first_failure is None:
                 # The library message already says which operation failed and why; add where.
                 first_failure = (f"cannot take the finite difference: the program fails at {name} = "
@@ -634,9 +831,8 @@ class _Slopes(NamedTuple):
 
 
 def _kink(
-    name: str, x: float, h: float, f0: float, f_up: float, f_down: float, f: Function, rounding: float,
-    tolerance: float,
-) -> _Slopes | None:
+    x: float, h: float, f0: float, f_up: float, f_down: float, rounding: float, tolerance: float,
+) -> Steps[_Slopes | None]:
     """The one-sided slopes when they differ by more than the tolerance, else None.
 
     For a smooth output the one-sided slopes differ by about h * |f''|, so the gap
@@ -662,9 +858,8 @@ def _kink(
     gaps = []
     slopes = (left, right)
     for step in steps:
-        try:
-            up, down = (f_up, f_down) if step == h else (f(name, x + step), f(name, x - step))
-        except AutodiffError:
+        up, down = (f_up, f_down) if step == h else (yield (x + step, x - step))
+        if isinstance(up, AutodiffError) or isinstance(down, AutodiffError):
             return _Slopes(left, right, False)  # cannot look closer; the comparison still applies
         slopes = _one_sided(x, step, f0, up, down)
         gaps.append(abs(slopes[1] - slopes[0]))

@@ -2,6 +2,7 @@
 full check runs on, and progress at a terminal."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -9,13 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from autodiff_cli.analysis import check as ck
 from autodiff_cli.cli import main, output
+from autodiff_cli.engine.forward import tangent_at_root
+from autodiff_cli.engine.graph import Tape
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
 
 REPO = Path(__file__).resolve().parents[2]
+# The random-program generator of the differential test (tests/ is not a package).
+sys.path.insert(0, str(REPO / "tests" / "properties"))
+from test_differential import cases
 
 
 def wide(n: int) -> str:
@@ -125,3 +132,62 @@ def test_progress_at_a_terminal(tmp_path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "checking gradients" in result.stdout  # what the terminal showed
     assert json.loads((tmp_path / "out.json").read_text())["ok"] is True
+
+
+# --- every input's points at once, by the vectorized executor -----------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.data_too_large])
+@given(cases())
+def test_batched_points_give_the_same_verdicts_as_one_by_one(case) -> None:
+    evaluation = evaluate(parse(case.text, "<generated>"), case.values)
+    one = ck.check_gradients(evaluation, batch=False)
+    many = ck.check_gradients(evaluation, batch=True)
+    for a, b in zip(one.inputs, many.inputs):
+        assert (a.name, a.verdict) == (b.name, b.verdict), (case.text, a.reason, b.reason)
+        assert a.forward == b.forward or (math.isnan(a.forward) and math.isnan(b.forward))
+        if a.finite_difference is not None and b.finite_difference is not None:
+            assert abs(a.finite_difference - b.finite_difference) <= a.fd_error + b.fd_error
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.data_too_large])
+@given(cases())
+def test_vectorized_forward_mode_is_the_scalar_one_bit_for_bit(case) -> None:
+    evaluation = evaluate(parse(case.text, "<generated>"), case.values)
+    tape = Tape.of(evaluation.root)
+    seeds = [tape.index.get(evaluation.nodes[v.name]) for v in evaluation.program.inputs]
+    want = [0.0 if seed is None else tangent_at_root(tape, seed) for seed in seeds]
+    got = ck.forward_tangents(tape, seeds)
+    for g, w in zip(got, want):
+        assert g == w or (math.isnan(g) and math.isnan(w)), (case.text, got, want)
+
+
+@pytest.mark.parametrize(
+    ("program", "values"),
+    [("y = (x-1)**1.5 + (1-x)**1.5", {"x": 1.0}), ("y = log(x)", {"x": 1e-7}), ("y = exp(x)", {"x": 709.78}),
+     ("y = relu(a) + sqrt(b)", {"a": 0.0, "b": 0.0}), ("y = sign(x)", {"x": 0.0})],
+    ids=["domain_edge", "near_log_edge", "near_overflow", "kink_and_vertical_slope", "jump"],
+)
+def test_batched_points_say_the_same_at_domain_edges(program, values) -> None:
+    evaluation = evaluate(parse(program), values)
+    one = ck.check_gradients(evaluation, batch=False)
+    many = ck.check_gradients(evaluation, batch=True)
+    assert [(c.verdict, c.reason) for c in one.inputs] == [(c.verdict, c.reason) for c in many.inputs]
+
+
+def test_many_inputs_use_the_batch_and_few_do_not(monkeypatch) -> None:
+    used = []
+    original = ck._Together
+
+    class Recording(original):
+        def __init__(self, *args, **kwargs):
+            used.append(True)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(ck, "_Together", Recording)
+    ck.check_gradients(evaluate(parse(wide(ck.BATCH_INPUTS - 1)), {}))
+    assert used == []
+    result = ck.check_gradients(evaluate(parse(wide(ck.BATCH_INPUTS)), {}))
+    assert used == [True] and result.ok
