@@ -176,6 +176,7 @@ def render(dot_source: str, fmt: str, renderer: str | Renderer = "auto", *,
 
 
 # cairo writes the time of the run into every PDF: /CreationDate (D:YYYYMMDDHHmmSS...).
+_LAST_FOUR_DIGIT_YEAR = 253402300799  # 9999-12-31 23:59:59 UTC
 _PDF_DATE = re.compile(rb"(/CreationDate\s*\(D:)(\d{14})")
 
 
@@ -192,7 +193,8 @@ def _reproducible(pdf: bytes) -> bytes:
         epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
     except ValueError:
         epoch = 0
-    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(max(0, epoch))).encode("ascii")
+    # Clamped to the years 1970-9999: a date of another length would move every offset after it.
+    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(min(max(0, epoch), _LAST_FOUR_DIGIT_YEAR))).encode("ascii")
     return _PDF_DATE.sub(lambda found: found.group(1) + stamp, pdf, count=1)
 
 
