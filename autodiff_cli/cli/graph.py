@@ -219,7 +219,7 @@ def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:
             known = " ".join(EXTENSIONS)
             raise click.UsageError(
                 f"cannot tell the format from the file name {out!r}: use one of the extensions "
-                f"{known}, or give --format svg|png|pdf|dot"
+                f"{known}, or give --format svg|png|pdf|dot|html"
             )
         return implied
     if implied is not None and implied != given:

@@ -15,13 +15,14 @@ from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     _parse_number,
+    complete_file_name,
     load_inputs,
     program_options,
     program_title,
     reporting_errors,
     warn,
 )
-from .output import check_writable, emit, stdout_is_terminal, write_atomic
+from .output import check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
 
 __all__ = ["plot_command"]
 
@@ -66,13 +67,14 @@ def _parse_points(
     return points
 
 
-@click.command("plot", context_settings=CONTEXT_SETTINGS, epilog=PLOT_EXIT_HELP)
+@click.command("plot", context_settings=CONTEXT_SETTINGS, epilog=PLOT_EXIT_HELP,
+               short_help="Plot the output and its derivative along one input.")
 @program_options
 @click.option("--range", "span", required=True, metavar="NAME=LOW:HIGH", callback=_parse_range,
               help="The input to vary and its range, e.g. x=-3:3.")
-@click.option("-o", "--out", "out", metavar="FILE",
-              help="Write to FILE; its extension (.svg .png .pdf .txt) sets the format. Default, or '-': "
-                   "standard output.")
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
+              help="Write to FILE; its extension (.svg .png .pdf .txt) sets the format (a stream such as "
+                   "/dev/stdout: svg unless --format). Default, or '-': standard output.")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "text"]),
               help="Output format [default: from FILE's extension; to standard output: text at a terminal, "
                    "svg when piped].")
@@ -118,8 +120,11 @@ def plot_command(
             raise click.BadParameter(f"{name}={at:g} is outside --range {variable}={low:g}:{high:g}",
                                      param_hint="'--tangent-at'")
     to_stdout = out is None or out == "-"
-    fmt = _choose_format(out, output_format, to_stdout)
-    if to_stdout and fmt in BINARY_FORMATS and stdout_is_terminal():
+    # /dev/stdout, /dev/fd/3, a pipe or a device: a stream, with no extension to read a format from.
+    to_stream = not to_stdout and is_stream(out)  # type: ignore[arg-type]
+    fmt = _choose_format(out, output_format, to_stdout, to_stream)
+    at_terminal = stdout_is_terminal() if to_stdout else is_terminal(out)  # type: ignore[arg-type]
+    if fmt in BINARY_FORMATS and at_terminal:
         raise click.UsageError(
             f"refusing to write binary {fmt.upper()} to a terminal; "
             f"write it to a file with -o plot.{fmt}, or redirect: ... > plot.{fmt}"
@@ -149,9 +154,11 @@ def plot_command(
         write_atomic(out, data.encode("utf-8") if isinstance(data, str) else data)
 
 
-def _choose_format(out: str | None, given: str | None, to_stdout: bool) -> str:
+def _choose_format(out: str | None, given: str | None, to_stdout: bool, to_stream: bool) -> str:
     if to_stdout:
         return given or ("text" if stdout_is_terminal() else "svg")
+    if to_stream:
+        return given or "svg"
     assert out is not None
     implied = EXTENSIONS.get(os.path.splitext(out)[1].lower())
     if given is None:

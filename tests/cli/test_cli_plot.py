@@ -40,6 +40,16 @@ def test_svg_to_a_pipe_and_text_on_request(run) -> None:
     assert result.stdout.startswith("y = tanh(x)\n\ny\n")
 
 
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/stdout"), reason="needs /dev/stdout")
+def test_a_stream_as_out_gets_svg_unless_told() -> None:
+    command = [sys.executable, "-m", "autodiff_cli", "plot", "y = x*x", "--range", "x=0:1", "--points", "11",
+               "-o", "/dev/stdout"]
+    result = subprocess.run(command, capture_output=True, check=False)
+    assert result.returncode == 0 and result.stdout.startswith(b"<?xml"), result.stderr
+    result = subprocess.run([*command, "--format", "text"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stdout.startswith("y = x*x\n"), result.stderr
+
+
 def test_text_is_the_default_at_a_terminal(run, monkeypatch) -> None:
     monkeypatch.setattr(cli_plot, "stdout_is_terminal", lambda: True)
     result = run("y = x*x", "--range", "x=-1:1", "--points", "21")

@@ -81,7 +81,8 @@ def test_each_node_knows_its_uses_and_their_sum() -> None:
     assert (a["name"], a["kind"], a["data"], a["grad"]) == ("a", "input", "3.0000", "7.0000")
     assert a["uses"] == [6, 7, 8] and a["sum"] == data["frames"][9]["text"]
     assert (t1["name"], t1["kind"], t1["about"], t1["grad"]) == ("t1", "result", "t1 = a * a", "1.0000")
-    assert t1["uses"] == [5] and t1["sum"] == "dy/dt1 = dy/dt1 * dy/dy = 1 * 1 = 1   [dy/dt1 = 1]"
+    assert t1["uses"] == [5]
+    assert t1["sum"] == "dy/dt1 = ∂y/∂t1 * dy/dy = 1 * 1 = 1   [∂y/∂t1 = 1]"  # explain's words
     assert (y["kind"], y["grad"], y["uses"], y["sum"]) == ("output", "1.0000", [4], "dy/dy = 1   seed")
 
 

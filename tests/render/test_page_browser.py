@@ -166,7 +166,7 @@ def test_karpathy_backward_pass_lights_each_edge_with_its_product(browser, make_
     assert page.field("L", "grad") == "grad 1.0000"
     assert {page.field(name, "grad") for name in "abecdf"} == {"grad 0.0000"}
     page.press("\ue014", 5)  # dL/dd, dL/df, dL/de, dL/dc, then dL/da = b * dL/de = -3 * -2 = 6
-    assert page.text("step-text") == ("dL/da = de/da * dL/de = -3 * -2 = 6   [de/da = b]\n"
+    assert page.text("step-text") == ("dL/da = ∂e/∂a * dL/de = -3 * -2 = 6   [∂e/∂a = b]\n"
                                       "local \u00d7 upstream = contribution: -3.0000 \u00d7 -2.0000 = 6.0000")
     assert page.callout() == "-3.0000 \u00d7 -2.0000 = 6.0000"
     assert "ad-now" in page.classes(page.edge("a", "e", 0))
@@ -197,7 +197,7 @@ def test_a_value_used_three_times_accumulates_with_plus_equals(browser, make_pag
     page.press("\ue014")  # the first use in t1 = a*a: += a * dy/dt1 = 3
     assert page.field("a", "grad") == "grad 4.0000"
     assert page.text("step-text").startswith(
-        "dy/da += dt1/da * dy/dt1 = 3 * 1 = 3   [dt1/da = a]   total 4\n")
+        "dy/da += ∂t1/∂a * dy/dt1 = 3 * 1 = 3   [∂t1/∂a = a]   total 4\n")
     assert page.callout() == "+= 3.0000 \u00d7 1.0000 = 3.0000, total 4.0000"
     assert "accumulate" in page.classes("#step-text")
     assert "ad-now" in page.classes(page.edge("a", "t1", 0))
@@ -223,9 +223,9 @@ def test_clicking_a_box_shows_its_gradient_as_the_sum_over_its_uses(browser, mak
     assert page.text("node-sum") == "dy/da = 7.0000, the sum over its 3 uses:"
     uses = [item.get_attribute("textContent")
             for item in browser.find_elements(page.by.CSS_SELECTOR, "#node-uses li")]
-    assert uses == ["dy/da = dy/da * dy/dy = 1 * 1 = 1   [dy/da = 1]",
-                    "dy/da += dt1/da * dy/dt1 = 3 * 1 = 3   [dt1/da = a]   total 4",
-                    "dy/da += dt1/da * dy/dt1 = 3 * 1 = 3   [dt1/da = a]   total 7"]
+    assert uses == ["dy/da = ∂y/∂a * dy/dy = 1 * 1 = 1   [∂y/∂a = 1]",
+                    "dy/da += ∂t1/∂a * dy/dt1 = 3 * 1 = 3   [∂t1/∂a = a]   total 4",
+                    "dy/da += ∂t1/∂a * dy/dt1 = 3 * 1 = 3   [∂t1/∂a = a]   total 7"]
     assert page.text("node-total") == "dy/da = 1 + 3 + 3 = 7   sum of 3 contributions"
     assert "ad-selected" in page.box("a").get_attribute("class").split()
     assert all("ad-use" in page.classes(page.edge("a", parent, k)) for parent, k in USES_OF_A)
