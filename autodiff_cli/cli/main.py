@@ -17,6 +17,7 @@ from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .eval import eval_command
 from .explain import explain_command
 from .graph import graph_command
+from .plot import plot_command
 
 __all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
 
@@ -99,3 +100,4 @@ main.add_command(eval_command)
 main.add_command(graph_command)
 main.add_command(explain_command)
 main.add_command(check_command)
+main.add_command(plot_command)

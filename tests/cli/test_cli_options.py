@@ -12,6 +12,7 @@ BASE = {
     "explain": ["y = 2*x", "--set", "x=1"],
     "check": ["y = 2*x", "--set", "x=1"],
     "graph": ["y = 2*x", "--set", "x=1", "--renderer", "bundled"],
+    "plot": ["y = 2*x", "--range", "x=0:1", "--format", "text"],
 }
 
 
