@@ -22,8 +22,12 @@ __all__ = ["Tape", "iter_edges", "paused_cycle_collector", "topological_order"]
 def topological_order(root: Value) -> list[Value]:
     """Nodes reachable from ``root``, every operand before its results, ``root`` last.
 
-    Iterative depth-first search (no recursion limit); operands are visited in
-    order, so the order, and any numbering taken from it, is the same every run.
+    Depth-first, operands in order (``_a`` then ``_b``), each node after its operands:
+    the order, and any numbering taken from it, is the same every run.  Iterative, with
+    an explicit stack, so there is no recursion limit.  An operand that is a leaf is
+    finished on the spot instead of going through the stack, and a node is revisited
+    only for its operands that are not leaves: about half the steps of pushing every
+    operand (``backward()`` spent most of its time here).
     """
     order: list[Value] = []
     done: set[Value] = set()
@@ -31,21 +35,26 @@ def topological_order(root: Value) -> list[Value]:
     emit, mark, push, pop = order.append, done.add, stack.append, stack.pop
     while stack:
         node = stack[-1]
-        if node in done:
-            pop()
-            continue
-        a, b = node._a, node._b
-        pending = False
-        if b is not None and b not in done:
-            push(b)  # pushed first so that a is finished first
-            pending = True
+        a = node._a
         if a is not None and a not in done:
-            push(a)
-            pending = True
-        if not pending:
+            if a._a is None:  # a leaf: it has no operands to wait for
+                mark(a)
+                emit(a)
+            else:
+                push(a)  # node comes back once a is done
+                continue
+        b = node._b
+        if b is not None and b not in done:
+            if b._a is None:
+                mark(b)
+                emit(b)
+            else:
+                push(b)
+                continue
+        pop()
+        if node not in done:  # a node can be on the stack twice (pushed by two results)
             mark(node)
             emit(node)
-            pop()
     return order
 
 
