@@ -90,7 +90,8 @@ def check_command(
     from ..render import check as render_check
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    evaluation = evaluate(program, values, output)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, progress=progress)
     warn(evaluation.warnings)
     with Progress("checking gradients") as progress:
         result = ck.check(evaluation, fast=fast, directions=directions, seed=seed, rtol=rtol, atol=atol,

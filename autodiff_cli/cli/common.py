@@ -158,7 +158,10 @@ def _parse_source(source: str | None, program_source: Source) -> Program:
     from ..language import parse
 
     if not _could_be_a_path(source):
-        return parse(program_source.text, program_source.name)
+        from .output import Progress
+
+        with Progress("parsing") as progress:  # a bar only at a terminal, and after a second
+            return parse(program_source.text, program_source.name, progress=progress)
     assert source is not None
     try:
         program = parse(program_source.text, program_source.name)

@@ -16,7 +16,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import emit, print_rich, stdout_is_terminal
+from .output import Progress, emit, print_rich, stdout_is_terminal
 
 if TYPE_CHECKING:
     from ..execute import Evaluation
@@ -64,7 +64,8 @@ def eval_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     forward = mode == "forward"
-    evaluation = evaluate(program, values, output, backward=not forward)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, backward=not forward, progress=progress)
     warn(evaluation.warnings)
     names = _wrt_names(wrt, evaluation)
     work_text = work_data = None

@@ -15,7 +15,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import emit, print_rich, stdout_is_terminal
+from .output import Progress, emit, print_rich, stdout_is_terminal
 
 __all__ = ["explain_command"]
 
@@ -61,7 +61,8 @@ def explain_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
-    evaluation = evaluate(program, values, output, backward=False)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, backward=False, progress=progress)
     warn(evaluation.warnings)
     if max_steps is None:
         max_steps = steps.DEFAULT_MAX_STEPS

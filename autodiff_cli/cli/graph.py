@@ -24,7 +24,7 @@ from .common import (
     reporting_errors,
     warn,
 )
-from .output import check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
+from .output import Progress, check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
 
 if TYPE_CHECKING:
     from ..analysis.graph_model import GraphModel
@@ -135,7 +135,9 @@ def graph_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     # The page steps through numbers, so it needs them all: a missing input is an error there.
-    evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page,
+                              progress=progress)
     warn(evaluation.warnings)
     if not evaluation.has_values:
         warn([_structure_only_warning(program, values)])

@@ -9,14 +9,15 @@ every run.  Standard library only; only the node slots ``_a``/``_b`` (operands) 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .value import Value
 
-__all__ = ["Tape", "iter_edges", "paused_cycle_collector", "topological_order"]
+__all__ = ["Tape", "backpropagate", "iter_edges", "paused_cycle_collector", "register_order", "topological_order"]
 
 
 def topological_order(root: Value) -> list[Value]:
@@ -56,6 +57,70 @@ def topological_order(root: Value) -> list[Value]:
             mark(node)
             emit(node)
     return order
+
+
+def register_order(root: int, firsts: Sequence[int], seconds: Sequence[int], nodes: Sequence[Value]) -> list[Value]:
+    """``topological_order(nodes[root])`` for a graph whose structure is also given as numbers:
+    node ``r``'s operands are nodes ``firsts[r]`` and ``seconds[r]`` (-1 for none), as an
+    interpreter of a program knows it.  The same order, with marks in a bytearray instead
+    of a set of nodes: a third of the time and, for 3 million nodes, ~3 MB instead of ~70.
+    """
+    order: list[Value] = []
+    emit = order.append
+    done = bytearray(len(nodes))
+    stack = [root]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node = stack[-1]
+        a = firsts[node]
+        if a >= 0 and not done[a]:
+            if firsts[a] < 0:  # a leaf
+                done[a] = 1
+                emit(nodes[a])
+            else:
+                push(a)
+                continue
+        b = seconds[node]
+        if b >= 0 and not done[b]:
+            if firsts[b] < 0:
+                done[b] = 1
+                emit(nodes[b])
+            else:
+                push(b)
+                continue
+        pop()
+        if not done[node]:
+            done[node] = 1
+            emit(nodes[node])
+    return order
+
+
+def backpropagate(order: Sequence[Value], progress: Callable[[int, int], None] | None = None) -> None:
+    """The backward pass over ``order`` (``topological_order``'s, the root last): the root's
+    gradient becomes 1 and every node pushes ``local * grad`` to each operand, in reverse.
+
+    ``progress``, when given, is told how many nodes are done every 65,536 nodes.
+    """
+    order[-1].grad = 1.0
+    size = len(order)
+    step = size if progress is None else _PROGRESS_STEP
+    nodes = reversed(order)
+    done = 0
+    while done < size:
+        for node in islice(nodes, step):
+            a = node._a
+            if a is not None:
+                g = node.grad
+                a.grad += node._da * g
+                b = node._b
+                if b is not None:
+                    b.grad += node._db * g
+        done = min(size, done + step)
+        if progress is not None:
+            progress(done, size)
+
+
+_PROGRESS_STEP = 1 << 16
 
 
 def iter_edges(order: Iterable[Value]) -> Iterator[tuple[Value, Value, float]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .graph import topological_order
+from .graph import backpropagate, topological_order
 from .ops import FUNCTIONS, OPS, Op, short_number
 
 __all__ = ["METHODS", "Value"]
@@ -217,16 +217,7 @@ class Value:
         Like micrograd and PyTorch, gradients accumulate across calls: call
         ``zero_grad`` before a second backward pass over the same graph.
         """
-        order = topological_order(self)
-        self.grad = 1.0
-        for node in reversed(order):
-            a = node._a
-            if a is not None:
-                g = node.grad
-                a.grad += node._da * g
-                b = node._b
-                if b is not None:
-                    b.grad += node._db * g
+        backpropagate(topological_order(self))
 
     def zero_grad(self) -> None:
         """Set ``grad`` to 0 on this node and everything it depends on."""

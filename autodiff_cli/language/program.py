@@ -96,28 +96,29 @@ class Instructions(Sequence[Instruction]):
 
     ``ops`` (list of str), ``first`` and ``second`` (the operand registers, -1 for none),
     ``params`` (list) and ``where`` (token numbers).  Registers and token numbers live in
-    arrays of machine integers, so an instruction costs about 40 bytes instead of the
-    ~200 of an ``Instruction`` with its ``args`` tuple and int objects; a program of a
-    million statements has several million instructions.
+    arrays of 32-bit integers (64-bit ones from the first number that needs it), so an
+    instruction costs about 30 bytes instead of the ~200 of an ``Instruction`` with its
+    ``args`` tuple and int objects; a program of a million statements has several million
+    instructions.
     """
 
     __slots__ = ("first", "ops", "params", "second", "where")
 
     def __init__(self) -> None:
         self.ops: list[str] = []
-        self.first = array("q")
-        self.second = array("q")
+        self.first = array("i")
+        self.second = array("i")
         self.params: list[Any] = []
-        self.where = array("q")
+        self.where = array("i")
 
     def extend(self, ops: list[str], first: list[int], second: list[int], params: list[Any],
                where: list[int]) -> None:
         """Append instructions given as columns of equal length."""
         self.ops += ops
-        self.first.fromlist(first)  # fromlist: twice as fast as extend
-        self.second.fromlist(second)
+        self.first = _append(self.first, first)
+        self.second = _append(self.second, second)
         self.params += params
-        self.where.fromlist(where)
+        self.where = _append(self.where, where)
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -151,6 +152,16 @@ class Instructions(Sequence[Instruction]):
 
     def __repr__(self) -> str:
         return f"<Instructions: {len(self):,}>"
+
+
+def _append(column: array, numbers: list[int]) -> array:
+    """``column`` with ``numbers`` appended, widened to 64-bit integers if one needs it."""
+    try:
+        column.fromlist(numbers)  # fromlist: twice as fast as extend; on an error it adds nothing
+    except OverflowError:
+        column = array("q", column)
+        column.fromlist(numbers)
+    return column
 
 
 def _rows(instructions: Iterable[Instruction]) -> Iterator[Row]:

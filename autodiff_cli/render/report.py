@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from json.encoder import encode_basestring_ascii  # json.dumps's own (C) string encoder
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -48,7 +49,7 @@ class Row(NamedTuple):
 
 
 class _Columns(NamedTuple):
-    """The report's variables column by column, in program order."""
+    """Some of the report's variables column by column, in program order."""
 
     names: list[str]
     kinds: list[str]
@@ -56,27 +57,53 @@ class _Columns(NamedTuple):
     values: list[float]
     grads: list[float]
 
-    def slices(self, size: int = CHUNK) -> Iterator[_Columns]:
-        for start in range(0, len(self.names), size):
-            yield _Columns(*(column[start:start + size] for column in self))
+
+def _names(evaluation: Evaluation, wrt: Sequence[str] | None) -> list[str]:
+    return list(evaluation.nodes) if wrt is None else list(wrt)
 
 
-def _columns(evaluation: Evaluation, wrt: Sequence[str] | None) -> _Columns:
-    """Name, kind, op, value and grad of every named variable (only the ``wrt`` ones when given)."""
-    variables = evaluation.program.variables
-    if wrt is None and list(variables) == list(evaluation.nodes):  # every variable, in program order
-        names, nodes = list(evaluation.nodes), list(evaluation.nodes.values())
-        declared = list(map(attrgetter("kind"), variables.values()))
-    else:
-        names = list(evaluation.nodes) if wrt is None else list(wrt)
-        nodes = list(map(evaluation.nodes.__getitem__, names))
-        declared = list(map(attrgetter("kind"), map(variables.__getitem__, names)))
-    ops = list(map(_NO_OP.get, declared, map(attrgetter("_op"), nodes)))  # "" for an input, else its op
-    kinds = list(declared)
-    if evaluation.output in evaluation.nodes:
-        for index in _positions(names, evaluation.output):
-            kinds[index] = evaluation.kind(evaluation.output)
-    return _Columns(names, kinds, ops, list(map(attrgetter("data"), nodes)), list(map(attrgetter("grad"), nodes)))
+def _slices(names: list[str]) -> Iterator[list[str]]:
+    """``names`` a slice at a time: the columns of a million variables never exist at once."""
+    for start in range(0, len(names), CHUNK):
+        yield names[start:start + CHUNK]
+
+
+class _Lookup:
+    """The nodes and variables of a slice of names.  When the names are all the evaluation's, in
+    order, the dictionaries' values are read in order instead of looked up one by one."""
+
+    def __init__(self, evaluation: Evaluation, names: list[str]) -> None:
+        self.evaluation = evaluation
+        self.in_order = names == list(evaluation.nodes) and names == list(evaluation.program.variables)
+        self.nodes = iter(evaluation.nodes.values())
+        self.variables = iter(evaluation.program.variables.values())
+
+    def take(self, part: list[str]) -> tuple[list[Any], list[Any]]:
+        if self.in_order:  # the next len(part) of each, without hashing a name
+            return list(islice(self.nodes, len(part))), list(islice(self.variables, len(part)))
+        evaluation = self.evaluation
+        return (list(map(evaluation.nodes.__getitem__, part)),
+                list(map(evaluation.program.variables.__getitem__, part)))
+
+
+def _columns(evaluation: Evaluation, names: list[str], wanted: str = "kinds ops values grads",
+             lookup: _Lookup | None = None) -> _Columns:
+    """Kind, op, value and grad of each of ``names`` (those ``wanted``; the others are left empty)."""
+    nodes, variables = (lookup or _Lookup(evaluation, [])).take(names)
+    declared: list[str] = []
+    if "kinds" in wanted or "ops" in wanted:
+        declared = list(map(attrgetter("kind"), variables))
+    ops = list(map(_NO_OP.get, declared, map(attrgetter("_op"), nodes))) if "ops" in wanted else []
+    kinds = []
+    if "kinds" in wanted:
+        kinds = declared
+        if evaluation.output in names:
+            kinds = list(declared)
+            for index in _positions(names, evaluation.output):
+                kinds[index] = evaluation.kind(evaluation.output)
+    values = list(map(attrgetter("data"), nodes)) if "values" in wanted else []
+    grads = list(map(attrgetter("grad"), nodes)) if "grads" in wanted else []
+    return _Columns(names, kinds, ops, values, grads)
 
 
 _NO_OP = {INPUT: ""}
@@ -94,7 +121,7 @@ def _positions(names: list[str], name: str) -> list[int]:
 
 def rows(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> list[Row]:
     """One row per named variable in program order (only ``wrt`` ones when given, even none)."""
-    return list(map(Row, *_columns(evaluation, wrt)))
+    return list(map(Row, *_columns(evaluation, _names(evaluation, wrt))))
 
 
 # --- JSON --------------------------------------------------------------------------------------
@@ -124,21 +151,15 @@ def json_chunks(
     work: Mapping[str, Any] | None = None,
 ) -> Iterator[str]:
     """``to_json``'s text in slices, for writing out a big report without holding all of it."""
-    every = _columns(evaluation, None)
-    keys = _json_strings(every.names)  # each name encoded once, for all three objects
-    if wrt is None:
-        grad_keys, grads = keys, every.grads
-    else:
-        chosen = _columns(evaluation, wrt)
-        grad_keys, grads = _json_strings(chosen.names), chosen.grads
-    encoded_kinds = {kind: _json_text(kind) for kind in set(every.kinds)}
+    names = _names(evaluation, None)
+    grad_names = names if wrt is None else list(wrt)
     yield (f'{{\n  "output": {_json_text(evaluation.output)},\n'
            f'  "value": {_json_value(evaluation.root.data)},\n  "values": ')
-    yield from _json_object(keys, every.values, _json_numbers)
+    yield from _json_object(evaluation, names, "values")
     yield ',\n  "grads": '
-    yield from _json_object(grad_keys, grads, _json_numbers)
+    yield from _json_object(evaluation, grad_names, "grads")
     yield ',\n  "kinds": '
-    yield from _json_object(keys, every.kinds, lambda kinds: list(map(encoded_kinds.__getitem__, kinds)))
+    yield from _json_object(evaluation, names, "kinds")
     yield f',\n  "mode": {_json_text(mode)}'
     if work is not None:
         nested = json.dumps(dict(work), indent=2, allow_nan=False).replace("\n", "\n  ")
@@ -149,23 +170,37 @@ def json_chunks(
 _ENTRY, _NEXT_ENTRY = ": ", ",\n    "
 
 
-def _json_object(keys: list[str], items: list[Any], texts: Any) -> Iterator[str]:
-    """An object one level into the document, as json.dumps with indent=2 writes it; ``keys``
-    are already JSON text, ``texts`` makes JSON text of a slice of ``items``."""
-    if not keys:
+def _json_object(evaluation: Evaluation, names: list[str], column: str) -> Iterator[str]:
+    """The object of each name's ``column`` (values, grads or kinds) one level into the
+    document, as json.dumps with indent=2 writes it."""
+    if not names:
         yield "{}"
         return
     yield "{\n    "
-    for start in range(0, len(keys), CHUNK):
-        piece = slice(start, start + CHUNK)
-        # key, ": ", value, ",\n    " for every entry, flattened in C; the last separator is cut
-        text = "".join(chain.from_iterable(zip(keys[piece], repeat(_ENTRY), texts(items[piece]),
-                                               repeat(_NEXT_ENTRY))))
-        yield text if start + CHUNK < len(keys) else text[:-len(_NEXT_ENTRY)]
+    last = len(names) - 1
+    lookup = _Lookup(evaluation, names)
+    for start, part in zip(range(0, len(names), CHUNK), _slices(names)):
+        items = getattr(_columns(evaluation, part, column, lookup), column)
+        texts = _json_strings(items) if column == "kinds" else _json_numbers(items)
+        # key, ": ", value, ",\n    " for every entry, flattened in C; the last separator is cut.
+        # Names that need no escaping (all the language makes) go in between quotes as they are.
+        if _plain_keys(part):
+            pieces = zip(repeat('"'), part, repeat('"' + _ENTRY), texts, repeat(_NEXT_ENTRY))
+        else:
+            pieces = zip(_json_strings(part), repeat(_ENTRY), texts, repeat(_NEXT_ENTRY))  # type: ignore[assignment]
+        text = "".join(chain.from_iterable(pieces))
+        yield text if start + len(part) <= last else text[:-len(_NEXT_ENTRY)]
     yield "\n  }"
 
 
 _JSON_NUMBERS = {"nan": '"NaN"', "inf": '"Infinity"', "-inf": '"-Infinity"'}
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps escapes in ASCII text
+
+
+def _plain_keys(names: list[str]) -> bool:
+    """Whether json.dumps would write each of ``names`` as it is, between quotes."""
+    joined = "".join(names)
+    return joined.isascii() and _ESCAPED.search(joined) is None
 
 
 def _json_numbers(numbers: list[float]) -> list[str]:
@@ -201,7 +236,10 @@ def to_csv(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> str:
 def csv_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> Iterator[str]:
     """``to_csv``'s text in slices."""
     yield ",".join(COLUMNS) + "\n"
-    for part in _columns(evaluation, wrt).slices():
+    names = _names(evaluation, wrt)
+    lookup = _Lookup(evaluation, names)
+    for part_names in _slices(names):
+        part = _columns(evaluation, part_names, lookup=lookup)
         fields = (part.names, part.kinds, part.ops, _texts(part.values), _texts(part.grads))
         if any(_needs_quotes(column) for column in fields[:3]):
             yield _csv_module(zip(*fields))
@@ -240,25 +278,34 @@ def to_plain(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision
 
 def plain_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None,
                  precision: int | None = None) -> Iterator[str]:
-    """``to_plain``'s text in slices (the columns are as wide as their widest cell anywhere)."""
-    columns = _columns(evaluation, wrt)
-    cells = [columns.names, columns.kinds, columns.ops,
-             _texts(columns.values, precision), _texts(columns.grads, precision)]
-    widths = [max(len(header), max(map(len, column), default=0)) for header, column in zip(COLUMNS, cells)]
+    """``to_plain``'s text in slices.  Every column is as wide as its widest cell anywhere, so
+    a first pass measures the cells and a second writes them (the numbers' text is made
+    twice rather than kept: for a million variables that would be ~100 MB)."""
+    names = _names(evaluation, wrt)
     pads = [str.ljust, str.ljust, str.ljust, str.rjust, str.rjust]  # names left, numbers right
+    widths = [len(title) for title in COLUMNS]
+    lookup = _Lookup(evaluation, names)
+    for part in _slices(names):
+        for index, column in enumerate(_plain_cells(evaluation, part, precision, lookup)):
+            widths[index] = max(widths[index], max(map(len, column), default=0))
     header = [pad(title, width) for pad, title, width in zip(pads, COLUMNS, widths)]
     yield "  ".join(header).rstrip() + "\n"
-    for start in range(0, len(columns.names), CHUNK):
-        padded = [list(map(pad, column[start:start + CHUNK], repeat(width)))
-                  for pad, column, width in zip(pads, cells, widths)]
-        lines = map(str.rstrip, map("  ".join, zip(*padded)))
-        yield "\n".join(lines) + "\n"
+    lookup = _Lookup(evaluation, names)
+    for part in _slices(names):
+        padded = [list(map(pad, column, repeat(width)))
+                  for pad, column, width in zip(pads, _plain_cells(evaluation, part, precision, lookup), widths)]
+        yield "\n".join(map(str.rstrip, map("  ".join, zip(*padded)))) + "\n"
+
+
+def _plain_cells(evaluation: Evaluation, names: list[str], precision: int | None,
+                 lookup: _Lookup | None = None) -> list[list[str]]:
+    columns = _columns(evaluation, names, lookup=lookup)
+    return [columns.names, columns.kinds, columns.ops, _texts(columns.values, precision),
+            _texts(columns.grads, precision)]
 
 
 def _text_cells(evaluation: Evaluation, wrt: Sequence[str] | None, precision: int | None) -> list[list[str]]:
-    columns = _columns(evaluation, wrt)
-    return [list(line) for line in zip(columns.names, columns.kinds, columns.ops,
-                                        _texts(columns.values, precision), _texts(columns.grads, precision))]
+    return [list(line) for line in zip(*_plain_cells(evaluation, _names(evaluation, wrt), precision))]
 
 
 _KIND_STYLES = {"input": "cyan", "intermediate": "", "output": "bold magenta"}

@@ -190,3 +190,14 @@ def test_unknown_function_suggests_the_closest() -> None:
 def test_nan_never_a_default() -> None:
     program = parse("a = 0.1")
     assert math.isfinite(program.variables["a"].default)
+
+
+def test_instruction_columns_widen_for_numbers_beyond_32_bits() -> None:
+    from autodiff_cli.language.program import Instructions
+
+    instructions = Instructions()
+    instructions.extend(["input"], [-1], [-1], ["x"], [7])
+    instructions.extend(["neg"], [0], [-1], [None], [2**40])  # a token number of a 1 TB text
+    assert instructions.where.typecode == "q"
+    assert [i.position for i in instructions] == [7, 2**40]
+    assert instructions[1].args == (0,)

@@ -133,10 +133,12 @@ def test_reports_are_what_the_standard_library_writes(seed: int, monkeypatch: py
         assert report.to_plain(evaluation, wrt, precision) == plain_reference(evaluation, wrt, precision)
 
 
-def test_names_that_need_quoting_go_through_the_csv_module() -> None:
-    evaluation = evaluate(parse("a = 1\nb = a * 2"))
-    evaluation.nodes['say "hi", twice'] = evaluation.nodes.pop("a")
-    evaluation.program.variables['say "hi", twice'] = evaluation.program.variables["a"]
+@pytest.mark.parametrize("name", ['say "hi", twice', "back\\slash", "tab\there", "caf\u00e9", "\x1b[31m"],
+                         ids=["quotes-and-comma", "backslash", "tab", "non-ascii", "escape"])
+def test_names_that_need_escaping_or_quoting_are_written_as_the_standard_library_does(name: str) -> None:
+    evaluation = evaluate(parse("a = 1\nb = a * 2\nc = b + 1"))
+    evaluation.nodes[name] = evaluation.nodes.pop("b")  # a name the language cannot make
+    evaluation.program.variables[name] = evaluation.program.variables["b"]
     assert report.to_csv(evaluation) == csv_reference(evaluation)
     assert report.to_json(evaluation) == json_reference(evaluation)
 
