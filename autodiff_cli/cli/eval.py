@@ -16,7 +16,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import Progress, emit, print_rich, stdout_is_terminal
+from .output import Progress, emit, keep_until_exit, print_rich, stdout_is_terminal
 
 if TYPE_CHECKING:
     from ..execute import Evaluation
@@ -66,6 +66,7 @@ def eval_command(
     forward = mode == "forward"
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=not forward, progress=progress)
+    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
     warn(evaluation.warnings)
     names = _wrt_names(wrt, evaluation)
     work_text = work_data = None

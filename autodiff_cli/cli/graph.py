@@ -24,7 +24,16 @@ from .common import (
     reporting_errors,
     warn,
 )
-from .output import Progress, check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
+from .output import (
+    Progress,
+    check_writable,
+    emit,
+    is_stream,
+    is_terminal,
+    keep_until_exit,
+    stdout_is_terminal,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from ..analysis.graph_model import GraphModel
@@ -138,6 +147,7 @@ def graph_command(
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page,
                               progress=progress)
+    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
     warn(evaluation.warnings)
     if not evaluation.has_values:
         warn([_structure_only_warning(program, values)])

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .value import Value
 
-__all__ = ["Tape", "backpropagate", "iter_edges", "paused_cycle_collector", "register_order", "topological_order"]
+__all__ = ["Tape", "backpropagate", "iter_edges", "paused_cycle_collector", "new_graph_order", "topological_order"]
 
 
 def topological_order(root: Value) -> list[Value]:
@@ -59,40 +59,47 @@ def topological_order(root: Value) -> list[Value]:
     return order
 
 
-def register_order(root: int, firsts: Sequence[int], seconds: Sequence[int], nodes: Sequence[Value]) -> list[Value]:
-    """``topological_order(nodes[root])`` for a graph whose structure is also given as numbers:
-    node ``r``'s operands are nodes ``firsts[r]`` and ``seconds[r]`` (-1 for none), as an
-    interpreter of a program knows it.  The same order, with marks in a bytearray instead
-    of a set of nodes: a third of the time and, for 3 million nodes, ~3 MB instead of ~70.
+def new_graph_order(root: Value) -> list[Value]:
+    """``topological_order(root)`` for a graph just built, whose nodes' gradients are all 0.
+
+    The same order, with a node marked as done by giving it a marker gradient instead of
+    putting it in a set; the zeros are put back before returning.  For millions of nodes
+    that is a third faster and needs no set (~70 MB for 3 million nodes).  Only for a
+    caller that built the graph itself (``execute.scalar.evaluate``): a gradient left by
+    an earlier backward pass would be zeroed.
     """
+    done = _MARK
     order: list[Value] = []
-    emit = order.append
-    done = bytearray(len(nodes))
     stack = [root]
-    push, pop = stack.append, stack.pop
+    emit, push, pop = order.append, stack.append, stack.pop
     while stack:
         node = stack[-1]
-        a = firsts[node]
-        if a >= 0 and not done[a]:
-            if firsts[a] < 0:  # a leaf
-                done[a] = 1
-                emit(nodes[a])
+        a = node._a
+        if a is not None and a.grad is not done:
+            if a._a is None:  # a leaf
+                a.grad = done
+                emit(a)
             else:
                 push(a)
                 continue
-        b = seconds[node]
-        if b >= 0 and not done[b]:
-            if firsts[b] < 0:
-                done[b] = 1
-                emit(nodes[b])
+        b = node._b
+        if b is not None and b.grad is not done:
+            if b._a is None:
+                b.grad = done
+                emit(b)
             else:
                 push(b)
                 continue
         pop()
-        if not done[node]:
-            done[node] = 1
-            emit(nodes[node])
+        if node.grad is not done:
+            node.grad = done
+            emit(node)
+    for node in order:
+        node.grad = 0.0
     return order
+
+
+_MARK = float("nan")  # a float object of its own: only this object `is` the mark
 
 
 def backpropagate(order: Sequence[Value], progress: Callable[[int, int], None] | None = None) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from ..engine.graph import backpropagate, paused_cycle_collector, register_order, topological_order
+from ..engine.graph import backpropagate, new_graph_order, paused_cycle_collector
 from ..engine.ops import OPS, OVERFLOW_HINT, DomainError, op_key
 from ..engine.value import METHODS, Value
 from ..errors import EvaluationError
@@ -23,7 +23,6 @@ from ..language.program import (
     INPUT,
     OUTPUT,
     POWER_CONST,
-    Instructions,
     Program,
     Row,
     check_inputs,
@@ -100,16 +99,12 @@ def evaluate(
 
 def _backward(program: Program, registers: list[Value], root: int,
               progress: Callable[[int, int], None] | None) -> None:
-    """``registers[root].backward()``, with the same order found from the program's columns
-    (``engine.graph.register_order``: faster, and without a set of millions of nodes)."""
-    instructions = program.instructions
-    if isinstance(instructions, Instructions):
-        order = register_order(root, instructions.first, instructions.second, registers)
-    else:
-        order = topological_order(registers[root])
+    """``registers[root].backward()``: the same order, found without a set of millions of
+    nodes (``engine.graph.new_graph_order``: the graph was just built, its gradients are 0)."""
+    order = new_graph_order(registers[root])
     differentiating = None
     if progress is not None:
-        built = len(instructions)
+        built = len(program.instructions)
 
         def differentiating(done: int, total: int) -> None:
             progress(built + done * built // total, 2 * built)

@@ -284,7 +284,10 @@ class _Compiler:
         literal = -1  # the register of the last number written, while it is the last instruction
         literal_value = 0.0
         number1 = base + 1  # token number of the chunk's first token
-        depth = scanned = 0  # parentheses open before token `scanned` (counted lazily)
+        depth = 0  # parentheses open at the start of the window (a chunk starts outside any)
+        named = self.named
+        if len(named) < count + len(kinds) + 1:  # room for every register this chunk can make
+            named.extend(bytes(count + len(kinds) + 1 - len(named)))
         chunk_states, chunk_state = list(states), state  # for the error path's replay
         kind_bytes = bytes(kinds)
         self.template_globals["tokens"] = tokens  # what every template reads, set once per chunk
@@ -300,16 +303,14 @@ class _Compiler:
             if known.__class__ is Template and (not known.depth or states[-known.depth:] == known.below):
                 template = known  # the common case: the window's only template fits
             else:
-                template = self._find_template(key, known, kinds, start, end, kind_bytes, scanned, depth)
-            if template is not None and template.balance is not None:  # it ends with a line break
-                depth += kind_bytes.count(lpar, scanned, start) - kind_bytes.count(rpar, scanned, start)
-                scanned = start
-                if depth + template.balance > 0:
-                    template = None  # here the line break is inside parentheses: the driver skips it
+                template = self._find_template(key, known, kinds, start, end, kind_bytes, depth)
+            if template is not None and template.balance is not None and depth + template.balance > 0:
+                template = None  # it ends with a line break, here inside parentheses: the driver skips it
             if template is not None:
                 count, literal, literal_value = template.run(start, count, literal, literal_value)
                 states[len(states) - template.depth:] = template.above
                 state = template.end
+                depth += template.parentheses
                 start = end
                 continue
             # --- the driver ---------------------------------------------------------------------
@@ -361,10 +362,8 @@ class _Compiler:
                             push_state(state)
                             push_value(None)
                     elif what == NEWLINE:  # a line break that is not simply shifted
-                        segment = kinds[scanned:i]
-                        depth += segment.count(lpar) - segment.count(rpar)
-                        scanned = i
-                        if depth > 0:
+                        segment = kinds[start:i]
+                        if depth + segment.count(lpar) - segment.count(rpar) > 0:
                             code = skip_code  # inside parentheses: the statement goes on
                             break
                         kind = semi
@@ -465,11 +464,12 @@ class _Compiler:
                     break
                 else:
                     raise self._syntax_error(tokens, kinds, i, base, chunk_states, chunk_state)
+            depth += kind_bytes.count(lpar, start, end) - kind_bytes.count(rpar, start, end)
             start = end
         self.state = state
 
     def _find_template(self, key: tuple[int, bytes], known: Template | _Window | None, kinds: list[int],
-                       start: int, end: int, kind_bytes: bytes, scanned: int, depth: int) -> Template | None:
+                       start: int, end: int, kind_bytes: bytes, depth: int) -> Template | None:
         """The template for the window ``kinds[start:end]`` with the stacks as they are, made now
         if it is seen often enough; ``windows[key]`` keeps count (or is the only template)."""
         if known is None:
@@ -482,21 +482,22 @@ class _Compiler:
         window.seen += 1
         template = window.find(self.states)
         if template is None and window.seen >= TEMPLATE_AFTER and len(window.templates) < TEMPLATES_PER_WINDOW:
-            template = self._template(key[0], kinds, start, end, kind_bytes, scanned, depth)
+            template = self._template(key[0], kinds, start, end, kind_bytes, depth)
             if template is not None:
                 window.templates.append(template)
                 if len(window.templates) == 1:
                     self.windows[key] = template  # the fast path of _parse_chunk from now on
         return template
 
-    def _template(self, state: int, kinds: list[int], start: int, end: int, kind_bytes: bytes, scanned: int,
+    def _template(self, state: int, kinds: list[int], start: int, end: int, kind_bytes: bytes,
                   depth: int) -> templates.Template | None:
-        """The template of ``kinds[start:end]`` from the current stacks, bound to this parse."""
+        """The template of ``kinds[start:end]`` from the current stacks (``depth`` parentheses open),
+        bound to this parse."""
         tables = self.tables
         separates = True
         if kinds[end - 1] == tables.kind[lalr.NL]:  # does the window's line break end a statement here?
             lpar, rpar = tables.kind["LPAR"], tables.kind["RPAR"]
-            separates = depth + kind_bytes.count(lpar, scanned, end) - kind_bytes.count(rpar, scanned, end) <= 0
+            separates = depth + kind_bytes.count(lpar, start, end) - kind_bytes.count(rpar, start, end) <= 0
         template = templates.record(tables, state, self.states, kinds, start, end, separates)
         if template is None:
             return None

@@ -48,6 +48,7 @@ class Template:
     above: list[int]
     end: int
     balance: int | None
+    parentheses: int = 0  # the parentheses the whole window opens minus those it closes
     run: Any = None  # the generated function, bound to one parse (see compiler._Compiler)
     depth: int = 0  # len(below)
 
@@ -99,7 +100,9 @@ def record(tables: lalr.Tables, state: int, states: list[int], kinds: list[int],
             state = code
         elif code != skip_code:
             return None  # an error or the end of the input
-    return Template(events, states[low:], stack[low:], state, balance)
+    window = kinds[start:end]
+    parentheses = window.count(tables.kind["LPAR"]) - window.count(tables.kind["RPAR"])
+    return Template(events, states[low:], stack[low:], state, balance, parentheses)
 
 
 # --- the code --------------------------------------------------------------------------------
@@ -133,15 +136,13 @@ emit_op({op!r}); emit_first({0}); emit_second({2}); emit_param(None); emit_where
 count += 1""",
     "ASSIGN": """\
 name = tokens[{0.index}]
-if name in FUNCTIONS or name in variables or {2} == literal == count - 1 or ({2} < len(named) and named[{2}]):
+if name in FUNCTIONS or name in variables or {2} == literal == count - 1 or named[{2}]:
     count, literal = compiler.assign(name, {0.where}, {2}, count, literal, literal_value)
-else:  # the common case, as compiler.assign does it
+else:  # the common case, as compiler.assign does it (named has room for every register)
     variable = new(Variable)
     variable.name, variable.kind, variable.register, variable.default = name, INTERMEDIATE, {2}, None
     variable._where, variable._source = {0.where}, source
     variables[name] = variable
-    if {2} >= len(named):
-        named.extend(bytes({2} - len(named) + 4096))
     named[{2}] = 1
     compiler.last = ({2}, {0.where})
 {r} = None""",

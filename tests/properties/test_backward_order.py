@@ -1,6 +1,6 @@
 """evaluate's backward pass gives exactly Value.backward's gradients, on random programs.
 
-evaluate works out the backward order from the program's columns (engine.graph.register_order)
+evaluate works out the backward order with marks in the new graph's gradients (engine.graph.new_graph_order)
 instead of walking the nodes; the order, and so every sum and every last bit, must be the same.
 """
 
