@@ -92,16 +92,17 @@ def evaluate(
     with paused_cycle_collector():  # a graph of Values has no cycles for the collector to find
         registers = _execute(program, values, checked=not missing, progress=building)
     nodes = {name: registers[v.register] for name, v in program.variables.items()}
+    root = registers[program.variables[output].register]
+    del registers  # the graph lives on in its nodes; a list of all of them is ~8 bytes a node
     if backward and not missing:
-        _backward(program, registers, program.variables[output].register, progress)
+        _backward(program, root, progress)
     return Evaluation(program, output, nodes, warnings, has_values=not missing)
 
 
-def _backward(program: Program, registers: list[Value], root: int,
-              progress: Callable[[int, int], None] | None) -> None:
-    """``registers[root].backward()``: the same order, found without a set of millions of
-    nodes (``engine.graph.new_graph_order``: the graph was just built, its gradients are 0)."""
-    order = new_graph_order(registers[root])
+def _backward(program: Program, root: Value, progress: Callable[[int, int], None] | None) -> None:
+    """``root.backward()``: the same order, found without a set of millions of nodes
+    (``engine.graph.new_graph_order``: the graph was just built, its gradients are 0)."""
+    order = new_graph_order(root)
     differentiating = None
     if progress is not None:
         built = len(program.instructions)

@@ -9,7 +9,7 @@ words by ``syntax_errors.py``.
 What makes it fast enough for programs of millions of statements (measured in
 ``benchmarks/bench_parse.py``):
 
-* tokens are the strings of one ``findall`` and their kinds small ints (``lalr.Scanner``);
+* tokens are the strings of one ``findall`` and their kinds bytes (``lalr.Scanner``);
   the stack holds a token's index, never a token object;
 * no position is worked out while parsing: instructions and variables keep the
   token's number, and the ``Source`` locates it when an error or a caller asks
@@ -205,7 +205,7 @@ class _Compiler:
         self.state = tables.start_state
         self.last: tuple[int, int] | None = None  # the last statement's register and token
         self.accepted = False
-        self.windows: dict[tuple[int, bytes], _Window] = {}
+        self.windows: dict[tuple[int, bytes], _Window | Template] = {}  # the only template, once there is one
         columns = dict(zip(("ops", "firsts", "seconds", "params", "wheres"), self.pending))
         self.template_globals = {
             **columns, **{f"emit_{name[:-1]}": column.append for name, column in columns.items()},
@@ -260,7 +260,7 @@ class _Compiler:
         for column in self.pending:
             column.clear()
 
-    def _parse_chunk(self, tokens: list[str], kinds: list[int], base: int) -> None:
+    def _parse_chunk(self, tokens: list[str], kinds: bytearray, base: int) -> None:
         """Run the automaton over one chunk's tokens, window by window (see templates.py).
 
         A window with a template runs its generated code; any other runs the loop
@@ -299,11 +299,12 @@ class _Compiler:
                 continue
             # --- the window's template, if it has one that fits here ------------------------
             key = (state, piece)
-            known = windows.get(key)
-            if known.__class__ is Template and (not known.depth or states[-known.depth:] == known.below):
-                template = known  # the common case: the window's only template fits
+            cached = windows.get(key)
+            template: Template | None
+            if cached.__class__ is Template and (not cached.depth or states[-cached.depth:] == cached.below):
+                template = cached  # type: ignore[assignment]  # the common case: the only template fits
             else:
-                template = self._find_template(key, known, kinds, start, end, kind_bytes, depth)
+                template = self._find_template(key, cached, kinds, start, end, kind_bytes, depth)
             if template is not None and template.balance is not None and depth + template.balance > 0:
                 template = None  # it ends with a line break, here inside parentheses: the driver skips it
             if template is not None:
@@ -468,7 +469,7 @@ class _Compiler:
             start = end
         self.state = state
 
-    def _find_template(self, key: tuple[int, bytes], known: Template | _Window | None, kinds: list[int],
+    def _find_template(self, key: tuple[int, bytes], known: Template | _Window | None, kinds: bytearray,
                        start: int, end: int, kind_bytes: bytes, depth: int) -> Template | None:
         """The template for the window ``kinds[start:end]`` with the stacks as they are, made now
         if it is seen often enough; ``windows[key]`` keeps count (or is the only template)."""
@@ -489,7 +490,7 @@ class _Compiler:
                     self.windows[key] = template  # the fast path of _parse_chunk from now on
         return template
 
-    def _template(self, state: int, kinds: list[int], start: int, end: int, kind_bytes: bytes,
+    def _template(self, state: int, kinds: bytearray, start: int, end: int, kind_bytes: bytes,
                   depth: int) -> templates.Template | None:
         """The template of ``kinds[start:end]`` from the current stacks (``depth`` parentheses open),
         bound to this parse."""
@@ -612,7 +613,7 @@ class _Compiler:
                            f"it was first assigned on line {known.position.line}; each name is assigned once "
                            f"(use a new name, e.g. '{name}2')")
 
-    def _syntax_error(self, tokens: list[str], kinds: list[int], bad: int, base: int,
+    def _syntax_error(self, tokens: list[str], kinds: bytearray, bad: int, base: int,
                       chunk_states: list[int], chunk_state: int) -> ParseError:
         tables = self.tables
         kind = kinds[bad]
@@ -651,7 +652,7 @@ _CODE_KEPT = 10_000
 _INFINITY = float("inf")
 
 
-def _after_line_break(kinds: list[int], index: int, base: int, skip_code: int, line_break: int,
+def _after_line_break(kinds: bytearray, index: int, base: int, skip_code: int, line_break: int,
                       tables: lalr.Tables) -> bool:
     """Whether the token before ``kinds[index]``, comments and continuations aside, is a line
     break (a chunk starts after one, so the first token of a later chunk follows one too)."""

@@ -51,6 +51,9 @@ NL, SEMI = "NL", "SEMI"
 SEPARATOR = "_SEP"  # the grammar's statement separator, split into NL and SEMI
 BLANK = "WS"  # the grammar's white space, skipped in front of every token
 STATEMENT = "statement"  # the nonterminal whose start states get the sign check
+# Terms of a sum per window of compiler.py (more: fewer windows; fewer: more of them repeat).
+# Measured with benchmarks/bench_parse.py: 1 term 3.9-4.4 MB/s, 3 terms 4.7-5.8, 6 terms 5.3-6.5.
+TERMS_PER_WINDOW = 6
 
 __all__ = ["END", "ERROR", "NL", "SEMI", "Tables", "acceptable", "build_tables", "load_tables", "replay"]
 
@@ -76,11 +79,14 @@ class Tables:
         self.sign_shift = {int(key): value for key, value in data["sign_shift"].items()}
         self.start_state: int = data["start_state"]
         self.scanner = Scanner(data["scanner"])
-        # The windows of compiler.py in a chunk's kinds (as bytes): cut before + and -, after
-        # line breaks and ';'.  (findall with this is 2x as fast as splitting at lookarounds.)
+        # The windows of compiler.py in a chunk's kinds (as bytes): up to TERMS_PER_WINDOW terms
+        # of a sum, cut before + and - and after line breaks and ';'.  (findall with this is 2x as
+        # fast as splitting at lookarounds.)
         signs = re.escape(bytes([self.kind["PLUS"], self.kind["MINUS"]]))
         ends = re.escape(bytes([self.kind[NL], self.kind[SEMI]]))
-        self.windows = re.compile(b"[" + signs + b"]?[^" + signs + ends + b"]*(?:[" + signs + b"][^" + signs + ends + b"]*){0,2}[" + ends + b"]?")
+        term = b"[^" + signs + ends + b"]*"
+        self.windows = re.compile(b"[" + signs + b"]?" + term + b"(?:[" + signs + b"]" + term + b"){0,%d}[" % (
+            TERMS_PER_WINDOW - 1) + ends + b"]?")
 
 
 def _expand(rows: list[list[Any]], limit: int) -> list[int]:
@@ -149,10 +155,11 @@ class Scanner:
             "blank": "".join(sorted(_first_characters(regexes[BLANK]))),
         }
 
-    def scan(self, text: str) -> tuple[list[str], list[int]]:
-        """The tokens of ``text`` and their kinds (trailing white space stripped first)."""
+    def scan(self, text: str) -> tuple[list[str], bytearray]:
+        """The tokens of ``text`` and their kinds, one byte each (trailing white space stripped
+        first): indexing gives ints, and the windows of compiler.py are found in them by regex."""
         tokens = self.tokens.findall(text.rstrip(self.blank))
-        kinds = list(map(self.first.__getitem__, map(_FIRST_CHARACTER, tokens)))
+        kinds = bytearray(map(self.first.__getitem__, map(_FIRST_CHARACTER, tokens)))
         for spelling, kind in self.exceptions.items():
             start = 0
             for _ in range(tokens.count(spelling)):
@@ -196,7 +203,7 @@ def build_tables(grammar: str) -> dict[str, Any]:
     table = lark.parser.parser.parser.parse_table
     state_numbers = {state: number for number, state in enumerate(table.states)}
     rule_numbers: dict[Any, int] = {}
-    rules = []
+    rules: list[list[Any]] = []
     for rule in lark.rules:
         rule_numbers[rule] = len(rules)
         expansion = []
@@ -238,7 +245,7 @@ def _recode(terminals: list[list[str]], ignore: list[str], states: list[dict[str
                       for _, expansion, callback, expand1 in rules]
     action: list[int] = []
     for number, row in enumerate(states):
-        for kind, terminal in zip(kinds, kind_terminals):
+        for kind_name, terminal in zip(kinds, kind_terminals):
             entry = row.get(terminal) if terminal is not None else None
             if terminal in ignore:
                 code = skip_code
@@ -247,9 +254,9 @@ def _recode(terminals: list[list[str]], ignore: list[str], states: list[dict[str
             else:
                 shift, argument = entry
                 code = argument * width if shift else ~argument
-            if kind == END and number == end_state:
+            if kind_name == END and number == end_state:
                 code = accept_code
-            if kind == NL and not (entry is not None and entry[0]):
+            if kind_name == NL and not (entry is not None and entry[0]):
                 code = ~newline_rule  # a line break that is not simply shifted: see compiler.py
             action.append(code)
     sign_shift = {}
@@ -440,7 +447,7 @@ def _save(path: str, data: dict[str, Any]) -> None:
 # --- error paths: what could have come next -------------------------------------------------
 
 
-def replay(tables: Tables, kinds: list[int], stop: int, states: list[int], state: int) -> list[int]:
+def replay(tables: Tables, kinds: bytearray, stop: int, states: list[int], state: int) -> list[int]:
     """The state stack (top last) when token ``stop`` of ``kinds`` was first looked at.
 
     Starts from ``states`` and ``state`` (the stack before ``kinds[0]``) and makes the

@@ -94,18 +94,20 @@ none), param and position."""
 class Instructions(Sequence[Instruction]):
     """Instructions stored column by column, as the compiler makes them.
 
-    ``ops`` (list of str), ``first`` and ``second`` (the operand registers, -1 for none),
-    ``params`` (list) and ``where`` (token numbers).  Registers and token numbers live in
-    arrays of 32-bit integers (64-bit ones from the first number that needs it), so an
-    instruction costs about 30 bytes instead of the ~200 of an ``Instruction`` with its
-    ``args`` tuple and int objects; a program of a million statements has several million
-    instructions.
+    ``ops`` (the op of each, as a small number: ``op_names[code]``), ``first`` and
+    ``second`` (the operand registers, -1 for none), ``params`` (list) and ``where`` (token
+    numbers).  Codes, registers and token numbers live in arrays of machine integers
+    (widened when a number needs it), so an instruction costs about 20 bytes instead of
+    the ~200 of an ``Instruction`` with its ``args`` tuple and int objects; a program of a
+    million statements has several million instructions.
     """
 
-    __slots__ = ("first", "ops", "params", "second", "where")
+    __slots__ = ("codes", "first", "op_names", "ops", "params", "second", "where")
 
     def __init__(self) -> None:
-        self.ops: list[str] = []
+        self.ops = array("B")
+        self.op_names: list[str] = []  # code -> op
+        self.codes: dict[str, int] = {}  # op -> code
         self.first = array("i")
         self.second = array("i")
         self.params: list[Any] = []
@@ -114,7 +116,11 @@ class Instructions(Sequence[Instruction]):
     def extend(self, ops: list[str], first: list[int], second: list[int], params: list[Any],
                where: list[int]) -> None:
         """Append instructions given as columns of equal length."""
-        self.ops += ops
+        codes = self.codes
+        for op in set(ops) - codes.keys():  # an op seen for the first time gets the next code
+            codes[op] = len(self.op_names)
+            self.op_names.append(op)
+        self.ops = _append(self.ops, list(map(codes.__getitem__, ops)))
         self.first = _append(self.first, first)
         self.second = _append(self.second, second)
         self.params += params
@@ -134,14 +140,14 @@ class Instructions(Sequence[Instruction]):
             return [self[i] for i in range(*index.indices(len(self)))]
         a, b = self.first[index], self.second[index]
         args = () if a < 0 else (a,) if b < 0 else (a, b)
-        return Instruction(self.ops[index], args, self.params[index], self.where[index])
+        return Instruction(self.op_names[self.ops[index]], args, self.params[index], self.where[index])
 
     def __iter__(self) -> Iterator[Instruction]:
         for op, a, b, param, where in self.rows():
             yield Instruction(op, () if a < 0 else (a,) if b < 0 else (a, b), param, where)
 
     def rows(self) -> Iterator[Row]:
-        return zip(self.ops, self.first, self.second, self.params, self.where)
+        return zip(map(self.op_names.__getitem__, self.ops), self.first, self.second, self.params, self.where)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):

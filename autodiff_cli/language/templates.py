@@ -56,7 +56,7 @@ class Template:
         self.depth = len(self.below)
 
 
-def record(tables: lalr.Tables, state: int, states: list[int], kinds: list[int], start: int, end: int,
+def record(tables: lalr.Tables, state: int, states: list[int], kinds: bytearray, start: int, end: int,
            newline_separates: bool) -> Template | None:
     """The moves of the driver over ``kinds[start:end]`` from ``states`` and ``state``, or None
     for a window the driver must run itself."""
@@ -109,12 +109,12 @@ def record(tables: lalr.Tables, state: int, states: list[int], kinds: list[int],
 #
 # Each snippet is the driver's action for one kind of rule, written with the rule's
 # symbols as {0}, {1}... (Python expressions) and its result as {r}.  Tokens are
-# `tokens[i + k]`, their numbers `where + k`; `count` is the next register, `literal`
+# `tokens[i + k]` (`{0.token}` is the `i + k`), their numbers `where + k`; `count` is the next register, `literal`
 # the register of the last number written while it is the last instruction.
 
 _SNIPPETS = {
     "VAR": """\
-name = tokens[{0.index}]
+name = tokens[{0.token}]
 known = variables_get(name)
 if known is not None:
     {r} = known.register
@@ -123,9 +123,9 @@ else:
     {r} = count
     count += 1""",
     "NUMBER": """\
-value = float(tokens[{0.index}])
+value = float(tokens[{0.token}])
 if value == INFINITY:
-    raise compiler.too_large(tokens[{0.index}], {0.where})
+    raise compiler.too_large(tokens[{0.token}], {0.where})
 emit_op(CONST); emit_first(-1); emit_second(-1); emit_param(value); emit_where({0.where})
 {r} = literal = count
 literal_value = value
@@ -135,7 +135,7 @@ emit_op({op!r}); emit_first({0}); emit_second({2}); emit_param(None); emit_where
 {r} = count
 count += 1""",
     "ASSIGN": """\
-name = tokens[{0.index}]
+name = tokens[{0.token}]
 if name in FUNCTIONS or name in variables or {2} == literal == count - 1 or named[{2}]:
     count, literal = compiler.assign(name, {0.where}, {2}, count, literal, literal_value)
 else:  # the common case, as compiler.assign does it (named has room for every register)
@@ -152,9 +152,9 @@ compiler.bare({0})
     "CALL": """\
 {r} = count
 arguments = {arguments}
-op = functions_get(tokens[{0.index}])
+op = functions_get(tokens[{0.token}])
 if op is None or op.arity != len(arguments):
-    count = compiler.call(tokens[{0.index}], {0.where}, arguments, count)
+    count = compiler.call(tokens[{0.token}], {0.where}, arguments, count)
 else:  # the common case, as compiler.call does it
     emit_op(op.name); emit_first(arguments[0]); emit_second(arguments[1] if len(arguments) > 1 else -1)
     emit_param(None); emit_where({0.where})
@@ -188,25 +188,25 @@ else:
 
 
 class _Symbol(str):
-    """A value on the stack as Python code: the text is its value; for a token, ``index``
-    is its index in the chunk (which is its value) and ``where`` its token number."""
+    """A value on the stack as Python code: the text is its value; for a token, ``token`` is
+    its index in the chunk (which is its value) and ``where`` its token number."""
 
-    index: str
+    token: str
     where: str
 
     @classmethod
-    def token(cls, offset: int) -> _Symbol:
+    def shifted(cls, offset: int) -> _Symbol:
         """A token shifted in the window, ``offset`` tokens after its first (``i``, ``where``)."""
         symbol = cls(f"i + {offset}" if offset else "i")
-        symbol.index, symbol.where = str(symbol), f"where + {offset}" if offset else "where"
+        symbol.token, symbol.where = str(symbol), f"where + {offset}" if offset else "where"
         return symbol
 
     @classmethod
-    def below(cls, number: int) -> _Symbol:
+    def from_below(cls, number: int) -> _Symbol:
         """A value from below the window, read into ``b<number>``: a register, a list, or the index
         of a token shifted before the window (its number follows from the window's own)."""
         symbol = cls(f"b{number}")
-        symbol.index, symbol.where = str(symbol), f"(where - i + b{number})"
+        symbol.token, symbol.where = str(symbol), f"(where - i + b{number})"
         return symbol
 
 
@@ -222,12 +222,12 @@ def generate(template: Template, tables: lalr.Tables, actions: list[str], operat
     """
     size = tables.size
     taken = len(template.below)  # values below the window that it replaces
-    stack: list[str] = [_Symbol.below(n) for n in range(taken)]
+    stack: list[str] = [_Symbol.from_below(n) for n in range(taken)]
     lines = [f"{', '.join(stack)}, = values[-{taken}:]"] if taken else []
     results = 0
     for rule, offset in template.events:
         if rule == SHIFT:
-            stack.append(_Symbol.token(offset))
+            stack.append(_Symbol.shifted(offset))
             continue
         if rule == NEWLINE:
             continue

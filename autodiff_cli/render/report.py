@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
 from json.encoder import encode_basestring_ascii  # json.dumps's own (C) string encoder
-from operator import attrgetter
+from operator import attrgetter, eq
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..language.program import INPUT
@@ -38,6 +38,7 @@ __all__ = ["COLUMNS", "Row", "csv_chunks", "json_chunks", "plain_chunks", "rows"
 
 COLUMNS = ("name", "kind", "op", "value", "grad")
 CHUNK = 50_000  # variables per slice of the *_chunks renderers
+KEPT_CELLS = 200_000  # up to this many variables, plain text keeps its cells between its two passes
 
 
 class Row(NamedTuple):
@@ -74,7 +75,9 @@ class _Lookup:
 
     def __init__(self, evaluation: Evaluation, names: list[str]) -> None:
         self.evaluation = evaluation
-        self.in_order = names == list(evaluation.nodes) and names == list(evaluation.program.variables)
+        variables = evaluation.program.variables
+        self.in_order = (len(names) == len(evaluation.nodes) == len(variables)
+                         and all(map(eq, names, evaluation.nodes)) and all(map(eq, names, variables)))
         self.nodes = iter(evaluation.nodes.values())
         self.variables = iter(evaluation.program.variables.values())
 
@@ -93,7 +96,9 @@ def _columns(evaluation: Evaluation, names: list[str], wanted: str = "kinds ops 
     declared: list[str] = []
     if "kinds" in wanted or "ops" in wanted:
         declared = list(map(attrgetter("kind"), variables))
-    ops = list(map(_NO_OP.get, declared, map(attrgetter("_op"), nodes))) if "ops" in wanted else []
+    ops: list[str] = []
+    if "ops" in wanted:  # "" for an input, else the node's op
+        ops = list(map(_NO_OP.get, declared, map(attrgetter("_op"), nodes)))  # type: ignore[arg-type]
     kinds = []
     if "kinds" in wanted:
         kinds = declared
@@ -279,21 +284,28 @@ def to_plain(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision
 def plain_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None,
                  precision: int | None = None) -> Iterator[str]:
     """``to_plain``'s text in slices.  Every column is as wide as its widest cell anywhere, so
-    a first pass measures the cells and a second writes them (the numbers' text is made
-    twice rather than kept: for a million variables that would be ~100 MB)."""
+    the cells are measured before any is written; past ``KEPT_CELLS`` variables they are made
+    twice, once to measure and once to write, rather than kept (~100 MB for a million)."""
     names = _names(evaluation, wrt)
     pads = [str.ljust, str.ljust, str.ljust, str.rjust, str.rjust]  # names left, numbers right
     widths = [len(title) for title in COLUMNS]
+    kept: list[list[list[str]]] = []
     lookup = _Lookup(evaluation, names)
     for part in _slices(names):
-        for index, column in enumerate(_plain_cells(evaluation, part, precision, lookup)):
+        cells = _plain_cells(evaluation, part, precision, lookup)
+        for index, column in enumerate(cells):
             widths[index] = max(widths[index], max(map(len, column), default=0))
+        if len(names) <= KEPT_CELLS:
+            kept.append(cells)
     header = [pad(title, width) for pad, title, width in zip(pads, COLUMNS, widths)]
     yield "  ".join(header).rstrip() + "\n"
-    lookup = _Lookup(evaluation, names)
-    for part in _slices(names):
-        padded = [list(map(pad, column, repeat(width)))
-                  for pad, column, width in zip(pads, _plain_cells(evaluation, part, precision, lookup), widths)]
+    if len(names) > KEPT_CELLS:
+        lookup = _Lookup(evaluation, names)
+        kept_or_made = (_plain_cells(evaluation, part, precision, lookup) for part in _slices(names))
+    else:
+        kept_or_made = iter(kept)
+    for cells in kept_or_made:
+        padded = [list(map(pad, column, repeat(width))) for pad, column, width in zip(pads, cells, widths)]
         yield "\n".join(map(str.rstrip, map("  ".join, zip(*padded)))) + "\n"
 
 

@@ -69,7 +69,7 @@ def test_a_grammar_the_scanner_cannot_serve_is_refused(change, complaint) -> Non
 def test_scanner_kinds(text, kinds) -> None:
     tables = lalr.load_tables(grammar_text())
     _, found = tables.scanner.scan(text)
-    assert [tables.kind_names[kind] for kind in found + [tables.kind[lalr.END]]] == kinds
+    assert [tables.kind_names[kind] for kind in [*found, tables.kind[lalr.END]]] == kinds
 
 
 def test_token_starts_are_where_the_tokens_are() -> None:

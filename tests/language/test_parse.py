@@ -201,3 +201,6 @@ def test_instruction_columns_widen_for_numbers_beyond_32_bits() -> None:
     assert instructions.where.typecode == "q"
     assert [i.position for i in instructions] == [7, 2**40]
     assert instructions[1].args == (0,)
+    ops = [f"op{n}" for n in range(300)]  # more ops than one byte can number
+    instructions.extend(ops, [0] * 300, [-1] * 300, [None] * 300, [9] * 300)
+    assert [i.op for i in instructions][2:] == ops and instructions.ops.typecode == "q"
