@@ -14,8 +14,14 @@ One ``Op`` per operation holds, side by side:
   operands, ``c`` a constant exponent), read by ``explain`` and the docs;
 * ``domain`` and ``hint``: where the op is defined, and how to fix a domain error;
   ``overflow_hint`` when the result can exceed the float range;
-* ``vector`` and ``symbolic``: room for a NumPy rule (the vectorized executor) and a
-  symbolic rule (the differentiator), filled in by those executors' issues.
+* ``symbolic``: each local derivative as an expression *in the language itself*, read
+  by the symbolic differentiator (``execute/symbolic.py``), which parses it once and
+  instantiates it on the operands: ``x`` and ``y`` are the operands, ``c`` a constant
+  exponent and ``out`` the op's own result (so ``tanh``'s is ``1 - out**2`` and shares
+  the node already computed).  Where the kernel has a convention the language cannot
+  write (``x**y``'s slope at a zero base), the difference is documented in the README
+  and tested;
+* ``vector``: room for a NumPy rule (the vectorized executor), filled in by its issue.
 
 Adding a function to the language is one row here (plus tests): the grammar accepts
 any name followed by ``(``, the compiler looks names up in ``FUNCTIONS``, ``Value``
@@ -48,9 +54,10 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
     float kernel), ``rule`` (tuple of str, one per operand), and the optional ``domain``,
-    ``hint``, ``overflow_hint`` (str), ``vector`` and ``symbolic`` (rules of the other
-    interpreters).  A plain namedtuple: ``typing.NamedTuple`` compiles each annotation,
-    which every start-up of the command would pay for.
+    ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy rule) and ``symbolic`` (tuple
+    of str, each local derivative in the language's own syntax).  A plain namedtuple:
+    ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
+    would pay for.
     """
 
     __slots__ = ()
@@ -234,33 +241,37 @@ def _step(x: float) -> tuple[float, float]:
 # --- the table -------------------------------------------------------------------------------
 
 _ROWS = (
-    Op("+", 2, "{x} + {y}", _add, ("1", "1")),
-    Op("-", 2, "{x} - {y}", _sub, ("1", "-1")),
-    Op("*", 2, "{x} * {y}", _mul, ("y", "x")),
+    Op("+", 2, "{x} + {y}", _add, ("1", "1"), symbolic=("1", "1")),
+    Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), symbolic=("1", "-1")),
+    Op("*", 2, "{x} * {y}", _mul, ("y", "x"), symbolic=("y", "x")),
     Op("/", 2, "{x} / {y}", _div, ("1/y", "-x/y**2"), domain="y != 0",
-       hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))"),
-    Op("neg", 1, "-{x}", _neg, ("-1",)),
+       hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
+       symbolic=("1/y", "-x/y**2")),
+    Op("neg", 1, "-{x}", _neg, ("-1",), symbolic=("-1",)),
     Op("**", 2, "{x} ** {y}", _pow, ("y * x**(y-1)", "x**y * ln(x)"),
        domain="x > 0, or x = 0 and y >= 0, or x < 0 and y an integer",
-       hint="a negative base needs an integer exponent, and 0 needs a non-negative one"),
+       hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
+       symbolic=("y*x**(y - 1)", "out*log(x)")),
     Op("**c", 1, "{x}**{c}", _pow_const, ("c * x**(c-1)",),
        domain="x > 0, or x = 0 and c >= 0, or x < 0 and c an integer",
-       hint="a negative base needs an integer exponent, and 0 needs a non-negative one"),
-    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",)),
+       hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
+       symbolic=("c*x**(c - 1)",)),
+    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), symbolic=("1 - out**2",)),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
-       overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT),
+       overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, symbolic=("out",)),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
-       hint="log needs a positive argument; check the inputs that feed it"),
+       hint="log needs a positive argument; check the inputs that feed it", symbolic=("1/x",)),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
-       hint="sqrt needs a non-negative argument; check the inputs that feed it"),
-    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",)),
-    Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",)),
-    Op("sin", 1, "sin({x})", _sin, ("cos(x)",)),
-    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",)),
-    Op("abs", 1, "abs({x})", _abs, ("sign(x)",)),
-    Op("sign", 1, "sign({x})", _sign_op, ("0",)),
-    Op("step", 1, "step({x})", _step, ("0",)),
-    Op("=", 1, "{x}", _identity, ("1",)),  # `b = a`: b gets a node of its own
+       hint="sqrt needs a non-negative argument; check the inputs that feed it", symbolic=("1/(2*out)",)),
+    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), symbolic=("step(x)",)),
+    Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",),
+       symbolic=("out*(1 - out)",)),
+    Op("sin", 1, "sin({x})", _sin, ("cos(x)",), symbolic=("cos(x)",)),
+    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), symbolic=("-sin(x)",)),
+    Op("abs", 1, "abs({x})", _abs, ("sign(x)",), symbolic=("sign(x)",)),
+    Op("sign", 1, "sign({x})", _sign_op, ("0",), symbolic=("0",)),
+    Op("step", 1, "step({x})", _step, ("0",), symbolic=("0",)),
+    Op("=", 1, "{x}", _identity, ("1",), symbolic=("1",)),  # `b = a`: b gets a node of its own
 )
 
 OPS: dict[str, Op] = {op.name: op for op in _ROWS}
