@@ -11,6 +11,7 @@ import sys
 import click
 
 from .check import check_command
+from .diff import diff_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .eval import eval_command
 from .explain import explain_command
@@ -28,6 +29,7 @@ def main() -> None:
       autodiff eval "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
       autodiff eval samples/neuron.ad --format json
       cat model.ad | autodiff eval - --format csv
+      autodiff diff "f = 3*x**2 + x*y + 5*y**2"
     """
 
 
@@ -49,3 +51,4 @@ main.add_command(eval_command)
 main.add_command(graph_command)
 main.add_command(explain_command)
 main.add_command(check_command)
+main.add_command(diff_command)

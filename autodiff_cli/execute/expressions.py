@@ -14,14 +14,14 @@ value exactly or up to rounding wherever the original program is defined:
   engine computes it); an operation that fails on its constants (``log(0)``) is kept
   as written, to fail where the program does;
 * identities: ``x + 0``, ``x - 0``, ``0 - x``, ``x*1``, ``x*0``, ``x/1``, ``0/x``,
-  ``x**1``, ``x**0``, ``--x``, ``1**y``, ``x - x``;
+  ``x**1``, ``x**0``, ``--x``, ``1**y``, ``x - x``, ``x/x``, ``sqrt(x)**2``;
 * constant factors collected to the front (``3*(2*x)`` is ``6*x``, ``x*(2*y)`` is
-  ``2*(x*y)``, ``3*(1/x)`` is ``3/x``) and constant offsets merged (``x - 1 - 1`` is
-  ``x - 2``);
-* like terms combined (``2*x + 3*x`` is ``5*x``, ``x + x`` is ``2*x``) and like powers
-  (``x*x`` is ``x**2``, ``x**2*x`` is ``x**3``);
-* common factors of a quotient cancelled in the forms reverse mode produces
-  (``(x/y)/(x/z)`` is ``z/y``, ``x/x**3`` is ``1/x**2``, ``(x/y)*y`` is ``x``);
+  ``2*(x*y)``, ``3*(1/x)`` is ``3/x``, ``6*x/(16*y)`` is ``3*x/(8*y)``) and constant
+  offsets merged (``x - 1 - 1`` is ``x - 2``);
+* like terms combined (``2*x + 3*x`` is ``5*x``, ``x + x`` is ``2*x``);
+* in a product or quotient of a few factors, the factors with a common base combined
+  (``x*x`` is ``x**2``, ``x*y*x`` is ``x**2*y``, ``(x/y**2)*(y/x)`` is ``1/y``,
+  ``x/x**3`` is ``1/x**2``);
 * a minus sign moved to the front of a product or quotient and out of sums
   (``y + -2*x`` is ``y - 2*x``, ``x*(-y)`` is ``-x*y``), so results read as people
   write them.
@@ -51,6 +51,8 @@ _COMMUTATIVE = frozenset(("+", "*"))
 # How far down the left operands of a product a minus sign is moved.  Bounded so that a
 # product of ten thousand factors costs constant time per new node, not a walk of the chain.
 _SPINE_LIMIT = 8
+# How many factors a product may have for common ones to be combined (bounded likewise).
+_FACTOR_LIMIT = 8
 
 
 class GraphTooLarge(Exception):
@@ -84,8 +86,9 @@ class Expressions:
 
     # --- leaves and the table of nodes ----------------------------------------------------
 
-    def _intern(self, op: str, args: tuple[int, ...], param: float | str | None = None) -> int:
-        key = (op, tuple(sorted(args)) if op in _COMMUTATIVE else args, param)
+    def _intern(self, op: str, args: tuple[int, ...], param: float | str | None = None,
+                ordered: bool = False) -> int:
+        key = (op, tuple(sorted(args)) if op in _COMMUTATIVE and not ordered else args, param, ordered)
         node = self._index.get(key)
         if node is not None:
             return node
@@ -105,11 +108,20 @@ class Expressions:
         self._index[key] = node
         return node
 
+    def written(self, op: str, args: tuple[int, ...]) -> int:
+        """The node ``op(args)`` exactly as given, operands in this order and unsimplified:
+        for writing a result out in a grouping of one's choice, once the graph is complete."""
+        return self._intern(op, args, None, ordered=True)
+
     def const(self, value: float) -> int:
         return self._intern(CONST, (), float(value) + 0.0)  # + 0.0: -0.0 is 0.0
 
     def input(self, name: str) -> int:
         return self._intern(INPUT, (), name)
+
+    def find_input(self, name: str) -> int | None:
+        """The node of input ``name``, if the graph has one."""
+        return self._index.get((INPUT, (), name, False))
 
     def copy(self, node: int, name: str) -> int:
         """``name``, a value equal to ``node`` that simplification treats as opaque."""
@@ -187,6 +199,58 @@ class Expressions:
             return self.args[node][0], self.params[node]  # type: ignore[return-value]
         return node, 1.0
 
+    def _monomial(self, node: int, sign: float = 1.0) -> tuple[float, dict[int, float]] | None:
+        """``node`` as coefficient * product of base**exponent (``-2*x/y**2`` is
+        (-2, {x: 1, y: -2})), or None when it has more than ``_FACTOR_LIMIT`` factors."""
+        coefficient = 1.0
+        factors: dict[int, float] = {}
+        stack = [(node, sign)]
+        ops, args = self.ops, self.args
+        while stack:
+            current, power = stack.pop()
+            op = ops[current]
+            if not power.is_integer():  # (x*y)**0.5 is not x**0.5*y**0.5 for negative x and y
+                op = ""
+            if op == "*" or op == "/":
+                stack.append((args[current][1], power if op == "*" else -power))
+                stack.append((args[current][0], power))
+            elif op == "neg":
+                coefficient = -coefficient
+                stack.append((args[current][0], power))
+            elif op == CONST and power in (1.0, -1.0):
+                coefficient = coefficient * self.params[current] if power > 0 else coefficient / self.params[current]  # type: ignore[operator]
+            elif op == POWER_CONST:
+                stack.append((args[current][0], power * self.params[current]))  # type: ignore[operator]
+            else:
+                factors[current] = factors.get(current, 0.0) + power
+            if len(factors) + len(stack) > _FACTOR_LIMIT:
+                return None
+        return coefficient, factors
+
+    def _merged(self, a: int, b: int, sign: float) -> int | None:
+        """``a * b`` (sign 1) or ``a / b`` (sign -1) with the factors they share combined
+        (``x*y * x`` is ``x**2*y``, ``(a/b**2) * (b/a)`` is ``1/b``), or None when they share none."""
+        first = self._monomial(a)
+        if first is None:
+            return None
+        second = self._monomial(b, sign)
+        if second is None or not first[1].keys() & second[1].keys():
+            return None
+        coefficient = first[0] * second[0]  # the second's is already raised to ``sign``
+        factors = dict(first[1])
+        for base, power in second[1].items():
+            factors[base] = factors.get(base, 0.0) + power
+        if not math.isfinite(coefficient):
+            return None
+        numerator = self.const(coefficient)
+        denominator = self.const(1.0)
+        for base, power in factors.items():
+            if power > 0:
+                numerator = self.mul(numerator, self.powc(base, power))
+            elif power < 0:
+                denominator = self.mul(denominator, self.powc(base, -power))
+        return self.div(numerator, denominator)
+
     def add(self, a: int, b: int) -> int:
         folded = self._fold("+", (a, b))
         if folded is not None:
@@ -259,6 +323,8 @@ class Expressions:
                 if ops[b] == "*":
                     return self.mul(self.const(va * inner), args[b][1])
                 return self.div(self.const(va * inner), args[b][1])
+            if ops[b] == "/" and ops[args[b][0]] == "*" and self.value(args[args[b][0]][0]) is not None:
+                return self.div(self.mul(a, args[b][0]), args[b][1])  # 2*(3*x/y) is 6*x/y
             return self._intern("*", (a, b))
         # Constant factors move to the front, minus signs to the left operand.
         if ops[b] == "*" and self.value(args[b][0]) is not None:
@@ -278,10 +344,9 @@ class Expressions:
             return args[b][0]
         if a == b:
             return self.powc(a, 2.0)
-        base_a, exponent_a = self._power(a)
-        base_b, exponent_b = self._power(b)
-        if base_a == base_b:
-            return self.powc(base_a, exponent_a + exponent_b)
+        merged = self._merged(a, b, 1.0)
+        if merged is not None:
+            return merged
         return self._intern("*", (a, b))
 
     def div(self, a: int, b: int) -> int:
@@ -300,13 +365,31 @@ class Expressions:
         cancelled = self._cancel(a, b)
         if cancelled is not None:
             return cancelled
+        reduced = self._reduced(a, b)
+        if reduced is not None:
+            return reduced
         return self._intern("/", (a, b))
+
+    def _reduced(self, a: int, b: int) -> int | None:
+        """``6*x/(16*y)`` as ``3*x/(8*y)``: integer coefficients divided by their common divisor."""
+        ops, args = self.ops, self.args
+        if ops[b] != "*" or self.value(args[b][0]) is None:
+            return None
+        below = self.value(args[b][0])
+        above = self.value(a) if ops[a] == CONST else self.value(args[a][0]) if ops[a] == "*" else None
+        if above is None or not (above.is_integer() and below.is_integer()) or max(abs(above), abs(below)) > 2**53:
+            return None
+        divisor = math.gcd(int(above), int(below))
+        if divisor == 1:
+            return None
+        numerator = self.const(above / divisor) if ops[a] == CONST else self.mul(self.const(above / divisor), args[a][1])
+        return self.div(numerator, self.mul(self.const(below / divisor), args[b][1]))
 
     def _cancel(self, a: int, b: int) -> int | None:
         """``a / b`` with a factor common to both cancelled, or None.
 
-        Only the forms reverse mode produces: (x*y)/x, x/(x*y), (x/y)/x, x/(x/y),
-        (x/y)/(x/z) and powers of one base.  A cancelled factor is nonzero wherever the
+        The forms reverse mode produces most, directly; then any common base of the two
+        sides (``_merged``); and x/(y/z) becomes x*z/y, where they may show.  A cancelled factor is nonzero wherever the
         program and its derivative are defined (the derivative divides by it).
         """
         ops, args = self.ops, self.args
@@ -320,15 +403,11 @@ class Expressions:
             return self.div(self.const(1.0), args[a][1])
         if ops[b] == "/" and args[b][0] == a:
             return args[b][1]
+        if ops[b] == "/":  # x/(y/z) is x*z/y
+            return self.div(self.mul(a, args[b][1]), args[b][0])
         if ops[a] == "/" and ops[b] == "/" and args[a][0] == args[b][0]:
             return self.div(args[b][1], args[a][1])
-        base_a, exponent_a = self._power(a)
-        base_b, exponent_b = self._power(b)
-        if base_a == base_b and self.value(base_a) is None:
-            if exponent_a >= exponent_b:
-                return self.powc(base_a, exponent_a - exponent_b)
-            return self.div(self.const(1.0), self.powc(base_a, exponent_b - exponent_a))
-        return None
+        return self._merged(a, b, -1.0)
 
     def neg(self, a: int) -> int:
         va = self.value(a)
@@ -359,6 +438,8 @@ class Expressions:
             return self.powc(self.args[a][0], self.params[a] * c)  # type: ignore[operator]
         if op == "neg" and c.is_integer() and c % 2.0 == 0.0:
             return self.powc(self.args[a][0], c)
+        if op == "sqrt" and c.is_integer() and c % 2.0 == 0.0:  # sqrt(x)**2 is x wherever sqrt(x) is
+            return self.powc(self.args[a][0], c / 2.0)
         return self._intern(POWER_CONST, (a,), c)
 
     def pow(self, a: int, b: int) -> int:

@@ -32,7 +32,7 @@ Nothing recurses: graphs, sweeps and emission are loops over node numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
 
@@ -55,6 +55,9 @@ __all__ = [
     "DerivativeProgram",
     "derivative_count",
     "differentiate",
+    "sweep_count",
+    "unused_variables",
+    "wrt_names",
 ]
 
 # A shared value is written inline in each place that uses it while that copies at most
@@ -63,7 +66,7 @@ SHARE_BUDGET = 4
 # An expression longer than this many operations is cut into statements.
 INLINE_LIMIT = 24
 # The graph may not grow past this many nodes (a high order of a large program).
-MAX_NODES = 2_000_000
+MAX_NODES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -121,13 +124,28 @@ def derivative_count(variables: int, order: int) -> int:
     return math.comb(variables + order - 1, order)
 
 
+def sweep_count(variables: int, order: int) -> int:
+    """How many reverse sweeps ``order`` takes: one, then one per derivative of each lower order."""
+    return 1 + sum(derivative_count(variables, level) for level in range(1, order))
+
+
 # --- choosing what to differentiate ----------------------------------------------------------
 
 
-def _wrt_names(program: Program, output: str, wrt: Iterable[str] | None) -> list[str]:
+def wrt_names(program: Program, output: str | None = None, wrt: Iterable[str] | None = None) -> list[str]:
+    """The variables to differentiate ``output`` with respect to: ``wrt`` checked (unknown
+    names are an InputError), or by default every input the output depends on."""
+    output = output_name(program, output)
     if wrt is None:
         needed = program.dependencies(output)
-        return [v.name for v in program.inputs if needed[v.register]]
+        names = [v.name for v in program.inputs if needed[v.register]]
+        if not names:
+            raise InputError(
+                f"'{output}' depends on no input, so there is nothing to differentiate",
+                program.variables[output].position, program.source,
+                "name variables with --wrt to see that their derivatives are 0",
+            )
+        return names
     names = list(dict.fromkeys(wrt))
     unknown = [name for name in names if name not in program.variables]
     if unknown:
@@ -136,7 +154,17 @@ def _wrt_names(program: Program, output: str, wrt: Iterable[str] | None) -> list
             source=Source(program.source.name, ""),
             hint=variables_hint(list(program.variables), unknown),
         )
+    if not names:
+        raise InputError("--wrt names no variable", source=Source(program.source.name, ""),
+                         hint="give names separated by commas, e.g. --wrt x,y")
     return names
+
+
+def unused_variables(program: Program, output: str | None, names: Iterable[str]) -> list[tuple[str, str]]:
+    """(output, name) for each name the output does not depend on: its derivatives are 0."""
+    output = output_name(program, output)
+    needed = program.dependencies(output)
+    return [(output, name) for name in names if not needed[program.variables[name].register]]
 
 
 # --- the transformation ----------------------------------------------------------------------
@@ -149,29 +177,26 @@ def differentiate(
     output: str | None = None,
     *,
     max_nodes: int | None = MAX_NODES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DerivativeProgram:
     """The derivatives of ``output`` (default: the result) w.r.t. ``wrt`` (default: the
     inputs it depends on) up to ``order``, as a program.
 
-    Raises InputError for unknown names or an output that depends on nothing, and
-    ProgramError when the derivatives would exceed ``max_nodes`` operations.
+    ``progress(done, total)`` is called after each reverse sweep (one for the first
+    order, one per derivative of each order after that).  Raises InputError for
+    unknown names or an output that depends on nothing, and ProgramError when the
+    derivatives would exceed ``max_nodes`` operations.
     """
     if order < 1:
         raise ValueError(f"order must be at least 1, not {order}")
     output = output_name(program, output)
-    names = _wrt_names(program, output, wrt)
-    if not names:
-        raise InputError(
-            f"'{output}' depends on no input, so there is nothing to differentiate",
-            program.variables[output].position, program.source,
-            "name the variables to differentiate with respect to with --wrt (the derivatives are then 0)",
-        )
+    names = wrt_names(program, output, wrt)
     graph = Expressions(max_nodes)
     try:
         registers, hints = _read(program, graph, set(names))
         targets = {name: registers[program.variables[name].register] for name in names}
         root = registers[program.variables[output].register]
-        derivatives = _derivatives(graph, root, targets, names, order, output, hints)
+        derivatives = _derivatives(graph, root, targets, names, order, output, hints, progress)
     except GraphTooLarge:
         raise ProgramError(
             f"the derivatives would take more than {max_nodes:,} operations",
@@ -252,11 +277,15 @@ def _sweep(graph: Expressions, root: int, targets: Sequence[int]) -> tuple[dict[
 
 def _derivatives(
     graph: Expressions, root: int, targets: dict[str, int], names: list[str], order: int, output: str,
-    hints: dict[int, str],
+    hints: dict[int, str], progress: Callable[[int, int], None] | None = None,
 ) -> dict[tuple[str, ...], int]:
     """Every derivative up to ``order`` as a node, by the (sorted, in ``names`` order) variables."""
     index = {name: i for i, name in enumerate(names)}
+    total = sweep_count(len(names), order)
     first, adjoints = _sweep(graph, root, list(targets.values()))
+    done = 1
+    if progress is not None:
+        progress(done, total)
     for node, name in reversed(list(hints.items())):  # nearest the output first: do_dn, not do_dx1w1
         adjoint = adjoints.get(node)
         if adjoint is not None and not graph.is_leaf(adjoint) and adjoint not in hints:
@@ -269,6 +298,9 @@ def _derivatives(
             found, _ = _sweep(graph, node, [targets[name] for name in later])
             for name in later:
                 following[key + (name,)] = found[targets[name]]
+            done += 1
+            if progress is not None:
+                progress(done, total)
         level = following
     return level
 
@@ -289,9 +321,10 @@ def _emit(
         derivatives.append(derivative)
     roots = [found[key] for key in keys]
     named, reachable = _statements(graph, roots)
+    graph.max_nodes = None  # writing out may regroup products into nodes of their own
     emitter = _Emitter(program, graph, named)
     for variable in program.inputs:
-        node = graph._index.get((INPUT, (), variable.name))
+        node = graph.find_input(variable.name)
         if node is not None and node < len(reachable) and reachable[node]:
             emitter.declare_input(variable, node)
     for node, name in _names(graph, named, hints, program, reserved).items():
@@ -451,17 +484,18 @@ class _Emitter:
         return results[-1]
 
     def _regrouped(self, node: int) -> int:
-        """``c*(x*y)`` as ``c*x*y`` and ``c*(x/y)`` as ``c*x/y``, when ``x*y`` is written inline.
+        """``a*(b*c)`` as ``a*b*c`` and ``a*(b/c)`` as ``a*b/c``, when ``b*c`` is written inline.
 
-        The graph keeps constant factors in front so that it can collect them; written
-        out, the grouping people use reads better.  The values differ by rounding only.
+        The graph keeps constant factors in front, where it can collect them, and reverse
+        mode builds (local) * (adjoint) with the adjoint a product itself; written out,
+        the grouping people use reads better.  The values differ by rounding only.
         """
         graph = self.graph
         ops, args = graph.ops, graph.args
-        if ops[node] != "*" or graph.value(args[node][0]) is None:
-            return node
-        inner = self._resolve(args[node][1])
-        if ops[inner] not in ("*", "/") or inner in self.registers:
-            return node
-        left, right = args[inner]
-        return graph._intern(ops[inner], (graph._intern("*", (args[node][0], left)), right))
+        while ops[node] == "*":  # each turn moves one factor left: ends within the product's size
+            inner = self._resolve(args[node][1])
+            if ops[inner] not in ("*", "/") or inner in self.registers:
+                break
+            left, right = args[inner]
+            node = graph.written(ops[inner], (graph.written("*", (args[node][0], left)), right))
+        return node

@@ -282,10 +282,14 @@ class _Latex(Syntax):
         return rf"{mantissa} \times 10^{{{int(exponent)}}}", PRODUCT
 
     def layout(self, op: str, param: Any, operands: list[_Operand]) -> Layout:
-        if op == "*":
-            # juxtaposed (6 x, b f) unless the right factor starts with a digit (2 \cdot 3)
-            gap = r" \cdot " if operands[1].first == "0" or operands[1].binding < UNARY else " "
-            return PRODUCT, [(0, PRODUCT, False), gap, (1, UNARY, True)]
+        if op in ("+", "*"):
+            # Sums and products need no grouping on paper (only the program text keeps it, to
+            # read back the same).  Factors are juxtaposed (6 x, b f) unless the right one
+            # starts with a digit (2 \cdot 3).
+            if op == "+":
+                return SUM, [(0, SUM, False), " + ", (1, SUM, True)]
+            digit = operands[1].first == "0" and operands[1].binding >= PRODUCT
+            return PRODUCT, [(0, PRODUCT, False), r" \cdot " if digit else " ", (1, PRODUCT, True)]
         if op == "/":
             return FRACTION, [r"\frac{", (0, 0, False), "}{", (1, 0, False), "}"]
         if op == "**":
@@ -384,7 +388,7 @@ def derivatives_python(result: DerivativeProgram) -> str:
     for variable in result.program.inputs:
         if variable.name in outputs:
             continue
-        default = "" if variable.default is None else f"={short_number(variable.default)}"
+        default = "" if variable.default is None else f"={float(variable.default)!r}"
         parameters.append(rename(variable.name) + default)
     wrt = ", ".join(result.wrt)
     body = [f'    """The derivatives of {result.of} with respect to {wrt}, order {result.order} '

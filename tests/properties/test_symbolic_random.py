@@ -101,6 +101,27 @@ def test_every_op_at_the_output(op: str) -> None:
     run()
 
 
+def check_every_variable(case: Case) -> None:
+    program = parse(case.text, "<generated>")
+    evaluation = evaluate(program, case.values)
+    absolute = absolute_gradients(evaluation.root)
+    names = list(program.variables)  # intermediates, `b = a` copies and the output too
+    result = differentiate(program, names)
+    derivatives = evaluate(parse(program_text(result.program)), case.values)
+    for derivative in result.derivatives:
+        (name,) = derivative.wrt
+        node = evaluation.nodes[name]
+        value = derivatives.nodes[derivative.name].data
+        assert close(value, node.grad, absolute.get(node, 0.0), FIRST_REL), (case.text, name, value, node.grad)
+
+
+@settings(max_examples=1000, **SETTINGS)
+@given(cases())
+def test_derivatives_with_respect_to_computed_variables_equal_evals_gradient_column(case: Case) -> None:
+    # --wrt e for a computed e: the output's sensitivity to e alone, as reverse mode's e.grad
+    check_every_variable(case)
+
+
 # --- second order --------------------------------------------------------------------------
 
 STENCIL = ((-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0))  # (offset in h, weight / 12)
