@@ -11,8 +11,10 @@ Every node is built by a constructor that simplifies first, with rules that keep
 value exactly or up to rounding wherever the original program is defined:
 
 * constant folding, by the op table's own kernels (so ``sign(0)`` folds to 0 as the
-  engine computes it); an operation that fails on its constants (``log(0)``) is kept
-  as written, to fail where the program does;
+  engine computes it): always for + - * and the kinks, otherwise when the result is a
+  short number (``exp(0)`` is 1, ``1/4`` is 0.25, but ``log(2)`` and ``1/3`` stay as
+  written); an operation that fails on its constants (``log(0)``) is kept as written,
+  to fail where the program does;
 * identities: ``x + 0``, ``x - 0``, ``0 - x``, ``x*1``, ``x*0``, ``x/1``, ``0/x``,
   ``x**1``, ``x**0``, ``--x``, ``1**y``, ``x - x``, ``x/x``, ``sqrt(x)**2``;
 * constant factors collected to the front (``3*(2*x)`` is ``6*x``, ``x*(2*y)`` is
@@ -22,6 +24,11 @@ value exactly or up to rounding wherever the original program is defined:
 * in a product or quotient of a few factors, the factors with a common base combined
   (``x*x`` is ``x**2``, ``x*y*x`` is ``x**2*y``, ``(x/y**2)*(y/x)`` is ``1/y``,
   ``x/x**3`` is ``1/x**2``);
+* what is known of signs used: a node is known positive (``exp``, ``sigmoid``, a sum of
+  positive and non-negative terms...) or non-negative (``abs``, ``x**2``...), and then
+  ``abs(x)`` and ``relu(x)`` are ``x``, ``sign(x)`` and ``step(x)`` are 1 where x > 0;
+* even and odd functions: ``cos(-x)`` and ``abs(-x)`` are ``cos(x)`` and ``abs(x)``,
+  ``sin(-x)``, ``tanh(-x)`` and ``sign(-x)`` are ``-sin(x)``, ``-tanh(x)``, ``-sign(x)``;
 * a minus sign moved to the front of a product or quotient and out of sums
   (``y + -2*x`` is ``y - 2*x``, ``x*(-y)`` is ``-x*y``), so results read as people
   write them.
@@ -39,7 +46,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from ..engine.ops import OPS, DomainError
+from ..engine.ops import OPS, DomainError, short_number
 from ..errors import Position
 from ..language.program import CONST, INPUT, POWER_CONST, Program
 
@@ -51,6 +58,12 @@ _COMMUTATIVE = frozenset(("+", "*"))
 # How far down the left operands of a product a minus sign is moved.  Bounded so that a
 # product of ten thousand factors costs constant time per new node, not a walk of the chain.
 _SPINE_LIMIT = 8
+# What is known of a node's sign (see _sign_of).
+UNKNOWN, NONNEGATIVE, POSITIVE = 0, 1, 2
+# Constants are folded by these ops always, by the others only when the result is a number
+# of at most _SHORT_NUMBER characters (exp(0) is 1, sqrt(4) is 2, 1/4 is 0.25, log(2) stays).
+_EXACT = frozenset(("+", "-", "*", "neg", "abs", "sign", "step", "relu"))
+_SHORT_NUMBER = 8
 # How many factors a product may have for common ones to be combined (bounded likewise).
 _FACTOR_LIMIT = 8
 
@@ -77,6 +90,7 @@ class Expressions:
         self.positions: list[Position | None] = []
         self.position: Position | None = None  # stamped on the nodes built from now on
         self.max_nodes = max_nodes
+        self._sign: list[int] = []  # POSITIVE, NONNEGATIVE or UNKNOWN, wherever the node is defined
         self._minus: list[bool] = []  # written with a leading minus sign
         self._spine: list[int] = []  # how many * and / down the left operands
         self._index: dict[tuple[object, ...], int] = {}
@@ -99,6 +113,7 @@ class Expressions:
         self.args.append(args)
         self.params.append(param)
         self.positions.append(self.position)
+        self._sign.append(self._sign_of(op, args, param))
         if op in ("*", "/"):
             self._minus.append(self._minus[args[0]])
             self._spine.append(self._spine[args[0]] + 1)
@@ -112,6 +127,32 @@ class Expressions:
         """The node ``op(args)`` exactly as given, operands in this order and unsimplified:
         for writing a result out in a grouping of one's choice, once the graph is complete."""
         return self._intern(op, args, None, ordered=True)
+
+    def _sign_of(self, op: str, args: tuple[int, ...], param: float | str | None) -> int:
+        """What is known of a new node's sign, from its op and its operands' signs."""
+        signs = [self._sign[a] for a in args]
+        if op == CONST:
+            return POSITIVE if param > 0 else NONNEGATIVE if param == 0 else UNKNOWN  # type: ignore[operator]
+        if op in ("exp", "sigmoid"):
+            return POSITIVE
+        if op in ("abs", "sqrt", POWER_CONST, "**"):
+            if signs[0] == POSITIVE:
+                return POSITIVE
+            even = op == POWER_CONST and float(param).is_integer() and param % 2 == 0  # type: ignore[operator,arg-type]
+            return NONNEGATIVE if op in ("abs", "sqrt") or even or signs[0] == NONNEGATIVE else UNKNOWN
+        if op in ("relu", "step"):
+            return NONNEGATIVE
+        if op in ("+", "*", "/"):
+            if min(signs) == UNKNOWN:
+                return UNKNOWN
+            if op == "+":
+                return max(signs)  # one positive term makes a non-negative sum positive
+            return min(signs)
+        return UNKNOWN
+
+    def known_sign(self, node: int) -> int:
+        """POSITIVE (> 0), NONNEGATIVE (>= 0) or UNKNOWN, wherever the node is defined."""
+        return self._sign[node]
 
     def const(self, value: float) -> int:
         return self._intern(CONST, (), float(value) + 0.0)  # + 0.0: -0.0 is 0.0
@@ -171,7 +212,11 @@ class Expressions:
             result = OPS[op].scalar(*values, *(() if param is None else (param,)))[0]
         except (DomainError, ArithmeticError, ValueError):
             return None  # kept as written: it fails where the program fails
-        return self.const(result) if math.isfinite(result) else None
+        if not math.isfinite(result):
+            return None
+        if op not in _EXACT and len(short_number(result)) > _SHORT_NUMBER:
+            return None  # log(2) reads better than 0.6931471805599453, and is the same number
+        return self.const(result)
 
     def _term(self, node: int) -> tuple[float, int]:
         """``node`` as coefficient * term: ``3*x`` -> (3, x), ``-x`` -> (-1, x), ``x`` -> (1, x)."""
@@ -183,6 +228,18 @@ class Expressions:
         elif op == "neg":
             return -1.0, self.args[node][0]
         return 1.0, node
+
+    def _factor(self, node: int) -> tuple[int, int] | None:
+        """``node`` as (constant, rest) when it has a constant factor other than 1:
+        ``6*x`` -> (6, x), ``6*x/y`` -> (6, x/y); else None."""
+        ops, args = self.ops, self.args
+        if ops[node] == "*" and self.value(args[node][0]) is not None:
+            return args[node][0], args[node][1]
+        if ops[node] == "/" and ops[args[node][0]] == "*":
+            numerator = args[node][0]
+            if self.value(args[numerator][0]) is not None:
+                return args[numerator][0], self.div(args[numerator][1], args[node][1])
+        return None
 
     def _offset(self, node: int) -> tuple[int, float]:
         """``node`` as term + constant: ``x + 2`` -> (x, 2), ``x - 2`` -> (x, -2), ``x`` -> (x, 0)."""
@@ -323,21 +380,23 @@ class Expressions:
                 if ops[b] == "*":
                     return self.mul(self.const(va * inner), args[b][1])
                 return self.div(self.const(va * inner), args[b][1])
-            if ops[b] == "/" and ops[args[b][0]] == "*" and self.value(args[args[b][0]][0]) is not None:
-                return self.div(self.mul(a, args[b][0]), args[b][1])  # 2*(3*x/y) is 6*x/y
+            if ops[b] == "/":  # 2*(3*x/y) is 6*x/y, 2*(x/(2*y)) is x/y
+                return self.div(self.mul(a, args[b][0]), args[b][1])
             return self._intern("*", (a, b))
-        # Constant factors move to the front, minus signs to the left operand.
-        if ops[b] == "*" and self.value(args[b][0]) is not None:
-            return self.mul(args[b][0], self.mul(a, args[b][1]))
-        if ops[a] == "*" and self.value(args[a][0]) is not None:
-            return self.mul(args[a][0], self.mul(args[a][1], b))
-        if ops[b] == "neg":
-            return self.mul(self.neg(a), args[b][0])
         # (c/t) * b is c*b/t: 1/x * y reads y/x
         if ops[a] == "/" and self.value(args[a][0]) is not None:
             return self.div(self.mul(args[a][0], b), args[a][1])
         if ops[b] == "/" and self.value(args[b][0]) is not None:
             return self.div(self.mul(args[b][0], a), args[b][1])
+        # Constant factors move to the front, minus signs to the left operand.
+        factor = self._factor(b)
+        if factor is not None:
+            return self.mul(factor[0], self.mul(a, factor[1]))
+        factor = self._factor(a)
+        if factor is not None:
+            return self.mul(factor[0], self.mul(factor[1], b))
+        if self.negative(b):  # x*(-y*z) is -x*y*z, and (-x)*(-y) is x*y
+            return self.mul(self.neg(a), self.neg(b))
         if ops[a] == "/" and args[a][1] == b:  # (x/y)*y is x
             return args[a][0]
         if ops[b] == "/" and args[b][1] == a:
@@ -457,6 +516,16 @@ class Expressions:
         folded = self._fold(function, (a,))
         if folded is not None:
             return folded
+        if self.ops[a] == "neg":  # even and odd functions: cos(-x) is cos(x), sin(-x) is -sin(x)
+            if function in ("cos", "abs"):
+                return self.call(function, self.args[a][0])
+            if function in ("sin", "tanh", "sign"):
+                return self.neg(self.call(function, self.args[a][0]))
+        sign = self._sign[a]
+        if function in ("abs", "relu") and sign != UNKNOWN:
+            return a  # |x| and relu(x) are x where x >= 0
+        if function in ("sign", "step") and sign == POSITIVE:
+            return self.const(1.0)
         return self._intern(function, (a,))
 
     # --- local derivatives -----------------------------------------------------------------

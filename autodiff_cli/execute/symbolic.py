@@ -15,9 +15,9 @@ Source transformation in reverse mode, the way backpropagation works by hand:
    respect to the same variables; of the mixed derivatives only one per set of
    variables is kept (d2f/dx dy, not also d2f/dy dx: they are equal).
 4. The nodes the derivatives use become a ``Program``: a node is a statement of its own
-   when it is shared and copying it into each use would cost more than a few
-   operations, or when it grows too large to read in one line; everything else is
-   written inline.  Statements keep the program's names where they hold the value of
+   when it is shared and either holds one of the program's variables or would copy more
+   than two operations into its uses, or when it grows too large to read in one line;
+   everything else is written inline.  Statements keep the program's names where they hold the value of
    one of its variables (``h1``), adjoints of named variables are ``dL_dh1``, and the
    rest are ``t1``, ``t2``...  Inputs keep their defaults.
 
@@ -61,8 +61,9 @@ __all__ = [
 ]
 
 # A shared value is written inline in each place that uses it while that copies at most
-# this many operations in all; beyond it the value gets a statement of its own.
-SHARE_BUDGET = 4
+# this many operations in all; beyond it the value gets a statement of its own.  A shared
+# value that is one of the program's variables always gets its statement, under its name.
+SHARE_BUDGET = 2
 # An expression longer than this many operations is cut into statements.
 INLINE_LIMIT = 24
 # The graph may not grow past this many nodes (a high order of a large program).
@@ -320,7 +321,8 @@ def _emit(
         reserved.add(derivative.name)
         derivatives.append(derivative)
     roots = [found[key] for key in keys]
-    named, reachable = _statements(graph, roots)
+    own = {node for node, name in hints.items() if name in program.variables}
+    named, reachable = _statements(graph, roots, own)
     graph.max_nodes = None  # writing out may regroup products into nodes of their own
     emitter = _Emitter(program, graph, named)
     for variable in program.inputs:
@@ -347,9 +349,9 @@ def _unique(name: str, taken: set[str]) -> str:
     return name
 
 
-def _statements(graph: Expressions, roots: list[int]) -> tuple[set[int], bytearray]:
+def _statements(graph: Expressions, roots: list[int], own: set[int]) -> tuple[set[int], bytearray]:
     """The nodes that become statements of their own (see the module docstring, step 4),
-    and which nodes the roots use."""
+    and which nodes the roots use.  ``own`` are the nodes that hold a variable of the program."""
     ops, args = graph.ops, graph.args
     top = max(roots)
     uses = [0] * (top + 1)
@@ -369,7 +371,8 @@ def _statements(graph: Expressions, roots: list[int]) -> tuple[set[int], bytearr
             continue
         size[node] = (ops[node] != COPY) + sum(size[a] for a in args[node])
         shared = uses[node] - 1
-        if (shared > 0 and size[node] * shared > SHARE_BUDGET) or size[node] > INLINE_LIMIT:
+        budget = 0 if node in own else SHARE_BUDGET
+        if (shared > 0 and size[node] * shared > budget) or size[node] > INLINE_LIMIT:
             named.add(node)
             size[node] = 0  # its users write its name
     return named, reachable

@@ -196,8 +196,10 @@ def sympy_expression(gen: Gen) -> tuple[list[sympy.Symbol], sympy.Expr]:
 
 # Away from the kinks (the generator keeps them at a distance), the derivatives of the step
 # functions are 0 and sign and Heaviside are plain functions.
+# Depending on what its cache has seen, SymPy may also write a real value's re, im and arg.
 KINKS = {"DiracDelta": lambda *u: 0.0, "Heaviside": lambda u, *h: 1.0 if u > 0 else 0.0,
-         "sign": lambda u: math.copysign(1.0, u)}
+         "sign": lambda u: math.copysign(1.0, u), "re": lambda u: u, "im": lambda u: 0.0,
+         "arg": lambda u: 0.0 if u >= 0 else math.pi}
 
 
 @settings(max_examples=1000, **SETTINGS)
