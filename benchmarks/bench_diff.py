@@ -17,9 +17,9 @@ where each step uses the one before twice (``v = v*sin(v)``), the case where a t
 grows exponentially.  The ratios ours/SymPy are printed; below 1 means ours is smaller.
 
 Time.  Programs of 1e2, 1e3 and 1e4 statements (a deep chain of tanh units, and a
-"ladder" where each unit uses the two before), differentiated by ``autodiff diff`` (parse + differentiate + text output,
-in process) and by SymPy (``diff`` for every variable, on the expression built from the
-same program; building it is not timed).  Runs are interleaved, and medians reported.
+"ladder" where each unit uses the two before), differentiated by ``autodiff diff``
+(parse + differentiate + text output, in process) and by SymPy (``diff`` for every
+variable, on the expression built from the same program; building it is not timed).  Runs are interleaved, and medians reported.
 SymPy runs in a forked child with a deep stack (``in_child``) and gets
 ``--sympy-timeout`` seconds per run; past that, or on an error, it is reported as failed.
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing
+import operator
 import statistics
 import sys
 import threading
@@ -49,17 +50,32 @@ except ImportError:
     print("bench_diff.py needs SymPy, its baseline: pip install '.[bench]'", file=sys.stderr)
     sys.exit(2)
 
-from _generator import OPS, random_case  # noqa: E402
+from _generator import OPS, random_case
 
-from autodiff_cli.execute.symbolic import differentiate  # noqa: E402
-from autodiff_cli.language import parse  # noqa: E402
-from autodiff_cli.language.program import Program  # noqa: E402
-from autodiff_cli.render.formulas import derivatives_text, operation_count  # noqa: E402
+from autodiff_cli.execute.symbolic import differentiate
+from autodiff_cli.language import parse
+from autodiff_cli.language.program import Program
+from autodiff_cli.render.formulas import derivatives_text, operation_count
 
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "**": operator.pow,
+}
 _FUNCTIONS: dict[str, Callable[[Any], Any]] = {
-    "tanh": sympy.tanh, "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "sin": sympy.sin,
-    "cos": sympy.cos, "abs": sympy.Abs, "sign": sympy.sign, "step": sympy.Heaviside,
-    "relu": lambda u: sympy.Max(0, u), "sigmoid": lambda u: 1 / (1 + sympy.exp(-u)),
+    "tanh": sympy.tanh,
+    "exp": sympy.exp,
+    "log": sympy.log,
+    "sqrt": sympy.sqrt,
+    "sin": sympy.sin,
+    "cos": sympy.cos,
+    "abs": sympy.Abs,
+    "sign": sympy.sign,
+    "step": sympy.Heaviside,
+    "relu": lambda u: sympy.Max(0, u),
+    "sigmoid": lambda u: 1 / (1 + sympy.exp(-u)),
 }
 
 
@@ -77,9 +93,8 @@ def to_sympy(program: Program) -> tuple[dict[str, Any], Any]:
         elif op == "**c":
             c = sympy.Integer(int(param)) if float(param).is_integer() else sympy.Rational(param)
             values.append(a[0] ** c)
-        elif op in ("+", "-", "*", "/", "**"):
-            values.append({"+": lambda: a[0] + a[1], "-": lambda: a[0] - a[1], "*": lambda: a[0] * a[1],
-                           "/": lambda: a[0] / a[1], "**": lambda: a[0] ** a[1]}[op]())
+        elif op in _BINARY:
+            values.append(_BINARY[op](a[0], a[1]))
         elif op == "neg":
             values.append(-a[0])
         elif op == "=":
@@ -133,12 +148,15 @@ def in_child(seconds: float, work: Callable[[], Any]) -> tuple[str, Any]:
 
 def sympy_sizes(program: Program, wrt: list[str], timeout: float) -> tuple[str, str]:
     """(count_ops of SymPy's derivatives, the same after cse), or why they are missing."""
+
     def work() -> tuple[int, int]:
         symbols, expression = to_sympy(program)
         derivatives = [sympy.diff(expression, symbols[name]) for name in wrt]
         plain = sum(sympy.count_ops(d) for d in derivatives)
         replacements, reduced = sympy.cse(derivatives)
-        shared = sum(sympy.count_ops(value) for _, value in replacements) + sum(sympy.count_ops(d) for d in reduced)
+        shared = sum(sympy.count_ops(value) for _, value in replacements) + sum(
+            sympy.count_ops(d) for d in reduced
+        )
         return plain, shared
 
     status, sizes = in_child(timeout, work)
@@ -149,6 +167,7 @@ def sympy_sizes(program: Program, wrt: list[str], timeout: float) -> tuple[str, 
 
 def sympy_time(program: Program, wrt: list[str], timeout: float) -> tuple[str, float]:
     """Seconds SymPy's diff takes for each of ``wrt`` (building the expression is not timed)."""
+
     def work() -> float:
         symbols, expression = to_sympy(program)
         start = time.perf_counter()
@@ -168,14 +187,19 @@ def size_row(label: str, source: str, timeout: float) -> None:
     result = differentiate(program)
     ours = operation_count(result.program)
     plain, shared = sympy_sizes(program, result.wrt, timeout)
-    print(f"{label:<28} {len(program.instructions):>6} {ours:>8} {plain:>14} {shared:>14}"
-          f" {ratio(ours, plain):>8} {ratio(ours, shared):>8}", flush=True)
+    print(
+        f"{label:<28} {len(program.instructions):>6} {ours:>8} {plain:>14} {shared:>14}"
+        f" {ratio(ours, plain):>8} {ratio(ours, shared):>8}",
+        flush=True,
+    )
 
 
 def sizes(quick: bool, timeout: float) -> None:
     print("Operations in the derivatives (instr = the program's instructions)")
-    print(f"{'program':<28} {'instr':>6} {'ours':>8} {'sympy diff':>14} {'diff+cse':>14} "
-          f"{'ours/diff':>8} {'ours/cse':>8}")
+    print(
+        f"{'program':<28} {'instr':>6} {'ours':>8} {'sympy diff':>14} {'diff+cse':>14} "
+        f"{'ours/diff':>8} {'ours/cse':>8}"
+    )
     for path in sorted((REPO / "samples").glob("*.ad")):
         size_row(path.name, path.read_text(), timeout)
     for n_ops in (10, 20, 40) if quick else (10, 20, 40, 80, 160, 320):
@@ -211,9 +235,13 @@ def ladder(n: int) -> str:
 
 def timings(quick: bool, repeat: int, timeout: float) -> None:
     print("\nTime to differentiate (median of runs; wrt x and y)")
-    print(f"{'program':<8} {'statements':>10} {'instr':>7} {'ours s':>9} {'sympy s':>16} {'sympy/ours':>10} "
-          f"{'ours ops':>9}")
-    shapes = [(shape, n) for shape in (chain, ladder) for n in ((100, 1000) if quick else (100, 1000, 10_000))]
+    print(
+        f"{'program':<8} {'statements':>10} {'instr':>7} {'ours s':>9} {'sympy s':>16} {'sympy/ours':>10} "
+        f"{'ours ops':>9}"
+    )
+    shapes = [
+        (shape, n) for shape in (chain, ladder) for n in ((100, 1000) if quick else (100, 1000, 10_000))
+    ]
     for shape, n in shapes:
         source = shape(n)
         program = parse(source)
@@ -234,15 +262,20 @@ def timings(quick: bool, repeat: int, timeout: float) -> None:
         mine = statistics.median(ours)
         shown = failed or f"{statistics.median(theirs):.3f}"
         speed = "-" if failed else f"{statistics.median(theirs) / mine:.2f}"
-        print(f"{shape.__name__:<8} {n:>10} {len(program.instructions):>7} {mine:>9.3f} {shown:>16} {speed:>10} "
-              f"{operation_count(result.program):>9}", flush=True)
+        print(
+            f"{shape.__name__:<8} {n:>10} {len(program.instructions):>7} {mine:>9.3f} {shown:>16} "
+            f"{speed:>10} {operation_count(result.program):>9}",
+            flush=True,
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and one run each")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per size (default 5)")
-    parser.add_argument("--sympy-timeout", type=float, default=60.0, help="seconds per SymPy run (default 60)")
+    parser.add_argument(
+        "--sympy-timeout", type=float, default=60.0, help="seconds per SymPy run (default 60)"
+    )
     arguments = parser.parse_args()
     if not math.isfinite(arguments.sympy_timeout) or arguments.sympy_timeout <= 0 or arguments.repeat < 1:
         parser.error("--sympy-timeout must be a positive number and --repeat at least 1")

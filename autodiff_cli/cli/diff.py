@@ -27,21 +27,41 @@ FORMATS = ("text", "program", "latex", "python", "json")
 @click.argument("source", required=False)
 @click.option("-e", "--expr", help="Read the program from this text.")
 @click.option("-f", "--file", "file", metavar="FILE", help="Read the program from this file ('-' for stdin).")
-@click.option("--output", "output", metavar="NAME",
-              help="The variable to differentiate (default: the last statement).")
-@click.option("--wrt", "wrt", multiple=True, metavar="NAMES",
-              help="Differentiate with respect to these variables (comma-separated, repeatable) "
-                   "[default: every input the output depends on].  A computed variable gives the "
-                   "same partial derivative as eval's gradient column.")
-@click.option("--order", type=click.IntRange(1, MAX_ORDER), default=1, show_default=True, metavar="N",
-              help=f"Differentiate N times (at most {MAX_ORDER}): 2 gives the Hessian, each "
-                   "symmetric pair once.")
-@click.option("--format", "output_format", type=click.Choice(FORMATS),
-              help="Output format [default: text on a terminal, program when piped].")
+@click.option(
+    "--output", "output", metavar="NAME", help="The variable to differentiate (default: the last statement)."
+)
+@click.option(
+    "--wrt",
+    "wrt",
+    multiple=True,
+    metavar="NAMES",
+    help="Differentiate with respect to these variables (comma-separated, repeatable) "
+    "[default: every input the output depends on].  A computed variable gives the "
+    "same partial derivative as eval's gradient column.",
+)
+@click.option(
+    "--order",
+    type=click.IntRange(1, MAX_ORDER),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help=f"Differentiate N times (at most {MAX_ORDER}): 2 gives the Hessian, each symmetric pair once.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    help="Output format [default: text on a terminal, program when piped].",
+)
 @reporting_errors
 def diff_command(
-    source: str | None, expr: str | None, file: str | None, output: str | None, wrt: tuple[str, ...],
-    order: int, output_format: str | None,
+    source: str | None,
+    expr: str | None,
+    file: str | None,
+    output: str | None,
+    wrt: tuple[str, ...],
+    order: int,
+    output_format: str | None,
 ) -> None:
     """Differentiate a program symbolically: its derivatives as formulas, or as a
     program to run.
@@ -79,15 +99,24 @@ def diff_command(
     if count > MAX_DERIVATIVES:
         raise click.UsageError(
             f"--order {order} with respect to {len(chosen)} variables gives {count:,} derivatives "
-            f"(at most {MAX_DERIVATIVES:,}); name fewer variables with --wrt or lower --order")
-    warn([f"'{result}' does not depend on '{name}': its derivatives with respect to it are 0"
-          for result, name in unused_variables(program, output, chosen)])
+            f"(at most {MAX_DERIVATIVES:,}); name fewer variables with --wrt or lower --order"
+        )
+    warn(
+        [
+            f"'{result}' does not depend on '{name}': its derivatives with respect to it are 0"
+            for result, name in unused_variables(program, output, chosen)
+        ]
+    )
     with _progress(len(program.instructions), sweep_count(len(chosen), order)) as progress:
         result = differentiate(program, chosen, order, output, progress=progress)
     output_format = output_format or ("text" if stdout_is_terminal() else "program")
-    writers = {"text": formulas.derivatives_text, "program": formulas.derivatives_program,
-               "latex": formulas.derivatives_latex, "python": formulas.derivatives_python,
-               "json": formulas.derivatives_json}
+    writers = {
+        "text": formulas.derivatives_text,
+        "program": formulas.derivatives_program,
+        "latex": formulas.derivatives_latex,
+        "python": formulas.derivatives_python,
+        "json": formulas.derivatives_json,
+    }
     emit(writers[output_format](result))
 
 
@@ -100,13 +129,24 @@ PROGRESS_SWEEPS = 200
 def _progress(instructions: int, sweeps: int) -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar on stderr for long work at a terminal; nothing in pipes or for quick work."""
     stream = sys.stderr
-    if stream is None or not stream.isatty() or (instructions < PROGRESS_INSTRUCTIONS and sweeps < PROGRESS_SWEEPS):
+    if (
+        stream is None
+        or not stream.isatty()
+        or (instructions < PROGRESS_INSTRUCTIONS and sweeps < PROGRESS_SWEEPS)
+    ):
         yield None
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("differentiating"), BarColumn(), MofNCompleteColumn(), TextColumn("sweeps"),
-                  TimeElapsedColumn(), console=Console(file=stream), transient=True) as bar:
+    with Progress(
+        TextColumn("differentiating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("sweeps"),
+        TimeElapsedColumn(),
+        console=Console(file=stream),
+        transient=True,
+    ) as bar:
         task = bar.add_task("diff", total=sweeps)
         yield lambda done, total: bar.update(task, completed=done)

@@ -44,13 +44,13 @@ expression in the language itself, parsed once and instantiated on the node's op
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 from ..engine.ops import OPS, DomainError, short_number
 from ..errors import Position
 from ..language.program import CONST, INPUT, POWER_CONST, Program
 
-__all__ = ["COPY", "Expressions", "GraphTooLarge", "LEAVES", "rule_program"]
+__all__ = ["COPY", "LEAVES", "Expressions", "GraphTooLarge", "rule_program"]
 
 COPY = "copy"
 LEAVES = frozenset((INPUT, CONST))
@@ -72,7 +72,7 @@ class GraphTooLarge(Exception):
     """The graph grew past its node limit (a derivative of too high an order, usually)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def rule_program(op: str, operand: int) -> Program:
     """The op table's symbolic rule for d op / d operand, parsed (once) into a Program."""
     from ..language.compiler import parse  # the language layer's parser, for our own rules
@@ -94,14 +94,16 @@ class Expressions:
         self._minus: list[bool] = []  # written with a leading minus sign
         self._spine: list[int] = []  # how many * and / down the left operands
         self._index: dict[tuple[object, ...], int] = {}
+        self._monomials: dict[int, tuple[float, dict[int, float]] | None] = {}
 
     def __len__(self) -> int:
         return len(self.ops)
 
     # --- leaves and the table of nodes ----------------------------------------------------
 
-    def _intern(self, op: str, args: tuple[int, ...], param: float | str | None = None,
-                ordered: bool = False) -> int:
+    def _intern(
+        self, op: str, args: tuple[int, ...], param: float | str | None = None, ordered: bool = False
+    ) -> int:
         key = (op, tuple(sorted(args)) if op in _COMMUTATIVE and not ordered else args, param, ordered)
         node = self._index.get(key)
         if node is not None:
@@ -138,7 +140,8 @@ class Expressions:
         if op in ("abs", "sqrt", POWER_CONST, "**"):
             if signs[0] == POSITIVE:
                 return POSITIVE
-            even = op == POWER_CONST and float(param).is_integer() and param % 2 == 0  # type: ignore[operator,arg-type]
+            exponent = float(param) if op == POWER_CONST else 1.0  # type: ignore[arg-type]
+            even = exponent.is_integer() and exponent % 2 == 0
             return NONNEGATIVE if op in ("abs", "sqrt") or even or signs[0] == NONNEGATIVE else UNKNOWN
         if op in ("relu", "step"):
             return NONNEGATIVE
@@ -258,10 +261,20 @@ class Expressions:
 
     def _monomial(self, node: int, sign: float = 1.0) -> tuple[float, dict[int, float]] | None:
         """``node`` as coefficient * product of base**exponent (``-2*x/y**2`` is
-        (-2, {x: 1, y: -2})), or None when it has more than ``_FACTOR_LIMIT`` factors."""
+        (-2, {x: 1, y: -2})), raised to ``sign`` (1 or -1), or None when it has more than
+        ``_FACTOR_LIMIT`` factors.  Cached: a node never changes."""
+        if node not in self._monomials:
+            self._monomials[node] = self._factors(node)
+        found = self._monomials[node]
+        if found is None or sign > 0:
+            return found
+        coefficient, factors = found
+        return 1.0 / coefficient, {base: -power for base, power in factors.items()}
+
+    def _factors(self, node: int) -> tuple[float, dict[int, float]] | None:
         coefficient = 1.0
         factors: dict[int, float] = {}
-        stack = [(node, sign)]
+        stack = [(node, 1.0)]
         ops, args = self.ops, self.args
         while stack:
             current, power = stack.pop()
@@ -275,7 +288,9 @@ class Expressions:
                 coefficient = -coefficient
                 stack.append((args[current][0], power))
             elif op == CONST and power in (1.0, -1.0):
-                coefficient = coefficient * self.params[current] if power > 0 else coefficient / self.params[current]  # type: ignore[operator]
+                coefficient = (
+                    coefficient * self.params[current] if power > 0 else coefficient / self.params[current]
+                )  # type: ignore[operator]
             elif op == POWER_CONST:
                 stack.append((args[current][0], power * self.params[current]))  # type: ignore[operator]
             else:
@@ -436,20 +451,29 @@ class Expressions:
             return None
         below = self.value(args[b][0])
         above = self.value(a) if ops[a] == CONST else self.value(args[a][0]) if ops[a] == "*" else None
-        if above is None or not (above.is_integer() and below.is_integer()) or max(abs(above), abs(below)) > 2**53:
+        if (
+            above is None
+            or not (above.is_integer() and below.is_integer())
+            or max(abs(above), abs(below)) > 2**53
+        ):
             return None
         divisor = math.gcd(int(above), int(below))
         if divisor == 1:
             return None
-        numerator = self.const(above / divisor) if ops[a] == CONST else self.mul(self.const(above / divisor), args[a][1])
+        numerator = (
+            self.const(above / divisor)
+            if ops[a] == CONST
+            else self.mul(self.const(above / divisor), args[a][1])
+        )
         return self.div(numerator, self.mul(self.const(below / divisor), args[b][1]))
 
     def _cancel(self, a: int, b: int) -> int | None:
         """``a / b`` with a factor common to both cancelled, or None.
 
         The forms reverse mode produces most, directly; then any common base of the two
-        sides (``_merged``); and x/(y/z) becomes x*z/y, where they may show.  A cancelled factor is nonzero wherever the
-        program and its derivative are defined (the derivative divides by it).
+        sides (``_merged``); and x/(y/z) becomes x*z/y, where they may show.  A cancelled
+        factor is nonzero wherever the program and its derivative are defined (the
+        derivative divides by it).
         """
         ops, args = self.ops, self.args
         if a == b:
@@ -542,7 +566,10 @@ class Expressions:
         registers: list[int] = []
         for rule_op, rule_args, param, _ in rule.instructions:
             if rule_op == INPUT:
-                registers.append(self.const(self.params[node]) if param == "c" else named[param])  # type: ignore[arg-type,index]
+                if param == "c":
+                    registers.append(self.const(self.params[node]))  # type: ignore[arg-type]
+                else:
+                    registers.append(named[param])  # type: ignore[index]
             elif rule_op == CONST:
                 registers.append(self.const(param))  # type: ignore[arg-type]
             else:

@@ -41,7 +41,6 @@ from ..language.program import (
     CONST,
     INPUT,
     INTERMEDIATE,
-    POWER_CONST,
     Instruction,
     Program,
     Variable,
@@ -107,7 +106,11 @@ class DerivativeProgram:
     def intermediates(self) -> list[str]:
         """The statements that are neither inputs nor derivatives, in program order."""
         outputs = {d.name for d in self.derivatives}
-        return [v.name for v in self.program.variables.values() if v.kind == INTERMEDIATE and v.name not in outputs]
+        return [
+            v.name
+            for v in self.program.variables.values()
+            if v.kind == INTERMEDIATE and v.name not in outputs
+        ]
 
 
 def _runs(names: Sequence[str]) -> list[tuple[str, int]]:
@@ -143,7 +146,8 @@ def wrt_names(program: Program, output: str | None = None, wrt: Iterable[str] | 
         if not names:
             raise InputError(
                 f"'{output}' depends on no input, so there is nothing to differentiate",
-                program.variables[output].position, program.source,
+                program.variables[output].position,
+                program.source,
                 "name variables with --wrt to see that their derivatives are 0",
             )
         return names
@@ -156,8 +160,11 @@ def wrt_names(program: Program, output: str | None = None, wrt: Iterable[str] | 
             hint=variables_hint(list(program.variables), unknown),
         )
     if not names:
-        raise InputError("--wrt names no variable", source=Source(program.source.name, ""),
-                         hint="give names separated by commas, e.g. --wrt x,y")
+        raise InputError(
+            "--wrt names no variable",
+            source=Source(program.source.name, ""),
+            hint="give names separated by commas, e.g. --wrt x,y",
+        )
     return names
 
 
@@ -201,7 +208,8 @@ def differentiate(
     except GraphTooLarge:
         raise ProgramError(
             f"the derivatives would take more than {max_nodes:,} operations",
-            program.variables[output].position, program.source,
+            program.variables[output].position,
+            program.source,
             "differentiate with respect to fewer variables (--wrt) or to a lower --order",
         ) from None
     return _emit(program, graph, output, names, order, derivatives, hints)
@@ -277,8 +285,14 @@ def _sweep(graph: Expressions, root: int, targets: Sequence[int]) -> tuple[dict[
 
 
 def _derivatives(
-    graph: Expressions, root: int, targets: dict[str, int], names: list[str], order: int, output: str,
-    hints: dict[int, str], progress: Callable[[int, int], None] | None = None,
+    graph: Expressions,
+    root: int,
+    targets: dict[str, int],
+    names: list[str],
+    order: int,
+    output: str,
+    hints: dict[int, str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[tuple[str, ...], int]:
     """Every derivative up to ``order`` as a node, by the (sorted, in ``names`` order) variables."""
     index = {name: i for i, name in enumerate(names)}
@@ -295,7 +309,7 @@ def _derivatives(
     for _ in range(order - 1):
         following: dict[tuple[str, ...], int] = {}
         for key, node in level.items():
-            later = names[index[key[-1]]:]  # each set of variables once: x<=y<=z in names order
+            later = names[index[key[-1]] :]  # each set of variables once: x<=y<=z in names order
             found, _ = _sweep(graph, node, [targets[name] for name in later])
             for name in later:
                 following[key + (name,)] = found[targets[name]]
@@ -310,8 +324,13 @@ def _derivatives(
 
 
 def _emit(
-    program: Program, graph: Expressions, output: str, names: list[str], order: int,
-    found: dict[tuple[str, ...], int], hints: dict[int, str],
+    program: Program,
+    graph: Expressions,
+    output: str,
+    names: list[str],
+    order: int,
+    found: dict[tuple[str, ...], int],
+    hints: dict[int, str],
 ) -> DerivativeProgram:
     keys = list(combinations_with_replacement(names, order))
     reserved = set(program.variables)
@@ -379,7 +398,11 @@ def _statements(graph: Expressions, roots: list[int], own: set[int]) -> tuple[se
 
 
 def _names(
-    graph: Expressions, named: set[int], hints: dict[int, str], program: Program, reserved: set[str],
+    graph: Expressions,
+    named: set[int],
+    hints: dict[int, str],
+    program: Program,
+    reserved: set[str],
 ) -> dict[int, str]:
     """A name for each statement, in node order: the program's own name for a node that
     holds a variable's value, an adjoint's ``dL_dv``, or ``t1``, ``t2``..."""
@@ -425,7 +448,9 @@ class _Emitter:
         register = self._add(INPUT, (), variable.name, node)
         self.registers[node] = register
         self.named_registers.add(register)
-        self.variables[variable.name] = Variable(variable.name, INPUT, variable.position, register, variable.default)
+        self.variables[variable.name] = Variable(
+            variable.name, INPUT, variable.position, register, variable.default
+        )
 
     def statement(self, name: str, node: int) -> None:
         register = self._expression(node)
@@ -439,7 +464,9 @@ class _Emitter:
         constant = self.graph.value(node)
         if constant is not None:  # the language reads `df_dx = 2` as an input with a default
             register = self._add(INPUT, (), name, node)
-            self.variables[name] = Variable(name, INPUT, self.instructions[register].position, register, constant)
+            self.variables[name] = Variable(
+                name, INPUT, self.instructions[register].position, register, constant
+            )
             self.named_registers.add(register)
             return
         node = self._resolve(node)
@@ -481,8 +508,8 @@ class _Emitter:
                 stack.extend((operand, False) for operand in reversed(graph.args[node]))
                 continue
             count = len(graph.args[node])
-            registers = tuple(results[len(results) - count:])
-            del results[len(results) - count:]
+            registers = tuple(results[len(results) - count :])
+            del results[len(results) - count :]
             results.append(self._add(graph.ops[node], registers, graph.params[node], node))
         return results[-1]
 

@@ -209,7 +209,9 @@ def derivatives_program(result: DerivativeProgram) -> str:
     return program_text(result.program)
 
 
-def _parts(result: DerivativeProgram, syntax: Syntax) -> tuple[list[tuple[str, str]], list[tuple[Derivative, str]]]:
+def _parts(
+    result: DerivativeProgram, syntax: Syntax
+) -> tuple[list[tuple[str, str]], list[tuple[Derivative, str]]]:
     """(intermediate statements, derivatives) with their expressions in ``syntax``."""
     texts = dict(_statements(result.program, syntax))
     intermediates = [(name, texts[name]) for name in result.intermediates]
@@ -230,16 +232,21 @@ def derivatives_json(result: DerivativeProgram) -> str:
     """One JSON object: what was differentiated, the inputs, the intermediates, each derivative
     as an expression of the language, and the whole program."""
     intermediates, derivatives = _parts(result, program_syntax)
-    inputs = [{"name": v.name, "default": v.default} for v in result.program.inputs
-              if v.name not in {d.name for d in result.derivatives}]
+    inputs = [
+        {"name": v.name, "default": v.default}
+        for v in result.program.inputs
+        if v.name not in {d.name for d in result.derivatives}
+    ]
     document = {
         "of": result.of,
         "wrt": result.wrt,
         "order": result.order,
         "inputs": inputs,
         "intermediates": [{"name": name, "expression": text} for name, text in intermediates],
-        "derivatives": [{"name": d.name, "label": d.label, "wrt": list(d.wrt), "expression": text}
-                        for d, text in derivatives],
+        "derivatives": [
+            {"name": d.name, "label": d.label, "wrt": list(d.wrt), "expression": text}
+            for d, text in derivatives
+        ],
         "program": program_text(result.program),
     }
     return json.dumps(document, indent=2) + "\n"
@@ -247,13 +254,55 @@ def derivatives_json(result: DerivativeProgram) -> str:
 
 # --- LaTeX ---------------------------------------------------------------------------------
 
-_GREEK = frozenset("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho "
-                   "sigma tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi "
-                   "Omega".split())
+_GREEK = frozenset(
+    (
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+        "nu",
+        "xi",
+        "pi",
+        "rho",
+        "sigma",
+        "tau",
+        "upsilon",
+        "phi",
+        "chi",
+        "psi",
+        "omega",
+        "Gamma",
+        "Delta",
+        "Theta",
+        "Lambda",
+        "Xi",
+        "Pi",
+        "Sigma",
+        "Phi",
+        "Psi",
+        "Omega",
+    )
+)
 _INDEXED = re.compile(r"([A-Za-z]+?)_?(\d+)\Z")
-_LATEX_FUNCTIONS = {"tanh": r"\tanh", "exp": r"\exp", "log": r"\log", "sin": r"\sin", "cos": r"\cos",
-                    "sigmoid": r"\sigma", "relu": r"\operatorname{relu}", "step": r"\operatorname{step}",
-                    "sign": r"\operatorname{sign}"}
+_LATEX_FUNCTIONS = {
+    "tanh": r"\tanh",
+    "exp": r"\exp",
+    "log": r"\log",
+    "sin": r"\sin",
+    "cos": r"\cos",
+    "sigmoid": r"\sigma",
+    "relu": r"\operatorname{relu}",
+    "step": r"\operatorname{step}",
+    "sign": r"\operatorname{sign}",
+}
 
 
 def latex_name(name: str) -> str:
@@ -314,8 +363,9 @@ def _latex_label(derivative: Derivative) -> str:
             runs[-1][1] += 1
         else:
             runs.append([name, 1])
-    below = r" \, ".join(r"\partial " + latex_name(name) + (f"^{{{count}}}" if count > 1 else "")
-                         for name, count in runs)
+    below = r" \, ".join(
+        r"\partial " + latex_name(name) + (f"^{{{count}}}" if count > 1 else "") for name, count in runs
+    )
     above = r"\partial " + of if order == 1 else rf"\partial^{{{order}}} {of}"
     return rf"\frac{{{above}}}{{{below}}}"
 
@@ -341,12 +391,29 @@ _HELPERS = {
     "step": "def _step(v):\n    return 1.0 if v > 0 else 0.0\n",
     "sign": "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0\n",
 }
-_PYTHON_FUNCTIONS = {"tanh": "math.tanh", "exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt",
-                     "sin": "math.sin", "cos": "math.cos", "abs": "abs", "sigmoid": "_sigmoid",
-                     "step": "_step", "sign": "_sign"}
+_PYTHON_FUNCTIONS = {
+    "tanh": "math.tanh",
+    "exp": "math.exp",
+    "log": "math.log",
+    "sqrt": "math.sqrt",
+    "sin": "math.sin",
+    "cos": "math.cos",
+    "abs": "abs",
+    "sigmoid": "_sigmoid",
+    "step": "_step",
+    "sign": "_sign",
+}
 FUNCTION_NAME = "derivatives"
 # Names a Python function cannot use for its variables (keywords, and what its body calls).
-_PYTHON_TAKEN = frozenset(keyword.kwlist) | {"math", "abs", "max", "_sigmoid", "_step", "_sign", FUNCTION_NAME}
+_PYTHON_TAKEN = frozenset(keyword.kwlist) | {
+    "math",
+    "abs",
+    "max",
+    "_sigmoid",
+    "_step",
+    "_sign",
+    FUNCTION_NAME,
+}
 
 
 class _Python(Syntax):
@@ -378,6 +445,7 @@ def derivatives_python(result: DerivativeProgram) -> str:
     returns a dict from each derivative's name to its value.  Domain errors raise
     Python's own exceptions (ValueError, ZeroDivisionError, OverflowError).
     """
+
     def rename(name: str) -> str:
         return name + "_" if name in _PYTHON_TAKEN else name
 
@@ -391,11 +459,16 @@ def derivatives_python(result: DerivativeProgram) -> str:
         default = "" if variable.default is None else f"={float(variable.default)!r}"
         parameters.append(rename(variable.name) + default)
     wrt = ", ".join(result.wrt)
-    body = [f'    """The derivatives of {result.of} with respect to {wrt}, order {result.order} '
-            f'(written by autodiff diff)."""']
+    docstring = (
+        f"The derivatives of {result.of} with respect to {wrt}, order {result.order} "
+        "(written by autodiff diff)."
+    )
+    body = [f'    """{docstring}"""']
     body.extend(f"    {rename(name)} = {text}" for name, text in intermediates)
     body.extend(f"    {rename(d.name)} = {text}" for d, text in derivatives)
     body.append("    return {" + ", ".join(f'"{d.name}": {rename(d.name)}' for d, _ in derivatives) + "}")
-    signature = f"def {FUNCTION_NAME}(*, {', '.join(parameters)}):" if parameters else f"def {FUNCTION_NAME}():"
+    signature = (
+        f"def {FUNCTION_NAME}(*, {', '.join(parameters)}):" if parameters else f"def {FUNCTION_NAME}():"
+    )
     helpers = "".join(f"\n\n{_HELPERS[name]}" for name in sorted(syntax.used))
     return "import math\n" + helpers + "\n\n" + signature + "\n" + "\n".join(body) + "\n"

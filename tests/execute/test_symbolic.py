@@ -17,11 +17,11 @@ from autodiff_cli.language import parse
 from autodiff_cli.render.formulas import derivatives_text, operation_count, program_text
 
 
-def text(source: str, **options) -> str:  # type: ignore[no-untyped-def]
+def text(source: str, **options: object) -> str:
     return derivatives_text(differentiate(parse(source), **options))
 
 
-def values(source: str, at: dict[str, float] | None = None, **options) -> dict[str, float]:  # type: ignore[no-untyped-def]
+def values(source: str, at: dict[str, float] | None = None, **options: object) -> dict[str, float]:
     """The derivatives evaluated the way a user would: the program text, parsed and run."""
     result = differentiate(parse(source), **options)
     evaluation = evaluate(parse(program_text(result.program)), at or {})
@@ -47,7 +47,13 @@ def test_karpathys_graph() -> None:
     assert text(source, wrt=["d", "e"]) == "dL/dd = f\ndL/de = f\n"
     # The post's numbers: dL/da = 6, dL/db = -4, dL/dc = -2, dL/df = 4, dL/de = dL/dd = -2.
     assert values(source, wrt=list("abcfde")) == {
-        "dL/da": 6.0, "dL/db": -4.0, "dL/dc": -2.0, "dL/df": 4.0, "dL/dd": -2.0, "dL/de": -2.0}
+        "dL/da": 6.0,
+        "dL/db": -4.0,
+        "dL/dc": -2.0,
+        "dL/df": 4.0,
+        "dL/dd": -2.0,
+        "dL/de": -2.0,
+    }
 
 
 def test_neuron_keeps_the_shared_factor_as_one_named_statement() -> None:
@@ -55,7 +61,8 @@ def test_neuron_keeps_the_shared_factor_as_one_named_statement() -> None:
     source = open_sample("neuron.ad")
     assert text(source) == (
         "do_dn = 1 - tanh(x1*w1 + x2*w2 + b)**2\n\n"
-        "do/dx1 = w1*do_dn\ndo/dx2 = w2*do_dn\ndo/dw1 = x1*do_dn\ndo/dw2 = x2*do_dn\ndo/db = do_dn\n")
+        "do/dx1 = w1*do_dn\ndo/dx2 = w2*do_dn\ndo/dw1 = x1*do_dn\ndo/dw2 = x2*do_dn\ndo/db = do_dn\n"
+    )
     # The sample's expected gradients: x1 -1.5, w1 1.0, x2 0.5, w2 0.0.
     found = values(source)
     assert found["do/dx1"] == pytest.approx(-1.5, rel=1e-12)
@@ -70,8 +77,9 @@ def open_sample(name: str) -> str:
     return (Path(__file__).resolve().parents[2] / "samples" / name).read_text()
 
 
-@pytest.mark.parametrize("name", ["karpathy.ad", "mlp.ad", "neuron.ad", "neuron_exp.ad", "quadratic.ad",
-                                  "softmax_xent.ad"])
+@pytest.mark.parametrize(
+    "name", ["karpathy.ad", "mlp.ad", "neuron.ad", "neuron_exp.ad", "quadratic.ad", "softmax_xent.ad"]
+)
 def test_every_sample_equals_reverse_mode(name: str) -> None:
     source = open_sample(name)
     grads = engine_grads(source)
@@ -126,7 +134,10 @@ def test_rule_gives_the_kernels_derivative(op: str) -> None:
         found = values(source, point)
         for label, value in found.items():
             name = label.split("/d")[1]
-            assert value == pytest.approx(grads[name], rel=4 * sys.float_info.epsilon, abs=0.0), (point, label)
+            assert value == pytest.approx(grads[name], rel=4 * sys.float_info.epsilon, abs=0.0), (
+                point,
+                label,
+            )
 
 
 @pytest.mark.parametrize("op", list(OPS), ids=list(OPS))
@@ -180,8 +191,11 @@ def test_computed_power_with_a_zero_base() -> None:
     assert engine_grads(source, {"x": 0.0, "y": 0.5})["x"] == math.inf
     assert "negative power" in emitted_error(source, {"x": 0.0, "y": 0.5}, "df/dx").message
     # at (0, 1) both give 1
-    assert values(source, {"x": 0.0, "y": 1.0}, wrt=["x"]) == {"df/dx": 1.0} == \
-        {"df/dx": engine_grads(source, {"x": 0.0, "y": 1.0})["x"]}
+    assert (
+        values(source, {"x": 0.0, "y": 1.0}, wrt=["x"])
+        == {"df/dx": 1.0}
+        == {"df/dx": engine_grads(source, {"x": 0.0, "y": 1.0})["x"]}
+    )
 
 
 def test_computed_power_with_a_negative_base() -> None:
@@ -193,7 +207,11 @@ def test_computed_power_with_a_negative_base() -> None:
 
 
 def test_constant_negative_base_powers_agree() -> None:
-    assert values("y = x**3", {"x": -2.0}) == {"dy/dx": 12.0} == {"dy/dx": engine_grads("y = x**3", {"x": -2.0})["x"]}
+    assert (
+        values("y = x**3", {"x": -2.0})
+        == {"dy/dx": 12.0}
+        == {"dy/dx": engine_grads("y = x**3", {"x": -2.0})["x"]}
+    )
 
 
 # --- higher orders --------------------------------------------------------------------------
@@ -209,7 +227,13 @@ def test_hessian_has_each_symmetric_pair_once() -> None:
     assert text("f = 3*x**2 + x*y + 5*y**2", order=2) == "d^2f/dx^2 = 6\nd^2f/dx dy = 1\nd^2f/dy^2 = 10\n"
     result = differentiate(parse("f = x*y*z"), order=2)
     assert [d.wrt for d in result.derivatives] == [
-        ("x", "x"), ("x", "y"), ("x", "z"), ("y", "y"), ("y", "z"), ("z", "z")]
+        ("x", "x"),
+        ("x", "y"),
+        ("x", "z"),
+        ("y", "y"),
+        ("y", "z"),
+        ("z", "z"),
+    ]
     assert [d.name for d in result.derivatives][:2] == ["d2f_dx_dx", "d2f_dx_dy"]
 
 
@@ -227,6 +251,12 @@ def test_mixed_partial_with_respect_to_a_computed_variable() -> None:
     found = {d.wrt: evaluation.nodes[d.name].data for d in result.derivatives}
     assert found[("a", "e")] == 0.0 and found[("e", "f")] == 1.0 and found[("a", "f")] == 3.0
     assert found[("a", "a")] == 0.0 and found[("e", "e")] == 0.0
+
+
+def test_progress_is_reported_after_each_sweep() -> None:
+    calls: list[tuple[int, int]] = []
+    differentiate(parse("f = x*y*z"), order=2, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]  # one sweep, then one per first derivative
 
 
 def test_counts() -> None:
@@ -270,23 +300,67 @@ def build(source: str) -> tuple[Expressions, int]:
     return graph, registers[program.variables[program.result].register]
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("x + 0", "x"), ("0 + x", "x"), ("x - 0", "x"), ("0 - x", "neg(x)"), ("x*1", "x"), ("1*x", "x"),
-    ("x*0", "0.0"), ("0*log(x)", "0.0"), ("x/1", "x"), ("0/x", "0.0"), ("x**1", "x"), ("x**0", "1.0"),
-    ("--x", "x"), ("-(-(x*y))", "(x * y)"), ("x - x", "0.0"), ("x/x", "1.0"), ("1**y", "1.0"),
-    ("2*3 + 4", "10.0"), ("sign(0) + step(0)", "0.0"), ("sqrt(x)**2", "x"), ("(x**2)**3", "(x)**6.0"),
-    ("3*(2*x)", "(6.0 * x)"), ("x*3", "(3.0 * x)"), ("x*(2*y)", "(2.0 * (x * y))"), ("3*(1/x)", "(3.0 / x)"),
-    ("2*(3*x/y)", "((6.0 * x) / y)"), ("6*x/(16*y)", "((3.0 * x) / (8.0 * y))"),
-    ("x - 1 - 1", "(x - 2.0)"), ("x + 1 - 3", "(x - 2.0)"), ("x + -2", "(x - 2.0)"), ("2 + x", "(x + 2.0)"),
-    ("2*x + 3*x", "(5.0 * x)"), ("x + x", "(2.0 * x)"), ("x - 3*x", "(-2.0 * x)"), ("x*x", "(x)**2.0"),
-    ("x*y*x", "((x)**2.0 * y)"), ("x**2*x", "(x)**3.0"), ("x/x**3", "(1.0 / (x)**2.0)"),
-    ("(x/y**2)*(y/x)", "(1.0 / y)"), ("(x/y)*y", "x"), ("x*y/x", "y"), ("x/(y/z)", "((x * z) / y)"),
-    ("y + -2*x", "(y - (2.0 * x))"), ("x*(-y)", "(neg(x) * y)"), ("-(x*y)", "(neg(x) * y)"),
-    ("x/(-y)", "(neg(x) / y)"), ("-(x - y)", "(y - x)"), ("x - -y", "(x + y)"),
-    ("log(0)", "log(0.0)"), ("sqrt(-1)", "sqrt(-1.0)"),  # kept: they fail where the program fails
-    ("log(2)", "log(2.0)"), ("exp(0) + sqrt(4) + 1/4", "3.25"), ("1/3", "(1.0 / 3.0)"),
-    ("sigmoid(0)", "0.5"), ("2**0.5", "(2.0)**0.5"),
-], ids=lambda value: value if isinstance(value, str) else None)
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("x + 0", "x"),
+        ("0 + x", "x"),
+        ("x - 0", "x"),
+        ("0 - x", "neg(x)"),
+        ("x*1", "x"),
+        ("1*x", "x"),
+        ("x*0", "0.0"),
+        ("0*log(x)", "0.0"),
+        ("x/1", "x"),
+        ("0/x", "0.0"),
+        ("x**1", "x"),
+        ("x**0", "1.0"),
+        ("--x", "x"),
+        ("-(-(x*y))", "(x * y)"),
+        ("x - x", "0.0"),
+        ("x/x", "1.0"),
+        ("1**y", "1.0"),
+        ("2*3 + 4", "10.0"),
+        ("sign(0) + step(0)", "0.0"),
+        ("sqrt(x)**2", "x"),
+        ("(x**2)**3", "(x)**6.0"),
+        ("3*(2*x)", "(6.0 * x)"),
+        ("x*3", "(3.0 * x)"),
+        ("x*(2*y)", "(2.0 * (x * y))"),
+        ("3*(1/x)", "(3.0 / x)"),
+        ("2*(3*x/y)", "((6.0 * x) / y)"),
+        ("6*x/(16*y)", "((3.0 * x) / (8.0 * y))"),
+        ("x - 1 - 1", "(x - 2.0)"),
+        ("x + 1 - 3", "(x - 2.0)"),
+        ("x + -2", "(x - 2.0)"),
+        ("2 + x", "(x + 2.0)"),
+        ("2*x + 3*x", "(5.0 * x)"),
+        ("x + x", "(2.0 * x)"),
+        ("x - 3*x", "(-2.0 * x)"),
+        ("x*x", "(x)**2.0"),
+        ("x*y*x", "((x)**2.0 * y)"),
+        ("x**2*x", "(x)**3.0"),
+        ("x/x**3", "(1.0 / (x)**2.0)"),
+        ("(x/y**2)*(y/x)", "(1.0 / y)"),
+        ("(x/y)*y", "x"),
+        ("x*y/x", "y"),
+        ("x/(y/z)", "((x * z) / y)"),
+        ("y + -2*x", "(y - (2.0 * x))"),
+        ("x*(-y)", "(neg(x) * y)"),
+        ("-(x*y)", "(neg(x) * y)"),
+        ("x/(-y)", "(neg(x) / y)"),
+        ("-(x - y)", "(y - x)"),
+        ("x - -y", "(x + y)"),
+        ("log(0)", "log(0.0)"),
+        ("sqrt(-1)", "sqrt(-1.0)"),  # kept: they fail where the program fails
+        ("log(2)", "log(2.0)"),
+        ("exp(0) + sqrt(4) + 1/4", "3.25"),
+        ("1/3", "(1.0 / 3.0)"),
+        ("sigmoid(0)", "0.5"),
+        ("2**0.5", "(2.0)**0.5"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
 def test_simplification(source: str, expected: str) -> None:
     graph, node = build(f"r = {source}")
     assert show(graph, node) == expected
@@ -353,8 +427,9 @@ def test_defaults_carry_over_and_unused_inputs_are_left_out() -> None:
 
 def test_same_input_gives_the_same_text() -> None:
     source = open_sample("mlp.ad")
-    assert program_text(differentiate(parse(source), order=2).program) == \
-        program_text(differentiate(parse(source), order=2).program)
+    assert program_text(differentiate(parse(source), order=2).program) == program_text(
+        differentiate(parse(source), order=2).program
+    )
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -400,8 +475,9 @@ def test_order_below_one_is_refused() -> None:
 
 
 def chain(n: int) -> str:
-    lines = ["x = 0.5", "w = 0.3"] + [f"h{i} = tanh(w*{'x' if i == 0 else f'h{i - 1}'} + {i % 7})"
-                                      for i in range(n)]
+    lines = ["x = 0.5", "w = 0.3"] + [
+        f"h{i} = tanh(w*{'x' if i == 0 else f'h{i - 1}'} + {i % 7})" for i in range(n)
+    ]
     return "\n".join(lines)
 
 

@@ -236,8 +236,10 @@ class Seeded(Chooser):
         return self.rng.random() < 0.5
 
 
-def build_case(choose: Chooser, root_op: str | None = None, n_ops: tuple[int, int] = (1, 7),
-               n_inputs: tuple[int, int] = (1, 4), ops: Sequence[str] = OPS, recent: int | None = None) -> Case:
+def build_case(
+    choose: Chooser, root_op: str | None = None, n_ops: tuple[int, int] = (1, 7),
+    n_inputs: tuple[int, int] = (1, 4), ops: Sequence[str] = OPS, recent: int | None = None,
+) -> Case:
     """A random program of ``n_ops`` drawn ops (plus the guards they need) over ``n_inputs`` inputs.
 
     Operands are any earlier node, or with ``recent`` one of the last ``recent`` nodes,
@@ -292,7 +294,8 @@ def cases(draw: Any, root_op: str | None = None) -> Case:
 def random_case(seed: int, n_ops: int, n_inputs: int = 4, ops: Sequence[str] = OPS,
                 recent: int | None = None) -> Case:
     """A program of exactly ``n_ops`` drawn ops from a seed (for scripts: no Hypothesis involved)."""
-    return build_case(Seeded(seed), n_ops=(n_ops, n_ops), n_inputs=(n_inputs, n_inputs), ops=ops, recent=recent)
+    return build_case(Seeded(seed), n_ops=(n_ops, n_ops), n_inputs=(n_inputs, n_inputs), ops=ops,
+                      recent=recent)
 
 
 # --- the error bounds the oracles share ------------------------------------------------------

@@ -40,7 +40,9 @@ SECOND_REL = 1e-6
 SYMPY_REL = 1e-9
 
 
-def derivative_values(case: Case, order: int = 1, values: dict[str, float] | None = None):  # type: ignore[no-untyped-def]
+def derivative_values(  # type: ignore[no-untyped-def]
+    case: Case, order: int = 1, values: dict[str, float] | None = None
+):
     """The derivative program of ``case`` as text, parsed back and evaluated: {derivative: value}."""
     program = parse(case.text, "<generated>")
     result = differentiate(program, order=order)
@@ -73,16 +75,22 @@ def all_values(case: Case) -> dict[str, float]:
 
 
 def check_first_order(case: Case) -> None:
-    evaluation, grads = reverse_mode(case, case.values)
+    evaluation, _ = reverse_mode(case, case.values)
     absolute = absolute_gradients(evaluation.root)
     result, found = derivative_values(case)
     # By default: every input the output depends on, in program order.
     used = inputs_used(case.gen)
-    assert [d.wrt for d in result.derivatives] == [(v.name,) for v in evaluation.program.inputs if v.name in used]
+    assert [d.wrt for d in result.derivatives] == [
+        (v.name,) for v in evaluation.program.inputs if v.name in used
+    ]
     for (name,), value in found.items():
         node = evaluation.nodes[name]
         assert close(value, node.grad, absolute.get(node, 0.0), FIRST_REL), (
-            case.text, name, value, node.grad)
+            case.text,
+            name,
+            value,
+            node.grad,
+        )
 
 
 @settings(max_examples=2000, **SETTINGS)
@@ -112,7 +120,12 @@ def check_every_variable(case: Case) -> None:
         (name,) = derivative.wrt
         node = evaluation.nodes[name]
         value = derivatives.nodes[derivative.name].data
-        assert close(value, node.grad, absolute.get(node, 0.0), FIRST_REL), (case.text, name, value, node.grad)
+        assert close(value, node.grad, absolute.get(node, 0.0), FIRST_REL), (
+            case.text,
+            name,
+            value,
+            node.grad,
+        )
 
 
 @settings(max_examples=1000, **SETTINGS)
@@ -174,22 +187,41 @@ def sympy_expression(gen: Gen) -> tuple[list[sympy.Symbol], sympy.Expr]:
         c = sympy.Rational(const) if isinstance(const, float) else None
         if op == "input":
             values.append(symbols[const])
-        elif op in ("+c", "*c", "**c"):
-            values.append({"+c": lambda: a[0] + c, "*c": lambda: a[0] * c, "**c": lambda: a[0] ** c}[op]())
-        elif op in ("+", "-", "*", "/", "**"):
-            values.append({"+": a[0] + a[1], "-": a[0] - a[1], "*": a[0] * a[1], "/": a[0] / a[1],
-                           "**": a[0] ** a[1]}[op])
+        elif op == "+c":
+            values.append(a[0] + c)
+        elif op == "*c":
+            values.append(a[0] * c)
+        elif op == "**c":
+            values.append(a[0] ** c)
+        elif op == "+":
+            values.append(a[0] + a[1])
+        elif op == "-":
+            values.append(a[0] - a[1])
+        elif op == "*":
+            values.append(a[0] * a[1])
+        elif op == "/":
+            values.append(a[0] / a[1])
+        elif op == "**":
+            values.append(a[0] ** a[1])
         elif op == "neg":
             values.append(-a[0])
         elif op == "=":
             values.append(a[0])
         else:
-            functions = {"tanh": sympy.tanh, "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt,
-                         "sin": sympy.sin, "cos": sympy.cos, "abs": sympy.Abs,
-                         # SymPy leaves d sign(u)/dx unevaluated for most u; away from 0 it is this:
-                         "sign": lambda u: 2 * sympy.Heaviside(u) - 1,
-                         "step": sympy.Heaviside, "relu": lambda u: sympy.Max(0, u),
-                         "sigmoid": lambda u: 1 / (1 + sympy.exp(-u))}
+            functions = {
+                "tanh": sympy.tanh,
+                "exp": sympy.exp,
+                "log": sympy.log,
+                "sqrt": sympy.sqrt,
+                "sin": sympy.sin,
+                "cos": sympy.cos,
+                "abs": sympy.Abs,
+                # SymPy leaves d sign(u)/dx unevaluated for most u; away from 0 it is this:
+                "sign": lambda u: 2 * sympy.Heaviside(u) - 1,
+                "step": sympy.Heaviside,
+                "relu": lambda u: sympy.Max(0, u),
+                "sigmoid": lambda u: 1 / (1 + sympy.exp(-u)),
+            }
             values.append(functions[op](a[0]))
     return symbols, values[-1]
 
@@ -197,9 +229,14 @@ def sympy_expression(gen: Gen) -> tuple[list[sympy.Symbol], sympy.Expr]:
 # Away from the kinks (the generator keeps them at a distance), the derivatives of the step
 # functions are 0 and sign and Heaviside are plain functions.
 # Depending on what its cache has seen, SymPy may also write a real value's re, im and arg.
-KINKS = {"DiracDelta": lambda *u: 0.0, "Heaviside": lambda u, *h: 1.0 if u > 0 else 0.0,
-         "sign": lambda u: math.copysign(1.0, u), "re": lambda u: u, "im": lambda u: 0.0,
-         "arg": lambda u: 0.0 if u >= 0 else math.pi}
+KINKS = {
+    "DiracDelta": lambda *u: 0.0,
+    "Heaviside": lambda u, *h: 1.0 if u > 0 else 0.0,
+    "sign": lambda u: math.copysign(1.0, u),
+    "re": lambda u: u,
+    "im": lambda u: 0.0,
+    "arg": lambda u: 0.0 if u >= 0 else math.pi,
+}
 
 
 @settings(max_examples=1000, **SETTINGS)
@@ -242,5 +279,6 @@ def test_original_program_text_round_trips_and_keeps_its_values(case: Case) -> N
     before = evaluate(program, case.values)
     after = evaluate(parse(text), case.values)
     assert after.root.data == before.root.data
-    assert {n: v.grad for n, v in after.nodes.items() if n in before.nodes} == \
-        {n: v.grad for n, v in before.nodes.items() if n in after.nodes}
+    assert {n: v.grad for n, v in after.nodes.items() if n in before.nodes} == {
+        n: v.grad for n, v in before.nodes.items() if n in after.nodes
+    }

@@ -29,34 +29,38 @@ SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.ad"))
 # --- program text ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("y = a - (b - c)", "y = a - (b - c)"),
-    ("y = (a - b) - c", "y = a - b - c"),
-    ("y = a + (b + c)", "y = a + (b + c)"),  # kept: the grouping is the program's
-    ("y = a/(b*c)", "y = a/(b*c)"),
-    ("y = a*b/c", "y = a*b/c"),
-    ("y = a*(b/c)", "y = a*(b/c)"),
-    ("y = (a*b)**2", "y = (a*b)**2"),
-    ("y = -a**2", "y = -a**2"),
-    ("y = (-a)**2", "y = (-a)**2"),
-    ("y = (-2)**a", "y = (-2)**a"),
-    ("y = 2**3**a", "y = 2**3**a"),
-    ("y = (2**3)**a", "y = (2**3)**a"),
-    ("y = a**-1", "y = a**(-1)"),
-    ("y = a**(-b)", "y = a**(-b)"),
-    ("y = -(a + b)", "y = -(a + b)"),
-    ("y = -(-a)", "y = -(-a)"),
-    ("y = a*-b", "y = a*(-b)"),
-    ("y = a - -b", "y = a - (-b)"),
-    ("y = a + -2", "y = a + (-2)"),
-    ("y = -a*b", "y = -a*b"),
-    ("y = -(a*b)", "y = -(a*b)"),
-    ("y = tanh(a + b)**2", "y = tanh(a + b)**2"),
-    ("y = 1e-5*a + 1e300", "y = 1e-05*a + 1e+300"),
-    ("y = 0.1 + 2.50", "y = 0.1 + 2.5"),
-    ("y = (((a)))", "y = a"),
-    ("y = a^2", "y = a**2"),
-], ids=lambda value: value)
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("y = a - (b - c)", "y = a - (b - c)"),
+        ("y = (a - b) - c", "y = a - b - c"),
+        ("y = a + (b + c)", "y = a + (b + c)"),  # kept: the grouping is the program's
+        ("y = a/(b*c)", "y = a/(b*c)"),
+        ("y = a*b/c", "y = a*b/c"),
+        ("y = a*(b/c)", "y = a*(b/c)"),
+        ("y = (a*b)**2", "y = (a*b)**2"),
+        ("y = -a**2", "y = -a**2"),
+        ("y = (-a)**2", "y = (-a)**2"),
+        ("y = (-2)**a", "y = (-2)**a"),
+        ("y = 2**3**a", "y = 2**3**a"),
+        ("y = (2**3)**a", "y = (2**3)**a"),
+        ("y = a**-1", "y = a**(-1)"),
+        ("y = a**(-b)", "y = a**(-b)"),
+        ("y = -(a + b)", "y = -(a + b)"),
+        ("y = -(-a)", "y = -(-a)"),
+        ("y = a*-b", "y = a*(-b)"),
+        ("y = a - -b", "y = a - (-b)"),
+        ("y = a + -2", "y = a + (-2)"),
+        ("y = -a*b", "y = -a*b"),
+        ("y = -(a*b)", "y = -(a*b)"),
+        ("y = tanh(a + b)**2", "y = tanh(a + b)**2"),
+        ("y = 1e-5*a + 1e300", "y = 1e-05*a + 1e+300"),
+        ("y = 0.1 + 2.50", "y = 0.1 + 2.5"),
+        ("y = (((a)))", "y = a"),
+        ("y = a^2", "y = a**2"),
+    ],
+    ids=lambda value: value,
+)
 def test_parentheses_where_the_grammar_needs_them(source: str, expected: str) -> None:
     program = parse(source)
     text = program_text(program)
@@ -108,7 +112,7 @@ def quadratic():  # type: ignore[no-untyped-def]
 def test_text_lists_intermediates_first() -> None:
     neuron = next(path for path in SAMPLES if path.name == "neuron.ad")
     text = derivatives_text(differentiate(parse(neuron.read_text())))
-    head, blank, rest = text.partition("\n\n")
+    head, _, rest = text.partition("\n\n")
     assert head == "do_dn = 1 - tanh(x1*w1 + x2*w2 + b)**2" and rest.startswith("do/dx1 = w1*do_dn\n")
 
 
@@ -117,15 +121,26 @@ def test_latex() -> None:
         "\\begin{aligned}\n"
         "\\frac{\\partial f}{\\partial x} &= 6 x + y \\\\\n"
         "\\frac{\\partial f}{\\partial y} &= x + 10 y\n"
-        "\\end{aligned}\n")
+        "\\end{aligned}\n"
+    )
     hessian = derivatives_latex(differentiate(parse("f = x1**3*x2/y"), order=2))
     assert "\\frac{\\partial^{2} f}{\\partial x_{1} \\, \\partial x_{2}} &= \\frac{3 x_{1}^{2}}{y}" in hessian
     assert "\\frac{\\partial^{2} f}{\\partial x_{1}^{2}}" in hessian
 
 
-@pytest.mark.parametrize("name, written", [("x", "x"), ("x1", "x_{1}"), ("w11", "w_{11}"), ("x_2", "x_{2}"),
-                                           ("alpha", "\\alpha"), ("beta2", "\\beta_{2}"),
-                                           ("loss", "\\mathrm{loss}"), ("dL_dx", "\\mathrm{dL\\_dx}")])
+@pytest.mark.parametrize(
+    "name, written",
+    [
+        ("x", "x"),
+        ("x1", "x_{1}"),
+        ("w11", "w_{11}"),
+        ("x_2", "x_{2}"),
+        ("alpha", "\\alpha"),
+        ("beta2", "\\beta_{2}"),
+        ("loss", "\\mathrm{loss}"),
+        ("dL_dx", "\\mathrm{dL\\_dx}"),
+    ],
+)
 def test_latex_names(name: str, written: str) -> None:
     assert latex_name(name) == written
 
@@ -133,10 +148,13 @@ def test_latex_names(name: str, written: str) -> None:
 def test_latex_multiplies_numbers_with_a_dot_and_groups_nothing_it_need_not() -> None:
     # df/dx of x*y*2**z is y*2**z: the factor 2^z after y needs its dot, or it reads y2^z
     assert derivatives_latex(differentiate(parse("f = x*y*2**z"), ["x"])) == (
-        "\\begin{aligned}\n\\frac{\\partial f}{\\partial x} &= y \\cdot 2^{z}\n\\end{aligned}\n")
+        "\\begin{aligned}\n\\frac{\\partial f}{\\partial x} &= y \\cdot 2^{z}\n\\end{aligned}\n"
+    )
     # products are written left to right in derivatives, and a + (b + c) needs no parentheses on paper
     assert derivatives_text(differentiate(parse("f = a*(b*(c*x))"), ["a"])) == "df/da = b*c*x\n"
-    assert "&= b + \\left(c + x\\right)" not in derivatives_latex(differentiate(parse("f = a*(b + (c + x))"), ["a"]))
+    assert "&= b + \\left(c + x\\right)" not in derivatives_latex(
+        differentiate(parse("f = a*(b + (c + x))"), ["a"])
+    )
     assert "&= b + c + x\n" in derivatives_latex(differentiate(parse("f = a*(b + (c + x))"), ["a"]))
 
 
@@ -154,7 +172,8 @@ def test_python_is_a_plain_function_with_the_defaults() -> None:
         '    """The derivatives of f with respect to x, y, order 1 (written by autodiff diff)."""\n'
         "    df_dx = 6*x + y\n"
         "    df_dy = x + 10*y\n"
-        '    return {"df_dx": df_dx, "df_dy": df_dy}\n')
+        '    return {"df_dx": df_dx, "df_dy": df_dy}\n'
+    )
     assert run_python(module) == {"df_dx": 15.0, "df_dy": 32.0}  # the sample's comment
     assert run_python(module, x=1.0, y=0.0) == {"df_dx": 6.0, "df_dy": 1.0}
 
@@ -196,12 +215,15 @@ def test_python_renames_keywords_and_what_the_body_calls() -> None:
 def test_json() -> None:
     document = json.loads(derivatives_json(quadratic()))
     assert document == {
-        "of": "f", "wrt": ["x", "y"], "order": 1,
+        "of": "f",
+        "wrt": ["x", "y"],
+        "order": 1,
         "inputs": [{"name": "x", "default": 2.0}, {"name": "y", "default": 3.0}],
         "intermediates": [],
         "derivatives": [
             {"name": "df_dx", "label": "df/dx", "wrt": ["x"], "expression": "6*x + y"},
-            {"name": "df_dy", "label": "df/dy", "wrt": ["y"], "expression": "x + 10*y"}],
+            {"name": "df_dy", "label": "df/dy", "wrt": ["y"], "expression": "x + 10*y"},
+        ],
         "program": "x = 2\ny = 3\ndf_dx = 6*x + y\ndf_dy = x + 10*y\n",
     }
     assert math.isfinite(document["inputs"][0]["default"])
