@@ -269,6 +269,8 @@ class Expressions:
         if found is None or sign > 0:
             return found
         coefficient, factors = found
+        if coefficient == 0.0:
+            return None
         return 1.0 / coefficient, {base: -power for base, power in factors.items()}
 
     def _factors(self, node: int) -> tuple[float, dict[int, float]] | None:
@@ -287,6 +289,8 @@ class Expressions:
             elif op == "neg":
                 coefficient = -coefficient
                 stack.append((args[current][0], power))
+            elif op == CONST and power == -1.0 and self.params[current] == 0.0:
+                return None  # x/0: left as written, to fail where the program fails
             elif op == CONST and power in (1.0, -1.0):
                 coefficient = (
                     coefficient * self.params[current] if power > 0 else coefficient / self.params[current]
@@ -328,6 +332,8 @@ class Expressions:
         if folded is not None:
             return folded
         va, vb = self.value(a), self.value(b)
+        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
+            return self._intern("+", (a, b))
         if va == 0.0:
             return b
         if vb == 0.0:
@@ -351,6 +357,8 @@ class Expressions:
         if folded is not None:
             return folded
         va, vb = self.value(a), self.value(b)
+        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
+            return self._intern("-", (a, b))
         if vb == 0.0:
             return a
         if va == 0.0:
@@ -374,6 +382,8 @@ class Expressions:
         if folded is not None:
             return folded
         va, vb = self.value(a), self.value(b)
+        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
+            return self._intern("*", (a, b))
         if va == 0.0 or vb == 0.0:
             return self.const(0.0)
         if va == 1.0:
@@ -428,6 +438,8 @@ class Expressions:
         if folded is not None:
             return folded
         va, vb = self.value(a), self.value(b)
+        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
+            return self._intern("/", (a, b))
         if vb == 1.0:
             return a
         if vb == -1.0:

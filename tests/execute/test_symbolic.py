@@ -498,3 +498,32 @@ def test_ten_thousand_statements_and_deep_nesting_without_recursion() -> None:
             derivatives_text(result)
     finally:
         sys.setrecursionlimit(limit)
+
+
+# --- degenerate constants: kept as written, never an exception of Python's --------------------
+
+DEGENERATE = ["x", "0", "1", "-1", "0.5", "(0*x)", "(x - x)", "(x/x)", "(-x)", "1e308", "1e-308", "(1e308*x)"]
+
+
+@pytest.mark.parametrize("operator", ["+", "-", "*", "/", "**"])
+def test_operations_on_degenerate_constants(operator: str) -> None:
+    for left in DEGENERATE:
+        for right in DEGENERATE:
+            source = f"f = {left} {operator} {right} + x*y"
+            result = differentiate(parse(source), order=2)
+            written = program_text(result.program)
+            assert program_text(parse(written)) == written, source
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("f = x/0", "df/dx = 1/0\n"),  # fails when evaluated, as the program does
+        ("f = (1e308 + 1e308)*x", "df/dx = 1e+308 + 1e+308\n"),
+        ("f = x*log(0)", "df/dx = log(0)\n"),
+    ],
+)
+def test_constants_that_do_not_fold_are_kept(source: str, expected: str) -> None:
+    assert text(source) == expected
+    with pytest.raises(EvaluationError):
+        evaluate(parse(program_text(differentiate(parse(source)).program)), {"x": 1.0})
