@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from .batch import batch_command
 from .check import check_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .eval import eval_command
@@ -49,3 +50,4 @@ main.add_command(eval_command)
 main.add_command(graph_command)
 main.add_command(explain_command)
 main.add_command(check_command)
+main.add_command(batch_command)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import OutputError
 
-__all__ = ["check_writable", "emit", "print_rich", "stdout_is_terminal", "write_atomic"]
+__all__ = ["StreamedFile", "check_writable", "emit", "print_rich", "stdout_is_terminal", "write_atomic"]
 
 
 def stdout_is_terminal() -> bool:
@@ -175,3 +175,85 @@ def _create_temporary(directory: str, base: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary file name in {directory}")
+
+
+# --- writing a file as it is produced ----------------------------------------------------
+
+
+class StreamedFile:
+    """A file written piece by piece that appears whole or not at all (``write_atomic``'s rule).
+
+    The pieces go to a hidden temporary file next to the target; ``commit`` flushes it to
+    disk and renames it over the target.  ``discard`` (also on leaving a ``with`` block
+    by an exception, Ctrl-C included) removes it and leaves an existing target as it
+    was.  A target that is not a regular file (a pipe, /dev/stdout) is written directly.
+    """
+
+    def __init__(self, path: str) -> None:
+        import stat
+
+        self.path = path
+        self.target = os.path.realpath(path)
+        try:
+            status = os.stat(self.target)
+        except OSError:
+            status = None
+        self.mode = None if status is None else stat.S_IMODE(status.st_mode)
+        self.temporary: str | None = None
+        try:
+            if status is not None and not stat.S_ISREG(status.st_mode):
+                self.handle = open(self.target, "wb")  # noqa: SIM115 - closed by commit or discard
+                return
+            if status is not None and not os.access(self.target, os.W_OK):
+                raise OutputError(f"cannot write {path}: the file is read-only",
+                                  hint="make it writable (chmod u+w), or write somewhere else")
+            descriptor, self.temporary = _create_temporary(*os.path.split(self.target))
+            self.handle = os.fdopen(descriptor, "wb")
+        except OSError as error:
+            raise OutputError(f"cannot write {path}: {error.strerror or error}",
+                              hint="check the path and its permissions") from None
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.handle.write(data)
+        except OSError as error:
+            raise OutputError(f"cannot write {self.path}: {error.strerror or error}",
+                              hint="check that the disk is not full, or write somewhere else") from None
+
+    def flush(self) -> None:
+        """Nothing to do until ``commit``: the file only appears whole."""
+
+    def commit(self) -> None:
+        try:
+            self.handle.flush()
+            if self.temporary is not None:
+                os.fsync(self.handle.fileno())  # the data is on disk before the name points at it
+            self.handle.close()
+            if self.temporary is not None:
+                if self.mode is not None:
+                    os.chmod(self.temporary, self.mode)
+                os.replace(self.temporary, self.target)
+                self.temporary = None
+        except OSError as error:
+            self.discard()
+            raise OutputError(f"cannot write {self.path}: {error.strerror or error}",
+                              hint="check that the disk is not full, or write somewhere else") from None
+
+    def discard(self) -> None:
+        try:
+            self.handle.close()
+        except OSError:
+            pass
+        if self.temporary is not None:
+            try:
+                os.unlink(self.temporary)
+            except OSError:
+                pass
+            self.temporary = None
+
+    def __enter__(self) -> StreamedFile:
+        return self
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        if kind is not None or not self.handle.closed:  # not committed: leave no trace
+            self.discard()
