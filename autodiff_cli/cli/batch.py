@@ -30,12 +30,12 @@ from .output import StreamedFile, check_writable, emit, print_rich, stdout_is_te
 if TYPE_CHECKING:
     from ..execute.vectorized import BatchEvaluator, BatchResult, RowError
     from ..language.program import Program
-    from .rows import Chunk, RowReader
+    from .rows import Chunk, ParquetReader, RowReader
 
 __all__ = ["batch_command"]
 
 ON_ERROR = {"fail": "raise", "skip": "skip", "nan": "nan"}
-ROW_FORMATS = ("csv", "tsv", "jsonl")
+ROW_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
 
 def _names(items: tuple[str, ...]) -> list[str]:
@@ -119,18 +119,25 @@ def batch_command(
         check_writable(out)
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    from .rows import RowReader, format_for, opened, progress
+    from .rows import format_for, opened, progress, reader_for
 
+    written = format_for(out, output_format)
+    if reduce is None and written == "parquet":
+        if precision is not None:
+            raise click.UsageError("--precision rounds the numbers of text output; Parquet keeps every bit")
+        if (out is None or out == "-") and stdout_is_terminal():
+            raise click.UsageError("refusing to write binary Parquet to a terminal; write it to a file with "
+                                   "-o rows.parquet, or redirect: ... > rows.parquet")
     with opened(rows) as (stream, name, size):
-        reader = RowReader(stream, name, format_for(rows, input_format))
+        reader = reader_for(stream, name, format_for(rows, input_format))
         plan = _Columns(program, reader, values, keep, reduce is not None)
         evaluator = BatchEvaluator(program, output=output, wrt=plan.wrt(wrt, program, reduce),
                                    values_of=plan.values_of(values_of, program, wrt, reduce))
         broadcast = plan.broadcast(values)
         with progress(size, quiet) as advance:
             if reduce is None:
-                _write_rows(reader, plan, evaluator, broadcast, out, format_for(out, output_format),
-                            precision, ON_ERROR[on_error], advance)
+                _write_rows(reader, plan, evaluator, broadcast, out, written, precision, ON_ERROR[on_error],
+                            advance)
             else:
                 _report(reader, plan, evaluator, broadcast, reduce, out, report_format, precision,
                         ON_ERROR[on_error], no_color, advance)
@@ -149,8 +156,8 @@ def _check_options(reduce: str | None, report_format: str | None, output_format:
 class _Columns:
     """What each column of the rows is for: a program input, or text to pass through."""
 
-    def __init__(self, program: Program, reader: RowReader, values: dict[str, float], keep: tuple[str, ...],
-                 reducing: bool) -> None:
+    def __init__(self, program: Program, reader: RowReader | ParquetReader, values: dict[str, float],
+                 keep: tuple[str, ...], reducing: bool) -> None:
         self.reader = reader
         inputs = {v.name for v in program.inputs}
         columns = reader.columns
@@ -193,7 +200,7 @@ class _Columns:
                 f"--set {missing[0].name}=VALUE, or declare a default in the program "
                 f"('{missing[0].name} = 1.0')",
                 [f"the columns of {reader.name} are: {', '.join(columns[:20])}"
-                 f"{' ...' if len(columns) > 20 else ''}"])
+                 + (" ..." if len(columns) > 20 else "")])
         self.unused = [name for name in values if name not in program.variables]
 
     def broadcast(self, values: dict[str, float]) -> dict[str, float]:
@@ -245,10 +252,10 @@ def _output_names(plan: _Columns, evaluator: BatchEvaluator) -> list[str]:
     return names
 
 
-def _write_rows(reader: RowReader, plan: _Columns, evaluator: BatchEvaluator, broadcast: dict[str, float],
-                out: str | None, fmt: str, precision: int | None, on_error: str,
+def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
+                broadcast: dict[str, float], out: str | None, fmt: str, precision: int | None, on_error: str,
                 advance: Callable[[int], None]) -> None:
-    from .rows import RowWriter
+    from .rows import writer_for
 
     names = _output_names(plan, evaluator)
     to_stdout = out is None or out == "-"
@@ -256,7 +263,8 @@ def _write_rows(reader: RowReader, plan: _Columns, evaluator: BatchEvaluator, br
         raise InputError("standard output is closed, so there is nowhere to write the rows",
                          hint="write them to a file with -o FILE")
     target: Any = sys.stdout.buffer if to_stdout else StreamedFile(out)  # type: ignore[union-attr, arg-type]
-    writer = RowWriter(target, fmt, names, set(plan.passed), precision, set(plan.kept) - set(plan.passed))
+    writer = writer_for(target if to_stdout else target.handle, fmt, names, set(plan.passed), precision,
+                        set(plan.kept) - set(plan.passed))
     failures = _Failures(on_error, reader.name)
     try:
         writer.header()
@@ -267,6 +275,8 @@ def _write_rows(reader: RowReader, plan: _Columns, evaluator: BatchEvaluator, br
             writer.write(_row_columns(plan, evaluator, chunk, result), result.count)
             target.flush()  # rows go out as soon as they are computed
             advance(chunk.consumed)
+        writer.finish()
+        target.flush()
         if not to_stdout:
             target.commit()
     except BrokenPipeError:
@@ -309,14 +319,14 @@ def _evaluate(evaluator: BatchEvaluator, chunk: Chunk, broadcast: dict[str, floa
     try:
         return evaluator.evaluate({**chunk.numbers, **broadcast}, reduce=reduce, on_error=on_error)
     except RowError as error:
-        raise _located(error, int(chunk.lines[error.row]), rows_name) from None
+        raise _located(error, f"{chunk.unit} {int(chunk.lines[error.row])}", rows_name) from None
 
 
-def _located(error: RowError, line: int, rows_name: str) -> EvaluationError:
+def _located(error: RowError, where: str, rows_name: str) -> EvaluationError:
     """The executor's error for a failed row, with the row's line in the input instead of its index."""
     notes = [note for note in error.notes if not note.startswith("in row ")]
     shown = ", ".join(f"{name}={value!r}" for name, value in list(error.inputs.items())[:20])
-    notes.append(f"in {rows_name} line {line}: {shown}")
+    notes.append(f"in {rows_name} {where}: {shown}")
     notes.append("--on-error skip leaves out the rows where the program fails; --on-error nan writes NaN")
     return EvaluationError(error.message, error.position, error.source, error.hint, notes)
 
@@ -336,7 +346,7 @@ class _Failures:
         failures = result.failures
         if failures and self.first is None:
             row = int(result.failed.argmax())
-            self.first = f"{self.rows_name} line {int(chunk.lines[row])}: {result.error(row).message}"
+            self.first = f"{self.rows_name} {chunk.unit} {int(chunk.lines[row])}: {result.error(row).message}"
         self.count += failures
 
     def report(self) -> None:
@@ -349,9 +359,9 @@ class _Failures:
 # --- --reduce --------------------------------------------------------------------------------
 
 
-def _report(reader: RowReader, plan: _Columns, evaluator: BatchEvaluator, broadcast: dict[str, float],
-            how: str, out: str | None, report_format: str | None, precision: int | None, on_error: str,
-            no_color: bool, advance: Callable[[int], None]) -> None:
+def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
+            broadcast: dict[str, float], how: str, out: str | None, report_format: str | None,
+            precision: int | None, on_error: str, no_color: bool, advance: Callable[[int], None]) -> None:
     from ..language.program import OUTPUT
     from ..render import batch as render
 

@@ -182,6 +182,11 @@ class BatchEvaluator:
         with paused_cycle_collector():  # per-register lists of a large program: no cycles to find
             self._plan = _Plan(program, self.output, self.wrt, self.values_of)
 
+    def column_names(self) -> list[str]:
+        """The names ``BatchResult.columns()`` will have: the output, each ``values_of`` name,
+        then ``dL/da`` per ``wrt`` name (e.g. for a Dask ``meta``)."""
+        return self.values_of + [gradient_column(self.output, name) for name in self.wrt]
+
     def _names(self, names: Iterable[str], option: str) -> list[str]:
         if isinstance(names, str):
             names = [names]

@@ -401,7 +401,7 @@ def test_head_ends_the_run_cleanly(tmp_path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text("x\n" + "\n".join(str(i) for i in range(300_000)) + "\n")
     command = f"{sys.executable} -m autodiff_cli batch 'y = 2*x' {rows} | head -n 3; echo \"status ${{PIPESTATUS[0]}}\""
-    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, check=False)
     assert result.stdout == "x,y,dy/dx\n0.0,0.0,2.0\n1.0,2.0,2.0\nstatus 0\n"
     assert result.stderr == ""
 
@@ -458,3 +458,68 @@ def test_help_has_examples(runner) -> None:
     assert result.exit_code == 0
     assert "autodiff batch model.ad rows.csv > out.csv" in result.stdout
     assert "dL/da" in result.stdout
+
+
+# --- Parquet (pyarrow: the [parquet] extra; installed for the tests with dask[dataframe]) ----------
+
+
+def test_parquet_out_holds_the_same_numbers_as_csv(runner, samples, tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    args = [str(samples / "regression.ad"), str(samples / "regression.csv")]
+    out = tmp_path / "out.parquet"
+    assert run(runner, *args, "-o", str(out)).exit_code == 0
+    written = pq.read_table(out).to_pydict()
+    rows = table(run(runner, *args).stdout)
+    assert list(written) == list(rows[0])
+    for name, column in written.items():
+        assert column == [float(row[name]) for row in rows]  # every bit, as the round-trip text says
+
+
+def test_parquet_in_with_integers_text_and_nulls(runner, tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "x": pa.array([1, None, 4], pa.int64())}), rows)
+    result = run(runner, "y = sqrt(x)", str(rows), "--keep", "id,x", "--on-error", "skip")
+    assert result.stdout == "id,x,y,dy/dx\na,1.0,1.0,0.5\nc,4.0,2.0,0.25\n"
+    assert "skipped 1 of 3 rows where the program failed; the first, " in result.stderr
+    assert f"{rows} row 2: the input 'x' is nan, not a finite number" in result.stderr
+    failing = run(runner, "y = sqrt(x)", str(rows), "--keep", "id,x")
+    assert f"note: in {rows} row 2: x=nan" in failing.stderr
+
+
+def test_parquet_reduce_equals_csv_reduce(runner, samples, tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = np.loadtxt(samples / "regression.csv", delimiter=",", skiprows=1)
+    parquet = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"x": data[:, 0], "y": data[:, 1]}), parquet)
+    args = ["--reduce", "mean", "--format", "json"]
+    from_csv = run(runner, str(samples / "regression.ad"), str(samples / "regression.csv"), *args).stdout
+    from_parquet = run(runner, str(samples / "regression.ad"), str(parquet), *args).stdout
+    assert from_csv == from_parquet
+
+
+@pytest.mark.parametrize(
+    "args, message, status",
+    [(["y = 2*x", "-", "--from", "parquet"], "Parquet cannot be read from standard input", 1),
+     (["y = 2*x", "-", "--to", "parquet", "--precision", "3"], "--precision rounds the numbers of text output", 2)],
+    ids=["stdin", "precision"],
+)
+def test_parquet_misuse(runner, args, message, status) -> None:
+    result = run(runner, *args, input="x\n1\n")
+    assert result.exit_code == status and message in result.stderr
+
+
+def test_a_text_column_is_not_an_input(runner, tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"x": ["1", "2"]}), rows)
+    result = run(runner, "y = 2*x", str(rows))
+    assert result.exit_code == 1
+    assert f"{rows}: error: the column 'x' of {rows} holds string values, not numbers" in result.stderr
