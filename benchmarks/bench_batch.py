@@ -19,11 +19,14 @@ Every mode computes, for every row, L and its gradient with respect to all 20 in
   the same CSV (24 columns) with the same reader and writer and no computing (the
   goal: within 2x); and against running ``autodiff eval`` once per row, timed on a
   sample of rows and extrapolated.
+* ``parquet``: the same 1e6 rows as a Parquet file, in and out (needs pyarrow): no text
+  to parse or format.
 * ``memory``: peak RSS of ``autodiff batch`` at 1e5, 1e6 and 1e7 rows (written to
   /dev/null; the goal: flat).
 
     python benchmarks/bench_batch.py compute [--rows 1000000] [--rounds 7]
     python benchmarks/bench_batch.py cli [--rows 1000000] [--rounds 5] [--eval-sample 200]
+    python benchmarks/bench_batch.py parquet [--rows 1000000] [--rounds 5]
     python benchmarks/bench_batch.py memory [--sizes 100000 1000000 10000000]
 """
 
@@ -296,6 +299,26 @@ def run_eval_loop(model: Path, data: Path, sample: int, rows: int, batch_seconds
           f"so about {total / 3600:.1f} hours for {rows:,} rows: {total / batch_seconds:,.0f}x batch's time")
 
 
+def run_parquet(rows: int, rounds: int) -> None:
+    """The same rows as Parquet, in and out: no text to parse or format (needs pyarrow)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        print("parquet: pyarrow is not installed (pip install 'autodiff-cli[parquet]')")
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        model, data, out = folder / "model.ad", folder / "rows.parquet", folder / "out.parquet"
+        model.write_text(model_text())
+        block = np.random.default_rng(3).standard_normal((rows, len(COLUMNS)))
+        pq.write_table(pa.table({name: block[:, j] for j, name in enumerate(COLUMNS)}), data)
+        command = [*autodiff_command(), "batch", str(model), str(data), "-o", str(out)]
+        seconds = statistics.median(timed_process(command)[0] for _ in range(rounds))
+        print(f"Parquet in and out, whole process: {rows:,} rows, 24 columns out, median of {rounds}: "
+              f"{seconds:.2f} s, {rows / seconds:,.0f} rows/s")
+
+
 def run_memory(sizes: list[int]) -> None:
     print("peak RSS of `autodiff batch model.ad rows.csv -o /dev/null` (24 columns out)")
     with tempfile.TemporaryDirectory() as directory:
@@ -313,7 +336,7 @@ def run_memory(sizes: list[int]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["compute", "cli", "memory", "floor"])
+    parser.add_argument("what", choices=["compute", "cli", "parquet", "memory", "floor"])
     parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)  # floor's rows and output
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=None)
@@ -324,6 +347,8 @@ def main() -> None:
         run_compute(args.rows, args.rounds or 7)
     elif args.what == "cli":
         run_cli(args.rows, args.rounds or 5, args.eval_sample)
+    elif args.what == "parquet":
+        run_parquet(args.rows, args.rounds or 5)
     elif args.what == "memory":
         run_memory(args.sizes)
     else:

@@ -63,7 +63,8 @@ def _names(items: tuple[str, ...]) -> list[str]:
               help="No per-row output: the sum or mean over all rows of the output and of every gradient, "
                    "as one report (batch backprop).")
 @click.option("--format", "report_format", type=click.Choice(["table", "plain", "json", "csv"]),
-              help="With --reduce: the report's format [default: table on a terminal, plain when piped].")
+              help="With --reduce: the report's format [default: from -o's extension (.json, .csv); else "
+                   "table on a terminal, plain when piped].")
 @click.option("--on-error", "on_error", type=click.Choice(list(ON_ERROR)), default="fail", show_default=True,
               help="A row where the program fails (log of a negative...): stop with exit status 1, skip "
                    "the row, or write NaN for its results.  skip and nan count the rows on stderr.")
@@ -79,14 +80,15 @@ def batch_command(
     reduce: str | None, report_format: str | None, on_error: str, precision: int | None, quiet: bool,
     no_color: bool,
 ) -> None:
-    """Evaluate a program and its gradients on every row of a CSV, TSV or JSON Lines file.
+    """Evaluate a program and its gradients on every row of a CSV, TSV, JSON Lines or
+    Parquet file.
 
     PROGRAM follows eval's SOURCE rules (a file, '-' for stdin, or the program
     text; or -e/-f).  ROWS is a file, or '-' for stdin (also read when ROWS is
     omitted and stdin is a pipe).  The first line names the columns (JSON
     Lines: each line is an object).  A column gives an input a value per row;
     inputs no column gives take --set, --values or the program's defaults, the
-    same on every row.
+    same on every row.  Parquet needs pyarrow (pip install 'autodiff-cli[parquet]').
 
     Each row of the output holds the input columns (or --keep's), the output
     (a column named after it, e.g. L), any --values-of variables, and one
@@ -107,7 +109,7 @@ def batch_command(
         if rows is not None and source is not None:
             raise click.UsageError("with -e/-f the program is given; pass only ROWS as an argument")
         rows, source = rows or source, None
-    _check_options(reduce, report_format, output_format, keep, out)
+    _check_options(reduce, report_format, output_format, keep)
     rows_from_stdin = rows in (None, "-")
     if rows_from_stdin and (sys.stdin is None or (rows is None and sys.stdin.isatty())):
         raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
@@ -144,7 +146,7 @@ def batch_command(
 
 
 def _check_options(reduce: str | None, report_format: str | None, output_format: str | None,
-                   keep: tuple[str, ...], out: str | None) -> None:
+                   keep: tuple[str, ...]) -> None:
     if reduce is None and report_format is not None:
         raise click.UsageError("--format chooses --reduce's report; the rows' format is --to")
     if reduce is not None and output_format is not None:
@@ -395,6 +397,8 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
     gradient = {name: total(grads[name]) if name in grads else (1.0 if how == "mean" else float(count))
                 for name in names}
     reduction = render.Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient)
+    if report_format is None and out not in (None, "-"):  # report.json, report.csv
+        report_format = {".json": "json", ".csv": "csv"}.get(os.path.splitext(out)[1].lower())
     fmt = report_format or ("table" if out is None and stdout_is_terminal() else "plain")
     if fmt == "table" and out is None:
         print_rich(render.to_table(reduction, precision), no_color)

@@ -366,6 +366,9 @@ def _parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
     return document
 
 
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
 class _JsonChunks:
     """JSON Lines to a Chunk: one ``json.loads`` over the whole chunk, line by line when it fails."""
 
@@ -386,7 +389,11 @@ class _JsonChunks:
         for name in self.numeric:
             cells = [document[name] for document in documents]
             if not set(map(type, cells)) <= {float, int}:
-                self._cell_error(name, cells, line_numbers, texts)
+                # "NaN", "Infinity" and "-Infinity" are how JSON output writes non-finite numbers
+                # (batch's own and eval's), so they read back as the numbers they stand for.
+                cells = [_NON_FINITE.get(cell, cell) if type(cell) is str else cell for cell in cells]
+                if not set(map(type, cells)) <= {float, int}:
+                    self._cell_error(name, cells, line_numbers, texts)
             try:
                 numbers[name] = np.array(cells, dtype=np.float64)
             except OverflowError:  # an integer beyond the float range

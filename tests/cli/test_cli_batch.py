@@ -121,6 +121,17 @@ def test_json_lines_write_non_finite_numbers_as_strings(runner) -> None:
         {"x": 0.0, "y": 0.0, "dy/dx": "Infinity"}, {"x": 4.0, "y": 2.0, "dy/dx": 0.25}]
 
 
+def test_json_lines_output_reads_back(runner) -> None:
+    first = run(runner, "y = sqrt(x)", "-", "--to", "jsonl", "--keep", "", input="x\n0\n4\n").stdout
+    assert first == '{"y": 0.0, "dy/dx": "Infinity"}\n{"y": 2.0, "dy/dx": 0.25}\n'
+    again = run(runner, "z = 2*y", "-", "--from", "jsonl", "--to", "jsonl", "--keep", "y,dy/dx", input=first)
+    assert again.stdout == ('{"y": 0.0, "dy/dx": "Infinity", "z": 0.0, "dz/dy": 2.0}\n'
+                            '{"y": 2.0, "dy/dx": 0.25, "z": 4.0, "dz/dy": 2.0}\n')
+    infinite = run(runner, "z = 2*y", "-", "--from", "jsonl", "--on-error", "nan", input='{"y": "Infinity"}\n')
+    assert infinite.stdout == "y,z,dz/dy\ninf,nan,nan\n"
+    assert "the input 'y' is inf" in infinite.stderr
+
+
 def test_from_and_to_override_the_extensions(runner, tmp_path) -> None:
     rows = tmp_path / "rows.txt"
     rows.write_text('{"x": 2}\n')
@@ -523,3 +534,9 @@ def test_a_text_column_is_not_an_input(runner, tmp_path) -> None:
     result = run(runner, "y = 2*x", str(rows))
     assert result.exit_code == 1
     assert f"{rows}: error: the column 'x' of {rows} holds string values, not numbers" in result.stderr
+
+
+def test_reduce_report_format_from_the_file_extension(runner, tmp_path) -> None:
+    out = tmp_path / "report.csv"
+    assert run(runner, "y = 2*x", "-", "--reduce", "mean", "-o", str(out), input="x\n1\n3\n").exit_code == 0
+    assert out.read_text() == "name,kind,value,grad\ny,output,4.0,1.0\nx,input,2.0,2.0\n"
