@@ -43,7 +43,8 @@ def _names(items: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(name.strip() for item in items for name in item.split(",") if name.strip()))
 
 
-@click.command("batch", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+@click.command("batch", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+               short_help="Values and gradients on every row of a data file.")
 @program_options
 @click.argument("rows", metavar="[ROWS]", required=False)
 @click.option("-o", "--out", "out", metavar="FILE",
@@ -101,7 +102,7 @@ def batch_command(
       autodiff batch model.ad rows.csv > out.csv
       cat rows.jsonl | autodiff batch model.ad - --to jsonl --wrt w,b
       autodiff batch model.ad rows.csv --reduce mean --format json
-      autodiff batch samples/regression.ad samples/regression.csv --keep x -o grads.tsv
+      autodiff batch samples/regression.ad samples/regression.csv --keep x --to tsv
     """
     from ..execute.vectorized import BatchEvaluator
 
