@@ -137,7 +137,7 @@ def batch_command(
         evaluator = BatchEvaluator(program, output=output, wrt=plan.wrt(wrt, program, reduce),
                                    values_of=plan.values_of(values_of, program, wrt, reduce))
         broadcast = plan.broadcast(values)
-        with progress(size, quiet) as advance:
+        with progress(size, quiet, name) as advance:
             if reduce is None:
                 _write_rows(reader, plan, evaluator, broadcast, out, written, precision, ON_ERROR[on_error],
                             advance)

@@ -123,10 +123,11 @@ class Progress:
     imported only once a bar is shown.
     """
 
-    def __init__(self, description: str, *, enabled: bool | None = None) -> None:
+    def __init__(self, description: str, *, enabled: bool | None = None, in_bytes: bool = False) -> None:
         import time
 
         self.description = description
+        self.in_bytes = in_bytes  # counts bytes (of a file read): shown as MB
         self.enabled = _stderr_is_terminal() if enabled is None else enabled
         self._clock = time.monotonic
         self._started = self._clock()
@@ -140,10 +141,17 @@ class Progress:
             if self._clock() - self._started < PROGRESS_AFTER:
                 return
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
             from rich.progress import Progress as RichProgress
 
-            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            count = DownloadColumn() if self.in_bytes else MofNCompleteColumn()
+            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), count,
                                      TimeRemainingColumn(), console=Console(stderr=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task(self.description, total=total)

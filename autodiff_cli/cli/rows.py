@@ -658,20 +658,13 @@ def opened(rows: str | None) -> Iterator[tuple[IO[bytes], str, int | None]]:
 
 
 @contextmanager
-def progress(size: int | None, quiet: bool) -> Iterator[Callable[[int], None]]:
-    """A progress bar over the bytes of the rows file, on stderr, only at a terminal."""
-    interactive = False
-    try:
-        interactive = sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        pass
-    if quiet or not size or not interactive:
+def progress(size: int | None, quiet: bool, name: str) -> Iterator[Callable[[int], None]]:
+    """``output.Progress`` over the bytes of the rows file: at a terminal, for a file of known
+    size, after the first second; never with --quiet."""
+    if quiet or not size:
         yield lambda consumed: None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    from .output import Progress
 
-    columns = (TextColumn("rows"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("rows", total=size)
-        yield lambda consumed: bar.update(task, completed=min(consumed, size))
+    with Progress(f"reading {os.path.basename(name)}", in_bytes=True) as bar:
+        yield lambda consumed: bar(min(consumed, size), size)

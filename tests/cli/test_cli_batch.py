@@ -456,12 +456,15 @@ def _with_terminal_stderr(args: list[str], stdin: bytes | None = None) -> str:
 
 
 def test_progress_only_at_a_terminal_for_a_file(tmp_path) -> None:
+    # The bar appears after the first second (output.PROGRESS_AFTER), so the file is large.
     rows = tmp_path / "rows.csv"
-    rows.write_text("x\n" + "\n".join(str(i) for i in range(200_000)) + "\n")
-    shown = _with_terminal_stderr(["y = 2*x", str(rows)])
-    assert "rows" in shown and "\x1b[" in shown  # a Rich bar, drawn with escape codes
-    assert _with_terminal_stderr(["y = 2*x", str(rows), "--quiet"]) == ""
-    assert _with_terminal_stderr(["y = 2*x", "-"], stdin=rows.read_bytes()) == ""  # a pipe: size unknown
+    values = np.random.default_rng(5).standard_normal((500_000, 3))
+    rows.write_text("a,b,c\n" + ("%r,%r,%r\n" * len(values)) % tuple(values.ravel().tolist()))
+    program = "y = tanh(a*b + c)"  # seven columns of full-precision numbers per row: a few seconds
+    shown = _with_terminal_stderr([program, str(rows)])
+    assert "reading rows.csv" in shown and "\x1b[" in shown  # a Rich bar, drawn with escape codes
+    assert _with_terminal_stderr([program, str(rows), "--quiet"]) == ""
+    assert _with_terminal_stderr(["y = 2*x", "-"], stdin=b"x\n1\n") == ""  # a pipe: size unknown
 
 
 def test_help_has_examples(runner) -> None:
@@ -540,3 +543,35 @@ def test_reduce_report_format_from_the_file_extension(runner, tmp_path) -> None:
     out = tmp_path / "report.csv"
     assert run(runner, "y = 2*x", "-", "--reduce", "mean", "-o", str(out), input="x\n1\n3\n").exit_code == 0
     assert out.read_text() == "name,kind,value,grad\ny,output,4.0,1.0\nx,input,2.0,2.0\n"
+
+
+def test_output_to_an_open_descriptor_writes_into_it(tmp_path) -> None:
+    log = tmp_path / "log.csv"
+    log.write_text("kept\n")
+    command = f"{sys.executable} -m autodiff_cli batch 'y = 2*x' - -o /dev/fd/3 3>>{log}"
+    result = subprocess.run(["bash", "-c", command], input="x\n1\n", capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert log.read_text() == "kept\nx,y,dy/dx\n1.0,2.0,2.0\n"  # appended: the shell's >> is respected
+
+
+def test_a_directory_that_takes_no_temporary_file(runner, tmp_path, monkeypatch) -> None:
+    # Root ignores directory permissions, so the refusal is simulated where it happens.
+    from autodiff_cli.cli import output
+
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    real = output._create_temporary
+
+    def refuse_next_to_target(directory: str, base: str):
+        if os.path.samefile(directory, tmp_path):
+            raise PermissionError(13, "Permission denied")
+        return real(directory, base)
+
+    monkeypatch.setattr(output, "_create_temporary", refuse_next_to_target)
+    assert run(runner, "y = log(x)", "-", "-o", str(out), input="x\n1\n-1\n").exit_code == 1
+    assert out.read_text() == "old\n"  # a failed run leaves it as it was
+    assert run(runner, "y = 2*x", "-", "-o", str(out), input="x\n1\n").exit_code == 0
+    assert out.read_text() == "x,y,dy/dx\n1.0,2.0,2.0\n"  # filled in place
+    new = tmp_path / "new.csv"
+    result = run(runner, "y = 2*x", "-", "-o", str(new), input="x\n1\n")
+    assert result.exit_code == 1 and "cannot create a file in" in result.stderr and not new.exists()
