@@ -20,6 +20,7 @@ from ..errors import EvaluationError, InputError, Source, variables_hint
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    complete_file_name,
     load_inputs,
     program_options,
     reporting_errors,
@@ -46,8 +47,8 @@ def _names(items: tuple[str, ...]) -> list[str]:
 @click.command("batch", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Values and gradients on every row of a data file.")
 @program_options
-@click.argument("rows", metavar="[ROWS]", required=False)
-@click.option("-o", "--out", "out", metavar="FILE",
+@click.argument("rows", metavar="[ROWS]", required=False, shell_complete=complete_file_name)
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write here instead of stdout; the file appears whole or not at all.")
 @click.option("--from", "input_format", type=click.Choice(ROW_FORMATS),
               help="Format of ROWS [default: from its extension; csv for stdin].")
@@ -144,6 +145,10 @@ def batch_command(
             else:
                 _report(reader, plan, evaluator, broadcast, reduce, out, report_format, precision,
                         ON_ERROR[on_error], no_color, advance)
+
+
+# The shared SOURCE argument is this command's PROGRAM (ROWS follows it).
+next(param for param in batch_command.params if param.name == "source").metavar = "[PROGRAM]"
 
 
 def _check_options(reduce: str | None, report_format: str | None, output_format: str | None,
