@@ -2,17 +2,21 @@
 covered without being listed): nan, infinities, huge and negative values are usage errors
 (exit 2) or an accepted value, never a traceback or a silent wrong result."""
 
+from pathlib import Path
+
 import click
 import pytest
 
 from autodiff_cli.cli import main
 
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 BASE = {
     "eval": ["y = 2*x", "--set", "x=1"],
     "explain": ["y = 2*x", "--set", "x=1"],
     "check": ["y = 2*x", "--set", "x=1"],
     "graph": ["y = 2*x", "--set", "x=1", "--renderer", "bundled"],
     "plot": ["y = 2*x", "--range", "x=0:1", "--format", "text"],
+    "batch": [str(SAMPLES / "regression.ad"), str(SAMPLES / "regression.csv")],
 }
 
 
@@ -34,7 +38,7 @@ OPTIONS = numeric_options()
 def test_the_walk_finds_the_known_options() -> None:
     assert {(c, o) for c, o, _ in OPTIONS} >= {
         ("graph", "--timeout"), ("graph", "--max-nodes"), ("graph", "--precision"), ("check", "--rtol"),
-        ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision")}
+        ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision"), ("batch", "--precision")}
     assert set(BASE) == set(main.commands)
 
 
