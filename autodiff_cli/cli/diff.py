@@ -3,14 +3,10 @@ written by ``render.formulas``)."""
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Callable, Iterator
-
 import click
 
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP, load_inputs, reporting_errors, warn
-from .output import emit, stdout_is_terminal
+from .output import Progress, emit, stdout_is_terminal
 
 __all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
 
@@ -23,7 +19,8 @@ MAX_DERIVATIVES = 10_000
 FORMATS = ("text", "program", "latex", "python", "json")
 
 
-@click.command("diff", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+@click.command("diff", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+               short_help="Write the derivatives as formulas or as a program.")
 @click.argument("source", required=False)
 @click.option("-e", "--expr", help="Read the program from this text.")
 @click.option("-f", "--file", "file", metavar="FILE", help="Read the program from this file ('-' for stdin).")
@@ -89,7 +86,7 @@ def diff_command(
       autodiff diff "y = tanh(x)" --order 2
       autodiff diff samples/mlp.ad --format python > gradient.py
     """
-    from ..execute.symbolic import derivative_count, differentiate, sweep_count, unused_variables, wrt_names
+    from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
     from ..render import formulas
 
     program, _ = load_inputs(source, expr, file, {}, None)
@@ -107,7 +104,7 @@ def diff_command(
             for result, name in unused_variables(program, output, chosen)
         ]
     )
-    with _progress(len(program.instructions), sweep_count(len(chosen), order)) as progress:
+    with Progress("differentiating (sweeps)") as progress:
         result = differentiate(program, chosen, order, output, progress=progress)
     output_format = output_format or ("text" if stdout_is_terminal() else "program")
     writers = {
@@ -118,35 +115,3 @@ def diff_command(
         "json": formulas.derivatives_json,
     }
     emit(writers[output_format](result))
-
-
-# Work above these sizes takes a second or more: a terminal then shows its progress.
-PROGRESS_INSTRUCTIONS = 20_000
-PROGRESS_SWEEPS = 200
-
-
-@contextlib.contextmanager
-def _progress(instructions: int, sweeps: int) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr for long work at a terminal; nothing in pipes or for quick work."""
-    stream = sys.stderr
-    if (
-        stream is None
-        or not stream.isatty()
-        or (instructions < PROGRESS_INSTRUCTIONS and sweeps < PROGRESS_SWEEPS)
-    ):
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("differentiating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("sweeps"),
-        TimeElapsedColumn(),
-        console=Console(file=stream),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("diff", total=sweeps)
-        yield lambda done, total: bar.update(task, completed=done)

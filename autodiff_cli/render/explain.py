@@ -1,6 +1,19 @@
 """Renderers of an explanation (``analysis.steps``): aligned text, Markdown and Rich tables.
 
-Pure: each returns text or a Rich renderable; the CLI prints it.
+Pure: each returns text or a Rich renderable; the CLI prints it.  ``definition_sentence`` and
+``step_sentence`` write one line of either pass in the same words, unpadded, for the
+step-through page (``render.page``), so the page follows any change of wording here.
+
+The wording of a step is made by the public functions below (``gradient_text``,
+``local_text``, ``chain_text``, ``rule_text`` and the headings), which every renderer of
+steps uses, so that each writes a chain-rule step in the same words:
+
+    dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2     [∂d/∂c = 1]
+
+``dL/dc`` is a gradient, the derivative of the output through every path; ``∂d/∂c`` is a
+local derivative, of the one operation that computes d, with the rule in brackets.
+Writing both as d../d.. made a step from the output read as circular
+(``dL/dd = dL/dd * dL/dL``).
 """
 
 from __future__ import annotations
@@ -8,13 +21,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..analysis.steps import Explanation, Seed, Step, Total
+from ..analysis.steps import Definition, Explanation, Item, Seed, Step, Total
 from ..engine.ops import short_number
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["to_markdown", "to_plain", "to_rich"]
+__all__ = [
+    "BACKWARD_HEADING",
+    "FORWARD_HEADING",
+    "chain_text",
+    "definition_sentence",
+    "gradient_text",
+    "gradients_line",
+    "header_line",
+    "local_text",
+    "rule_text",
+    "step_sentence",
+    "to_markdown",
+    "to_plain",
+    "to_rich",
+]
+
+FORWARD_HEADING = "forward pass (topological order)"
+BACKWARD_HEADING = ("backward pass (reverse topological order; ∂ is the local derivative of one operation; "
+                    "+= adds a further use)")
 
 
 def _number(x: float, precision: int | None = None) -> str:
@@ -25,8 +56,28 @@ def _number(x: float, precision: int | None = None) -> str:
 # --- text pieces shared by the renderers ---------------------------------------------------
 
 
-def _d(top: str, bottom: str) -> str:
-    return f"d{top}/d{bottom}"
+def gradient_text(output: str, name: str) -> str:
+    """The gradient of ``output`` with respect to ``name``, through every path: ``dL/dc``."""
+    return f"d{output}/d{name}"
+
+
+def local_text(parent: str, child: str) -> str:
+    """The local derivative of the operation computing ``parent`` with respect to its operand
+    ``child`` alone: ``∂d/∂c``."""
+    return f"∂{parent}/∂{child}"
+
+
+def chain_text(step: Step) -> str:
+    """The chain rule of one step in symbols: local derivative * upstream gradient (``∂d/∂c * dL/dd``)."""
+    return f"{local_text(step.parent, step.child)} * {gradient_text(step.output, step.parent)}"
+
+
+def rule_text(step: Step) -> str:
+    """The local derivative's rule, operands named: ``∂e/∂a = b``."""
+    return f"{local_text(step.parent, step.child)} = {step.rule}"
+
+
+_d = gradient_text
 
 
 def _total_sum(item: Total, precision: int | None) -> str:
@@ -49,25 +100,72 @@ class _Row(NamedTuple):
     note: str
 
 
+def _row(item: Item, precision: int | None) -> _Row:
+    if isinstance(item, Seed):
+        return _Row(_d(item.output, item.output), "=", "", "", "1", "", "seed")
+    if isinstance(item, Step):
+        return _Row(
+            _d(item.output, item.child),
+            "+=" if item.accumulate else "=",
+            chain_text(item),
+            f"{_number(item.local, precision)} * {_number(item.upstream, precision)}",
+            _number(item.product, precision),
+            rule_text(item),
+            f"total {_number(item.total, precision)}" if item.accumulate else "",
+        )
+    return _Row(_d(item.output, item.name), "=", "", _total_sum(item, precision),
+                _number(item.total, precision), "", f"sum of {item.count} contributions")
+
+
 def _rows(explanation: Explanation, precision: int | None) -> list[_Row]:
-    rows = []
-    for item in explanation.steps:
-        if isinstance(item, Seed):
-            rows.append(_Row(_d(item.output, item.output), "=", "", "", "1", "", "seed"))
-        elif isinstance(item, Step):
-            rows.append(_Row(
-                _d(item.output, item.child),
-                "+=" if item.accumulate else "=",
-                f"{_d(item.parent, item.child)} * {_d(item.output, item.parent)}",
-                f"{_number(item.local, precision)} * {_number(item.upstream, precision)}",
-                _number(item.product, precision),
-                f"{_d(item.parent, item.child)} = {item.rule}",
-                f"total {_number(item.total, precision)}" if item.accumulate else "",
-            ))
-        else:
-            rows.append(_Row(_d(item.output, item.name), "=", "", _total_sum(item, precision),
-                             _number(item.total, precision), "", f"sum of {item.count} contributions"))
-    return rows
+    return [_row(item, precision) for item in explanation.steps]
+
+
+def _equation(r: _Row, width_target: int = 0, width_sign: int = 0) -> str:
+    """A backward line's equation, its first two cells padded to the given widths."""
+    parts = [r.target.ljust(width_target), r.sign.ljust(width_sign)]
+    if r.chain:
+        parts += [r.chain, "="]
+    if r.numbers:
+        parts += [r.numbers, "="]
+    parts.append(r.result)
+    return " ".join(parts)
+
+
+def _annotation(r: _Row) -> str:
+    """What follows a backward line's equation: the local rule in brackets and a note."""
+    return "   ".join(x for x in (f"[{r.rule}]" if r.rule else "", r.note) if x)
+
+
+def _definition_text(d: Definition) -> str:
+    return d.name if not d.expression else f"{d.name} = {d.expression}"
+
+
+def _definition_line(d: Definition, value: str, width: int = 0, width_value: int = 0) -> str:
+    note = "input" if not d.expression else ""
+    return f"{_definition_text(d).ljust(width)} = {value.ljust(width_value)}   {note}".rstrip()
+
+
+def definition_sentence(definition: Definition, precision: int | None = None) -> str:
+    """One line of the forward pass in explain's words, unpadded: ``e = a * b = -6``."""
+    return _definition_line(definition, _number(definition.value, precision))
+
+
+def step_sentence(item: Item, precision: int | None = None) -> str:
+    """One line of the backward pass in explain's words, unpadded:
+    ``dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2   [∂d/∂c = 1]``."""
+    r = _row(item, precision)
+    return f"{_equation(r)}   {_annotation(r)}".rstrip()
+
+
+def gradients_line(explanation: Explanation, precision: int | None = None) -> str:
+    """explain's last line: every input's gradient."""
+    return _gradients_line(explanation, precision)
+
+
+def header_line(explanation: Explanation, precision: int | None = None) -> str:
+    """explain's first line: ``L = -8``."""
+    return _header(explanation, precision)
 
 
 def _omitted_note(count: int, what: str, limit: int) -> str:
@@ -93,33 +191,22 @@ def _gradients_line(explanation: Explanation, precision: int | None) -> str:
 
 def to_plain(explanation: Explanation, precision: int | None = None) -> str:
     """Aligned text without colour or box drawing, for pipes, logs and diffs."""
-    lines = [_header(explanation, precision), "", "forward pass (topological order)"]
-    lhs = [d.name if not d.expression else f"{d.name} = {d.expression}" for d in explanation.definitions]
+    lines = [_header(explanation, precision), "", FORWARD_HEADING]
     values = [_number(d.value, precision) for d in explanation.definitions]
-    width = max((len(text) for text in lhs), default=0)
+    width = max((len(_definition_text(d)) for d in explanation.definitions), default=0)
     width_value = max((len(text) for text in values), default=0)
-    for text, value, definition in zip(lhs, values, explanation.definitions):
-        note = "input" if not definition.expression else ""
-        lines.append(f"  {text.ljust(width)} = {value.ljust(width_value)}   {note}".rstrip())
+    for value, definition in zip(values, explanation.definitions):
+        lines.append("  " + _definition_line(definition, value, width, width_value))
     if explanation.definitions_omitted:
         lines.append("  " + _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps))
-    lines += ["", "backward pass (reverse topological order; += adds the contribution of a further use)"]
+    lines += ["", BACKWARD_HEADING]
     rows = _rows(explanation, precision)
     width_target = max((len(r.target) for r in rows), default=0)
     width_sign = max((len(r.sign) for r in rows), default=0)
-    equations = []
-    for r in rows:
-        parts = [r.target.ljust(width_target), r.sign.ljust(width_sign)]
-        if r.chain:
-            parts += [r.chain, "="]
-        if r.numbers:
-            parts += [r.numbers, "="]
-        parts.append(r.result)
-        equations.append(" ".join(parts))
+    equations = [_equation(r, width_target, width_sign) for r in rows]
     width_equation = max((len(e) for e in equations), default=0)
     for equation, r in zip(equations, rows):
-        extras = "   ".join(x for x in (f"[{r.rule}]" if r.rule else "", r.note) if x)
-        lines.append(f"  {equation.ljust(width_equation)}   {extras}".rstrip())
+        lines.append(f"  {equation.ljust(width_equation)}   {_annotation(r)}".rstrip())
     if explanation.steps_omitted:
         lines.append("  " + _omitted_note(explanation.steps_omitted, "steps", explanation.max_steps))
     lines += ["", _gradients_line(explanation, precision)]
@@ -141,7 +228,7 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
         lines.append(f"| {_code(d.name)} | {_code(d.expression) or 'input'} | {_number(d.value, precision)} |")
     if explanation.definitions_omitted:
         lines += ["", _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)]
-    lines += ["", "Backward pass (reverse topological order; `+=` adds the contribution of a further use):", "",
+    lines += ["", BACKWARD_HEADING.replace("backward", "Backward", 1).replace("+=", "`+=`") + ":", "",
               "| gradient | chain rule | local rule | local | upstream | product | total |",
               "|---|---|---|---:|---:|---:|---:|"]
     for item, r in zip(explanation.steps, _rows(explanation, precision)):
@@ -164,11 +251,11 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
 # --- Rich ----------------------------------------------------------------------------------
 
 
-def _table(title: str, headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
+def _table(headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
     """A Rich table whose columns never shrink below their widest cell (Rich would cut numbers)."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table()
     for i, header in enumerate(headers):
         width = max([len(header)] + [len(cells[i]) for cells, _ in rows])
         numeric = header in ("value", "local", "upstream", "product", "total")
@@ -179,7 +266,11 @@ def _table(title: str, headers: Sequence[str], rows: list[tuple[list[str], str]]
 
 
 def to_rich(explanation: Explanation, precision: int | None = None) -> RenderableType:
-    """Two Rich tables (forward pass, backward pass) with a heading and the final gradients."""
+    """Two Rich tables (forward pass, backward pass) with a heading and the final gradients.
+
+    The headings are lines of their own, not table titles: Rich wraps a title to the
+    table's width and pads it with spaces.
+    """
     from rich.console import Group
     from rich.text import Text
 
@@ -188,7 +279,8 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
         ([d.name, d.expression or "input", _number(d.value, precision)], "cyan" if not d.expression else "")
         for d in explanation.definitions
     ]
-    parts.append(_table("forward pass (topological order)", ("variable", "definition", "value"), forward_rows))
+    parts.append(Text(FORWARD_HEADING, style="italic"))
+    parts.append(_table(("variable", "definition", "value"), forward_rows))
     if explanation.definitions_omitted:
         parts.append(Text(_omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
     backward_rows = []
@@ -203,10 +295,9 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
             ], "yellow" if item.accumulate else ""))
         else:
             backward_rows.append(([lhs, r.numbers, "", "", "", "", r.result], "bold yellow"))
-    parts.append(_table(
-        "backward pass (reverse topological order; += adds the contribution of a further use)",
-        ("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"), backward_rows,
-    ))
+    parts.append(Text(BACKWARD_HEADING, style="italic"))
+    parts.append(_table(("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"),
+                        backward_rows))
     if explanation.steps_omitted:
         parts.append(Text(_omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)))
     parts.append(Text(_gradients_line(explanation, precision), style="bold"))
