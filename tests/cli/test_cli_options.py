@@ -17,6 +17,7 @@ BASE = {
     "graph": ["y = 2*x", "--set", "x=1", "--renderer", "bundled"],
     "plot": ["y = 2*x", "--range", "x=0:1", "--format", "text"],
     "batch": [str(SAMPLES / "regression.ad"), str(SAMPLES / "regression.csv")],
+    "diff": ["y = 2*x**2", "--format", "text"],
 }
 
 
@@ -38,7 +39,8 @@ OPTIONS = numeric_options()
 def test_the_walk_finds_the_known_options() -> None:
     assert {(c, o) for c, o, _ in OPTIONS} >= {
         ("graph", "--timeout"), ("graph", "--max-nodes"), ("graph", "--precision"), ("check", "--rtol"),
-        ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision"), ("batch", "--precision")}
+        ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision"), ("batch", "--precision"),
+        ("diff", "--order")}
     assert set(BASE) == set(main.commands)
 
 
