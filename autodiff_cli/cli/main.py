@@ -14,6 +14,7 @@ from .check import check_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .eval import eval_command
 from .explain import explain_command
+from .fit import fit_command
 from .graph import graph_command
 
 __all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
@@ -49,3 +50,4 @@ main.add_command(eval_command)
 main.add_command(graph_command)
 main.add_command(explain_command)
 main.add_command(check_command)
+main.add_command(fit_command)
