@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -246,6 +245,8 @@ class _Interrupts:
         self.installed = False
 
     def __enter__(self) -> _Interrupts:  # noqa: PYI034 - typing.Self needs Python 3.11
+        import signal  # here: its import is not free, and only fit needs it
+
         try:
             self.previous = signal.signal(signal.SIGINT, self._handle)
             self.installed = True
@@ -254,6 +255,8 @@ class _Interrupts:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        import signal
+
         if self.installed:
             signal.signal(signal.SIGINT, self.previous)
 

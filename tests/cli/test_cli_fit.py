@@ -333,3 +333,30 @@ def test_plot_without_matplotlib_fails_before_training_with_the_install_command(
     assert result.exit_code == 1
     assert "--plot needs matplotlib" in result.stderr and "pip install 'autodiff-cli[plot]'" in result.stderr
     assert not (tmp_path / "loss.svg").exists() and result.stdout == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal (POSIX)")
+def test_a_terminal_gets_a_progress_bar_and_stdout_only_the_parameters(tmp_path) -> None:
+    controller, terminal = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autodiff_cli", "fit", str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv"),
+         "--steps", "300"],
+        stdout=subprocess.PIPE, stderr=terminal, cwd=tmp_path, env={**os.environ, "COLUMNS": "120"},
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    stdout, _ = process.communicate(timeout=60)
+    os.close(controller)
+    text = shown.decode("utf-8", "replace")
+    assert process.returncode == 0
+    assert "step 300/300" in text and "loss" in text and "grad norm" in text
+    assert "finished 300 steps" in text
+    assert set(json.loads(stdout)) == {"w", "b"}
