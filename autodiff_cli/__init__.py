@@ -7,19 +7,36 @@ The engine is importable on its own and runs micrograd code unchanged::
     L = a * b
     L.backward()   # a.grad == -3.0, b.grad == 2.0
     draw_dot(L)    # a graphviz.Digraph; a notebook shows it inline
+
+Programs run over whole columns of rows at once (NumPy, forward and reverse)::
+
+    from autodiff_cli import evaluate_batch
+    result = evaluate_batch("L = (w*x + b - y)**2", {"x": xs, "y": ys, "w": 0.5, "b": 0.0})
+    result.value          # L for every row
+    result.grads["w"]     # dL/dw for every row
 """
 
 from typing import Any
 
 from .engine import DomainError, Value
 
-__all__ = ["Value", "DomainError", "draw_dot"]
+__all__ = ["BatchEvaluator", "BatchResult", "DomainError", "RowError", "Value", "draw_dot", "evaluate_batch"]
+
+# Loaded on first use: the command line imports this package on every start, and the
+# batch executor imports NumPy.
+_LAZY = {
+    "draw_dot": "render.dot",
+    "evaluate_batch": "execute.vectorized",
+    "BatchEvaluator": "execute.vectorized",
+    "BatchResult": "execute.vectorized",
+    "RowError": "execute.vectorized",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # draw_dot is loaded on first use: the command line imports this package on every start.
-    if name == "draw_dot":
-        from .render.dot import draw_dot
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return draw_dot
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -406,14 +406,16 @@ def _divergence_error(result: FitResult, settings: FitSettings, where: str) -> E
     """What went wrong at which step, what was kept, and the usual cure; at the program's
     position when the executor named one (a domain error)."""
     position = source = None
+    notes: list[str] = []
     if result.error is not None:
-        position, source = result.error.position, result.error.source
+        position, source, notes = result.error.position, result.error.source, list(result.error.notes)
     if result.params is None:
         return EvaluationError(
             f"{result.bad_value} at step {result.bad_step}, the starting point: nothing was written",
-            position, source, "check the starting values and the data: the loss must be finite where training starts")
+            position, source, "check the starting values and the data: the loss must be finite where training starts",
+            notes)
     return EvaluationError(
         f"{result.bad_value} at step {result.bad_step:,}, so training stopped; wrote the parameters of step "
         f"{result.params_step:,}, the last with a finite loss ({result.loss:.6g}){where}",
         position, source, f"the learning rate {settings.lr:g} is probably too large: try --lr {settings.lr / 10:g}",
-    )
+        notes)

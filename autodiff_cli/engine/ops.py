@@ -14,8 +14,15 @@ One ``Op`` per operation holds, side by side:
   operands, ``c`` a constant exponent), read by ``explain`` and the docs;
 * ``domain`` and ``hint``: where the op is defined, and how to fix a domain error;
   ``overflow_hint`` when the result can exceed the float range;
-* ``vector`` and ``symbolic``: room for a NumPy rule (the vectorized executor) and a
-  symbolic rule (the differentiator), filled in by those executors' issues.
+* ``vector``: the same maths on float64 NumPy columns, for the vectorized executor
+  (``execute/vectorized.py``): ``vector(np, x[, y])`` (``**c``: ``vector(np, x, c)``)
+  returns ``(out, slopes)``, where ``slopes()`` computes the local derivatives only when
+  a gradient needs them.  NumPy is passed in as ``np``, so this module never imports
+  it.  Operands are arrays (one row per element) or NumPy scalars (the same value on
+  every row).  There are no domain checks here: outside its domain every op gives a
+  non-finite result (NaN or an infinity), and the executor turns non-finite values into
+  the same per-row errors the scalar kernels raise;
+* ``symbolic``: room for a symbolic rule (the differentiator), filled in by its issue.
 
 Adding a function to the language is one row here (plus tests): the grammar accepts
 any name followed by ``(``, the compiler looks names up in ``FUNCTIONS``, ``Value``
@@ -28,6 +35,16 @@ from __future__ import annotations
 
 import math
 from collections import namedtuple
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    # The vector kernels' operands: a float64 ndarray (one element per row) or a NumPy
+    # float64 scalar (the same on every row); their local derivatives, made on demand.
+    Column = Any
+    Slopes = Callable[[], tuple[Any, ...]]
 
 __all__ = ["DERIVATIVE_RULES", "FUNCTIONS", "OPS", "DomainError", "Op", "op_key", "short_number"]
 
@@ -48,9 +65,9 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
     float kernel), ``rule`` (tuple of str, one per operand), and the optional ``domain``,
-    ``hint``, ``overflow_hint`` (str), ``vector`` and ``symbolic`` (rules of the other
-    interpreters).  A plain namedtuple: ``typing.NamedTuple`` compiles each annotation,
-    which every start-up of the command would pay for.
+    ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy kernel) and ``symbolic``
+    (the differentiator's rule).  A plain namedtuple: ``typing.NamedTuple`` compiles each
+    annotation, which every start-up of the command would pay for.
     """
 
     __slots__ = ()
@@ -71,6 +88,28 @@ def short_number(x: float) -> str:
 
 OVERFLOW_HINT = "rescale the inputs, or rewrite the expression so intermediates stay below 1e308"
 
+
+# Constant local derivatives, shared by the vector kernels of + - neg = sign step and x**0, x**1.
+def _one() -> tuple[float]:
+    return (1.0,)
+
+
+def _minus_one() -> tuple[float]:
+    return (-1.0,)
+
+
+def _zero() -> tuple[float]:
+    return (0.0,)
+
+
+def _one_one() -> tuple[float, float]:
+    return (1.0, 1.0)
+
+
+def _one_minus_one() -> tuple[float, float]:
+    return (1.0, -1.0)
+
+
 # --- arithmetic ------------------------------------------------------------------------------
 
 
@@ -78,12 +117,24 @@ def _add(x: float, y: float) -> tuple[float, float, float]:
     return x + y, 1.0, 1.0
 
 
+def _add_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
+    return x + y, _one_one
+
+
 def _sub(x: float, y: float) -> tuple[float, float, float]:
     return x - y, 1.0, -1.0
 
 
+def _sub_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
+    return x - y, _one_minus_one
+
+
 def _mul(x: float, y: float) -> tuple[float, float, float]:
     return x * y, y, x
+
+
+def _mul_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
+    return x * y, lambda: (y, x)
 
 
 def _div(x: float, y: float) -> tuple[float, float, float]:
@@ -93,12 +144,25 @@ def _div(x: float, y: float) -> tuple[float, float, float]:
     return out, 1.0 / y, -out / y
 
 
+def _div_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
+    out = x / y  # inf or NaN where y == 0
+    return out, lambda: (1.0 / y, -out / y)
+
+
 def _neg(x: float) -> tuple[float, float]:
     return -x, -1.0
 
 
+def _neg_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    return -x, _minus_one
+
+
 def _identity(x: float) -> tuple[float, float]:
     return x, 1.0
+
+
+def _identity_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    return x, _one  # the same array: the executor never writes into a register's values
 
 
 # --- powers ----------------------------------------------------------------------------------
@@ -152,9 +216,38 @@ def _pow(x: float, y: float) -> tuple[float, float, float]:
     return out, _power_slope(x, y), _exponent_slope(x, out)
 
 
+def _pow_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
+    out = np.power(x, y)  # NaN for a negative base and a fractional exponent, inf for 0 ** negative
+
+    def slopes() -> tuple[Column, Column]:
+        # _power_slope: 0 where y == 0 (the formula would give 0 * inf at x == 0, and -0.0
+        # for a negative x); +inf at a zero base for y < 1 (the formula gives -inf for
+        # x = -0.0 when y - 1 rounds to -1, an odd power); elsewhere the formula.
+        dx = np.where(y == 0.0, 0.0, np.where((x == 0.0) & (y < 1.0), np.inf, y * np.power(x, y - 1.0)))
+        # _exponent_slope: out * ln(x) for x > 0, 0 where x == 0, NaN for a negative base.
+        dy = np.where(x > 0.0, out * np.log(x), np.where(x == 0.0, 0.0, np.nan))
+        return dx, dy
+
+    return out, slopes
+
+
 def _pow_const(x: float, c: float) -> tuple[float, float]:
     """x ** c for a constant c: one operand, the exponent is part of the op."""
     return _real_power(x, c), _power_slope(x, c)
+
+
+def _pow_const_vector(np: Any, x: Column, c: float) -> tuple[Column, Slopes]:
+    out = np.power(x, c)
+    # c * x**(c-1) as _power_slope computes it; the constant exponents need no power at all.
+    if c == 0.0:
+        return out, _zero
+    if c == 1.0:
+        return out, _one
+    if c == 2.0:
+        return out, lambda: (2.0 * x,)
+    if c < 1.0:  # +inf at a zero base, as for x**y (below 0 the row has failed anyway)
+        return out, lambda: (np.where(x == 0.0, np.inf, c * np.power(x, c - 1.0)),)
+    return out, lambda: (c * np.power(x, c - 1.0),)
 
 
 # --- functions -------------------------------------------------------------------------------
@@ -165,6 +258,11 @@ def _tanh(x: float) -> tuple[float, float]:
     return t, 1.0 - t * t
 
 
+def _tanh_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    t = np.tanh(x)
+    return t, lambda: (1.0 - t * t,)
+
+
 def _exp(x: float) -> tuple[float, float]:
     try:
         e = math.exp(x)
@@ -173,10 +271,19 @@ def _exp(x: float) -> tuple[float, float]:
     return e, e
 
 
+def _exp_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    e = np.exp(x)  # inf where it overflows
+    return e, lambda: (e,)
+
+
 def _log(x: float) -> tuple[float, float]:
     if x <= 0.0:
         raise DomainError("log", f"log of {x:g} is undefined (log needs a positive argument)")
     return math.log(x), 1.0 / x
+
+
+def _log_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    return np.log(x), lambda: (1.0 / x,)  # -inf at 0, NaN below
 
 
 def _sqrt(x: float) -> tuple[float, float]:
@@ -186,8 +293,20 @@ def _sqrt(x: float) -> tuple[float, float]:
     return s, 0.5 / s if s else math.inf
 
 
+def _sqrt_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    s = np.sqrt(x)  # NaN below 0
+    # abs: sqrt(-0.0) is -0.0, whose slope is +inf, as at 0 (0.5 / 0 is inf).
+    return s, lambda: (0.5 / np.abs(s),)
+
+
 def _relu(x: float) -> tuple[float, float]:
     return (x, 1.0) if x > 0.0 else (0.0, 0.0)  # relu'(0) = step(0) = 0, as in PyTorch
+
+
+def _relu_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    # + 0.0 turns the -0.0 that maximum may keep for x = -0.0 into 0.0, the scalar's result.
+    # The slope is a boolean column: multiplying by it multiplies by 1.0 or 0.0.
+    return np.maximum(x, 0.0) + 0.0, lambda: (x > 0.0,)
 
 
 def _sigmoid(x: float) -> tuple[float, float]:
@@ -199,12 +318,28 @@ def _sigmoid(x: float) -> tuple[float, float]:
     return s, s * (1.0 - s)
 
 
+def _sigmoid_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    # The scalar kernel's two forms at once: e = exp(-|x|) <= 1 never overflows, and the
+    # numerator max(e, x >= 0) is 1 for x >= 0 (1/(1+exp(-x))) and e below (e/(1+e)).
+    e = np.exp(-np.abs(x))
+    s = np.maximum(e, x >= 0.0) / (1.0 + e)
+    return s, lambda: (s * (1.0 - s),)
+
+
 def _sin(x: float) -> tuple[float, float]:
     return math.sin(x), math.cos(x)
 
 
+def _sin_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    return np.sin(x), lambda: (np.cos(x),)
+
+
 def _cos(x: float) -> tuple[float, float]:
     return math.cos(x), -math.sin(x)
+
+
+def _cos_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    return np.cos(x), lambda: (-np.sin(x),)
 
 
 def _sign(x: float) -> float:
@@ -220,8 +355,16 @@ def _abs(x: float) -> tuple[float, float]:
     return abs(x), _sign(x)  # abs'(0) = sign(0) = 0, as in PyTorch
 
 
+def _abs_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    return np.abs(x), lambda: (np.sign(x),)  # np.sign gives 0.0 at both zeros, NaN for NaN
+
+
 def _sign_op(x: float) -> tuple[float, float]:
     return _sign(x), 0.0  # flat on each side; at the jump the convention is 0, as in PyTorch
+
+
+def _sign_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    return np.sign(x), _zero
 
 
 def _step(x: float) -> tuple[float, float]:
@@ -231,36 +374,45 @@ def _step(x: float) -> tuple[float, float]:
     return (0.0 if x <= 0.0 else x), 0.0  # NaN stays NaN
 
 
+def _step_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    # NaN gives 0 here (the scalar keeps NaN), but a row holding a NaN has already failed.
+    return (x > 0.0).astype(np.float64), _zero
+
+
 # --- the table -------------------------------------------------------------------------------
 
 _ROWS = (
-    Op("+", 2, "{x} + {y}", _add, ("1", "1")),
-    Op("-", 2, "{x} - {y}", _sub, ("1", "-1")),
-    Op("*", 2, "{x} * {y}", _mul, ("y", "x")),
+    Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector),
+    Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector),
+    Op("*", 2, "{x} * {y}", _mul, ("y", "x"), vector=_mul_vector),
     Op("/", 2, "{x} / {y}", _div, ("1/y", "-x/y**2"), domain="y != 0",
-       hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))"),
-    Op("neg", 1, "-{x}", _neg, ("-1",)),
+       hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
+       vector=_div_vector),
+    Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector),
     Op("**", 2, "{x} ** {y}", _pow, ("y * x**(y-1)", "x**y * ln(x)"),
        domain="x > 0, or x = 0 and y >= 0, or x < 0 and y an integer",
-       hint="a negative base needs an integer exponent, and 0 needs a non-negative one"),
+       hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
+       vector=_pow_vector),
     Op("**c", 1, "{x}**{c}", _pow_const, ("c * x**(c-1)",),
        domain="x > 0, or x = 0 and c >= 0, or x < 0 and c an integer",
-       hint="a negative base needs an integer exponent, and 0 needs a non-negative one"),
-    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",)),
+       hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
+       vector=_pow_const_vector),
+    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
-       overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT),
+       overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
-       hint="log needs a positive argument; check the inputs that feed it"),
+       hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
-       hint="sqrt needs a non-negative argument; check the inputs that feed it"),
-    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",)),
-    Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",)),
-    Op("sin", 1, "sin({x})", _sin, ("cos(x)",)),
-    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",)),
-    Op("abs", 1, "abs({x})", _abs, ("sign(x)",)),
-    Op("sign", 1, "sign({x})", _sign_op, ("0",)),
-    Op("step", 1, "step({x})", _step, ("0",)),
-    Op("=", 1, "{x}", _identity, ("1",)),  # `b = a`: b gets a node of its own
+       hint="sqrt needs a non-negative argument; check the inputs that feed it",
+       vector=_sqrt_vector),
+    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector),
+    Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector),
+    Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector),
+    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector),
+    Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector),
+    Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector),
+    Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector),
+    Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector),  # `b = a`: b gets a node of its own
 )
 
 OPS: dict[str, Op] = {op.name: op for op in _ROWS}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.optim import AdamRule, SGDRule, scheduled_lr
 from ..errors import AutodiffError, InputError, Source, variables_hint
@@ -402,40 +402,51 @@ def _checked_parameters(program: Program, names: list[str], columns: set[str], d
 class ProgramObjective:
     """The mean of a program's output over data rows, as a function of its parameters.
 
-    TEMPORARY: evaluates row by row with the scalar interpreter until the vectorized
-    executor lands; the interface stays.
+    Each call runs the vectorized executor over the rows (all, or a mini-batch's) with
+    the parameters and fixed inputs given as numbers every row shares, reducing to the
+    mean loss and the mean gradient.  A row where an op fails raises the executor's
+    ``RowError``, naming the row of the data (``row_label``) rather than of the batch.
     """
 
-    def __init__(self, program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray]) -> None:
-        self.program = program
+    def __init__(self, program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray],
+                 row_label: Callable[[int], str] | None = None) -> None:
+        from .vectorized import BatchEvaluator
+
         self.plan = plan
         self.columns = {name: columns[name] for name in plan.data_inputs}
-        self.rows = len(next(iter(columns.values()))) if columns else 0
-
-    def _run(self, params: np.ndarray, rows: np.ndarray | None, backward: bool) -> tuple[float, np.ndarray]:
-        import numpy as np
-
-        from .scalar import evaluate
-
-        indices = range(self.rows) if rows is None else rows
-        base = dict(self.plan.fixed)
-        base.update(zip(self.plan.parameters, params.tolist()))
-        total = 0.0
-        grads = np.zeros(len(self.plan.parameters))
-        count = 0
-        for r in indices:
-            values = dict(base)
-            for name, column in self.columns.items():
-                values[name] = float(column[r])
-            evaluation = evaluate(self.program, values, self.plan.output, backward=backward)
-            total += evaluation.root.data
-            if backward:
-                grads += [evaluation.nodes[name].grad for name in self.plan.parameters]
-            count += 1
-        return total / count, grads / count
+        self.rows = len(next(iter(self.columns.values()))) if self.columns else 1
+        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
+        self._gradients = BatchEvaluator(program, output=plan.output, wrt=plan.parameters)
+        self._values = BatchEvaluator(program, output=plan.output, wrt=())
 
     def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
-        return self._run(params, rows, True)
+        import numpy as np
+
+        result = self._evaluate(self._gradients, params, rows)
+        return result.value, np.array([result.grads[name] for name in self.plan.parameters])
 
     def loss(self, params: np.ndarray) -> float:
-        return self._run(params, None, False)[0]
+        return self._evaluate(self._values, params, None).value  # type: ignore[no-any-return]
+
+    def _evaluate(self, evaluator: Any, params: np.ndarray, rows: np.ndarray | None) -> Any:
+        from .vectorized import RowError
+
+        inputs: dict[str, object] = dict(self.plan.fixed)
+        inputs.update(zip(self.plan.parameters, params.tolist()))
+        for name, column in self.columns.items():
+            inputs[name] = column if rows is None else column[rows]
+        try:
+            return evaluator.evaluate(inputs, reduce="mean")
+        except RowError as error:
+            raise self._in_the_data(error, rows) from None
+
+    def _in_the_data(self, error: Any, rows: np.ndarray | None) -> Any:
+        """The error with its row counted in the data, shown by its data values (the
+        executor's own note counts rows of the batch and lists the parameters first)."""
+        index = error.row if rows is None else int(rows[error.row])
+        shown = [f"{name}={float(column[index])!r}" for name, column in self.columns.items()]
+        more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+        error.notes = [note for note in error.notes if not note.startswith("in row ")]
+        error.notes.append(f"in {self.row_label(index)}: {', '.join(shown[:20])}{more}")
+        error.row = index
+        return error

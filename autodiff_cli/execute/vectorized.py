@@ -1,0 +1,632 @@
+"""The vectorized interpreter: a ``Program`` run over columns of rows with NumPy, forward and reverse.
+
+Where the scalar interpreter builds one graph of ``Value`` nodes per set of inputs,
+this one runs the same instruction list once per *chunk* of rows: each register
+holds a float64 column (one element per row) instead of a number.  The forward
+sweep applies each op's ``vector`` kernel from the op table, front to back; the
+reverse sweep multiplies adjoint columns by the local derivatives the kernels
+return, back to front.  Rows never mix, so row ``r`` of every result is what the
+scalar engine computes for row ``r`` of the inputs.
+
+Conventions are the scalar engine's, row by row:
+
+* The maths is the op table's (relu'(0) = abs'(0) = 0, sqrt'(0) = inf, ``x**y``'s
+  slopes, overflow-safe tanh and sigmoid), and the reverse sweep adds the
+  contributions to each adjoint in the order ``Value.backward`` does.  Where both use
+  the same IEEE operations (+ - * /, neg, sqrt, abs, relu, sign, step, copies, the
+  constant-exponent slopes 0, 1 and 2x) the results are bit-identical; exp, log, sin,
+  cos, tanh and powers come from NumPy's routines rather than the C library's, which
+  may differ in the last bit or two (a few ulps, tested).
+* A row *fails* where the scalar engine raises: at the first instruction whose value
+  is not finite (every op gives NaN or an infinity outside its domain, and the scalar
+  engine rejects any non-finite value).  Nothing is raised mid-sweep: the failed rows
+  are a mask, each with the instruction where it failed, and ``on_error`` decides
+  what happens to them.  The message for a failed row is the scalar engine's own,
+  got by evaluating that one row again.
+* Gradients of variables the output does not depend on are 0.
+
+Memory: rows are processed in chunks sized so that the live registers, the stored
+local derivatives and the adjoints of one chunk fit in ``CHUNK_BYTES``; a register's
+values are dropped after their last use, its local derivatives and its adjoint as
+soon as the reverse sweep has passed it; adjoints accumulate in place; results go
+into arrays allocated once.  Registers that do not depend on any column (constants,
+inputs given as one number, and what is computed from them only) are computed once
+per call, not once per chunk.
+
+The public entry points are ``evaluate_batch`` and ``BatchEvaluator`` (also exported
+by ``autodiff_cli``); this module imports NumPy, so nothing imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine.graph import paused_cycle_collector
+from ..engine.ops import OPS, OVERFLOW_HINT
+from ..errors import EvaluationError, InputError, Source, variables_hint
+from ..language.program import (
+    CONST,
+    INPUT,
+    POWER_CONST,
+    Program,
+    check_inputs,
+    missing_inputs,
+    missing_inputs_error,
+    output_name,
+)
+from .scalar import evaluate
+
+__all__ = [
+    "CHUNK_BYTES",
+    "ON_ERROR",
+    "REDUCTIONS",
+    "BatchEvaluator",
+    "BatchResult",
+    "RowError",
+    "evaluate_batch",
+    "gradient_column",
+]
+
+ON_ERROR = ("raise", "nan", "skip")
+REDUCTIONS = ("sum", "mean")
+
+# Working memory of one chunk (registers, local derivatives, adjoints), and the most rows
+# a chunk has: columns of 16,384 float64 (128 KiB) stay in the CPU's cache between the
+# ops that use them, which makes a chunked sweep faster than whole columns.
+CHUNK_BYTES = 48 * 2**20
+MAX_CHUNK_ROWS = 16_384
+
+_FLOAT = np.float64
+_ONE = _FLOAT(1.0)
+
+
+def gradient_column(output: str, name: str) -> str:
+    """The stable name of the gradient column d output / d name, e.g. ``dL/da``."""
+    return f"d{output}/d{name}"
+
+
+@dataclass(eq=False)
+class RowError(EvaluationError):
+    """An operation failed on one row: the scalar engine's message for that row, and which row.
+
+    ``row`` counts from 0 in the columns given; ``inputs`` holds the row's value of every
+    input (columns and broadcast numbers alike).
+    """
+
+    row: int = 0
+    inputs: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class BatchResult:
+    """Values and gradients over a batch of rows.
+
+    Per row (``reduce`` None) each entry of ``values`` and ``grads`` is a float64 array
+    with one element per row of the result; with ``reduce`` it is one float, the sum or
+    mean over the rows counted.
+
+    * ``output``: the differentiated variable; ``value`` is its entry of ``values``.
+    * ``values``: the output, then each ``values_of`` name, by variable name.
+    * ``grads``: d output / d name for each ``wrt`` name.
+    * ``rows``: how many rows were given; ``failed``: a boolean array over them, True
+      where an op failed (outside its domain, or a result too large for a float).
+    * ``kept``: with ``on_error="skip"``, the indices of the rows the results hold (the
+      rows that did not fail); otherwise None, and result row ``r`` is input row ``r``
+      (a failed row holds NaN).
+    * ``count``: the rows in the results (reduced over, with ``reduce``).
+    * ``warnings``: columns the program does not use, as the scalar ``Evaluation`` has.
+    """
+
+    output: str
+    values: dict[str, Any]
+    grads: dict[str, Any]
+    rows: int
+    failed: np.ndarray
+    kept: np.ndarray | None
+    count: int
+    reduce: str | None
+    warnings: list[str]
+    _evaluator: BatchEvaluator = field(repr=False)
+    _inputs: dict[str, Any] = field(repr=False)
+    _failed_at: np.ndarray = field(repr=False)
+
+    @property
+    def value(self) -> Any:
+        """The output's value: one per row, or its sum or mean."""
+        return self.values[self.output]
+
+    @property
+    def failures(self) -> int:
+        return int(np.count_nonzero(self.failed))
+
+    def error(self, row: int) -> RowError:
+        """Why ``row`` (an index into the rows given) failed, as the scalar engine says it."""
+        if not 0 <= row < self.rows or not self.failed[row]:
+            raise ValueError(f"row {row} did not fail")
+        return self._evaluator.row_error(self._inputs, row, int(self._failed_at[row]))
+
+    def columns(self) -> dict[str, Any]:
+        """The results under their stable column names: the output (e.g. ``L``), each
+        ``values_of`` name, then ``dL/da`` for each gradient."""
+        named = dict(self.values)
+        named.update((gradient_column(self.output, name), grad) for name, grad in self.grads.items())
+        return named
+
+
+class BatchEvaluator:
+    """A program prepared for evaluation over batches of rows: plan once, evaluate many times.
+
+    ``output`` is the variable to differentiate (default: the program's result); ``wrt``
+    the variables to differentiate with respect to (default: every input; ``()`` for
+    values only, which skips the reverse sweep); ``values_of`` the variables whose values
+    to return besides the output.  Unknown names raise ``InputError``.
+    """
+
+    def __init__(self, program: Program | str, *, output: str | None = None,
+                 wrt: Iterable[str] | None = None, values_of: Iterable[str] = ()) -> None:
+        if isinstance(program, str):
+            from ..language import parse
+
+            program = parse(program, "<program>")
+        self.program = program
+        self.output = output_name(program, output)
+        self.inputs = [variable.name for variable in program.inputs]
+        self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
+        reported = [self.output] + self._names(values_of, "values_of")
+        self.values_of = list(dict.fromkeys(reported))
+        with paused_cycle_collector():  # per-register lists of a large program: no cycles to find
+            self._plan = _Plan(program, self.output, self.wrt, self.values_of)
+
+    def _names(self, names: Iterable[str], option: str) -> list[str]:
+        if isinstance(names, str):
+            names = [names]
+        names = list(dict.fromkeys(names))
+        unknown = [name for name in names if name not in self.program.variables]
+        if unknown:
+            raise InputError(
+                f"{option} names {', '.join(map(str, unknown))}, which the program does not define",
+                source=Source(self.program.source.name, ""),
+                hint=variables_hint(list(self.program.variables), [str(name) for name in unknown]),
+            )
+        return names
+
+    # --- evaluating ----------------------------------------------------------------------------
+
+    def evaluate(self, inputs: Any, *, reduce: str | None = None, on_error: str = "raise") -> BatchResult:
+        """Run the program over ``inputs`` (see ``evaluate_batch``)."""
+        if reduce not in (None, *REDUCTIONS):
+            raise ValueError(f"reduce must be None, 'sum' or 'mean', not {reduce!r}")
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error must be 'raise', 'nan' or 'skip', not {on_error!r}")
+        columns, warnings = self._columns(inputs)
+        rows = _row_count(columns)
+        plan = self._plan
+        failed = np.zeros(rows, dtype=bool)
+        failed_at = np.full(rows, -1, dtype=np.intp)
+        per_row = reduce is None
+        results = {name: np.empty(rows) for name in plan.reported} if per_row else {}
+        sums: dict[str, list[float]] = {name: [] for name in plan.reported}
+        # Outside its domain an op gives NaN or inf, which the sweeps check for: NumPy's
+        # warnings would only repeat it.  The sweeps make no reference cycles either.
+        with np.errstate(all="ignore"), paused_cycle_collector():
+            uniform = plan.uniform(columns)
+            for start in range(0, rows, plan.chunk_rows):
+                stop = min(rows, start + plan.chunk_rows)
+                chunk = _Chunk(plan, uniform, columns, start, stop)
+                chunk.forward()
+                if plan.wrt_registers:
+                    chunk.reverse()
+                chunk_failed = chunk.failed
+                if chunk_failed is not None:
+                    failed[start:stop] = chunk_failed
+                    failed_at[start:stop] = chunk.failed_at
+                    if on_error == "raise":
+                        row = start + int(np.argmax(chunk_failed))
+                        raise self.row_error(columns, row, int(failed_at[row]))
+                for key, column in chunk.results.items():
+                    if per_row:
+                        target = results[key][start:stop]
+                        if key[0] == "grad":
+                            # Value.backward adds every contribution to a grad that starts at
+                            # +0.0, so it never ends at -0.0; adding 0.0 does the same here.
+                            np.add(column, 0.0, out=target)
+                        else:
+                            target[...] = column
+                        if chunk_failed is not None:
+                            target[chunk_failed] = np.nan
+                    else:
+                        full = np.broadcast_to(column, (stop - start,))
+                        if chunk_failed is not None:
+                            full = full[~chunk_failed] if on_error == "skip" else np.where(chunk_failed, np.nan, full)
+                        sums[key].append(float(np.add.reduce(full)))
+        kept = None
+        count = rows
+        if on_error == "skip":
+            kept = np.flatnonzero(~failed)
+            count = len(kept)
+            if per_row and count < rows:
+                results = {name: column[kept] for name, column in results.items()}
+        if not per_row:
+            results = {key: math.fsum(parts) + 0.0 for key, parts in sums.items()}
+            if reduce == "mean":
+                results = {name: total / count if count else math.nan for name, total in results.items()}
+        values = {name: results[plan.result_key(name)] for name in self.values_of}
+        grads = {name: results[plan.gradient_key(name)] for name in self.wrt}
+        return BatchResult(self.output, values, grads, rows, failed, kept, count, reduce, warnings,
+                           self, columns, failed_at)
+
+    def _columns(self, inputs: Any) -> tuple[dict[str, Any], list[str]]:
+        """Every input's column (a 1-D float64 array) or broadcast number (a NumPy scalar)."""
+        given = _as_mapping(inputs)
+        program = self.program
+        warnings = check_inputs(program, {name: None for name in given if isinstance(name, str)})
+        warnings += [f"column {name!r} is not a variable name; it is ignored"
+                     for name in given if not isinstance(name, str)]
+        missing = missing_inputs(program, given)
+        if missing:
+            raise missing_inputs_error(program, missing)
+        columns: dict[str, Any] = {}
+        for variable in program.inputs:
+            if variable.name in given:
+                columns[variable.name] = _as_column(variable.name, given[variable.name])
+            else:
+                columns[variable.name] = _FLOAT(variable.default)
+        return columns, warnings
+
+    # --- explaining a failed row -------------------------------------------------------------
+
+    def row_error(self, columns: Mapping[str, Any], row: int, instruction: int) -> RowError:
+        """The error of a failed row: the scalar engine's message, or one made from the
+        failing instruction where the scalar engine disagrees (a result at the very edge
+        of the float range, where NumPy's and the C library's last bits differ)."""
+        inputs = {name: float(column if np.ndim(column) == 0 else column[row])
+                  for name, column in columns.items()}
+        program = self.program
+        op, _args, param, position = program.instructions[instruction]
+        if op == INPUT:
+            return RowError(
+                f"the input '{param}' is {inputs[param]!r}, not a finite number",
+                program.variables[param].position, program.source,
+                "every input must be a finite number: drop or fill the missing values, or skip "
+                "the rows that have them (on_error='skip')",
+                _row_notes(row, inputs), row=row, inputs=inputs)
+        try:
+            evaluate(program, inputs, self.output, backward=False)
+        except EvaluationError as error:
+            return RowError(error.message, error.position, error.source, error.hint,
+                            [*error.notes, *_row_notes(row, inputs)], row=row, inputs=inputs)
+        shown = {POWER_CONST: "power", "neg": "neg", "=": "copy"}.get(op, op)
+        return RowError(
+            f"the result of '{shown}' is not a finite number", position, program.source,
+            (OPS[op].overflow_hint if op in OPS else None) or OVERFLOW_HINT,
+            _row_notes(row, inputs), row=row, inputs=inputs)
+
+
+def evaluate_batch(program: Program | str, inputs: Any, *, output: str | None = None,
+                   wrt: Iterable[str] | None = None, values_of: Iterable[str] = (),
+                   reduce: str | None = None, on_error: str = "raise") -> BatchResult:
+    """Evaluate ``program`` and its gradients over many rows at once.
+
+    ``inputs`` maps input names to columns: anything ``numpy.asarray`` turns into a 1-D
+    array of numbers (a NumPy array, a list, a pandas or polars Series), or a single
+    number, which every row shares.  A pandas or polars DataFrame works as it is.
+    Inputs given nowhere take the program's defaults; columns the program does not use
+    are ignored (``BatchResult.warnings`` names them).  All columns have the same length.
+
+    ``output``, ``wrt`` and ``values_of``: see ``BatchEvaluator``.  ``reduce`` ``"sum"``
+    or ``"mean"`` returns sums or means over the rows instead of one value per row (the
+    mean gradient is batch backpropagation's).  ``on_error`` says what a row where an
+    op fails does: ``"raise"`` raises ``RowError`` for the first such row; ``"nan"`` gives
+    it NaN results (a sum or mean over it is then NaN too); ``"skip"`` leaves it out of
+    the results and of the reduction.  ``BatchResult.failed`` marks those rows and
+    ``BatchResult.error(row)`` says what went wrong in each.
+    """
+    evaluator = BatchEvaluator(program, output=output, wrt=wrt, values_of=values_of)
+    return evaluator.evaluate(inputs, reduce=reduce, on_error=on_error)
+
+
+# --- the plan: what a program needs, worked out once ---------------------------------------
+
+
+class _Plan:
+    """Everything about the instruction list that does not depend on the rows."""
+
+    def __init__(self, program: Program, output: str, wrt: Sequence[str], reported: Sequence[str]) -> None:
+        instructions = program.instructions
+        count = len(instructions)
+        self.program = program
+        self.instructions = instructions
+        self.output_register = program.variables[output].register
+        registers = {name: program.variables[name].register for name in (*wrt, *reported)}
+        # Results are kept per register (two names of one register share it).
+        self.reported = {}
+        for name in reported:
+            self.reported[("value", registers[name])] = None
+        self.value_reported = [False] * count
+        for name in reported:
+            self.value_reported[registers[name]] = True
+        wanted = {registers[name] for name in wrt}
+        self.wrt_registers = sorted(wanted)
+        for register in self.wrt_registers:
+            self.reported[("grad", register)] = None
+        self._registers = registers
+
+        # Which adjoints the reverse sweep needs: registers the output depends on that
+        # depend on a wrt register themselves.  (Plain loops: a program can have a
+        # million instructions.)
+        depends_on_wrt = [False] * count
+        for register in wanted:
+            depends_on_wrt[register] = True
+        for register, instruction in enumerate(instructions):
+            for a in instruction.args:
+                if depends_on_wrt[a]:
+                    depends_on_wrt[register] = True
+        output_needs = program.dependencies(output)
+        on_path = [d and o for d, o in zip(depends_on_wrt, output_needs)]
+        # The registers that push an adjoint to an operand, in Value.backward's order.
+        pushes = [False] * count
+        for register, instruction in enumerate(instructions):
+            if on_path[register]:
+                for a in instruction.args:
+                    if on_path[a]:
+                        pushes[register] = True
+        self.on_path, self.pushes = on_path, pushes
+        self.reverse_order = [r for r in reversed(_backward_order(instructions, self.output_register)) if pushes[r]]
+
+        # Forward liveness: a register's values are dropped after the last instruction
+        # that reads them.
+        last_use = list(range(count))
+        for register, instruction in enumerate(instructions):
+            for a in instruction.args:
+                last_use[a] = register
+        self.dies_at: list[list[int]] = [[] for _ in range(count)]
+        for register, last in enumerate(last_use):
+            self.dies_at[last].append(register)
+
+        self.kernels = [None if op in (INPUT, CONST) else OPS[op].vector for op, *_ in instructions]
+        self.chunk_rows = max(1, min(MAX_CHUNK_ROWS, CHUNK_BYTES // (8 * self._peak_columns(last_use))))
+
+    def result_key(self, name: str) -> tuple[str, int]:
+        return ("value", self._registers[name])
+
+    def gradient_key(self, name: str) -> tuple[str, int]:
+        return ("grad", self._registers[name])
+
+    def _peak_columns(self, last_use: list[int]) -> int:
+        """An upper bound on the columns one chunk holds at once: live values and stored
+        local derivatives in the forward sweep; derivatives not yet used and live
+        adjoints in the reverse sweep; the gradients kept; two temporaries."""
+        instructions, pushes, on_path = self.instructions, self.pushes, self.on_path
+        ending = [0] * len(instructions)
+        for last in last_use:
+            ending[last] += 1
+        live = slopes = forward = 0
+        for register, instruction in enumerate(instructions):
+            live += 1
+            if pushes[register]:
+                slopes += len(instruction.args)
+            forward = max(forward, live + slopes)
+            live -= ending[register]
+        alive = [False] * len(instructions)
+        adjoints = backward = 0
+        for register in self.reverse_order:
+            for a in instructions[register].args:
+                if on_path[a] and not alive[a]:
+                    alive[a] = True
+                    adjoints += 1
+            backward = max(backward, slopes + adjoints)
+            slopes -= len(instructions[register].args)
+            adjoints -= alive[register]
+            alive[register] = False
+        return max(forward, backward) + len(self.reported) + 2
+
+    def uniform(self, columns: Mapping[str, Any]) -> dict[int, tuple[Any, Any, bool]]:
+        """The registers that are the same on every row, computed once: register ->
+        (value, local derivatives or None, whether the value is finite)."""
+        done: dict[int, tuple[Any, Any, bool]] = {}
+        for register, (op, args, param, _position) in enumerate(self.instructions):
+            if op == INPUT:
+                value = columns[param]
+                if np.ndim(value):
+                    continue
+                slopes = None
+            elif op == CONST:
+                value, slopes = _FLOAT(param), None
+            elif all(a in done for a in args):
+                kernel = self.kernels[register]
+                operands = [done[a][0] for a in args]
+                value, make_slopes = (kernel(np, operands[0], param) if op == POWER_CONST
+                                      else kernel(np, *operands))
+                value = _FLOAT(value)
+                slopes = make_slopes() if self.pushes[register] else None
+            else:
+                continue
+            finite = bool(np.isfinite(value))
+            done[register] = (value if finite else _ONE, slopes, finite)
+        return done
+
+
+def _backward_order(instructions: Sequence[Any], root: int) -> list[int]:
+    """``engine.graph.topological_order`` on registers: the same depth-first walk, so the
+    reverse sweep adds each adjoint's contributions in the order ``Value.backward`` does
+    (float addition is not associative: another order could change the last bit)."""
+    order: list[int] = []
+    done = [False] * len(instructions)
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        if done[node]:
+            stack.pop()
+            continue
+        args = instructions[node].args
+        pending = False
+        if len(args) == 2 and not done[args[1]]:
+            stack.append(args[1])
+            pending = True
+        if args and not done[args[0]]:
+            stack.append(args[0])
+            pending = True
+        if not pending:
+            done[node] = True
+            order.append(node)
+            stack.pop()
+    return order
+
+
+# --- one chunk of rows ---------------------------------------------------------------------
+
+
+class _Chunk:
+    """The forward and reverse sweeps over rows ``start:stop``."""
+
+    def __init__(self, plan: _Plan, uniform: dict[int, tuple[Any, Any, bool]], columns: Mapping[str, Any],
+                 start: int, stop: int) -> None:
+        self.plan = plan
+        self.uniform = uniform
+        self.columns = columns
+        self.start, self.stop = start, stop
+        self.slopes: list[Any] = [None] * len(plan.instructions)
+        self.results: dict[tuple[str, int], Any] = {}
+        self.failed: np.ndarray | None = None  # created when a row fails
+        self.failed_at: np.ndarray | None = None
+
+    def forward(self) -> None:
+        plan, uniform, slopes = self.plan, self.uniform, self.slopes
+        start, stop = self.start, self.stop
+        pushes, kernels, dies_at = plan.pushes, plan.kernels, plan.dies_at
+        reported = plan.value_reported
+        registers: list[Any] = [None] * len(plan.instructions)
+        isfinite, add_reduce = math.isfinite, np.add.reduce
+        for register, (op, args, param, _position) in enumerate(plan.instructions):
+            known = uniform.get(register)
+            if known is not None:
+                value, slopes[register], finite = known
+                if not finite:
+                    self._fail_everywhere(register)
+            else:
+                if op == INPUT:
+                    value = self.columns[param][start:stop]
+                elif op == POWER_CONST:
+                    value, make_slopes = kernels[register](np, registers[args[0]], param)
+                elif len(args) == 2:
+                    value, make_slopes = kernels[register](np, registers[args[0]], registers[args[1]])
+                else:
+                    value, make_slopes = kernels[register](np, registers[args[0]])
+                # One cheap sum tells whether every row is finite; only when one is not
+                # are the rows looked at one by one.
+                if not isfinite(add_reduce(value)):
+                    value = self._fail_where_not_finite(register, value)
+                if op != INPUT and pushes[register]:
+                    slopes[register] = make_slopes()
+            registers[register] = value
+            if reported[register]:
+                self.results[("value", register)] = value
+            for dead in dies_at[register]:
+                registers[dead] = None
+
+    def _mark(self, register: int, rows: np.ndarray) -> None:
+        if self.failed is None:
+            size = self.stop - self.start
+            self.failed = np.zeros(size, dtype=bool)
+            self.failed_at = np.full(size, -1, dtype=np.intp)
+        new = rows & ~self.failed
+        self.failed |= new
+        self.failed_at[new] = register
+
+    def _fail_everywhere(self, register: int) -> None:
+        self._mark(register, np.ones(self.stop - self.start, dtype=bool))
+
+    def _fail_where_not_finite(self, register: int, value: np.ndarray) -> np.ndarray:
+        bad = ~np.isfinite(value)
+        if not bad.any():  # the sum overflowed, not a value
+            return value
+        self._mark(register, bad)
+        # The failed rows carry on with 1.0, so that they do not set off this check again
+        # at every later instruction; their results are discarded.
+        return np.where(bad, 1.0, value)
+
+    def reverse(self) -> None:
+        plan, slopes = self.plan, self.slopes
+        instructions, on_path = plan.instructions, plan.on_path
+        adjoints: list[Any] = [None] * len(instructions)
+        owned = [False] * len(instructions)  # adjoints this sweep allocated, safe to add into
+        adjoints[plan.output_register] = _ONE
+        keep = set(plan.wrt_registers)
+        for register in plan.reverse_order:
+            g = adjoints[register]
+            local = slopes[register]
+            for a, slope in zip(instructions[register].args, local):
+                if not on_path[a]:
+                    continue
+                # slope * g, without the multiplications that change nothing: a constant
+                # slope of 1 or -1 (+ - neg =, a parameter equal to 1), or g = 1 at the top.
+                if isinstance(slope, float) and (slope == 1.0 or slope == -1.0):
+                    contribution, fresh = (g, False) if slope == 1.0 else (-g, True)
+                elif g is _ONE and (isinstance(slope, float) or slope.dtype == _FLOAT):  # not relu's booleans
+                    contribution, fresh = slope, False
+                else:
+                    contribution, fresh = slope * g, True
+                current = adjoints[a]
+                if current is None:
+                    adjoints[a], owned[a] = contribution, fresh and np.ndim(contribution) == 1
+                elif owned[a] and np.ndim(contribution) <= 1:
+                    np.add(current, contribution, out=current)
+                else:
+                    adjoints[a] = current + contribution
+                    owned[a] = np.ndim(adjoints[a]) == 1
+            slopes[register] = None
+            if register not in keep:
+                adjoints[register] = None
+        for register in plan.wrt_registers:
+            gradient = adjoints[register]
+            self.results[("grad", register)] = _FLOAT(0.0) if gradient is None else gradient
+
+
+# --- inputs ----------------------------------------------------------------------------------
+
+
+def _as_mapping(inputs: Any) -> dict[Any, Any]:
+    """Name -> column from a mapping, or from a pandas or polars DataFrame."""
+    if isinstance(inputs, Mapping):
+        return dict(inputs)
+    names = getattr(inputs, "columns", None)
+    if names is not None and hasattr(inputs, "__getitem__"):
+        return {name: inputs[name] for name in names}
+    raise TypeError(f"inputs must map names to columns (a dict or a DataFrame), not {type(inputs).__name__}")
+
+
+def _as_column(name: str, data: Any) -> Any:
+    """A 1-D float64 array, or a NumPy float64 for one number shared by every row."""
+    try:
+        column = np.asarray(data, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"the column '{name}' is not numeric: {error}",
+                         hint="give numbers, e.g. a float column of a DataFrame or a NumPy array") from None
+    if column.ndim == 0:
+        return _FLOAT(column)
+    if column.ndim != 1:
+        raise InputError(f"the column '{name}' has shape {column.shape}; a column is one-dimensional",
+                         hint="give one array per input, with one element per row")
+    return column
+
+
+def _row_count(columns: Mapping[str, Any]) -> int:
+    lengths = {name: len(column) for name, column in columns.items() if np.ndim(column) == 1}
+    if not lengths:
+        return 1  # every input is one number: one row
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"'{name}' has {length:,}" for name, length in lengths.items())
+        raise InputError(f"the columns have different lengths: {shown}",
+                         hint="every column needs one value per row")
+    return next(iter(lengths.values()))
+
+
+def _row_notes(row: int, inputs: Mapping[str, float]) -> list[str]:
+    shown = ", ".join(f"{name}={value!r}" for name, value in list(inputs.items())[:20])
+    more = f" and {len(inputs) - 20} more" if len(inputs) > 20 else ""
+    return [f"in row {row} (counting from 0): {shown}{more}"]
