@@ -7,7 +7,6 @@ libraries with only the import changed.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
 from pathlib import Path
@@ -169,18 +168,3 @@ def test_demo_notebook_loop_runs_on_our_classes_and_matches_micrograd() -> None:
     assert ours[0][0] > ours[0][-1]  # it learns
     for got, want in zip(ours[0] + ours[1], theirs[0] + theirs[1]):
         assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-15)
-
-
-def _load_sample(name: str):
-    spec = importlib.util.spec_from_file_location(f"sample_{name}", SAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_moons_sample_trains_the_demo_to_full_accuracy(capsys) -> None:
-    moons = _load_sample("moons")
-    _, accuracy = moons.train(steps=100, report_every=50)
-    assert accuracy == 1.0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("step   0  loss ") and lines[-1].endswith("training accuracy 100%")
