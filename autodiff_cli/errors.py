@@ -72,20 +72,79 @@ class OutputError(AutodiffError):
     """The result could not be written where it was asked to go."""
 
 
+# --- text the user wrote, shown safely --------------------------------------------------------
+
+# Unicode categories that have no visible glyph or that move the cursor: controls (ESC, NUL,
+# CR, DEL, C1), format characters (bidirectional overrides, zero-width space, BOM), lone
+# surrogates (undecodable bytes of a file name) and the line/paragraph separators.
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r"}
+
+
+def _visible(char: str) -> str:
+    import unicodedata
+
+    if char == "\t" or unicodedata.category(char) not in _INVISIBLE:
+        return char
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every invisible or cursor-moving character written as an escape (``\\x1b``).
+
+    Tabs stay.  Anything that echoes user text to a terminal (file names, names from a
+    values file, program lines) goes through this, so an ESC sequence cannot recolour or
+    clear the screen and a bidirectional override cannot reorder what is shown.
+    """
+    if text.isprintable():  # the common case, in C
+        return text
+    return "".join(_visible(char) for char in text)
+
+
+# A run of non-space characters longer than this is shortened in messages (a 400-digit
+# literal, a generated name): the start and the end are kept, with the length between.
+# Paths are left whole, so that they can be copied.
+LONG_WORD = 60
+
+
+def shorten(text: str, limit: int = LONG_WORD) -> str:
+    """``text`` with each run of more than ``limit`` non-space characters cut in the middle,
+    unless it is a path (has a ``/`` or ``\\``)."""
+    import re
+
+    def cut(found: re.Match[str]) -> str:
+        word = found.group()
+        if "/" in word or "\\" in word:
+            return word
+        return f"{word[:limit // 2 - 6]}...({len(word):,} characters)...{word[-12:]}"
+
+    return re.sub(rf"\S{{{limit + 1},}}", cut, text)
+
+
+def _say(text: str) -> str:
+    return shorten(printable(text))
+
+
 def format_error(error: AutodiffError) -> str:
-    """``FILE:LINE:COL: error: message``, the source line with a caret, then hint and notes."""
+    """``FILE:LINE:COL: error: message``, the source line with a caret, then hint and notes.
+
+    User text in any part is shown escaped (``printable``) and long words shortened.
+    """
     where = ""
     if error.source is not None:
-        where = error.source.name
+        where = printable(error.source.name)  # in full: a path to copy
         if error.position is not None:
             where += f":{error.position.line}:{error.position.column}"
         where += ": "
-    lines = [f"{where}error: {error.message}"]
+    lines = [f"{where}error: {_say(error.message)}"]
     if error.source is not None and error.position is not None:
         lines.extend(_excerpt(error.source, error.position))
-    lines.extend(f"  note: {note}" for note in error.notes)
+    lines.extend(f"  note: {_say(note)}" for note in error.notes)
     if error.hint:
-        lines.append(f"  hint: {error.hint}")
+        lines.append(f"  hint: {_say(error.hint)}")
     return "\n".join(lines)
 
 
@@ -105,11 +164,15 @@ def _excerpt(source: Source, position: Position) -> list[str]:
         prefix = "..." if start else ""
         text = prefix + text[start:end] + ("..." if end < len(text) else "")
         column = column - start + len(prefix)
+    # Each character as it is shown: invisible ones escaped, several columns wide.
+    shown = [_visible(char) for char in text] if not text.isprintable() else list(text)
     # Keep tabs in the padding so the caret lines up however the terminal expands them.
-    padding = "".join(c if c == "\t" else " " for c in text[: column - 1])
-    caret = "^" + "~" * max(0, min(position.width, max(1, len(text) - column + 1)) - 1)
+    padding = "".join(piece if piece == "\t" else " " * len(piece) for piece in shown[: column - 1])
+    span = shown[column - 1: column - 1 + max(1, position.width)]
+    width = sum(len(piece) for piece in span) if span else 1
+    caret = "^" + "~" * (width - 1)
     return [
-        f" {gutter} | {text}",
+        f" {gutter} | {''.join(shown)}",
         f" {' ' * len(gutter)} | {padding}{caret}",
     ]
 

@@ -5,7 +5,9 @@ for every edge child -> parent, records the local derivative (its formula from
 ``DERIVATIVE_RULES`` with the operands' names put in, and its value), the
 upstream gradient d output / d parent, and their product, e.g.
 
-    dL/dc = dd/dc * dL/dd = 1 * -2 = -2          [dd/dc = 1]
+    dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2          [∂d/∂c = 1]
+
+(the wording is ``render/explain.py``'s: ∂ marks the local derivative, d the gradient)
 
 A node that feeds several others receives one contribution per edge; the second
 and later ones are written ``+=`` and, once the last one is in, a total line

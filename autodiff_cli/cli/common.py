@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import AutodiffError, InputError, Position, Source, format_error
+from ..errors import AutodiffError, InputError, Position, Source, format_error, printable, shorten
 
 if TYPE_CHECKING:
     from ..language.program import Program
 
 EXIT_CODES_HELP = """\b
 Exit status:
-  0  success
-  1  an error in the program or its inputs (syntax, unknown name, missing
-     input, domain error such as log of a negative number)
-  2  command-line usage error (unknown option, malformed --set, ...)"""
+  0    success
+  1    an error in the program or its inputs (syntax, unknown name, missing
+       input, domain error such as log of a negative number)
+  2    command-line usage error (unknown option, malformed --set, ...)
+  130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -80,16 +81,32 @@ def _decode(data: bytes, name: str, what: str) -> str:
         ) from None
 
 
+_WAITING_FOR = {"program": "the program", "values file": "the values (JSON)"}
+
+
 def _read_stdin(what: str) -> str:
     if sys.stdin is None:
         raise InputError("standard input is closed, so the " + what + " cannot be read from it",
                          hint="pipe the " + what + " in, or name a file")
+    if _is_terminal(sys.stdin):
+        # Otherwise the command seems to hang: say what it waits for, and how to finish.
+        end = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
+        click.echo(f"reading {_WAITING_FOR.get(what, what)} from the terminal; end it with {end} "
+                   "(Ctrl-C cancels)", err=True)
     return _decode(sys.stdin.buffer.read(), "<stdin>", what)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _read_file(path: str, what: str) -> str:
     if os.path.isdir(path):
-        raise InputError(f"cannot read {path}: it is a directory", hint=f"name the {what} file itself")
+        raise InputError(f"cannot read {path}: it is a directory",
+                         hint=f"name the {what.removesuffix(' file')} file itself, not its directory")
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -119,16 +136,41 @@ def read_program(source: str | None, expr: str | None, file: str | None) -> Sour
         return Source("<stdin>", _read_stdin("program"))
     if source == "-" or ("\n" not in source and os.path.exists(source)):
         return _program_from(source)
-    if _LOOKS_LIKE_PATH.match(source) and "\n" not in source:
+    return Source("<expr>", source)
+
+
+def _could_be_a_path(source: str | None) -> bool:
+    """SOURCE text that names no file but looks like a file name: 'x/2', 'model.ad', 'model'."""
+    if source is None or source == "-" or "\n" in source:
+        return False
+    return bool(_LOOKS_LIKE_PATH.match(source) or _BARE_NAME.match(source)) and not os.path.exists(source)
+
+
+def _parse_source(source: str | None, program_source: Source) -> Program:
+    """Parse the program; for SOURCE text that looks like a missing file, say which reading won.
+
+    The rule: a SOURCE that names an existing file is that file.  Otherwise it is program
+    text, and when that text could also be a file name ('x/2', 'model'), it is run if it
+    parses, with a warning that no such file exists; if it does not parse either, the error
+    is the missing file (with the parse error as a note), since that is the likelier intent.
+    """
+    from ..errors import ParseError
+    from ..language import parse
+
+    if not _could_be_a_path(source):
+        return parse(program_source.text, program_source.name)
+    assert source is not None
+    try:
+        program = parse(program_source.text, program_source.name)
+    except ParseError as error:
         raise InputError(
             f"no such file: {source}",
-            hint="to evaluate the text itself as an expression, pass it with -e/--expr",
-        )
-    if _BARE_NAME.match(source):
-        # A lone name is a valid program, but far more often a file name mistyped.
-        warn([f"there is no file named {source.strip()!r}; reading it as an expression "
-              "(-e/--expr says so and silences this)"])
-    return Source("<expr>", source)
+            notes=[f"read as program text instead, it is not valid either: {error.message}"],
+            hint="check the path; to evaluate the text itself, pass it with -e/--expr",
+        ) from None
+    warn([(f"there is no file named {source.strip()!r}; reading it as program text "
+           "(-e/--expr says so and silences this)")])
+    return program
 
 
 def _program_from(path: str) -> Source:
@@ -137,10 +179,23 @@ def _program_from(path: str) -> Source:
     return Source(path, _read_file(path, "program"))
 
 
-def _stdin_once(source: str | None, file: str | None, values_file: str | None) -> None:
-    program_from_stdin = file == "-" or source == "-" or (
-        source is None and file is None and sys.stdin is not None and not sys.stdin.isatty())
-    if values_file == "-" and program_from_stdin:
+def _names_stdin(path: str | None) -> bool:
+    """'-', /dev/stdin, /dev/fd/0, /proc/self/fd/0: standard input however it is spelled."""
+    from .output import descriptor_of
+
+    return path is not None and (path == "-" or descriptor_of(path) == 0)
+
+
+def _stdin_once(source: str | None, expr: str | None, file: str | None, values_file: str | None) -> None:
+    if not _names_stdin(values_file):
+        return
+    if file is not None:
+        program_from_stdin = _names_stdin(file)
+    elif source is not None:
+        program_from_stdin = _names_stdin(source)
+    else:  # no SOURCE, -e or -f: the program is read from a piped stdin
+        program_from_stdin = expr is None and sys.stdin is not None and not sys.stdin.isatty()
+    if program_from_stdin:
         raise click.UsageError("standard input can carry the program or the --values, not both: "
                                "name a file for one of them")
 
@@ -151,7 +206,15 @@ def _parse_number(text: str, what: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise click.BadParameter(f"{what}: {text!r} is too large for a float")
+    if _underflows(text, value):
+        warn([f"{what}: {text} is smaller than the smallest float (about 5e-324), so it is taken as 0"])
     return value
+
+
+def _underflows(text: str, value: float) -> bool:
+    """A number written with a non-zero digit that float() rounds to 0 (1e-400)."""
+    mantissa = text.lower().partition("e")[0]
+    return value == 0.0 and any(digit in mantissa for digit in "123456789")
 
 
 # The numbers of the language (its NUMBER terminal, kept equal by a test), with a sign:
@@ -174,6 +237,10 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
 
 def load_values(path: str) -> dict[str, float]:
     """A JSON object mapping input names to numbers ('-' reads it from stdin)."""
+    return _values_and_source(path)[0]
+
+
+def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
     import json
 
     text = _read_stdin("values file") if path == "-" else _read_file(path, "values file")
@@ -182,7 +249,16 @@ def load_values(path: str) -> dict[str, float]:
     try:
         # Integers are read as floats: a 400-digit integer then becomes inf (rejected
         # below) instead of an int that Python refuses to convert.
-        document = json.loads(text, parse_int=float, object_pairs_hook=_object_without_duplicates)
+        underflows: list[str] = []
+
+        def parse_float(literal: str) -> float:
+            value = float(literal)
+            if _underflows(literal, value):
+                underflows.append(literal)
+            return value
+
+        document = json.loads(text, parse_int=float, parse_float=parse_float,
+                              object_pairs_hook=_object_without_duplicates)
     except _DuplicateKey as duplicate:
         raise InputError(f"{duplicate.key!r} is given twice", _key_position(text, duplicate.key, 2), source,
                          "give each input once") from None
@@ -196,16 +272,21 @@ def load_values(path: str) -> dict[str, float]:
         kind = {list: "an array", str: "a string", bool: "a boolean", float: "a number"}.get(
             type(document), "null")
         raise InputError(f"expected a JSON object of numbers, got {kind}", Position(1, 1), source, example)
-    values = {}
-    for key, value in document.items():
-        if isinstance(value, bool) or not isinstance(value, float) or not math.isfinite(value):
-            shown = json.dumps(value, allow_nan=True)
-            raise InputError(
-                f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
-                _key_position(text, key), source,
-                'every value must be a finite number, e.g. {"a": 2.5}')
-        values[key] = value
-    return values
+    isfinite = math.isfinite
+    # One pass in a comprehension (a values file can hold millions of keys); bool is not float.
+    wrong = [key for key, value in document.items() if type(value) is not float or not isfinite(value)]
+    if wrong:
+        key = wrong[0]
+        shown = json.dumps(document[key], allow_nan=True)
+        raise InputError(
+            f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
+            _key_position(text, key), source,
+            'every value must be a finite number, e.g. {"a": 2.5}')
+    if underflows:
+        shown = ", ".join(underflows[:5]) + (f" and {len(underflows) - 5:,} more" if len(underflows) > 5 else "")
+        verb = "is" if len(underflows) == 1 else "are"
+        warn([f"{source.name}: {shown} {verb} smaller than the smallest float (about 5e-324), so taken as 0"])
+    return document, source
 
 
 class _DuplicateKey(Exception):
@@ -215,11 +296,13 @@ class _DuplicateKey(Exception):
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    document: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in document:
-            raise _DuplicateKey(key)
-        document[key] = value
+    document = dict(pairs)
+    if len(document) != len(pairs):  # the slow search only when there is a duplicate
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return document
 
 
@@ -241,16 +324,55 @@ def _key_position(text: str, key: str, occurrence: int = 1) -> Position:
     return Position(line, column, len(json.dumps(key, ensure_ascii=False)))
 
 
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses nan and the infinities as well as values out of range.
+
+    click.FloatRange lets nan through (every comparison with it is false) and takes inf.
+    ``meaning`` is added to the error, e.g. "0 for no limit".
+    """
+
+    def __init__(self, min: float | None = None, max: float | None = None, meaning: str = "") -> None:
+        super().__init__(min=min, max=max)
+        self.meaning = meaning
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.types.FloatParamType.convert(self, value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number{self._range_text()}", param, ctx)
+        try:
+            return super().convert(number, param, ctx)
+        except click.BadParameter as error:
+            error.message = error.message.rstrip(".") + self._range_text(only_meaning=True)
+            raise
+
+    def _range_text(self, only_meaning: bool = False) -> str:
+        parts = [] if only_meaning else [self._describe_range()]
+        if self.meaning:
+            parts.append(self.meaning)
+        return f" ({'; '.join(parts)})" if parts else ""
+
+
+def complete_file_name(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of a file name: the shell itself lists the matching files.
+
+    Used instead of click.Path, which would also check the path (and turn a missing file
+    into a usage error, where SOURCE may be program text and a missing file is exit 1).
+    """
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
 def program_options(command: Callable[..., None]) -> Callable[..., None]:
     """SOURCE, -e, -f, --set, --values and --output: shared by every command that runs a program."""
     decorators = [
-        click.argument("source", required=False),
+        click.argument("source", required=False, shell_complete=complete_file_name),
         click.option("-e", "--expr", help="Read the program from this text."),
-        click.option("-f", "--file", "file", metavar="FILE",
+        click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
                      help="Read the program from this file ('-' for stdin)."),
         click.option("--set", "assignments", multiple=True, metavar="NAME=VALUE", callback=parse_assignments,
                      help="Give an input a value (repeatable); overrides defaults and --values."),
-        click.option("--values", "values_file", metavar="FILE.json",
+        click.option("--values", "values_file", metavar="FILE.json", shell_complete=complete_file_name,
                      help="Read input values from a JSON object ('-' for stdin)."),
         click.option("--output", "output", metavar="NAME",
                      help="The variable to differentiate (default: the last statement)."),
@@ -271,17 +393,68 @@ def load_inputs(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None,
 ) -> tuple[Program, dict[str, float]]:
-    """The parsed program and the input values (--values, then --set on top)."""
-    from ..language import parse
+    """The parsed program and the input values (--values, then --set on top).
 
-    _stdin_once(source, file, values_file)
+    A value for a name the program computes is an error said against where it was given:
+    the values file (at its key) or --set.
+    """
+    _stdin_once(source, expr, file, values_file)
     program_source = read_program(source, expr, file)
-    program = parse(program_source.text, program_source.name)
-    values = load_values(values_file) if values_file else {}
+    program = _parse_source(source, program_source)
+    values: dict[str, float] = {}
+    if values_file:
+        values, values_source = _values_and_source(values_file)
+        _refuse_computed(program, values, values_source)
+    _refuse_computed(program, assignments, None)
     values.update(assignments)
     return program, values
 
 
+def _refuse_computed(program: Program, values: dict[str, float], values_source: Source | None) -> None:
+    from ..language.program import INPUT
+
+    variables = program.variables
+    for name in values:
+        variable = variables.get(name)
+        if variable is None or variable.kind == INPUT:
+            continue
+        assigned = f"{printable(program.source.name)}:{variable.position.line}:{variable.position.column}"
+        if values_source is None:
+            raise InputError(f"'{name}' is computed by the program, so --set cannot give it a value",
+                             variable.position, program.source,
+                             f"'{name}' is assigned on line {variable.position.line}; "
+                             f"set one of its inputs instead{_inputs_of(program, name)}")
+        raise InputError(
+            f"'{name}' is computed by the program, so the values file cannot set it",
+            _key_position(values_source.text, name), values_source,
+            f"remove '{name}' from the values file, or give a value to one of its inputs"
+            f"{_inputs_of(program, name)}",
+            [f"'{name}' is assigned at {assigned}"],
+        )
+
+
+def _inputs_of(program: Program, name: str) -> str:
+    """' (a, b)': the inputs ``name`` depends on, the first few, for a hint."""
+    needed = program.dependencies(name)
+    names = [v.name for v in program.inputs if needed[v.register]]
+    if not names:
+        return ""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
+    return f" ({shown})"
+
+
+# How many warnings a command prints, and how long one may be, before the rest is counted.
+WARNINGS_SHOWN = 20
+WARNING_LENGTH = 500
+
+
 def warn(messages: list[str]) -> None:
-    for message in messages:
-        click.echo(f"warning: {message}", err=True)
+    """Each message on stderr as ``warning: ...``: escaped, at most ``WARNINGS_SHOWN`` of them,
+    each cut to ``WARNING_LENGTH`` characters, with what was left out counted."""
+    for message in messages[:WARNINGS_SHOWN]:
+        text = printable(shorten(message))
+        if len(text) > WARNING_LENGTH:
+            text = f"{text[:WARNING_LENGTH - 60]}... ({len(text):,} characters in all)"
+        click.echo(f"warning: {text}", err=True)
+    if len(messages) > WARNINGS_SHOWN:
+        click.echo(f"warning: ... and {len(messages) - WARNINGS_SHOWN:,} more warnings", err=True)

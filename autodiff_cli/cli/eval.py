@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["eval_command"]
 
 
-@click.command("eval", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+@click.command("eval", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+               short_help="Print a program's value and the gradient of its output.")
 @program_options
 @click.option("--wrt", "wrt", multiple=True, metavar="NAMES",
               help="Only show gradients with respect to these variables (comma-separated, repeatable).")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .common import (
@@ -17,7 +19,8 @@ from .output import emit, print_rich, stdout_is_terminal
 
 __all__ = ["explain_command"]
 
-@click.command("explain", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+@click.command("explain", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+               short_help="Show the backward pass as chain-rule steps.")
 @program_options
 @click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown"]),
               help="Output format [default: rich on a terminal, plain when piped].")
@@ -39,10 +42,11 @@ def explain_command(
     order they are computed.  Each backward step reads
 
     \b
-      dL/dc = dd/dc * dL/dd = 1 * -2 = -2     [dd/dc = 1]
+      dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2     [∂d/∂c = 1]
 
     that is: gradient of c = local derivative * upstream gradient, with the
-    local derivative's rule on the right.  A variable used in several places
+    local derivative's rule on the right.  d/d is a gradient (through every
+    path to the output), ∂/∂ a local derivative (of one operation alone).  A variable used in several places
     gets one '+=' step per use, then a line with the sum.
 
     \b
@@ -59,7 +63,10 @@ def explain_command(
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
     evaluation = evaluate(program, values, output, backward=False)
     warn(evaluation.warnings)
-    explanation = steps.explain(evaluation, steps.DEFAULT_MAX_STEPS if max_steps is None else max_steps)
+    if max_steps is None:
+        max_steps = steps.DEFAULT_MAX_STEPS
+    # A limit beyond any graph is the same as none (and islice takes at most sys.maxsize).
+    explanation = steps.explain(evaluation, 0 if max_steps > sys.maxsize else max_steps)
     output_format = output_format or ("rich" if stdout_is_terminal() else "plain")
     if output_format == "plain":
         emit(render_explain.to_plain(explanation, precision))

@@ -35,15 +35,12 @@ if TYPE_CHECKING:
 
 __all__ = ["fit_command"]
 
-FIT_EXIT_HELP = EXIT_CODES_HELP.replace(
-    "  2  command-line usage error (unknown option, malformed --set, ...)",
-    "  2  command-line usage error (unknown option, malformed --set, ...)\n"
-    "  130  interrupted by Ctrl-C (the best parameters so far are written)",
-) + """
+FIT_EXIT_HELP = EXIT_CODES_HELP + """
 
 \b
-A loss that becomes NaN or infinite stops training with status 1; the
-parameters of the last step with a finite loss are written."""
+Training stopped by Ctrl-C (130) or SIGTERM (143) still writes the best
+parameters so far.  A loss that becomes NaN or infinite stops training with
+status 1, writing the parameters of the last step with a finite loss."""
 
 PLOT_FORMATS = {".svg": "svg", ".png": "png"}
 
@@ -63,7 +60,8 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
     return check
 
 
-@click.command("fit", context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP)
+@click.command("fit", context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
+               short_help="Learn a program's parameters from rows of data.")
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS",
               help="The rows to learn from: a CSV, TSV or JSON Lines file, or '-' for stdin.")
@@ -153,9 +151,9 @@ def fit_command(
         interrupts.notify = reporter.notice
         with reporter:
             result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested)
-        interrupts.ignore()  # from here on a Ctrl-C must not cut the results short
+        interrupts.ignore()  # from here on a signal must not cut the results short
         _write_results(result, plan, out, history, plot, plot_format)
-        _conclude(result, settings, out, quiet)
+        _conclude(result, settings, out, quiet, interrupts)
 
 
 # --- before training -------------------------------------------------------------------------
@@ -233,46 +231,57 @@ def _plan(program: Any, columns: dict[str, np.ndarray], values: dict[str, float]
 
 class _Interrupts:
     """Ctrl-C during training: the first asks it to stop after the current step (and says so),
-    a second interrupts the step.  While the results are written, Ctrl-C is ignored."""
+    a second interrupts the step.  SIGTERM interrupts the step at once (a scheduler's time
+    limit: there may be no time for another).  While the results are written, both wait."""
 
     NOTICE = "stopping after this step (Ctrl-C again to stop now)"
 
     def __init__(self) -> None:
         self.count = 0
+        self.terminated = False
         self.ignoring = False
         self.notify: Callable[[str], None] = lambda message: None
-        self.previous: Any = None
-        self.installed = False
+        self.previous: dict[int, Any] = {}
 
     def __enter__(self) -> _Interrupts:  # noqa: PYI034 - typing.Self needs Python 3.11
         import signal  # here: its import is not free, and only fit needs it
 
-        try:
-            self.previous = signal.signal(signal.SIGINT, self._handle)
-            self.installed = True
-        except ValueError:  # not the main thread, where Ctrl-C cannot arrive anyway
-            pass
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self.previous[signum] = signal.signal(signum, self._handle)
+            except ValueError:  # not the main thread, where signals are not delivered anyway
+                break
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         import signal
 
-        if self.installed:
-            signal.signal(signal.SIGINT, self.previous)
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
 
     def _handle(self, signum: int, frame: object) -> None:
-        self.count += 1
+        import signal
+
+        if signum == signal.SIGTERM:
+            self.terminated = True
+        else:
+            self.count += 1
         if self.ignoring:
             return
-        if self.count > 1:
+        if self.terminated or self.count > 1:
             raise KeyboardInterrupt
         self.notify(self.NOTICE)
 
     def requested(self) -> bool:
-        return self.count > 0
+        return self.count > 0 or self.terminated
 
     def ignore(self) -> None:
         self.ignoring = True
+
+    @property
+    def status(self) -> int:
+        """The exit status of an interrupted run: 143 after SIGTERM, else 130."""
+        return 128 + 15 if self.terminated else 128 + 2
 
 
 def _stderr_is_terminal() -> bool:
@@ -375,7 +384,8 @@ def _write(path: str | None, data: bytes) -> None:
         write_atomic(path, data)
 
 
-def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool) -> None:
+def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
+              interrupts: _Interrupts) -> None:
     """The last line: why training stopped; and the exit status that goes with it."""
     from ..execute.fit import StopReason
 
@@ -390,8 +400,9 @@ def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: 
         else:
             kept = (f"wrote the best parameters so far ({loss}, after {result.params_step - 1:,} "
                     f"update{'s' if result.params_step != 2 else ''}){where}")
-        click.echo(f"interrupted {when} of {settings.steps:,}: {kept}", err=True)
-        raise click.exceptions.Exit(130)
+        stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
+        click.echo(f"{stopped} {when} of {settings.steps:,}: {kept}", err=True)
+        raise click.exceptions.Exit(interrupts.status)
     if quiet:
         return
     first = result.history[0].loss if result.history else math.nan

@@ -8,19 +8,25 @@ any slow work, and decides where the result goes.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import AutodiffError
+from ..errors import NAMES_SHOWN, AutodiffError
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    FiniteFloat,
+    complete_file_name,
     load_inputs,
     program_options,
     reporting_errors,
     warn,
 )
-from .output import check_writable, emit, stdout_is_terminal, write_atomic
+from .output import check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
+
+if TYPE_CHECKING:
+    from ..language import Program
 
 __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge", "graph_command"]
 
@@ -29,6 +35,9 @@ __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge",
 # 30 s to 3 minutes, by renderer and shape.  2,000 is also about where a picture stops
 # being readable.  Writing DOT needs no layout and has no limit.
 DEFAULT_MAX_NODES = 2000
+# The longest --timeout (about 11.5 days): far beyond any layout, and within what the
+# operating system's timers take (an infinite or 1e300-second wait overflows them).
+MAX_TIMEOUT = 1_000_000.0
 
 BINARY_FORMATS = ("png", "pdf")
 EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
@@ -40,11 +49,12 @@ A failed render or an output file that cannot be written is also status 1
 (nothing is written then); PNG or PDF to a terminal is a usage error (2)."""
 
 
-@click.command("graph", context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP)
+@click.command("graph", context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP,
+               short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
-@click.option("-o", "--out", "out", metavar="FILE",
-              help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format. "
-                   "Default, or '-': standard output.")
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
+              help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format (a stream "
+                   "such as /dev/stdout: svg unless --format). Default, or '-': standard output.")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot"]),
               help="Output format [default: from FILE's extension, else svg].")
 @click.option("--rankdir", type=click.Choice(["LR", "TB"]), default="LR",
@@ -62,8 +72,9 @@ A failed render or an output file that cannot be written is also status 1
 @click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES, show_default=True,
               metavar="N",
               help="Refuse to lay out a graph of more than N values (0: no limit). DOT output has no limit.")
-@click.option("--timeout", type=click.FloatRange(min=0), default=120.0, show_default=True, metavar="SECONDS",
-              help="Stop a layout that takes longer (0: wait forever).")
+@click.option("--timeout", type=FiniteFloat(min=0, max=MAX_TIMEOUT, meaning="0 for no limit"), default=120.0,
+              show_default=True, metavar="SECONDS",
+              help=f"Stop a layout that takes longer (at most {MAX_TIMEOUT:.0f}; 0: wait forever).")
 @reporting_errors
 def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -78,24 +89,27 @@ def graph_command(
     alone (names and operations, no numbers).
 
     Inputs are blue, named intermediates amber, the output green with a thick
-    border, constants grey and unnamed sub-expressions white.
+    border, constants grey and unnamed sub-expressions white.  SVG, PNG and DOT
+    need nothing beyond this package; PDF needs the system Graphviz ('dot').
 
     \b
     Examples:
       autodiff graph samples/karpathy.ad -o karpathy.svg
       autodiff graph "L = (a*b + c)*f" -o structure.png       # no values: structure only
-      autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.pdf
+      autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.svg
       autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
       autodiff graph samples/neuron.ad --format png > neuron.png
     """
     from ..analysis.graph_model import GraphModel
     from ..execute import evaluate
-    from ..language import missing_inputs
     from ..render import backends, dot
 
     to_stdout = out is None or out == "-"
-    fmt = _choose_format(out, output_format, to_stdout)
-    if to_stdout and fmt in BINARY_FORMATS and stdout_is_terminal():
+    # /dev/stdout, /dev/fd/3, a pipe or a device: a stream, with no extension to read a format from.
+    to_stream = to_stdout or is_stream(out)  # type: ignore[arg-type]
+    fmt = _choose_format(out, output_format, to_stream)
+    at_terminal = stdout_is_terminal() if to_stdout else is_terminal(out)  # type: ignore[arg-type]
+    if fmt in BINARY_FORMATS and at_terminal:
         raise click.UsageError(
             f"refusing to write binary {fmt.upper()} to a terminal; "
             f"write it to a file with -o graph.{fmt}, or redirect: ... > graph.{fmt}"
@@ -110,15 +124,16 @@ def graph_command(
     evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=True)
     warn(evaluation.warnings)
     if not evaluation.has_values:
-        names = ", ".join(v.name for v in missing_inputs(program, values))
-        warn([f"no value for {names}: drawing the structure only (give values with --set NAME=VALUE)"])
+        warn([_structure_only_warning(program, values)])
         if edge_grads:
             warn(["--edge-grads needs values; the edges are not labelled"])
     model = GraphModel.of(evaluation)
     omitted = model.omitted
     if omitted:
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
-        warn([f"{', '.join(omitted)} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
+        more = len(omitted) - NAMES_SHOWN
+        names = ", ".join(omitted[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
+        warn([f"{names} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
 
     size = model.size
     if backend is not None and max_nodes and size > max_nodes:
@@ -145,12 +160,30 @@ def graph_command(
         write_atomic(out, data)
 
 
+def _structure_only_warning(program: Program, values: dict[str, float]) -> str:
+    """Which inputs lack a value, and which values (given or defaults) are therefore not drawn either."""
+    from ..language import missing_inputs
+
+    missing = [v.name for v in missing_inputs(program, values)]
+    known = [v.name for v in program.inputs if v.name in values or v.default is not None]
+
+    def listed(names: list[str]) -> str:
+        more = len(names) - NAMES_SHOWN
+        return ", ".join(names[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
+
+    if not known:
+        return f"no value for {listed(missing)}: drawing the structure only (give values with --set NAME=VALUE)"
+    sets = " ".join(f"--set {name}=VALUE" for name in missing[:3]) + (" ..." if len(missing) > 3 else "")
+    return (f"no value for {listed(missing)}: drawing the structure only, without the values of "
+            f"{listed(known)} (give every input a value to see the numbers: {sets})")
+
+
 class GraphTooLarge(AutodiffError):
     """The graph has more values than --max-nodes allows to be laid out."""
 
 
-def _choose_format(out: str | None, given: str | None, to_stdout: bool) -> str:
-    if to_stdout:
+def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:
+    if to_stream:
         return given or "svg"
     assert out is not None
     extension = os.path.splitext(out)[1].lower()

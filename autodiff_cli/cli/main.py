@@ -7,9 +7,11 @@ result to ``output``; nothing below this layer prints or exits.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
+from ..errors import printable, shorten
 from .check import check_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .eval import eval_command
@@ -19,7 +21,41 @@ from .graph import graph_command
 
 __all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
 
-@click.group(context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
+INTERRUPTED = 128 + 2  # 128 + SIGINT: the shell's status for a program stopped by Ctrl-C
+
+
+class AutodiffGroup(click.Group):
+    """The command group, with the exits the CLI promises rather than Click's defaults.
+
+    Ctrl-C anywhere (parsing, evaluating, rendering, printing) ends with status 130 and
+    the word "interrupted", where Click says "Aborted!" and exits 1; and Click's own
+    messages (an unknown option, a bad value) echo what the user typed, so they are made
+    printable like every other message.
+    """
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            try:
+                status = super().main(args, prog_name, complete_var, False, **extra)
+            except click.Abort as abort:
+                if not isinstance(abort.__cause__, KeyboardInterrupt):
+                    raise
+                raise KeyboardInterrupt from None
+            except click.ClickException as error:
+                # Line by line: a usage error can be a whole help text (autodiff with no command).
+                error.message = "\n".join(printable(shorten(line)) for line in error.message.split("\n"))
+                error.show()
+                sys.exit(error.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(INTERRUPTED)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+@click.group(cls=AutodiffGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
 @click.version_option(package_name="autodiff-cli", prog_name="autodiff")
 def main() -> None:
     """Differentiate expressions and see how backpropagation flows through them.
@@ -43,7 +79,21 @@ def run() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    main(prog_name="autodiff")
+    _escape_what_stdout_cannot_encode()
+    try:
+        main(prog_name="autodiff")
+    except KeyboardInterrupt:  # Ctrl-C outside the command (while Click sets up or exits)
+        sys.exit(INTERRUPTED)
+
+
+def _escape_what_stdout_cannot_encode() -> None:
+    """On a stdout that is not UTF-8 (PYTHONIOENCODING=ascii, a legacy code page), write
+    characters it cannot take (explain's ∂, a comment's letters) as escapes such as
+    \\u2202 instead of failing with UnicodeEncodeError, as stderr already does."""
+    stream = sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+    if encoding != "utf8" and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="backslashreplace")
 
 
 main.add_command(eval_command)

@@ -9,12 +9,14 @@ which ends quietly.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
 from ..errors import OutputError
 
-__all__ = ["check_writable", "emit", "print_rich", "stdout_is_terminal", "write_atomic"]
+__all__ = ["Progress", "check_writable", "colour_disabled", "descriptor_of", "emit", "is_stream", "is_terminal",
+           "print_rich", "stdout_is_terminal", "write_atomic"]
 
 
 def stdout_is_terminal() -> bool:
@@ -65,6 +67,16 @@ def emit(data: str | bytes) -> None:
         raise _output_failed(error) from None
 
 
+def colour_disabled(no_color: bool) -> bool:
+    """--no-color, or NO_COLOR set to anything but the empty string (no-color.org)."""
+    return no_color or bool(os.environ.get("NO_COLOR"))
+
+
+# Spaces before the end of a line, possibly followed by style codes: Rich pads titles and
+# wrapped text to the width, which leaves trailing spaces in files and diffs.
+_TRAILING_SPACES = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
 def print_rich(renderable: Any, no_color: bool) -> None:
     """Print a Rich renderable to stdout, never cutting it to the terminal's width.
 
@@ -72,16 +84,22 @@ def print_rich(renderable: Any, no_color: bool) -> None:
     when it is created.  Rich crops lines to the console width (80 when piped); a
     table whose number columns cannot shrink is given the width it needs instead,
     since a line the terminal wraps is untidy but a cut-off number is wrong.
+    Without colour (``--no-color`` or NO_COLOR) there is no styling at all: Rich's own
+    NO_COLOR support keeps bold and italics.  Lines carry no trailing spaces.
     """
     from rich.console import Console
     from rich.measure import Measurement
 
     stream = _stdout()
-    console = Console(file=stream, no_color=no_color or None, highlight=False)
+    plain = colour_disabled(no_color)
+    console = Console(file=stream, no_color=plain or None, highlight=False,
+                      **({"color_system": None} if plain else {}))
     needed = Measurement.get(console, console.options.update_width(1 << 16), renderable).minimum
     console.width = max(console.width, needed)
     try:
-        console.print(renderable)
+        with console.capture() as captured:
+            console.print(renderable)
+        stream.write(_TRAILING_SPACES.sub(r"\1", captured.get()))
         stream.flush()
     except BrokenPipeError:
         raise
@@ -89,24 +107,204 @@ def print_rich(renderable: Any, no_color: bool) -> None:
         raise _output_failed(error) from None
 
 
+# --- progress ------------------------------------------------------------------------------
+
+
+# Work shorter than this shows no progress bar at all.
+PROGRESS_AFTER = 1.0
+
+
+class Progress:
+    """A progress bar on stderr for long work, at a terminal only.
+
+    Call it with (done, total) as the work advances.  Nothing is shown until
+    ``PROGRESS_AFTER`` seconds have passed (short work stays silent), nor when stderr is
+    not a terminal (pipes, logs, CI); the bar is removed when the work ends.  Rich is
+    imported only once a bar is shown.
+    """
+
+    def __init__(self, description: str, *, enabled: bool | None = None) -> None:
+        import time
+
+        self.description = description
+        self.enabled = _stderr_is_terminal() if enabled is None else enabled
+        self._clock = time.monotonic
+        self._started = self._clock()
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            if self._clock() - self._started < PROGRESS_AFTER:
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(self.description, total=total)
+        self._bar.update(self._task, completed=done, total=total)
+
+    def __enter__(self) -> Progress:  # noqa: PYI034 - a final class in all but name
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 # --- writing files -------------------------------------------------------------------------
+
+# Names of a descriptor this process already has open: /dev/stdout, /dev/fd/3, /proc/self/fd/3
+# (bash's >(cmd) passes /dev/fd/63).  Opening such a name again would reopen the file behind it,
+# truncating it, and renaming a new file over it would throw away what the shell put there.
+_DESCRIPTOR_NAME = re.compile(
+    r"/dev/(?:fd/(?P<fd>\d+)|(?P<std>stdin|stdout|stderr))"
+    r"|/proc/(?:self|thread-self|(?P<pid>\d+))/fd/(?P<proc_fd>\d+)"
+)
+_STANDARD = {"stdin": 0, "stdout": 1, "stderr": 2}
+
+
+def descriptor_of(path: str | os.PathLike[str]) -> int | None:
+    """The open descriptor ``path`` names (following symbolic links), or None for any other path."""
+    current = os.path.abspath(os.fspath(path))
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        found = _DESCRIPTOR_NAME.fullmatch(current)
+        if found is not None:
+            if found["std"]:
+                return _STANDARD[found["std"]]
+            if found["pid"] and int(found["pid"]) != os.getpid():
+                return None  # another process's descriptor: an ordinary path to us
+            return int(found["fd"] or found["proc_fd"])
+        try:
+            link = os.readlink(current)
+        except OSError:  # not a link (or gone): an ordinary path
+            return None
+        current = os.path.normpath(os.path.join(os.path.dirname(current), link))
+    return None
+
+
+def is_stream(path: str) -> bool:
+    """Whether ``path`` is a stream rather than a file: an open descriptor, a pipe or a device.
+
+    Such a target has no extension to name a format, and is written into, not replaced.
+    """
+    import stat
+
+    if descriptor_of(path) is not None:
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_terminal(path: str) -> bool:
+    """Whether writing to ``path`` would write to a terminal (/dev/stdout at a terminal, /dev/tty)."""
+    import stat
+
+    fd = descriptor_of(path)
+    if fd == 1:
+        return stdout_is_terminal()
+    if fd is not None:
+        try:
+            return os.isatty(fd)
+        except OSError:
+            return False
+    try:
+        if not stat.S_ISCHR(os.stat(path).st_mode):
+            return False
+        probe = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return os.isatty(probe)
+    finally:
+        os.close(probe)
+
+
+def _descriptor_is_open(path: str | os.PathLike[str], fd: int) -> None:
+    try:
+        os.fstat(fd)
+    except OSError:
+        raise OutputError(f"cannot write {os.fspath(path)}: descriptor {fd} is not open in this process",
+                          hint="open it in the shell (e.g. 3>file) or name a file") from None
+
+
+def _write_descriptor(path: str | os.PathLike[str], fd: int, data: bytes) -> None:
+    """Write into an open descriptor at its offset, keeping its flags (O_APPEND) and its file."""
+    if fd == 1:
+        emit(data)  # standard output itself: the same descriptor, through Python's buffers
+        return
+    _descriptor_is_open(path, fd)
+    if fd == 2 and sys.stderr is not None:
+        sys.stderr.flush()  # warnings written before go first
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}",
+                          hint="check that the descriptor is open for writing") from None
+
+
+def _read_only(path: str | os.PathLike[str], status: os.stat_result) -> OutputError:
+    getuid = getattr(os, "geteuid", None)
+    if getuid is not None and status.st_uid != getuid():
+        # chmod would fail: only the owner (or root) can change the file's mode.
+        return OutputError(f"cannot write {os.fspath(path)}: the file is read-only and belongs to another user",
+                           hint="write somewhere else, or ask its owner to make it writable for you")
+    return OutputError(f"cannot write {os.fspath(path)}: the file is read-only",
+                       hint="make it writable (chmod u+w), or write somewhere else")
 
 
 def check_writable(path: str) -> None:
     """Fail early, before a long render, if ``path`` clearly cannot be written."""
     from pathlib import Path  # here, not at the top: every command's start-up would pay for it
 
-    target = Path(path)
+    fd = descriptor_of(path)
+    if fd is not None:
+        _descriptor_is_open(path, fd)
+        return
+    try:
+        _check_path_writable(Path(path), path)
+    except OSError as error:  # a directory on the way that cannot be searched
+        raise OutputError(f"cannot write {path}: {error.strerror or error}",
+                          hint="check the permissions of the directories on the way") from None
+
+
+def _check_path_writable(target: Any, path: str) -> None:
     if target.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory",
                           hint="give a file name, e.g. -o graph.svg")
     if target.exists() and not os.access(target, os.W_OK):
-        raise OutputError(f"cannot write {path}: the file is read-only",
-                          hint="make it writable (chmod u+w), or write somewhere else")
+        raise _read_only(path, target.stat())
     parent = target.resolve().parent
     if not parent.is_dir():
         raise OutputError(f"cannot write {path}: the directory {parent} does not exist",
                           hint="create it first, or write somewhere else")
+    if not target.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise _cannot_create(path, str(parent))
+
+
+def _cannot_create(path: str | os.PathLike[str], directory: str) -> OutputError:
+    return OutputError(f"cannot write {os.fspath(path)}: cannot create a file in {directory or '.'} "
+                       "(permission denied)",
+                       hint="the directory is not writable: write somewhere else, or make the directory "
+                            "writable")
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -115,12 +313,25 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     The bytes go to a temporary file in the same directory (a rename is atomic only within
     one file system), which then replaces the target.  On any failure the temporary file is
     removed and an existing target is left as it was.  A symbolic link is followed, so the
-    file it points to is replaced, not the link.  A target that is not a regular file (a
-    pipe, /dev/stdout, a device) is written to directly: replacing it would destroy it.
+    file it points to is replaced, not the link.
+
+    Exceptions, each because replacing would destroy something:
+
+    * a descriptor already open (/dev/stdout, /dev/fd/N, bash's ``>(cmd)``) is written
+      into at its offset, so ``>> log`` appends and the file keeps what it had;
+    * a target that is not a regular file (a named pipe, a device) is written directly;
+    * an existing writable file in a directory where no temporary file can be made is
+      overwritten in place, with its size reserved first so that a full disk leaves it as
+      it was.
+
     A read-only file is refused, as the shell's ``>`` would refuse it.
     """
     import stat
 
+    fd = descriptor_of(path)
+    if fd is not None:
+        _write_descriptor(path, fd, data)
+        return
     target = os.path.realpath(os.fspath(path))
     try:
         status = os.stat(target)
@@ -130,12 +341,17 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         _write_in_place(path, target, data)
         return
     if status is not None and not os.access(target, os.W_OK):
-        raise OutputError(f"cannot write {os.fspath(path)}: the file is read-only",
-                          hint="make it writable (chmod u+w), or write somewhere else")
+        raise _read_only(path, status)
     directory, base = os.path.split(target)
     temporary = None
     try:
-        descriptor, temporary = _create_temporary(directory, base)
+        try:
+            descriptor, temporary = _create_temporary(directory, base)
+        except PermissionError:
+            if status is None:
+                raise _cannot_create(path, directory) from None
+            _overwrite_in_place(path, target, data)
+            return
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -153,6 +369,34 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
                 os.unlink(temporary)
             except OSError:
                 pass
+
+
+def _overwrite_in_place(path: str | os.PathLike[str], target: str, data: bytes) -> None:
+    """Replace a file's content through the file itself (the shell's ``>`` does the same).
+
+    Used when the directory takes no temporary file but the file is writable.  The new size
+    is reserved before a byte changes, so a full disk fails with the old content intact;
+    only an interruption in the middle of the write itself could leave a part.
+    """
+    descriptor = os.open(target, os.O_WRONLY | getattr(os, "O_BINARY", 0))  # not O_TRUNC: not yet
+    try:
+        reserve = getattr(os, "posix_fallocate", None)
+        if reserve is not None and data:
+            try:
+                reserve(descriptor, 0, len(data))
+            except OSError as error:
+                import errno
+
+                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise  # ENOSPC, EFBIG, EIO: nothing was changed
+        view = memoryview(data)
+        offset = 0
+        while offset < len(data):
+            offset += os.pwrite(descriptor, view[offset:], offset)
+        os.ftruncate(descriptor, len(data))
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _write_in_place(path: str | os.PathLike[str], target: str, data: bytes) -> None:

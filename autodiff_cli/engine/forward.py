@@ -27,7 +27,7 @@ from .graph import Tape
 if TYPE_CHECKING:
     from .value import Value
 
-__all__ = ["ForwardResult", "forward_derivative", "forward_gradients", "tangent_at_root"]
+__all__ = ["ForwardResult", "forward_derivative", "forward_gradients", "tangent_along", "tangent_at_root"]
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,12 @@ class ForwardResult:
         return self.graph_size
 
 
-def tangent_at_root(tape: Tape, seed: int) -> float:
-    """One forward pass with the tangent of node ``seed`` set to 1; the tangent of the last node."""
+def tangent_at_root(tape: Tape, seed: int, *, textbook: bool = True) -> float:
+    """One forward pass with the tangent of node ``seed`` set to 1; the tangent of the last node.
+
+    ``textbook=False`` starts the pass at the seed, since no node before it can depend on
+    it: the same tangent, for less work than the full pass that the work counts describe.
+    """
     size = tape.size
     tangent = [0.0] * size
     # Whether a node depends on the seed at all.  Only edges from such nodes carry a
@@ -67,9 +71,9 @@ def tangent_at_root(tape: Tape, seed: int) -> float:
     # backward pass multiplies them (sqrt(x*x) at 0 is NaN both ways, as in PyTorch).
     reached = [False] * size
     a_of, da_of, b_of, db_of = tape.a, tape.da, tape.b, tape.db
-    # Nodes before the seed cannot depend on it, but the pass still visits them:
-    # the work counted is the textbook one, a full pass per seed.
-    for i in range(size):
+    # Nodes before the seed cannot depend on it, but the textbook pass still visits them:
+    # the work counted is a full pass per seed.
+    for i in range(0 if textbook else seed, size):
         if i == seed:
             tangent[i] = 1.0
             reached[i] = True
@@ -90,6 +94,37 @@ def tangent_at_root(tape: Tape, seed: int) -> float:
             tangent[i] = total
             reached[i] = True
     return tangent[-1] if size else 0.0
+
+
+def tangent_along(tape: Tape, seeds: Mapping[int, float]) -> float:
+    """One forward pass with several tangents seeded at once (node index -> tangent): the
+    tangent of the last node is the directional derivative sum(d root / d node * seed)."""
+    size = tape.size
+    if not seeds or not size:
+        return 0.0
+    tangent = [0.0] * size
+    reached = [False] * size
+    for index, value in seeds.items():
+        tangent[index] = value
+        reached[index] = True
+    a_of, da_of, b_of, db_of = tape.a, tape.da, tape.b, tape.db
+    for i in range(min(seeds), size):
+        a = a_of[i]
+        if a < 0 or i in seeds:
+            continue
+        total = 0.0
+        depends = False
+        if reached[a]:
+            total = da_of[i] * tangent[a]
+            depends = True
+        b = b_of[i]
+        if b >= 0 and reached[b]:
+            total = total + db_of[i] * tangent[b] if depends else db_of[i] * tangent[b]
+            depends = True
+        if depends:
+            tangent[i] = total
+            reached[i] = True
+    return tangent[-1]
 
 
 def forward_derivative(root: Value, wrt: Value) -> float:

@@ -219,8 +219,11 @@ def train(
                     if on_step is not None:
                         on_step(record)
                     return run.result(StopReason.TOL, objective, loss if batches.full else None)
-            run.params, state = rule.update(params, grad, state, step, record.lr)
-            run.updated = True
+            with np.errstate(all="ignore"):  # an overflow is looked for below, not warned about
+                new_params, state = rule.update(params, grad, state, step, record.lr)
+            if not np.all(np.isfinite(new_params)):
+                return run.diverged(step, "the update made a parameter infinite or NaN")
+            run.params, run.updated = new_params, True
             if on_step is not None:
                 on_step(record)
             if stop_requested is not None and stop_requested():

@@ -125,13 +125,21 @@ class Program:
 # --- checking the values given for the inputs ------------------------------------------------
 
 
+# How many unused names a warning lists before it counts the rest.
+UNUSED_SHOWN = 20
+
+
 def check_inputs(program: Program, values: Mapping[str, object]) -> list[str]:
-    """Reject values for computed names; return warnings for names the program doesn't use."""
-    warnings = []
+    """Reject values for computed names; return a warning for names the program doesn't use.
+
+    However many unused names there are (a values file can hold millions), there is one
+    warning, naming the first ``UNUSED_SHOWN`` and counting the rest.
+    """
+    unused = []
     for name in values:
         variable = program.variables.get(name)
         if variable is None:
-            warnings.append(f"'{name}' is not used by the program; its value is ignored")
+            unused.append(name)
         elif variable.kind != INPUT:
             raise InputError(
                 f"'{name}' is computed by the program, so it cannot be set",
@@ -139,7 +147,14 @@ def check_inputs(program: Program, values: Mapping[str, object]) -> list[str]:
                 program.source,
                 f"'{name}' is assigned on line {variable.position.line}; set one of its inputs instead",
             )
-    return warnings
+    if not unused:
+        return []
+    if len(unused) == 1:
+        return [f"'{unused[0]}' is not used by the program; its value is ignored"]
+    shown = ", ".join(f"'{name}'" for name in unused[:UNUSED_SHOWN])
+    more = len(unused) - UNUSED_SHOWN
+    listed = shown + (f" and {more:,} more" if more > 0 else "")
+    return [f"{len(unused):,} values are given for names the program does not use, so they are ignored: {listed}"]
 
 
 def missing_inputs(program: Program, values: Mapping[str, object]) -> list[Variable]:

@@ -20,6 +20,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import AutodiffError
 
@@ -145,9 +146,7 @@ def render(dot_source: str, fmt: str, renderer: str | Renderer = "auto", *,
                           hint=f"it writes: {', '.join(backend.formats)}")
     command = [backend.program, f"-T{fmt}"]
     try:
-        completed = subprocess.run(
-            command, input=dot_source.encode("utf-8"), capture_output=True, timeout=timeout, check=False
-        )
+        completed = _run_to_completion(command, dot_source.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
         raise RenderTimeout(
             f"{_describe(backend)} did not finish within {timeout:g} seconds, so it was stopped",
@@ -175,7 +174,41 @@ def render(dot_source: str, fmt: str, renderer: str | Renderer = "auto", *,
     return _reproducible(completed.stdout) if fmt == "pdf" else completed.stdout
 
 
+def _run_to_completion(command: list[str], data: bytes, timeout: float | None) -> Any:
+    """``subprocess.run`` for the renderer, with the signals that stop us held back while it starts.
+
+    A SIGTERM or Ctrl-C that lands between the fork and ``Popen`` returning would unwind
+    before anything knows the child exists, leaving the layout running as an orphan (and,
+    where nothing reaps orphans, a zombie).  Held back until the child is in hand, the
+    signal is let through inside the block that kills and reaps it.
+    """
+    import signal
+    import subprocess
+
+    held = {signal.SIGINT, signal.SIGTERM}
+    can_hold = hasattr(signal, "pthread_sigmask")
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held) if can_hold else None
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+    except BaseException:
+        if can_hold:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        raise
+    with process:
+        try:
+            if can_hold:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a pending signal lands here
+            stdout, stderr = process.communicate(data, timeout=timeout)
+        except BaseException:  # the time limit, Ctrl-C, SIGTERM: the layout must not outlive us
+            process.kill()
+            process.communicate()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 # cairo writes the time of the run into every PDF: /CreationDate (D:YYYYMMDDHHmmSS...).
+_LAST_FOUR_DIGIT_YEAR = 253402300799  # 9999-12-31 23:59:59 UTC
 _PDF_DATE = re.compile(rb"(/CreationDate\s*\(D:)(\d{14})")
 
 
@@ -192,7 +225,8 @@ def _reproducible(pdf: bytes) -> bytes:
         epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
     except ValueError:
         epoch = 0
-    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(max(0, epoch))).encode("ascii")
+    # Clamped to the years 1970-9999: a date of another length would move every offset after it.
+    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(min(max(0, epoch), _LAST_FOUR_DIGIT_YEAR))).encode("ascii")
     return _PDF_DATE.sub(lambda found: found.group(1) + stamp, pdf, count=1)
 
 

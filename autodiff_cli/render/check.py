@@ -17,42 +17,64 @@ if TYPE_CHECKING:
 __all__ = ["COLUMNS", "to_json", "to_plain", "to_table"]
 
 
-COLUMNS = ("input", "value", "reverse", "forward", "finite diff", "abs err", "rel err", "result")
+COLUMNS = ("input", "value", "reverse", "forward", "finite diff", "fd ±", "abs err", "rel err", "result")
+# The text columns (left-aligned); the others are numbers.
+_TEXT_COLUMNS = (0, len(COLUMNS) - 1)
+RESULT_WORDS = {"ok": "ok", "fail": "FAIL", "inconclusive": "inconclusive"}
 
 
 def _number(x: float | None, precision: int | None) -> str:
     return "-" if x is None else format_number(x, precision)
 
 
+def _columns(result: CheckResult) -> tuple[str, ...]:
+    return COLUMNS if result.mode == "inputs" else ("direction",) + COLUMNS[1:]
+
+
 def _cells(result: CheckResult, precision: int | None) -> list[list[str]]:
     cells = []
+    short = 3 if precision is None else precision
     for c in result.inputs:
-        errors = [_number(e, 3 if precision is None else precision) for e in (c.abs_error, c.rel_error)]
+        errors = [_number(e, short) for e in (c.fd_error, c.abs_error, c.rel_error)]
+        # A direction has no value of its own: it moves every input from where it is.
+        value = _number(c.value, precision) if result.mode == "inputs" else "-"
         cells.append([
-            c.name, _number(c.value, precision), _number(c.reverse, precision), _number(c.forward, precision),
-            _number(c.finite_difference, precision), *errors, "ok" if c.ok else "FAIL",
+            c.name, value, _number(c.reverse, precision), _number(c.forward, precision),
+            _number(c.finite_difference, precision), *errors, RESULT_WORDS[c.verdict],
         ])
     return cells
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'s' if count != 1 else ''}"
 
 
 def _summary(result: CheckResult) -> str:
     if not result.inputs:
         return "nothing to check: the program has no inputs"
-    failed = len(result.failures)
-    verdict = "all agree" if not failed else f"{failed} of {len(result.inputs)} disagree"
-    return (f"d{result.output}/d input, {len(result.inputs)} input{'s' if len(result.inputs) != 1 else ''}: "
-            f"{verdict} (rtol {result.rtol:g}, atol {result.atol:g})")
+    failed, unsure, total = len(result.failures), len(result.inconclusive), len(result.inputs)
+    parts = [f"{failed} of {total} disagree"] if failed else []
+    if unsure:
+        parts.append(f"{unsure} of {total} inconclusive")
+    verdict = ", ".join(parts) or "all agree"
+    if result.mode == "directions":
+        what = (f"d{result.output}/d input along {_plural(total, 'random direction')} (fast mode, seed "
+                f"{result.seed}; {_plural(result.input_count or 0, 'input')})")
+    else:
+        what = f"d{result.output}/d input, {_plural(total, 'input')}"
+    return f"{what}: {verdict} (rtol {result.rtol:g}, atol {result.atol:g})"
 
 
 def to_plain(result: CheckResult, precision: int | None = None) -> str:
     """Aligned columns and a summary line (the reasons for failures are ``failure_messages``)."""
     if not result.inputs:
         return _summary(result) + "\n"
-    table = [list(COLUMNS), *_cells(result, precision)]
+    table = [list(_columns(result)), *_cells(result, precision)]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = []
     for row in table:
-        cells = [cell.ljust(w) if i in (0, 7) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))]
+        cells = [cell.ljust(w) if i in _TEXT_COLUMNS else cell.rjust(w)
+                 for i, (cell, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
     lines.append(_summary(result))
     return "\n".join(lines) + "\n"
@@ -65,12 +87,14 @@ def to_table(result: CheckResult, precision: int | None = None) -> Table:
     table = Table(title=f"gradient check of {result.output} = {_number(result.value, precision)}",
                   title_justify="left", caption=_summary(result), caption_justify="left")
     cells = _cells(result, precision)
-    for i, header in enumerate(COLUMNS):
+    for i, header in enumerate(_columns(result)):
         # Columns never shrink below their widest cell: a cut-off digit would be a wrong number.
         width = max([len(header)] + [len(row[i]) for row in cells])
-        table.add_column(header, justify="left" if i in (0, 7) else "right", no_wrap=True, min_width=width)
+        table.add_column(header, justify="left" if i in _TEXT_COLUMNS else "right", no_wrap=True,
+                         min_width=width)
+    styles = {"ok": "", "fail": "bold red", "inconclusive": "yellow"}
     for row, check in zip(cells, result.inputs):
-        table.add_row(*row, style="" if check.ok else "bold red")
+        table.add_row(*row, style=styles[check.verdict])
     return table
 
 
@@ -84,19 +108,26 @@ def to_json(result: CheckResult) -> str:
         "output": result.output,
         "value": _json_number(result.value),
         "ok": result.ok,
+        "verdict": result.verdict,
+        "mode": result.mode,
         "rtol": result.rtol,
         "atol": result.atol,
-        "inputs": [
+        "notes": result.notes,
+        # One entry per input, or per random direction in the fast mode (with its seed).
+        **({"seed": result.seed, "input_count": result.input_count} if result.mode == "directions" else {}),
+        "inputs" if result.mode == "inputs" else "directions": [
             {
                 "name": c.name,
-                "value": _json_number(c.value),
+                **({"value": _json_number(c.value)} if result.mode == "inputs" else {}),
                 "reverse": _json_number(c.reverse),
                 "forward": _json_number(c.forward),
                 "finite_difference": _json_number(c.finite_difference),
+                "fd_error": _json_number(c.fd_error),
                 "step": c.step,
                 "abs_error": _json_number(c.abs_error),
                 "rel_error": _json_number(c.rel_error),
                 "ok": c.ok,
+                "verdict": c.verdict,
                 "reason": c.reason,
             }
             for c in result.inputs

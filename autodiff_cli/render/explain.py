@@ -1,6 +1,17 @@
 """Renderers of an explanation (``analysis.steps``): aligned text, Markdown and Rich tables.
 
 Pure: each returns text or a Rich renderable; the CLI prints it.
+
+The wording of a step is made by the public functions below (``gradient_text``,
+``local_text``, ``chain_text``, ``rule_text`` and the headings), which every renderer of
+steps uses, so that each writes a chain-rule step in the same words:
+
+    dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2     [∂d/∂c = 1]
+
+``dL/dc`` is a gradient, the derivative of the output through every path; ``∂d/∂c`` is a
+local derivative, of the one operation that computes d, with the rule in brackets.
+Writing both as d../d.. made a step from the output read as circular
+(``dL/dd = dL/dd * dL/dL``).
 """
 
 from __future__ import annotations
@@ -14,7 +25,21 @@ from ..engine.ops import short_number
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["to_markdown", "to_plain", "to_rich"]
+__all__ = [
+    "BACKWARD_HEADING",
+    "FORWARD_HEADING",
+    "chain_text",
+    "gradient_text",
+    "local_text",
+    "rule_text",
+    "to_markdown",
+    "to_plain",
+    "to_rich",
+]
+
+FORWARD_HEADING = "forward pass (topological order)"
+BACKWARD_HEADING = ("backward pass (reverse topological order; ∂ is the local derivative of one operation; "
+                    "+= adds a further use)")
 
 
 def _number(x: float, precision: int | None = None) -> str:
@@ -25,8 +50,28 @@ def _number(x: float, precision: int | None = None) -> str:
 # --- text pieces shared by the renderers ---------------------------------------------------
 
 
-def _d(top: str, bottom: str) -> str:
-    return f"d{top}/d{bottom}"
+def gradient_text(output: str, name: str) -> str:
+    """The gradient of ``output`` with respect to ``name``, through every path: ``dL/dc``."""
+    return f"d{output}/d{name}"
+
+
+def local_text(parent: str, child: str) -> str:
+    """The local derivative of the operation computing ``parent`` with respect to its operand
+    ``child`` alone: ``∂d/∂c``."""
+    return f"∂{parent}/∂{child}"
+
+
+def chain_text(step: Step) -> str:
+    """The chain rule of one step in symbols: local derivative * upstream gradient (``∂d/∂c * dL/dd``)."""
+    return f"{local_text(step.parent, step.child)} * {gradient_text(step.output, step.parent)}"
+
+
+def rule_text(step: Step) -> str:
+    """The local derivative's rule, operands named: ``∂e/∂a = b``."""
+    return f"{local_text(step.parent, step.child)} = {step.rule}"
+
+
+_d = gradient_text
 
 
 def _total_sum(item: Total, precision: int | None) -> str:
@@ -58,10 +103,10 @@ def _rows(explanation: Explanation, precision: int | None) -> list[_Row]:
             rows.append(_Row(
                 _d(item.output, item.child),
                 "+=" if item.accumulate else "=",
-                f"{_d(item.parent, item.child)} * {_d(item.output, item.parent)}",
+                chain_text(item),
                 f"{_number(item.local, precision)} * {_number(item.upstream, precision)}",
                 _number(item.product, precision),
-                f"{_d(item.parent, item.child)} = {item.rule}",
+                rule_text(item),
                 f"total {_number(item.total, precision)}" if item.accumulate else "",
             ))
         else:
@@ -93,7 +138,7 @@ def _gradients_line(explanation: Explanation, precision: int | None) -> str:
 
 def to_plain(explanation: Explanation, precision: int | None = None) -> str:
     """Aligned text without colour or box drawing, for pipes, logs and diffs."""
-    lines = [_header(explanation, precision), "", "forward pass (topological order)"]
+    lines = [_header(explanation, precision), "", FORWARD_HEADING]
     lhs = [d.name if not d.expression else f"{d.name} = {d.expression}" for d in explanation.definitions]
     values = [_number(d.value, precision) for d in explanation.definitions]
     width = max((len(text) for text in lhs), default=0)
@@ -103,7 +148,7 @@ def to_plain(explanation: Explanation, precision: int | None = None) -> str:
         lines.append(f"  {text.ljust(width)} = {value.ljust(width_value)}   {note}".rstrip())
     if explanation.definitions_omitted:
         lines.append("  " + _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps))
-    lines += ["", "backward pass (reverse topological order; += adds the contribution of a further use)"]
+    lines += ["", BACKWARD_HEADING]
     rows = _rows(explanation, precision)
     width_target = max((len(r.target) for r in rows), default=0)
     width_sign = max((len(r.sign) for r in rows), default=0)
@@ -141,7 +186,7 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
         lines.append(f"| {_code(d.name)} | {_code(d.expression) or 'input'} | {_number(d.value, precision)} |")
     if explanation.definitions_omitted:
         lines += ["", _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)]
-    lines += ["", "Backward pass (reverse topological order; `+=` adds the contribution of a further use):", "",
+    lines += ["", BACKWARD_HEADING.replace("backward", "Backward", 1).replace("+=", "`+=`") + ":", "",
               "| gradient | chain rule | local rule | local | upstream | product | total |",
               "|---|---|---|---:|---:|---:|---:|"]
     for item, r in zip(explanation.steps, _rows(explanation, precision)):
@@ -164,11 +209,11 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
 # --- Rich ----------------------------------------------------------------------------------
 
 
-def _table(title: str, headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
+def _table(headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
     """A Rich table whose columns never shrink below their widest cell (Rich would cut numbers)."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table()
     for i, header in enumerate(headers):
         width = max([len(header)] + [len(cells[i]) for cells, _ in rows])
         numeric = header in ("value", "local", "upstream", "product", "total")
@@ -179,7 +224,11 @@ def _table(title: str, headers: Sequence[str], rows: list[tuple[list[str], str]]
 
 
 def to_rich(explanation: Explanation, precision: int | None = None) -> RenderableType:
-    """Two Rich tables (forward pass, backward pass) with a heading and the final gradients."""
+    """Two Rich tables (forward pass, backward pass) with a heading and the final gradients.
+
+    The headings are lines of their own, not table titles: Rich wraps a title to the
+    table's width and pads it with spaces.
+    """
     from rich.console import Group
     from rich.text import Text
 
@@ -188,7 +237,8 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
         ([d.name, d.expression or "input", _number(d.value, precision)], "cyan" if not d.expression else "")
         for d in explanation.definitions
     ]
-    parts.append(_table("forward pass (topological order)", ("variable", "definition", "value"), forward_rows))
+    parts.append(Text(FORWARD_HEADING, style="italic"))
+    parts.append(_table(("variable", "definition", "value"), forward_rows))
     if explanation.definitions_omitted:
         parts.append(Text(_omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
     backward_rows = []
@@ -203,10 +253,9 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
             ], "yellow" if item.accumulate else ""))
         else:
             backward_rows.append(([lhs, r.numbers, "", "", "", "", r.result], "bold yellow"))
-    parts.append(_table(
-        "backward pass (reverse topological order; += adds the contribution of a further use)",
-        ("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"), backward_rows,
-    ))
+    parts.append(Text(BACKWARD_HEADING, style="italic"))
+    parts.append(_table(("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"),
+                        backward_rows))
     if explanation.steps_omitted:
         parts.append(Text(_omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)))
     parts.append(Text(_gradients_line(explanation, precision), style="bold"))

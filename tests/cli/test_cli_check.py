@@ -32,11 +32,13 @@ def test_every_sample_passes(runner, cli, samples, sample: str) -> None:
 
 
 def test_plain_when_piped(runner, cli) -> None:
-    # y = 2*x: both differences are exact (see tests/language/test_check.py).
+    # y = 2*x: the difference is exact (see tests/analysis/test_check.py); its error bar is the
+    # rounding floor 3 * eps * (|2*x| + |y|) / h at the second step h = H/2: 8.8e-10.
+    assert f"{3 * sys.float_info.epsilon * 4 / (H / 2):.2g}" == "8.8e-10"
     result = run(runner, cli, "y = 2*x", "--set", "x=1")
     assert result.stdout == (
-        "input  value  reverse  forward  finite diff  abs err  rel err  result\n"
-        "x        1.0      2.0      2.0          2.0        0        0  ok\n"
+        "input  value  reverse  forward  finite diff     fd ±  abs err  rel err  result\n"
+        "x        1.0      2.0      2.0          2.0  8.8e-10        0        0  ok\n"
         "dy/d input, 1 input: all agree (rtol 0.001, atol 1e-05)\n"
     )
 
@@ -45,7 +47,8 @@ def test_relu_at_zero_fails_saying_why(runner, cli) -> None:
     result = run(runner, cli, "y = relu(x)", "--set", "x=0")
     assert result.exit_code == 1
     # The table still goes to stdout; the verdict and the reason to stderr.
-    assert "x        0.0      0.0      0.0          0.5      0.5        1  FAIL\n" in result.stdout
+    # relu(+-h) = h, 0 at every step: the difference is exactly 0.5, with no error (fd ± 0).
+    assert "x        0.0      0.0      0.0          0.5     0      0.5        1  FAIL\n" in result.stdout
     assert result.stderr.startswith(
         "check failed: x: reverse mode gives 0 but the central difference gives 0.5 ")
     assert "kink at or near x = 0" in result.stderr
@@ -76,20 +79,59 @@ def test_table_format_without_colour(runner, cli) -> None:
 
 @pytest.mark.parametrize(
     ("tolerances", "exit_code"),
-    # y = x**3 at 1: the difference is off by h^2 ~ 3.7e-11 plus rounding (< 1e-10).
-    [(["--rtol", "1e-9", "--atol", "0"], 0), (["--rtol", "1e-13", "--atol", "0"], 1), ([], 0)],
-    ids=["loose", "strict", "defaults"],
+    # y = x**3 at 1: one Richardson step makes the difference exact up to rounding (~2e-13 at the
+    # larger first step a strict tolerance asks for); a tolerance of 0 leaves no room for rounding.
+    [(["--rtol", "1e-9", "--atol", "0"], 0), (["--rtol", "1e-13", "--atol", "0"], 0), ([], 0),
+     (["--rtol", "0", "--atol", "0"], 3)],
+    ids=["loose", "strict", "defaults", "zero"],
 )
 def test_tolerances(runner, cli, tolerances, exit_code) -> None:
     result = run(runner, cli, "y = x**3", "--set", "x=1", *tolerances)
     assert result.exit_code == exit_code
 
 
-def test_domain_edge_fails_cleanly(runner, cli) -> None:
+def test_domain_edge_is_inconclusive(runner, cli) -> None:
     result = run(runner, cli, "y = (x-1)**1.5 + (1-x)**1.5", "--set", "x=1")
-    assert result.exit_code == 1
-    assert result.stderr.startswith("check failed: x: cannot take the finite difference: the program fails at x = ")
+    assert result.exit_code == 3
+    assert result.stderr.startswith(
+        "check inconclusive: x: cannot take the finite difference: the program fails at x = ")
     assert "non-integer power" in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout.splitlines()[-1] == "dy/d input, 1 input: 1 of 1 inconclusive (rtol 0.001, atol 1e-05)"
+
+
+@pytest.mark.parametrize(
+    ("program", "x", "exit_code"),
+    [("y = sin(x)", "1e6", 0), ("y = cos(x)", "1e6", 0), ("y = tanh(x - 1000000)", "1e6", 0),
+     ("y = tanh(1e12*x)", "0", 3), ("y = relu(x)", "0", 1)],
+    ids=["sin_1e6", "cos_1e6", "tanh_shifted", "unresolvable", "kink"],
+)
+def test_the_issues_examples(runner, cli, program, x, exit_code) -> None:
+    result = run(runner, cli, program, "--set", f"x={x}")
+    assert result.exit_code == exit_code, result.stderr
+    if exit_code == 0:
+        assert result.stderr == ""
+    elif exit_code == 3:
+        assert result.stderr.startswith("check inconclusive: x: the finite difference ")
+        assert "neither confirmed nor refuted" in result.stderr and "kink" not in result.stderr
+
+
+def test_failures_and_inconclusive_inputs_together_exit_1(runner, cli) -> None:
+    result = run(runner, cli, "y = relu(a) + tanh(1e12*b)", "--set", "a=0", "--set", "b=0")
+    assert result.exit_code == 1
+    assert [line.split(":")[0] for line in result.stderr.splitlines()] == ["check failed", "check inconclusive"]
+    assert result.stdout.splitlines()[-1].endswith("1 of 2 disagree, 1 of 2 inconclusive (rtol 0.001, atol 1e-05)")
+
+
+def test_json_has_the_verdicts_and_error_bars(runner, cli) -> None:
+    result = run(runner, cli, "y = relu(a) + tanh(1e12*b) + 2*c", "--set", "a=0", "--set", "b=0", "--set", "c=1",
+                 "--format", "json")
+    document = json.loads(result.stdout)
+    assert (document["ok"], document["verdict"]) == (False, "fail")
+    assert [(i["name"], i["verdict"], i["ok"]) for i in document["inputs"]] == [
+        ("a", "fail", False), ("b", "inconclusive", False), ("c", "ok", True)]
+    a = document["inputs"][0]  # relu: 0.5 at every step, up to the other terms' rounding
+    assert abs(a["finite_difference"] - 0.5) <= a["fd_error"] < 1e-4
+    assert all(isinstance(i["fd_error"], float) for i in document["inputs"])
 
 
 @pytest.mark.parametrize(
@@ -123,4 +165,4 @@ def test_help(runner, cli) -> None:
     assert result.exit_code == 0
     assert "reverse mode, forward mode" in result.stdout
     assert 'autodiff check "y = relu(x)" --set x=0' in result.stdout
-    assert "0  every input's gradient agrees" in result.stdout
+    assert "0    every input's gradient agrees" in result.stdout

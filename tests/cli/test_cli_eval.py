@@ -351,7 +351,7 @@ def test_a_directory_is_an_error(runner, tmp_path, option) -> None:
 def test_a_lone_name_that_is_not_a_file_warns(runner) -> None:
     result = run(runner, "eval", "mymodel", "--set", "mymodel=2", "--format", "csv")
     assert result.exit_code == 0
-    assert result.stderr.startswith("warning: there is no file named 'mymodel'; reading it as an expression")
+    assert result.stderr.startswith("warning: there is no file named 'mymodel'; reading it as program text")
     assert run(runner, "eval", "-e", "mymodel", "--set", "mymodel=2").stderr == ""
 
 

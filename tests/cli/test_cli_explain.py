@@ -25,7 +25,7 @@ def test_sample_file_piped_is_plain(runner, cli, samples) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "L = -8"
     # The example step, with the rule of + on the right.
-    assert "  dL/dc = dd/dc * dL/dd = 1 * -2 = -2   [dd/dc = 1]" in lines
+    assert "  dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2   [∂d/∂c = 1]" in lines
     assert lines[-1] == "gradients: dL/da = 6, dL/db = -4, dL/dc = -2, dL/df = 4"
     assert "\x1b[" not in result.stdout and "┃" not in result.stdout
 
@@ -36,7 +36,7 @@ def test_expression_with_set_and_temporaries(runner, cli) -> None:
     assert result.exit_code == 0
     assert "  t1 = a * b  = -6\n" in result.stdout
     # The = signs line up under the longest target, dL/dt1.
-    assert "  dL/dc  = dt2/dc * dL/dt2 = 1 * -2 = -2" in result.stdout
+    assert "  dL/dc  = ∂t2/∂c * dL/dt2 = 1 * -2 = -2" in result.stdout
 
 
 def test_values_file_and_stdin(runner, cli, tmp_path) -> None:
@@ -52,15 +52,15 @@ def test_markdown(runner, cli) -> None:
     result = run(runner, cli, "y = x*x", "--set", "x=3", "--format", "markdown")
     assert result.exit_code == 0
     assert result.stdout.startswith("**`y = 9`**\n")
-    assert "| `dy/dx +=` | `dy/dx * dy/dy` | `dy/dx = x` | 3 | 1 | 3 | 6 |\n" in result.stdout
+    assert "| `dy/dx +=` | `∂y/∂x * dy/dy` | `∂y/∂x = x` | 3 | 1 | 3 | 6 |\n" in result.stdout
 
 
 def test_rich_without_colour(runner, cli) -> None:
     result = run(runner, cli, KARPATHY, *KARPATHY_SETS, "--format", "rich", "--no-color")
     assert result.exit_code == 0
     assert "\x1b[" not in result.stdout
-    assert "dd/dc * dL/dd" not in result.stdout  # unnamed: the + node is t2
-    assert "dt2/dc * dL/dt2" in result.stdout
+    assert "∂d/∂c * dL/dd" not in result.stdout  # unnamed: the + node is t2
+    assert "∂t2/∂c * dL/dt2" in result.stdout
 
 
 def test_rich_is_never_cut_to_eighty_columns(runner, cli) -> None:

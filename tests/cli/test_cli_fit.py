@@ -400,3 +400,16 @@ def test_moons_py_trains_the_same_network_through_the_python_api(fit, capsys) ->
     learned = list(fitted(result).values())
     for p, value in zip(model.parameters(), learned, strict=True):
         assert p.data == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+def test_sigterm_stops_the_step_writes_the_best_so_far_and_exits_143(tmp_path) -> None:
+    process = _start_fit(tmp_path, "--steps", "100000000", "-o", "params.json")
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.startswith("step 3/"):
+            break
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr
+    assert stderr.splitlines()[-1].startswith("stopped by SIGTERM ")
+    assert set(json.loads((tmp_path / "params.json").read_text())) == {"w", "b"}

@@ -211,3 +211,11 @@ def test_plan_warns_about_a_parameter_the_loss_ignores_and_a_set_column() -> Non
 
 def test_step_is_a_plain_record() -> None:
     assert Step(1, 0.5, 0.25, 0.1)._asdict() == {"step": 1, "loss": 0.5, "grad_norm": 0.25, "lr": 0.1}
+
+
+def test_an_update_that_overflows_stops_before_the_parameters_are_lost() -> None:
+    objective = noisy_line()
+    result = train(objective, np.zeros(2), FitSettings(lr=1e308, steps=10))
+    assert result.reason == StopReason.DIVERGED and result.bad_step == 1
+    assert "the update made a parameter infinite or NaN" == result.bad_value
+    assert result.params.tolist() == [0.0, 0.0] and result.params_step == 1

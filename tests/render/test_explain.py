@@ -46,14 +46,14 @@ def test_karpathy_plain_golden() -> None:
         "  f         = -2   input\n"
         "  L = d * f = -8\n"
         "\n"
-        "backward pass (reverse topological order; += adds the contribution of a further use)\n"
+        "backward pass (reverse topological order; ∂ is the local derivative of one operation; += adds a further use)\n"
         "  dL/dL = 1                             seed\n"
-        "  dL/dd = dL/dd * dL/dL = -2 * 1 = -2   [dL/dd = f]\n"
-        "  dL/df = dL/df * dL/dL = 4 * 1 = 4     [dL/df = d]\n"
-        "  dL/de = dd/de * dL/dd = 1 * -2 = -2   [dd/de = 1]\n"
-        "  dL/dc = dd/dc * dL/dd = 1 * -2 = -2   [dd/dc = 1]\n"
-        "  dL/da = de/da * dL/de = -3 * -2 = 6   [de/da = b]\n"
-        "  dL/db = de/db * dL/de = 2 * -2 = -4   [de/db = a]\n"
+        "  dL/dd = ∂L/∂d * dL/dL = -2 * 1 = -2   [∂L/∂d = f]\n"
+        "  dL/df = ∂L/∂f * dL/dL = 4 * 1 = 4     [∂L/∂f = d]\n"
+        "  dL/de = ∂d/∂e * dL/dd = 1 * -2 = -2   [∂d/∂e = 1]\n"
+        "  dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2   [∂d/∂c = 1]\n"
+        "  dL/da = ∂e/∂a * dL/de = -3 * -2 = 6   [∂e/∂a = b]\n"
+        "  dL/db = ∂e/∂b * dL/de = 2 * -2 = -4   [∂e/∂b = a]\n"
         "\n"
         "gradients: dL/da = 6, dL/db = -4, dL/dc = -2, dL/df = 4\n"
     )
@@ -96,10 +96,10 @@ def test_accumulation_plain_golden() -> None:
         "  x         = 3   input\n"
         "  y = x * x = 9\n"
         "\n"
-        "backward pass (reverse topological order; += adds the contribution of a further use)\n"
+        "backward pass (reverse topological order; ∂ is the local derivative of one operation; += adds a further use)\n"
         "  dy/dy =  1                           seed\n"
-        "  dy/dx =  dy/dx * dy/dy = 3 * 1 = 3   [dy/dx = x]\n"
-        "  dy/dx += dy/dx * dy/dy = 3 * 1 = 3   [dy/dx = x]   total 6\n"
+        "  dy/dx =  ∂y/∂x * dy/dy = 3 * 1 = 3   [∂y/∂x = x]\n"
+        "  dy/dx += ∂y/∂x * dy/dy = 3 * 1 = 3   [∂y/∂x = x]   total 6\n"
         "  dy/dx =  3 + 3 = 6                   sum of 2 contributions\n"
         "\n"
         "gradients: dy/dx = 6\n"
@@ -117,13 +117,14 @@ def test_accumulation_markdown_golden() -> None:
         "| `x` | input | 3 |\n"
         "| `y` | `x * x` | 9 |\n"
         "\n"
-        "Backward pass (reverse topological order; `+=` adds the contribution of a further use):\n"
+        "Backward pass (reverse topological order; ∂ is the local derivative of one operation; `+=` adds a "
+        "further use):\n"
         "\n"
         "| gradient | chain rule | local rule | local | upstream | product | total |\n"
         "|---|---|---|---:|---:|---:|---:|\n"
         "| `dy/dy =` | seed | | | | | 1 |\n"
-        "| `dy/dx =` | `dy/dx * dy/dy` | `dy/dx = x` | 3 | 1 | 3 | 3 |\n"
-        "| `dy/dx +=` | `dy/dx * dy/dy` | `dy/dx = x` | 3 | 1 | 3 | 6 |\n"
+        "| `dy/dx =` | `∂y/∂x * dy/dy` | `∂y/∂x = x` | 3 | 1 | 3 | 3 |\n"
+        "| `dy/dx +=` | `∂y/∂x * dy/dy` | `∂y/∂x = x` | 3 | 1 | 3 | 6 |\n"
         "| **`dy/dx =`** | `3 + 3` | | | | | **6** |\n"
         "\n"
         "`gradients: dy/dx = 6`\n"
@@ -142,19 +143,19 @@ def test_rich_rows_of_the_karpathy_example() -> None:
     rows = _rich_rows(to_rich(explained(KARPATHY)))
     assert ["c", "input", "10"] in rows
     assert ["e", "a * b", "-6"] in rows
-    # The issue's example line, as table cells: dL/dc = dd/dc * dL/dd = 1 * -2 = -2.
-    assert ["dL/dc =", "dd/dc * dL/dd", "dd/dc = 1", "1", "-2", "-2", "-2"] in rows
+    # The issue's example line, as table cells: dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2.
+    assert ["dL/dc =", "∂d/∂c * dL/dd", "∂d/∂c = 1", "1", "-2", "-2", "-2"] in rows
     assert ["dL/dL =", "seed", "", "", "", "", "1"] in rows
 
 
 def test_rich_shows_the_sum_of_contributions() -> None:
     rows = _rich_rows(to_rich(explained(SQUARE, {"x": 3.0})))
-    assert ["dy/dx +=", "dy/dx * dy/dy", "dy/dx = x", "3", "1", "3", "6"] in rows
+    assert ["dy/dx +=", "∂y/∂x * dy/dy", "∂y/∂x = x", "3", "1", "3", "6"] in rows
     assert ["dy/dx =", "3 + 3", "", "", "", "", "6"] in rows
 
 
 def test_issue_example_line_in_plain_text() -> None:
-    assert "  dL/dc = dd/dc * dL/dd = 1 * -2 = -2   [dd/dc = 1]\n" in to_plain(explained(KARPATHY))
+    assert "  dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2   [∂d/∂c = 1]\n" in to_plain(explained(KARPATHY))
 
 
 def test_temporaries_are_numbered_in_topological_order() -> None:
@@ -279,7 +280,9 @@ def test_precision_rounds_the_numbers() -> None:
 
 def test_plain_has_no_escape_codes_or_box_drawing() -> None:
     text = to_plain(explained(KARPATHY)) + to_markdown(explained(KARPATHY))
-    assert text.isascii()
+    assert "\x1b" not in text
+    assert not any("\u2500" <= char <= "\u257f" for char in text)
+    assert {char for char in text if not char.isascii()} == {"∂"}  # the local derivative's sign
 
 
 def test_node_names_for_engine_graphs() -> None:
@@ -320,3 +323,37 @@ def test_a_program_without_inputs() -> None:
     assert [(d.name, d.expression, d.value) for d in explanation.definitions] == [("y", "2 * 3", 6.0)]
     assert explanation.steps == [Seed("y")]
     assert to_plain(explanation).endswith("\nthe program has no inputs\n")
+
+
+@pytest.mark.parametrize("program", [KARPATHY, SQUARE, "y = tanh(x)*x + x/3"], ids=["karpathy", "square", "mixed"])
+def test_no_step_reads_as_circular(program) -> None:
+    # The local derivative is written with ∂ and the total with d, so a step from the output
+    # (dL/dd = ∂L/∂d * dL/dL) never repeats its left-hand side on the right.
+    from autodiff_cli.render.explain import chain_text, gradient_text
+
+    for step in explained(program, {"x": 0.5}).steps:
+        if isinstance(step, Step):
+            target = gradient_text(step.output, step.child)
+            assert target not in chain_text(step), (target, chain_text(step))
+            assert chain_text(step).startswith("∂")
+
+
+def test_the_shared_wording_functions() -> None:
+    from autodiff_cli.render.explain import chain_text, gradient_text, local_text, rule_text
+
+    step = explained(KARPATHY).steps[4]  # dL/dc = ∂d/∂c * dL/dd
+    assert (gradient_text("L", "c"), local_text("d", "c")) == ("dL/dc", "∂d/∂c")
+    assert chain_text(step) == "∂d/∂c * dL/dd"
+    assert rule_text(step) == "∂d/∂c = 1"
+
+
+BACKWARD = "backward pass (reverse topological order; ∂ is the local derivative of one operation; += adds a further use)"
+
+
+@pytest.mark.parametrize("width", [120, 200])
+def test_rich_headings_are_lines_of_their_own_not_wrapped_to_the_table(width) -> None:
+    console = Console(file=io.StringIO(), width=width, no_color=True, color_system=None)
+    console.print(to_rich(explained(KARPATHY)))
+    lines = console.file.getvalue().splitlines()
+    heading = [line for line in lines if line.startswith("backward pass")]
+    assert heading == [BACKWARD]  # 108 characters: the table is narrower, the terminal is not

@@ -137,6 +137,21 @@ def test_system_pdf_has_a_fixed_creation_date(monkeypatch) -> None:
     assert len(later) == len(data)
 
 
+@pytest.mark.parametrize(
+    ("epoch", "stamp"),
+    [("99999999999999999999", b"99991231235959"), ("1e400", b"19700101000000"), ("-5", b"19700101000000"),
+     ("253402300800", b"99991231235959"), ("not a number", b"19700101000000"), ("", b"19700101000000")],
+    ids=["huge", "float_text", "negative", "year_10000", "text", "empty"],
+)
+def test_any_source_date_epoch_gives_a_fourteen_digit_date(monkeypatch, epoch, stamp) -> None:
+    # The date is replaced digit for digit (the PDF's byte offsets must stay right), so it
+    # must stay 14 digits whatever the variable says; and no value may raise.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    pdf = b"%PDF-1.5 /CreationDate (D:20240102030405+00'00) trailer"
+    fixed = render._reproducible(pdf)
+    assert fixed == pdf.replace(b"20240102030405", stamp)
+
+
 def test_bundled_is_found_next_to_this_python() -> None:
     program = render.bundled_program()
     assert program is not None

@@ -1,0 +1,86 @@
+"""Every numeric option of every command, found by walking the commands (so a new option is
+covered without being listed): nan, infinities, huge and negative values are usage errors
+(exit 2) or an accepted value, never a traceback or a silent wrong result."""
+
+from pathlib import Path
+
+import click
+import pytest
+
+from autodiff_cli.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+BASE = {
+    "eval": ["y = 2*x", "--set", "x=1"],
+    "explain": ["y = 2*x", "--set", "x=1"],
+    "check": ["y = 2*x", "--set", "x=1"],
+    "graph": ["y = 2*x", "--set", "x=1", "--renderer", "bundled"],
+    # --tol ends a run whose --steps is huge; --quiet keeps the output to the parameters.
+    "fit": [str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv"), "--steps", "3", "--tol", "1e-6", "-q"],
+}
+
+
+def numeric_options() -> list[tuple[str, str, bool]]:
+    """(command, option, is_float) for every option whose type is a number."""
+    found = []
+    for name, command in sorted(main.commands.items()):
+        for param in command.params:
+            if not isinstance(param, click.Option) or param.is_flag:
+                continue
+            if isinstance(param.type, (click.types.FloatParamType, click.types.IntParamType)):
+                found.append((name, max(param.opts, key=len), isinstance(param.type, click.types.FloatParamType)))
+    return found
+
+
+OPTIONS = numeric_options()
+
+
+def test_the_walk_finds_the_known_options() -> None:
+    assert {(c, o) for c, o, _ in OPTIONS} >= {
+        ("graph", "--timeout"), ("graph", "--max-nodes"), ("graph", "--precision"), ("check", "--rtol"),
+        ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision"), ("fit", "--lr"),
+        ("fit", "--steps"), ("fit", "--tol"), ("fit", "--weight-decay"), ("fit", "--batch-size")}
+    assert set(BASE) == set(main.commands)
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "infinity"])
+@pytest.mark.parametrize(("command", "option", "is_float"), OPTIONS, ids=[f"{c} {o}" for c, o, _ in OPTIONS])
+def test_non_finite_values_are_usage_errors(runner, command, option, is_float, text) -> None:
+    result = runner.invoke(main, [command, *BASE[command], option, text])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert "Usage:" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("text", ["1e300", "1e308", "99999999999999999999999999999999", "-1", "-0", "0", "1"])
+@pytest.mark.parametrize(("command", "option", "is_float"), OPTIONS, ids=[f"{c} {o}" for c, o, _ in OPTIONS])
+def test_extreme_values_are_accepted_or_refused_cleanly(runner, command, option, is_float, text) -> None:
+    result = runner.invoke(main, [command, *BASE[command], option, text])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 1, 2), (result.stdout, result.stderr)
+    if result.exit_code == 2:
+        assert "Usage:" in result.stderr
+    if result.exit_code == 1 and command == "fit":  # e.g. --lr 1e300: training diverges, said so
+        assert "error:" in result.stderr and "so training stopped" in result.stderr
+    elif result.exit_code == 1:  # e.g. --max-nodes 1: the graph is too large, said as an error
+        assert result.stderr.startswith("error: the graph of y has 3 values")
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "1e300", "1e7"])
+def test_timeout_beyond_the_limit_says_the_range(runner, text) -> None:
+    result = runner.invoke(main, ["graph", *BASE["graph"], "--timeout", text])
+    assert result.exit_code == 2
+    assert "--timeout" in result.stderr and "1000000" in result.stderr and "0 for no limit" in result.stderr
+
+
+def test_a_huge_max_steps_means_all(runner) -> None:
+    result = runner.invoke(main, ["explain", "y = a*a", "--set", "a=3", "--max-steps", "9" * 30])
+    assert result.exit_code == 0
+    assert result.stdout == runner.invoke(main, ["explain", "y = a*a", "--set", "a=3", "--max-steps", "0"]).stdout
+
+
+def test_infinite_tolerance_would_pass_anything_so_it_is_refused(runner) -> None:
+    # A wrong gradient (relu at 0) must not pass because the tolerance swallowed it.
+    result = runner.invoke(main, ["check", "y = relu(x)", "--set", "x=0", "--rtol", "inf"])
+    assert result.exit_code == 2 and "finite" in result.stderr
