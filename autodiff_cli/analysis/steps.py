@@ -44,14 +44,17 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "Definition",
     "Explanation",
+    "Place",
     "Seed",
     "Step",
     "Total",
+    "Walkthrough",
     "backward_steps",
     "definitions",
     "explain",
     "node_names",
     "rule_key",
+    "walkthrough",
 ]
 
 DEFAULT_MAX_STEPS = 500
@@ -109,6 +112,20 @@ class Total(NamedTuple):
 
 
 Item = Seed | Step | Total
+
+
+class Place(NamedTuple):
+    """Where in the graph an item happens, by topological position (``GraphModel.order``).
+
+    ``node`` is the node defined (a Definition), the root (the Seed), the node receiving a
+    contribution (a Step's child) or the node summed (a Total); a Step also has the
+    ``parent`` it comes from and which ``operand`` of the parent the child is (0 or 1: in
+    ``x*x`` the same child is both).  Names alone cannot tell these apart.
+    """
+
+    node: int
+    parent: int = -1
+    operand: int = -1
 
 
 # --- naming --------------------------------------------------------------------------------
@@ -175,14 +192,19 @@ def definitions(root: Value) -> Iterator[Definition]:
     return _definitions(_Graph(GraphModel(root)))
 
 
-def _definitions(graph: _Graph) -> Iterator[Definition]:
+def _definitions(graph: _Graph, where: list[Place] | None = None) -> Iterator[Definition]:
+    """The forward pass; ``where``, when given, receives the place of each definition in turn."""
     names = graph.names
     for i, node in enumerate(graph.order):
         a = graph.a[i]
         if a >= 0:
             b = graph.b[i]
+            if where is not None:
+                where.append(Place(i))
             yield Definition(names[i], _expression(node, names[a], names[b] if b >= 0 else None), node.data)
         elif graph.learns[i]:
+            if where is not None:
+                where.append(Place(i))
             yield Definition(names[i], "", node.data)
 
 
@@ -195,7 +217,8 @@ def backward_steps(root: Value) -> Iterator[Item]:
     return _steps(_Graph(GraphModel(root)))
 
 
-def _steps(graph: _Graph) -> Iterator[Item]:
+def _steps(graph: _Graph, where: list[Place] | None = None) -> Iterator[Item]:
+    """The backward pass; ``where``, when given, receives the place of each item in turn."""
     order, names, learns = graph.order, graph.names, graph.learns
     size = len(order)
     grads = [0.0] * size
@@ -203,10 +226,14 @@ def _steps(graph: _Graph) -> Iterator[Item]:
     terms: dict[int, list[float]] = {}  # the first contributions of each node, for its total line
     output = names[-1]
     grads[-1] = 1.0
+    if where is not None:
+        where.append(Place(size - 1))
     yield Seed(output)
     for i in range(size - 1, -1, -1):
         if counts[i] > 1:
             # Reverse topological order: every node that uses this one is done, so the sum is final.
+            if where is not None:
+                where.append(Place(i))
             yield Total(output, names[i], tuple(terms[i]), counts[i], grads[i])
         terms.pop(i, None)
         a = graph.a[i]
@@ -223,6 +250,8 @@ def _steps(graph: _Graph) -> Iterator[Item]:
             shown = terms.setdefault(j, [])
             if len(shown) < SHOWN_TERMS:
                 shown.append(product)
+            if where is not None:
+                where.append(Place(j, i, position))
             yield Step(
                 output, names[j], names[i], _rule_text(node, position, names, graph, i),
                 local, upstream, product, counts[j] > 1, grads[j],
@@ -290,13 +319,50 @@ def explain(evaluation: Evaluation, max_steps: int = DEFAULT_MAX_STEPS) -> Expla
     total_definitions = sum(graph.learns)  # every node but the constants
     shown_steps = list(islice(_steps(graph), limit))
     grads, total_steps = _totals(graph)
+    return Explanation(
+        evaluation.output, evaluation.root.data, shown_definitions,
+        total_definitions - len(shown_definitions), shown_steps, total_steps - len(shown_steps),
+        _input_gradients(evaluation, graph, grads), max_steps,
+    )
+
+
+def _input_gradients(evaluation: Evaluation, graph: _Graph, grads: list[float]) -> list[tuple[str, float]]:
     gradients = []
     for variable in evaluation.program.inputs:
         i = graph.index.get(evaluation.nodes[variable.name])
         # An input the output does not depend on has gradient 0, as eval reports it.
         gradients.append((variable.name, 0.0 if i is None else grads[i]))
-    return Explanation(
-        evaluation.output, evaluation.root.data, shown_definitions,
-        total_definitions - len(shown_definitions), shown_steps, total_steps - len(shown_steps),
-        gradients, max_steps,
+    return gradients
+
+
+@dataclass
+class Walkthrough:
+    """Both passes in full, each line with its place in the graph: what the step-through page shows.
+
+    ``explanation`` is ``explain``'s with no cap; ``definition_places[k]`` is where
+    ``explanation.definitions[k]`` happens and ``step_places[k]`` where ``explanation.steps[k]``
+    does.  ``grads`` holds every node's final gradient by topological position (0 for a constant,
+    which receives no steps).
+    """
+
+    model: GraphModel
+    explanation: Explanation
+    definition_places: list[Place]
+    step_places: list[Place]
+    grads: list[float]
+
+
+def walkthrough(evaluation: Evaluation, model: GraphModel | None = None) -> Walkthrough:
+    """Every line of both passes of ``evaluation`` with its place in ``model`` (its graph model)."""
+    model = model or GraphModel.of(evaluation)
+    graph = _Graph(model)
+    definition_places: list[Place] = []
+    step_places: list[Place] = []
+    shown_definitions = list(_definitions(graph, definition_places))
+    shown_steps = list(_steps(graph, step_places))
+    grads, _ = _totals(graph)
+    explanation = Explanation(
+        model.output, evaluation.root.data, shown_definitions, 0, shown_steps, 0,
+        _input_gradients(evaluation, graph, grads), 0,
     )
+    return Walkthrough(model, explanation, definition_places, step_places, grads)

@@ -458,3 +458,11 @@ def warn(messages: list[str]) -> None:
         click.echo(f"warning: {text}", err=True)
     if len(messages) > WARNINGS_SHOWN:
         click.echo(f"warning: ... and {len(messages) - WARNINGS_SHOWN:,} more warnings", err=True)
+
+
+def program_title(source: Source, limit: int = 80) -> str:
+    """A title for a picture of the program: its file name, or its text when it came as text."""
+    if not source.name.startswith("<"):
+        return source.name
+    text = " ".join(source.text.split())  # <expr>, <stdin>: the program itself says more
+    return text if len(text) <= limit else text[: limit - 3] + "..."

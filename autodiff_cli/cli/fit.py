@@ -42,7 +42,7 @@ Training stopped by Ctrl-C (130) or SIGTERM (143) still writes the best
 parameters so far.  A loss that becomes NaN or infinite stops training with
 status 1, writing the parameters of the last step with a finite loss."""
 
-PLOT_FORMATS = {".svg": "svg", ".png": "png"}
+PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 
 
 def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[..., Any]:
@@ -95,7 +95,7 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.option("-o", "--out", "out", metavar="FILE",
               help="Write the parameters to FILE as a JSON object ('--values' format) [default: stdout].")
 @click.option("--history", metavar="FILE.csv", help="Write step, loss, grad_norm and lr of every step as CSV.")
-@click.option("--plot", metavar="FILE", help="Draw the loss curve to FILE (.svg or .png; needs matplotlib).")
+@click.option("--plot", metavar="FILE", help="Draw the loss curve to FILE (.svg, .png or .pdf).")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
               help="When stderr is not a terminal, print a progress line every N steps [default: --steps / 10].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr (errors still show).")
@@ -164,7 +164,7 @@ def _plot_format(plot: str | None) -> str | None:
         return None
     extension = os.path.splitext(plot)[1].lower()
     if extension not in PLOT_FORMATS:
-        raise click.BadParameter(f"{plot!r} should end in .svg or .png", param_hint="--plot")
+        raise click.BadParameter(f"{plot!r} should end in .svg, .png or .pdf", param_hint="--plot")
     from ..render.loss_plot import require_matplotlib
 
     require_matplotlib()

@@ -1,4 +1,4 @@
-"""``autodiff graph``: draw a program's computational graph as SVG, PNG, PDF or DOT.
+"""``autodiff graph``: draw a program's computational graph as SVG, PNG, PDF, DOT or a step-through page.
 
 A thin Click layer: ``render.dot`` builds the text from the graph model and
 ``render.backends`` lays it out; this command picks the format, checks the request before
@@ -20,12 +20,15 @@ from .common import (
     complete_file_name,
     load_inputs,
     program_options,
+    program_title,
     reporting_errors,
     warn,
 )
 from .output import check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
 
 if TYPE_CHECKING:
+    from ..analysis.graph_model import GraphModel
+    from ..execute.scalar import Evaluation
     from ..language import Program
 
 __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge", "graph_command"]
@@ -40,7 +43,8 @@ DEFAULT_MAX_NODES = 2000
 MAX_TIMEOUT = 1_000_000.0
 
 BINARY_FORMATS = ("png", "pdf")
-EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
+EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".html": "html",
+              ".htm": "html"}
 
 GRAPH_EXIT_HELP = EXIT_CODES_HELP + """
 
@@ -53,10 +57,11 @@ A failed render or an output file that cannot be written is also status 1
                short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write to FILE; its extension (.svg .png .pdf .dot .gv) sets the format (a stream "
+              help="Write to FILE; its extension (.svg .png .pdf .dot .gv .html) sets the format (a stream "
                    "such as /dev/stdout: svg unless --format). Default, or '-': standard output.")
-@click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot"]),
-              help="Output format [default: from FILE's extension, else svg].")
+@click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot", "html"]),
+              help="Output format [default: from FILE's extension, else svg]. html: a page that steps "
+                   "through the forward and backward passes.")
 @click.option("--rankdir", type=click.Choice(["LR", "TB"]), default="LR",
               show_default=True, help="Left to right, or top to bottom.")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True, metavar="N",
@@ -92,9 +97,16 @@ def graph_command(
     border, constants grey and unnamed sub-expressions white.  SVG, PNG and DOT
     need nothing beyond this package; PDF needs the system Graphviz ('dot').
 
+    An .html file (--format html) is a page that plays the passes on the same
+    picture: the forward pass node by node, then the backward pass edge by edge
+    (local derivative x upstream gradient, += where a value is used again), in
+    explain's words.  Keys: right/left arrow, space (play/pause), Home, End.
+    It needs every input's value, and opens from disk with no network.
+
     \b
     Examples:
       autodiff graph samples/karpathy.ad -o karpathy.svg
+      autodiff graph samples/karpathy.ad -o steps.html       # step through both passes
       autodiff graph "L = (a*b + c)*f" -o structure.png       # no values: structure only
       autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.svg
       autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
@@ -115,13 +127,15 @@ def graph_command(
             f"write it to a file with -o graph.{fmt}, or redirect: ... > graph.{fmt}"
         )
     # Everything that can be checked cheaply is checked before evaluating and laying out.
-    backend = backends.choose_renderer(fmt, renderer) if fmt != "dot" else None
+    page = fmt == "html"  # the page draws the graph as SVG
+    backend = backends.choose_renderer("svg" if page else fmt, renderer) if fmt != "dot" else None
     if not to_stdout:
         assert out is not None
         check_writable(out)
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=True)
+    # The page steps through numbers, so it needs them all: a missing input is an error there.
+    evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page)
     warn(evaluation.warnings)
     if not evaluation.has_values:
         warn([_structure_only_warning(program, values)])
@@ -148,16 +162,28 @@ def graph_command(
         data = text.encode("utf-8")
     else:
         try:
-            data = backends.render(text, fmt, backend, timeout=timeout or None)
+            data = backends.render(text, "svg" if page else fmt, backend, timeout=timeout or None)
         except backends.RenderTimeout as error:
             error.hint = (f"allow more time with --timeout {max(1, round(timeout * 4))} (0: no limit), draw "
                           "a smaller graph (--output NAME), or write --format dot, which needs no layout")
             raise
+    if page:
+        data = _page(evaluation, model, data, precision, not no_grad)
     if to_stdout:
         emit(data)
     else:
         assert out is not None
         write_atomic(out, data)
+
+
+def _page(evaluation: Evaluation, model: GraphModel, svg: bytes, precision: int, backward: bool) -> bytes:
+    """The step-through page around the rendered SVG, titled by the program's file or text."""
+    from ..analysis.steps import walkthrough
+    from ..render import page
+
+    walk = walkthrough(evaluation, model)
+    title = program_title(evaluation.program.source)
+    return page.to_html(walk, svg, title=title, precision=precision, backward=backward).encode("utf-8")
 
 
 def _structure_only_warning(program: Program, values: dict[str, float]) -> str:
@@ -193,7 +219,7 @@ def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:
             known = " ".join(EXTENSIONS)
             raise click.UsageError(
                 f"cannot tell the format from the file name {out!r}: use one of the extensions "
-                f"{known}, or give --format svg|png|pdf|dot"
+                f"{known}, or give --format svg|png|pdf|dot|html"
             )
         return implied
     if implied is not None and implied != given:

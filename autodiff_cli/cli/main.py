@@ -18,6 +18,7 @@ from .eval import eval_command
 from .explain import explain_command
 from .fit import fit_command
 from .graph import graph_command
+from .plot import plot_command
 
 __all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
 
@@ -101,3 +102,4 @@ main.add_command(graph_command)
 main.add_command(explain_command)
 main.add_command(check_command)
 main.add_command(fit_command)
+main.add_command(plot_command)

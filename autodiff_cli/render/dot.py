@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from ..execute.scalar import Evaluation
 
 __all__ = [
-    "KIND_STYLES", "RANKDIRS", "draw_dot", "format_number", "graph_size", "model_to_digraph", "omitted_names",
-    "to_digraph", "to_dot",
+    "KIND_LEGEND", "KIND_STYLES", "OP_FILL", "RANKDIRS", "draw_dot", "format_number", "graph_size",
+    "model_to_digraph", "omitted_names", "to_digraph", "to_dot",
 ]
 
 RANKDIRS = ("LR", "TB")
@@ -41,12 +41,21 @@ KIND_STYLES: dict[str, dict[str, str]] = {
     "result": {"fillcolor": "#ffffff"},
     "constant": {"fillcolor": "#eeeeee", "fontcolor": "#555555"},  # grey: not a variable
 }
+# What each colour means, in the words of the README's legend and the step-through page's.
+KIND_LEGEND: dict[str, str] = {
+    "input": "input",
+    "intermediate": "named intermediate",
+    "output": "output (heavier border)",
+    "result": "unnamed sub-expression",
+    "constant": "constant written in the program",
+}
+OP_FILL = "#f2f2f2"  # the small circles of the operations
 # The DOT text lists every value record first, then the operation nodes and the edges; the
 # defaults are switched in between so that no node repeats them (the text stays short).
 _GRAPH_ATTR = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white"}
 _RECORD_ATTR = {"shape": "record", "style": "filled", "color": "#333333", "fontname": "Helvetica",
                 "fontsize": "12"}
-_OP_ATTR = {"shape": "circle", "fillcolor": "#f2f2f2", "color": "#777777", "fontsize": "11",
+_OP_ATTR = {"shape": "circle", "fillcolor": OP_FILL, "color": "#777777", "fontsize": "11",
             "width": "0.3", "margin": "0.02"}
 _EDGE_ATTR = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555", "color": "#555555",
               "arrowsize": "0.7"}

@@ -1,6 +1,8 @@
 """Renderers of an explanation (``analysis.steps``): aligned text, Markdown and Rich tables.
 
-Pure: each returns text or a Rich renderable; the CLI prints it.
+Pure: each returns text or a Rich renderable; the CLI prints it.  ``definition_sentence`` and
+``step_sentence`` write one line of either pass in the same words, unpadded, for the
+step-through page (``render.page``), so the page follows any change of wording here.
 
 The wording of a step is made by the public functions below (``gradient_text``,
 ``local_text``, ``chain_text``, ``rule_text`` and the headings), which every renderer of
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..analysis.steps import Explanation, Seed, Step, Total
+from ..analysis.steps import Definition, Explanation, Item, Seed, Step, Total
 from ..engine.ops import short_number
 
 if TYPE_CHECKING:
@@ -29,9 +31,13 @@ __all__ = [
     "BACKWARD_HEADING",
     "FORWARD_HEADING",
     "chain_text",
+    "definition_sentence",
     "gradient_text",
+    "gradients_line",
+    "header_line",
     "local_text",
     "rule_text",
+    "step_sentence",
     "to_markdown",
     "to_plain",
     "to_rich",
@@ -94,25 +100,72 @@ class _Row(NamedTuple):
     note: str
 
 
+def _row(item: Item, precision: int | None) -> _Row:
+    if isinstance(item, Seed):
+        return _Row(_d(item.output, item.output), "=", "", "", "1", "", "seed")
+    if isinstance(item, Step):
+        return _Row(
+            _d(item.output, item.child),
+            "+=" if item.accumulate else "=",
+            chain_text(item),
+            f"{_number(item.local, precision)} * {_number(item.upstream, precision)}",
+            _number(item.product, precision),
+            rule_text(item),
+            f"total {_number(item.total, precision)}" if item.accumulate else "",
+        )
+    return _Row(_d(item.output, item.name), "=", "", _total_sum(item, precision),
+                _number(item.total, precision), "", f"sum of {item.count} contributions")
+
+
 def _rows(explanation: Explanation, precision: int | None) -> list[_Row]:
-    rows = []
-    for item in explanation.steps:
-        if isinstance(item, Seed):
-            rows.append(_Row(_d(item.output, item.output), "=", "", "", "1", "", "seed"))
-        elif isinstance(item, Step):
-            rows.append(_Row(
-                _d(item.output, item.child),
-                "+=" if item.accumulate else "=",
-                chain_text(item),
-                f"{_number(item.local, precision)} * {_number(item.upstream, precision)}",
-                _number(item.product, precision),
-                rule_text(item),
-                f"total {_number(item.total, precision)}" if item.accumulate else "",
-            ))
-        else:
-            rows.append(_Row(_d(item.output, item.name), "=", "", _total_sum(item, precision),
-                             _number(item.total, precision), "", f"sum of {item.count} contributions"))
-    return rows
+    return [_row(item, precision) for item in explanation.steps]
+
+
+def _equation(r: _Row, width_target: int = 0, width_sign: int = 0) -> str:
+    """A backward line's equation, its first two cells padded to the given widths."""
+    parts = [r.target.ljust(width_target), r.sign.ljust(width_sign)]
+    if r.chain:
+        parts += [r.chain, "="]
+    if r.numbers:
+        parts += [r.numbers, "="]
+    parts.append(r.result)
+    return " ".join(parts)
+
+
+def _annotation(r: _Row) -> str:
+    """What follows a backward line's equation: the local rule in brackets and a note."""
+    return "   ".join(x for x in (f"[{r.rule}]" if r.rule else "", r.note) if x)
+
+
+def _definition_text(d: Definition) -> str:
+    return d.name if not d.expression else f"{d.name} = {d.expression}"
+
+
+def _definition_line(d: Definition, value: str, width: int = 0, width_value: int = 0) -> str:
+    note = "input" if not d.expression else ""
+    return f"{_definition_text(d).ljust(width)} = {value.ljust(width_value)}   {note}".rstrip()
+
+
+def definition_sentence(definition: Definition, precision: int | None = None) -> str:
+    """One line of the forward pass in explain's words, unpadded: ``e = a * b = -6``."""
+    return _definition_line(definition, _number(definition.value, precision))
+
+
+def step_sentence(item: Item, precision: int | None = None) -> str:
+    """One line of the backward pass in explain's words, unpadded:
+    ``dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2   [∂d/∂c = 1]``."""
+    r = _row(item, precision)
+    return f"{_equation(r)}   {_annotation(r)}".rstrip()
+
+
+def gradients_line(explanation: Explanation, precision: int | None = None) -> str:
+    """explain's last line: every input's gradient."""
+    return _gradients_line(explanation, precision)
+
+
+def header_line(explanation: Explanation, precision: int | None = None) -> str:
+    """explain's first line: ``L = -8``."""
+    return _header(explanation, precision)
 
 
 def _omitted_note(count: int, what: str, limit: int) -> str:
@@ -139,32 +192,21 @@ def _gradients_line(explanation: Explanation, precision: int | None) -> str:
 def to_plain(explanation: Explanation, precision: int | None = None) -> str:
     """Aligned text without colour or box drawing, for pipes, logs and diffs."""
     lines = [_header(explanation, precision), "", FORWARD_HEADING]
-    lhs = [d.name if not d.expression else f"{d.name} = {d.expression}" for d in explanation.definitions]
     values = [_number(d.value, precision) for d in explanation.definitions]
-    width = max((len(text) for text in lhs), default=0)
+    width = max((len(_definition_text(d)) for d in explanation.definitions), default=0)
     width_value = max((len(text) for text in values), default=0)
-    for text, value, definition in zip(lhs, values, explanation.definitions):
-        note = "input" if not definition.expression else ""
-        lines.append(f"  {text.ljust(width)} = {value.ljust(width_value)}   {note}".rstrip())
+    for value, definition in zip(values, explanation.definitions):
+        lines.append("  " + _definition_line(definition, value, width, width_value))
     if explanation.definitions_omitted:
         lines.append("  " + _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps))
     lines += ["", BACKWARD_HEADING]
     rows = _rows(explanation, precision)
     width_target = max((len(r.target) for r in rows), default=0)
     width_sign = max((len(r.sign) for r in rows), default=0)
-    equations = []
-    for r in rows:
-        parts = [r.target.ljust(width_target), r.sign.ljust(width_sign)]
-        if r.chain:
-            parts += [r.chain, "="]
-        if r.numbers:
-            parts += [r.numbers, "="]
-        parts.append(r.result)
-        equations.append(" ".join(parts))
+    equations = [_equation(r, width_target, width_sign) for r in rows]
     width_equation = max((len(e) for e in equations), default=0)
     for equation, r in zip(equations, rows):
-        extras = "   ".join(x for x in (f"[{r.rule}]" if r.rule else "", r.note) if x)
-        lines.append(f"  {equation.ljust(width_equation)}   {extras}".rstrip())
+        lines.append(f"  {equation.ljust(width_equation)}   {_annotation(r)}".rstrip())
     if explanation.steps_omitted:
         lines.append("  " + _omitted_note(explanation.steps_omitted, "steps", explanation.max_steps))
     lines += ["", _gradients_line(explanation, precision)]

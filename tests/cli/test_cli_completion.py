@@ -21,9 +21,9 @@ def completions(args: list[str], incomplete: str):
 @pytest.mark.parametrize(
     "args",
     [["eval"], ["graph"], ["explain"], ["check"], ["eval", "-f"], ["explain", "--file"], ["graph", "-o"],
-     ["graph", "--out"], ["check", "--values"], ["eval", "--values"]],
+     ["graph", "--out"], ["check", "--values"], ["eval", "--values"], ["plot"], ["plot", "-o"]],
     ids=["eval_source", "graph_source", "explain_source", "check_source", "eval_f", "explain_file", "graph_o",
-         "graph_out", "check_values", "eval_values"],
+         "graph_out", "check_values", "eval_values", "plot_source", "plot_o"],
 )
 def test_file_names_complete(args) -> None:
     (item,) = completions(args, "sam")

@@ -18,6 +18,7 @@ BASE = {
     "graph": ["y = 2*x", "--set", "x=1", "--renderer", "bundled"],
     # --tol ends a run whose --steps is huge; --quiet keeps the output to the parameters.
     "fit": [str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv"), "--steps", "3", "--tol", "1e-6", "-q"],
+    "plot": ["y = 2*x", "--range", "x=0:1", "--format", "text"],
 }
 
 

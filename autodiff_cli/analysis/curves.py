@@ -1,0 +1,296 @@
+"""The data of ``autodiff plot``: an output and its derivatives along one input, with gaps reported.
+
+``sample_curves`` evaluates the program on an evenly spaced grid of one input (the others
+fixed) and returns, per point, the output f, its derivative f' = d output / d input from
+reverse mode, and with ``order=2`` the second derivative f''.  Points where the program is
+undefined (log of a negative number, division by zero, overflow) are NaN, so a plot leaves
+a gap there, and every run of such points is reported with its reason; nothing fails.
+
+Where the points come from is one function, ``_gradients_along``: the program's output and
+its gradient at every x of a column, in one pass of the vectorized executor
+(``execute.vectorized``: the op table's vector kernels, forward and reverse over NumPy
+columns), so thousands of points cost about as much as a few scalar evaluations.
+
+f'' is the central difference of the exact f' (reverse mode) at x +- h, with check's step
+h = eps**(1/3) * max(1, |x|): its error is about 1e-10 relative where f is smooth.  Where f'
+jumps (relu's and abs's kinks) the difference with 4h disagrees and f'' is left out and
+reported, instead of drawing a spike of height 1/h.  (The differentiator of issue 11 will
+give f'' exactly, as the derivative of the derivative program.)
+
+``tangent`` gives the line touching f at one point, from one reverse-mode evaluation there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError, Source, variables_hint
+from ..language.program import (
+    INPUT,
+    Program,
+    input_value,
+    missing_inputs,
+    missing_inputs_error,
+    output_name,
+)
+from .check import step_size
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..execute.vectorized import BatchEvaluator
+
+__all__ = [
+    "DEFAULT_POINTS", "Curves", "Gap", "Tangent", "check_variable", "describe_gaps", "sample_curves",
+    "tangent",
+]
+
+DEFAULT_POINTS = 1001
+# Where the one-sided differences of f' disagree by more than this (relative), f' has a kink.
+KINK_TOLERANCE = 1e-2
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A run of consecutive grid points where a curve is undefined, and why (from the first)."""
+
+    curve: str  # "f", "df" or "d2f"
+    start: float
+    end: float
+    count: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Tangent:
+    """The line y = value + slope * (x - at) touching f at ``at``."""
+
+    at: float
+    value: float
+    slope: float
+
+    def __call__(self, x: Any) -> Any:
+        return self.value + self.slope * (x - self.at)
+
+
+@dataclass
+class Curves:
+    """The output ``output`` and its derivatives along ``variable``, on the grid ``x``.
+
+    ``f``, ``df`` and (with order 2) ``d2f`` are float64 arrays with NaN where undefined;
+    ``gaps`` lists every run of undefined points of each curve; ``fixed`` the values of the
+    other inputs (given or default); ``tangents`` the lines asked for.
+    """
+
+    program: Program
+    output: str
+    variable: str
+    x: np.ndarray
+    f: np.ndarray
+    df: np.ndarray
+    d2f: np.ndarray | None
+    gaps: list[Gap]
+    fixed: dict[str, float]
+    tangents: list[Tangent] = field(default_factory=list)
+
+    @property
+    def order(self) -> int:
+        return 1 if self.d2f is None else 2
+
+
+def check_variable(program: Program, variable: str) -> None:
+    """``variable`` must be an input of ``program``: what a plot varies."""
+    found = program.variables.get(variable)
+    if found is None:
+        raise InputError(
+            f"--range {variable}: the program has no variable {variable!r}",
+            source=Source(program.source.name, ""),
+            hint=variables_hint([v.name for v in program.inputs], [variable]),
+        )
+    if found.kind != INPUT:
+        raise InputError(
+            f"--range {variable}: {variable!r} is computed by the program, so it cannot be varied",
+            found.position, program.source,
+            f"'{variable}' is assigned on line {found.position.line}; vary one of its inputs instead",
+        )
+
+
+def sample_curves(
+    program: Program,
+    values: Mapping[str, float],
+    variable: str,
+    low: float,
+    high: float,
+    *,
+    points: int = DEFAULT_POINTS,
+    order: int = 1,
+    output: str | None = None,
+    tangents_at: Iterable[float] = (),
+) -> Curves:
+    """f, f' (and f'') of ``output`` over ``points`` evenly spaced values of ``variable`` in [low, high].
+
+    ``values`` fixes the other inputs (their defaults fill the rest).  Raises an
+    AutodiffError for a bad request (an unknown or computed variable, a missing input, a
+    tangent where f is undefined); points outside the domain only leave gaps.
+    """
+    import numpy as np
+
+    from ..execute.vectorized import BatchEvaluator
+
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, not {order}")
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"need finite low < high, not {low}, {high}")
+    if points < 2:
+        raise ValueError(f"need at least 2 points, not {points}")
+    check_variable(program, variable)
+    output = output_name(program, output)
+    missing = [v for v in missing_inputs(program, values) if v.name != variable]
+    if missing:
+        raise missing_inputs_error(program, missing)
+    # Every other input at its given or default value: what the picture holds fixed.
+    fixed = {v.name: input_value(v, values) for v in program.inputs if v.name != variable}
+    x = np.linspace(low, high, points)
+    evaluator = BatchEvaluator(program, output=output, wrt=[variable])  # planned once, run once per column
+    column = _gradients_along(evaluator, fixed, variable, x)
+    gaps = _gaps("f", x, column.failed, column.why)
+    # Each derivative is reported where it fails on its own: no derivative where no f goes without saying.
+    with np.errstate(all="ignore"):
+        infinite = ~column.failed & ~np.isfinite(column.grad)
+    gaps += _gaps("df", x, infinite, lambda i: _not_finite("derivative", float(column.grad[i])))
+    df_defined = ~column.failed & ~infinite
+    df = np.where(df_defined, column.grad, np.nan)
+    d2f = None
+    if order == 2:
+        d2f, left_out, why = _second_derivative(evaluator, fixed, variable, x, df, df_defined)
+        gaps += _gaps("d2f", x, left_out, why)
+    curves = Curves(program, output, variable, x, column.value, df, d2f, gaps, fixed)
+    curves.tangents = [tangent(program, fixed, variable, at, output) for at in tangents_at]
+    return curves
+
+
+def tangent(program: Program, values: Mapping[str, float], variable: str, at: float,
+            output: str | None = None) -> Tangent:
+    """The tangent of the output at ``variable = at``: one evaluation, reverse mode.
+
+    An error (EvaluationError, with the program position) where the output is undefined;
+    an InputError where it has no finite derivative.
+    """
+    from ..execute import evaluate
+
+    check_variable(program, variable)
+    evaluation = evaluate(program, {**values, variable: at}, output)
+    value, slope = evaluation.root.data, evaluation.nodes[variable].grad
+    if not (math.isfinite(value) and math.isfinite(slope)):
+        raise InputError(
+            f"--tangent-at {variable}={at:g}: the slope there is {slope:g}, so there is no tangent line",
+            source=Source(program.source.name, ""),
+            hint="choose a point where the output has a finite derivative",
+        )
+    return Tangent(at, value, slope)
+
+
+# --- evaluating along a column -----------------------------------------------------------------
+
+
+@dataclass
+class _Column:
+    """The output and its gradient at every point of a column; ``failed`` marks the points where
+    the program is undefined (value and gradient NaN there) and ``why(i)`` says why for one."""
+
+    value: np.ndarray
+    grad: np.ndarray
+    failed: np.ndarray
+    why: Callable[[int], str]
+
+
+def _gradients_along(evaluator: BatchEvaluator, fixed: Mapping[str, float], variable: str,
+                     xs: np.ndarray) -> _Column:
+    """The output and d output / d ``variable`` at every x of ``xs``, and where and why it failed.
+
+    One pass of the vectorized executor (execute/vectorized.py) over the column, the other
+    inputs broadcast: the op table's vector kernels forward, adjoints back.  A failed point
+    (outside an op's domain, or overflowing) is NaN; its reason is the scalar engine's message
+    for that point, worked out only when a gap is reported.
+    """
+    result = evaluator.evaluate({**fixed, variable: xs}, on_error="nan")
+
+    def why(row: int) -> str:
+        return result.error(row).message
+
+    return _Column(result.value, result.grads[variable], result.failed, why)
+
+
+def _second_derivative(
+    evaluator: BatchEvaluator, fixed: Mapping[str, float], variable: str, x: np.ndarray,
+    df: np.ndarray, df_defined: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, Callable[[int], str]]:
+    """f'' by central differences of the exact f', where f' is defined and smooth.
+
+    The difference is taken with check's step h and with 4h.  Where f' is smooth the two agree
+    to about h**2; where f' jumps within 4h of x (a kink of f: relu, abs, also one that falls
+    between h and 4h) a difference grows like 1/h and they disagree, and f'' is left out.  So
+    are points whose one-sided differences disagree.  Returns f'' (NaN where left out), the
+    points where f' is defined but f'' is left out, and why for one of them.
+    """
+    import numpy as np
+
+    h = step_size(1.0) * np.maximum(1.0, np.abs(x))  # check's step_size, for a column
+    right, left, right_wide, left_wide = (_gradients_along(evaluator, fixed, variable, x + s * h)
+                                          for s in (1, -1, 4, -4))
+    with np.errstate(all="ignore"):
+        d2f = (right.grad - left.grad) / (2 * h)
+        wide = (right_wide.grad - left_wide.grad) / (8 * h)
+        slope_right, slope_left = (right.grad - df) / h, (df - left.grad) / h
+        one_sided = np.abs(slope_right - slope_left) / np.maximum.reduce(
+            [np.ones_like(h), np.abs(slope_left), np.abs(slope_right)])
+        two_steps = np.abs(wide - d2f) / np.maximum.reduce([np.ones_like(h), np.abs(wide), np.abs(d2f)])
+        neighbours = (right, left, right_wide, left_wide)
+        outside = df_defined & np.logical_or.reduce([column.failed for column in neighbours])
+        infinite = df_defined & ~outside & ~(np.isfinite(d2f) & np.isfinite(wide))
+        kink = df_defined & ~outside & ~infinite & (np.maximum(one_sided, two_steps) > KINK_TOLERANCE)
+    left_out = outside | infinite | kink
+
+    def why(i: int) -> str:
+        if outside[i]:
+            reason = next(column.why(i) for column in neighbours if column.failed[i])
+            return f"the derivative is undefined next to this point ({reason})"
+        if infinite[i]:
+            return "the derivative is not finite next to this point"
+        return "the derivative has a kink or a jump here, so no second derivative"
+
+    return np.where(df_defined & ~left_out, d2f, np.nan), left_out, why
+
+
+def _not_finite(what: str, value: float) -> str:
+    return f"the {what} is {value:g}" if not math.isnan(value) else f"the {what} is not a number"
+
+
+def _gaps(curve: str, x: np.ndarray, mask: np.ndarray, why: Callable[[int], str]) -> list[Gap]:
+    """Every run of consecutive points where ``mask`` is true, with the reason of its first point."""
+    import numpy as np
+
+    edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [Gap(curve, float(x[start]), float(x[end - 1]), int(end - start), why(int(start)))
+            for start, end in zip(starts, ends)]
+
+
+def describe_gaps(curves: Curves, shown: int = 5) -> list[str]:
+    """One warning line per gap, for the CLI: where, how many points, and why."""
+    names = {"f": curves.output, "df": f"d{curves.output}/d{curves.variable}",
+             "d2f": f"d\u00b2{curves.output}/d{curves.variable}\u00b2"}
+    lines = []
+    total = len(curves.x)
+    for gap in curves.gaps[:shown]:
+        where = (f"{curves.variable} = {gap.start:.6g}" if gap.count == 1
+                 else f"{curves.variable} from {gap.start:.6g} to {gap.end:.6g}")
+        points = "1 point" if gap.count == 1 else f"{gap.count:,} of {total:,} points"
+        lines.append(f"{names[gap.curve]} is undefined at {where} ({points}): {gap.reason}; "
+                     "the curve has a gap")
+    if len(curves.gaps) > shown:
+        lines.append(f"... and {len(curves.gaps) - shown:,} more gaps")
+    return lines

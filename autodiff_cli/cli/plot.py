@@ -1,0 +1,173 @@
+"""``autodiff plot``: the output and its derivative along one input, as a picture or in characters.
+
+A thin Click layer: ``analysis.curves`` computes the points and ``render.plot`` draws them;
+this command reads the options, checks what it can before computing, reports gaps on
+stderr and decides where the result goes.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .common import (
+    CONTEXT_SETTINGS,
+    EXIT_CODES_HELP,
+    _parse_number,
+    complete_file_name,
+    load_inputs,
+    program_options,
+    program_title,
+    reporting_errors,
+    warn,
+)
+from .output import check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
+
+__all__ = ["plot_command"]
+
+EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".txt": "text"}
+BINARY_FORMATS = ("png", "pdf")
+
+PLOT_EXIT_HELP = EXIT_CODES_HELP + """
+
+\b
+Points where the output is undefined are not errors: they leave gaps,
+reported on stderr.  A file that cannot be written is status 1 (nothing
+is written then); PNG or PDF to a terminal is a usage error (2)."""
+
+
+def _parse_range(
+    ctx: click.Context, param: click.Parameter, item: str | None
+) -> tuple[str, float, float] | None:
+    if item is None:
+        return None
+    name, sep, span = item.partition("=")
+    low_text, colon, high_text = span.partition(":")
+    name = name.strip()
+    if not sep or not colon or not name.isidentifier():
+        raise click.BadParameter(f"expected NAME=LOW:HIGH (e.g. x=-3:3), got {item!r}", ctx, param)
+    low = _parse_number(low_text.strip(), f"low end of {name}")
+    high = _parse_number(high_text.strip(), f"high end of {name}")
+    if not low < high:
+        raise click.BadParameter(f"the low end must be below the high end, got {low:g}:{high:g}", ctx, param)
+    return name, low, high
+
+
+def _parse_points(
+    ctx: click.Context, param: click.Parameter, items: tuple[str, ...]
+) -> list[tuple[str, float]]:
+    points = []
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise click.BadParameter(f"expected NAME=VALUE (e.g. x=0.5), got {item!r}", ctx, param)
+        points.append((name, _parse_number(text.strip(), f"tangent point of {name}")))
+    return points
+
+
+@click.command("plot", context_settings=CONTEXT_SETTINGS, epilog=PLOT_EXIT_HELP,
+               short_help="Plot the output and its derivative along one input.")
+@program_options
+@click.option("--range", "span", required=True, metavar="NAME=LOW:HIGH", callback=_parse_range,
+              help="The input to vary and its range, e.g. x=-3:3.")
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
+              help="Write to FILE; its extension (.svg .png .pdf .txt) sets the format (a stream such as "
+                   "/dev/stdout: svg unless --format). Default, or '-': standard output.")
+@click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "text"]),
+              help="Output format [default: from FILE's extension; to standard output: text at a terminal, "
+                   "svg when piped].")
+@click.option("--order", type=click.IntRange(1, 2), default=1, show_default=True,
+              help="2 adds the second derivative.")
+@click.option("--tangent-at", "tangents", multiple=True, metavar="NAME=VALUE", callback=_parse_points,
+              help="Draw the tangent of the output at this point of the range (repeatable).")
+@click.option("--points", type=click.IntRange(2, 1_000_000), default=1001, show_default=True, metavar="N",
+              help="How many evenly spaced points of the range to evaluate.")
+@reporting_errors
+def plot_command(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None, output: str | None, span: tuple[str, float, float], out: str | None,
+    output_format: str | None, order: int, tangents: list[tuple[str, float]], points: int,
+) -> None:
+    """Plot the output of a program and its derivative along one input, the others fixed.
+
+    SOURCE, --set, --values and --output work as for 'autodiff eval'; the
+    input named by --range is varied, every other input keeps its value.
+    One panel shows the output, the next its derivative (from reverse mode),
+    and with --order 2 a third the second derivative.  --tangent-at draws the
+    line touching the output at a point, and marks its slope on the
+    derivative: the derivative is the slope.  Where the output is undefined
+    (log of a negative number...) the curves have gaps, reported on stderr.
+
+    \b
+    Examples:
+      autodiff plot "y = tanh(x)" --range x=-3:3 -o tanh.svg
+      autodiff plot samples/neuron.ad --range x1=-2:2 --tangent-at x1=0.5 -o neuron.png
+      autodiff plot "y = log(x)" --range x=-1:3 --order 2 -o log.pdf
+      autodiff plot "y = x**3 - 2*x" --range x=-2:2 --format text
+    """
+    from ..analysis.curves import check_variable, describe_gaps, sample_curves
+    from ..language.program import check_inputs
+    from ..render import plot
+
+    variable, low, high = span
+    for name, at in tangents:
+        if name != variable:
+            raise click.BadParameter(f"the tangent point names {name}, but --range varies {variable}",
+                                     param_hint="'--tangent-at'")
+        if not low <= at <= high:
+            raise click.BadParameter(f"{name}={at:g} is outside --range {variable}={low:g}:{high:g}",
+                                     param_hint="'--tangent-at'")
+    to_stdout = out is None or out == "-"
+    # /dev/stdout, /dev/fd/3, a pipe or a device: a stream, with no extension to read a format from.
+    to_stream = not to_stdout and is_stream(out)  # type: ignore[arg-type]
+    fmt = _choose_format(out, output_format, to_stdout, to_stream)
+    at_terminal = stdout_is_terminal() if to_stdout else is_terminal(out)  # type: ignore[arg-type]
+    if fmt in BINARY_FORMATS and at_terminal:
+        raise click.UsageError(
+            f"refusing to write binary {fmt.upper()} to a terminal; "
+            f"write it to a file with -o plot.{fmt}, or redirect: ... > plot.{fmt}"
+        )
+    if not to_stdout:
+        assert out is not None
+        check_writable(out)
+
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    check_variable(program, variable)
+    if variable in values:
+        warn([f"the value given for {variable} is not used: --range varies it from {low:g} to {high:g}"])
+        values = {name: value for name, value in values.items() if name != variable}
+    warn(check_inputs(program, values))
+    curves = sample_curves(program, values, variable, low, high, points=points, order=order, output=output,
+                           tangents_at=[at for _, at in tangents])
+    warn(describe_gaps(curves))
+    title = program_title(program.source)
+    if fmt == "text":
+        data: str | bytes = plot.to_text(curves, title=title)
+    else:
+        data = plot.to_image(curves, fmt, title=title)
+    if to_stdout:
+        emit(data)
+    else:
+        assert out is not None
+        write_atomic(out, data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def _choose_format(out: str | None, given: str | None, to_stdout: bool, to_stream: bool) -> str:
+    if to_stdout:
+        return given or ("text" if stdout_is_terminal() else "svg")
+    if to_stream:
+        return given or "svg"
+    assert out is not None
+    implied = EXTENSIONS.get(os.path.splitext(out)[1].lower())
+    if given is None:
+        if implied is None:
+            raise click.UsageError(
+                f"cannot tell the format from the file name {out!r}: use one of the extensions "
+                f"{' '.join(EXTENSIONS)}, or give --format svg|png|pdf|text"
+            )
+        return implied
+    if implied is not None and implied != given:
+        warn([f"writing {given.upper()} to {out}, whose extension says {implied.upper()}"])
+    return given
