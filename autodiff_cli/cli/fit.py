@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import EvaluationError, InputError
+from ..errors import EvaluationError, InputError, Source
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
@@ -26,12 +26,13 @@ from .common import (
     reporting_errors,
     warn,
 )
-from .output import check_writable, emit, write_atomic
+from .output import PROGRESS_AFTER, check_writable, emit, write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..execute.fit import FitPlan, FitResult, FitSettings, Step
+    from ..language.program import Program
 
 __all__ = ["fit_command"]
 
@@ -64,8 +65,8 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
                short_help="Learn a program's parameters from rows of data.")
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS",
-              help="The rows to learn from: a CSV, TSV or JSON Lines file, or '-' for stdin.")
-@click.option("--from", "data_format", type=click.Choice(["csv", "tsv", "jsonl"]),
+              help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
+@click.option("--from", "data_format", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]),
               help="Format of ROWS [default: from its extension; csv for stdin].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
@@ -138,14 +139,18 @@ def fit_command(
                            momentum=0.9 if momentum is None else momentum, weight_decay=weight_decay,
                            steps=steps, batch_size=batch_size, tol=tol, seed=seed)
 
+    if data == "-" and (source == "-" or file == "-" or values_file == "-"
+                        or (source is None and expr is None and file is None)):
+        raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
+                               "name a file for the others")
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    columns, data_name = _read_data(data, data_format)
-    plan, start = _plan(program, columns, values, output, params, init, seed, data_name)
+    data_set = _read_data(data, data_format, program, values, quiet)
+    plan, start = _plan(program, data_set.columns, values, output, params, init, seed, data_set.name)
     warn(plan.warnings)
 
     from ..execute.fit import ProgramObjective, train
 
-    objective = ProgramObjective(program, plan, columns)
+    objective = ProgramObjective(program, plan, data_set.columns, data_set.label)
     reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10))
     with _Interrupts() as interrupts:
         interrupts.notify = reporter.notice
@@ -184,25 +189,64 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None) 
         check_writable(path)
 
 
-def _read_data(data: str, data_format: str | None) -> tuple[dict[str, np.ndarray], str]:
-    """TEMPORARY: a CSV reader until batch's readers land."""
-    import csv
+class _DataSet:
+    """Every row of the data in memory (training passes over them again and again), by column,
+    with the line (or Parquet row) each came from."""
 
+    def __init__(self, name: str, columns: dict[str, np.ndarray], lines: np.ndarray, unit: str) -> None:
+        self.name, self.columns, self.lines, self.unit = name, columns, lines, unit
+
+    def label(self, index: int) -> str:
+        """Where row ``index`` (from 0) is: 'line 12 of rows.csv'."""
+        return f"{self.unit} {int(self.lines[index])} of {self.name}"
+
+
+def _read_data(data: str, data_format: str | None, program: Program, values: dict[str, float],
+               quiet: bool) -> _DataSet:
+    """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
     import numpy as np
 
-    name = "<stdin>" if data == "-" else data
-    handle = sys.stdin if data == "-" else open(data, newline="", encoding="utf-8")
-    with handle:
-        reader = csv.reader(handle, delimiter="\t" if (data_format == "tsv" or data.endswith(".tsv")) else ",")
-        header = next(reader)
-        rows = [[float(x) for x in row] for row in reader if row]
-    if not rows:
-        raise InputError(f"{name} has no rows of data", hint="give the file at least one row below its header")
-    array = np.array(rows, dtype=np.float64)
-    return {column: array[:, i] for i, column in enumerate(header)}, name
+    from .rows import format_for, opened, progress, reader_for
+
+    with opened(data) as (stream, name, size):
+        reader = reader_for(stream, name, format_for(data, data_format))
+        _check_columns(reader, program, values)
+        chunks = []
+        with progress(size, quiet, name) as advance:
+            for chunk in reader.chunks(reader.columns, [], wait=True):
+                chunks.append(chunk)
+                advance(chunk.consumed)
+    if not chunks:
+        raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
+                         source=Source(name, ""), hint="give at least one row of data")
+    columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
+    lines = np.concatenate([chunk.lines for chunk in chunks])
+    return _DataSet(name, columns, lines, chunks[0].unit)
 
 
-def _plan(program: Any, columns: dict[str, np.ndarray], values: dict[str, float], output: str | None,
+def _check_columns(reader: Any, program: Program, values: dict[str, float]) -> None:
+    """Each column supplies an input, and only from the data (batch's rules, pointing into the first line)."""
+    from ..errors import variables_hint
+
+    inputs = [v.name for v in program.inputs]
+    for name in reader.columns:
+        variable = program.variables.get(name)
+        if name in inputs:
+            if name in values:
+                raise reader.column_error(name, f"'{name}' is both a column of {reader.name} and given by "
+                                          "--set/--values", f"give it one way: drop the column, or the --set "
+                                          f"{name}=... (or the key in --values)")
+        elif variable is not None:
+            raise reader.column_error(name, f"the column '{name}' names a variable the program computes, so "
+                                      "it cannot be given", f"'{name}' is assigned on line "
+                                      f"{variable.position.line}; rename or drop the column")
+        else:
+            hint = variables_hint(inputs, [name]).replace("the variables are", "its inputs are")
+            raise reader.column_error(name, f"the column '{name}' is not an input of the program",
+                                      f"{hint}; remove the column, or use it in the program")
+
+
+def _plan(program: Program, columns: dict[str, np.ndarray], values: dict[str, float], output: str | None,
           params: tuple[str, ...], init: str | None, seed: int, data_name: str) -> tuple[FitPlan, np.ndarray]:
     """The parameters and their starting values (--init draws the missing ones)."""
     import numpy as np
@@ -292,35 +336,40 @@ def _stderr_is_terminal() -> bool:
 
 
 class _Reporter:
-    """Progress on stderr: a Rich bar at a terminal, a plain line every N steps otherwise."""
+    """Progress on stderr: at a terminal, a Rich bar once training has taken a second (as
+    ``output.Progress`` does: short runs stay silent); otherwise a plain line every N steps."""
 
     REFRESH_SECONDS = 0.1
 
     def __init__(self, steps: int, quiet: bool, every: int) -> None:
+
         self.steps = steps
         self.quiet = quiet
         self.every = every
+        self.terminal = not quiet and _stderr_is_terminal()
         self.bar: Any = None
         self.task: Any = None
+        self._show_at = time.monotonic() + PROGRESS_AFTER
         self._last_refresh = 0.0
 
     def __enter__(self) -> _Reporter:  # noqa: PYI034 - typing.Self needs Python 3.11
-        if not self.quiet and _stderr_is_terminal():
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"), TextColumn("step {task.completed:,}/{task.total:,}"), BarColumn(),
-                TextColumn("loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}"),
-                TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-            )
-            self.bar.__enter__()
-            self.task = self.bar.add_task("fitting", total=self.steps, loss="-", grad_norm="-")
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+            self.bar.stop()
+
+    def _start_bar(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(
+            TextColumn("{task.description}"), TextColumn("step {task.completed:,}/{task.total:,}"), BarColumn(),
+            TextColumn("loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}"),
+            TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("fitting", total=self.steps, loss="-", grad_norm="-")
 
     def notice(self, message: str) -> None:
         """Say something at once, from a signal handler: on the bar, or as a raw line (a buffered
@@ -338,9 +387,12 @@ class _Reporter:
     def step(self, record: Step) -> None:
         if self.quiet:
             return
-        if self.bar is not None:
+        if self.terminal:
             now = time.monotonic()
-            if now - self._last_refresh >= self.REFRESH_SECONDS or record.step == self.steps:
+            if self.bar is None and now >= self._show_at:
+                self._start_bar()
+            if self.bar is not None and (now - self._last_refresh >= self.REFRESH_SECONDS
+                                         or record.step == self.steps):
                 self._last_refresh = now
                 self.bar.update(self.task, completed=record.step, loss=f"{record.loss:.6g}",
                                 grad_norm=f"{record.grad_norm:.3g}")

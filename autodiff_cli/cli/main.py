@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ..errors import printable, shorten
+from .batch import batch_command
 from .check import check_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .eval import eval_command
@@ -103,3 +104,4 @@ main.add_command(explain_command)
 main.add_command(check_command)
 main.add_command(fit_command)
 main.add_command(plot_command)
+main.add_command(batch_command)

@@ -330,8 +330,9 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
     """Sort the program's inputs into parameters (every input no column supplies, or ``parameters``),
     data and fixed inputs, with the starting values ``values`` and the defaults give.
 
-    Raises ``InputError`` for a column that is not an input, a parameter that is not an input
-    or is a column, nothing to learn, or an input that is neither learned nor given a value.
+    Raises ``InputError`` for a column that is not an input or is also given a value, a
+    parameter that is not an input or is a column, nothing to learn, or an input that is
+    neither learned nor given a value.
     """
     output = output_name(program, output)
     inputs = {v.name: v for v in program.inputs}
@@ -346,8 +347,12 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
                          source=Source(program.source.name, ""),
                          hint="parameters are the inputs that no data column supplies; drop a column, "
                               "or name them with --params")
-    warnings = [f"--set/--values give '{name}', but {data_name} supplies it; the data wins"
-                for name in values if name in column_set]
+    for name in values:
+        if name in column_set:
+            raise InputError(f"'{name}' is both a column of {data_name} and given by --set/--values",
+                             source=Source(program.source.name, ""),
+                             hint=f"give it one way: drop the column, or the --set {name}=... (or the key in --values)")
+    warnings: list[str] = []
     learned_set = set(learned)
     needed = program.dependencies(output)
     warnings += [f"'{name}' does not affect '{output}', so fitting leaves it where it starts"

@@ -339,7 +339,7 @@ def test_a_terminal_gets_a_progress_bar_and_stdout_only_the_parameters(tmp_path)
     controller, terminal = os.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "autodiff_cli", "fit", str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv"),
-         "--steps", "300"],
+         "--steps", "60000"],  # long enough for the bar, which waits a second before it shows
         stdout=subprocess.PIPE, stderr=terminal, cwd=tmp_path, env={**os.environ, "COLUMNS": "120"},
     )
     os.close(terminal)
@@ -356,8 +356,8 @@ def test_a_terminal_gets_a_progress_bar_and_stdout_only_the_parameters(tmp_path)
     os.close(controller)
     text = shown.decode("utf-8", "replace")
     assert process.returncode == 0
-    assert "step 300/300" in text and "loss" in text and "grad norm" in text
-    assert "finished 300 steps" in text
+    assert "step 60,000/60,000" in text and "loss" in text and "grad norm" in text
+    assert "finished 60,000 steps" in text
     assert set(json.loads(stdout)) == {"w", "b"}
 
 
@@ -412,3 +412,72 @@ def test_sigterm_stops_the_step_writes_the_best_so_far_and_exits_143(tmp_path) -
     assert process.returncode == 143, stderr
     assert stderr.splitlines()[-1].startswith("stopped by SIGTERM ")
     assert set(json.loads((tmp_path / "params.json").read_text())) == {"w", "b"}
+
+
+# --- the data ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extension, text", [
+    ("tsv", "x\ty\n{rows}"),
+    ("jsonl", "{rows}"),
+], ids=["tsv", "jsonl"])
+def test_tsv_and_json_lines_give_what_csv_gives(fit, tmp_path, extension: str, text: str) -> None:
+    data = load_csv("line.csv")
+    if extension == "tsv":
+        rows = "".join(f"{x!r}\t{y!r}\n" for x, y in data.tolist())
+    else:
+        rows = "".join(json.dumps({"x": x, "y": y}) + "\n" for x, y in data.tolist())
+    path = tmp_path / f"rows.{extension}"
+    path.write_text(text.format(rows=rows))
+    args = ["--lr", "0.2", "--steps", "50", "-q"]
+    assert fitted(fit(SAMPLES / "line.ad", "--data", path, *args)) == \
+        fitted(fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", *args))
+
+
+def test_rows_from_stdin(fit) -> None:
+    text = (SAMPLES / "line.csv").read_text()
+    args = ["--lr", "0.2", "--steps", "50", "-q"]
+    assert fitted(fit(SAMPLES / "line.ad", "--data", "-", *args, input=text)) == \
+        fitted(fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", *args))
+
+
+def test_stdin_cannot_carry_both_program_and_rows(fit) -> None:
+    result = fit("-", "--data", "-", input="loss = (w*x - y)**2\n")
+    assert result.exit_code == 2 and "standard input can carry the rows or the program" in result.stderr
+
+
+@pytest.mark.parametrize("header, extra, message", [
+    ("x,y,z", [], "the column 'z' is not an input of the program"),
+    ("x,y,loss", [], "the column 'loss' names a variable the program computes"),
+    ("x,y", ["--set", "x=2"], "'x' is both a column of"),
+], ids=["unknown", "computed", "also-set"])
+def test_a_wrong_column_is_shown_in_the_first_line(fit, tmp_path, header: str, extra: list[str],
+                                                   message: str) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_text(header + "\n" + ",".join(["1"] * header.count(",")) + ",1\n")
+    result = fit(SAMPLES / "line.ad", "--data", path, *extra)
+    assert result.exit_code == 1 and message in result.stderr
+    assert "rows.csv:1:" in result.stderr and "^" in result.stderr
+
+
+def test_a_bad_cell_is_named_by_line_and_column(fit, tmp_path) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_text("x,y\n1,2\n3,oops\n")
+    result = fit(SAMPLES / "line.ad", "--data", path)
+    assert result.exit_code == 1 and "rows.csv:3:" in result.stderr and "'y'" in result.stderr
+
+
+def test_no_rows_is_an_error(fit, tmp_path) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_text("x,y\n")
+    result = fit(SAMPLES / "line.ad", "--data", path)
+    assert result.exit_code == 1 and "no rows" in result.stderr
+
+
+def test_a_failing_row_is_named_by_its_line_in_the_data(fit, tmp_path) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_text("x,y\n1,2\n2,3\n-1,0\n")
+    result = fit("-e", "a = 1; loss = (log(a*x) - y)**2", "--data", path)
+    assert result.exit_code == 1
+    assert "log of -1 is undefined" in result.stderr
+    assert "note: in line 4 of " in result.stderr and "x=-1.0, y=0.0" in result.stderr

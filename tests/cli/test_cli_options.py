@@ -19,6 +19,7 @@ BASE = {
     # --tol ends a run whose --steps is huge; --quiet keeps the output to the parameters.
     "fit": [str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv"), "--steps", "3", "--tol", "1e-6", "-q"],
     "plot": ["y = 2*x", "--range", "x=0:1", "--format", "text"],
+    "batch": [str(SAMPLES / "regression.ad"), str(SAMPLES / "regression.csv")],
 }
 
 
@@ -41,7 +42,7 @@ def test_the_walk_finds_the_known_options() -> None:
     assert {(c, o) for c, o, _ in OPTIONS} >= {
         ("graph", "--timeout"), ("graph", "--max-nodes"), ("graph", "--precision"), ("check", "--rtol"),
         ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision"), ("fit", "--lr"),
-        ("fit", "--steps"), ("fit", "--tol"), ("fit", "--weight-decay"), ("fit", "--batch-size")}
+        ("fit", "--steps"), ("fit", "--tol"), ("fit", "--weight-decay"), ("fit", "--batch-size"), ("batch", "--precision")}
     assert set(BASE) == set(main.commands)
 
 
