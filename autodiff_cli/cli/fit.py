@@ -91,8 +91,8 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.option("--weight-decay", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
               help="L2 penalty added to the gradient (PyTorch's weight_decay).")
 @click.option("--tol", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
-              help="Stop when the loss falls by less than TOL times its size (per epoch with --batch-size); "
-                   "0: never.")
+              help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
+                   "(epochs with --batch-size); 0: never.")
 @click.option("-o", "--out", "out", metavar="FILE",
               help="Write the parameters to FILE as a JSON object ('--values' format) [default: stdout].")
 @click.option("--history", metavar="FILE.csv", help="Write step, loss, grad_norm and lr of every step as CSV.")
@@ -158,7 +158,7 @@ def fit_command(
             result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested)
         interrupts.ignore()  # from here on a signal must not cut the results short
         _write_results(result, plan, out, history, plot, plot_format)
-        _conclude(result, settings, out, quiet, interrupts)
+        _conclude(result, settings, out, quiet, interrupts, objective.rows)
 
 
 # --- before training -------------------------------------------------------------------------
@@ -437,7 +437,7 @@ def _write(path: str | None, data: bytes) -> None:
 
 
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
-              interrupts: _Interrupts) -> None:
+              interrupts: _Interrupts, rows: int) -> None:
     """The last line: why training stopped; and the exit status that goes with it."""
     from ..execute.fit import StopReason
 
@@ -459,8 +459,14 @@ def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: 
         return
     first = result.history[0].loss if result.history else math.nan
     if result.reason == StopReason.TOL:
-        click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss fell by less than "
-                   f"--tol {settings.tol:g} of itself; {loss} (from {first:.6g}){where}", err=True)
+        from ..execute.fit import PATIENCE
+
+        full_batch = settings.batch_size is None or settings.batch_size >= rows
+        checks = "steps" if full_batch else "epochs"
+        kept = f"kept the best, {loss}" if full_batch else loss
+        click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss has not improved by more "
+                   f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept} (from {first:.6g})"
+                   f"{where}", err=True)
     else:
         click.echo(f"finished {settings.steps:,} steps: {loss} (from {first:.6g} at the start){where}", err=True)
 

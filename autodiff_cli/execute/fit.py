@@ -4,10 +4,11 @@
 mean loss and its gradient at the current parameters (over all rows, or a shuffled
 mini-batch), records them, and applies an optimizer's update rule from ``engine.optim``
 (the same rule objects ``autodiff_cli.optim`` applies to Values) to the array of every
-parameter.  It stops when the steps run out, when the loss stops improving (``tol``),
-when the caller asks it to (Ctrl-C), or when the loss or its gradient stops being finite;
-the ``FitResult`` says which, and holds the parameters to keep: the last ones, the best
-ones seen when interrupted, the last ones with a finite loss after a divergence.
+parameter.  It stops when the steps run out, when the loss stops improving (``tol``: for
+``PATIENCE`` steps in a row, or epochs with mini-batches), when the caller asks it to
+(Ctrl-C), or when the loss, its gradient or the parameters stop being finite; the
+``FitResult`` says which, and holds the parameters to keep: the last ones, the best ones
+seen when interrupted or on a plateau, the last ones with a finite loss after a divergence.
 
 Nothing here prints or knows about files: progress goes to a callback.  NumPy is
 imported by the caller's objective; this module needs it only for its arrays.
@@ -100,7 +101,7 @@ class Step(NamedTuple):
 
 class StopReason:
     STEPS = "steps"  # every step was taken
-    TOL = "tol"  # the loss improved by less than tol
+    TOL = "tol"  # the loss stopped improving by more than tol (for PATIENCE checks)
     INTERRUPTED = "interrupted"  # the caller asked to stop (Ctrl-C)
     DIVERGED = "diverged"  # the loss or its gradient became NaN or infinite
 
@@ -164,9 +165,29 @@ class _Batches:
         return self._order[start:self._position], self._position >= self.rows
 
 
-def _improved_too_little(before: float, after: float, tol: float) -> bool:
-    """scipy's ``ftol`` test: the loss fell by at most ``tol`` relative to its size (absolute below 1)."""
-    return before - after <= tol * max(abs(before), abs(after), 1.0)
+# How many checks in a row (steps, or epochs with mini-batches) the loss may fail to improve
+# before tol stops training: one would stop a noisy mini-batch run at its first unlucky epoch.
+PATIENCE = 5
+
+
+class _Plateau:
+    """The tol test: the loss has not beaten its best by more than ``tol * max(|best|, 1)``
+    (relative, absolute below 1) for ``PATIENCE`` checks in a row."""
+
+    def __init__(self, tol: float) -> None:
+        self.tol = tol
+        self.best = math.inf
+        self.stale = 0
+
+    def reached(self, loss: float) -> bool:
+        if self.tol <= 0:
+            return False
+        if loss < self.best - self.tol * max(abs(self.best), 1.0) or math.isinf(self.best):
+            self.best, self.stale = min(loss, self.best), 0
+            return False
+        self.best = min(loss, self.best)
+        self.stale += 1
+        return self.stale >= PATIENCE
 
 
 def train(
@@ -189,7 +210,7 @@ def train(
     batches = _Batches(objective.rows, settings.batch_size, settings.seed)
     run = _Run(np.array(start, dtype=np.float64))
     state = None
-    previous_epoch_loss = math.nan
+    plateau = _Plateau(settings.tol)
     epoch_losses: list[float] = []
     try:
         for step in range(1, settings.steps + 1):
@@ -211,14 +232,12 @@ def train(
             run.measured(record, params, full_batch=batches.full)
             epoch_losses.append(loss)
             if epoch_ends:
-                epoch_loss = math.fsum(epoch_losses) / len(epoch_losses)
-                converged = settings.tol > 0 and _improved_too_little(previous_epoch_loss, epoch_loss, settings.tol)
-                previous_epoch_loss, epoch_losses = epoch_loss, []
+                converged = plateau.reached(math.fsum(epoch_losses) / len(epoch_losses))
+                epoch_losses = []
                 if converged:
-                    # Stop where the loss was measured: it is no longer falling.
                     if on_step is not None:
                         on_step(record)
-                    return run.result(StopReason.TOL, objective, loss if batches.full else None)
+                    return run.plateaued(objective, batches.full)
             with np.errstate(all="ignore"):  # an overflow is looked for below, not warned about
                 new_params, state = rule.update(params, grad, state, step, record.lr)
             if not np.all(np.isfinite(new_params)):
@@ -258,15 +277,18 @@ class _Run:
     def steps_done(self) -> int:
         return len(self.history)
 
-    def result(self, reason: str, objective: Objective, loss: float | None) -> FitResult:
-        """Keep the current parameters (measuring their loss over every row when not known)."""
-        if loss is None:
-            try:
-                loss = objective.loss(self.params)
-            except AutodiffError as error:
-                return self.diverged(self.steps_done, error.message, error)
+    def plateaued(self, objective: Objective, full_batch: bool) -> FitResult:
+        """The loss stopped improving: keep the best parameters seen (full batch), or the current
+        ones, measured over every row (mini-batches, whose step losses are of different rows)."""
+        if full_batch:
+            loss, params, step = self.best
+            return FitResult(params, loss, StopReason.TOL, self.steps_done, self.history, params_step=step)
+        try:
+            loss = objective.loss(self.params)
+        except AutodiffError as error:
+            return self.diverged(self.steps_done, error.message, error)
         step = self.steps_done + (1 if self.updated else 0)
-        return FitResult(self.params, loss, reason, self.steps_done, self.history, params_step=step)
+        return FitResult(self.params, loss, StopReason.TOL, self.steps_done, self.history, params_step=step)
 
     def finish(self, reason: str, objective: Objective, full_batch: bool) -> FitResult:
         """After the last update: measure it; when interrupted, keep the best parameters seen."""

@@ -180,7 +180,7 @@ def test_tol_stops_early_and_says_so(fit) -> None:
     result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--lr", "0.2", "--steps", "100000",
                  "--tol", "1e-12")
     assert result.exit_code == 0
-    assert "the loss fell by less than --tol 1e-12" in result.stderr.splitlines()[-1]
+    assert "the loss has not improved by more than --tol 1e-12 of itself for 5 steps" in result.stderr.splitlines()[-1]
 
 
 def test_plot_is_a_deterministic_svg_or_a_png_or_a_pdf(fit, tmp_path) -> None:

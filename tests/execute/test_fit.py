@@ -8,13 +8,13 @@ on and keeps.
 from __future__ import annotations
 
 import math
-from itertools import chain
+from itertools import chain, pairwise
 
 import numpy as np
 import pytest
 
 from autodiff_cli.errors import InputError
-from autodiff_cli.execute.fit import FitSettings, Step, StopReason, initial_values, plan_fit, train
+from autodiff_cli.execute.fit import PATIENCE, FitSettings, Step, StopReason, initial_values, plan_fit, train
 from autodiff_cli.language import parse
 from autodiff_cli.optim import AdamRule, SGDRule
 
@@ -101,14 +101,30 @@ def test_a_batch_size_of_all_rows_or_more_is_full_batch() -> None:
     assert objective.calls[:2] == [None, None]
 
 
-def test_tol_stops_when_the_loss_stops_falling() -> None:
+def test_tol_stops_when_the_loss_stops_falling_and_keeps_the_best() -> None:
     objective = noisy_line()
     result = train(objective, np.zeros(2), FitSettings(lr=0.1, steps=10_000, tol=1e-12))
     assert result.reason == StopReason.TOL and 10 < result.steps_done < 10_000
-    before, after = result.history[-2].loss, result.history[-1].loss
-    assert before - after <= 1e-12 * max(abs(before), 1.0)
-    # it keeps the parameters it measured last, with their loss
-    assert result.params_step == result.steps_done and result.loss == after
+    losses = [s.loss for s in result.history]
+    # each of the last PATIENCE steps beat the best loss before it by no more than tol (absolute: loss < 1)
+    for i in range(len(losses) - PATIENCE, len(losses)):
+        assert losses[i] >= min(losses[:i]) - 1e-12
+    # and the step before them did beat it by more, or it would have stopped a step earlier
+    i = len(losses) - PATIENCE - 1
+    assert losses[i] < min(losses[:i]) - 1e-12
+    assert result.loss == min(losses) and result.params_step == losses.index(min(losses)) + 1
+
+
+def test_tol_with_mini_batches_waits_out_noisy_epochs() -> None:
+    # Epoch means of SGD on mini-batches go up as well as down; one bad epoch must not stop it.
+    objective = noisy_line(n=12)
+    settings = FitSettings(lr=0.05, steps=5000, batch_size=3, tol=1e-9, seed=1)
+    result = train(objective, np.zeros(2), settings)
+    epochs = [np.mean([s.loss for s in result.history[i:i + 4]]) for i in range(0, result.steps_done, 4)]
+    assert result.reason == StopReason.TOL
+    assert any(later > earlier for earlier, later in pairwise(epochs[:-PATIENCE]))
+    want, *_ = np.linalg.lstsq(np.column_stack([objective.x, np.ones(12)]), objective.y, rcond=None)
+    assert result.loss == objective.loss(result.params) < 1.05 * objective.loss(want)
 
 
 def test_stop_requested_keeps_the_best_parameters_seen() -> None:
