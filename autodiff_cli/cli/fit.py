@@ -134,7 +134,8 @@ def fit_command(
     if final_lr is not None and lr_schedule == "constant":
         raise click.UsageError("--final-lr needs --lr-schedule linear or cosine")
     plot_format = _plot_format(plot)
-    _check_destinations(out, history, plot)
+    _check_destinations(out, history, plot, {"the --data file": data, "the program file": file or source,
+                                             "the --values file": values_file})
     settings = FitSettings(optimizer=optimizer, lr=lr, lr_schedule=lr_schedule, final_lr=final_lr,
                            momentum=0.9 if momentum is None else momentum, weight_decay=weight_decay,
                            steps=steps, batch_size=batch_size, tol=tol, seed=seed)
@@ -176,13 +177,19 @@ def _plot_format(plot: str | None) -> str | None:
     return PLOT_FORMATS[extension]
 
 
-def _check_destinations(out: str | None, history: str | None, plot: str | None) -> None:
-    """Fail before training, not after it, when a result could not be written."""
+def _check_destinations(out: str | None, history: str | None, plot: str | None,
+                        inputs: dict[str, str | None]) -> None:
+    """Fail before training, not after it, when a result could not be written, or would be
+    written over another result or over a file this run reads (the data, the program)."""
     files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot))
              if path is not None and path != "-"]
+    read = {os.path.realpath(path): what for what, path in inputs.items()
+            if path is not None and path != "-" and os.path.isfile(path)}
     seen: dict[str, str] = {}
     for option, path in files:
         real = os.path.realpath(path)
+        if real in read:
+            raise click.UsageError(f"{option} {path} is {read[real]} this run reads: writing it would destroy it")
         if real in seen:
             raise click.UsageError(f"{seen[real]} and {option} name the same file, {path}")
         seen[real] = option

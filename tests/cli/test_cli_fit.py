@@ -317,6 +317,18 @@ def test_usage_errors_exit_2(fit, args, message: str, tmp_path) -> None:
     assert result.exit_code == 2 and message in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("option", ["-o", "--history"])
+def test_an_output_over_the_data_or_the_program_is_refused(fit, tmp_path, option: str) -> None:
+    data, program = tmp_path / "rows.csv", tmp_path / "m.ad"
+    data.write_text((SAMPLES / "line.csv").read_text())
+    program.write_text((SAMPLES / "line.ad").read_text())
+    for target, what in ((data, "the --data file"), (program, "the program file")):
+        before = target.read_bytes()
+        result = fit(program, "--data", data, option, target, "--steps", "1")
+        assert result.exit_code == 2 and f"is {what} this run reads" in result.stderr
+        assert target.read_bytes() == before
+
+
 def test_data_is_required(fit) -> None:
     result = fit(SAMPLES / "line.ad")
     assert result.exit_code == 2 and "--data" in result.stderr
