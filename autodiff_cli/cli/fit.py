@@ -181,6 +181,9 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
                         inputs: dict[str, str | None]) -> None:
     """Fail before training, not after it, when a result could not be written, or would be
     written over another result or over a file this run reads (the data, the program)."""
+    if out in (None, "-") and history == "-":
+        raise click.UsageError("the parameters and --history cannot both go to stdout: give -o FILE or "
+                               "--history FILE")
     files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot))
              if path is not None and path != "-"]
     read = {os.path.realpath(path): what for what, path in inputs.items()

@@ -306,10 +306,12 @@ def test_a_second_ctrl_c_interrupts_the_step_and_still_writes(tmp_path) -> None:
         (["--final-lr", "0.1"], "--final-lr needs --lr-schedule"),
         (["--plot", "loss.jpg"], "should end in .svg, .png or .pdf"),
         (["-o", "same.txt", "--history", "same.txt"], "name the same file"),
+        (["--history", "-"], "cannot both go to stdout"),
         (["--optimizer", "rmsprop"], "'rmsprop' is not one of"),
     ],
     ids=["lr-nan", "lr-zero", "lr-negative", "tol-negative", "decay-inf", "steps-zero", "batch-zero",
-         "momentum-with-sgd", "final-lr-constant", "plot-extension", "same-file", "unknown-optimizer"],
+         "momentum-with-sgd", "final-lr-constant", "plot-extension", "same-file", "two-to-stdout",
+         "unknown-optimizer"],
 )
 def test_usage_errors_exit_2(fit, args, message: str, tmp_path) -> None:
     os.chdir(tmp_path)
