@@ -18,6 +18,7 @@ from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .diff import diff_command
 from .eval import eval_command
 from .explain import explain_command
+from .fit import fit_command
 from .graph import graph_command
 from .plot import plot_command
 
@@ -103,6 +104,7 @@ main.add_command(eval_command)
 main.add_command(graph_command)
 main.add_command(explain_command)
 main.add_command(check_command)
+main.add_command(fit_command)
 main.add_command(plot_command)
 main.add_command(batch_command)
 main.add_command(diff_command)
