@@ -297,7 +297,7 @@ class _Interrupts:
         self.notify: Callable[[str], None] = lambda message: None
         self.previous: dict[int, Any] = {}
 
-    def __enter__(self) -> _Interrupts:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> _Interrupts:
         import signal  # here: its import is not free, and only fit needs it
 
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -362,7 +362,7 @@ class _Reporter:
         self._show_at = time.monotonic() + PROGRESS_AFTER
         self._last_refresh = 0.0
 
-    def __enter__(self) -> _Reporter:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> _Reporter:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

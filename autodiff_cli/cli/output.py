@@ -13,6 +13,8 @@ import re
 import sys
 from typing import Any
 
+import click
+
 from ..errors import OutputError
 
 __all__ = ["Progress", "StreamedFile", "check_writable", "colour_disabled", "descriptor_of", "emit", "is_stream",
@@ -157,7 +159,7 @@ class Progress:
             self._task = self._bar.add_task(self.description, total=total)
         self._bar.update(self._task, completed=done, total=total)
 
-    def __enter__(self) -> Progress:  # noqa: PYI034 - a final class in all but name
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -468,7 +470,7 @@ class StreamedFile:
             except OSError:
                 status = None
             if status is not None and not stat.S_ISREG(status.st_mode):
-                self.handle = open(self.target, "wb")  # noqa: SIM115 - closed by commit or discard
+                self.handle = open(self.target, "wb")
                 return
             if status is not None and not os.access(self.target, os.W_OK):
                 raise _read_only(path, status)
@@ -536,7 +538,7 @@ class StreamedFile:
                 pass
             self.temporary = None
 
-    def __enter__(self) -> StreamedFile:  # noqa: PYI034 - a final class in all but name
+    def __enter__(self) -> StreamedFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -570,3 +572,24 @@ def _copy_in_place(source: str, target: str) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def format_of_file(path: str, given: str | None, extensions: dict[str, str], formats: str) -> str:
+    """The format to write ``path`` in: ``given`` (``--format``), else the one its extension implies.
+
+    A name whose extension says nothing is a usage error listing ``extensions`` and the
+    ``formats`` of ``--format``; a ``--format`` that disagrees with the extension wins, with a warning.
+    """
+    from .common import warn
+
+    implied = extensions.get(os.path.splitext(path)[1].lower())
+    if given is None:
+        if implied is None:
+            raise click.UsageError(
+                f"cannot tell the format from the file name {path!r}: use one of the extensions "
+                f"{' '.join(extensions)}, or give --format {formats}"
+            )
+        return implied
+    if implied is not None and implied != given:
+        warn([f"writing {given.upper()} to {path}, whose extension says {implied.upper()}"])
+    return given

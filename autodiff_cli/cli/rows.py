@@ -648,7 +648,7 @@ def opened(rows: str | None) -> Iterator[tuple[IO[bytes], str, int | None]]:
     if os.path.isdir(rows):
         raise InputError(f"cannot read {rows}: it is a directory", hint="name the rows file itself")
     try:
-        stream = open(rows, "rb")  # noqa: SIM115 - closed below
+        stream = open(rows, "rb")
     except OSError as error:
         raise InputError(f"cannot read {rows}: {error.strerror or error}",
                          hint="check the path and its permissions") from None

@@ -8,9 +8,8 @@ import pytest
 from lark import Lark
 from lark.exceptions import UnexpectedInput as LarkUnexpectedInput
 
-from autodiff_cli.language import lalr
 from autodiff_cli.errors import ParseError, Source
-from autodiff_cli.language import parse
+from autodiff_cli.language import lalr, parse
 from autodiff_cli.language.compiler import _Compiler
 from autodiff_cli.language.compiler import grammar_text as _grammar_text
 
