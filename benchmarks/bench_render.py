@@ -30,10 +30,10 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from autodiff_cli.render.dot import graph_size, to_dot
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
 from autodiff_cli.render.backends import Renderer, RenderError, bundled_program, render, system_program
+from autodiff_cli.render.dot import graph_size, to_dot
 
 DEFAULT_SIZES = (100, 1_000, 10_000)
 SHAPES = ("chain", "mlp")

@@ -18,9 +18,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "autodiff_cli"
 
-# Lowest first.  The top-level modules below are facades over the whole package.
+# Lowest first.  The top-level modules below are facades: the package itself, ``python -m``,
+# and the public ``autodiff_cli.nn`` / ``autodiff_cli.optim`` over the engine's nn and optim.
 LAYERS = ("errors", "engine", "language", "execute", "analysis", "render", "cli")
-FACADES = {"__init__", "__main__"}
+FACADES = {"__init__", "__main__", "nn", "optim"}
 
 
 def layer_of(module: str) -> str | None:
@@ -124,6 +125,21 @@ def test_checker_catches(module: str, source: str, expected: str) -> None:
 def test_checker_allows_downward_imports() -> None:
     source = "from ..engine.ops import OPS\nfrom ..errors import Position\nfrom . import lalr\nimport re\n"
     assert violations(source, "autodiff_cli.language.compiler") == []
+
+
+def test_every_top_level_module_is_a_known_facade() -> None:
+    # A new module beside the layers must be added to FACADES (and ARCHITECTURE.md) on purpose.
+    top_level = {path.stem for path in PACKAGE.glob("*.py")} - {"errors"}
+    assert top_level == FACADES
+
+
+def test_facades_import_only_what_they_expose() -> None:
+    # The public nn/optim modules only re-export the engine: importing them pulls in no other layer.
+    for name in ("nn", "optim"):
+        source = (PACKAGE / f"{name}.py").read_text(encoding="utf-8")
+        layers = {layer_of(target) for target, _ in imported_modules(source, f"autodiff_cli.{name}", False)
+                  if target.startswith("autodiff_cli")}
+        assert layers == {"engine"}, (name, layers)
 
 
 def test_architecture_doc_lists_the_same_layers() -> None:

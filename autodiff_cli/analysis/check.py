@@ -49,6 +49,7 @@ from ..engine.graph import Tape, topological_order
 from ..errors import AutodiffError
 from ..execute.floats import FloatPoint
 from ..execute.scalar import Evaluation
+from ..language.program import Program
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -101,6 +102,20 @@ _EXACT_OPS = frozenset(("", "=", "neg", "relu", "abs", "sign", "step"))
 def step_size(x: float) -> float:
     """The first finite-difference step for an input at x: eps**(1/3) * max(1, |x|)."""
     return _CUBE_ROOT_EPS * max(1.0, abs(x))
+
+
+def _starting_point(
+    evaluation: Evaluation, rtol: float, atol: float, caller: str
+) -> tuple[Program, str, dict[str, float], float, float]:
+    """What both checks start from: the program, the output, every input's value, the output's
+    value and its rounding error; a ValueError for an evaluation without gradients."""
+    if evaluation.root.grad != 1.0:
+        raise ValueError(f"{caller} needs an evaluation with gradients: evaluate(..., backward=True)")
+    if not (rtol >= 0.0 and atol >= 0.0):
+        raise ValueError("rtol and atol must be non-negative numbers")
+    program = evaluation.program
+    point = {variable.name: evaluation.nodes[variable.name].data for variable in program.inputs}
+    return program, evaluation.output, point, evaluation.root.data, rounding_error(evaluation)
 
 
 def rounding_error(evaluation: Evaluation) -> float:
@@ -234,14 +249,7 @@ def check_gradients(
     vectorized evaluation each; otherwise one by one, recomputing only the instructions
     that depend on the moved input.  ``progress(done, total)`` is called as inputs finish.
     """
-    if evaluation.root.grad != 1.0:
-        raise ValueError("check_gradients needs an evaluation with gradients: evaluate(..., backward=True)")
-    if not (rtol >= 0.0 and atol >= 0.0):
-        raise ValueError("rtol and atol must be non-negative numbers")
-    program, output = evaluation.program, evaluation.output
-    point = {variable.name: evaluation.nodes[variable.name].data for variable in program.inputs}
-    f0 = evaluation.root.data
-    rounding = rounding_error(evaluation)
+    program, output, point, f0, rounding = _starting_point(evaluation, rtol, atol, "check_gradients")
     tape = Tape.of(evaluation.root)
     seeds = [tape.index.get(evaluation.nodes[name]) for name in point]
     if batch is None:
@@ -435,14 +443,7 @@ def check_directions(
     """
     import random
 
-    if evaluation.root.grad != 1.0:
-        raise ValueError("check_directions needs an evaluation with gradients: evaluate(..., backward=True)")
-    if not (rtol >= 0.0 and atol >= 0.0):
-        raise ValueError("rtol and atol must be non-negative numbers")
-    program, output = evaluation.program, evaluation.output
-    point = {variable.name: evaluation.nodes[variable.name].data for variable in program.inputs}
-    f0 = evaluation.root.data
-    rounding = rounding_error(evaluation)
+    program, output, point, f0, rounding = _starting_point(evaluation, rtol, atol, "check_directions")
     floats = FloatPoint(program, point, output)
     tape = Tape.of(evaluation.root)
     generator = random.Random(seed)

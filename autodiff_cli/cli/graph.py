@@ -7,7 +7,6 @@ any slow work, and decides where the result goes.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import click
@@ -28,6 +27,7 @@ from .output import (
     Progress,
     check_writable,
     emit,
+    format_of_file,
     is_stream,
     is_terminal,
     keep_until_exit,
@@ -224,19 +224,7 @@ def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:
     if to_stream:
         return given or "svg"
     assert out is not None
-    extension = os.path.splitext(out)[1].lower()
-    implied = EXTENSIONS.get(extension)
-    if given is None:
-        if implied is None:
-            known = " ".join(EXTENSIONS)
-            raise click.UsageError(
-                f"cannot tell the format from the file name {out!r}: use one of the extensions "
-                f"{known}, or give --format svg|png|pdf|dot|html"
-            )
-        return implied
-    if implied is not None and implied != given:
-        warn([f"writing {given.upper()} to {out}, whose extension says {implied.upper()}"])
-    return given
+    return format_of_file(out, given, EXTENSIONS, "svg|png|pdf|dot|html")
 
 
 def _round_up(size: int) -> int:

@@ -13,10 +13,13 @@ import click
 
 from ..errors import printable, shorten
 from . import output
+from .batch import batch_command
 from .check import check_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
+from .diff import diff_command
 from .eval import eval_command
 from .explain import explain_command
+from .fit import fit_command
 from .graph import graph_command
 from .plot import plot_command
 
@@ -66,6 +69,7 @@ def main() -> None:
       autodiff eval "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
       autodiff eval samples/neuron.ad --format json
       cat model.ad | autodiff eval - --format csv
+      autodiff diff "f = 3*x**2 + x*y + 5*y**2"
     """
 
 
@@ -107,4 +111,7 @@ main.add_command(eval_command)
 main.add_command(graph_command)
 main.add_command(explain_command)
 main.add_command(check_command)
+main.add_command(fit_command)
 main.add_command(plot_command)
+main.add_command(batch_command)
+main.add_command(diff_command)

@@ -13,11 +13,12 @@ import re
 import sys
 from typing import Any
 
+import click
+
 from ..errors import OutputError
 
-__all__ = ["Progress", "check_writable", "colour_disabled", "descriptor_of", "emit", "exit_now", "is_stream",
-           "is_terminal", "keep_until_exit",
-           "print_rich", "stdout_is_terminal", "write_atomic"]
+__all__ = ["Progress", "StreamedFile", "check_writable", "colour_disabled", "descriptor_of", "emit", "exit_now",
+           "is_stream", "is_terminal", "keep_until_exit", "print_rich", "stdout_is_terminal", "write_atomic"]
 
 
 def stdout_is_terminal() -> bool:
@@ -160,10 +161,11 @@ class Progress:
     imported only once a bar is shown.
     """
 
-    def __init__(self, description: str, *, enabled: bool | None = None) -> None:
+    def __init__(self, description: str, *, enabled: bool | None = None, in_bytes: bool = False) -> None:
         import time
 
         self.description = description
+        self.in_bytes = in_bytes  # counts bytes (of a file read): shown as MB
         self.enabled = _stderr_is_terminal() if enabled is None else enabled
         self._clock = time.monotonic
         self._started = self._clock()
@@ -177,16 +179,23 @@ class Progress:
             if self._clock() - self._started < PROGRESS_AFTER:
                 return
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
             from rich.progress import Progress as RichProgress
 
-            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            count = DownloadColumn() if self.in_bytes else MofNCompleteColumn()
+            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), count,
                                      TimeRemainingColumn(), console=Console(stderr=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task(self.description, total=total)
         self._bar.update(self._task, completed=done, total=total)
 
-    def __enter__(self) -> Progress:  # noqa: PYI034 - a final class in all but name
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -456,3 +465,167 @@ def _create_temporary(directory: str, base: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary file name in {directory}")
+
+
+# --- writing a file as it is produced ----------------------------------------------------
+
+
+class StreamedFile:
+    """A file written piece by piece that appears whole or not at all: ``write_atomic``'s
+    rules for output too large to hold in memory.
+
+    The pieces go to a hidden temporary file next to the target; ``commit`` flushes it to
+    disk and renames it over the target.  ``discard`` (also on leaving a ``with`` block
+    without committing: an error, Ctrl-C, SIGTERM) removes it and leaves an existing
+    target as it was.  As for ``write_atomic``: an open descriptor (/dev/stdout, /dev/fd/N)
+    and a target that is not a regular file (a pipe, a device) are written into directly;
+    a read-only file is refused; an existing file in a directory that takes no temporary
+    file is filled from a temporary file elsewhere at ``commit``, its size reserved first.
+    ``handle`` is the binary file the pieces go to, for writers that need a real file.
+    """
+
+    def __init__(self, path: str) -> None:
+        import stat
+
+        self.path = path
+        self.temporary: str | None = None
+        self.in_place: str | None = None  # the target to fill at commit (its directory takes no file)
+        self.mode: int | None = None
+        self.closes = True
+        fd = descriptor_of(path)
+        try:
+            if fd is not None:
+                _descriptor_is_open(path, fd)
+                self.handle: Any = sys.stdout.buffer if fd == 1 and sys.stdout is not None else \
+                    os.fdopen(fd, "wb", closefd=False)
+                self.closes = fd != 1
+                return
+            self.target = os.path.realpath(path)
+            try:
+                status: os.stat_result | None = os.stat(self.target)
+            except OSError:
+                status = None
+            if status is not None and not stat.S_ISREG(status.st_mode):
+                self.handle = open(self.target, "wb")
+                return
+            if status is not None and not os.access(self.target, os.W_OK):
+                raise _read_only(path, status)
+            self.mode = None if status is None else stat.S_IMODE(status.st_mode)
+            directory, base = os.path.split(self.target)
+            try:
+                descriptor, self.temporary = _create_temporary(directory, base)
+            except PermissionError:
+                if status is None:
+                    raise _cannot_create(path, directory) from None
+                import tempfile
+
+                self.in_place = self.target
+                descriptor, self.temporary = _create_temporary(tempfile.gettempdir(), base)
+            self.handle = os.fdopen(descriptor, "wb")
+        except OSError as error:
+            raise OutputError(f"cannot write {path}: {error.strerror or error}",
+                              hint="check the path and its permissions") from None
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.handle.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise OutputError(f"cannot write {self.path}: {error.strerror or error}",
+                              hint="check that the disk is not full, or write somewhere else") from None
+
+    def flush(self) -> None:
+        """Nothing to do until ``commit``: the file only appears whole."""
+
+    def commit(self) -> None:
+        try:
+            self.handle.flush()
+            if self.temporary is not None:
+                os.fsync(self.handle.fileno())  # the data is on disk before the name points at it
+            if self.closes:
+                self.handle.close()
+            if self.in_place is not None and self.temporary is not None:
+                _copy_in_place(self.temporary, self.in_place)
+                os.unlink(self.temporary)
+                self.temporary = None
+            elif self.temporary is not None:
+                if self.mode is not None:
+                    os.chmod(self.temporary, self.mode)
+                os.replace(self.temporary, self.target)
+                self.temporary = None
+        except OSError as error:
+            self.discard()
+            raise OutputError(f"cannot write {self.path}: {error.strerror or error}",
+                              hint="check that the disk is not full, or write somewhere else") from None
+        self.closes = False
+
+    def discard(self) -> None:
+        if self.closes:
+            try:
+                self.handle.close()
+            except OSError:
+                pass
+            self.closes = False
+        if self.temporary is not None:
+            try:
+                os.unlink(self.temporary)
+            except OSError:
+                pass
+            self.temporary = None
+
+    def __enter__(self) -> StreamedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()  # after commit there is nothing left to discard
+
+
+def _copy_in_place(source: str, target: str) -> None:
+    """Fill ``target`` with ``source``'s bytes through the file itself, its size reserved first
+    (``_overwrite_in_place`` for a file on disk rather than bytes in memory)."""
+    size = os.path.getsize(source)
+    descriptor = os.open(target, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+    try:
+        reserve = getattr(os, "posix_fallocate", None)
+        if reserve is not None and size:
+            try:
+                reserve(descriptor, 0, size)
+            except OSError as error:
+                import errno
+
+                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise  # ENOSPC, EFBIG, EIO: nothing was changed
+        offset = 0
+        with open(source, "rb") as handle:
+            while block := handle.read(1 << 20):
+                view = memoryview(block)
+                while view:
+                    written = os.pwrite(descriptor, view, offset)
+                    offset += written
+                    view = view[written:]
+        os.ftruncate(descriptor, size)
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def format_of_file(path: str, given: str | None, extensions: dict[str, str], formats: str) -> str:
+    """The format to write ``path`` in: ``given`` (``--format``), else the one its extension implies.
+
+    A name whose extension says nothing is a usage error listing ``extensions`` and the
+    ``formats`` of ``--format``; a ``--format`` that disagrees with the extension wins, with a warning.
+    """
+    from .common import warn
+
+    implied = extensions.get(os.path.splitext(path)[1].lower())
+    if given is None:
+        if implied is None:
+            raise click.UsageError(
+                f"cannot tell the format from the file name {path!r}: use one of the extensions "
+                f"{' '.join(extensions)}, or give --format {formats}"
+            )
+        return implied
+    if implied is not None and implied != given:
+        warn([f"writing {given.upper()} to {path}, whose extension says {implied.upper()}"])
+    return given

@@ -7,8 +7,6 @@ stderr and decides where the result goes.
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from .common import (
@@ -22,7 +20,15 @@ from .common import (
     reporting_errors,
     warn,
 )
-from .output import check_writable, emit, is_stream, is_terminal, stdout_is_terminal, write_atomic
+from .output import (
+    check_writable,
+    emit,
+    format_of_file,
+    is_stream,
+    is_terminal,
+    stdout_is_terminal,
+    write_atomic,
+)
 
 __all__ = ["plot_command"]
 
@@ -160,14 +166,4 @@ def _choose_format(out: str | None, given: str | None, to_stdout: bool, to_strea
     if to_stream:
         return given or "svg"
     assert out is not None
-    implied = EXTENSIONS.get(os.path.splitext(out)[1].lower())
-    if given is None:
-        if implied is None:
-            raise click.UsageError(
-                f"cannot tell the format from the file name {out!r}: use one of the extensions "
-                f"{' '.join(EXTENSIONS)}, or give --format svg|png|pdf|text"
-            )
-        return implied
-    if implied is not None and implied != given:
-        warn([f"writing {given.upper()} to {out}, whose extension says {implied.upper()}"])
-    return given
+    return format_of_file(out, given, EXTENSIONS, "svg|png|pdf|text")

@@ -60,55 +60,35 @@ def tangent_at_root(tape: Tape, seed: int, *, textbook: bool = True) -> float:
     """One forward pass with the tangent of node ``seed`` set to 1; the tangent of the last node.
 
     ``textbook=False`` starts the pass at the seed, since no node before it can depend on
-    it: the same tangent, for less work than the full pass that the work counts describe.
+    it: the same tangent, for less work than the full pass that the work counts describe
+    (the textbook pass still visits the nodes before the seed).
     """
-    size = tape.size
-    tangent = [0.0] * size
-    # Whether a node depends on the seed at all.  Only edges from such nodes carry a
-    # tangent: a node the seed never reaches contributes nothing even through an
-    # infinite local derivative (sqrt at 0), where 0 * inf would make a NaN.  Edges on
-    # a path from the seed are all multiplied, zero tangents included, exactly as the
-    # backward pass multiplies them (sqrt(x*x) at 0 is NaN both ways, as in PyTorch).
-    reached = [False] * size
-    a_of, da_of, b_of, db_of = tape.a, tape.da, tape.b, tape.db
-    # Nodes before the seed cannot depend on it, but the textbook pass still visits them:
-    # the work counted is a full pass per seed.
-    for i in range(0 if textbook else seed, size):
-        if i == seed:
-            tangent[i] = 1.0
-            reached[i] = True
-            continue
-        a = a_of[i]
-        if a < 0:
-            continue
-        total = 0.0
-        depends = False
-        if reached[a]:
-            total = da_of[i] * tangent[a]
-            depends = True
-        b = b_of[i]
-        if b >= 0 and reached[b]:
-            total = total + db_of[i] * tangent[b] if depends else db_of[i] * tangent[b]
-            depends = True
-        if depends:
-            tangent[i] = total
-            reached[i] = True
-    return tangent[-1] if size else 0.0
+    return _propagate(tape, {seed: 1.0}, 0 if textbook else seed)
 
 
 def tangent_along(tape: Tape, seeds: Mapping[int, float]) -> float:
     """One forward pass with several tangents seeded at once (node index -> tangent): the
     tangent of the last node is the directional derivative sum(d root / d node * seed)."""
-    size = tape.size
-    if not seeds or not size:
+    if not seeds or not tape.size:
         return 0.0
+    return _propagate(tape, seeds, min(seeds))
+
+
+def _propagate(tape: Tape, seeds: Mapping[int, float], start: int) -> float:
+    """Carry the seeded tangents forward from node ``start``; the tangent of the last node."""
+    size = tape.size
     tangent = [0.0] * size
+    # Whether a node depends on a seed at all.  Only edges from such nodes carry a
+    # tangent: a node no seed reaches contributes nothing even through an infinite
+    # local derivative (sqrt at 0), where 0 * inf would make a NaN.  Edges on a path
+    # from a seed are all multiplied, zero tangents included, exactly as the backward
+    # pass multiplies them (sqrt(x*x) at 0 is NaN both ways, as in PyTorch).
     reached = [False] * size
     for index, value in seeds.items():
         tangent[index] = value
         reached[index] = True
     a_of, da_of, b_of, db_of = tape.a, tape.da, tape.b, tape.db
-    for i in range(min(seeds), size):
+    for i in range(start, size):
         a = a_of[i]
         if a < 0 or i in seeds:
             continue
@@ -124,7 +104,7 @@ def tangent_along(tape: Tape, seeds: Mapping[int, float]) -> float:
         if depends:
             tangent[i] = total
             reached[i] = True
-    return tangent[-1]
+    return tangent[-1] if size else 0.0
 
 
 def forward_derivative(root: Value, wrt: Value) -> float:

@@ -22,7 +22,13 @@ One ``Op`` per operation holds, side by side:
   every row).  There are no domain checks here: outside its domain every op gives a
   non-finite result (NaN or an infinity), and the executor turns non-finite values into
   the same per-row errors the scalar kernels raise;
-* ``symbolic``: room for a symbolic rule (the differentiator), filled in by its issue.
+* ``symbolic``: each local derivative as an expression *in the language itself*, read
+  by the symbolic differentiator (``execute/symbolic.py``), which parses it once and
+  instantiates it on the operands: ``x`` and ``y`` are the operands, ``c`` a constant
+  exponent and ``out`` the op's own result (so ``tanh``'s is ``1 - out**2`` and shares
+  the node already computed).  Where the kernel has a convention the language cannot
+  write (``x**y``'s slope at a zero base), the difference is documented in the README
+  and tested.
 
 Adding a function to the language is one row here (plus tests): the grammar accepts
 any name followed by ``(``, the compiler looks names up in ``FUNCTIONS``, ``Value``
@@ -65,9 +71,10 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
     float kernel), ``rule`` (tuple of str, one per operand), and the optional ``domain``,
-    ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy kernel) and ``symbolic``
-    (the differentiator's rule).  A plain namedtuple: ``typing.NamedTuple`` compiles each
-    annotation, which every start-up of the command would pay for.
+    ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy kernel) and ``symbolic`` (tuple
+    of str, each local derivative in the language's own syntax).  A plain namedtuple:
+    ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
+    would pay for.
     """
 
     __slots__ = ()
@@ -382,37 +389,41 @@ def _step_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
 # --- the table -------------------------------------------------------------------------------
 
 _ROWS = (
-    Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector),
-    Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector),
-    Op("*", 2, "{x} * {y}", _mul, ("y", "x"), vector=_mul_vector),
+    Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector, symbolic=("1", "1")),
+    Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector, symbolic=("1", "-1")),
+    Op("*", 2, "{x} * {y}", _mul, ("y", "x"), vector=_mul_vector, symbolic=("y", "x")),
     Op("/", 2, "{x} / {y}", _div, ("1/y", "-x/y**2"), domain="y != 0",
        hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
-       vector=_div_vector),
-    Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector),
+       vector=_div_vector, symbolic=("1/y", "-x/y**2")),
+    Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector, symbolic=("-1",)),
     Op("**", 2, "{x} ** {y}", _pow, ("y * x**(y-1)", "x**y * ln(x)"),
        domain="x > 0, or x = 0 and y >= 0, or x < 0 and y an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
-       vector=_pow_vector),
+       vector=_pow_vector, symbolic=("y*x**(y - 1)", "out*log(x)")),
     Op("**c", 1, "{x}**{c}", _pow_const, ("c * x**(c-1)",),
        domain="x > 0, or x = 0 and c >= 0, or x < 0 and c an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
-       vector=_pow_const_vector),
-    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector),
+       vector=_pow_const_vector, symbolic=("c*x**(c - 1)",)),
+    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",)),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
-       overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector),
+       overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector,
+       symbolic=("out",)),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
-       hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector),
+       hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector,
+       symbolic=("1/x",)),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
        hint="sqrt needs a non-negative argument; check the inputs that feed it",
-       vector=_sqrt_vector),
-    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector),
-    Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector),
-    Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector),
-    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector),
-    Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector),
-    Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector),
-    Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector),
-    Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector),  # `b = a`: b gets a node of its own
+       vector=_sqrt_vector, symbolic=("1/(2*out)",)),
+    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",)),
+    Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector,
+       symbolic=("out*(1 - out)",)),
+    Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",)),
+    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector, symbolic=("-sin(x)",)),
+    Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector, symbolic=("sign(x)",)),
+    Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector, symbolic=("0",)),
+    Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector, symbolic=("0",)),
+    # `b = a`: b gets a node of its own
+    Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",)),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in _ROWS}

@@ -13,9 +13,9 @@ import click
 import pytest
 
 from autodiff_cli.cli import graph as cli_graph
-from autodiff_cli.render import backends as render
 from autodiff_cli.cli import main
 from autodiff_cli.cli.graph import DEFAULT_MAX_NODES
+from autodiff_cli.render import backends as render
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "render" / "golden"

@@ -2,17 +2,25 @@
 covered without being listed): nan, infinities, huge and negative values are usage errors
 (exit 2) or an accepted value, never a traceback or a silent wrong result."""
 
+from pathlib import Path
+
 import click
 import pytest
 
 from autodiff_cli.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 BASE = {
     "eval": ["y = 2*x", "--set", "x=1"],
     "explain": ["y = 2*x", "--set", "x=1"],
     "check": ["y = 2*x", "--set", "x=1"],
     "graph": ["y = 2*x", "--set", "x=1", "--renderer", "bundled"],
+    # --tol ends a run whose --steps is huge; --quiet keeps the output to the parameters.
+    "fit": [str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv"), "--steps", "3", "--tol", "1e-6", "-q"],
     "plot": ["y = 2*x", "--range", "x=0:1", "--format", "text"],
+    "batch": [str(SAMPLES / "regression.ad"), str(SAMPLES / "regression.csv")],
+    "diff": ["y = 2*x**2", "--format", "text"],
 }
 
 
@@ -34,7 +42,9 @@ OPTIONS = numeric_options()
 def test_the_walk_finds_the_known_options() -> None:
     assert {(c, o) for c, o, _ in OPTIONS} >= {
         ("graph", "--timeout"), ("graph", "--max-nodes"), ("graph", "--precision"), ("check", "--rtol"),
-        ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision")}
+        ("check", "--atol"), ("explain", "--max-steps"), ("eval", "--precision"), ("fit", "--lr"),
+        ("fit", "--steps"), ("fit", "--tol"), ("fit", "--weight-decay"), ("fit", "--batch-size"), ("batch", "--precision"),
+        ("diff", "--order")}
     assert set(BASE) == set(main.commands)
 
 
@@ -55,7 +65,9 @@ def test_extreme_values_are_accepted_or_refused_cleanly(runner, command, option,
     assert result.exit_code in (0, 1, 2), (result.stdout, result.stderr)
     if result.exit_code == 2:
         assert "Usage:" in result.stderr
-    if result.exit_code == 1:  # e.g. --max-nodes 1: the graph is too large, said as an error
+    if result.exit_code == 1 and command == "fit":  # e.g. --lr 1e300: training diverges, said so
+        assert "error:" in result.stderr and "so training stopped" in result.stderr
+    elif result.exit_code == 1:  # e.g. --max-nodes 1: the graph is too large, said as an error
         assert result.stderr.startswith("error: the graph of y has 3 values")
 
 

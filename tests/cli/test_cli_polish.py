@@ -36,6 +36,10 @@ def test_group_help_lists_whole_sentences(columns) -> None:
         assert line.rstrip().endswith("."), line
 
 
+OUTPUT_OPTIONS = {"-o", "--out", "--history", "--plot"}
+OUTPUT_EXTENSIONS = (".svg", ".png", ".pdf", ".dot", ".html", ".htm")
+
+
 def help_examples() -> list[tuple[str, str]]:
     """Every 'autodiff ...' example line in every command's --help that uses only the samples."""
     found = []
@@ -56,13 +60,18 @@ def help_examples() -> list[tuple[str, str]]:
 def test_help_examples_run_without_system_graphviz(tmp_path, command, example) -> None:
     # PATH without the system 'dot': what a plain pip install has.
     words = shlex.split(example)[1:]
-    words = [str(tmp_path / Path(w).name) if w.endswith((".svg", ".png", ".pdf", ".dot")) else w for w in words]
+    # Whatever an example writes goes to tmp_path, never into the checkout.
+    written = [i + 1 for i, w in enumerate(words[:-1]) if w in OUTPUT_OPTIONS]
+    words = [str(tmp_path / Path(w).name) if i in written or w.endswith(OUTPUT_EXTENSIONS) else w
+             for i, w in enumerate(words)]
+    before = sorted(path.name for path in REPO.iterdir())
     result = autodiff(words, {"PATH": os.path.dirname(sys.executable)}, stdin=subprocess.DEVNULL)
     expected = 1 if "# exit 1" in " ".join((main.commands[command].help or "").split(example)[1:2])[:40] else 0
     assert result.returncode in (0, 1), result.stderr
     assert "Traceback" not in result.stderr
     if expected == 0:
         assert result.returncode == 0, (example, result.stderr)
+    assert sorted(path.name for path in REPO.iterdir()) == before, "the example wrote into the checkout"
 
 
 def test_graph_help_says_pdf_needs_graphviz() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: the PyTorch comparison is skipped")
 
-from _shared import close, engine_result  # noqa: E402
+from _shared import close, engine_result
 
 
 def torch_result(fn, *args):

@@ -236,16 +236,23 @@ class Seeded(Chooser):
         return self.rng.random() < 0.5
 
 
-def build_case(choose: Chooser, root_op: str | None = None, n_ops: tuple[int, int] = (1, 7),
-               n_inputs: tuple[int, int] = (1, 4), ops: Sequence[str] = OPS) -> Case:
-    """A random program of ``n_ops`` drawn ops (plus the guards they need) over ``n_inputs`` inputs."""
+def build_case(
+    choose: Chooser, root_op: str | None = None, n_ops: tuple[int, int] = (1, 7),
+    n_inputs: tuple[int, int] = (1, 4), ops: Sequence[str] = OPS, recent: int | None = None,
+) -> Case:
+    """A random program of ``n_ops`` drawn ops (plus the guards they need) over ``n_inputs`` inputs.
+
+    Operands are any earlier node, or with ``recent`` one of the last ``recent`` nodes,
+    which makes deep programs whose values are shared by the steps that follow.
+    """
     count = choose.integer(*n_inputs)
     inputs = [choose.floating(-2.0, 2.0) for _ in range(count)]
     gen = Gen(inputs)
 
     class Pick:
         def __call__(self) -> int:
-            return choose.integer(0, len(gen.ops) - 1)  # any earlier node: shared subexpressions
+            first = 0 if recent is None else max(0, len(gen.ops) - recent)
+            return choose.integer(first, len(gen.ops) - 1)  # an earlier node: shared subexpressions
 
         def exponent(self) -> float:
             return choose.sample(EXPONENTS)
@@ -287,9 +294,11 @@ def cases(draw: Any, root_op: str | None = None) -> Case:
     return build_case(_Drawn(draw), root_op)
 
 
-def random_case(seed: int, n_ops: int, n_inputs: int = 4, ops: Sequence[str] = OPS) -> Case:
+def random_case(seed: int, n_ops: int, n_inputs: int = 4, ops: Sequence[str] = OPS,
+                recent: int | None = None) -> Case:
     """A program of exactly ``n_ops`` drawn ops from a seed (for scripts: no Hypothesis involved)."""
-    return build_case(Seeded(seed), n_ops=(n_ops, n_ops), n_inputs=(n_inputs, n_inputs), ops=ops)
+    return build_case(Seeded(seed), n_ops=(n_ops, n_ops), n_inputs=(n_inputs, n_inputs), ops=ops,
+                      recent=recent)
 
 
 # --- the error bounds the oracles share ------------------------------------------------------

@@ -62,8 +62,7 @@ from hypothesis import given, settings
 
 from autodiff_cli.analysis.check import check_gradients
 from autodiff_cli.engine import DERIVATIVE_RULES
-from autodiff_cli.execute import forward_gradients
-from autodiff_cli.execute import evaluate
+from autodiff_cli.execute import evaluate, forward_gradients
 from autodiff_cli.language import parse
 
 REL = 1e-12

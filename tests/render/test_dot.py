@@ -9,6 +9,9 @@ from pathlib import Path
 import graphviz
 import pytest
 
+from autodiff_cli.engine import Value
+from autodiff_cli.execute import evaluate
+from autodiff_cli.language import parse
 from autodiff_cli.render import backends as render
 from autodiff_cli.render.dot import (
     KIND_STYLES,
@@ -19,9 +22,6 @@ from autodiff_cli.render.dot import (
     to_digraph,
     to_dot,
 )
-from autodiff_cli.engine import Value
-from autodiff_cli.execute import evaluate
-from autodiff_cli.language import parse
 
 GOLDEN = Path(__file__).parent / "golden"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -287,4 +287,4 @@ def test_draw_dot_is_exported_by_the_package() -> None:
     assert autodiff_cli.draw_dot is draw_dot
     assert "draw_dot" in autodiff_cli.__all__
     with pytest.raises(AttributeError):
-        autodiff_cli.no_such_name  # noqa: B018
+        autodiff_cli.no_such_name

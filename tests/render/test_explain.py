@@ -10,7 +10,6 @@ import math
 import pytest
 from rich.console import Console
 
-from autodiff_cli.engine import DERIVATIVE_RULES, Value, topological_order
 from autodiff_cli.analysis.steps import (
     Seed,
     Step,
@@ -20,9 +19,10 @@ from autodiff_cli.analysis.steps import (
     explain,
     node_names,
 )
-from autodiff_cli.render.explain import to_markdown, to_plain, to_rich
+from autodiff_cli.engine import DERIVATIVE_RULES, Value, topological_order
 from autodiff_cli.execute import Evaluation, evaluate
 from autodiff_cli.language import parse
+from autodiff_cli.render.explain import to_markdown, to_plain, to_rich
 
 KARPATHY = "a = 2\nb = -3\nc = 10\ne = a*b\nd = e + c\nf = -2\nL = d*f"
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from autodiff_cli.render import backends as render
-from autodiff_cli.render.dot import to_digraph, to_dot
+from autodiff_cli.cli.output import check_writable, write_atomic
 from autodiff_cli.engine import Value
+from autodiff_cli.errors import OutputError
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
-from autodiff_cli.cli.output import check_writable, write_atomic
-from autodiff_cli.errors import OutputError
+from autodiff_cli.render import backends as render
 from autodiff_cli.render.backends import Renderer, RenderError, choose_renderer
+from autodiff_cli.render.dot import to_digraph, to_dot
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SVG = "{http://www.w3.org/2000/svg}"

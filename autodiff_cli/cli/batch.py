@@ -1,0 +1,420 @@
+"""``autodiff batch``: a program and its gradients over every row of a CSV, TSV or JSON Lines file.
+
+The program is compiled once and run over chunks of rows by the vectorized executor
+(``execute/vectorized.py``); rows stream in and results stream out, so memory stays
+flat however long the input.  ``--reduce`` sums or averages over all rows instead and
+prints one report, as ``eval`` does for one set of inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import EvaluationError, InputError, Source, variables_hint
+from .common import (
+    CONTEXT_SETTINGS,
+    EXIT_CODES_HELP,
+    complete_file_name,
+    load_inputs,
+    program_options,
+    reporting_errors,
+    warn,
+)
+from .output import StreamedFile, check_writable, emit, print_rich, stdout_is_terminal, write_atomic
+
+if TYPE_CHECKING:
+    from ..execute.vectorized import BatchEvaluator, BatchResult, RowError
+    from ..language.program import Program
+    from .rows import Chunk, ParquetReader, RowReader
+
+__all__ = ["batch_command"]
+
+ON_ERROR = {"fail": "raise", "skip": "skip", "nan": "nan"}
+ROW_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+
+
+def _names(items: tuple[str, ...]) -> list[str]:
+    """'a,b' 'c' -> ['a', 'b', 'c'] (an empty item gives nothing: --keep '' keeps no column)."""
+    return list(dict.fromkeys(name.strip() for item in items for name in item.split(",") if name.strip()))
+
+
+@click.command("batch", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+               short_help="Values and gradients on every row of a data file.")
+@program_options
+@click.argument("rows", metavar="[ROWS]", required=False, shell_complete=complete_file_name)
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
+              help="Write here instead of stdout; the file appears whole or not at all.")
+@click.option("--from", "input_format", type=click.Choice(ROW_FORMATS),
+              help="Format of ROWS [default: from its extension; csv for stdin].")
+@click.option("--to", "output_format", type=click.Choice(ROW_FORMATS),
+              help="Format of the rows written [default: from -o's extension; csv for stdout].")
+@click.option("--wrt", multiple=True, metavar="NAMES",
+              help="Gradient columns for these variables (comma-separated, repeatable) [default: every input].")
+@click.option("--keep", multiple=True, metavar="COLS",
+              help="Copy only these input columns to the output; a column the program does not use is "
+                   "passed through as written ('' keeps none) [default: every input column].")
+@click.option("--values-of", "values_of", multiple=True, metavar="NAMES",
+              help="Also write the values of these variables (e.g. intermediates), one column each.")
+@click.option("--reduce", type=click.Choice(["sum", "mean"]),
+              help="No per-row output: the sum or mean over all rows of the output and of every gradient, "
+                   "as one report (batch backprop).")
+@click.option("--format", "report_format", type=click.Choice(["table", "plain", "json", "csv"]),
+              help="With --reduce: the report's format [default: from -o's extension (.json, .csv); else "
+                   "table on a terminal, plain when piped].")
+@click.option("--on-error", "on_error", type=click.Choice(list(ON_ERROR)), default="fail", show_default=True,
+              help="A row where the program fails (log of a negative...): stop with exit status 1, skip "
+                   "the row, or write NaN for its results.  skip and nan count the rows on stderr.")
+@click.option("--precision", type=click.IntRange(1, 17), metavar="N",
+              help="Significant digits of the numbers computed [default: all, round-trip].")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--no-color", is_flag=True, help="No colour in --reduce's table (also when NO_COLOR is set).")
+@reporting_errors
+def batch_command(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None, output: str | None, rows: str | None, out: str | None, input_format: str | None,
+    output_format: str | None, wrt: tuple[str, ...], keep: tuple[str, ...], values_of: tuple[str, ...],
+    reduce: str | None, report_format: str | None, on_error: str, precision: int | None, quiet: bool,
+    no_color: bool,
+) -> None:
+    """Evaluate a program and its gradients on every row of a CSV, TSV, JSON Lines or
+    Parquet file.
+
+    PROGRAM follows eval's SOURCE rules (a file, '-' for stdin, or the program
+    text; or -e/-f).  ROWS is a file, or '-' for stdin (also read when ROWS is
+    omitted and stdin is a pipe).  The first line names the columns (JSON
+    Lines: each line is an object).  A column gives an input a value per row;
+    inputs no column gives take --set, --values or the program's defaults, the
+    same on every row.  Parquet needs pyarrow (pip install 'autodiff-cli[parquet]').
+
+    Each row of the output holds the input columns (or --keep's), the output
+    (a column named after it, e.g. L), any --values-of variables, and one
+    gradient column per input (or --wrt variable) named dL/da: the derivative
+    of the output L with respect to a.  Numbers are written in full
+    (round-trip) unless --precision is given.
+
+    \b
+    Examples:
+      autodiff batch model.ad rows.csv > out.csv
+      cat rows.jsonl | autodiff batch model.ad - --to jsonl --wrt w,b
+      autodiff batch model.ad rows.csv --reduce mean --format json
+      autodiff batch samples/regression.ad samples/regression.csv --keep x --to tsv
+    """
+    from ..execute.vectorized import BatchEvaluator
+
+    if expr is not None or file is not None:  # the one positional argument is then the rows
+        if rows is not None and source is not None:
+            raise click.UsageError("with -e/-f the program is given; pass only ROWS as an argument")
+        rows, source = rows or source, None
+    _check_options(reduce, report_format, output_format, keep)
+    rows_from_stdin = rows in (None, "-")
+    if rows_from_stdin and (sys.stdin is None or (rows is None and sys.stdin.isatty())):
+        raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
+    if rows_from_stdin and (source == "-" or file == "-" or values_file == "-" or
+                            (source is None and expr is None and file is None)):
+        raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
+                               "name a file for the others")
+    if out is not None and out != "-":
+        check_writable(out)
+
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    from .rows import format_for, opened, progress, reader_for
+
+    written = format_for(out, output_format)
+    if reduce is None and written == "parquet":
+        if precision is not None:
+            raise click.UsageError("--precision rounds the numbers of text output; Parquet keeps every bit")
+        if (out is None or out == "-") and stdout_is_terminal():
+            raise click.UsageError("refusing to write binary Parquet to a terminal; write it to a file with "
+                                   "-o rows.parquet, or redirect: ... > rows.parquet")
+    with opened(rows) as (stream, name, size):
+        reader = reader_for(stream, name, format_for(rows, input_format))
+        plan = _Columns(program, reader, values, keep, reduce is not None)
+        evaluator = BatchEvaluator(program, output=output, wrt=plan.wrt(wrt, program, reduce),
+                                   values_of=plan.values_of(values_of, program, wrt, reduce))
+        broadcast = plan.broadcast(values)
+        with progress(size, quiet, name) as advance:
+            if reduce is None:
+                _write_rows(reader, plan, evaluator, broadcast, out, written, precision, ON_ERROR[on_error],
+                            advance)
+            else:
+                _report(reader, plan, evaluator, broadcast, reduce, out, report_format, precision,
+                        ON_ERROR[on_error], no_color, advance)
+
+
+# The shared SOURCE argument is this command's PROGRAM (ROWS follows it).
+next(param for param in batch_command.params if param.name == "source").metavar = "[PROGRAM]"
+
+
+def _check_options(reduce: str | None, report_format: str | None, output_format: str | None,
+                   keep: tuple[str, ...]) -> None:
+    if reduce is None and report_format is not None:
+        raise click.UsageError("--format chooses --reduce's report; the rows' format is --to")
+    if reduce is not None and output_format is not None:
+        raise click.UsageError("--to chooses the rows' format; --reduce writes one report: use --format")
+    if reduce is not None and keep:
+        raise click.UsageError("--keep chooses the columns of per-row output; --reduce writes no rows")
+
+
+class _Columns:
+    """What each column of the rows is for: a program input, or text to pass through."""
+
+    def __init__(self, program: Program, reader: RowReader | ParquetReader, values: dict[str, float],
+                 keep: tuple[str, ...], reducing: bool) -> None:
+        self.reader = reader
+        inputs = {v.name for v in program.inputs}
+        columns = reader.columns
+        chosen = _names(keep) if keep else None  # only --keep can name a column the program does not use
+        kept = list(columns) if chosen is None else chosen
+        for name in kept:
+            if name not in columns:
+                raise InputError(f"--keep names '{name}', which is not a column of {reader.name}",
+                                 hint=variables_hint(columns, [name]).replace("the variables are", "the columns are"))
+        for name in columns:
+            variable = program.variables.get(name)
+            if name in inputs:
+                if name in values:
+                    raise reader.column_error(name, f"'{name}' is both a column of {reader.name} and given "
+                                              "by --set/--values", "give it one way: drop the column, or the "
+                                              f"--set {name}=... (or the key in --values)")
+            elif variable is not None:
+                raise reader.column_error(name, f"the column '{name}' names a variable the program computes, "
+                                          "so it cannot be given", f"'{name}' is assigned on line "
+                                          f"{variable.position.line}; rename or drop the column")
+            elif chosen is None or name not in chosen or reducing:
+                hint = variables_hint(sorted(inputs), [name]).replace("the variables are", "its inputs are")
+                raise reader.column_error(name, f"the column '{name}' is not an input of the program",
+                                          f"{hint}; pass the column through to the output with --keep "
+                                          f"{name},..., or remove it")
+        self.numeric = [name for name in columns if name in inputs]
+        self.passed = [name for name in kept if name not in inputs]
+        self.kept = kept
+        missing = [v for v in program.inputs if v.name not in columns and v.name not in values
+                   and v.default is None]
+        if missing:
+            shown = ", ".join(v.name for v in missing[:10]) + (f" and {len(missing) - 10} more"
+                                                              if len(missing) > 10 else "")
+            plural = "s" * (len(missing) > 1)
+            raise InputError(
+                f"no value for input{plural} {shown}: {reader.name} has no such column{plural}, and no "
+                f"--set or default gives {'them' if plural else 'it'} one",
+                missing[0].position, program.source,
+                f"add a column {missing[0].name} to the rows, give one value for every row with "
+                f"--set {missing[0].name}=VALUE, or declare a default in the program "
+                f"('{missing[0].name} = 1.0')",
+                [f"the columns of {reader.name} are: {', '.join(columns[:20])}"
+                 + (" ..." if len(columns) > 20 else "")])
+        self.unused = [name for name in values if name not in program.variables]
+
+    def broadcast(self, values: dict[str, float]) -> dict[str, float]:
+        if self.unused:
+            warn([f"'{name}' is not used by the program; its value is ignored" for name in self.unused])
+        return {name: value for name, value in values.items() if name not in self.unused}
+
+    @staticmethod
+    def _checked(names: list[str], program: Program, option: str) -> list[str]:
+        unknown = [name for name in names if name not in program.variables]
+        if unknown:
+            raise InputError(f"{option} names {', '.join(unknown)}, which the program does not define",
+                             source=Source(program.source.name, ""),
+                             hint=variables_hint(list(program.variables), unknown))
+        return names
+
+    def wrt(self, wrt: tuple[str, ...], program: Program, reduce: str | None) -> list[str]:
+        names = self._checked(_names(wrt), program, "--wrt") if wrt else [v.name for v in program.inputs]
+        return names
+
+    def values_of(self, values_of: tuple[str, ...], program: Program, wrt: tuple[str, ...],
+                  reduce: str | None) -> list[str]:
+        names = self._checked(_names(values_of), program, "--values-of")
+        if reduce is not None:  # the report gives every variable it lists a value and a gradient
+            names = list(dict.fromkeys(self.wrt(wrt, program, reduce) + names))
+        return names
+
+
+# --- per-row output --------------------------------------------------------------------------
+
+
+def _output_names(plan: _Columns, evaluator: BatchEvaluator) -> list[str]:
+    from ..execute.vectorized import gradient_column
+
+    names = list(plan.kept)
+    taken = set(names)
+    for name in evaluator.values_of:  # the output, then --values-of; an input column is not repeated
+        if name in taken and name in plan.numeric:
+            continue
+        names.append(name)
+    names += [gradient_column(evaluator.output, name) for name in evaluator.wrt]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise plan.reader.column_error(
+                name, f"the output would have two columns named '{name}'",
+                "rename the column passed through with --keep, or leave it out")
+        seen.add(name)
+    return names
+
+
+def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
+                broadcast: dict[str, float], out: str | None, fmt: str, precision: int | None, on_error: str,
+                advance: Callable[[int], None]) -> None:
+    from .rows import writer_for
+
+    names = _output_names(plan, evaluator)
+    to_stdout = out is None or out == "-"
+    if to_stdout and sys.stdout is None:
+        raise InputError("standard output is closed, so there is nowhere to write the rows",
+                         hint="write them to a file with -o FILE")
+    target: Any = sys.stdout.buffer if to_stdout else StreamedFile(out)  # type: ignore[union-attr, arg-type]
+    writer = writer_for(target if to_stdout else target.handle, fmt, names, set(plan.passed), precision,
+                        set(plan.kept) - set(plan.passed))
+    failures = _Failures(on_error, reader.name)
+    try:
+        writer.header()
+        target.flush()
+        for chunk in reader.chunks(plan.numeric, plan.passed, wait=False):
+            result = _evaluate(evaluator, chunk, broadcast, on_error, None, reader.name)
+            failures.add(result, chunk)
+            writer.write(_row_columns(plan, evaluator, chunk, result), result.count)
+            target.flush()  # rows go out as soon as they are computed
+            advance(chunk.consumed)
+        writer.finish()
+        target.flush()
+        if not to_stdout:
+            target.commit()
+    except BrokenPipeError:
+        _stdout_closed()
+        return
+    finally:
+        if not to_stdout:
+            target.discard()
+    failures.report()
+
+
+def _stdout_closed() -> None:
+    """The reader of stdout has gone (``| head``): stop quietly, exit 0.  Point the descriptor at
+    /dev/null so that the interpreter's last flush of what is buffered fails silently too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _row_columns(plan: _Columns, evaluator: BatchEvaluator, chunk: Chunk, result: BatchResult) -> dict[str, Any]:
+    kept = result.kept
+    columns: dict[str, Any] = {}
+    for name in plan.kept:
+        if name in chunk.numbers:
+            columns[name] = chunk.numbers[name] if kept is None else chunk.numbers[name][kept]
+        else:
+            cells = chunk.passed[name]
+            columns[name] = cells if kept is None else [cells[i] for i in kept]
+    columns.update(result.columns())
+    return columns
+
+
+def _evaluate(evaluator: BatchEvaluator, chunk: Chunk, broadcast: dict[str, float], on_error: str,
+              reduce: str | None, rows_name: str) -> BatchResult:
+    from ..execute.vectorized import RowError
+
+    try:
+        return evaluator.evaluate({**chunk.numbers, **broadcast}, reduce=reduce, on_error=on_error)
+    except RowError as error:
+        raise _located(error, f"{chunk.unit} {int(chunk.lines[error.row])}", rows_name) from None
+
+
+def _located(error: RowError, where: str, rows_name: str) -> EvaluationError:
+    """The executor's error for a failed row, with the row's line in the input instead of its index."""
+    notes = [note for note in error.notes if not note.startswith("in row ")]
+    shown = ", ".join(f"{name}={value!r}" for name, value in list(error.inputs.items())[:20])
+    notes.append(f"in {rows_name} {where}: {shown}")
+    notes.append("--on-error skip leaves out the rows where the program fails; --on-error nan writes NaN")
+    return EvaluationError(error.message, error.position, error.source, error.hint, notes)
+
+
+class _Failures:
+    """Rows skipped or set to NaN: counted, and the first one explained, on stderr at the end."""
+
+    def __init__(self, on_error: str, rows_name: str) -> None:
+        self.on_error = on_error
+        self.rows_name = rows_name
+        self.count = 0
+        self.rows = 0
+        self.first: str | None = None
+
+    def add(self, result: BatchResult, chunk: Chunk) -> None:
+        self.rows += result.rows
+        failures = result.failures
+        if failures and self.first is None:
+            row = int(result.failed.argmax())
+            self.first = f"{self.rows_name} {chunk.unit} {int(chunk.lines[row])}: {result.error(row).message}"
+        self.count += failures
+
+    def report(self) -> None:
+        if not self.count:
+            return
+        did = "skipped" if self.on_error == "skip" else "wrote NaN for"
+        warn([f"{did} {self.count:,} of {self.rows:,} rows where the program failed; the first, {self.first}"])
+
+
+# --- --reduce --------------------------------------------------------------------------------
+
+
+def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
+            broadcast: dict[str, float], how: str, out: str | None, report_format: str | None,
+            precision: int | None, on_error: str, no_color: bool, advance: Callable[[int], None]) -> None:
+    from ..language.program import OUTPUT
+    from ..render import batch as render
+
+    failures = _Failures(on_error, reader.name)
+    sums: dict[str, list[float]] = {}
+    grads: dict[str, list[float]] = {}
+    count = 0
+    for chunk in reader.chunks(plan.numeric, plan.passed, wait=True):  # fixed chunks: the same sums every run
+        result = _evaluate(evaluator, chunk, broadcast, on_error, "sum", reader.name)
+        failures.add(result, chunk)
+        count += result.count
+        for name, value in result.values.items():
+            sums.setdefault(name, []).append(value)
+        for name, value in result.grads.items():
+            grads.setdefault(name, []).append(value)
+        advance(chunk.consumed)
+    if count == 0 and how == "mean":
+        why = f" (every row failed; the first, {failures.first})" if failures.count else ""
+        raise InputError(f"there are no rows to average in {reader.name}{why}",
+                         hint="give at least one row the program can evaluate")
+    divide = count if how == "mean" else 1
+
+    def total(parts: list[float]) -> float:
+        return (math.fsum(parts) + 0.0) / divide
+
+    program = evaluator.program
+    names = list(dict.fromkeys([evaluator.output, *evaluator.values_of]))
+    kinds = {name: OUTPUT if name == evaluator.output else program.variables[name].kind for name in names}
+    values = {name: total(sums.get(name, [])) for name in names}
+    # d output / d output is 1 on every row; the other gradients are the ones computed.
+    gradient = {name: total(grads[name]) if name in grads else (1.0 if how == "mean" else float(count))
+                for name in names}
+    reduction = render.Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient)
+    if report_format is None and out not in (None, "-"):  # report.json, report.csv
+        report_format = {".json": "json", ".csv": "csv"}.get(os.path.splitext(out)[1].lower())
+    fmt = report_format or ("table" if out is None and stdout_is_terminal() else "plain")
+    if fmt == "table" and out is None:
+        print_rich(render.to_table(reduction, precision), no_color)
+    else:
+        text = {"json": lambda: render.to_json(reduction), "csv": lambda: render.to_csv(reduction),
+                "plain": lambda: render.to_plain(reduction, precision),
+                "table": lambda: render.title(reduction, precision) + "\n" + render.to_plain(reduction, precision)}
+        data = text[fmt]()
+        if out is None or out == "-":
+            emit(data)
+        else:
+            write_atomic(out, data.encode("utf-8"))
+    failures.report()

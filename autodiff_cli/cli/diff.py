@@ -1,0 +1,117 @@
+"""``autodiff diff``: the derivatives of a program as a program (``execute.symbolic``,
+written by ``render.formulas``)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP, load_inputs, reporting_errors, warn
+from .output import Progress, emit, stdout_is_terminal
+
+__all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
+
+# Each order differentiates every derivative of the one before: the work and the size of
+# the result grow geometrically with the order, so it is bounded.
+MAX_ORDER = 10
+# How many derivatives one command may ask for (--order 2 over 140 variables is 9,870).
+MAX_DERIVATIVES = 10_000
+
+FORMATS = ("text", "program", "latex", "python", "json")
+
+
+@click.command("diff", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+               short_help="Write the derivatives as formulas or as a program.")
+@click.argument("source", required=False)
+@click.option("-e", "--expr", help="Read the program from this text.")
+@click.option("-f", "--file", "file", metavar="FILE", help="Read the program from this file ('-' for stdin).")
+@click.option(
+    "--output", "output", metavar="NAME", help="The variable to differentiate (default: the last statement)."
+)
+@click.option(
+    "--wrt",
+    "wrt",
+    multiple=True,
+    metavar="NAMES",
+    help="Differentiate with respect to these variables (comma-separated, repeatable) "
+    "[default: every input the output depends on].  A computed variable gives the "
+    "same partial derivative as eval's gradient column.",
+)
+@click.option(
+    "--order",
+    type=click.IntRange(1, MAX_ORDER),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help=f"Differentiate N times (at most {MAX_ORDER}): 2 gives the Hessian, each symmetric pair once.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    help="Output format [default: text on a terminal, program when piped].",
+)
+@reporting_errors
+def diff_command(
+    source: str | None,
+    expr: str | None,
+    file: str | None,
+    output: str | None,
+    wrt: tuple[str, ...],
+    order: int,
+    output_format: str | None,
+) -> None:
+    """Differentiate a program symbolically: its derivatives as formulas, or as a
+    program to run.
+
+    SOURCE is an expression, a file, or '-' for stdin, as for 'autodiff eval'.  The
+    derivatives come from reverse mode applied to the program text (one adjoint per
+    statement, shared values kept as named intermediates, so the result grows
+    linearly with the program), then simplified.  The derivative of relu is
+    step(x), of abs sign(x), both 0 at 0 as in the engine.
+
+    \b
+    Formats:
+      text     df/dx = 6*x + y, after any shared intermediates
+      program  a program of this language computing df_dx, df_dy, ... with the
+               inputs' defaults: pipe it into eval, graph or diff
+      latex    an aligned block of partial derivatives
+      python   a function 'derivatives' using math, returning a dict
+      json     the derivatives, intermediates, inputs and program
+
+    \b
+    Examples:
+      autodiff diff "f = 3*x**2 + x*y + 5*y**2"
+      autodiff diff samples/karpathy.ad --wrt a,b,e
+      autodiff diff samples/neuron.ad --wrt x1,w1 --format program | autodiff eval -
+      autodiff diff "y = tanh(x)" --order 2
+      autodiff diff samples/mlp.ad --format python > gradient.py
+    """
+    from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
+    from ..render import formulas
+
+    program, _ = load_inputs(source, expr, file, {}, None)
+    names = [name.strip() for item in wrt for name in item.split(",") if name.strip()]
+    chosen = wrt_names(program, output, names or None)
+    count = derivative_count(len(chosen), order)
+    if count > MAX_DERIVATIVES:
+        raise click.UsageError(
+            f"--order {order} with respect to {len(chosen)} variables gives {count:,} derivatives "
+            f"(at most {MAX_DERIVATIVES:,}); name fewer variables with --wrt or lower --order"
+        )
+    warn(
+        [
+            f"'{result}' does not depend on '{name}': its derivatives with respect to it are 0"
+            for result, name in unused_variables(program, output, chosen)
+        ]
+    )
+    with Progress("differentiating (sweeps)") as progress:
+        result = differentiate(program, chosen, order, output, progress=progress)
+    output_format = output_format or ("text" if stdout_is_terminal() else "program")
+    writers = {
+        "text": formulas.derivatives_text,
+        "program": formulas.derivatives_program,
+        "latex": formulas.derivatives_latex,
+        "python": formulas.derivatives_python,
+        "json": formulas.derivatives_json,
+    }
+    emit(writers[output_format](result))

@@ -1,0 +1,500 @@
+"""``autodiff fit``: learn a program's parameters from rows of data by gradient descent.
+
+A thin Click layer over ``execute.fit``: it reads the program and the data, sorts the
+inputs into parameters, data and fixed values (``plan_fit``), runs ``train`` while showing
+progress on stderr, and writes the parameters (the ``--values`` format), the history and
+the plot whole or not at all, whatever way training ended.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import EvaluationError, InputError, Source
+from .common import (
+    CONTEXT_SETTINGS,
+    EXIT_CODES_HELP,
+    load_inputs,
+    program_options,
+    reporting_errors,
+    warn,
+)
+from .output import PROGRESS_AFTER, check_writable, emit, write_atomic
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..execute.fit import FitPlan, FitResult, FitSettings, Step
+    from ..language.program import Program
+
+__all__ = ["fit_command"]
+
+FIT_EXIT_HELP = EXIT_CODES_HELP + """
+
+\b
+Training stopped by Ctrl-C (130) or SIGTERM (143) still writes the best
+parameters so far.  A loss that becomes NaN or infinite stops training with
+status 1, writing the parameters of the last step with a finite loss."""
+
+PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
+
+
+def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[..., Any]:
+    """A click callback: a finite number, at least (or above) ``low``."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+        if value is None:
+            return None
+        if not math.isfinite(value):
+            raise click.BadParameter(f"{value} is not a finite number")
+        if low is not None and (value < low or (low_open and value == low)):
+            raise click.BadParameter(f"{value} must be {'above' if low_open else 'at least'} {low:g}")
+        return value
+
+    return check
+
+
+@click.command("fit", context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
+               short_help="Learn a program's parameters from rows of data.")
+@program_options
+@click.option("--data", "data", required=True, metavar="ROWS",
+              help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
+@click.option("--from", "data_format", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]),
+              help="Format of ROWS [default: from its extension; csv for stdin].")
+@click.option("--params", "params", multiple=True, metavar="NAMES",
+              help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
+@click.option("--init", type=click.Choice(["normal", "uniform"]),
+              help="Start parameters without a default or --set value at random: standard normal, "
+                   "or uniform on [-1, 1].")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Seed of --init and of the mini-batch shuffle.")
+@click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
+              help="PyTorch's SGD, SGD with momentum, or Adam (betas 0.9, 0.999; eps 1e-8).")
+@click.option("--lr", type=float, default=0.01, show_default=True, callback=_finite_float(0.0, True),
+              help="Learning rate.")
+@click.option("--lr-schedule", type=click.Choice(["constant", "linear", "cosine"]), default="constant",
+              show_default=True, help="How the learning rate changes from --lr to --final-lr over --steps.")
+@click.option("--final-lr", type=float, callback=_finite_float(0.0), metavar="LR",
+              help="Where linear and cosine schedules end [default: --lr / 10].")
+@click.option("--momentum", type=float, callback=_finite_float(0.0), metavar="M",
+              help="Momentum of --optimizer momentum [default: 0.9].")
+@click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, help="Steps to take.")
+@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
+              help="Rows per step, shuffled each epoch with --seed [default: every row].")
+@click.option("--weight-decay", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
+              help="L2 penalty added to the gradient (PyTorch's weight_decay).")
+@click.option("--tol", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
+              help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
+                   "(epochs with --batch-size); 0: never.")
+@click.option("-o", "--out", "out", metavar="FILE",
+              help="Write the parameters to FILE as a JSON object ('--values' format) [default: stdout].")
+@click.option("--history", metavar="FILE.csv", help="Write step, loss, grad_norm and lr of every step as CSV.")
+@click.option("--plot", metavar="FILE", help="Draw the loss curve to FILE (.svg, .png or .pdf).")
+@click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
+              help="When stderr is not a terminal, print a progress line every N steps [default: --steps / 10].")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr (errors still show).")
+@reporting_errors
+def fit_command(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None, output: str | None, data: str, data_format: str | None, params: tuple[str, ...],
+    init: str | None, seed: int, optimizer: str, lr: float, lr_schedule: str, final_lr: float | None,
+    momentum: float | None, steps: int, batch_size: int | None, weight_decay: float, tol: float,
+    out: str | None, history: str | None, plot: str | None, progress_every: int | None, quiet: bool,
+) -> None:
+    """Learn a program's parameters from data: minimise the mean of its output
+    (a per-row loss) over the rows of ROWS by gradient descent.
+
+    Each column of ROWS supplies the input of the same name, row by row; the
+    parameters are the inputs that no column supplies (or --params).  They start
+    at the program's defaults, --set or --values, or at random with --init.  The
+    result is a JSON object of the learned values, the format --values reads.
+
+    Progress shows on stderr (a bar at a terminal, a line every N steps
+    otherwise); the last line says why training stopped.  Ctrl-C stops after the
+    current step and writes the best parameters so far.
+
+    \b
+    Examples:
+      autodiff fit samples/line.ad --data samples/line.csv -o params.json
+      autodiff eval samples/line.ad --values params.json --set x=3
+      autodiff fit samples/moons.ad --data samples/moons.csv --lr 1 --lr-schedule linear --steps 100
+      autodiff fit model.ad --data rows.jsonl --optimizer adam --lr 0.05 --batch-size 32 --history h.csv
+    """
+    from ..execute.fit import FitSettings
+
+    if momentum is not None and optimizer != "momentum":
+        raise click.UsageError("--momentum applies to --optimizer momentum only")
+    if final_lr is not None and lr_schedule == "constant":
+        raise click.UsageError("--final-lr needs --lr-schedule linear or cosine")
+    plot_format = _plot_format(plot)
+    _check_destinations(out, history, plot, {"the --data file": data, "the program file": file or source,
+                                             "the --values file": values_file})
+    settings = FitSettings(optimizer=optimizer, lr=lr, lr_schedule=lr_schedule, final_lr=final_lr,
+                           momentum=0.9 if momentum is None else momentum, weight_decay=weight_decay,
+                           steps=steps, batch_size=batch_size, tol=tol, seed=seed)
+
+    if data == "-" and (source == "-" or file == "-" or values_file == "-"
+                        or (source is None and expr is None and file is None)):
+        raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
+                               "name a file for the others")
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    data_set = _read_data(data, data_format, program, values, quiet)
+    plan, start = _plan(program, data_set.columns, values, output, params, init, seed, data_set.name)
+    warn(plan.warnings)
+
+    from ..execute.fit import ProgramObjective, train
+
+    objective = ProgramObjective(program, plan, data_set.columns, data_set.label)
+    reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10))
+    with _Interrupts() as interrupts:
+        interrupts.notify = reporter.notice
+        with reporter:
+            result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested)
+        interrupts.ignore()  # from here on a signal must not cut the results short
+        _write_results(result, plan, out, history, plot, plot_format)
+        _conclude(result, settings, out, quiet, interrupts, objective.rows)
+
+
+# --- before training -------------------------------------------------------------------------
+
+
+def _plot_format(plot: str | None) -> str | None:
+    if plot is None:
+        return None
+    extension = os.path.splitext(plot)[1].lower()
+    if extension not in PLOT_FORMATS:
+        raise click.BadParameter(f"{plot!r} should end in .svg, .png or .pdf", param_hint="--plot")
+    from ..render.loss_plot import require_matplotlib
+
+    require_matplotlib()
+    return PLOT_FORMATS[extension]
+
+
+def _check_destinations(out: str | None, history: str | None, plot: str | None,
+                        inputs: dict[str, str | None]) -> None:
+    """Fail before training, not after it, when a result could not be written, or would be
+    written over another result or over a file this run reads (the data, the program)."""
+    if out in (None, "-") and history == "-":
+        raise click.UsageError("the parameters and --history cannot both go to stdout: give -o FILE or "
+                               "--history FILE")
+    files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot))
+             if path is not None and path != "-"]
+    read = {os.path.realpath(path): what for what, path in inputs.items()
+            if path is not None and path != "-" and os.path.isfile(path)}
+    seen: dict[str, str] = {}
+    for option, path in files:
+        real = os.path.realpath(path)
+        if real in read:
+            raise click.UsageError(f"{option} {path} is {read[real]} this run reads: writing it would destroy it")
+        if real in seen:
+            raise click.UsageError(f"{seen[real]} and {option} name the same file, {path}")
+        seen[real] = option
+        check_writable(path)
+
+
+class _DataSet:
+    """Every row of the data in memory (training passes over them again and again), by column,
+    with the line (or Parquet row) each came from."""
+
+    def __init__(self, name: str, columns: dict[str, np.ndarray], lines: np.ndarray, unit: str) -> None:
+        self.name, self.columns, self.lines, self.unit = name, columns, lines, unit
+
+    def label(self, index: int) -> str:
+        """Where row ``index`` (from 0) is: 'line 12 of rows.csv'."""
+        return f"{self.unit} {int(self.lines[index])} of {self.name}"
+
+
+def _read_data(data: str, data_format: str | None, program: Program, values: dict[str, float],
+               quiet: bool) -> _DataSet:
+    """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
+    import numpy as np
+
+    from .rows import format_for, opened, progress, reader_for
+
+    with opened(data) as (stream, name, size):
+        reader = reader_for(stream, name, format_for(data, data_format))
+        _check_columns(reader, program, values)
+        chunks = []
+        with progress(size, quiet, name) as advance:
+            for chunk in reader.chunks(reader.columns, [], wait=True):
+                chunks.append(chunk)
+                advance(chunk.consumed)
+    if not chunks:
+        raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
+                         source=Source(name, ""), hint="give at least one row of data")
+    columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
+    lines = np.concatenate([chunk.lines for chunk in chunks])
+    return _DataSet(name, columns, lines, chunks[0].unit)
+
+
+def _check_columns(reader: Any, program: Program, values: dict[str, float]) -> None:
+    """Each column supplies an input, and only from the data (batch's rules, pointing into the first line)."""
+    from ..errors import variables_hint
+
+    inputs = [v.name for v in program.inputs]
+    for name in reader.columns:
+        variable = program.variables.get(name)
+        if name in inputs:
+            if name in values:
+                raise reader.column_error(name, f"'{name}' is both a column of {reader.name} and given by "
+                                          "--set/--values", f"give it one way: drop the column, or the --set "
+                                          f"{name}=... (or the key in --values)")
+        elif variable is not None:
+            raise reader.column_error(name, f"the column '{name}' names a variable the program computes, so "
+                                      "it cannot be given", f"'{name}' is assigned on line "
+                                      f"{variable.position.line}; rename or drop the column")
+        else:
+            hint = variables_hint(inputs, [name]).replace("the variables are", "its inputs are")
+            raise reader.column_error(name, f"the column '{name}' is not an input of the program",
+                                      f"{hint}; remove the column, or use it in the program")
+
+
+def _plan(program: Program, columns: dict[str, np.ndarray], values: dict[str, float], output: str | None,
+          params: tuple[str, ...], init: str | None, seed: int, data_name: str) -> tuple[FitPlan, np.ndarray]:
+    """The parameters and their starting values (--init draws the missing ones)."""
+    import numpy as np
+
+    from ..execute.fit import initial_values, plan_fit
+
+    names = [name.strip() for item in params for name in item.split(",") if name.strip()] or None
+    plan = plan_fit(program, list(columns), values, output, names, data_name)
+    missing = plan.without_start
+    if missing and init is None:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10:,} more" if len(missing) > 10 else "")
+        raise InputError(
+            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {shown}",
+            hint=f"declare a default in the program ('{missing[0]} = 0'), give --set {missing[0]}=VALUE or "
+                 "--values FILE.json, or draw them with --init normal|uniform",
+        )
+    if init is not None and not missing:
+        plan.warnings.append("--init is not used: every parameter has a starting value")
+    drawn = iter(initial_values(len(missing), init, seed).tolist()) if missing else iter(())
+    start = np.array([plan.start[name] if name in plan.start else next(drawn) for name in plan.parameters])
+    return plan, start
+
+
+# --- during training -------------------------------------------------------------------------
+
+
+class _Interrupts:
+    """Ctrl-C during training: the first asks it to stop after the current step (and says so),
+    a second interrupts the step.  SIGTERM interrupts the step at once (a scheduler's time
+    limit: there may be no time for another).  While the results are written, both wait."""
+
+    NOTICE = "stopping after this step (Ctrl-C again to stop now)"
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.terminated = False
+        self.ignoring = False
+        self.notify: Callable[[str], None] = lambda message: None
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Interrupts:
+        import signal  # here: its import is not free, and only fit needs it
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self.previous[signum] = signal.signal(signum, self._handle)
+            except ValueError:  # not the main thread, where signals are not delivered anyway
+                break
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        import signal
+
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        import signal
+
+        if signum == signal.SIGTERM:
+            self.terminated = True
+        else:
+            self.count += 1
+        if self.ignoring:
+            return
+        if self.terminated or self.count > 1:
+            raise KeyboardInterrupt
+        self.notify(self.NOTICE)
+
+    def requested(self) -> bool:
+        return self.count > 0 or self.terminated
+
+    def ignore(self) -> None:
+        self.ignoring = True
+
+    @property
+    def status(self) -> int:
+        """The exit status of an interrupted run: 143 after SIGTERM, else 130."""
+        return 128 + 15 if self.terminated else 128 + 2
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Reporter:
+    """Progress on stderr: at a terminal, a Rich bar once training has taken a second (as
+    ``output.Progress`` does: short runs stay silent); otherwise a plain line every N steps."""
+
+    REFRESH_SECONDS = 0.1
+
+    def __init__(self, steps: int, quiet: bool, every: int) -> None:
+
+        self.steps = steps
+        self.quiet = quiet
+        self.every = every
+        self.terminal = not quiet and _stderr_is_terminal()
+        self.bar: Any = None
+        self.task: Any = None
+        self._show_at = time.monotonic() + PROGRESS_AFTER
+        self._last_refresh = 0.0
+
+    def __enter__(self) -> _Reporter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def _start_bar(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(
+            TextColumn("{task.description}"), TextColumn("step {task.completed:,}/{task.total:,}"), BarColumn(),
+            TextColumn("loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}"),
+            TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("fitting", total=self.steps, loss="-", grad_norm="-")
+
+    def notice(self, message: str) -> None:
+        """Say something at once, from a signal handler: on the bar, or as a raw line (a buffered
+        write could be the one the handler interrupted)."""
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.update(self.task, description=message)
+        else:
+            try:
+                os.write(2, f"{message}\n".encode())
+            except OSError:
+                pass
+
+    def step(self, record: Step) -> None:
+        if self.quiet:
+            return
+        if self.terminal:
+            now = time.monotonic()
+            if self.bar is None and now >= self._show_at:
+                self._start_bar()
+            if self.bar is not None and (now - self._last_refresh >= self.REFRESH_SECONDS
+                                         or record.step == self.steps):
+                self._last_refresh = now
+                self.bar.update(self.task, completed=record.step, loss=f"{record.loss:.6g}",
+                                grad_norm=f"{record.grad_norm:.3g}")
+        elif record.step % self.every == 0 or record.step == 1:
+            click.echo(f"step {record.step}/{self.steps}  loss {record.loss:.6g}  "
+                       f"grad norm {record.grad_norm:.3g}  lr {record.lr:.6g}", err=True)
+
+
+# --- after training --------------------------------------------------------------------------
+
+
+def params_json(plan: FitPlan, params: np.ndarray) -> str:
+    """The learned values as ``--values`` reads them: a JSON object in program order, every digit kept."""
+    import json
+
+    return json.dumps(dict(zip(plan.parameters, params.tolist())), indent=2) + "\n"
+
+
+def history_csv(history: list[Step]) -> str:
+    lines = ["step,loss,grad_norm,lr"]
+    lines += [f"{s.step},{s.loss!r},{s.grad_norm!r},{s.lr!r}" for s in history]
+    return "\n".join(lines) + "\n"
+
+
+def _write_results(result: FitResult, plan: FitPlan, out: str | None, history: str | None, plot: str | None,
+                   plot_format: str | None) -> None:
+    if history is not None:
+        _write(history, history_csv(result.history).encode())
+    if plot is not None and plot_format is not None and result.history:
+        from ..render.loss_plot import loss_curve
+
+        _write(plot, loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format))
+    if result.params is not None:
+        _write(out, params_json(plan, result.params).encode())
+
+
+def _write(path: str | None, data: bytes) -> None:
+    if path is None or path == "-":
+        emit(data.decode())
+    else:
+        write_atomic(path, data)
+
+
+def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
+              interrupts: _Interrupts, rows: int) -> None:
+    """The last line: why training stopped; and the exit status that goes with it."""
+    from ..execute.fit import StopReason
+
+    where = f" to {out}" if out not in (None, "-") else ""
+    if result.reason == StopReason.DIVERGED:
+        raise _divergence_error(result, settings, where)
+    loss = f"loss {result.loss:.6g}" if math.isfinite(result.loss) else "loss not measured"
+    if result.reason == StopReason.INTERRUPTED:
+        when = (f"during step {result.steps_done + 1:,}" if result.mid_step else f"after step {result.steps_done:,}")
+        if result.params is None:
+            kept = "no step was complete, so nothing was written"
+        else:
+            kept = (f"wrote the best parameters so far ({loss}, after {result.params_step - 1:,} "
+                    f"update{'s' if result.params_step != 2 else ''}){where}")
+        stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
+        click.echo(f"{stopped} {when} of {settings.steps:,}: {kept}", err=True)
+        raise click.exceptions.Exit(interrupts.status)
+    if quiet:
+        return
+    first = result.history[0].loss if result.history else math.nan
+    if result.reason == StopReason.TOL:
+        from ..execute.fit import PATIENCE
+
+        full_batch = settings.batch_size is None or settings.batch_size >= rows
+        checks = "steps" if full_batch else "epochs"
+        kept = f"kept the best, {loss}" if full_batch else loss
+        click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss has not improved by more "
+                   f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept} (from {first:.6g})"
+                   f"{where}", err=True)
+    else:
+        click.echo(f"finished {settings.steps:,} steps: {loss} (from {first:.6g} at the start){where}", err=True)
+
+
+def _divergence_error(result: FitResult, settings: FitSettings, where: str) -> EvaluationError:
+    """What went wrong at which step, what was kept, and the usual cure; at the program's
+    position when the executor named one (a domain error)."""
+    position = source = None
+    notes: list[str] = []
+    if result.error is not None:
+        position, source, notes = result.error.position, result.error.source, list(result.error.notes)
+    if result.params is None:
+        return EvaluationError(
+            f"{result.bad_value} at step {result.bad_step}, the starting point: nothing was written",
+            position, source, "check the starting values and the data: the loss must be finite where training starts",
+            notes)
+    return EvaluationError(
+        f"{result.bad_value} at step {result.bad_step:,}, so training stopped; wrote the parameters of step "
+        f"{result.params_step:,}, the last with a finite loss ({result.loss:.6g}){where}",
+        position, source, f"the learning rate {settings.lr:g} is probably too large: try --lr {settings.lr / 10:g}",
+        notes)

@@ -1,0 +1,670 @@
+"""Rows in and out for ``autodiff batch``: CSV, TSV and JSON Lines, streamed in chunks.
+
+Reading.  The bytes come in blocks (``os.read`` on the descriptor, so that ``select``
+can tell when a pipe has nothing more for now), are decoded incrementally as UTF-8
+and cut into complete lines.  ``RowReader.chunks`` hands out a chunk of lines at a
+time: either a fixed number (``wait``: the chunks, and so any sums over them, are
+the same however the bytes arrive) or as many as have arrived, so that output can
+start while a slow producer is still writing.  The first line names the columns
+(CSV, TSV) or the first object's keys do (JSON Lines).
+
+CSV and TSV numbers are parsed by ``numpy.loadtxt`` a chunk at a time.  A chunk it
+cannot take as it is (a blank line, a quoted or malformed cell, a column to pass
+through as text) goes through the ``csv`` module line by line instead, which finds
+the line, the column and the text of any bad cell.  Both accept the same numbers:
+what ``float`` reads without digit-group underscores or non-ASCII digits, ``nan`` and
+``inf`` included (a row holding one then fails, like a row where an op fails).
+
+Writing.  Numbers are written with ``%r`` (the shortest text that reads back as the
+same float, as everywhere else in the tool) or ``%.Ng``, a chunk at a time with one
+``%`` over a row template, which is several times faster than formatting cell by
+cell; JSON Lines write non-finite numbers as the strings "NaN", "Infinity" and
+"-Infinity", as ``eval --format json`` does.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import math
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import numpy as np
+
+from ..errors import InputError, Position, Source
+from ..render.numbers import json_number
+
+__all__ = ["FORMATS", "Chunk", "ParquetReader", "ParquetWriter", "RowReader", "RowWriter", "format_for", "opened",
+           "progress", "reader_for", "writer_for"]
+
+FORMATS = ("csv", "tsv", "jsonl", "parquet")
+EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+              ".parquet": "parquet", ".pq": "parquet"}
+SEPARATORS = {"csv": ",", "tsv": "\t"}
+
+BLOCK_BYTES = 1 << 20
+CHUNK_LINES = 16_384
+
+
+def format_for(path: str | None, given: str | None) -> str:
+    """The format: ``given`` (--from/--to), else the file's extension, else CSV."""
+    if given:
+        return given
+    if path and path != "-":
+        return EXTENSIONS.get(os.path.splitext(path)[1].lower(), "csv")
+    return "csv"
+
+
+class _LineOf(Source):
+    """A data file's line as an error excerpt shows it: the one line is all it holds."""
+
+    def __init__(self, name: str, number: int, text: str) -> None:
+        super().__init__(name, text)
+        object.__setattr__(self, "number", number)
+
+    def line(self, number: int) -> str:
+        return self.text if number == self.number else ""  # type: ignore[attr-defined]
+
+
+def data_error(name: str, line: int, message: str, hint: str, text: str | None = None,
+               column: int = 1, width: int = 1) -> InputError:
+    """An error in the rows: ``FILE:LINE:COLUMN: error: ...`` with the line and a caret under the cell."""
+    source = _LineOf(name, line, text.rstrip("\r\n")) if text is not None else Source(name, "")
+    return InputError(message, Position(line, column, max(1, width)), source, hint)
+
+
+@dataclass
+class Chunk:
+    """Some rows: the program inputs' columns as numbers, the columns passed through as they
+    were written (text for CSV/TSV, JSON values for JSON Lines), and each row's line."""
+
+    numbers: dict[str, np.ndarray]
+    passed: dict[str, list[Any]]
+    lines: np.ndarray
+    consumed: int = 0  # bytes read so far, for progress
+    unit: str = "line"  # what ``lines`` counts: lines of text, or rows of a Parquet file
+
+    @property
+    def size(self) -> int:
+        return len(self.lines)
+
+
+# --- lines from bytes ------------------------------------------------------------------------
+
+
+class _Lines:
+    """Complete lines of UTF-8 text from a binary stream, taken a chunk at a time."""
+
+    def __init__(self, stream: IO[bytes], name: str) -> None:
+        self.stream = stream
+        self.name = name
+        try:
+            self.fd: int | None = stream.fileno()
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            self.fd = None  # an in-memory stream (tests, embedding programs)
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.tail = ""
+        self.pending: list[str] = []
+        self.eof = False
+        self.taken = 0  # lines handed out so far
+        self.consumed = 0  # bytes read so far
+
+    def _read(self) -> bytes:
+        if self.fd is not None:
+            return os.read(self.fd, BLOCK_BYTES)
+        read1 = getattr(self.stream, "read1", None)
+        return read1(BLOCK_BYTES) if read1 is not None else self.stream.read(BLOCK_BYTES)
+
+    def _more_now(self) -> bool:
+        """Whether a read would return at once (always true of files and unknown streams)."""
+        if self.fd is None:
+            return True
+        import select
+
+        try:
+            return bool(select.select([self.fd], [], [], 0)[0])
+        except (OSError, ValueError):  # no select on this kind of descriptor (Windows pipes)
+            return True
+
+    def _fill(self) -> None:
+        data = self._read()
+        self.consumed += len(data)
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as error:
+            line = self.taken + len(self.pending) + self.tail.count("\n") + data[: error.start].count(b"\n") + 1
+            raise data_error(self.name, line, f"not valid UTF-8: byte 0x{data[error.start]:02x} cannot start "
+                             "or continue a character", "save the rows as UTF-8 text") from None
+        if not data:
+            self.eof = True
+            if self.tail:
+                self.pending.append(self.tail)
+                self.tail = ""
+            return
+        parts = (self.tail + text).split("\n")
+        self.tail = parts.pop()
+        self.pending.extend(parts)
+
+    def take(self, count: int, wait: bool) -> list[str]:
+        """Up to ``count`` lines; fewer at the end, or (``wait`` False) when no more have come yet."""
+        while len(self.pending) < count and not self.eof:
+            if not wait and self.pending and not self._more_now():
+                break
+            self._fill()
+        lines = self.pending[:count]
+        del self.pending[:count]
+        self.taken += len(lines)
+        return lines
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+class RowReader:
+    """The rows of one CSV, TSV or JSON Lines stream: ``columns`` from its first line, then chunks."""
+
+    def __init__(self, stream: IO[bytes], name: str, fmt: str) -> None:
+        self.name = name
+        self.format = fmt
+        self.lines = _Lines(stream, name)
+        self.header_text = ""
+        self.columns = self._header()
+
+    def _header(self) -> list[str]:
+        first = self.lines.take(1, wait=True)
+        while first and not first[0].strip() and self.format == "jsonl":
+            first = self.lines.take(1, wait=True)  # JSON Lines may start with blank lines
+        if not first or not first[0].strip():
+            what = "a JSON object" if self.format == "jsonl" else "the column names"
+            raise data_error(self.name, max(1, self.lines.taken), "there are no rows: the first line is empty",
+                             f"the first line must hold {what}")
+        self.header_text = first[0]
+        line = self.lines.taken
+        if self.format == "jsonl":
+            self._first_object = _parse_json_line(self.name, line, first[0])
+            self._first_line = line
+            return list(self._first_object)
+        names = [name.strip() for name in next(csv.reader([first[0].rstrip("\r")], delimiter=SEPARATORS[self.format]))]
+        seen: dict[str, int] = {}
+        for index, name in enumerate(names):
+            if not name:
+                raise data_error(self.name, line, f"column {index + 1} has no name", "name every column in the "
+                                 "first line", first[0], *_cell_span(first[0], SEPARATORS[self.format], index))
+            if name in seen:
+                raise data_error(self.name, line, f"the column '{name}' appears twice (columns {seen[name] + 1} and "
+                                 f"{index + 1})", "rename or drop one of them", first[0],
+                                 *_cell_span(first[0], SEPARATORS[self.format], index))
+            seen[name] = index
+        return names
+
+    def column_error(self, name: str, message: str, hint: str) -> InputError:
+        """An error about a column, pointing at its name in the first line."""
+        if self.format == "jsonl":
+            column, width = _key_span(self.header_text, name)
+        else:
+            column, width = _cell_span(self.header_text, SEPARATORS[self.format], self.columns.index(name))
+        return data_error(self.name, self._header_line(), message, hint, self.header_text, column, width)
+
+    def _header_line(self) -> int:
+        return getattr(self, "_first_line", 1)
+
+    @property
+    def consumed(self) -> int:
+        return self.lines.consumed
+
+    def chunks(self, numeric: Sequence[str], passed: Sequence[str], *, wait: bool,
+               size: int = CHUNK_LINES) -> Iterator[Chunk]:
+        """The rows, ``numeric`` columns as float64 arrays and ``passed`` ones as written."""
+        if self.format == "jsonl":
+            parse = _JsonChunks(self.name, self.columns, numeric, passed)
+            first = parse([self.header_text], self._first_line, [self._first_object])
+            first.consumed = self.lines.consumed
+            yield first
+        else:
+            parse = _DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed)
+        while True:
+            start = self.lines.taken + 1
+            lines = self.lines.take(size, wait)
+            if not lines:
+                return
+            chunk = parse(lines, start)
+            chunk.consumed = self.lines.consumed
+            if chunk.size:
+                yield chunk
+
+
+def _cell_span(line: str, separator: str, index: int) -> tuple[int, int]:
+    """1-based column and width of cell ``index`` of an unquoted line (the line's start otherwise)."""
+    if '"' in line:
+        return 1, 1
+    cells = line.rstrip("\r").split(separator)
+    if index >= len(cells):
+        return len(line.rstrip("\r")) + 1, 1
+    column = sum(len(cell) + 1 for cell in cells[:index]) + 1
+    return column, len(cells[index])
+
+
+def _key_span(line: str, key: str) -> tuple[int, int]:
+    spelled = json.dumps(key, ensure_ascii=False)
+    found = line.find(spelled)
+    return (found + 1, len(spelled)) if found >= 0 else (1, 1)
+
+
+_NUMBER_HINT = "write numbers such as 2, -0.5 or 1e-3 (nan marks a value to fail the row on)"
+
+
+def _strict_float(text: str) -> float:
+    """``float`` without what ``numpy.loadtxt`` refuses: digit-group underscores, non-ASCII digits."""
+    if "_" in text or not text.isascii():
+        raise ValueError(text)
+    return float(text)
+
+
+class _DelimitedChunks:
+    """CSV or TSV lines to a Chunk: ``numpy.loadtxt`` when it can, the ``csv`` module when not."""
+
+    def __init__(self, name: str, separator: str, columns: Sequence[str], numeric: Sequence[str],
+                 passed: Sequence[str]) -> None:
+        self.name, self.separator, self.columns = name, separator, list(columns)
+        self.numeric = list(numeric)
+        self.numeric_index = [self.columns.index(n) for n in numeric]
+        self.passed = list(passed)
+        self.passed_index = [self.columns.index(n) for n in passed]
+        # loadtxt checks that every line has as many cells as the first only when it reads
+        # every column; the csv module is needed anyway for text to pass through.
+        self.all_numeric = not passed and len(numeric) == len(columns)
+
+    def __call__(self, lines: list[str], first_line: int) -> Chunk:
+        if self.all_numeric and "" not in lines and "\r" not in lines:
+            try:
+                table = np.loadtxt(lines, delimiter=self.separator, comments=None, quotechar='"', ndmin=2,
+                                   dtype=np.float64)
+            except ValueError:
+                table = None
+            if table is not None and table.shape == (len(lines), len(self.columns)):
+                numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.columns)}
+                return Chunk(numbers, {}, np.arange(first_line, first_line + len(lines)))
+        return self._slow(lines, first_line)
+
+    def _slow(self, lines: list[str], first_line: int) -> Chunk:
+        values: list[float] = []
+        passed: list[list[str]] = [[] for _ in self.passed]
+        numbers_of_lines: list[int] = []
+        count = len(self.columns)
+        for offset, raw in enumerate(lines):
+            text = raw.rstrip("\r")
+            if not text.strip():
+                continue  # a blank line holds no row
+            line = first_line + offset
+            try:
+                cells = next(csv.reader([text], delimiter=self.separator, strict=True))
+            except csv.Error as error:
+                raise data_error(self.name, line, f"this line is not valid {'CSV' if self.separator == ',' else 'TSV'}: "
+                                 f"{error}", "quote a cell as a whole (\"...\"), on one line", text) from None
+            if len(cells) != count:
+                raise data_error(self.name, line, f"this line has {len(cells)} cell{'s' * (len(cells) != 1)}, but "
+                                 f"the first line names {count} column{'s' * (count != 1)}",
+                                 "give every row one cell per column", text, len(text) + 1)
+            for j, name in zip(self.numeric_index, self.numeric):
+                cell = cells[j]
+                try:
+                    values.append(_strict_float(cell))
+                except ValueError:
+                    found = "is empty" if not cell.strip() else f"holds {cell[:40]!r}, not a number"
+                    raise data_error(self.name, line, f"the column '{name}' {found}", _NUMBER_HINT, text,
+                                     *_cell_span(text, self.separator, j)) from None
+            for target, j in zip(passed, self.passed_index):
+                target.append(cells[j])
+            numbers_of_lines.append(line)
+        table = np.array(values, dtype=np.float64).reshape(len(numbers_of_lines), len(self.numeric))
+        numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.numeric)}
+        return Chunk(numbers, dict(zip(self.passed, passed)), np.array(numbers_of_lines, dtype=np.int64))
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return document
+
+
+def _parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
+    try:
+        document = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _Duplicate as duplicate:
+        raise data_error(name, line, f"the key {duplicate.key!r} appears twice in this object", "give each key "
+                         "once", text, *_key_span(text, duplicate.key)) from None
+    except json.JSONDecodeError as error:
+        raise data_error(name, line, f"not valid JSON: {error.msg}", "write one JSON object per line, "
+                         'e.g. {"x": 1.5, "y": -2}', text, error.colno) from None
+    except RecursionError:
+        raise data_error(name, line, "not valid JSON here: nested too deeply", "write one flat JSON object "
+                         "per line", text) from None
+    if not isinstance(document, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+            type(document), "null")
+        raise data_error(name, line, f"expected a JSON object, got {kind}", 'write one JSON object per line, '
+                         'e.g. {"x": 1.5, "y": -2}', text)
+    return document
+
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+class _JsonChunks:
+    """JSON Lines to a Chunk: one ``json.loads`` over the whole chunk, line by line when it fails."""
+
+    def __init__(self, name: str, columns: Sequence[str], numeric: Sequence[str], passed: Sequence[str]) -> None:
+        self.name, self.columns, self.numeric, self.passed = name, list(columns), list(numeric), list(passed)
+        self.keys = set(columns)
+
+    def __call__(self, lines: list[str], first_line: int, documents: list[dict[str, Any]] | None = None) -> Chunk:
+        line_numbers = [first_line + offset for offset, text in enumerate(lines) if text.strip()]
+        texts = [lines[n - first_line] for n in line_numbers]
+        if documents is None:
+            documents = self._parse(texts, line_numbers)
+        keys = self.keys
+        for document, line, text in zip(documents, line_numbers, texts):
+            if document.keys() != keys:
+                self._keys_error(document, line, text)
+        numbers = {}
+        for name in self.numeric:
+            cells = [document[name] for document in documents]
+            if not set(map(type, cells)) <= {float, int}:
+                # "NaN", "Infinity" and "-Infinity" are how JSON output writes non-finite numbers
+                # (batch's own and eval's), so they read back as the numbers they stand for.
+                cells = [_NON_FINITE.get(cell, cell) if type(cell) is str else cell for cell in cells]
+                if not set(map(type, cells)) <= {float, int}:
+                    self._cell_error(name, cells, line_numbers, texts)
+            try:
+                numbers[name] = np.array(cells, dtype=np.float64)
+            except OverflowError:  # an integer beyond the float range
+                numbers[name] = np.array([float(cell) if abs(cell) < 2**1024 else math.copysign(math.inf, cell)
+                                          for cell in cells], dtype=np.float64)
+        passed = {name: [document[name] for document in documents] for name in self.passed}
+        return Chunk(numbers, passed, np.array(line_numbers, dtype=np.int64))
+
+    def _parse(self, texts: list[str], line_numbers: list[int]) -> list[dict[str, Any]]:
+        try:
+            documents = json.loads("[" + ",".join(texts) + "]", object_pairs_hook=_no_duplicates)
+            if len(documents) == len(texts) and all(type(d) is dict for d in documents):
+                return documents
+        except (ValueError, _Duplicate, RecursionError):
+            pass
+        return [_parse_json_line(self.name, line, text) for line, text in zip(line_numbers, texts)]
+
+    def _keys_error(self, document: dict[str, Any], line: int, text: str) -> None:
+        missing = [key for key in self.columns if key not in document]
+        if missing:
+            raise data_error(self.name, line, f"this object has no {missing[0]!r}", "give every line the keys of "
+                             f"the first: {', '.join(self.columns[:10])}", text)
+        extra = next(key for key in document if key not in self.keys)
+        raise data_error(self.name, line, f"this object has {extra!r}, which the first line does not",
+                         f"give every line the keys of the first: {', '.join(self.columns[:10])}", text,
+                         *_key_span(text, extra))
+
+    def _cell_error(self, name: str, cells: list[Any], line_numbers: list[int], texts: list[str]) -> None:
+        for cell, line, text in zip(cells, line_numbers, texts):
+            if type(cell) not in (float, int):
+                found = json.dumps(cell)
+                raise data_error(self.name, line, f"the key {name!r} holds {found[:40]}, not a number",
+                                 "give numbers, e.g. 1.5 or -2 (NaN marks a value to fail the row on)", text,
+                                 *_key_span(text, name))
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class RowWriter:
+    """Writes a header, then chunks of rows, in one format; ``number`` is the cell format."""
+
+    stream: IO[bytes]
+    fmt: str
+    names: list[str]
+    passed: set[str] = field(default_factory=set)  # columns written as they were read
+    precision: int | None = None
+    exact: set[str] = field(default_factory=set)  # number columns always written in full (the inputs)
+
+    def __post_init__(self) -> None:
+        number = "%r" if self.precision is None else f"%.{self.precision}g"
+        self.formats = ["%s" if name in self.passed else "%r" if name in self.exact else number
+                        for name in self.names]
+
+    def header(self) -> None:
+        if self.fmt == "jsonl":
+            return
+        buffer = io.StringIO()
+        csv.writer(buffer, delimiter=SEPARATORS[self.fmt], lineterminator="\n").writerow(self.names)
+        self.stream.write(buffer.getvalue().encode("utf-8"))
+
+    def finish(self) -> None:
+        """Nothing more to write: text has no footer."""
+
+    def write(self, columns: dict[str, Any], size: int) -> None:
+        """``columns``: name -> float64 array (or one number for every row) or a list of passed cells."""
+        if not size:
+            return
+        if self.fmt == "jsonl":
+            text = self._jsonl(columns, size)
+        else:
+            text = self._delimited(columns, size)
+        self.stream.write(text.encode("utf-8"))
+
+    def _numbers(self, columns: dict[str, Any], size: int) -> tuple[list[float], bool]:
+        """The number columns, row after row, as Python floats (what %r prints round-trip),
+        and whether they are all finite."""
+        block = np.empty((size, sum(name not in self.passed for name in self.names)))
+        j = 0
+        for name in self.names:
+            if name not in self.passed:
+                block[:, j] = columns[name]
+                j += 1
+        return block.ravel().tolist(), bool(np.isfinite(block).all())
+
+    def _cells(self, columns: dict[str, Any], size: int, passed_cell: Any) -> tuple[tuple[Any, ...], bool]:
+        numbers, finite = self._numbers(columns, size)
+        if not self.passed:
+            return tuple(numbers), finite
+        per_row = [[passed_cell(v) for v in columns[name]] if name in self.passed else None for name in self.names]
+        flat: list[Any] = []
+        feed = iter(numbers)
+        for row in range(size):
+            for column in per_row:
+                flat.append(next(feed) if column is None else column[row])
+        return tuple(flat), finite
+
+    def _delimited(self, columns: dict[str, Any], size: int) -> str:
+        separator = SEPARATORS[self.fmt]
+        template = separator.join(self.formats) + "\n"
+        cells, _finite = self._cells(columns, size, lambda v: _quoted(v, separator))
+        return (template * size) % cells
+
+    def _jsonl(self, columns: dict[str, Any], size: int) -> str:
+        cells, finite = self._cells(columns, size, lambda v: json.dumps(v, ensure_ascii=False))
+        formats = self.formats
+        if not finite:  # JSON has no NaN or infinity: "NaN", "Infinity", "-Infinity" instead
+            width = len(formats)
+            cells = tuple(_json_cell(v, formats[i % width]) if type(v) is float else v for i, v in enumerate(cells))
+            formats = ["%s"] * width
+        template = "{" + ", ".join(f"{json.dumps(name, ensure_ascii=False)}: {cell}"
+                                   for name, cell in zip(self.names, formats)) + "}\n"
+        return (template * size) % cells
+
+
+def _quoted(value: Any, separator: str) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if any(c in text for c in (separator, '"', "\n", "\r")):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _json_cell(value: float, number: str) -> str:
+    shown = json_number(value)
+    return json.dumps(shown) if isinstance(shown, str) else number % value
+
+
+# --- Parquet (an optional extra: pyarrow) ---------------------------------------------------
+
+
+def _pyarrow(what: str) -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise InputError(f"{what} Parquet needs pyarrow, which is not installed",
+                         hint="pip install 'autodiff-cli[parquet]', or use CSV, TSV or JSON Lines") from None
+    return pyarrow
+
+
+class ParquetReader:
+    """The rows of a Parquet file, a record batch at a time: no text to parse at all."""
+
+    format = "parquet"
+
+    def __init__(self, stream: IO[bytes], name: str) -> None:
+        pa = _pyarrow("reading")
+        self.name = name
+        try:
+            self.file = pa.parquet.ParquetFile(stream)
+        except (pa.ArrowException, OSError) as error:
+            raise InputError(f"cannot read {name} as Parquet: {error}",
+                             hint="check the file, or give its format with --from") from None
+        self.columns = list(self.file.schema_arrow.names)
+        seen: set[str] = set()
+        for column in self.columns:
+            if column in seen:
+                raise InputError(f"the column '{column}' appears twice in {name}", source=Source(name, ""),
+                                 hint="rename or drop one of them")
+            seen.add(column)
+        self.rows = self.file.metadata.num_rows
+        self.size = max(1, stream.seek(0, os.SEEK_END))
+        self.consumed = 0
+
+    def column_error(self, name: str, message: str, hint: str) -> InputError:
+        return InputError(message, source=Source(self.name, ""), hint=hint)
+
+    def chunks(self, numeric: Sequence[str], passed: Sequence[str], *, wait: bool,
+               size: int = 0) -> Iterator[Chunk]:
+        pa = _pyarrow("reading")
+        done = 0
+        wanted = list(dict.fromkeys([*numeric, *passed]))
+        for batch in self.file.iter_batches(batch_size=size or CHUNK_LINES, columns=wanted):
+            numbers = {}
+            for name in numeric:
+                column = batch.column(name)
+                kind = column.type
+                if not (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_decimal(kind)):
+                    raise InputError(f"the column '{name}' of {self.name} holds {kind} values, not numbers",
+                                     source=Source(self.name, ""), hint="give the program's inputs numeric "
+                                     "columns (a missing value, null, fails its row)")
+                numbers[name] = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+            kept = {name: batch.column(name).to_pylist() for name in passed}
+            rows = np.arange(done + 1, done + batch.num_rows + 1)
+            done += batch.num_rows
+            self.consumed = self.size * done // max(1, self.rows)
+            yield Chunk(numbers, kept, rows, self.consumed, unit="row")
+
+
+class ParquetWriter:
+    """Writes row chunks as Parquet row groups: float64 columns, passed columns as Arrow infers them."""
+
+    def __init__(self, stream: IO[bytes], names: list[str], passed: set[str]) -> None:
+        self.pa = _pyarrow("writing")
+        self.stream, self.names, self.passed = stream, names, passed
+        self.writer: Any = None
+
+    def header(self) -> None:
+        """Nothing yet: the schema is known when the first rows are."""
+
+    def write(self, columns: dict[str, Any], size: int) -> None:
+        pa = self.pa
+        arrays = []
+        for name in self.names:
+            if name in self.passed:
+                try:
+                    arrays.append(pa.array(columns[name]))
+                except (pa.ArrowException, TypeError, ValueError):  # mixed JSON values: keep their text
+                    arrays.append(pa.array([json.dumps(v, ensure_ascii=False) for v in columns[name]]))
+            else:
+                arrays.append(pa.array(np.broadcast_to(np.asarray(columns[name], dtype=np.float64), (size,))))
+        table = pa.Table.from_arrays(arrays, names=self.names)
+        if self.writer is None:
+            self.writer = pa.parquet.ParquetWriter(self.stream, table.schema)
+        elif table.schema != self.writer.schema:
+            table = table.cast(self.writer.schema)
+        self.writer.write_table(table)
+
+    def finish(self) -> None:
+        if self.writer is None:  # no rows: an empty file with the columns
+            self.write({name: [] if name in self.passed else np.empty(0) for name in self.names}, 0)
+        self.writer.close()
+
+
+def reader_for(stream: IO[bytes], name: str, fmt: str) -> RowReader | ParquetReader:
+    if fmt == "parquet":
+        if name == "<stdin>":
+            raise InputError("Parquet cannot be read from standard input (its index is at the end of the file)",
+                             hint="name the Parquet file instead of piping it")
+        return ParquetReader(stream, name)
+    return RowReader(stream, name, fmt)
+
+
+def writer_for(stream: IO[bytes], fmt: str, names: list[str], passed: set[str], precision: int | None,
+               exact: set[str]) -> RowWriter | ParquetWriter:
+    if fmt == "parquet":
+        return ParquetWriter(stream, names, passed)
+    return RowWriter(stream, fmt, names, passed, precision, exact)
+
+
+# --- opening the rows, and progress through them ------------------------------------------
+
+
+@contextmanager
+def opened(rows: str | None) -> Iterator[tuple[IO[bytes], str, int | None]]:
+    """The rows' binary stream, its name, and its size when it is a regular file."""
+    if rows in (None, "-"):
+        yield sys.stdin.buffer, "<stdin>", None
+        return
+    assert rows is not None
+    if os.path.isdir(rows):
+        raise InputError(f"cannot read {rows}: it is a directory", hint="name the rows file itself")
+    try:
+        stream = open(rows, "rb")
+    except OSError as error:
+        raise InputError(f"cannot read {rows}: {error.strerror or error}",
+                         hint="check the path and its permissions") from None
+    with stream:
+        status = os.fstat(stream.fileno())
+        yield stream, rows, status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+@contextmanager
+def progress(size: int | None, quiet: bool, name: str) -> Iterator[Callable[[int], None]]:
+    """``output.Progress`` over the bytes of the rows file: at a terminal, for a file of known
+    size, after the first second; never with --quiet."""
+    if quiet or not size:
+        yield lambda consumed: None
+        return
+    from .output import Progress
+
+    with Progress(f"reading {os.path.basename(name)}", in_bytes=True) as bar:
+        yield lambda consumed: bar(min(consumed, size), size)

@@ -1,0 +1,197 @@
+"""Optimisers with PyTorch's update equations and defaults (standard library only).
+
+The equations are written once, in the update rules ``SGDRule`` and ``AdamRule``, on
+numbers that support ``+ - * /`` and ``** 0.5``: a float, or a NumPy array of every
+parameter at once.  ``SGD`` and ``Adam`` apply them to ``Value`` parameters one by one
+(the ``torch.optim`` API: ``step()``, ``zero_grad()``); ``autodiff fit`` applies the same
+rules to the array of all its parameters.  Arithmetic is done in PyTorch's order (its
+single-tensor CPU code), so in float64 the two agree to the last bit or nearly.
+
+Learning-rate schedules (``scheduled_lr``) are here too: ``constant``, ``linear`` (PyTorch's
+``LinearLR`` from 1 to ``final/lr``) and ``cosine`` (``CosineAnnealingLR`` down to ``final``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from .value import Value
+
+__all__ = ["SCHEDULES", "SGD", "Adam", "AdamRule", "Optimizer", "SGDRule", "scheduled_lr"]
+
+# A float, or an array of them (anything with float arithmetic and ``** 0.5``).
+Number = Any
+
+
+class SGDRule(NamedTuple):
+    """Stochastic gradient descent, with optional momentum, Nesterov momentum and L2 weight decay.
+
+    With ``g = grad + weight_decay * param`` and, when ``momentum`` is not 0,
+    ``buffer = g`` on the first step and ``momentum * buffer + (1 - dampening) * g`` after,
+    ``g = buffer`` (or ``g + momentum * buffer`` with ``nesterov``); then
+    ``param = param - lr * g``.  The state is the momentum buffer (None before the first step).
+    """
+
+    momentum: float = 0.0
+    dampening: float = 0.0
+    weight_decay: float = 0.0
+    nesterov: bool = False
+
+    def check(self) -> None:
+        """ValueError for hyper-parameters PyTorch would refuse."""
+        _at_least_zero("momentum", self.momentum)
+        _finite("dampening", self.dampening)
+        _at_least_zero("weight_decay", self.weight_decay)
+        if self.nesterov and (self.momentum <= 0 or self.dampening != 0):
+            raise ValueError("Nesterov momentum needs a momentum above 0 and a dampening of 0")
+
+    def update(self, param: Number, grad: Number, state: Any, step: int, lr: float) -> tuple[Number, Any]:
+        """The parameter after one step (``step`` counts from 1), and the new state."""
+        g = grad
+        if self.weight_decay != 0:
+            g = g + self.weight_decay * param
+        buffer = state
+        if self.momentum != 0:
+            buffer = g if buffer is None else buffer * self.momentum + (1 - self.dampening) * g
+            g = g + self.momentum * buffer if self.nesterov else buffer
+        return param - lr * g, buffer
+
+
+class AdamRule(NamedTuple):
+    """Adam (Kingma and Ba), with optional L2 weight decay added to the gradient.
+
+    With ``g = grad + weight_decay * param``: ``m = beta1 * m + (1 - beta1) * g`` and
+    ``v = beta2 * v + (1 - beta2) * g * g`` (both start at 0); then
+    ``param = param - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)``.
+    The state is ``(m, v)`` (None before the first step).
+    """
+
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+
+    def check(self) -> None:
+        _at_least_zero("eps", self.eps)
+        for index, beta in enumerate((self.beta1, self.beta2)):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {index}: {beta} (it must be in [0, 1))")
+        _at_least_zero("weight_decay", self.weight_decay)
+
+    def update(self, param: Number, grad: Number, state: Any, step: int, lr: float) -> tuple[Number, Any]:
+        beta1, beta2 = self.beta1, self.beta2
+        g = grad
+        if self.weight_decay != 0:
+            g = g + self.weight_decay * param
+        if state is None:
+            # The first step from m = v = 0, written so that it rounds exactly as the general one.
+            m, v = (1 - beta1) * g, (1 - beta2) * g * g
+        else:
+            m, v = state
+            # PyTorch updates m with lerp(m, g, 1 - beta1), which is m + (1 - beta1) * (g - m).
+            m = m + (1 - beta1) * (g - m)
+            v = v * beta2 + (1 - beta2) * g * g
+        step_size = lr / (1 - beta1**step)
+        denominator = _sqrt(v) / (1 - beta2**step) ** 0.5 + self.eps
+        return param - step_size * (m / denominator), (m, v)
+
+
+class Optimizer:
+    """Moves ``Value`` parameters by their ``grad``, one update rule for all of them.
+
+    ``lr`` may be changed between steps (a schedule: ``scheduled_lr``).  Gradients
+    accumulate across ``backward()`` calls, so call ``zero_grad()`` before each one.
+    """
+
+    def __init__(self, params: Iterable[Value], lr: float, rule: SGDRule | AdamRule) -> None:
+        self.params = list(params)
+        if not self.params:
+            raise ValueError("the optimizer got an empty parameter list")
+        for p in self.params:
+            if not isinstance(p, Value):
+                raise TypeError(f"the optimizer takes Values, got {type(p).__name__}")
+        if len({id(p) for p in self.params}) != len(self.params):
+            raise ValueError("a parameter is given more than once; each would be stepped twice")
+        _at_least_zero("learning rate", lr)
+        rule.check()
+        self.lr = lr
+        self.rule = rule
+        self.steps = 0  # updates made so far
+        self.state: list[Any] = [None] * len(self.params)
+
+    def zero_grad(self) -> None:
+        """Set every parameter's ``grad`` to 0."""
+        for p in self.params:
+            p.grad = 0.0
+
+    def step(self, closure: Callable[[], Value] | None = None) -> Value | None:
+        """Update every parameter once from its ``grad``; ``closure`` (optional) recomputes the loss first."""
+        loss = closure() if closure is not None else None
+        self.steps += 1
+        update, step, lr, state = self.rule.update, self.steps, self.lr, self.state
+        for i, p in enumerate(self.params):
+            p.data, state[i] = update(p.data, p.grad, state[i], step, lr)
+        return loss
+
+    def __repr__(self) -> str:
+        settings = ", ".join(f"{k}={v!r}" for k, v in self.rule._asdict().items())
+        return f"{type(self).__name__}(lr={self.lr!r}, {settings})"
+
+
+class SGD(Optimizer):
+    """``torch.optim.SGD`` over Values: ``SGD(model.parameters(), lr=0.1, momentum=0.9)``."""
+
+    def __init__(self, params: Iterable[Value], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False) -> None:
+        super().__init__(params, lr, SGDRule(momentum, dampening, weight_decay, nesterov))
+
+
+class Adam(Optimizer):
+    """``torch.optim.Adam`` over Values: ``Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))``."""
+
+    def __init__(self, params: Iterable[Value], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
+        beta1, beta2 = betas
+        super().__init__(params, lr, AdamRule(beta1, beta2, eps, weight_decay))
+
+
+def _sqrt(x: Number) -> Number:
+    # math.sqrt is correctly rounded where float ** 0.5 (the C library's pow) is not always;
+    # NumPy computes an array's ** 0.5 with its sqrt.
+    return math.sqrt(x) if isinstance(x, float) else x**0.5
+
+
+def _finite(name: str, value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"Invalid {name}: {value} (it must be a finite number)")
+
+
+def _at_least_zero(name: str, value: float) -> None:
+    _finite(name, value)
+    if value < 0.0:
+        raise ValueError(f"Invalid {name}: {value} (it must be 0 or more)")
+
+
+# --- learning-rate schedules -----------------------------------------------------------------
+
+SCHEDULES = ("constant", "linear", "cosine")
+
+
+def scheduled_lr(schedule: str, lr: float, final_lr: float, step: int, steps: int) -> float:
+    """The learning rate of step ``step`` (from 0) of ``steps``, going from ``lr`` towards ``final_lr``.
+
+    ``linear``: ``lr - (lr - final_lr) * step / steps`` (PyTorch's ``LinearLR``; micrograd's
+    demo is ``lr=1, final_lr=0.1, steps=100``).  ``cosine``: ``final_lr + (lr - final_lr) *
+    (1 + cos(pi * step / steps)) / 2`` (``CosineAnnealingLR``).  Both reach ``final_lr``
+    only at ``step == steps``, after the last step; ``constant`` is ``lr`` throughout.
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {schedule!r}: choose one of {', '.join(SCHEDULES)}")
+    if schedule == "constant" or steps <= 0:
+        return lr
+    step = min(step, steps)
+    if schedule == "linear":
+        return lr - (lr - final_lr) * step / steps
+    return final_lr + (lr - final_lr) * (1 + math.cos(math.pi * step / steps)) / 2

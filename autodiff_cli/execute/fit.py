@@ -1,0 +1,482 @@
+"""Training: move a program's parameters downhill on the mean of its output over data rows.
+
+``train`` is the loop behind ``autodiff fit``: at each step it asks an ``Objective`` for the
+mean loss and its gradient at the current parameters (over all rows, or a shuffled
+mini-batch), records them, and applies an optimizer's update rule from ``engine.optim``
+(the same rule objects ``autodiff_cli.optim`` applies to Values) to the array of every
+parameter.  It stops when the steps run out, when the loss stops improving (``tol``: for
+``PATIENCE`` steps in a row, or epochs with mini-batches), when the caller asks it to
+(Ctrl-C), or when the loss, its gradient or the parameters stop being finite; the
+``FitResult`` says which, and holds the parameters to keep: the last ones, the best ones
+seen when interrupted or on a plateau, the last ones with a finite loss after a divergence.
+
+Nothing here prints or knows about files: progress goes to a callback.  NumPy is
+imported by the caller's objective; this module needs it only for its arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from ..engine.optim import AdamRule, SGDRule, scheduled_lr
+from ..errors import AutodiffError, InputError, Source, variables_hint
+from ..language.program import INPUT, Program, missing_inputs_error, output_name
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "INITS",
+    "OPTIMIZERS",
+    "FitPlan",
+    "FitResult",
+    "FitSettings",
+    "Objective",
+    "Step",
+    "StopReason",
+    "initial_values",
+    "plan_fit",
+    "train",
+]
+
+OPTIMIZERS = ("sgd", "momentum", "adam")
+INITS = ("normal", "uniform")
+
+
+class Objective(Protocol):
+    """The mean loss over rows of data and its gradient with respect to the parameters."""
+
+    rows: int
+
+    def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
+        """Mean loss and mean gradient over ``rows`` (indices; None for every row)."""
+
+    def loss(self, params: np.ndarray) -> float:
+        """Mean loss over every row (no gradient)."""
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """How to train; the defaults are ``autodiff fit``'s."""
+
+    optimizer: str = "sgd"
+    lr: float = 0.01
+    lr_schedule: str = "constant"
+    final_lr: float | None = None  # where linear/cosine schedules end; None: lr / 10
+    momentum: float = 0.9  # of the "momentum" optimizer
+    weight_decay: float = 0.0
+    steps: int = 1000
+    batch_size: int | None = None  # None: every row at every step
+    tol: float = 0.0  # 0: never stop early
+    seed: int = 0
+
+    def rule(self) -> SGDRule | AdamRule:
+        """The update rule of ``optimizer``: PyTorch's SGD, SGD with momentum, or Adam."""
+        if self.optimizer == "sgd":
+            return SGDRule(weight_decay=self.weight_decay)
+        if self.optimizer == "momentum":
+            return SGDRule(momentum=self.momentum, weight_decay=self.weight_decay)
+        if self.optimizer == "adam":
+            return AdamRule(weight_decay=self.weight_decay)
+        raise ValueError(f"unknown optimizer {self.optimizer!r}: choose one of {', '.join(OPTIMIZERS)}")
+
+    def lr_at(self, step: int) -> float:
+        """The learning rate of step ``step`` (counted from 1)."""
+        final = self.lr / 10 if self.final_lr is None else self.final_lr
+        return scheduled_lr(self.lr_schedule, self.lr, final, step - 1, self.steps)
+
+
+class Step(NamedTuple):
+    """One step as the history records it: the loss and gradient norm at the parameters the
+    step started from, and the learning rate of its update."""
+
+    step: int
+    loss: float
+    grad_norm: float
+    lr: float
+
+
+class StopReason:
+    STEPS = "steps"  # every step was taken
+    TOL = "tol"  # the loss stopped improving by more than tol (for PATIENCE checks)
+    INTERRUPTED = "interrupted"  # the caller asked to stop (Ctrl-C)
+    DIVERGED = "diverged"  # the loss or its gradient became NaN or infinite
+
+
+@dataclass
+class FitResult:
+    params: np.ndarray | None  # the parameters to keep (see the module docstring); None: nothing to keep
+    loss: float  # their mean loss over every row (NaN when unknown)
+    reason: str  # a StopReason
+    steps_done: int
+    history: list[Step] = field(default_factory=list)
+    params_step: int = 0  # params are where step params_step started: after params_step - 1 updates
+    bad_step: int | None = None  # DIVERGED: the step whose loss or gradient was not finite
+    bad_value: str = ""  # DIVERGED: what was not finite, e.g. "the loss is nan"
+    error: AutodiffError | None = None  # DIVERGED: the error the objective raised, if it raised one
+    mid_step: bool = False  # INTERRUPTED: during a step rather than after one
+
+
+def initial_values(count: int, init: str, seed: int) -> np.ndarray:
+    """``count`` starting values: standard normal, or uniform on [-1, 1] (micrograd's).
+
+    Drawn with NumPy's legacy ``RandomState``, whose streams NumPy keeps unchanged across
+    versions, so a seed gives the same numbers on every installation.
+    """
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    if init == "normal":
+        return rng.standard_normal(count)
+    if init == "uniform":
+        return rng.uniform(-1.0, 1.0, count)
+    raise ValueError(f"unknown init {init!r}: choose one of {', '.join(INITS)}")
+
+
+class _Batches:
+    """Row indices for each step: every row, or mini-batches of a new shuffle each epoch."""
+
+    def __init__(self, rows: int, batch_size: int | None, seed: int) -> None:
+        import numpy as np
+
+        self.rows = rows
+        self.size = batch_size if batch_size is not None and batch_size < rows else None
+        self._rng = np.random.RandomState(seed)
+        self._order: np.ndarray | None = None
+        self._position = rows
+
+    @property
+    def full(self) -> bool:
+        return self.size is None
+
+    def next(self) -> tuple[np.ndarray | None, bool]:
+        """The rows of the next step, and whether they end an epoch."""
+        if self.size is None:
+            return None, True
+        if self._position >= self.rows:
+            self._order = self._rng.permutation(self.rows)
+            self._position = 0
+        start = self._position
+        self._position = min(start + self.size, self.rows)
+        assert self._order is not None
+        return self._order[start:self._position], self._position >= self.rows
+
+
+# How many checks in a row (steps, or epochs with mini-batches) the loss may fail to improve
+# before tol stops training: one would stop a noisy mini-batch run at its first unlucky epoch.
+PATIENCE = 5
+
+
+class _Plateau:
+    """The tol test: the loss has not beaten its best by more than ``tol * max(|best|, 1)``
+    (relative, absolute below 1) for ``PATIENCE`` checks in a row."""
+
+    def __init__(self, tol: float) -> None:
+        self.tol = tol
+        self.best = math.inf
+        self.stale = 0
+
+    def reached(self, loss: float) -> bool:
+        if self.tol <= 0:
+            return False
+        if loss < self.best - self.tol * max(abs(self.best), 1.0) or math.isinf(self.best):
+            self.best, self.stale = min(loss, self.best), 0
+            return False
+        self.best = min(loss, self.best)
+        self.stale += 1
+        return self.stale >= PATIENCE
+
+
+def train(
+    objective: Objective,
+    start: np.ndarray,
+    settings: FitSettings,
+    on_step: Callable[[Step], None] | None = None,
+    stop_requested: Callable[[], bool] | None = None,
+) -> FitResult:
+    """Minimise ``objective`` from ``start``; see the module docstring for when it stops and what it keeps.
+
+    ``on_step`` is called after every step; ``stop_requested`` after every step too, and
+    training ends there when it returns True.  A ``KeyboardInterrupt`` during a step ends
+    training as well, keeping only what was complete before it.
+    """
+    import numpy as np
+
+    rule = settings.rule()
+    rule.check()
+    batches = _Batches(objective.rows, settings.batch_size, settings.seed)
+    run = _Run(np.array(start, dtype=np.float64))
+    state = None
+    plateau = _Plateau(settings.tol)
+    epoch_losses: list[float] = []
+    try:
+        for step in range(1, settings.steps + 1):
+            rows, epoch_ends = batches.next()
+            params = run.params
+            try:
+                loss, grad = objective.loss_and_grad(params, rows)
+            except AutodiffError as error:
+                if not run.history:  # the starting point itself is wrong: an ordinary error
+                    error.notes.append("at the starting values of the parameters, before any step")
+                    raise
+                return run.diverged(step, error.message, error)
+            grad_norm = math.hypot(*grad.tolist())  # scaled: no overflow before the result does
+            if not math.isfinite(loss):
+                return run.diverged(step, f"the loss is {loss}")
+            if not math.isfinite(grad_norm):
+                return run.diverged(step, f"the gradient's norm is {grad_norm}")
+            record = Step(step, loss, grad_norm, settings.lr_at(step))
+            run.measured(record, params, full_batch=batches.full)
+            epoch_losses.append(loss)
+            if epoch_ends:
+                converged = plateau.reached(math.fsum(epoch_losses) / len(epoch_losses))
+                epoch_losses = []
+                if converged:
+                    if on_step is not None:
+                        on_step(record)
+                    return run.plateaued(objective, batches.full)
+            with np.errstate(all="ignore"):  # an overflow is looked for below, not warned about
+                new_params, state = rule.update(params, grad, state, step, record.lr)
+            if not np.all(np.isfinite(new_params)):
+                return run.diverged(step, "the update made a parameter infinite or NaN")
+            run.params, run.updated = new_params, True
+            if on_step is not None:
+                on_step(record)
+            if stop_requested is not None and stop_requested():
+                return run.finish(StopReason.INTERRUPTED, objective, batches.full)
+    except KeyboardInterrupt:
+        return run.interrupted_mid_step(batches.full)
+    return run.finish(StopReason.STEPS, objective, batches.full)
+
+
+class _Run:
+    """What a training run has seen: the history, the current, last measured and best parameters.
+
+    Update rules return new arrays rather than changing their argument, so keeping a
+    reference to a parameter array keeps those values.
+    """
+
+    def __init__(self, start: np.ndarray) -> None:
+        self.params = start  # the current parameters
+        self.updated = False  # whether params moved since the last measurement
+        self.history: list[Step] = []
+        self.last_params = start  # where the last finite loss was measured
+        self.best: tuple[float, np.ndarray, int] = (math.inf, start, 0)  # loss, params, step
+
+    def measured(self, record: Step, params: np.ndarray, full_batch: bool) -> None:
+        self.history.append(record)
+        self.last_params = params
+        self.updated = False
+        if full_batch and record.loss < self.best[0]:
+            self.best = (record.loss, params, record.step)
+
+    @property
+    def steps_done(self) -> int:
+        return len(self.history)
+
+    def plateaued(self, objective: Objective, full_batch: bool) -> FitResult:
+        """The loss stopped improving: keep the best parameters seen (full batch), or the current
+        ones, measured over every row (mini-batches, whose step losses are of different rows)."""
+        if full_batch:
+            loss, params, step = self.best
+            return FitResult(params, loss, StopReason.TOL, self.steps_done, self.history, params_step=step)
+        try:
+            loss = objective.loss(self.params)
+        except AutodiffError as error:
+            return self.diverged(self.steps_done, error.message, error)
+        step = self.steps_done + (1 if self.updated else 0)
+        return FitResult(self.params, loss, StopReason.TOL, self.steps_done, self.history, params_step=step)
+
+    def finish(self, reason: str, objective: Objective, full_batch: bool) -> FitResult:
+        """After the last update: measure it; when interrupted, keep the best parameters seen."""
+        try:
+            loss = objective.loss(self.params)
+        except AutodiffError as error:
+            return self.diverged(self.steps_done, f"after its update, {error.message}", error)
+        if not math.isfinite(loss):
+            return self.diverged(self.steps_done, f"the loss after its update is {loss}")
+        result = FitResult(self.params, loss, reason, self.steps_done, self.history,
+                           params_step=self.steps_done + 1)
+        best_loss, best_params, best_step = self.best
+        if reason == StopReason.INTERRUPTED and full_batch and best_loss < loss:
+            result.params, result.loss, result.params_step = best_params, best_loss, best_step
+        return result
+
+    def interrupted_mid_step(self, full_batch: bool) -> FitResult:
+        """A second Ctrl-C during a step: nothing more is computed (and nothing kept before a first step)."""
+        if not self.history:
+            return FitResult(None, math.nan, StopReason.INTERRUPTED, 0, self.history,  # type: ignore[arg-type]
+                             mid_step=True)
+        if full_batch:
+            loss, params, step = self.best
+            return FitResult(params, loss, StopReason.INTERRUPTED, self.steps_done, self.history, params_step=step,
+                             mid_step=True)
+        step = self.steps_done + (1 if self.updated else 0)
+        return FitResult(self.params, math.nan, StopReason.INTERRUPTED, self.steps_done, self.history,
+                         params_step=step, mid_step=True)
+
+    def diverged(self, step: int, bad: str, error: AutodiffError | None = None) -> FitResult:
+        """Stop: keep the parameters where the loss was last finite (None if it never was)."""
+        if not self.history:
+            return FitResult(None, math.nan, StopReason.DIVERGED, 0, self.history,  # type: ignore[arg-type]
+                             params_step=0, bad_step=step, bad_value=bad, error=error)
+        last = self.history[-1]
+        return FitResult(self.last_params, last.loss, StopReason.DIVERGED, self.steps_done, self.history,
+                         params_step=last.step, bad_step=step, bad_value=bad, error=error)
+
+
+# --- a program and its data as an objective ---------------------------------------------------
+
+
+@dataclass
+class FitPlan:
+    """Which inputs are learned, which come from the data, and which stay fixed."""
+
+    output: str
+    parameters: list[str]  # learned, in program order
+    data_inputs: list[str]  # supplied by a data column
+    fixed: dict[str, float]  # every other input, with its value
+    start: dict[str, float]  # starting values of the parameters that have one
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def without_start(self) -> list[str]:
+        return [name for name in self.parameters if name not in self.start]
+
+
+def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], output: str | None = None,
+             parameters: list[str] | None = None, data_name: str = "the data") -> FitPlan:
+    """Sort the program's inputs into parameters (every input no column supplies, or ``parameters``),
+    data and fixed inputs, with the starting values ``values`` and the defaults give.
+
+    Raises ``InputError`` for a column that is not an input or is also given a value, a
+    parameter that is not an input or is a column, nothing to learn, or an input that is
+    neither learned nor given a value.
+    """
+    output = output_name(program, output)
+    inputs = {v.name: v for v in program.inputs}
+    _check_columns(program, columns, data_name)
+    column_set = set(columns)
+    if parameters is None:
+        learned = [name for name in inputs if name not in column_set]
+    else:
+        learned = _checked_parameters(program, parameters, column_set, data_name)
+    if not learned:
+        raise InputError(f"nothing to fit: every input of the program is a column of {data_name}",
+                         source=Source(program.source.name, ""),
+                         hint="parameters are the inputs that no data column supplies; drop a column, "
+                              "or name them with --params")
+    for name in values:
+        if name in column_set:
+            raise InputError(f"'{name}' is both a column of {data_name} and given by --set/--values",
+                             source=Source(program.source.name, ""),
+                             hint=f"give it one way: drop the column, or the --set {name}=... (or the key in --values)")
+    warnings: list[str] = []
+    learned_set = set(learned)
+    needed = program.dependencies(output)
+    warnings += [f"'{name}' does not affect '{output}', so fitting leaves it where it starts"
+                 for name in learned if not needed[inputs[name].register]]
+    fixed: dict[str, float] = {}
+    missing = []
+    for name, variable in inputs.items():
+        if name in learned_set or name in column_set:
+            continue
+        if name in values:
+            fixed[name] = float(values[name])
+        elif variable.default is not None:
+            fixed[name] = float(variable.default)
+        else:
+            missing.append(variable)
+    if missing:
+        raise missing_inputs_error(program, missing)
+    start = {}
+    for name in learned:
+        if name in values:
+            start[name] = float(values[name])
+        elif inputs[name].default is not None:
+            start[name] = float(inputs[name].default)  # type: ignore[arg-type]
+    data_inputs = [name for name in inputs if name in column_set]
+    return FitPlan(output, learned, data_inputs, fixed, start, warnings)
+
+
+def _check_columns(program: Program, columns: list[str], data_name: str) -> None:
+    for column in columns:
+        variable = program.variables.get(column)
+        if variable is None or variable.kind != INPUT:
+            what = "is not a variable of the program" if variable is None else "is computed by the program"
+            raise InputError(
+                f"column '{column}' of {data_name} {what}",
+                source=Source(program.source.name, ""),
+                hint=variables_hint([v.name for v in program.inputs], [column])
+                if variable is None else "a column can only supply an input; drop it from the data",
+            )
+
+
+def _checked_parameters(program: Program, names: list[str], columns: set[str], data_name: str) -> list[str]:
+    inputs = [v.name for v in program.inputs]
+    for name in names:
+        if name in columns:
+            raise InputError(f"--params names '{name}', which is a column of {data_name}",
+                             source=Source(program.source.name, ""),
+                             hint="a parameter is learned, a column is data: rename one of them")
+        if name not in inputs:
+            raise InputError(f"--params names '{name}', which is not an input of the program",
+                             source=Source(program.source.name, ""), hint=variables_hint(inputs, [name]))
+    wanted = set(names)
+    return [name for name in inputs if name in wanted]
+
+
+class ProgramObjective:
+    """The mean of a program's output over data rows, as a function of its parameters.
+
+    Each call runs the vectorized executor over the rows (all, or a mini-batch's) with
+    the parameters and fixed inputs given as numbers every row shares, reducing to the
+    mean loss and the mean gradient.  A row where an op fails raises the executor's
+    ``RowError``, naming the row of the data (``row_label``) rather than of the batch.
+    """
+
+    def __init__(self, program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray],
+                 row_label: Callable[[int], str] | None = None) -> None:
+        from .vectorized import BatchEvaluator
+
+        self.plan = plan
+        self.columns = {name: columns[name] for name in plan.data_inputs}
+        self.rows = len(next(iter(self.columns.values()))) if self.columns else 1
+        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
+        self._gradients = BatchEvaluator(program, output=plan.output, wrt=plan.parameters)
+        self._values = BatchEvaluator(program, output=plan.output, wrt=())
+
+    def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
+        import numpy as np
+
+        result = self._evaluate(self._gradients, params, rows)
+        return result.value, np.array([result.grads[name] for name in self.plan.parameters])
+
+    def loss(self, params: np.ndarray) -> float:
+        return self._evaluate(self._values, params, None).value  # type: ignore[no-any-return]
+
+    def _evaluate(self, evaluator: Any, params: np.ndarray, rows: np.ndarray | None) -> Any:
+        from .vectorized import RowError
+
+        inputs: dict[str, object] = dict(self.plan.fixed)
+        inputs.update(zip(self.plan.parameters, params.tolist()))
+        for name, column in self.columns.items():
+            inputs[name] = column if rows is None else column[rows]
+        try:
+            return evaluator.evaluate(inputs, reduce="mean")
+        except RowError as error:
+            raise self._in_the_data(error, rows) from None
+
+    def _in_the_data(self, error: Any, rows: np.ndarray | None) -> Any:
+        """The error with its row counted in the data, shown by its data values (the
+        executor's own note counts rows of the batch and lists the parameters first)."""
+        index = error.row if rows is None else int(rows[error.row])
+        shown = [f"{name}={float(column[index])!r}" for name, column in self.columns.items()]
+        more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+        error.notes = [note for note in error.notes if not note.startswith("in row ")]
+        error.notes.append(f"in {self.row_label(index)}: {', '.join(shown[:20])}{more}")
+        error.row = index
+        return error

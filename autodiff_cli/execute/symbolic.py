@@ -1,0 +1,531 @@
+"""The symbolic differentiator: a ``Program`` -> the ``Program`` of its derivatives, any order.
+
+Source transformation in reverse mode, the way backpropagation works by hand:
+
+1. The program is read into an ``Expressions`` graph, one node per operation, simplified
+   and hash-consed as it goes (``expressions.py``).
+2. One reverse sweep from the output gives every adjoint: a node's adjoint is the sum,
+   over the nodes that use it, of (local derivative) * (that user's adjoint), the local
+   derivative being the op table's ``symbolic`` rule.  Each adjoint is one node that
+   refers to the primal nodes and the users' adjoints, so the derivatives of a program
+   of n operations take O(n) nodes, never the exponential tree of a naive expansion.
+   Terms are summed in program order and written (local) * (adjoint), so the results
+   read like the hand derivations: ``6*x + y``, ``b*f``.
+3. ``order`` > 1 differentiates the derivatives again, one sweep per derivative, with
+   respect to the same variables; of the mixed derivatives only one per set of
+   variables is kept (d2f/dx dy, not also d2f/dy dx: they are equal).
+4. The nodes the derivatives use become a ``Program``: a node is a statement of its own
+   when it is shared and either holds one of the program's variables or would copy more
+   than two operations into its uses, or when it grows too large to read in one line;
+   everything else is written inline.  Statements keep the program's names where they hold the value of
+   one of its variables (``h1``), adjoints of named variables are ``dL_dh1``, and the
+   rest are ``t1``, ``t2``...  Inputs keep their defaults.
+
+Differentiating with respect to a variable the program computes (``e = a*b``) gives the
+same partial derivative as ``eval``'s gradient column: the output's sensitivity to a
+change of ``e`` alone.  Internally ``e`` becomes a ``COPY`` node, which the sweep
+passes through for the inputs below it and stops at for ``e`` itself.
+
+Nothing recurses: graphs, sweeps and emission are loops over node numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations_with_replacement
+
+from ..errors import InputError, ProgramError, Source, variables_hint
+from ..language.program import (
+    CONST,
+    INPUT,
+    INTERMEDIATE,
+    Instruction,
+    Program,
+    Variable,
+    output_name,
+)
+from .expressions import COPY, Expressions, GraphTooLarge
+
+__all__ = [
+    "MAX_NODES",
+    "Derivative",
+    "DerivativeProgram",
+    "derivative_count",
+    "differentiate",
+    "sweep_count",
+    "unused_variables",
+    "wrt_names",
+]
+
+# A shared value is written inline in each place that uses it while that copies at most
+# this many operations in all; beyond it the value gets a statement of its own.  A shared
+# value that is one of the program's variables always gets its statement, under its name.
+SHARE_BUDGET = 2
+# An expression longer than this many operations is cut into statements.
+INLINE_LIMIT = 24
+# The graph may not grow past this many nodes (a high order of a large program).
+MAX_NODES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Derivative:
+    """One derivative: ``name`` is its variable in the derivative program (``df_dx``),
+    the derivative of ``of`` with respect to ``wrt`` in order (one name per order)."""
+
+    name: str
+    of: str
+    wrt: tuple[str, ...]
+
+    @property
+    def order(self) -> int:
+        return len(self.wrt)
+
+    @property
+    def label(self) -> str:
+        """How people write it: ``df/dx``, ``d^2f/dx^2``, ``d^2f/dx dy``, ``d^3f/dx^2 dy``."""
+        if self.order == 1:
+            return f"d{self.of}/d{self.wrt[0]}"
+        powers = _runs(self.wrt)
+        below = " ".join(f"d{name}" + (f"^{count}" if count > 1 else "") for name, count in powers)
+        return f"d^{self.order}{self.of}/{below}"
+
+
+@dataclass
+class DerivativeProgram:
+    """The derivatives of one variable as a program, and which of its variables are which."""
+
+    program: Program
+    of: str
+    wrt: list[str]
+    order: int
+    derivatives: list[Derivative]
+
+    @property
+    def intermediates(self) -> list[str]:
+        """The statements that are neither inputs nor derivatives, in program order."""
+        outputs = {d.name for d in self.derivatives}
+        return [
+            v.name
+            for v in self.program.variables.values()
+            if v.kind == INTERMEDIATE and v.name not in outputs
+        ]
+
+
+def _runs(names: Sequence[str]) -> list[tuple[str, int]]:
+    runs: list[tuple[str, int]] = []
+    for name in names:
+        if runs and runs[-1][0] == name:
+            runs[-1] = (name, runs[-1][1] + 1)
+        else:
+            runs.append((name, 1))
+    return runs
+
+
+def derivative_count(variables: int, order: int) -> int:
+    """How many derivatives ``order`` gives for ``variables`` variables, each symmetric set once."""
+    return math.comb(variables + order - 1, order)
+
+
+def sweep_count(variables: int, order: int) -> int:
+    """How many reverse sweeps ``order`` takes: one, then one per derivative of each lower order."""
+    return 1 + sum(derivative_count(variables, level) for level in range(1, order))
+
+
+# --- choosing what to differentiate ----------------------------------------------------------
+
+
+def wrt_names(program: Program, output: str | None = None, wrt: Iterable[str] | None = None) -> list[str]:
+    """The variables to differentiate ``output`` with respect to: ``wrt`` checked (unknown
+    names are an InputError), or by default every input the output depends on."""
+    output = output_name(program, output)
+    if wrt is None:
+        needed = program.dependencies(output)
+        names = [v.name for v in program.inputs if needed[v.register]]
+        if not names:
+            raise InputError(
+                f"'{output}' depends on no input, so there is nothing to differentiate",
+                program.variables[output].position,
+                program.source,
+                "name variables with --wrt to see that their derivatives are 0",
+            )
+        return names
+    names = list(dict.fromkeys(wrt))
+    unknown = [name for name in names if name not in program.variables]
+    if unknown:
+        raise InputError(
+            f"--wrt names {', '.join(unknown)}, which the program does not define",
+            source=Source(program.source.name, ""),
+            hint=variables_hint(list(program.variables), unknown),
+        )
+    if not names:
+        raise InputError(
+            "--wrt names no variable",
+            source=Source(program.source.name, ""),
+            hint="give names separated by commas, e.g. --wrt x,y",
+        )
+    return names
+
+
+def unused_variables(program: Program, output: str | None, names: Iterable[str]) -> list[tuple[str, str]]:
+    """(output, name) for each name the output does not depend on: its derivatives are 0."""
+    output = output_name(program, output)
+    needed = program.dependencies(output)
+    return [(output, name) for name in names if not needed[program.variables[name].register]]
+
+
+# --- the transformation ----------------------------------------------------------------------
+
+
+def differentiate(
+    program: Program,
+    wrt: Iterable[str] | None = None,
+    order: int = 1,
+    output: str | None = None,
+    *,
+    max_nodes: int | None = MAX_NODES,
+    progress: Callable[[int, int], None] | None = None,
+) -> DerivativeProgram:
+    """The derivatives of ``output`` (default: the result) w.r.t. ``wrt`` (default: the
+    inputs it depends on) up to ``order``, as a program.
+
+    ``progress(done, total)`` is called after each reverse sweep (one for the first
+    order, one per derivative of each order after that).  Raises InputError for
+    unknown names or an output that depends on nothing, and ProgramError when the
+    derivatives would exceed ``max_nodes`` operations.
+    """
+    if order < 1:
+        raise ValueError(f"order must be at least 1, not {order}")
+    output = output_name(program, output)
+    names = wrt_names(program, output, wrt)
+    graph = Expressions(max_nodes)
+    try:
+        registers, hints = _read(program, graph, set(names))
+        targets = {name: registers[program.variables[name].register] for name in names}
+        root = registers[program.variables[output].register]
+        derivatives = _derivatives(graph, root, targets, names, order, output, hints, progress)
+    except GraphTooLarge:
+        raise ProgramError(
+            f"the derivatives would take more than {max_nodes:,} operations",
+            program.variables[output].position,
+            program.source,
+            "differentiate with respect to fewer variables (--wrt) or to a lower --order",
+        ) from None
+    return _emit(program, graph, output, names, order, derivatives, hints)
+
+
+def _read(program: Program, graph: Expressions, wrt: set[str]) -> tuple[list[int], dict[int, str]]:
+    """The program's nodes by register, and the names of the variables they hold.
+
+    A computed variable in ``wrt`` becomes a COPY node, so that it can be told apart
+    from the inputs below it.
+    """
+    cut = {v.register: v.name for v in program.variables.values() if v.name in wrt and v.kind != INPUT}
+    registers: list[int] = []
+    for register, (op, args, param, position) in enumerate(program.instructions):
+        graph.position = position
+        if op == INPUT:
+            node = graph.input(param)  # type: ignore[arg-type]
+        elif op == CONST:
+            node = graph.const(param)  # type: ignore[arg-type]
+        else:
+            node = graph.apply(op, [registers[a] for a in args], param)
+        if register in cut:
+            node = graph.copy(node, cut[register])
+        registers.append(node)
+    hints: dict[int, str] = {}
+    for variable in program.variables.values():
+        node = registers[variable.register]
+        if variable.kind != INPUT and not graph.is_leaf(node):
+            hints.setdefault(node, variable.name)
+    return registers, hints
+
+
+def _sweep(graph: Expressions, root: int, targets: Sequence[int]) -> tuple[dict[int, int], dict[int, int]]:
+    """Reverse mode from ``root``: (the adjoint of each target, the adjoint of every node used).
+
+    Only the nodes on a path from a target to the root are differentiated; the terms
+    of an adjoint are summed in the order of the nodes that contribute them.
+    """
+    ops, args = graph.ops, graph.args
+    wanted = set(targets)
+    on_path = bytearray(root + 1)  # the root depends on it
+    on_path[root] = 1
+    for node in range(root, -1, -1):
+        if on_path[node]:
+            for operand in args[node]:
+                on_path[operand] = 1
+    active = bytearray(root + 1)  # on a path from a target to the root
+    for node in range(root + 1):
+        if on_path[node] and (node in wanted or any(active[a] for a in args[node])):
+            active[node] = 1
+    terms: dict[int, list[int]] = {root: [graph.const(1.0)]}
+    adjoints: dict[int, int] = {}
+    for node in range(root, -1, -1):
+        if not active[node]:
+            continue
+        contributions = terms.pop(node, None)
+        if contributions is None:
+            continue
+        graph.position = graph.positions[node]
+        adjoint = contributions[-1]
+        for term in reversed(contributions[:-1]):  # in the order of the users: earliest first
+            adjoint = graph.add(adjoint, term)
+        adjoints[node] = adjoint
+        if graph.value(adjoint) == 0.0 or ops[node] in (INPUT, CONST):
+            continue
+        for index, operand in enumerate(args[node]):
+            if active[operand]:
+                local = graph.derivative(node, index)
+                if graph.value(local) != 0.0:
+                    terms.setdefault(operand, []).append(graph.mul(local, adjoint))
+    zero = graph.const(0.0)
+    return {target: adjoints.get(target, zero) for target in targets}, adjoints
+
+
+def _derivatives(
+    graph: Expressions,
+    root: int,
+    targets: dict[str, int],
+    names: list[str],
+    order: int,
+    output: str,
+    hints: dict[int, str],
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[tuple[str, ...], int]:
+    """Every derivative up to ``order`` as a node, by the (sorted, in ``names`` order) variables."""
+    index = {name: i for i, name in enumerate(names)}
+    total = sweep_count(len(names), order)
+    first, adjoints = _sweep(graph, root, list(targets.values()))
+    done = 1
+    if progress is not None:
+        progress(done, total)
+    for node, name in reversed(list(hints.items())):  # nearest the output first: do_dn, not do_dx1w1
+        adjoint = adjoints.get(node)
+        if adjoint is not None and not graph.is_leaf(adjoint) and adjoint not in hints:
+            hints[adjoint] = f"d{output}_d{name}"
+    level = {(name,): first[targets[name]] for name in names}
+    for _ in range(order - 1):
+        following: dict[tuple[str, ...], int] = {}
+        for key, node in level.items():
+            later = names[index[key[-1]] :]  # each set of variables once: x<=y<=z in names order
+            found, _ = _sweep(graph, node, [targets[name] for name in later])
+            for name in later:
+                following[key + (name,)] = found[targets[name]]
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        level = following
+    return level
+
+
+# --- from the graph to a program --------------------------------------------------------------
+
+
+def _emit(
+    program: Program,
+    graph: Expressions,
+    output: str,
+    names: list[str],
+    order: int,
+    found: dict[tuple[str, ...], int],
+    hints: dict[int, str],
+) -> DerivativeProgram:
+    keys = list(combinations_with_replacement(names, order))
+    reserved = set(program.variables)
+    derivatives = []
+    for key in keys:
+        derivative = Derivative(_unique(_derivative_name(output, key), reserved), output, key)
+        reserved.add(derivative.name)
+        derivatives.append(derivative)
+    roots = [found[key] for key in keys]
+    own = {node for node, name in hints.items() if name in program.variables}
+    named, reachable = _statements(graph, roots, own)
+    graph.max_nodes = None  # writing out may regroup products into nodes of their own
+    emitter = _Emitter(program, graph, named)
+    for variable in program.inputs:
+        node = graph.find_input(variable.name)
+        if node is not None and node < len(reachable) and reachable[node]:
+            emitter.declare_input(variable, node)
+    for node, name in _names(graph, named, hints, program, reserved).items():
+        emitter.statement(name, node)
+    for derivative, node in zip(derivatives, roots):
+        emitter.output(derivative.name, node)
+    result = Program(program.source, emitter.instructions, emitter.variables, derivatives[-1].name)
+    return DerivativeProgram(result, output, names, order, derivatives)
+
+
+def _derivative_name(output: str, wrt: tuple[str, ...]) -> str:
+    if len(wrt) == 1:
+        return f"d{output}_d{wrt[0]}"
+    return f"d{len(wrt)}{output}_" + "_".join(f"d{name}" for name in wrt)
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _statements(graph: Expressions, roots: list[int], own: set[int]) -> tuple[set[int], bytearray]:
+    """The nodes that become statements of their own (see the module docstring, step 4),
+    and which nodes the roots use.  ``own`` are the nodes that hold a variable of the program."""
+    ops, args = graph.ops, graph.args
+    top = max(roots)
+    uses = [0] * (top + 1)
+    reachable = bytearray(top + 1)
+    for root in roots:
+        uses[root] += 1
+        reachable[root] = 1
+    for node in range(top, -1, -1):
+        if reachable[node]:
+            for operand in args[node]:
+                reachable[operand] = 1
+                uses[operand] += 1
+    size = [0] * (top + 1)  # operations written when the node is written inline
+    named: set[int] = set()
+    for node in range(top + 1):
+        if not reachable[node] or ops[node] in (INPUT, CONST):
+            continue
+        size[node] = (ops[node] != COPY) + sum(size[a] for a in args[node])
+        shared = uses[node] - 1
+        budget = 0 if node in own else SHARE_BUDGET
+        if (shared > 0 and size[node] * shared > budget) or size[node] > INLINE_LIMIT:
+            named.add(node)
+            size[node] = 0  # its users write its name
+    return named, reachable
+
+
+def _names(
+    graph: Expressions,
+    named: set[int],
+    hints: dict[int, str],
+    program: Program,
+    reserved: set[str],
+) -> dict[int, str]:
+    """A name for each statement, in node order: the program's own name for a node that
+    holds a variable's value, an adjoint's ``dL_dv``, or ``t1``, ``t2``..."""
+    taken = set(reserved)
+    names: dict[int, str] = {}
+    counter = 0
+    for node in sorted(named):
+        hint = hints.get(node)
+        if hint is None and graph.ops[node] == COPY:
+            hint = graph.params[node]  # type: ignore[assignment]
+        if hint is not None and hint in program.variables:
+            name = hint  # each of the program's names holds one node, so it is free
+        elif hint is not None:
+            name = _unique(hint, taken)
+        else:
+            counter += 1
+            while f"t{counter}" in taken:
+                counter += 1
+            name = f"t{counter}"
+        taken.add(name)
+        names[node] = name
+    return names
+
+
+class _Emitter:
+    """Writes graph nodes as program instructions, inlining those without a statement."""
+
+    def __init__(self, program: Program, graph: Expressions, named: set[int]) -> None:
+        self.graph = graph
+        self.named = named
+        self.instructions: list[Instruction] = []
+        self.variables: dict[str, Variable] = {}
+        self.registers: dict[int, int] = {}  # node -> register, for inputs and statements
+        self.named_registers: set[int] = set()
+        self.fallback = program.variables[program.result].position
+
+    def _add(self, op: str, args: tuple[int, ...], param: float | str | None, node: int) -> int:
+        position = self.graph.positions[node] if node < len(self.graph.positions) else None
+        self.instructions.append(Instruction(op, args, param, position or self.fallback))
+        return len(self.instructions) - 1
+
+    def declare_input(self, variable: Variable, node: int) -> None:
+        register = self._add(INPUT, (), variable.name, node)
+        self.registers[node] = register
+        self.named_registers.add(register)
+        self.variables[variable.name] = Variable(
+            variable.name, INPUT, variable.position, register, variable.default
+        )
+
+    def statement(self, name: str, node: int) -> None:
+        register = self._expression(node)
+        if register in self.named_registers or self.instructions[register].op == CONST:
+            register = self._add("=", (register,), None, node)  # b = a: a node of its own
+        self.registers[node] = register
+        self.named_registers.add(register)
+        self.variables[name] = Variable(name, INTERMEDIATE, self.instructions[register].position, register)
+
+    def output(self, name: str, node: int) -> None:
+        constant = self.graph.value(node)
+        if constant is not None:  # the language reads `df_dx = 2` as an input with a default
+            register = self._add(INPUT, (), name, node)
+            self.variables[name] = Variable(
+                name, INPUT, self.instructions[register].position, register, constant
+            )
+            self.named_registers.add(register)
+            return
+        node = self._resolve(node)
+        if node in self.registers:
+            register = self._add("=", (self.registers[node],), None, node)
+        else:
+            register = self._expression(node)
+        self.named_registers.add(register)
+        self.variables[name] = Variable(name, INTERMEDIATE, self.instructions[register].position, register)
+
+    def _resolve(self, node: int) -> int:
+        """An unnamed COPY is written as the value it copies."""
+        graph = self.graph
+        while graph.ops[node] == COPY and node not in self.named:
+            node = graph.args[node][0]
+        return node
+
+    def _expression(self, root: int) -> int:
+        """Instructions for ``root``, written inline down to inputs and other statements."""
+        graph = self.graph
+        results: list[int] = []
+        stack: list[tuple[int, bool]] = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if not expanded:
+                node = self._resolve(node)
+                if node in self.registers:
+                    results.append(self.registers[node])
+                    continue
+                op = graph.ops[node]
+                if op == CONST:
+                    results.append(self._add(CONST, (), graph.params[node], node))
+                    continue
+                if op == COPY:  # the named copy being defined: it is the value it copies
+                    stack.append((graph.args[node][0], False))
+                    continue
+                node = self._regrouped(node)
+                stack.append((node, True))
+                stack.extend((operand, False) for operand in reversed(graph.args[node]))
+                continue
+            count = len(graph.args[node])
+            registers = tuple(results[len(results) - count :])
+            del results[len(results) - count :]
+            results.append(self._add(graph.ops[node], registers, graph.params[node], node))
+        return results[-1]
+
+    def _regrouped(self, node: int) -> int:
+        """``a*(b*c)`` as ``a*b*c`` and ``a*(b/c)`` as ``a*b/c``, when ``b*c`` is written inline.
+
+        The graph keeps constant factors in front, where it can collect them, and reverse
+        mode builds (local) * (adjoint) with the adjoint a product itself; written out,
+        the grouping people use reads better.  The values differ by rounding only.
+        """
+        graph = self.graph
+        ops, args = graph.ops, graph.args
+        while ops[node] == "*":  # each turn moves one factor left: ends within the product's size
+            inner = self._resolve(args[node][1])
+            if ops[inner] not in ("*", "/") or inner in self.registers:
+                break
+            left, right = args[inner]
+            node = graph.written(ops[inner], (graph.written("*", (args[node][0], left)), right))
+        return node

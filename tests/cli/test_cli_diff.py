@@ -1,0 +1,154 @@
+"""`autodiff diff`: formats, pipelines into eval and into diff itself, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autodiff_cli.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+QUADRATIC = "f = 3*x**2 + x*y + 5*y**2"
+
+
+def run(runner, *args, input=None):  # type: ignore[no-untyped-def]
+    return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def shell(command: str) -> subprocess.CompletedProcess[str]:
+    """A pipeline of autodiff commands, each run as `python -m autodiff_cli` from the repository."""
+    command = command.replace("autodiff ", f"{sys.executable} -m autodiff_cli ")
+    return subprocess.run(command, shell=True, cwd=REPO, capture_output=True, text=True, check=False)
+
+
+def test_the_posts_example_as_text(runner) -> None:
+    result = run(runner, "diff", QUADRATIC, "--format", "text")
+    assert result.exit_code == 0
+    assert result.stdout == "df/dx = 6*x + y\ndf/dy = x + 10*y\n"
+    assert result.stderr == ""
+
+
+def test_piped_default_is_a_program_with_the_defaults(runner, samples) -> None:
+    # CliRunner's stdout is not a terminal, like a pipe.
+    result = run(runner, "diff", str(samples / "quadratic.ad"))
+    assert result.stdout == "x = 2\ny = 3\ndf_dx = 6*x + y\ndf_dy = x + 10*y\n"
+
+
+def test_program_feeds_eval() -> None:
+    # neuron.ad's expected gradients: x1 -1.5, w1 1.0
+    result = shell(
+        "autodiff diff samples/neuron.ad --wrt x1,w1 --format program | autodiff eval - --format json"
+    )
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)["values"]
+    assert values["do_dx1"] == pytest.approx(-1.5, rel=1e-12) and values["do_dw1"] == pytest.approx(
+        1.0, rel=1e-12
+    )
+
+
+def test_program_feeds_eval_with_set_for_inputs_without_a_default() -> None:
+    result = shell(f'autodiff diff "{QUADRATIC}" | autodiff eval - --set x=2 --set y=3 --format json')
+    assert json.loads(result.stdout)["values"] == {"x": 2.0, "y": 3.0, "df_dx": 15.0, "df_dy": 32.0}
+
+
+def test_program_feeds_diff_itself() -> None:
+    # d/dx (3*x**2) = 6*x, then d/dx (6*x) = 6
+    result = shell('autodiff diff "y = x**3 + x" | autodiff diff - --format text')
+    assert result.stdout == "ddy_dx/dx = 6*x\n"
+
+
+def test_order_two(runner) -> None:
+    result = run(runner, "diff", "y = tanh(x)", "--order", "2", "--format", "text")
+    assert result.stdout == "y = tanh(x)\n\nd^2y/dx^2 = -2*(1 - y**2)*y\n"
+
+
+def test_stdin_and_output_option(runner) -> None:
+    result = run(runner, "diff", "-", "--output", "e", "--format", "text", input="e = a*b\nL = e*f\n")
+    assert result.stdout == "de/da = b\nde/db = a\n"
+
+
+@pytest.mark.parametrize(
+    "output_format, start",
+    [
+        ("latex", "\\begin{aligned}\n\\frac{\\partial f}{\\partial x} &= 6 x + y"),
+        ("python", "import math\n\n\ndef derivatives(*, x, y):\n"),
+        ("json", '{\n  "of": "f",'),
+        ("program", "df_dx = 6*x + y\n"),
+    ],
+)
+def test_formats(runner, output_format: str, start: str) -> None:
+    result = run(runner, "diff", QUADRATIC, "--format", output_format)
+    assert result.exit_code == 0 and result.stdout.startswith(start)
+
+
+def test_wrt_a_computed_variable(runner, samples) -> None:
+    result = run(
+        runner, "diff", str(samples / "karpathy.ad"), "--wrt", "a,e", "--wrt", "d", "--format", "text"
+    )
+    assert result.stdout == "dL/da = b*f\ndL/de = f\ndL/dd = f\n"
+
+
+def test_wrt_a_variable_the_output_does_not_use_warns(runner) -> None:
+    result = run(runner, "diff", "a = 1\nf = 2*x", "--wrt", "x,a", "--format", "text")
+    assert result.exit_code == 0
+    assert result.stdout == "df/dx = 2\ndf/da = 0\n"
+    assert result.stderr == "warning: 'f' does not depend on 'a': its derivatives with respect to it are 0\n"
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def test_unknown_wrt_name(runner) -> None:
+    result = run(runner, "diff", QUADRATIC, "--wrt", "x,yy")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        "<expr>: error: --wrt names yy, which the program does not define\n"
+        "  hint: did you mean y? the variables are: x, y, f\n"
+    )
+
+
+@pytest.mark.parametrize("order", ["0", "-1", "11", "two", "1.5", "nan", "99999999999999999999999"])
+def test_order_out_of_range_is_a_usage_error(runner, order: str) -> None:
+    result = run(runner, "diff", QUADRATIC, "--order", order)
+    assert result.exit_code == 2
+    assert "--order" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_too_many_derivatives_is_a_usage_error(runner, samples) -> None:
+    # 16 inputs: C(20, 5) = 15,504 derivatives of order 5
+    result = run(runner, "diff", str(samples / "mlp.ad"), "--order", "5")
+    assert result.exit_code == 2
+    assert "--order 5 with respect to 16 variables gives 15,504 derivatives (at most 10,000)" in result.stderr
+
+
+def test_program_errors_have_positions(runner) -> None:
+    result = run(runner, "diff", "f = 3*x +* y")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("<expr>:1:10: error:")
+
+
+def test_an_output_of_constants(runner) -> None:
+    result = run(runner, "diff", "f = 2*3")
+    assert result.exit_code == 1
+    assert (
+        result.stderr.splitlines()[0]
+        == "<expr>:1:1: error: 'f' depends on no input, so there is nothing to differentiate"
+    )
+    assert "hint: name variables with --wrt" in result.stderr
+
+
+def test_unknown_output(runner) -> None:
+    result = run(runner, "diff", QUADRATIC, "--output", "g")
+    assert result.exit_code == 1 and "--output 'g' is not a variable of the program" in result.stderr
+
+
+def test_help_has_examples(runner) -> None:
+    result = run(runner, "diff", "--help")
+    assert result.exit_code == 0
+    assert "autodiff diff samples/neuron.ad --wrt x1,w1 --format program | autodiff eval -" in result.stdout
+    assert "diff" in run(runner, "--help").stdout
