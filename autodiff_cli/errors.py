@@ -8,20 +8,35 @@ turns them into output and exit codes.
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Source:
-    """Program text and the name it is reported under (a path, ``<stdin>`` or ``<expr>``)."""
+    """Program text and the name it is reported under (a path, ``<stdin>`` or ``<expr>``).
+
+    ``locate`` is set by the parser that read the text: it turns a token number (see
+    ``Where``) into the token's ``Position``.  Positions are worked out only when asked
+    for, since a program of a million statements has millions of them and few are read.
+    """
 
     name: str
     text: str
+    locate: Callable[[int], Position] | None = field(default=None, compare=False, repr=False)
 
     def line(self, number: int) -> str:
         # Split on '\n' only: that is what the lexer counts as a line break.
         lines = self.text.split("\n")
         return lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else ""
+
+    def position(self, where: Where) -> Position:
+        """``where`` as a Position: a Position is returned as it is, a token number is located."""
+        if isinstance(where, int):
+            if self.locate is None:
+                raise ValueError(f"{self.name}: token {where} cannot be located: this source was not parsed")
+            return self.locate(where)
+        return where
 
 
 class Position(namedtuple("Position", "line column width", defaults=(1,))):
@@ -35,9 +50,18 @@ class Position(namedtuple("Position", "line column width", defaults=(1,))):
     __slots__ = ()
 
 
+Where = Position | int
+"""Where something is written: a ``Position``, or a token number (1 for the first token of
+the text) that the ``Source`` it was parsed from turns into one (``Source.position``)."""
+
+
 @dataclass(eq=False)
 class AutodiffError(Exception):
-    """Base class of every error caused by the program text or its inputs."""
+    """Base class of every error caused by the program text or its inputs.
+
+    ``position`` may be given as a token number (``Where``); it is a ``Position`` once the
+    error exists.
+    """
 
     message: str
     position: Position | None = None
@@ -47,6 +71,8 @@ class AutodiffError(Exception):
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
+        if isinstance(self.position, int) and self.source is not None:
+            self.position = self.source.position(self.position)
 
     def __str__(self) -> str:
         return format_error(self)

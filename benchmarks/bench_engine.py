@@ -1,17 +1,23 @@
 """Compare autodiff_cli.engine.Value with micrograd's Value on the same graphs.
 
 Both engines are driven only through their public API (``+``, ``*``, ``.relu()``,
-``.backward()``), on three graph shapes of about ``--nodes`` nodes each:
+``.tanh()``, ``.exp()``, ``.backward()``), on five graph shapes of about ``--nodes``
+nodes each:
 
-* wide:  x0*x0 + x1*x1 + ... over separate leaf Values
-* deep:  x = (x*0.999 + 0.001).relu(), repeated
-* mlp:   a small multi-layer perceptron of relu neurons written out with Values
+* wide:     x0*x0 + x1*x1 + ... over separate leaf Values
+* deep:     x = (x*0.999 + 0.001).relu(), repeated
+* mlp:      a small multi-layer perceptron of relu neurons written out with Values
+* reuse:    t = t*x[i % 16] + x[7i % 16]: sixteen leaves, each used by thousands of nodes
+* tanh_exp: x = ((x*0.9 + 0.1).tanh()).exp()*0.5, repeated
 
-For each engine we time, per node, building the graph (which computes the
-forward values), the backward pass, and the teardown (dropping the graph until
-its memory is reclaimed).  Run:
+micrograd 0.1.0 has no tanh or exp; they are added to it here as its author writes them
+in the lecture the package comes from (a closure per node), so both engines build the
+same graph.  For each engine we time, per node, building the graph (which computes the
+forward values), the backward pass, and the teardown (dropping the graph until its
+memory is reclaimed), with the garbage collector on (as users run) and off (pure
+compute).  The two engines run alternately and medians are reported.  Run:
 
-    python benchmarks/bench_engine.py [--nodes 100000] [--repeat 7]
+    python benchmarks/bench_engine.py [--nodes 10000 100000 1000000] [--gc on off] [--repeat N]
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import gc
 import math
 import platform
 import random
+import statistics
 import sys
 import threading
 import time
@@ -156,10 +163,40 @@ def build_mlp(value: ValueClass, data: MlpData) -> Graph:
     return Graph(activations[0], inputs[0])
 
 
+def reuse_data(nodes: int, rng: random.Random) -> tuple[list[float], int]:
+    # Sixteen leaves in [0.3, 0.7] (so t stays below 0.7 / (1 - 0.7)), then a product and a
+    # sum per step.
+    return [rng.uniform(0.3, 0.7) for _ in range(16)], max(1, (nodes - 16) // 2)
+
+
+def build_reuse(value: ValueClass, data: tuple[list[float], int]) -> Graph:
+    xs, steps = data
+    leaves = [value(x) for x in xs]
+    t = leaves[0]
+    for i in range(steps):
+        t = t * leaves[i % 16] + leaves[(7 * i) % 16]
+    return Graph(t, leaves[1])
+
+
+def tanh_exp_data(nodes: int, rng: random.Random) -> int:
+    # Every step adds eight nodes: three constants, two products, a sum, a tanh and an exp.
+    return max(1, nodes // 8)
+
+
+def build_tanh_exp(value: ValueClass, steps: int) -> Graph:
+    start = value(0.3)
+    x = start
+    for _ in range(steps):
+        x = (x * 0.9 + 0.1).tanh().exp() * 0.5
+    return Graph(x, start)
+
+
 SHAPES = [
     Shape("wide", wide_data, build_wide),
     Shape("deep", deep_data, build_deep),
     Shape("mlp", mlp_data, build_mlp),
+    Shape("reuse", reuse_data, build_reuse),
+    Shape("tanh_exp", tanh_exp_data, build_tanh_exp),
 ]
 
 
@@ -182,50 +219,66 @@ def count_nodes(root: Value) -> int:
     return len(seen)
 
 
-def measure_once(engine: Engine, shape: Shape, data: Any) -> Measurement:
-    """Build, differentiate and drop one graph, timing each phase with the collector on."""
+def measure_once(engine: Engine, shape: Shape, data: Any, collector: bool) -> Measurement:
+    """Build, differentiate and drop one graph, timing each phase with the collector on or off.
+
+    Time is CPU time of this process (``time.process_time``): on a shared machine it
+    varies far less than wall time, and both engines are measured the same way.
+    """
     # Collect before each phase, outside timing, so that garbage left by earlier work
     # (micrograd's closures form reference cycles) is not collected inside the next timing.
     gc.collect()
-    start = time.perf_counter()
-    graph = shape.build(engine.value, data)
-    build_forward = time.perf_counter() - start
+    if not collector:
+        gc.disable()
+    try:
+        start = time.process_time()
+        graph = shape.build(engine.value, data)
+        build_forward = time.process_time() - start
 
-    gc.collect()
-    start = time.perf_counter()
-    graph.root.backward()
-    backward = time.perf_counter() - start
+        gc.collect()
+        start = time.process_time()
+        graph.root.backward()
+        backward = time.process_time() - start
 
-    nodes = count_nodes(graph.root)
-    output, probe_grad = float(graph.root.data), float(graph.probe.grad)
+        nodes = count_nodes(graph.root)
+        output, probe_grad = float(graph.root.data), float(graph.probe.grad)
 
-    gc.collect()
-    start = time.perf_counter()
-    del graph  # the last references: our nodes are freed here, by reference counting
-    gc.collect()  # micrograd's nodes sit in cycles and are freed only here
-    # Both engines are timed the same way; for ours the collection finds nothing
-    # and costs only a pass over the interpreter's other objects (printed in the header).
-    teardown = time.perf_counter() - start
+        gc.collect()
+        start = time.process_time()
+        del graph  # the last references: our nodes are freed here, by reference counting
+        gc.collect()  # micrograd's nodes sit in cycles and are freed only here (collector on or off)
+        # Both engines are timed the same way; for ours the collection finds nothing
+        # and costs only a pass over the interpreter's other objects (printed in the header).
+        teardown = time.process_time() - start
+    finally:
+        gc.enable()
     return Measurement(build_forward, backward, teardown, nodes, output, probe_grad)
 
 
-def measure(engine: Engine, shape: Shape, data: Any, repeat: int) -> Measurement:
-    """Best (minimum) time of each phase over ``repeat`` runs, after one untimed run.
+def measure_pair(ours: Engine, theirs: Engine, shape: Shape, data: Any, repeat: int,
+                 collector: bool) -> tuple[Measurement, Measurement]:
+    """Median of each phase over ``repeat`` runs of each engine, alternating, after one untimed
+    run each (the allocator grows its arenas for a graph of this size; otherwise whichever
+    engine runs first pays for that alone)."""
+    runs: dict[str, list[Measurement]] = {ours.name: [], theirs.name: []}
+    for engine in (ours, theirs):
+        measure_once(engine, shape, data, collector)
+    for _ in range(repeat):
+        for engine in (ours, theirs):
+            runs[engine.name].append(measure_once(engine, shape, data, collector))
 
-    The untimed run lets the interpreter's allocator grow its arenas for a graph of
-    this size; otherwise whichever engine runs first pays for that alone.
-    """
-    measure_once(engine, shape, data)
-    runs = [measure_once(engine, shape, data) for _ in range(repeat)]
-    first = runs[0]
-    return Measurement(
-        build_forward=min(run.build_forward for run in runs),
-        backward=min(run.backward for run in runs),
-        teardown=min(run.teardown for run in runs),
-        nodes=first.nodes,
-        output=first.output,
-        probe_grad=first.probe_grad,
-    )
+    def median(measurements: list[Measurement]) -> Measurement:
+        first = measurements[0]
+        return Measurement(
+            build_forward=statistics.median(m.build_forward for m in measurements),
+            backward=statistics.median(m.backward for m in measurements),
+            teardown=statistics.median(m.teardown for m in measurements),
+            nodes=first.nodes,
+            output=first.output,
+            probe_grad=first.probe_grad,
+        )
+
+    return median(runs[ours.name]), median(runs[theirs.name])
 
 
 class MismatchError(Exception):
@@ -254,12 +307,6 @@ def per_node_ns(seconds: float, nodes: int) -> str:
     return f"{seconds * 1e9 / nodes:.0f}"
 
 
-def table_row(shape: str, engine: str, m: Measurement) -> str:
-    cells = [m.build_forward, m.backward, m.teardown, m.without_teardown, m.total]
-    times = "".join(f"{per_node_ns(seconds, m.nodes):>12}" for seconds in cells)
-    return f"{shape:<6}{engine:<11}{m.nodes:>8}{times}"
-
-
 def empty_collect_seconds() -> float:
     """What a gc.collect() costs with no graph alive: a fixed part of every teardown."""
     gc.collect()
@@ -271,22 +318,32 @@ def empty_collect_seconds() -> float:
     return min(timings)
 
 
-def print_header(nodes: int, repeat: int, micrograd_version: str) -> None:
-    print(f"autodiff_cli.engine vs micrograd {micrograd_version} "
-          f"(Python {platform.python_version()}, --nodes {nodes}, best of {repeat})")
-    print("times in ns per node; garbage collector enabled while timing; "
-          "teardown = drop the graph + gc.collect()")
+def print_header(repeat: str, micrograd_version: str) -> None:
+    print(f"autodiff_cli.engine vs micrograd {micrograd_version} (Python {platform.python_version()}, "
+          f"medians of {repeat} alternating runs, CPU time)")
+    print("times in ns per node; teardown = drop the graph + gc.collect()")
     # Shown because at small --nodes this fixed cost dominates both teardown columns.
     print(f"(a gc.collect() with no graph alive takes {empty_collect_seconds() * 1e3:.2f} ms here)")
-    print()
+
+
+def print_table_heading(nodes: int, collector: bool) -> None:
+    print(f"\n~{nodes:,} nodes, garbage collector {'on' if collector else 'off'}")
     headings = ["build+fwd", "backward", "teardown", "b+f+b", "total"]
-    print(f"{'shape':<6}{'engine':<11}{'nodes':>8}" + "".join(f"{h:>12}" for h in headings))
+    print(f"{'shape':<9}{'engine':<11}{'nodes':>8}" + "".join(f"{h:>12}" for h in headings))
 
 
-def summary_line(shape: str, ours: Measurement, theirs: Measurement) -> str:
-    # Same node count in both (checked), so ratios of totals equal ratios per node.
-    return (f"{shape}: {theirs.without_teardown / ours.without_teardown:.1f}x micrograd "
-            f"(build+forward+backward), {theirs.total / ours.total:.1f}x including teardown")
+def table_row(shape: str, engine: str, m: Measurement) -> str:
+    cells = [m.build_forward, m.backward, m.teardown, m.without_teardown, m.total]
+    times = "".join(f"{per_node_ns(seconds, m.nodes):>12}" for seconds in cells)
+    return f"{shape:<9}{engine:<11}{m.nodes:>8}{times}"
+
+
+class Ratio(NamedTuple):
+    nodes: int
+    collector: bool
+    shape: str
+    compute: float  # micrograd / ours, build+forward+backward
+    total: float  # the same with teardown
 
 
 # --- driver ------------------------------------------------------------------------------------
@@ -310,21 +367,72 @@ def import_our_value() -> ValueClass:
     return Value
 
 
-def run(nodes: int, repeat: int, our_value: ValueClass, micrograd_value: ValueClass) -> None:
+def with_tanh_and_exp(micrograd_value: Any) -> Any:
+    """micrograd's Value given tanh and exp in its own style: the result, and a closure per node
+    that pushes the gradient back (as its author writes them in the lecture the package comes
+    from).  Added to the class itself, so its other operators are untouched."""
+
+    def tanh(self: Any) -> Any:
+        t = math.tanh(self.data)
+        out = micrograd_value(t, (self,), "tanh")
+
+        def _backward() -> None:
+            self.grad += (1 - t * t) * out.grad
+
+        out._backward = _backward
+        return out
+
+    def exp(self: Any) -> Any:
+        out = micrograd_value(math.exp(self.data), (self,), "exp")
+
+        def _backward() -> None:
+            self.grad += out.data * out.grad
+
+        out._backward = _backward
+        return out
+
+    if not hasattr(micrograd_value, "tanh"):
+        micrograd_value.tanh = tanh
+    if not hasattr(micrograd_value, "exp"):
+        micrograd_value.exp = exp
+    return micrograd_value
+
+
+def repeats(nodes: int, asked: int | None) -> int:
+    if asked is not None:
+        return asked
+    return 7 if nodes <= 20_000 else 5 if nodes <= 200_000 else 2
+
+
+def run(sizes: list[int], collectors: list[bool], repeat: int | None, our_value: ValueClass,
+        micrograd_value: ValueClass) -> list[Ratio]:
     ours = Engine("ours", our_value)
     theirs = Engine("micrograd", micrograd_value)
-    print_header(nodes, repeat, installed_version("micrograd"))
-    summaries = []
-    for shape in SHAPES:
-        data = shape.make_data(nodes, random.Random(SEED))
-        our_result = measure(ours, shape, data, repeat)
-        their_result = measure(theirs, shape, data, repeat)
-        check_same_graph(shape, our_result, their_result)
-        print(table_row(shape.name, ours.name, our_result))
-        print(table_row(shape.name, theirs.name, their_result), flush=True)
-        summaries.append(summary_line(shape.name, our_result, their_result))
-    print()
-    print("\n".join(summaries))
+    print_header(str(repeat) if repeat else "7 (1e4), 5 (1e5), 2 (1e6)", installed_version("micrograd"))
+    ratios = []
+    for nodes in sizes:
+        for collector in collectors:
+            print_table_heading(nodes, collector)
+            for shape in SHAPES:
+                data = shape.make_data(nodes, random.Random(SEED))
+                our_result, their_result = measure_pair(ours, theirs, shape, data, repeats(nodes, repeat),
+                                                        collector)
+                check_same_graph(shape, our_result, their_result)
+                print(table_row(shape.name, ours.name, our_result))
+                print(table_row(shape.name, theirs.name, their_result), flush=True)
+                ratios.append(Ratio(nodes, collector, shape.name,
+                                    their_result.without_teardown / our_result.without_teardown,
+                                    their_result.total / our_result.total))
+    print("\nspeed-up over micrograd (micrograd time / ours), build+forward+backward | with teardown")
+    print(f"{'nodes':>9} {'GC':>4} " + "".join(f"{shape.name:>16}" for shape in SHAPES) + f"{'worst':>16}")
+    for nodes in sizes:
+        for collector in collectors:
+            row = [r for r in ratios if r.nodes == nodes and r.collector == collector]
+            cells = "".join(f"{r.compute:7.1f}x|{r.total:6.1f}x" for r in row)
+            worst = f"{min(r.compute for r in row):7.1f}x|{min(r.total for r in row):6.1f}x"
+            print(f"{nodes:>9,} {'on' if collector else 'off':>4} {cells}{worst}")
+    print("targets: >= 5x with the collector on (goal 10x), >= 4x with it off")
+    return ratios
 
 
 def run_in_big_thread(target: Callable[[], None]) -> BaseException | None:
@@ -346,12 +454,15 @@ def run_in_big_thread(target: Callable[[], None]) -> BaseException | None:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=100_000, help="approximate nodes per graph")
-    parser.add_argument(
-        "--repeat", type=int, default=7, help="runs per measurement; the best of each phase counts"
-    )
+    parser.add_argument("--nodes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000],
+                        help="approximate nodes per graph (several sizes may be given)")
+    parser.add_argument("--gc", nargs="+", choices=["on", "off"], default=["on", "off"],
+                        help="time with the garbage collector on, off, or both (the default)")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="runs of each engine per measurement, medians reported "
+                             "(default: 7 up to 2e4 nodes, 5 up to 2e5, 2 above)")
     args = parser.parse_args(argv)
-    if args.nodes < 1 or args.repeat < 1:
+    if min(args.nodes) < 1 or (args.repeat is not None and args.repeat < 1):
         parser.error("--nodes and --repeat must be positive")
     return args
 
@@ -365,9 +476,11 @@ def main(argv: list[str] | None = None) -> int:
         print("micrograd is not installed; this benchmark compares against it.\n"
               "Install it with:  pip install micrograd", file=sys.stderr)
         return 2
-    # The deep chain is about 3/5 * nodes levels deep; micrograd recurses once per level.
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), args.nodes + 10_000))
-    error = run_in_big_thread(lambda: run(args.nodes, args.repeat, our_value, micrograd_value))
+    # The deep chains are up to ~3/5 * nodes levels deep; micrograd recurses once per level.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), max(args.nodes) + 10_000))
+    collectors = [mode == "on" for mode in dict.fromkeys(args.gc)]
+    error = run_in_big_thread(lambda: run(args.nodes, collectors, args.repeat, our_value,
+                                          with_tanh_and_exp(micrograd_value)))
     if isinstance(error, MismatchError):
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..engine.graph import paused_cycle_collector
 from ..engine.ops import OPS, op_key
 from .graph_model import GraphModel, node_names, operand_text
 
@@ -313,12 +314,15 @@ def explain(evaluation: Evaluation, max_steps: int = DEFAULT_MAX_STEPS) -> Expla
     ``gradients`` are d output / d input for every input of the program, in program order.
     Only the lines shown are built; the rest are counted.
     """
-    graph = _Graph(GraphModel(evaluation.root, output=evaluation.output))
-    limit = max_steps or None
-    shown_definitions = list(islice(_definitions(graph), limit))
-    total_definitions = sum(graph.learns)  # every node but the constants
-    shown_steps = list(islice(_steps(graph), limit))
-    grads, total_steps = _totals(graph)
+    # The steps are acyclic data, millions of tuples for a big graph: with the cycle collector
+    # rescanning them (and the graph) as they pile up, the walk would take quadratic time.
+    with paused_cycle_collector():
+        graph = _Graph(GraphModel(evaluation.root, output=evaluation.output))
+        limit = max_steps or None
+        shown_definitions = list(islice(_definitions(graph), limit))
+        total_definitions = sum(graph.learns)  # every node but the constants
+        shown_steps = list(islice(_steps(graph), limit))
+        grads, total_steps = _totals(graph)
     return Explanation(
         evaluation.output, evaluation.root.data, shown_definitions,
         total_definitions - len(shown_definitions), shown_steps, total_steps - len(shown_steps),

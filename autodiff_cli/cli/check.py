@@ -13,7 +13,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import Progress, emit, print_rich, stdout_is_terminal
+from .output import Progress, emit, keep_until_exit, print_rich, stdout_is_terminal
 
 __all__ = ["check_command"]
 
@@ -90,7 +90,9 @@ def check_command(
     from ..render import check as render_check
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    evaluation = evaluate(program, values, output)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, progress=progress)
+    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
     warn(evaluation.warnings)
     with Progress("checking gradients") as progress:
         result = ck.check(evaluation, fast=fast, directions=directions, seed=seed, rtol=rtol, atol=atol,

@@ -158,7 +158,10 @@ def _parse_source(source: str | None, program_source: Source) -> Program:
     from ..language import parse
 
     if not _could_be_a_path(source):
-        return parse(program_source.text, program_source.name)
+        from .output import Progress
+
+        with Progress("parsing") as progress:  # a bar only at a terminal, and after a second
+            return parse(program_source.text, program_source.name, progress=progress)
     assert source is not None
     try:
         program = parse(program_source.text, program_source.name)
@@ -219,7 +222,7 @@ def _underflows(text: str, value: float) -> bool:
 
 # The numbers of the language (its NUMBER terminal, kept equal by a test), with a sign:
 # float() alone would also take '1_000', 'inf' and digits of other scripts.
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

@@ -16,7 +16,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import emit, print_rich, stdout_is_terminal
+from .output import Progress, emit, keep_until_exit, print_rich, stdout_is_terminal
 
 if TYPE_CHECKING:
     from ..execute import Evaluation
@@ -64,7 +64,9 @@ def eval_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     forward = mode == "forward"
-    evaluation = evaluate(program, values, output, backward=not forward)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, backward=not forward, progress=progress)
+    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
     warn(evaluation.warnings)
     names = _wrt_names(wrt, evaluation)
     work_text = work_data = None
@@ -76,14 +78,19 @@ def eval_command(
         names = list(result.grads)
         work_text, work_data = report.work_summary(result), report.work_dict(result)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
-    if output_format == "json":
-        emit(report.to_json(evaluation, names, mode=mode, work=work_data))
-    elif output_format == "table":
+    if output_format == "table":
         print_rich(report.to_table(evaluation, names, precision, note=work_text), no_color)
     else:
-        emit(report.to_csv(evaluation, names) if output_format == "csv"
-             else report.to_plain(evaluation, names, precision))
-        if work_text:
+        # Written a slice at a time: the report of a million variables is ~100 MB of text.
+        if output_format == "json":
+            chunks = report.json_chunks(evaluation, names, mode=mode, work=work_data)
+        elif output_format == "csv":
+            chunks = report.csv_chunks(evaluation, names)
+        else:
+            chunks = report.plain_chunks(evaluation, names, precision)
+        for chunk in chunks:
+            emit(chunk)
+        if work_text and output_format != "json":
             click.echo(f"note: {work_text}", err=True)
 
 

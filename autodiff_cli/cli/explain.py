@@ -15,7 +15,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import emit, print_rich, stdout_is_terminal
+from .output import Progress, emit, keep_until_exit, print_rich, stdout_is_terminal
 
 __all__ = ["explain_command"]
 
@@ -56,21 +56,29 @@ def explain_command(
       autodiff explain big.ad --max-steps 50 | less
     """
     from ..analysis import steps
+    from ..engine.graph import paused_cycle_collector
     from ..execute import evaluate
     from ..render import explain as render_explain
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
-    evaluation = evaluate(program, values, output, backward=False)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, backward=False, progress=progress)
+    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
     warn(evaluation.warnings)
     if max_steps is None:
         max_steps = steps.DEFAULT_MAX_STEPS
     # A limit beyond any graph is the same as none (and islice takes at most sys.maxsize).
     explanation = steps.explain(evaluation, 0 if max_steps > sys.maxsize else max_steps)
+    keep_until_exit(explanation)
     output_format = output_format or ("rich" if stdout_is_terminal() else "plain")
     if output_format == "plain":
-        emit(render_explain.to_plain(explanation, precision))
+        with paused_cycle_collector():  # a line apiece for millions of steps: acyclic, and linear so
+            text = render_explain.to_plain(explanation, precision)
+        emit(text)
     elif output_format == "markdown":
-        emit(render_explain.to_markdown(explanation, precision))
+        with paused_cycle_collector():
+            text = render_explain.to_markdown(explanation, precision)
+        emit(text)
     else:
         print_rich(render_explain.to_rich(explanation, precision), no_color)

@@ -24,11 +24,13 @@ from .common import (
     warn,
 )
 from .output import (
+    Progress,
     check_writable,
     emit,
     format_of_file,
     is_stream,
     is_terminal,
+    keep_until_exit,
     stdout_is_terminal,
     write_atomic,
 )
@@ -142,7 +144,10 @@ def graph_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     # The page steps through numbers, so it needs them all: a missing input is an error there.
-    evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page)
+    with Progress("evaluating") as progress:
+        evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page,
+                              progress=progress)
+    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
     warn(evaluation.warnings)
     if not evaluation.has_values:
         warn([_structure_only_warning(program, values)])

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ..errors import printable, shorten
+from . import output
 from .batch import batch_command
 from .check import check_command
 from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
@@ -84,10 +85,16 @@ def run() -> None:
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     _escape_what_stdout_cannot_encode()
+    # The process ends with os._exit, so the commands can leave their graphs to it rather
+    # than free millions of nodes one by one after the output is written (output.keep_until_exit).
+    output.EXIT_FAST = True
     try:
         main(prog_name="autodiff")
+    except SystemExit as ended:
+        output.exit_now(ended.code)
     except KeyboardInterrupt:  # Ctrl-C outside the command (while Click sets up or exits)
-        sys.exit(INTERRUPTED)
+        output.exit_now(INTERRUPTED)
+    output.exit_now(0)
 
 
 def _escape_what_stdout_cannot_encode() -> None:

@@ -9,21 +9,26 @@ every run.  Standard library only; only the node slots ``_a``/``_b`` (operands) 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .value import Value
 
-__all__ = ["Tape", "iter_edges", "paused_cycle_collector", "topological_order"]
+__all__ = ["Tape", "backpropagate", "iter_edges", "paused_cycle_collector", "new_graph_order", "topological_order"]
 
 
 def topological_order(root: Value) -> list[Value]:
     """Nodes reachable from ``root``, every operand before its results, ``root`` last.
 
-    Iterative depth-first search (no recursion limit); operands are visited in
-    order, so the order, and any numbering taken from it, is the same every run.
+    Depth-first, operands in order (``_a`` then ``_b``), each node after its operands:
+    the order, and any numbering taken from it, is the same every run.  Iterative, with
+    an explicit stack, so there is no recursion limit.  An operand that is a leaf is
+    finished on the spot instead of going through the stack, and a node is revisited
+    only for its operands that are not leaves: about half the steps of pushing every
+    operand (``backward()`` spent most of its time here).
     """
     order: list[Value] = []
     done: set[Value] = set()
@@ -31,22 +36,98 @@ def topological_order(root: Value) -> list[Value]:
     emit, mark, push, pop = order.append, done.add, stack.append, stack.pop
     while stack:
         node = stack[-1]
-        if node in done:
-            pop()
-            continue
-        a, b = node._a, node._b
-        pending = False
-        if b is not None and b not in done:
-            push(b)  # pushed first so that a is finished first
-            pending = True
+        a = node._a
         if a is not None and a not in done:
-            push(a)
-            pending = True
-        if not pending:
+            if a._a is None:  # a leaf: it has no operands to wait for
+                mark(a)
+                emit(a)
+            else:
+                push(a)  # node comes back once a is done
+                continue
+        b = node._b
+        if b is not None and b not in done:
+            if b._a is None:
+                mark(b)
+                emit(b)
+            else:
+                push(b)
+                continue
+        pop()
+        if node not in done:  # a node can be on the stack twice (pushed by two results)
             mark(node)
             emit(node)
-            pop()
     return order
+
+
+def new_graph_order(root: Value) -> list[Value]:
+    """``topological_order(root)`` for a graph just built, whose nodes' gradients are all 0.
+
+    The same order, with a node marked as done by giving it a marker gradient instead of
+    putting it in a set; the zeros are put back before returning.  For millions of nodes
+    that is a third faster and needs no set (~70 MB for 3 million nodes).  Only for a
+    caller that built the graph itself (``execute.scalar.evaluate``): a gradient left by
+    an earlier backward pass would be zeroed.
+    """
+    done = _MARK
+    order: list[Value] = []
+    stack = [root]
+    emit, push, pop = order.append, stack.append, stack.pop
+    while stack:
+        node = stack[-1]
+        a = node._a
+        if a is not None and a.grad is not done:
+            if a._a is None:  # a leaf
+                a.grad = done
+                emit(a)
+            else:
+                push(a)
+                continue
+        b = node._b
+        if b is not None and b.grad is not done:
+            if b._a is None:
+                b.grad = done
+                emit(b)
+            else:
+                push(b)
+                continue
+        pop()
+        if node.grad is not done:
+            node.grad = done
+            emit(node)
+    for node in order:
+        node.grad = 0.0
+    return order
+
+
+_MARK = float("nan")  # a float object of its own: only this object `is` the mark
+
+
+def backpropagate(order: Sequence[Value], progress: Callable[[int, int], None] | None = None) -> None:
+    """The backward pass over ``order`` (``topological_order``'s, the root last): the root's
+    gradient becomes 1 and every node pushes ``local * grad`` to each operand, in reverse.
+
+    ``progress``, when given, is told how many nodes are done every 65,536 nodes.
+    """
+    order[-1].grad = 1.0
+    size = len(order)
+    step = size if progress is None else _PROGRESS_STEP
+    nodes = reversed(order)
+    done = 0
+    while done < size:
+        for node in islice(nodes, step):
+            a = node._a
+            if a is not None:
+                g = node.grad
+                a.grad += node._da * g
+                b = node._b
+                if b is not None:
+                    b.grad += node._db * g
+        done = min(size, done + step)
+        if progress is not None:
+            progress(done, size)
+
+
+_PROGRESS_STEP = 1 << 16
 
 
 def iter_edges(order: Iterable[Value]) -> Iterator[tuple[Value, Value, float]]:

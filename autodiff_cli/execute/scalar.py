@@ -9,11 +9,12 @@ Forward mode runs over the same graph (``forward_gradients``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, Any
 
-from ..engine.graph import paused_cycle_collector
+from ..engine.graph import backpropagate, new_graph_order, paused_cycle_collector
 from ..engine.ops import OPS, OVERFLOW_HINT, DomainError, op_key
 from ..engine.value import METHODS, Value
 from ..errors import EvaluationError
@@ -23,6 +24,7 @@ from ..language.program import (
     OUTPUT,
     POWER_CONST,
     Program,
+    Row,
     check_inputs,
     input_value,
     missing_inputs,
@@ -67,11 +69,14 @@ def evaluate(
     *,
     backward: bool = True,
     allow_missing: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """Build the graph for ``values`` (overriding the defaults) and backpropagate from ``output``.
 
     With ``allow_missing``, inputs without a value are NaN and no domain checks run:
     the graph then shows structure only (``Evaluation.has_values`` is False).
+    ``progress`` is told (done, total) steps now and then: building the graph is the first
+    half of the steps, the backward pass the second.
     """
     values = dict(values or {})
     warnings = check_inputs(program, values)
@@ -79,31 +84,73 @@ def evaluate(
     missing = missing_inputs(program, values)
     if missing and not allow_missing:
         raise missing_inputs_error(program, missing)
+    building = None
+    if progress is not None:
+        def building(done: int, total: int) -> None:
+            progress(done, 2 * total)  # one step per node built, one per node differentiated
+
     with paused_cycle_collector():  # a graph of Values has no cycles for the collector to find
-        registers = _execute(program, values, checked=not missing)
+        registers = _execute(program, values, checked=not missing, progress=building)
     nodes = {name: registers[v.register] for name, v in program.variables.items()}
+    root = registers[program.variables[output].register]
+    del registers  # the graph lives on in its nodes; a list of all of them is ~8 bytes a node
     if backward and not missing:
-        nodes[output].backward()
+        _backward(program, root, progress)
     return Evaluation(program, output, nodes, warnings, has_values=not missing)
 
 
-def _execute(program: Program, values: Mapping[str, float], checked: bool) -> list[Value]:
+def _backward(program: Program, root: Value, progress: Callable[[int, int], None] | None) -> None:
+    """``root.backward()``: the same order, found without a set of millions of nodes
+    (``engine.graph.new_graph_order``: the graph was just built, its gradients are 0)."""
+    order = new_graph_order(root)
+    differentiating = None
+    if progress is not None:
+        built = len(program.instructions)
+
+        def differentiating(done: int, total: int) -> None:
+            progress(built + done * built // total, 2 * built)
+
+    backpropagate(order, differentiating)
+
+
+def _execute(program: Program, values: Mapping[str, float], checked: bool,
+             progress: Callable[[int, int], None] | None = None) -> list[Value]:
     registers: list[Value] = []
     emit = registers.append
     isfinite = math.isfinite
     variables = program.variables
-    for op, args, param, position in program.instructions:
+    rows = program.rows()  # columns, not Instruction tuples
+    total = len(program.instructions)
+    step = max(1, total if progress is None else _PROGRESS_STEP)
+    for start in range(0, total, step):  # in slices, to report progress between them
+        _run(islice(rows, step), registers, emit, variables, values, checked, isfinite, program)
+        if progress is not None:
+            progress(min(total, start + step), total)
+    for variable in variables.values():
+        node = registers[variable.register]
+        if not node.label:
+            node.label = variable.name
+    return registers
+
+
+_PROGRESS_STEP = 1 << 16
+
+
+def _run(rows: Iterable[Row], registers: list[Value], emit: Callable[[Value], None], variables: Mapping[str, Any],
+         values: Mapping[str, float], checked: bool, isfinite: Callable[[float], bool], program: Program) -> None:
+    """Build the nodes of ``rows``, appending each to ``registers``."""
+    for op, first, second, param, position in rows:
         try:
-            if len(args) == 2:
-                node = METHODS[op](registers[args[0]], registers[args[1]])
+            if second >= 0:
+                node = METHODS[op](registers[first], registers[second])
             elif op == INPUT:
-                node = Value(input_value(variables[param], values), label=param)  # type: ignore[index]
+                node = Value(input_value(variables[param], values), label=param)
             elif op == CONST:
-                node = Value(param)  # type: ignore[arg-type]
+                node = Value(param)
             elif op == POWER_CONST:
-                node = registers[args[0]] ** param  # type: ignore[operator]
+                node = registers[first] ** param
             else:
-                node = METHODS[op](registers[args[0]])
+                node = METHODS[op](registers[first])
         except DomainError as error:
             raise _domain_error(error, position, program) from None
         if checked and not isfinite(node.data):
@@ -112,11 +159,6 @@ def _execute(program: Program, values: Mapping[str, float], checked: bool) -> li
                 position, program.source, OVERFLOW_HINT,
             )
         emit(node)
-    for variable in variables.values():
-        node = registers[variable.register]
-        if not node.label:
-            node.label = variable.name
-    return registers
 
 
 def _shown_op(op: str) -> str:

@@ -1,32 +1,55 @@
 """The compiler: program text -> ``Program`` (the intermediate representation in ``program.py``).
 
-Parsing runs Lark's LALR tables (``lalr.py``) with the compiler's callbacks attached,
-so each rule is reduced bottom-up as the parser goes.  Each reduction appends one
-instruction to a flat list and returns its register number.  Nothing recurses, so a
-sum of a million terms or a million nested parentheses is fine.  Syntax errors are
-put into words by ``syntax_errors.py``.
+The driver runs the LALR tables that ``lalr.py`` takes from Lark, and each rule's
+action is written out in the loop: a reduction appends at most one instruction to
+flat columns and leaves its register on the stack.  Nothing recurses, so a sum of a
+million terms or a million nested parentheses is fine.  Syntax errors are put into
+words by ``syntax_errors.py``.
+
+What makes it fast enough for programs of millions of statements (measured in
+``benchmarks/bench_parse.py``):
+
+* tokens are the strings of one ``findall`` and their kinds bytes (``lalr.Scanner``);
+  the stack holds a token's index, never a token object;
+* no position is worked out while parsing: instructions and variables keep the
+  token's number, and the ``Source`` locates it when an error or a caller asks
+  (``_Locator``), which is the single largest saving;
+* the text is parsed in chunks of about ``CHUNK`` characters cut after a line break at
+  parenthesis depth 0, so the token lists of a 30 MB program never exist at once, a
+  position is located by scanning one chunk again, and progress can be reported.
+
+Two rules about lines live here.  A line break inside parentheses does not end the
+statement (it is skipped), elsewhere it acts as ``;``: the table sends such line
+breaks to ``NEWLINE``.  And a line that starts with ``+`` or ``-`` right after a
+finished statement is an error (``SIGN``), not a statement of its own: ``a*b`` then a
+line ``+ c`` would otherwise make ``+c`` the output and silently drop ``a*b``.
 """
 
 from __future__ import annotations
 
-import math
 import os
-from functools import lru_cache
+from bisect import bisect_right
+from collections.abc import Callable
+from functools import cache
+from types import CodeType
 from typing import Any
 
 from ..engine.graph import paused_cycle_collector
 from ..engine.ops import FUNCTIONS
 from ..errors import ParseError, Position, ProgramError, Source
-from . import lalr
-from .program import CONST, INPUT, INTERMEDIATE, POWER_CONST, Instruction, Program, Variable
-from .syntax_errors import syntax_error
+from . import lalr, templates
+from .program import CONST, INPUT, INTERMEDIATE, POWER_CONST, Instructions, Program, Variable
+from .syntax_errors import end_position, line_continues_error, stray_character, syntax_error
+from .templates import Template
 
-__all__ = ["GRAMMAR_FILE", "grammar_text", "parse"]
+__all__ = ["CHUNK", "GRAMMAR_FILE", "grammar_text", "parse"]
 
 GRAMMAR_FILE = "autodiff.lark"
 FUNCTION_NAMES = tuple(FUNCTIONS)
+CHUNK = 1 << 16  # characters parsed at a time (a chunk ends at the first line break after this)
 
-_instruction = tuple.__new__  # Instruction(...) through its generated __new__ costs twice as much
+Progress = Callable[[int, int], None]
+"""Called after each chunk with the characters parsed so far and the total."""
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -41,184 +64,572 @@ def grammar_text() -> str:
         return grammar.read()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables() -> lalr.Tables:
     return lalr.load_tables(grammar_text())
 
 
-def parse(text: str, name: str = "<expr>") -> Program:
-    """Parse and check a program; raise ParseError or ProgramError saying where it is wrong."""
-    source = Source(name, text)
-    compiler = _Compiler()
-    compiler.reset(source)
+def parse(text: str, name: str = "<expr>", *, progress: Progress | None = None, chunk: int = CHUNK) -> Program:
+    """Parse and check a program; raise ParseError or ProgramError saying where it is wrong.
+
+    ``progress`` is told how far the parse has got after each chunk of about ``chunk``
+    characters.
+    """
     tables = _tables()
-    try:
-        with paused_cycle_collector():  # tokens and instructions form no cycles either
-            lalr.parse(tables, text, compiler)
-    except lalr.UnexpectedInput as error:
-        raise syntax_error(error, source) from None
+    locator = _Locator(tables.scanner, text)
+    source = Source(name, text, locator.locate)
+    compiler = _Compiler(tables, source, locator)
+    with paused_cycle_collector():  # nothing built here can form a cycle
+        compiler.run(text, chunk, progress)
     return compiler.finish()
 
 
-def _position(token: Any) -> Position:
-    return Position(token.line, token.column, max(1, len(token)))
+class _Locator:
+    """Token numbers -> Positions for one text: the chunk holding the token is scanned again.
+
+    Token ``n`` is the ``n``-th token of the whole text, counting from 1; the end of
+    the input is one past the last.  Each chunk records where it starts in the text and
+    how many tokens came before it.  The last chunk scanned is kept, since the
+    positions asked for together (an error and its notes) are usually close.
+    """
+
+    def __init__(self, scanner: lalr.Scanner, text: str) -> None:
+        self.scanner = scanner
+        self.text = text
+        self.starts: list[int] = []  # each chunk's first character
+        self.ends: list[int] = []
+        self.bases: list[int] = []  # tokens before each chunk
+        self._lines: dict[int, int] = {}  # chunk -> line breaks before it
+        self._scanned: tuple[int, list[str], list[int]] | None = None
+
+    def add_chunk(self, start: int, end: int, base: int) -> None:
+        self.starts.append(start)
+        self.ends.append(end)
+        self.bases.append(base)
+
+    def offset(self, number: int) -> tuple[int, int]:
+        """Where token ``number`` starts in the text, and its width."""
+        chunk = bisect_right(self.bases, number - 1) - 1
+        start = self.starts[chunk]
+        piece = self.text[start:self.ends[chunk]]
+        if self._scanned is None or self._scanned[0] != chunk:
+            tokens = self.scanner.scan(piece)[0]
+            self._scanned = (chunk, tokens, self.scanner.token_starts(piece, tokens))
+        _, tokens, starts = self._scanned
+        index = number - 1 - self.bases[chunk]
+        if index >= len(tokens):  # the end of the input
+            return start + len(piece.rstrip(self.scanner.blank)), 1
+        # A line break is one character wide, CRLF too, as a stray character is.
+        return start + starts[index], max(1, len(tokens[index].rstrip("\r\n")))
+
+    def locate(self, number: int) -> Position:
+        offset, width = self.offset(number)
+        chunk = bisect_right(self.starts, offset) - 1
+        if chunk not in self._lines:
+            self._lines[chunk] = self.text.count("\n", 0, self.starts[chunk])
+        line = self._lines[chunk] + self.text.count("\n", self.starts[chunk], offset) + 1
+        column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        return Position(line, column, width)
+
+
+# The action of each rule of the grammar, by its callback name (the grammar's `-> alias`).
+(LIST, PASS, VAR, NUMBER, BINARY, ASSIGN, BARE, CALL, ARGUMENTS, MORE_ARGUMENTS, FIRST_EXTRA, NEXT_EXTRA,
+ NEG, POW, SECOND, NEWLINE, SIGN) = ACTION_NAMES = ("LIST", "PASS", "VAR", "NUMBER", "BINARY", "ASSIGN", "BARE",
+                                                    "CALL", "ARGUMENTS", "MORE_ARGUMENTS", "FIRST_EXTRA",
+                                                    "NEXT_EXTRA", "NEG", "POW", "SECOND", "NEWLINE", "SIGN")
+_ACTIONS = {"var": VAR, "number": NUMBER, "add": BINARY, "sub": BINARY, "mul": BINARY, "div": BINARY,
+            "assign": ASSIGN, "bare": BARE, "call": CALL, "neg": NEG, "pow": POW, "pos": SECOND,
+            "group": SECOND, "start": LIST}
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+TEMPLATE_AFTER = 2  # a window gets its own code the second time it is seen (see templates.py)
+TEMPLATES_PER_WINDOW = 4  # the same kinds from the same state, with different states below
+
+
+def _rule_actions(tables: lalr.Tables) -> tuple[list[str], list[str | None]]:
+    """Each rule's action and, for binary operators, the op it emits; then the two
+    pseudo-rules (``tables.newline_rule``, ``tables.sign_rule``)."""
+    actions: list[str] = []
+    for (origin, expansion, callback, _), passes in zip(tables.rules, tables.passes_through):
+        if passes:
+            actions.append(PASS)
+        elif callback == "arguments":  # arguments: expr (COMMA expr)*
+            actions.append(ARGUMENTS if expansion == ["keep"] else MORE_ARGUMENTS)
+        elif origin.startswith("__arguments"):  # the (COMMA expr)* list Lark makes of it
+            actions.append(FIRST_EXTRA if expansion == ["keep", "keep"] else NEXT_EXTRA)
+        elif callback is None:
+            actions.append(LIST)
+        else:
+            actions.append(_ACTIONS[callback])
+    actions += [NEWLINE, SIGN]
+    return actions, [_OPERATORS.get(callback) for _, _, callback, _ in tables.rules]
+
+
+class _Window:
+    """What is known about one window of kinds from one state: how often it was run by the
+    driver, and its templates (one per set of states found below it)."""
+
+    __slots__ = ("seen", "templates")
+
+    def __init__(self, seen: int = 0, known: list[Template] | None = None) -> None:
+        self.seen = seen
+        self.templates: list[Template] = known or []
+
+    def find(self, states: list[int]) -> Template | None:
+        for template in self.templates:
+            if states[len(states) - template.depth:] == template.below:
+                return template
+        return None
 
 
 class _Compiler:
-    """Rule callbacks: each reduction appends an instruction and returns its register."""
+    """The parse of one text: the LALR stacks and what the actions have built so far.
 
-    def reset(self, source: Source) -> None:
+    ``run`` parses chunk after chunk; the stacks, the variables and the templates carry
+    over from one chunk to the next.  Within a chunk, instructions are appended as tuples
+    to ``pending``, then moved to the compact columns.  The methods without an underscore
+    are actions that both the driver and generated templates call.
+    """
+
+    def __init__(self, tables: lalr.Tables, source: Source, locator: _Locator) -> None:
+        self.tables = tables
         self.source = source
-        self.instructions: list[Instruction] = []
+        self.locator = locator
+        self.actions, self.operators = _rule_actions(tables)
+        self.instructions = Instructions()
+        # Instructions of the chunk being parsed, by column: ops, firsts, seconds, params, wheres.
+        self.pending: tuple[list[str], list[int], list[int], list[Any], list[int]] = ([], [], [], [], [])
         self.variables: dict[str, Variable] = {}
-        self.literals: dict[int, float] = {}  # registers holding a number as written
-        self.named: set[int] = set()  # registers that hold a named variable
-        self.statements = 0
-        self.last: tuple[int, Position] | None = None  # the last statement's register
+        self.named = bytearray()  # named[r]: register r holds a named variable
+        self.states: list[int] = []  # the state below each value on ``values``
+        self.values: list[Any] = []
+        self.state = tables.start_state
+        self.last: tuple[int, int] | None = None  # the last statement's register and token
+        self.accepted = False
+        self.windows: dict[tuple[int, bytes], _Window | Template] = {}  # the only template, once there is one
+        columns = dict(zip(("ops", "firsts", "seconds", "params", "wheres"), self.pending))
+        self.template_globals = {
+            **columns, **{f"emit_{name[:-1]}": column.append for name, column in columns.items()},
+            "values": self.values, "variables": self.variables, "variables_get": self.variables.get,
+            "named": self.named,
+            "functions_get": FUNCTIONS.get, "FUNCTIONS": FUNCTIONS, "compiler": self, "source": source,
+            "new": object.__new__, "Variable": Variable, "INTERMEDIATE": INTERMEDIATE,
+            "CONST": CONST, "POWER_CONST": POWER_CONST, "INFINITY": _INFINITY,
+        }
 
-    def _error(self, message: str, position: Position, hint: str | None = None) -> ProgramError:
-        return ProgramError(message, position, self.source, hint)
+    # --- the driver ----------------------------------------------------------------------
 
-    def _emit(self, op: str, args: tuple[int, ...], param: float | str | None, position: Position) -> int:
-        self.instructions.append(_instruction(Instruction, (op, args, param, position)))
-        return len(self.instructions) - 1
+    def run(self, text: str, chunk: int, progress: Progress | None) -> None:
+        scanner, kind = self.tables.scanner, self.tables.kind
+        lpar, rpar, continuation = kind["LPAR"], kind["RPAR"], kind["CONTINUATION"]
+        start, base, length = 0, 0, len(text)
+        while not self.accepted:
+            end = self._chunk_end(text, start + chunk)
+            tokens, kinds = scanner.scan(text[start:end])
+            depth = kinds.count(lpar) - kinds.count(rpar)
+            # Cut only where a line break ends the statement, so no value on the stack
+            # refers to a token of an earlier chunk.
+            while end < length and (depth > 0 or (kinds and kinds[-1] == continuation)):
+                more_end = self._chunk_end(text, end + chunk)
+                more_tokens, more_kinds = scanner.scan(text[end:more_end])
+                tokens += more_tokens
+                kinds += more_kinds
+                depth += more_kinds.count(lpar) - more_kinds.count(rpar)
+                end = more_end
+            if end == length:
+                kinds.append(kind[lalr.END])
+            self.locator.add_chunk(start, end, base)
+            self._parse_chunk(tokens, kinds, base)
+            self._flush()
+            base += len(tokens)
+            start = end
+            if progress is not None:
+                progress(end, length)
 
-    def _drop_literal(self, register: int) -> float | None:
-        """If ``register`` is a number literal just written, remove it and return its value."""
-        if register in self.literals and register == len(self.instructions) - 1:
-            self.instructions.pop()
-            return self.literals.pop(register)
-        return None
+    @staticmethod
+    def _chunk_end(text: str, at_least: int) -> int:
+        """Just after the first line break at or after ``at_least`` (or the end of the text)."""
+        if at_least >= len(text):
+            return len(text)
+        found = text.find("\n", at_least)
+        return len(text) if found < 0 else found + 1
 
-    # statements
+    def _flush(self) -> None:
+        """Move the chunk's instructions to the compact columns (none can be dropped any more:
+        a chunk ends with a statement)."""
+        self.instructions.extend(*self.pending)
+        for column in self.pending:
+            column.clear()
 
-    def assign(self, children: list[Any]) -> None:
-        name_token, _, register = children
-        name, position = str(name_token), _position(name_token)
-        self._check_not_function(name, position, "assign to")
-        known = self.variables.get(name)
-        if known is not None and known.kind == INPUT and known.default is None:
-            raise self._error(
-                f"'{name}' is used before it is assigned",
-                known.position,
-                f"'{name}' is assigned on line {position.line}; move that line above its first use",
-            )
-        if known is not None:
-            raise self._error(
-                f"'{name}' is assigned twice",
-                position,
-                f"it was first assigned on line {known.position.line}; each name is assigned once "
-                "(use a new name, e.g. '{name}2')".replace("{name}", name),
-            )
-        literal = self._drop_literal(register)
-        if literal is not None:
-            register = self._emit(INPUT, (), name, position)
-            self.variables[name] = Variable(name, INPUT, position, register, literal)
-            self.named.add(register)
-        else:
-            if register in self.named:  # `b = a`: give b a node of its own
-                register = self._emit("=", (register,), None, position)
-            self.variables[name] = Variable(name, INTERMEDIATE, position, register)
-        self.named.add(register)
-        self._end_statement(register, position)
+    def _parse_chunk(self, tokens: list[str], kinds: bytearray, base: int) -> None:
+        """Run the automaton over one chunk's tokens, window by window (see templates.py).
 
-    def bare(self, children: list[Any]) -> None:
-        register = children[0]
-        self._end_statement(register, self.instructions[register].position)
+        A window with a template runs its generated code; any other runs the loop
+        below, with each rule's action written out.  Hot code: everything it touches is
+        a local name, and the actions are ordered by how often programs use them.
+        """
+        tables = self.tables
+        action, final, size, limit = tables.action, tables.final, tables.size, tables.limit
+        skip_code, accept_code = tables.skip_code, tables.accept_code
+        actions, operators, sign_shift = self.actions, self.operators, tables.sign_shift
+        lpar, rpar, semi, line_break = tables.kind["LPAR"], tables.kind["RPAR"], tables.kind[lalr.SEMI], \
+            tables.kind[lalr.NL]
+        variables_get = self.variables.get
+        states, values, state = self.states, self.values, self.state
+        push_state, push_value = states.append, values.append
+        ops, firsts, seconds, params, wheres = self.pending
+        emit_op, emit_first, emit_second = ops.append, firsts.append, seconds.append
+        emit_param, emit_where = params.append, wheres.append
+        windows = self.windows
+        count = len(self.instructions)  # the next register
+        literal = -1  # the register of the last number written, while it is the last instruction
+        literal_value = 0.0
+        number1 = base + 1  # token number of the chunk's first token
+        depth = 0  # parentheses open at the start of the window (a chunk starts outside any)
+        named = self.named
+        if len(named) < count + len(kinds) + 1:  # room for every register this chunk can make
+            named.extend(bytes(count + len(kinds) + 1 - len(named)))
+        chunk_states, chunk_state = list(states), state  # for the error path's replay
+        kind_bytes = bytes(kinds)
+        self.template_globals["tokens"] = tokens  # what every template reads, set once per chunk
+        self.template_globals["number1"] = number1
+        start = 0
+        for piece in tables.windows.findall(kind_bytes):
+            end = start + len(piece)
+            if not piece:
+                continue
+            # --- the window's template, if it has one that fits here ------------------------
+            key = (state, piece)
+            cached = windows.get(key)
+            template: Template | None
+            if cached.__class__ is Template and (not cached.depth or states[-cached.depth:] == cached.below):
+                template = cached  # type: ignore[assignment]  # the common case: the only template fits
+            else:
+                template = self._find_template(key, cached, kinds, start, end, kind_bytes, depth)
+            if template is not None and template.balance is not None and depth + template.balance > 0:
+                template = None  # it ends with a line break, here inside parentheses: the driver skips it
+            if template is not None:
+                count, literal, literal_value = template.run(start, count, literal, literal_value)
+                states[len(states) - template.depth:] = template.above
+                state = template.end
+                depth += template.parentheses
+                start = end
+                continue
+            # --- the driver ---------------------------------------------------------------------
+            for i in range(start, end):
+                kind = kinds[i]
+                code = action[state + kind]
+                while code < 0:
+                    rule = ~code
+                    what = actions[rule]
+                    if what == VAR:
+                        below = states[-1]
+                        name = tokens[values[-1]]
+                        known = variables_get(name)
+                        if known is not None:
+                            values[-1] = known.register
+                        else:
+                            self.new_input(name, number1 + values[-1], count)
+                            values[-1] = count
+                            count += 1
+                    elif what == BINARY:
+                        below = states[-3]
+                        del states[-2:]
+                        emit_second(values.pop())
+                        emit_where(number1 + values.pop())
+                        emit_op(operators[rule]), emit_first(values[-1]), emit_param(None)
+                        values[-1] = count
+                        count += 1
+                    elif what == NUMBER:
+                        below = states[-1]
+                        token = values[-1]
+                        value = float(tokens[token])
+                        if value == _INFINITY:
+                            raise self.too_large(tokens[token], number1 + token)
+                        emit_op(CONST), emit_first(-1), emit_second(-1), emit_param(value)
+                        emit_where(number1 + token)
+                        literal = values[-1] = count
+                        literal_value = value
+                        count += 1
+                    elif what == LIST:  # statement lists and separators: no value
+                        count_ = size[rule]
+                        if count_:
+                            below = states[-count_]
+                            if count_ > 1:
+                                del states[1 - count_:]
+                                del values[1 - count_:]
+                            values[-1] = None
+                        else:
+                            below = state
+                            push_state(state)
+                            push_value(None)
+                    elif what == NEWLINE:  # a line break that is not simply shifted
+                        segment = kinds[start:i]
+                        if depth + segment.count(lpar) - segment.count(rpar) > 0:
+                            code = skip_code  # inside parentheses: the statement goes on
+                            break
+                        kind = semi
+                        code = action[state + kind]
+                        continue
+                    elif what == ASSIGN:
+                        below = states[-3]
+                        del states[-2:]
+                        register = values.pop()
+                        values.pop()
+                        token = values[-1]
+                        count, literal = self.assign(tokens[token], number1 + token, register, count, literal,
+                                                     literal_value)
+                        values[-1] = None
+                    elif what == CALL:
+                        count_ = size[rule]
+                        below = states[-count_]
+                        del states[1 - count_:]
+                        arguments = values[-2] if count_ == 4 else []
+                        del values[1 - count_:]
+                        token = values[-1]
+                        values[-1] = count
+                        count = self.call(tokens[token], number1 + token, arguments, count)
+                    elif what == ARGUMENTS:
+                        below = states[-1]
+                        values[-1] = [values[-1]]
+                    elif what == BARE:
+                        below = states[-1]
+                        self.bare(values[-1])
+                        values[-1] = None
+                    elif what == NEG:
+                        below = states[-2]
+                        del states[-1:]
+                        register = values.pop()
+                        where = number1 + values[-1]
+                        if register == literal == count - 1:  # -2 is the number -2, not an operation on 2
+                            literal_value = -literal_value
+                            params[-1], wheres[-1] = literal_value, where
+                        else:
+                            emit_op("neg"), emit_first(register), emit_second(-1), emit_param(None)
+                            emit_where(where)
+                            count += 1
+                        values[-1] = count - 1
+                    elif what == POW:
+                        below = states[-3]
+                        del states[-2:]
+                        exponent = values.pop()
+                        where = number1 + values.pop()
+                        if exponent == literal == count - 1:  # x**2: the exponent is part of the op
+                            ops[-1], firsts[-1], wheres[-1] = POWER_CONST, values[-1], where
+                            literal = -1
+                        else:
+                            emit_op("**"), emit_first(values[-1]), emit_second(exponent), emit_param(None)
+                            emit_where(where)
+                            count += 1
+                        values[-1] = count - 1
+                    elif what == SECOND:  # `+x` and `(x)`: the value of the second symbol
+                        count_ = size[rule]
+                        below = states[-count_]
+                        del states[1 - count_:]
+                        value = values[1 - count_]
+                        del values[1 - count_:]
+                        values[-1] = value
+                    elif what == MORE_ARGUMENTS:  # expr, [more...]
+                        below = states[-2]
+                        del states[-1:]
+                        more = values.pop()
+                        values[-1] = [values[-1], *more]
+                    elif what == FIRST_EXTRA:  # COMMA expr
+                        below = states[-2]
+                        del states[-1:]
+                        value = values.pop()
+                        values[-1] = [value]
+                    elif what == NEXT_EXTRA:  # [...] COMMA expr: the list grows in place
+                        below = states[-3]
+                        del states[-2:]
+                        value = values.pop()
+                        values.pop()
+                        values[-1].append(value)
+                    elif what == SIGN:  # a statement starts with + or -
+                        if self.last is not None and _after_line_break(kinds, i, base, skip_code, line_break,
+                                                                       tables):
+                            raise line_continues_error(self.locator.locate(number1 + i), self.source)
+                        code = sign_shift[state + kind]
+                        break
+                    else:  # PASS: the value stays, only the state changes
+                        below = states[-1]
+                    state = final[rule][below + kind]
+                    code = action[state + kind]
+                if code < limit:
+                    push_state(state)
+                    push_value(i)
+                    state = code
+                elif code == skip_code:
+                    continue
+                elif code == accept_code:
+                    self.accepted = True
+                    break
+                else:
+                    raise self._syntax_error(tokens, kinds, i, base, chunk_states, chunk_state)
+            depth += kind_bytes.count(lpar, start, end) - kind_bytes.count(rpar, start, end)
+            start = end
+        self.state = state
 
-    def _end_statement(self, register: int, position: Position) -> None:
-        self.statements += 1
-        self.last = (register, position)
+    def _find_template(self, key: tuple[int, bytes], known: Template | _Window | None, kinds: bytearray,
+                       start: int, end: int, kind_bytes: bytes, depth: int) -> Template | None:
+        """The template for the window ``kinds[start:end]`` with the stacks as they are, made now
+        if it is seen often enough; ``windows[key]`` keeps count (or is the only template)."""
+        if known is None:
+            if end - start > templates.MAX_WINDOW:
+                return None
+            known = self.windows[key] = _Window()
+        elif known.__class__ is Template:  # the only template, which does not fit here
+            known = self.windows[key] = _Window(TEMPLATE_AFTER, [known])  # type: ignore[list-item]
+        window: _Window = known  # type: ignore[assignment]
+        window.seen += 1
+        template = window.find(self.states)
+        if template is None and window.seen >= TEMPLATE_AFTER and len(window.templates) < TEMPLATES_PER_WINDOW:
+            template = self._template(key[0], kinds, start, end, kind_bytes, depth)
+            if template is not None:
+                window.templates.append(template)
+                if len(window.templates) == 1:
+                    self.windows[key] = template  # the fast path of _parse_chunk from now on
+        return template
 
-    def start(self, children: list[Any]) -> None:
-        return None
+    def _template(self, state: int, kinds: bytearray, start: int, end: int, kind_bytes: bytes,
+                  depth: int) -> templates.Template | None:
+        """The template of ``kinds[start:end]`` from the current stacks (``depth`` parentheses open),
+        bound to this parse."""
+        tables = self.tables
+        separates = True
+        if kinds[end - 1] == tables.kind[lalr.NL]:  # does the window's line break end a statement here?
+            lpar, rpar = tables.kind["LPAR"], tables.kind["RPAR"]
+            separates = depth + kind_bytes.count(lpar, start, end) - kind_bytes.count(rpar, start, end) <= 0
+        template = templates.record(tables, state, self.states, kinds, start, end, separates)
+        if template is None:
+            return None
+        key = (state, bytes(kinds[start:end]), tuple(template.below))
+        code = _CODE.get(key)
+        if code is None:
+            if len(_CODE) >= _CODE_KEPT:
+                _CODE.clear()  # a long-lived process parsing many different programs
+            code = _CODE[key] = templates.generate(template, tables, self.actions, self.operators)
+        namespace = self.template_globals  # shared by every template of this parse
+        exec(code, namespace)  # noqa: S102 - our own generated code (templates.generate)
+        template.run = namespace.pop("run")
+        return template
 
-    # expressions
+    # --- actions shared by the driver and the templates ------------------------------------
 
-    def number(self, children: list[Any]) -> int:
-        token = children[0]
-        value = float(token)
-        if math.isinf(value):
-            raise self._error(
-                f"the number {token} is too large for a float",
-                _position(token),
-                "floats go up to about 1.8e308",
-            )
-        register = self._emit(CONST, (), value, _position(token))
-        self.literals[register] = value
-        return register
-
-    def var(self, children: list[Any]) -> int:
-        token = children[0]
-        name, position = str(token), _position(token)
-        self._check_not_function(name, position, "use")
-        known = self.variables.get(name)
-        if known is not None:
-            return known.register
-        register = self._emit(INPUT, (), name, position)
-        self.variables[name] = Variable(name, INPUT, position, register)
-        self.named.add(register)
-        return register
-
-    def call(self, children: list[Any]) -> int:
-        name_token = children[0]
-        name, position = str(name_token), _position(name_token)
-        arguments = children[2] if len(children) == 4 else []
-        if name not in FUNCTIONS:
-            raise self._error(f"unknown function '{name}'", position, _function_hint(name))
-        arity = FUNCTIONS[name].arity
-        if len(arguments) != arity:
-            raise self._error(
-                f"{name}() takes exactly {arity} argument{'s' if arity != 1 else ''} ({len(arguments)} given)",
-                position,
-                f"write {name}(x)",
-            )
-        return self._emit(name, tuple(arguments), None, position)
-
-    def arguments(self, children: list[Any]) -> list[int]:
-        return children[::2]  # the registers, without the commas
-
-    def group(self, children: list[Any]) -> int:
-        return children[1]
-
-    def neg(self, children: list[Any]) -> int:
-        sign, register = children
-        literal = self._drop_literal(register)
-        if literal is not None:  # -2 is the number -2, not an operation on 2
-            folded = self._emit(CONST, (), -literal, _position(sign))
-            self.literals[folded] = -literal
-            return folded
-        return self._emit("neg", (register,), None, _position(sign))
-
-    def pos(self, children: list[Any]) -> int:
-        return children[1]
-
-    def pow(self, children: list[Any]) -> int:
-        base, operator, exponent = children
-        position = _position(operator)
-        literal = self._drop_literal(exponent)
-        if literal is not None:
-            return self._emit(POWER_CONST, (base,), literal, position)
-        return self._emit("**", (base, exponent), None, position)
-
-    def _binary(self, children: list[Any]) -> int:
-        left, operator, right = children
-        position = _position(operator)
-        return self._emit(str(operator), (left, right), None, position)
-
-    add = sub = mul = div = _binary
-
-    # checks
-
-    def _check_not_function(self, name: str, position: Position, verb: str) -> None:
+    def new_input(self, name: str, where: int, register: int) -> None:
+        """The first use of ``name``: an input instruction and its variable."""
         if name in FUNCTIONS:
-            raise self._error(
-                f"'{name}' is a function; it cannot be a variable",
-                position,
-                f"call it as {name}(x), or {verb} a different name",
-            )
+            raise self._function_as_variable(name, where, "use")
+        self._emit(INPUT, -1, -1, name, where)
+        variable = object.__new__(Variable)  # Variable(...) without the call: one per name
+        variable.name, variable.kind, variable.register, variable.default = name, INPUT, register, None
+        variable._where, variable._source = where, self.source
+        self.variables[name] = variable
+        self._mark_named(register)
+
+    def assign(self, name: str, where: int, register: int, count: int, literal: int,
+               literal_value: float) -> tuple[int, int]:
+        """``name = <register>``; returns the next register and the literal register."""
+        if name in FUNCTIONS:
+            raise self._function_as_variable(name, where, "assign to")
+        known = self.variables.get(name)
+        if known is not None:
+            raise self._assigned_twice(name, where, known)
+        variable = object.__new__(Variable)
+        if register == literal == count - 1:  # `a = 2`: an input with a default
+            for column, value in zip(self.pending, (INPUT, -1, -1, name, where)):
+                column[-1] = value
+            variable.kind, variable.default = INPUT, literal_value
+            literal = -1
+        else:
+            named = self.named
+            if register < len(named) and named[register]:  # `b = a`: b gets a node of its own
+                self._emit("=", register, -1, None, where)
+                register = count
+                count += 1
+            variable.kind, variable.default = INTERMEDIATE, None
+        variable.name, variable.register, variable._where, variable._source = name, register, where, self.source
+        self.variables[name] = variable
+        named = self.named
+        if register >= len(named):
+            named.extend(bytes(register - len(named) + 4096))
+        named[register] = 1
+        self.last = (register, where)
+        return count, literal
+
+    def bare(self, register: int) -> None:
+        """A statement that is an expression: the program's output if it is the last."""
+        self.last = (register, self._where(register))
+
+    def call(self, name: str, where: int, arguments: list[int], register: int) -> int:
+        """``name(arguments)`` as instruction ``register``; returns the next register."""
+        op = FUNCTIONS.get(name)
+        if op is None:
+            raise self._error(f"unknown function '{name}'", where, _function_hint(name))
+        if len(arguments) != op.arity:
+            arity = op.arity
+            raise self._error(f"{name}() takes exactly {arity} argument{'s' if arity != 1 else ''} "
+                              f"({len(arguments)} given)", where, f"write {name}(x)")
+        ops, firsts, seconds, params, wheres = self.pending
+        ops.append(name)
+        firsts.append(arguments[0])
+        seconds.append(arguments[1] if len(arguments) > 1 else -1)
+        params.append(None)
+        wheres.append(where)
+        return register + 1
+
+    def too_large(self, text: str, where: int) -> ProgramError:
+        return self._error(f"the number {text} is too large for a float", where, "floats go up to about 1.8e308")
+
+    # --- rarely needed ---------------------------------------------------------------------
+
+    def _emit(self, op: str, first: int, second: int, param: Any, where: int) -> None:
+        for column, value in zip(self.pending, (op, first, second, param, where)):
+            column.append(value)
+
+    def _mark_named(self, register: int) -> None:
+        named = self.named
+        if register >= len(named):
+            named.extend(bytes(register - len(named) + 4096))
+        named[register] = 1
+
+    def _where(self, register: int) -> int:
+        """The token number of an instruction, pending or moved to the columns."""
+        moved = len(self.instructions)
+        return self.instructions.where[register] if register < moved else self.pending[4][register - moved]
+
+    def _error(self, message: str, where: int, hint: str | None = None) -> ProgramError:
+        return ProgramError(message, where, self.source, hint)  # type: ignore[arg-type]
+
+    def _function_as_variable(self, name: str, where: int, verb: str) -> ProgramError:
+        return self._error(f"'{name}' is a function; it cannot be a variable", where,
+                           f"call it as {name}(x), or {verb} a different name")
+
+    def _assigned_twice(self, name: str, where: int, known: Variable) -> ProgramError:
+        if known.kind == INPUT and known.default is None:
+            line = self.locator.locate(where).line
+            return ProgramError(f"'{name}' is used before it is assigned", known.position, self.source,
+                                f"'{name}' is assigned on line {line}; move that line above its first use")
+        return self._error(f"'{name}' is assigned twice", where,
+                           f"it was first assigned on line {known.position.line}; each name is assigned once "
+                           f"(use a new name, e.g. '{name}2')")
+
+    def _syntax_error(self, tokens: list[str], kinds: bytearray, bad: int, base: int,
+                      chunk_states: list[int], chunk_state: int) -> ParseError:
+        tables = self.tables
+        kind = kinds[bad]
+        if kind == tables.kind[lalr.ERROR]:
+            return stray_character(self.locator.locate(base + bad + 1), self.source)
+        terminal = tables.terminal_names[kind]
+        text = tokens[bad] if bad < len(tokens) else ""
+        if terminal == lalr.END:
+            position = end_position(self.source.text)
+        else:
+            position = self.locator.locate(base + bad + 1)
+        expected = lalr.acceptable(tables, lalr.replay(tables, kinds, bad, chunk_states, chunk_state))
+        return syntax_error(terminal, text, position, expected, self.source)  # type: ignore[arg-type]
 
     def finish(self) -> Program:
+        self._flush()
         if self.last is None:
             raise ProgramError(
                 "the program is empty",
@@ -226,14 +637,31 @@ class _Compiler:
                 self.source,
                 "write an expression such as 'L = (a*b + c)*f'",
             )
-        register, position = self.last
+        register, where = self.last
         result = next((v.name for v in self.variables.values() if v.register == register), None)
         if result is None:  # the last statement is an unnamed expression
             result = "output"
             while result in self.variables:
                 result += "_"
-            self.variables[result] = Variable(result, INTERMEDIATE, position, register)
+            self.variables[result] = Variable(result, INTERMEDIATE, where, register, None, self.source)
         return Program(self.source, self.instructions, self.variables, result)
+
+
+_CODE: dict[tuple[int, bytes, tuple[int, ...]], CodeType] = {}  # generated code, kept for later parses
+_CODE_KEPT = 10_000
+_INFINITY = float("inf")
+
+
+def _after_line_break(kinds: bytearray, index: int, base: int, skip_code: int, line_break: int,
+                      tables: lalr.Tables) -> bool:
+    """Whether the token before ``kinds[index]``, comments and continuations aside, is a line
+    break (a chunk starts after one, so the first token of a later chunk follows one too)."""
+    start = tables.start_state
+    for before in range(index - 1, -1, -1):
+        kind = kinds[before]
+        if tables.action[start + kind] != skip_code:  # comments and continuations are skipped everywhere
+            return kind == line_break
+    return base > 0
 
 
 def _function_hint(name: str) -> str:

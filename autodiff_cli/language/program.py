@@ -22,7 +22,16 @@ key of                                         applied to the operand registers:
 =========  ==============  ==================  =====================================
 
 ``position`` is where the instruction is written (the operator, the function name,
-the number or the name), for error messages.
+the number or the name), for error messages: a ``Position``, or a token number that
+``program.source.position(...)`` turns into one (``errors.Where``).  Errors given a
+token number and the source locate it themselves, so an interpreter passes
+``position`` on as it is.  The compiler stores token numbers: working out the line and
+column of every instruction of a big program would cost more than parsing it.
+
+``instructions`` is a sequence of ``Instruction``: a list, or, as the compiler makes it,
+an ``Instructions``, which stores them column by column (a few dozen bytes each rather
+than a few hundred) and builds each ``Instruction`` when it is read.  Interpreters that
+run every instruction read the columns through ``Program.rows()``.
 
 ``variables`` maps every name to a ``Variable``: its kind (an ``input``, possibly
 with a ``default``, or an ``intermediate``), where it is first written, and the
@@ -37,11 +46,13 @@ into the program of its derivatives.  Each reads the op's maths from the op tabl
 from __future__ import annotations
 
 import math
+from array import array
 from collections import namedtuple
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
-from ..errors import InputError, Position, Source, variables_hint
+from ..errors import InputError, Position, Source, Where, variables_hint
 
 __all__ = [
     "CONST",
@@ -50,6 +61,7 @@ __all__ = [
     "OUTPUT",
     "POWER_CONST",
     "Instruction",
+    "Instructions",
     "Program",
     "Variable",
     "check_inputs",
@@ -68,21 +80,145 @@ POWER_CONST = "**c"
 
 class Instruction(namedtuple("Instruction", "op args param position")):
     """One step of a program: ``op`` (str), ``args`` (tuple of registers), ``param`` (the
-    input's name, the constant, the exponent, or None) and ``position``; see the module
-    docstring for every kind."""
+    input's name, the constant, the exponent, or None) and ``position`` (``errors.Where``);
+    see the module docstring for every kind."""
 
     __slots__ = ()
 
 
-@dataclass
-class Variable:
-    """A named quantity: an input (with an optional default) or an intermediate."""
+Row = tuple[str, int, int, Any, Where]
+"""An instruction as ``Program.rows()`` gives it: op, first and second operand (-1 for
+none), param and position."""
 
-    name: str
-    kind: str
-    position: Position
-    register: int
-    default: float | None = None
+
+class Instructions(Sequence[Instruction]):
+    """Instructions stored column by column, as the compiler makes them.
+
+    ``ops`` (the op of each, as a small number: ``op_names[code]``), ``first`` and
+    ``second`` (the operand registers, -1 for none), ``params`` (list) and ``where`` (token
+    numbers).  Codes, registers and token numbers live in arrays of machine integers
+    (widened when a number needs it), so an instruction costs about 20 bytes instead of
+    the ~200 of an ``Instruction`` with its ``args`` tuple and int objects; a program of a
+    million statements has several million instructions.
+    """
+
+    __slots__ = ("codes", "first", "op_names", "ops", "params", "second", "where")
+
+    def __init__(self) -> None:
+        self.ops = array("B")
+        self.op_names: list[str] = []  # code -> op
+        self.codes: dict[str, int] = {}  # op -> code
+        self.first = array("i")
+        self.second = array("i")
+        self.params: list[Any] = []
+        self.where = array("i")
+
+    def extend(self, ops: list[str], first: list[int], second: list[int], params: list[Any],
+               where: list[int]) -> None:
+        """Append instructions given as columns of equal length."""
+        codes = self.codes
+        for op in set(ops) - codes.keys():  # an op seen for the first time gets the next code
+            codes[op] = len(self.op_names)
+            self.op_names.append(op)
+        self.ops = _append(self.ops, list(map(codes.__getitem__, ops)))
+        self.first = _append(self.first, first)
+        self.second = _append(self.second, second)
+        self.params += params
+        self.where = _append(self.where, where)
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    @overload
+    def __getitem__(self, index: int) -> Instruction: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Instruction]: ...
+
+    def __getitem__(self, index: int | slice) -> Instruction | list[Instruction]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        a, b = self.first[index], self.second[index]
+        args = () if a < 0 else (a,) if b < 0 else (a, b)
+        return Instruction(self.op_names[self.ops[index]], args, self.params[index], self.where[index])
+
+    def __iter__(self) -> Iterator[Instruction]:
+        for op, a, b, param, where in self.rows():
+            yield Instruction(op, () if a < 0 else (a,) if b < 0 else (a, b), param, where)
+
+    def rows(self) -> Iterator[Row]:
+        return zip(map(self.op_names.__getitem__, self.ops), self.first, self.second, self.params, self.where)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<Instructions: {len(self):,}>"
+
+
+def _append(column: array, numbers: list[int]) -> array:
+    """``column`` with ``numbers`` appended, widened to 64-bit integers if one needs it."""
+    try:
+        column.fromlist(numbers)  # fromlist: twice as fast as extend; on an error it adds nothing
+    except OverflowError:
+        column = array("q", column)
+        column.fromlist(numbers)
+    return column
+
+
+def _rows(instructions: Iterable[Instruction]) -> Iterator[Row]:
+    for op, args, param, position in instructions:
+        yield (op, args[0] if args else -1, args[1] if len(args) > 1 else -1, param, position)
+
+
+class Variable:
+    """A named quantity: an input (with an optional default) or an intermediate.
+
+    ``position`` is where the name is first written.  The compiler gives it as a token
+    number together with the ``source`` that locates it (``errors.Where``), so it is
+    worked out only when read: the positions of a million variables would cost more
+    than the rest of the parse.
+    """
+
+    # Slots, not a dataclass: a program can have millions of variables.
+    __slots__ = ("_source", "_where", "default", "kind", "name", "register")
+
+    def __init__(self, name: str, kind: str, position: Where, register: int, default: float | None = None,
+                 source: Source | None = None) -> None:
+        self.name = name
+        self.kind = kind
+        self.register = register
+        self.default = default
+        self._where = position
+        self._source = source
+
+    @property
+    def position(self) -> Position:
+        where = self._where
+        if isinstance(where, int):
+            if self._source is None:
+                raise ValueError(f"variable {self.name!r}: token {where} given without the source that locates it")
+            return self._source.position(where)
+        return where
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.name, self.kind, self.position, self.register, self.default)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Variable):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        name, kind, position, register, default = self._fields()
+        return (f"Variable(name={name!r}, kind={kind!r}, position={position!r}, register={register!r}, "
+                f"default={default!r})")
 
 
 @dataclass
@@ -90,7 +226,7 @@ class Program:
     """A parsed and checked program, ready to run with any input values."""
 
     source: Source
-    instructions: list[Instruction]
+    instructions: Sequence[Instruction]
     variables: dict[str, Variable]
     result: str
 
@@ -104,6 +240,18 @@ class Program:
     def __iter__(self) -> Iterator[Instruction]:
         return iter(self.instructions)
 
+    def rows(self) -> Iterator[Row]:
+        """Every instruction as a ``Row`` (op, first, second, param, position), in order: the
+        fast way to run all of them, without an ``Instruction`` and ``args`` tuple apiece."""
+        instructions = self.instructions
+        if isinstance(instructions, Instructions):
+            return instructions.rows()
+        return _rows(instructions)
+
+    def position(self, where: Where) -> Position:
+        """An instruction's ``position`` as a Position (it may be a token number)."""
+        return self.source.position(where)
+
     def names_by_register(self) -> dict[int, str]:
         """The variable name of each register that has one (the first name, for a shared one)."""
         names: dict[int, str] = {}
@@ -113,12 +261,16 @@ class Program:
 
     def dependencies(self, output: str) -> list[bool]:
         """For each register, whether ``output`` depends on it (itself included)."""
-        needed = [False] * len(self.instructions)
+        rows = list(self.rows())
+        needed = [False] * len(rows)
         needed[self.variables[output].register] = True
-        for register in range(len(self.instructions) - 1, -1, -1):
+        for register in range(len(rows) - 1, -1, -1):
             if needed[register]:
-                for operand in self.instructions[register].args:
-                    needed[operand] = True
+                _, first, second, _, _ = rows[register]
+                if first >= 0:
+                    needed[first] = True
+                if second >= 0:
+                    needed[second] = True
         return needed
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ParseError, Position, Source
-from . import lalr
 
-__all__ = ["syntax_error"]
+__all__ = ["end_position", "line_continues_error", "stray_character", "syntax_error"]
 
 _TERMINAL_WORDS = {
     "NAME": "a name",
@@ -53,23 +52,24 @@ def _describe_expected(expected: set[str]) -> str:
     return ", ".join(phrases[:-1]) + " or " + phrases[-1]
 
 
-def _describe_token(token: Any) -> str:
-    if token.type == "$END":
+def _describe_token(terminal: str, text: str) -> str:
+    if terminal == "$END":
         return "end of input"
-    if token.type == "_SEP":
-        return "';'" if token == ";" else "end of line"
-    if token.type == "NAME":
-        return f"name '{token}'"
-    if token.type == "NUMBER":
-        return f"number {token}"
-    return f"'{token}'"
+    if terminal == "_SEP":
+        return "';'" if text == ";" else "end of line"
+    if terminal == "NAME":
+        return f"name '{text}'"
+    if terminal == "NUMBER":
+        return f"number {text}"
+    return f"'{text}'"
 
 
-def _end_position(text: str) -> Position:
+def end_position(text: str) -> Position:
     """Just after the last character that is not white space: the caret then lands on the
     line that is unfinished, not on the empty line after a file's final newline."""
-    lines = text.rstrip().split("\n")
-    return Position(len(lines), len(lines[-1].rstrip("\r")) + 1)
+    stripped = text.rstrip()
+    line_start = stripped.rfind("\n") + 1
+    return Position(stripped.count("\n") + 1, len(stripped) - line_start + 1)
 
 
 def _unclosed_parenthesis(text: str, line: int, column: int) -> Position | None:
@@ -93,33 +93,80 @@ def _unclosed_parenthesis(text: str, line: int, column: int) -> Position | None:
     return open_positions[-1] if open_positions else None
 
 
-def syntax_error(error: lalr.UnexpectedInput, source: Source) -> ParseError:
-    token = error.token
-    if token is None:
-        line_text = source.line(error.line)
-        char = line_text[error.column - 1] if error.column <= len(line_text) else "?"
-        return ParseError(
-            f"unexpected character {char!r}",
-            Position(error.line, error.column),
-            source,
-            "operators are + - * / ** (or ^); names are letters, digits and _; "
-            "'#' starts a comment",
-        )
-    expected = error.expected
-    if token.type == "$END":
-        position = _end_position(source.text)
-    else:
-        position = Position(token.line, token.column, max(1, len(token)))
-    found = _describe_token(token)
+
+
+def _continue(which: str) -> str:
+    """How to write a statement over two lines, for hints about ones that end at a line break."""
+    return f"to continue the expression, put it in parentheses or end {which} line with '\\'"
+
+
+def syntax_error(terminal: str, text: str, position: Position, expected: set[str], source: Source) -> ParseError:
+    """The parser stopped at a token of ``terminal`` (``NAME``, ``_SEP``, ``$END``...) spelled
+    ``text``, where it could have shifted the terminals ``expected``."""
+    found = _describe_token(terminal, text)
     message = f"unexpected {found}; expected {_describe_expected(expected)}"
     hint = None
     opened = _unclosed_parenthesis(source.text, position.line, position.column)
     if "RPAR" in expected and opened is not None:
         hint = f"the '(' at line {opened.line}, column {opened.column} is never closed"
-    elif _OPERATORS <= expected and token.type in ("NAME", "NUMBER", "LPAR"):
+    elif _OPERATORS <= expected and terminal in ("NAME", "NUMBER", "LPAR"):
         hint = "write the operator between the operands, e.g. 2*x rather than 2x"
-    elif token.type == "EQUAL":
+    elif terminal == "EQUAL":
         hint = "only a plain name can be assigned to: 'name = expression' (comparisons are not supported)"
-    elif token.type == "RPAR" and "RPAR" not in expected:
+    elif terminal == "RPAR" and "RPAR" not in expected:
         hint = "this ')' has no matching '('"
+    elif terminal == "_SEP" and text != ";" and _OPERAND_STARTS <= expected:
+        hint = f"a line break ends the statement: {_continue('this')}"
+    elif terminal in ("STAR", "SLASH", "POW") and _starts_line(source, position):
+        hint = f"a line break ends a statement, so a line cannot start with '{text}': {_continue('the previous')}"
     return ParseError(message, position, source, hint)
+
+
+def _starts_line(source: Source, position: Position) -> bool:
+    return not source.line(position.line)[: position.column - 1].strip()
+
+
+def line_continues_error(position: Position, source: Source) -> ParseError:
+    """A statement that starts with + or - on the line after another statement: almost always
+    the rest of a formula written over two lines, which a line break cannot continue."""
+    sign = source.line(position.line)[position.column - 1]
+    statement = " ".join(source.line(position.line).split())
+    return ParseError(
+        f"this line starts with '{sign}', so it would be a statement of its own, not the rest "
+        "of the expression above it",
+        position,
+        source,
+        f"a line break ends a statement: {_continue('the previous')}; for a statement of its own, "
+        f"name it: 'y = {statement}'",
+    )
+
+
+# Characters people paste from documents and other scripts, and what the language writes.
+_LOOKALIKES = {"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u00d7": "*", "\u22c5": "*", "\u00b7": "*",
+               "\u2219": "*", "\u2217": "*", "\u00f7": "/", "\u2215": "/", "\u2044": "/"}
+
+
+def stray_character(position: Position, source: Source) -> ParseError:
+    """A character no token starts with, with what to write instead when it is not ASCII."""
+    line_text = source.line(position.line)
+    char = line_text[position.column - 1] if position.column <= len(line_text) else "?"
+    hint = ("operators are + - * / ** (or ^); names are letters, digits and _; "
+            "'#' starts a comment")
+    message = f"unexpected character {char!r}"
+    if not char.isascii():
+        import unicodedata  # only on this error path
+
+        message += f" ({unicodedata.name(char, f'U+{ord(char):04X}')})"
+        hint = _non_ascii_hint(char, unicodedata)
+    return ParseError(message, Position(position.line, position.column), source, hint)
+
+
+def _non_ascii_hint(char: str, unicodedata: Any) -> str:
+    rule = "programs are ASCII: numbers are written with the digits 0-9, names with A-Z, a-z, 0-9 and _"
+    digit = unicodedata.digit(char, None)
+    ascii_form = _LOOKALIKES.get(char) or unicodedata.normalize("NFKC", char)
+    if digit is not None:
+        return f"{rule}; write {digit} for {char!r}"
+    if len(ascii_form) == 1 and ascii_form.isascii() and ascii_form.isprintable():
+        return f"{rule}; write {ascii_form!r} for {char!r}"
+    return rule

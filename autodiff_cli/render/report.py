@@ -2,12 +2,26 @@
 
 Pure functions: each returns text or a Rich renderable and never prints.
 Rich is imported only by ``table``, so scripts asking for JSON don't load it.
+
+A program can have a million variables, so plain text, JSON and CSV are built column
+by column with the standard library's C functions (``float.__repr__``, ``str.ljust``,
+``json``'s string encoder, ``str.join`` over ``map``) rather than a Python loop per
+variable, and ``*_chunks`` give them a slice at a time so that the whole text never
+has to exist at once.  The bytes are exactly those of ``json.dumps(..., indent=2)`` and
+``csv.writer`` (``tests/render/test_report.py`` holds them to both, and to golden files):
+at 1e5 variables this is ~8x ``json.dumps`` with an indent, which runs in Python
+(``benchmarks/bench_reports.py``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, islice, repeat
+from json.encoder import encode_basestring_ascii  # json.dumps's own (C) string encoder
+from operator import attrgetter, eq
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..language.program import INPUT
@@ -19,7 +33,13 @@ if TYPE_CHECKING:
     from ..engine.forward import ForwardResult
     from ..execute.scalar import Evaluation
 
+__all__ = ["COLUMNS", "Row", "csv_chunks", "json_chunks", "plain_chunks", "rows", "to_csv", "to_json",
+           "to_plain", "to_table", "work_dict", "work_summary"]
+
 COLUMNS = ("name", "kind", "op", "value", "grad")
+CHUNK = 50_000  # variables per slice of the *_chunks renderers
+KEPT_CELLS = 200_000  # up to this many variables, plain text keeps its cells between its two passes
+
 
 class Row(NamedTuple):
     name: str
@@ -29,16 +49,87 @@ class Row(NamedTuple):
     grad: float
 
 
+class _Columns(NamedTuple):
+    """Some of the report's variables column by column, in program order."""
+
+    names: list[str]
+    kinds: list[str]
+    ops: list[str]
+    values: list[float]
+    grads: list[float]
+
+
+def _names(evaluation: Evaluation, wrt: Sequence[str] | None) -> list[str]:
+    return list(evaluation.nodes) if wrt is None else list(wrt)
+
+
+def _slices(names: list[str]) -> Iterator[list[str]]:
+    """``names`` a slice at a time: the columns of a million variables never exist at once."""
+    for start in range(0, len(names), CHUNK):
+        yield names[start:start + CHUNK]
+
+
+class _Lookup:
+    """The nodes and variables of a slice of names.  When the names are all the evaluation's, in
+    order, the dictionaries' values are read in order instead of looked up one by one."""
+
+    def __init__(self, evaluation: Evaluation, names: list[str]) -> None:
+        self.evaluation = evaluation
+        variables = evaluation.program.variables
+        self.in_order = (len(names) == len(evaluation.nodes) == len(variables)
+                         and all(map(eq, names, evaluation.nodes)) and all(map(eq, names, variables)))
+        self.nodes = iter(evaluation.nodes.values())
+        self.variables = iter(evaluation.program.variables.values())
+
+    def take(self, part: list[str]) -> tuple[list[Any], list[Any]]:
+        if self.in_order:  # the next len(part) of each, without hashing a name
+            return list(islice(self.nodes, len(part))), list(islice(self.variables, len(part)))
+        evaluation = self.evaluation
+        return (list(map(evaluation.nodes.__getitem__, part)),
+                list(map(evaluation.program.variables.__getitem__, part)))
+
+
+def _columns(evaluation: Evaluation, names: list[str], wanted: str = "kinds ops values grads",
+             lookup: _Lookup | None = None) -> _Columns:
+    """Kind, op, value and grad of each of ``names`` (those ``wanted``; the others are left empty)."""
+    nodes, variables = (lookup or _Lookup(evaluation, [])).take(names)
+    declared: list[str] = []
+    if "kinds" in wanted or "ops" in wanted:
+        declared = list(map(attrgetter("kind"), variables))
+    ops: list[str] = []
+    if "ops" in wanted:  # "" for an input, else the node's op
+        ops = list(map(_NO_OP.get, declared, map(attrgetter("_op"), nodes)))  # type: ignore[arg-type]
+    kinds = []
+    if "kinds" in wanted:
+        kinds = declared
+        if evaluation.output in names:
+            kinds = list(declared)
+            for index in _positions(names, evaluation.output):
+                kinds[index] = evaluation.kind(evaluation.output)
+    values = list(map(attrgetter("data"), nodes)) if "values" in wanted else []
+    grads = list(map(attrgetter("grad"), nodes)) if "grads" in wanted else []
+    return _Columns(names, kinds, ops, values, grads)
+
+
+_NO_OP = {INPUT: ""}
+
+
+def _positions(names: list[str], name: str) -> list[int]:
+    """Where ``name`` is in ``names`` (a --wrt list may repeat it)."""
+    found, start = [], 0
+    for _ in range(names.count(name)):
+        start = names.index(name, start)
+        found.append(start)
+        start += 1
+    return found
+
+
 def rows(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> list[Row]:
     """One row per named variable in program order (only ``wrt`` ones when given, even none)."""
-    names = list(evaluation.nodes) if wrt is None else list(wrt)
-    result = []
-    for name in names:
-        node = evaluation.nodes[name]
-        kind = evaluation.kind(name)
-        op = "" if evaluation.program.variables[name].kind == INPUT else node._op
-        result.append(Row(name, kind, op, node.data, node.grad))
-    return result
+    return list(map(Row, *_columns(evaluation, _names(evaluation, wrt))))
+
+
+# --- JSON --------------------------------------------------------------------------------------
 
 
 def to_json(
@@ -51,51 +142,182 @@ def to_json(
     """One strict JSON object: output name and value, every value, the gradients asked for.
 
     ``mode`` says which mode computed the gradients; ``work``, when given, is forward
-    mode's comparison of the work of both modes.
+    mode's comparison of the work of both modes.  The text is ``json.dumps(document,
+    indent=2, allow_nan=False)`` and a newline, NaN and infinities written as strings.
     """
-    grad_rows = rows(evaluation, wrt)
-    document: dict[str, Any] = {
-        "output": evaluation.output,
-        "value": json_number(evaluation.root.data),
-        "values": {name: json_number(node.data) for name, node in evaluation.nodes.items()},
-        "grads": {row.name: json_number(row.grad) for row in grad_rows},
-        "kinds": {name: evaluation.kind(name) for name in evaluation.nodes},
-        "mode": mode,
-    }
+    return "".join(json_chunks(evaluation, wrt, mode=mode, work=work))
+
+
+def json_chunks(
+    evaluation: Evaluation,
+    wrt: Sequence[str] | None = None,
+    *,
+    mode: str = "reverse",
+    work: Mapping[str, Any] | None = None,
+) -> Iterator[str]:
+    """``to_json``'s text in slices, for writing out a big report without holding all of it."""
+    names = _names(evaluation, None)
+    grad_names = names if wrt is None else list(wrt)
+    yield (f'{{\n  "output": {_json_text(evaluation.output)},\n'
+           f'  "value": {_json_value(evaluation.root.data)},\n  "values": ')
+    yield from _json_object(evaluation, names, "values")
+    yield ',\n  "grads": '
+    yield from _json_object(evaluation, grad_names, "grads")
+    yield ',\n  "kinds": '
+    yield from _json_object(evaluation, names, "kinds")
+    yield f',\n  "mode": {_json_text(mode)}'
     if work is not None:
-        document["work"] = dict(work)
-    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+        nested = json.dumps(dict(work), indent=2, allow_nan=False).replace("\n", "\n  ")
+        yield f',\n  "work": {nested}'
+    yield "\n}\n"
+
+
+_ENTRY, _NEXT_ENTRY = ": ", ",\n    "
+
+
+def _json_object(evaluation: Evaluation, names: list[str], column: str) -> Iterator[str]:
+    """The object of each name's ``column`` (values, grads or kinds) one level into the
+    document, as json.dumps with indent=2 writes it."""
+    if not names:
+        yield "{}"
+        return
+    yield "{\n    "
+    last = len(names) - 1
+    lookup = _Lookup(evaluation, names)
+    for start, part in zip(range(0, len(names), CHUNK), _slices(names)):
+        items = getattr(_columns(evaluation, part, column, lookup), column)
+        texts = _json_strings(items) if column == "kinds" else _json_numbers(items)
+        # key, ": ", value, ",\n    " for every entry, flattened in C; the last separator is cut.
+        # Names that need no escaping (all the language makes) go in between quotes as they are.
+        if _plain_keys(part):
+            pieces = zip(repeat('"'), part, repeat('"' + _ENTRY), texts, repeat(_NEXT_ENTRY))
+        else:
+            pieces = zip(_json_strings(part), repeat(_ENTRY), texts, repeat(_NEXT_ENTRY))  # type: ignore[assignment]
+        text = "".join(chain.from_iterable(pieces))
+        yield text if start + len(part) <= last else text[:-len(_NEXT_ENTRY)]
+    yield "\n  }"
+
+
+_JSON_NUMBERS = {"nan": '"NaN"', "inf": '"Infinity"', "-inf": '"-Infinity"'}
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps escapes in ASCII text
+
+
+def _plain_keys(names: list[str]) -> bool:
+    """Whether json.dumps would write each of ``names`` as it is, between quotes."""
+    joined = "".join(names)
+    return joined.isascii() and _ESCAPED.search(joined) is None
+
+
+def _json_numbers(numbers: list[float]) -> list[str]:
+    """Each number as JSON text, non-finite ones as the strings ``json_number`` makes of them."""
+    if not all(map(float.__instancecheck__, numbers)):
+        return list(map(_json_value, numbers))  # ints or anything else: the json module decides
+    texts = list(map(float.__repr__, numbers))  # what json.dumps writes for a float
+    if not all(map(math.isfinite, numbers)):
+        texts = [_JSON_NUMBERS.get(text, text) for text in texts]
+    return texts
+
+
+def _json_value(x: Any) -> str:
+    return json.dumps(json_number(x), allow_nan=False)
+
+
+def _json_strings(texts: list[str]) -> list[str]:
+    return list(map(encode_basestring_ascii, texts))
+
+
+def _json_text(text: str) -> str:
+    return encode_basestring_ascii(text)
+
+
+# --- CSV and plain text ----------------------------------------------------------------------
 
 
 def to_csv(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> str:
-    import csv  # here rather than at the top: JSON output, the common scripted case, skips it
+    """``name,kind,op,value,grad`` lines, as ``csv.writer`` writes them (numbers round-trip)."""
+    return "".join(csv_chunks(evaluation, wrt))
+
+
+def csv_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> Iterator[str]:
+    """``to_csv``'s text in slices."""
+    yield ",".join(COLUMNS) + "\n"
+    names = _names(evaluation, wrt)
+    lookup = _Lookup(evaluation, names)
+    for part_names in _slices(names):
+        part = _columns(evaluation, part_names, lookup=lookup)
+        fields = (part.names, part.kinds, part.ops, _texts(part.values), _texts(part.grads))
+        if any(_needs_quotes(column) for column in fields[:3]):
+            yield _csv_module(zip(*fields))
+        else:  # name, ",", kind, ",", op, ",", value, ",", grad, "\n" for every row, flattened in C
+            comma = repeat(",")
+            yield "".join(chain.from_iterable(zip(fields[0], comma, fields[1], comma, fields[2], comma,
+                                                  fields[3], comma, fields[4], repeat("\n"))))
+
+
+def _needs_quotes(column: list[str]) -> bool:
+    """Whether csv.writer would quote a field of ``column`` (numbers never need it)."""
+    joined = "".join(column)
+    return any(char in joined for char in ',"\r\n')
+
+
+def _csv_module(lines: Any) -> str:
+    import csv  # only for names with commas or quotes, which the language does not make
     import io
 
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows(evaluation, wrt):
-        writer.writerow([row.name, row.kind, row.op, format_number(row.value), format_number(row.grad)])
+    csv.writer(buffer, lineterminator="\n").writerows(lines)
     return buffer.getvalue()
 
 
-def _text_cells(evaluation: Evaluation, wrt: Sequence[str] | None, precision: int | None) -> list[list[str]]:
-    return [
-        [row.name, row.kind, row.op, format_number(row.value, precision), format_number(row.grad, precision)]
-        for row in rows(evaluation, wrt)
-    ]
+def _texts(numbers: list[float], precision: int | None = None) -> list[str]:
+    """``format_number`` of each number (round-trip text, or ``precision`` significant digits)."""
+    if precision is None:
+        return list(map(float.__repr__, map(float, numbers)))
+    return list(map(format, numbers, repeat(f".{precision}g")))
 
 
 def to_plain(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision: int | None = None) -> str:
     """Aligned columns without colour or box drawing, for pipes and logs."""
-    header = list(COLUMNS)
-    table = [header, *_text_cells(evaluation, wrt, precision)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    lines = []
-    for line in table:
-        cells = [cell.ljust(width) if i < 3 else cell.rjust(width) for i, (cell, width) in enumerate(zip(line, widths))]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines) + "\n"
+    return "".join(plain_chunks(evaluation, wrt, precision))
+
+
+def plain_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None,
+                 precision: int | None = None) -> Iterator[str]:
+    """``to_plain``'s text in slices.  Every column is as wide as its widest cell anywhere, so
+    the cells are measured before any is written; past ``KEPT_CELLS`` variables they are made
+    twice, once to measure and once to write, rather than kept (~100 MB for a million)."""
+    names = _names(evaluation, wrt)
+    pads = [str.ljust, str.ljust, str.ljust, str.rjust, str.rjust]  # names left, numbers right
+    widths = [len(title) for title in COLUMNS]
+    kept: list[list[list[str]]] = []
+    lookup = _Lookup(evaluation, names)
+    for part in _slices(names):
+        cells = _plain_cells(evaluation, part, precision, lookup)
+        for index, column in enumerate(cells):
+            widths[index] = max(widths[index], max(map(len, column), default=0))
+        if len(names) <= KEPT_CELLS:
+            kept.append(cells)
+    header = [pad(title, width) for pad, title, width in zip(pads, COLUMNS, widths)]
+    yield "  ".join(header).rstrip() + "\n"
+    if len(names) > KEPT_CELLS:
+        lookup = _Lookup(evaluation, names)
+        kept_or_made = (_plain_cells(evaluation, part, precision, lookup) for part in _slices(names))
+    else:
+        kept_or_made = iter(kept)
+    for cells in kept_or_made:
+        padded = [list(map(pad, column, repeat(width))) for pad, column, width in zip(pads, cells, widths)]
+        yield "\n".join(map(str.rstrip, map("  ".join, zip(*padded)))) + "\n"
+
+
+def _plain_cells(evaluation: Evaluation, names: list[str], precision: int | None,
+                 lookup: _Lookup | None = None) -> list[list[str]]:
+    columns = _columns(evaluation, names, lookup=lookup)
+    return [columns.names, columns.kinds, columns.ops, _texts(columns.values, precision),
+            _texts(columns.grads, precision)]
+
+
+def _text_cells(evaluation: Evaluation, wrt: Sequence[str] | None, precision: int | None) -> list[list[str]]:
+    return [list(line) for line in zip(*_plain_cells(evaluation, _names(evaluation, wrt), precision))]
 
 
 _KIND_STYLES = {"input": "cyan", "intermediate": "", "output": "bold magenta"}

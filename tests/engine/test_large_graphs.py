@@ -113,6 +113,52 @@ def _bigger_graph():
     return out
 
 
+def _order_by_definition(root):
+    """Depth-first from the root, operands in order, each node once, after its operands:
+    the order topological_order promises, written the obvious (recursive) way."""
+    order, seen = [], set()
+
+    def visit(node):
+        if node in seen:
+            return
+        for operand in node._prev:
+            visit(operand)
+        seen.add(node)
+        order.append(node)
+
+    visit(root)
+    return order
+
+
+def _random_graph(seed: int) -> Value:
+    """Leaves, constants, shared subexpressions, x*x, diamonds and chains, at random."""
+    rng = __import__("random").Random(seed)
+    nodes = [Value(rng.uniform(-1, 1), label=f"x{i}") for i in range(rng.randrange(1, 5))]
+    for _ in range(rng.randrange(1, 40)):
+        a = rng.choice(nodes[-6:] if rng.random() < 0.7 else nodes)
+        b = rng.choice(nodes)
+        choice = rng.randrange(6)
+        if choice == 0:
+            nodes.append(a * b)
+        elif choice == 1:
+            nodes.append(a + rng.uniform(-1, 1))  # a constant operand
+        elif choice == 2:
+            nodes.append(a.tanh())
+        elif choice == 3:
+            nodes.append(a * a)
+        elif choice == 4:
+            nodes.append(rng.uniform(-1, 1) * a)  # a constant first operand
+        else:
+            nodes.append(a - b * a)
+    return nodes[-1]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_topological_order_is_the_depth_first_order_by_definition(seed):
+    root = _random_graph(seed)
+    assert topological_order(root) == _order_by_definition(root)
+
+
 def test_topological_order_of_karpathy_graph_is_operands_first_left_to_right():
     # Depth-first, operands in order: a, b, then e = a*b, then c, d = e + c, then f, L = d*f.
     assert [n.label for n in topological_order(_labelled_graph())] == ["a", "b", "e", "c", "d", "f", "L"]

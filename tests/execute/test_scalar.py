@@ -126,3 +126,19 @@ def test_domain_errors_get_the_hint_for_their_cause(program: str, message: str, 
         evaluate(parse(program))
     assert raised.value.message.startswith(message)
     assert raised.value.hint.startswith(hint)
+
+
+# --- the backward pass of evaluate: Value.backward's numbers, with progress -------------------
+
+
+def test_evaluate_reports_progress_up_to_the_total() -> None:
+    program = parse("\n".join(f"v{i} = tanh(v{i - 1}) * 0.5" if i else "v0 = 1" for i in range(70_000)))
+    seen: list[tuple[int, int]] = []
+    evaluation = evaluate(program, progress=lambda done, total: seen.append((done, total)))
+    total = 2 * len(program.instructions)
+    assert seen[-1] == (total, total)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)  # never backwards
+    assert all(every == total for _, every in seen)
+    assert len(seen) >= 4  # building and differentiating, in slices
+    plain = evaluate(program)
+    assert [n.grad for n in evaluation.nodes.values()] == [n.grad for n in plain.nodes.values()]

@@ -122,7 +122,8 @@ def test_deeply_nested_parentheses() -> None:
         ("(a+b", ParseError, 1, 5, "expected an operator (+ - * / **) or ')'"),
         # At the end of a file the caret goes after the unfinished line, not onto the blank ones.
         ("x = 2\ny = log(x - 3\n\n", ParseError, 2, 14, "unexpected end of input"),
-        ("y = 2*\r\n", ParseError, 1, 8, "unexpected end of line; expected an operand"),  # "\n" is the 8th
+        # CRLF: the line break starts at the CR, so the caret lands just after the text, as with LF.
+        ("y = 2*\r\n", ParseError, 1, 7, "unexpected end of line; expected an operand"),
         ("a+b)", ParseError, 1, 4, "unexpected ')'"),
         ("a @ b", ParseError, 1, 3, "unexpected character '@'"),
         ("a = 1\nb = = 2", ParseError, 2, 5, "unexpected '='"),
@@ -189,3 +190,17 @@ def test_unknown_function_suggests_the_closest() -> None:
 def test_nan_never_a_default() -> None:
     program = parse("a = 0.1")
     assert math.isfinite(program.variables["a"].default)
+
+
+def test_instruction_columns_widen_for_numbers_beyond_32_bits() -> None:
+    from autodiff_cli.language.program import Instructions
+
+    instructions = Instructions()
+    instructions.extend(["input"], [-1], [-1], ["x"], [7])
+    instructions.extend(["neg"], [0], [-1], [None], [2**40])  # a token number of a 1 TB text
+    assert instructions.where.typecode == "q"
+    assert [i.position for i in instructions] == [7, 2**40]
+    assert instructions[1].args == (0,)
+    ops = [f"op{n}" for n in range(300)]  # more ops than one byte can number
+    instructions.extend(ops, [0] * 300, [-1] * 300, [None] * 300, [9] * 300)
+    assert [i.op for i in instructions][2:] == ops and instructions.ops.typecode == "q"

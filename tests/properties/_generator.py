@@ -271,7 +271,10 @@ def build_case(
         if choose.boolean():
             gen.statements.append(f"out = {gen.exprs[root]}")
         else:
-            gen.statements.append(gen.exprs[root])  # a bare last expression: the output is 'output'
+            # A bare last expression: the output is 'output'.  One that starts with a sign goes in
+            # parentheses: on a line of its own it would read as the rest of the line above.
+            bare = gen.exprs[root]
+            gen.statements.append(f"({bare})" if bare[:1] in "+-" else bare)
     # Inputs either get a default in the program or a value from outside, like --set.
     text = gen.text()
     defaults, values = [], {}
