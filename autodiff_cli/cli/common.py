@@ -261,8 +261,8 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
             return value
 
         document = json.loads(text, parse_int=float, parse_float=parse_float,
-                              object_pairs_hook=_object_without_duplicates)
-    except _DuplicateKey as duplicate:
+                              object_pairs_hook=object_without_duplicates)
+    except DuplicateKey as duplicate:
         raise InputError(f"{duplicate.key!r} is given twice", _key_position(text, duplicate.key, 2), source,
                          "give each input once") from None
     except json.JSONDecodeError as error:
@@ -292,19 +292,23 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
     return document, source
 
 
-class _DuplicateKey(Exception):
+class DuplicateKey(Exception):
+    """A JSON object names ``key`` twice (raised by ``object_without_duplicates``)."""
+
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
 
 
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook`` that refuses a key written twice (JSON allows it;
+    the last would silently win)."""
     document = dict(pairs)
     if len(document) != len(pairs):  # the slow search only when there is a duplicate
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key)
+                raise DuplicateKey(key)
             seen.add(key)
     return document
 

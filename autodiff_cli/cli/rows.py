@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import InputError, Position, Source
 from ..render.numbers import json_number
+from .common import DuplicateKey, object_without_duplicates
 
 __all__ = ["FORMATS", "Chunk", "ParquetReader", "ParquetWriter", "RowReader", "RowWriter", "format_for", "opened",
            "progress", "reader_for", "writer_for"]
@@ -329,27 +330,10 @@ class _DelimitedChunks:
         return Chunk(numbers, dict(zip(self.passed, passed)), np.array(numbers_of_lines, dtype=np.int64))
 
 
-class _Duplicate(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        seen: set[str] = set()
-        for key, _value in pairs:
-            if key in seen:
-                raise _Duplicate(key)
-            seen.add(key)
-    return document
-
-
 def _parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicates)
-    except _Duplicate as duplicate:
+        document = json.loads(text, object_pairs_hook=object_without_duplicates)
+    except DuplicateKey as duplicate:
         raise data_error(name, line, f"the key {duplicate.key!r} appears twice in this object", "give each key "
                          "once", text, *_key_span(text, duplicate.key)) from None
     except json.JSONDecodeError as error:
@@ -404,10 +388,10 @@ class _JsonChunks:
 
     def _parse(self, texts: list[str], line_numbers: list[int]) -> list[dict[str, Any]]:
         try:
-            documents = json.loads("[" + ",".join(texts) + "]", object_pairs_hook=_no_duplicates)
+            documents = json.loads("[" + ",".join(texts) + "]", object_pairs_hook=object_without_duplicates)
             if len(documents) == len(texts) and all(type(d) is dict for d in documents):
                 return documents
-        except (ValueError, _Duplicate, RecursionError):
+        except (ValueError, DuplicateKey, RecursionError):
             pass
         return [_parse_json_line(self.name, line, text) for line, text in zip(line_numbers, texts)]
 
