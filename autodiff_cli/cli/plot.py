@@ -57,6 +57,11 @@ def _parse_range(
     high = _parse_number(high_text.strip(), f"high end of {name}")
     if not low < high:
         raise click.BadParameter(f"the low end must be below the high end, got {low:g}:{high:g}", ctx, param)
+    from ..render.plot import DRAWABLE
+
+    if max(abs(low), abs(high)) > DRAWABLE:
+        raise click.BadParameter(f"a plot's range stays within \u00b1{DRAWABLE:g} (its axis cannot be scaled "
+                                 f"nearer the largest float), got {low:g}:{high:g}", ctx, param)
     return name, low, high
 
 

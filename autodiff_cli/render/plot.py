@@ -36,6 +36,9 @@ SQUASHED = 5.0
 # A curve whose values differ by less than this, relative to their size, is drawn as flat.
 FLAT = 1e-6
 TEXT_GUTTER = 10  # characters left of a text panel's axis: "-1.234e+05"
+# Values beyond this size are not drawn (and said so): the axes' arithmetic (the width of a range,
+# its margins, tick steps) overflows near the largest float, 1.8e308.
+DRAWABLE = 1e300
 
 
 def curve_names(curves: Curves) -> dict[str, str]:
@@ -59,17 +62,36 @@ def _panels(curves: Curves) -> list[tuple[str, Any]]:
     return panels
 
 
+def _drawable(values: Any) -> Any:
+    """``values`` as a float array with NaN for what is not drawn: infinities and beyond ``DRAWABLE``."""
+    import numpy as np
+
+    array = np.asarray(values, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(array) <= DRAWABLE, array, np.nan)
+
+
+def _nowhere_drawn(values: Any) -> str:
+    """Why a curve has no point to draw: undefined everywhere, or too large where defined."""
+    import numpy as np
+
+    if np.isfinite(np.asarray(values, dtype=float)).any():
+        return f"beyond \u00b1{DRAWABLE:g} everywhere"
+    return "undefined everywhere"
+
+
 def _finite_limits(values: Any, margin: float = 0.08) -> tuple[float, float] | None:
     """The range of the finite values, widened by ``margin`` of it (a flat curve gets room too).
 
     A curve that shoots off near a singularity (1/x near 0) would squash the rest into a line:
     when the full range is over ``SQUASHED`` times that of the middle 98% of the points, the
     limits are those of the middle 98% (widened by half), and ``_cut_off`` says so on the panel.
+    Values beyond ``DRAWABLE`` count as undefined here (``_cut_off`` names them).
     """
     import numpy as np
 
-    finite = np.asarray(values, dtype=float)
-    finite = finite[np.isfinite(finite)]
+    finite = _drawable(values)
+    finite = finite[~np.isnan(finite)]
     if finite.size == 0:
         return None
     low, high = float(finite.min()), float(finite.max())
@@ -93,8 +115,10 @@ def _cut_off(values: Any, limits: tuple[float, float]) -> str:
     """A note on what the limits leave out ("" when nothing)."""
     import numpy as np
 
-    finite = np.asarray(values, dtype=float)
-    finite = finite[np.isfinite(finite)]
+    array = np.asarray(values, dtype=float)
+    finite = array[np.isfinite(array)]
+    huge = finite[np.abs(finite) > DRAWABLE]
+    finite = finite[np.abs(finite) <= DRAWABLE]
     notes = []
     below = finite[finite < limits[0]]
     if below.size:
@@ -104,6 +128,9 @@ def _cut_off(values: Any, limits: tuple[float, float]) -> str:
     if above.size:
         notes.append(f"{above.size} {'point lies' if above.size == 1 else 'points lie'} above the panel, "
                      f"up to {float(above.max()):.4g}")
+    if huge.size:
+        notes.append(f"{huge.size} {'point is' if huge.size == 1 else 'points are'} beyond \u00b1{DRAWABLE:g} "
+                     "and not drawn")
     return "; ".join(notes)
 
 
@@ -154,12 +181,12 @@ def _draw_panel(ax: Any, curves: Curves, key: str, values: Any, name: str) -> No
             gap_label = None  # one legend entry per panel
     limits = _finite_limits(values)
     ax.axhline(0.0, color="#999999", lw=0.6, zorder=1)
-    line, = ax.plot(curves.x, values, color=colour, lw=1.8, label=name, zorder=3)
+    line, = ax.plot(curves.x, _drawable(values), color=colour, lw=1.8, label=name, zorder=3)
     line.set_gid(f"curve-{key}")  # the SVG group's id: what tests and scripts can find
     ax.set_ylabel(name)
     ax.grid(True, color="#eeeeee", lw=0.6)
     if limits is None:
-        ax.text(0.5, 0.5, f"{name} is undefined everywhere in this range", transform=ax.transAxes,
+        ax.text(0.5, 0.5, f"{name} is {_nowhere_drawn(values)} in this range", transform=ax.transAxes,
                 ha="center", va="center", color="#555555")
         ax.set_ylim(-1.0, 1.0)
     else:
@@ -170,7 +197,7 @@ def _draw_panel(ax: Any, curves: Curves, key: str, values: Any, name: str) -> No
     for number, tangent in enumerate(curves.tangents):
         ax.axvline(tangent.at, color="#777777", lw=0.8, ls=":", zorder=2)
         if key == "f":
-            ends = [float(curves.x[0]), float(curves.x[-1])]
+            ends = _tangent_ends(tangent, float(curves.x[0]), float(curves.x[-1]), limits)
             label = f"tangent at {curves.variable} = {tangent.at:g}: slope {tangent.slope:.4g}"
             touching, = ax.plot(ends, [tangent(e) for e in ends], color=PLOT_COLOURS["tangent"], lw=1.1,
                                 ls="--", label=label, zorder=4)
@@ -183,6 +210,15 @@ def _draw_panel(ax: Any, curves: Curves, key: str, values: Any, name: str) -> No
     if limits is not None:
         ax.set_ylim(*limits)  # tangent lines do not stretch the axis
     ax.legend(loc="best", fontsize=8, frameon=False)
+
+
+def _tangent_ends(tangent: Any, left: float, right: float, limits: tuple[float, float] | None) -> list[float]:
+    """Where the tangent line enters and leaves the panel: the x range, cut where the line
+    crosses the panel's top or bottom (so that no end lies out near 1e308, or at infinity)."""
+    if limits is None or tangent.slope == 0.0:
+        return [left, right]
+    crossings = sorted(tangent.at + (y - tangent.value) / tangent.slope for y in limits)
+    return [max(left, crossings[0]), min(right, crossings[1])]
 
 
 # --- characters ----------------------------------------------------------------------------
@@ -218,7 +254,7 @@ def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, h
     low_x, high_x = float(curves.x[0]), float(curves.x[-1])
     limits = _finite_limits(values, margin=0.0)
     if limits is None:
-        return [f"  (undefined everywhere from {low_x:g} to {high_x:g})"]
+        return [f"  ({_nowhere_drawn(values)} from {low_x:g} to {high_x:g})"]
     low_y, high_y = limits
     grid = [[" "] * width for _ in range(height)]
 

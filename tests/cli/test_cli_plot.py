@@ -154,3 +154,27 @@ def test_importing_the_commands_loads_no_numpy_or_matplotlib() -> None:
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'matplotlib', 'selenium'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout == "[]\n"
+
+
+# Values near the largest float: the axes' arithmetic overflowed into tracebacks (issue 13 review).
+@pytest.mark.parametrize("program, span, tangent, fmt, note", [
+    ("y = exp(x)", "x=700:710", "x=705", "svg", ""),  # SVG text is drawn as outlines
+    ("y = 1e308*x", "x=-10:10", "x=0", "text", "beyond \u00b11e+300 and not drawn"),
+    ("y = 1e308*x", "x=-10:10", "x=0", "png", ""),
+    ("y = 1e300*x*x", "x=-3:3", "x=2", "text", "beyond \u00b11e+300 everywhere"),
+], ids=["exp-overflows-svg", "huge-slope-text", "huge-slope-png", "huge-everywhere-text"])
+def test_values_near_the_largest_float_are_left_out_and_said(run, program, span, tangent, fmt, note) -> None:
+    result = run(program, "--range", span, "--points", "201", "--order", "2", "--format", fmt,
+                 "--tangent-at", tangent)
+    assert result.exit_code == 0, result.output
+    if fmt == "text":
+        assert note in result.stdout
+    else:
+        assert result.stdout_bytes.startswith(PNG_SIGNATURE if fmt == "png" else b"<?xml")
+
+
+@pytest.mark.parametrize("span", ["x=-1e308:1e308", "x=1e307:1e308", "x=-1.7e308:-1e308", "x=0:1e301"])
+def test_a_range_near_the_largest_float_is_a_usage_error(run, span) -> None:
+    result = run("y = x", "--range", span, "--format", "text")
+    assert result.exit_code == 2
+    assert "stays within \u00b11e+300" in result.stderr
