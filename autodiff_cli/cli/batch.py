@@ -26,7 +26,15 @@ from .common import (
     reporting_errors,
     warn,
 )
-from .output import StreamedFile, check_writable, emit, print_rich, stdout_is_terminal, write_atomic
+from .output import (
+    StreamedFile,
+    check_writable,
+    emit,
+    print_rich,
+    refuse_overwriting_inputs,
+    stdout_is_terminal,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from ..execute.vectorized import BatchEvaluator, BatchResult, RowError
@@ -121,6 +129,7 @@ def batch_command(
                                "name a file for the others")
     if out is not None and out != "-":
         check_writable(out)
+        refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     from .rows import format_for, opened, progress, reader_for

@@ -31,6 +31,7 @@ from .output import (
     is_stream,
     is_terminal,
     keep_until_exit,
+    refuse_overwriting_inputs,
     stdout_is_terminal,
     write_atomic,
 )
@@ -141,6 +142,7 @@ def graph_command(
     if not to_stdout:
         assert out is not None
         check_writable(out)
+        refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     # The page steps through numbers, so it needs them all: a missing input is an error there.

@@ -317,6 +317,24 @@ def _read_only(path: str | os.PathLike[str], status: os.stat_result) -> OutputEr
                        hint="make it writable (chmod u+w), or write somewhere else")
 
 
+def refuse_overwriting_inputs(option: str, path: str | None, reads: dict[str, str | None]) -> None:
+    """A usage error when ``path`` is a file this run reads: ``reads`` maps what each is ("the
+    program", "the --values file") to its path, or to program text that names no file.  Writing
+    the output there would destroy what it was made from."""
+    if path is None or path == "-" or descriptor_of(path) is not None or not os.path.isfile(path):
+        return
+    for what, read in reads.items():
+        if read is None or read == "-" or not os.path.isfile(read):
+            continue
+        try:
+            same = os.path.samefile(path, read)
+        except OSError:
+            continue
+        if same:
+            raise click.UsageError(f"{option} {path} is {what} this run reads: writing it would destroy it; "
+                                   "write the output somewhere else")
+
+
 def check_writable(path: str) -> None:
     """Fail early, before a long render, if ``path`` clearly cannot be written."""
     from pathlib import Path  # here, not at the top: every command's start-up would pay for it

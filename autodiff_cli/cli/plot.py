@@ -26,6 +26,7 @@ from .output import (
     format_of_file,
     is_stream,
     is_terminal,
+    refuse_overwriting_inputs,
     stdout_is_terminal,
     write_atomic,
 )
@@ -143,6 +144,7 @@ def plot_command(
     if not to_stdout:
         assert out is not None
         check_writable(out)
+        refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     check_variable(program, variable)

@@ -286,3 +286,40 @@ def test_is_terminal_and_is_stream(tmp_path) -> None:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+# --- -o naming a file the run reads ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, target", [
+    (["batch", "{program}", "{rows}"], "program"),
+    (["batch", "{program}", "{rows}", "--values", "{values}"], "values"),
+    (["graph", "{program}", "--format", "dot"], "program"),
+    (["graph", "-f", "{program}", "--values", "{values}", "--format", "dot"], "values"),
+    (["plot", "{program}", "--range", "a=0:1", "--format", "text"], "program"),
+    (["plot", "{program}", "--range", "a=0:1", "--values", "{values}", "--format", "text"], "values"),
+], ids=["batch-program", "batch-values", "graph-program", "graph-values", "plot-program", "plot-values"])
+def test_output_over_a_file_the_run_reads_is_refused(runner, program, tmp_path, command, target) -> None:
+    from autodiff_cli.cli import main
+
+    rows = tmp_path / "rows.csv"
+    rows.write_text("a\n1\n")
+    values = tmp_path / "v.json"
+    values.write_text('{"b": 3}')
+    paths = {"program": program, "rows": rows, "values": values}
+    args = [part.format(**paths) for part in command]
+    before = paths[target].read_bytes()
+    result = runner.invoke(main, [*args, "-o", str(paths[target])])
+    assert result.exit_code == 2, result.output
+    assert "this run reads: writing it would destroy it" in result.stderr
+    assert paths[target].read_bytes() == before
+
+
+def test_batch_may_write_over_its_own_rows(runner, program, tmp_path) -> None:
+    from autodiff_cli.cli import main
+
+    rows = tmp_path / "rows.csv"
+    rows.write_text("a\n1\n")
+    result = runner.invoke(main, ["batch", str(program), str(rows), "-o", str(rows)])
+    assert result.exit_code == 0, result.output
+    assert rows.read_text().splitlines() == ["a,y,dy/da,dy/db", "1.0,3.0,3.0,1.0"]
