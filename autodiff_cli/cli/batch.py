@@ -32,6 +32,7 @@ from .output import (
     emit,
     print_rich,
     refuse_overwriting_inputs,
+    stdout_closed,
     stdout_is_terminal,
     write_atomic,
 )
@@ -297,23 +298,12 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
         if not to_stdout:
             target.commit()
     except BrokenPipeError:
-        _stdout_closed()
+        stdout_closed()
         return
     finally:
         if not to_stdout:
             target.discard()
     failures.report()
-
-
-def _stdout_closed() -> None:
-    """The reader of stdout has gone (``| head``): stop quietly, exit 0.  Point the descriptor at
-    /dev/null so that the interpreter's last flush of what is buffered fails silently too."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _row_columns(plan: _Columns, evaluator: BatchEvaluator, chunk: Chunk, result: BatchResult) -> dict[str, Any]:

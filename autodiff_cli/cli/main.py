@@ -37,6 +37,15 @@ class AutodiffGroup(click.Group):
     printable like every other message.
     """
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # Click ends a closed pipe with status 1; `autodiff ... | head` is a normal way to stop
+        # reading, so every command ends it alike, with 0 (as batch always did).
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            output.stdout_closed()
+            return None
+
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:

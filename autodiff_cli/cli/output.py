@@ -44,7 +44,7 @@ def _output_failed(error: OSError) -> OutputError:
 def emit(data: str | bytes) -> None:
     """Write ``data`` to stdout and flush it, so that a full disk is an error, not a lost result.
 
-    A closed pipe (``| head``) raises BrokenPipeError, which Click turns into a quiet exit.
+    A closed pipe (``| head``) raises BrokenPipeError, which ``cli.main`` turns into a quiet exit 0.
     """
     stream = _stdout()
     try:
@@ -67,6 +67,17 @@ def emit(data: str | bytes) -> None:
         raise
     except OSError as error:
         raise _output_failed(error) from None
+
+
+def stdout_closed() -> None:
+    """The reader of stdout has gone (``| head``): the command stops quietly and exits 0.  The
+    descriptor is pointed at /dev/null so that the last flush of what is buffered cannot fail too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real descriptor (a test's captured stdout)
+        pass
 
 
 def colour_disabled(no_color: bool) -> bool:

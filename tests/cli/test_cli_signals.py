@@ -109,3 +109,19 @@ def test_sigterm_is_143(tmp_path) -> None:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 143
         assert "Traceback" not in process.stderr.read()
+
+
+# `| head`: Click ends a closed pipe with status 1 and no message; every command ends it with 0.
+@pytest.mark.parametrize("command", [
+    "eval {program} --format json", "eval {program} --format csv", "eval {program} --format plain",
+    "eval {program} --mode forward --format plain", "explain {program} --format plain",
+    "graph {program} --format dot",
+], ids=["eval-json", "eval-csv", "eval-plain", "eval-forward", "explain", "graph-dot"])
+def test_a_reader_that_stops_early_ends_the_run_with_status_0(tmp_path, command) -> None:
+    program = tmp_path / "chain.ad"
+    program.write_text("x0 = 1.0\n" + "".join(f"x{i} = x{i - 1}*1.0001\n" for i in range(1, 20_000)))
+    line = (f"{sys.executable} -m autodiff_cli {command.format(program=program)} | head -n 1 >/dev/null; "
+            "echo \"status ${PIPESTATUS[0]}\"")
+    result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120, check=False)
+    assert result.stdout == "status 0\n"
+    assert result.stderr == ""
