@@ -39,7 +39,7 @@ from ..engine.ops import FUNCTIONS
 from ..errors import ParseError, Position, ProgramError, Source
 from . import lalr, templates
 from .program import CONST, INPUT, INTERMEDIATE, POWER_CONST, Instructions, Program, Variable
-from .syntax_errors import end_position, line_continues_error, stray_character, syntax_error
+from .syntax_errors import end_position, indented_output_error, line_continues_error, stray_character, syntax_error
 from .templates import Template
 
 __all__ = ["CHUNK", "GRAMMAR_FILE", "grammar_text", "parse"]
@@ -204,6 +204,7 @@ class _Compiler:
         self.values: list[Any] = []
         self.state = tables.start_state
         self.last: tuple[int, int] | None = None  # the last statement's register and token
+        self.last_is_bare = False  # whether the last statement is an expression, not 'name = ...'
         self.accepted = False
         self.windows: dict[tuple[int, bytes], _Window | Template] = {}  # the only template, once there is one
         columns = dict(zip(("ops", "firsts", "seconds", "params", "wheres"), self.pending))
@@ -554,11 +555,13 @@ class _Compiler:
             named.extend(bytes(register - len(named) + 4096))
         named[register] = 1
         self.last = (register, where)
+        self.last_is_bare = False
         return count, literal
 
     def bare(self, register: int) -> None:
         """A statement that is an expression: the program's output if it is the last."""
         self.last = (register, self._where(register))
+        self.last_is_bare = True
 
     def call(self, name: str, where: int, arguments: list[int], register: int) -> int:
         """``name(arguments)`` as instruction ``register``; returns the next register."""
@@ -638,6 +641,10 @@ class _Compiler:
                 "write an expression such as 'L = (a*b + c)*f'",
             )
         register, where = self.last
+        if self.last_is_bare:
+            error = indented_output_error(self.source)
+            if error is not None:
+                raise error
         result = next((v.name for v in self.variables.values() if v.register == register), None)
         if result is None:  # the last statement is an unnamed expression
             result = "output"

@@ -8,11 +8,12 @@ operator in ``2x``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ParseError, Position, Source
 
-__all__ = ["end_position", "line_continues_error", "stray_character", "syntax_error"]
+__all__ = ["end_position", "indented_output_error", "line_continues_error", "stray_character", "syntax_error"]
 
 _TERMINAL_WORDS = {
     "NAME": "a name",
@@ -139,6 +140,67 @@ def line_continues_error(position: Position, source: Source) -> ParseError:
         f"a line break ends a statement: {_continue('the previous')}; for a statement of its own, "
         f"name it: 'y = {statement}'",
     )
+
+
+def indented_output_error(source: Source) -> ParseError | None:
+    """The error for a program whose last statement is an unnamed expression on a line indented
+    deeper than the code above it (``loss = a*b`` then ``   c``): it reads as the rest of the
+    formula above, but is a statement of its own and would silently become the output.  None
+    when the last statement is not like that.  Only called when the last statement is unnamed.
+    """
+    start = _last_statement_start(source.text)
+    if start is None:
+        return None
+    line, column, previous_indent = start
+    text = source.line(line)
+    indent = len(text) - len(text.lstrip(" \t"))
+    if column != indent + 1 or previous_indent is None or indent <= previous_indent:
+        return None
+    statement = " ".join(text.split("#")[0].split())
+    return ParseError(
+        "this indented line reads as the rest of the formula above it, but it is a statement of "
+        "its own, and as the last statement it would become the program's output",
+        Position(line, column),
+        source,
+        f"a line break ends a statement: {_continue('the previous')}; for an output of its own, name it "
+        f"(y = {statement}) or unindent it",
+    )
+
+
+def _last_statement_start(text: str) -> tuple[int, int, int | None] | None:
+    """Where the last statement of ``text`` starts (line, column) and the indentation of the
+    code line before it (None if none); None when it starts after a ';'.  Found by walking the
+    lines back from the end (never splitting a big text whole): comments run from '#' to the end
+    of the line (the language has no strings), a line ending in '\\' runs on into the next, a
+    line break inside parentheses does not end a statement."""
+    lines = _code_lines_backwards(text)
+    current = next(lines, None)
+    depth = 0  # ')' minus '(' seen so far, walking backwards
+    while current is not None:
+        number, code = current
+        depth += code.count(")") - code.count("(")
+        if depth == 0 and ";" in code:
+            return None  # (a ';' inside parentheses is a syntax error, so any ';' here ends a statement)
+        before = next(lines, None)
+        if depth == 0 and (before is None or not before[1].rstrip().endswith("\\")):
+            indent = len(code) - len(code.lstrip(" \t"))
+            previous = None if before is None else len(before[1]) - len(before[1].lstrip(" \t"))
+            return number, indent + 1, previous
+        current = before
+    return None
+
+
+def _code_lines_backwards(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, code) of the lines holding code, last first: comments and blank lines left out."""
+    end = len(text)
+    number = text.count("\n") + 1
+    while end >= 0:
+        start = text.rfind("\n", 0, end) + 1
+        code = text[start:end].split("#")[0].rstrip("\r")
+        if code.strip():
+            yield number, code
+        number -= 1
+        end = start - 1
 
 
 # Characters people paste from documents and other scripts, and what the language writes.

@@ -33,6 +33,7 @@ from autodiff_cli.language.program import (
 )
 from autodiff_cli.language.syntax_errors import (
     end_position,
+    indented_output_error,
     line_continues_error,
     stray_character,
     syntax_error,
@@ -85,6 +86,7 @@ class ReferenceCompiler:
         self.literals: dict[int, float] = {}  # registers holding a number as written
         self.named: set[int] = set()
         self.last: tuple[int, Position] | None = None
+        self.last_is_bare = False
 
     def _error(self, message: str, position: Position, hint: str | None = None) -> ProgramError:
         return ProgramError(message, position, self.source, hint)
@@ -126,10 +128,12 @@ class ReferenceCompiler:
             self.variables[name] = Variable(name, INTERMEDIATE, position, register)
         self.named.add(register)
         self.last = (register, position)
+        self.last_is_bare = False
 
     def bare(self, children: list[Any]) -> None:
         register = children[0]
         self.last = (register, self.instructions[register].position)
+        self.last_is_bare = True
 
     def start(self, children: list[Any]) -> None:
         return None
@@ -207,6 +211,10 @@ class ReferenceCompiler:
             raise ProgramError("the program is empty", Position(1, 1), self.source,
                                "write an expression such as 'L = (a*b + c)*f'")
         register, position = self.last
+        if self.last_is_bare:  # a rule about the text around the statements, shared with the parser
+            error = indented_output_error(self.source)
+            if error is not None:
+                raise error
         result = next((v.name for v in self.variables.values() if v.register == register), None)
         if result is None:
             result = "output"

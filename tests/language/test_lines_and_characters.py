@@ -58,6 +58,47 @@ def test_signs_that_do_not_follow_a_finished_line_are_fine(text: str) -> None:
     parse(text)
 
 
+# --- an indented operand on the last line --------------------------------------------------
+# `loss = a*b` then a line `   c` made `c` the output (exit 0, loss with gradient 0): the
+# indentation says it continues the formula, the language says it is a statement of its own.
+
+
+@pytest.mark.parametrize(
+    "text, line, column",
+    [
+        ("a = 2; b = 3; c = 4\nloss = a*b\n   c\n", 2 + 1, 4),
+        ("loss = a*b\n\n   # the bias\n   c", 4, 4),
+        ("x = 1\n\tx*2", 2, 2),
+        ("y = x\n  x*2 \\\n  + 1", 2, 3),  # a continued bare statement: where it starts
+        ("loss = a*b\r\n  c\r\n", 2, 3),
+    ],
+    ids=["name", "after-comment", "tab", "continued", "crlf"],
+)
+def test_an_indented_last_expression_is_refused(text: str, line: int, column: int) -> None:
+    with pytest.raises(ParseError) as raised:
+        parse(text, "model.ad")
+    error = raised.value
+    assert (error.position.line, error.position.column) == (line, column)
+    assert "reads as the rest of the formula above it" in error.message
+    assert "'\\'" in error.hint and "unindent it" in error.hint
+
+
+@pytest.mark.parametrize(
+    "text, output",
+    [
+        ("  a = 2\n  a*3", "output"),  # indented like the code above it
+        ("a = 1; b = 2\n(a\n  + b)", "output"),  # the indented line is inside the statement
+        ("x = 1\ny = 2*x; x*3", "output"),  # after ';'
+        ("x = 1\ny = x \\\n   + 1", "y"),  # a named statement continued
+        ("x = 1\n  y = x\nx*2", "output"),  # less indented than the line above
+        ("   x*2", "output"),  # nothing above it
+    ],
+    ids=["same-indent", "inside-parentheses", "after-semicolon", "named", "dedented", "first-line"],
+)
+def test_other_last_expressions_are_fine(text: str, output: str) -> None:
+    assert parse(text).result == output
+
+
 @pytest.mark.parametrize("text", ["loss = (a*b\n   + c)", "loss = a*b \\\n   + c", "loss = a*b +\\\n c"],
                          ids=["parentheses", "backslash", "backslash-after-op"])
 def test_the_suggested_spellings_continue_the_formula(text: str) -> None:
