@@ -215,7 +215,10 @@ def stray_character(position: Position, source: Source) -> ParseError:
     hint = ("operators are + - * / ** (or ^); names are letters, digits and _; "
             "'#' starts a comment")
     message = f"unexpected character {char!r}"
-    if not char.isascii():
+    if char == "\\":
+        hint = ("a '\\' continues a line only as its very last character (a comment goes on the last "
+                "line of the statement, or a line of its own); division is '/'")
+    elif not char.isascii():
         import unicodedata  # only on this error path
 
         message += f" ({unicodedata.name(char, f'U+{ord(char):04X}')})"

@@ -198,3 +198,12 @@ def test_crlf_end_of_line_error_is_just_after_the_text() -> None:
     with pytest.raises(ParseError) as raised:
         parse("x = 1\r\ny = 2 +\r\n")
     assert (raised.value.position.line, raised.value.position.column) == (2, 8)  # "y = 2 +" is 7 wide
+
+
+@pytest.mark.parametrize("text, column", [("loss = a*b \\ # note\n  + c", 12), ("y = 2 \\ 3", 7)],
+                         ids=["before-a-comment", "for-division"])
+def test_a_backslash_not_at_the_end_of_a_line_says_where_it_belongs(text: str, column: int) -> None:
+    with pytest.raises(ParseError) as raised:
+        parse(text)
+    assert (raised.value.position.line, raised.value.position.column) == (1, column)
+    assert "only as its very last character" in raised.value.hint and "division is '/'" in raised.value.hint
