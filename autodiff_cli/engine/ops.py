@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     Column = Any
     Slopes = Callable[[], tuple[Any, ...]]
 
-__all__ = ["DERIVATIVE_RULES", "FUNCTIONS", "OPS", "DomainError", "Op", "op_key", "short_number"]
+__all__ = ["DERIVATIVE_RULES", "FUNCTIONS", "OPS", "DivisionByZero", "DomainError", "Op", "op_key", "short_number"]
 
 
 class DomainError(ArithmeticError):
@@ -63,6 +63,11 @@ class DomainError(ArithmeticError):
         self.op = op
         self.message = message
         self.overflow = overflow  # the result exists but is too large for a float
+
+
+class DivisionByZero(DomainError, ZeroDivisionError):
+    """A division by zero (``x/0``, ``0 ** -1``): also a ZeroDivisionError, which is what
+    micrograd raises there, so code written for micrograd that catches it still does."""
 
 
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic",
@@ -146,7 +151,7 @@ def _mul_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
 
 def _div(x: float, y: float) -> tuple[float, float, float]:
     if y == 0.0:
-        raise DomainError("/", "division by zero")
+        raise DivisionByZero("/", "division by zero")
     out = x / y
     return out, 1.0 / y, -out / y
 
@@ -176,21 +181,22 @@ def _identity_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
 
 
 def _real_power(base: float, exponent: float) -> float:
-    """base ** exponent as a finite real, or DomainError saying why not."""
+    """base ** exponent as a finite real, or DomainError saying why not (numbers in full: a
+    base of 1.0000001 shown as '1' would make '1 ** 1e+308 overflows' read as nonsense)."""
     if base == 0.0 and exponent < 0.0:
-        raise DomainError("**", f"0 raised to the negative power {exponent:g} is a division by zero")
+        raise DivisionByZero("**", f"0 raised to the negative power {short_number(float(exponent))} is a division by zero")
     if base < 0.0 and not float(exponent).is_integer():
         raise DomainError(
-            "**", f"negative base {base:g} to the non-integer power {exponent:g} is not a real number"
+            "**", f"negative base {short_number(float(base))} to the non-integer power {short_number(float(exponent))} is not a real number"
         )
     try:
         # In floats: with integer data (micrograd style) an int power never overflows, it
         # just grows, and the overflow would surface later as a bare OverflowError.
         result = float(base) ** float(exponent)
     except OverflowError:
-        raise DomainError("**", f"{base:g} ** {exponent:g} overflows a float", overflow=True) from None
+        raise DomainError("**", f"{short_number(float(base))} ** {short_number(float(exponent))} overflows a float", overflow=True) from None
     if math.isinf(result):
-        raise DomainError("**", f"{base:g} ** {exponent:g} overflows a float", overflow=True)
+        raise DomainError("**", f"{short_number(float(base))} ** {short_number(float(exponent))} overflows a float", overflow=True)
     return result
 
 

@@ -96,3 +96,13 @@ def test_integer_data_constant_exponent_overflow_is_a_domain_error():
     with pytest.raises(DomainError) as info:
         V(10) ** 400
     assert info.value.op == "**"
+
+
+@pytest.mark.parametrize("divide", [
+    lambda: Value(1.0) / Value(0.0), lambda: Value(1.0) / 0, lambda: 2 / Value(0.0), lambda: Value(0.0) ** -1,
+], ids=["value-by-value", "value-by-number", "number-by-value", "zero-to-negative-power"])
+def test_a_division_by_zero_is_also_the_zero_division_error_micrograd_raises(divide) -> None:
+    with pytest.raises(ZeroDivisionError):
+        divide()
+    with pytest.raises(DomainError):
+        divide()
