@@ -115,7 +115,10 @@ def syntax_error(terminal: str, text: str, position: Position, expected: set[str
     elif terminal == "EQUAL":
         hint = "only a plain name can be assigned to: 'name = expression' (comparisons are not supported)"
     elif terminal == "RPAR" and "RPAR" not in expected:
-        hint = "this ')' has no matching '('"
+        if opened is not None:  # '()' or '(a + )': the ')' closes a '(' but comes too early
+            hint = "an operand is missing before this ')': write an expression inside the parentheses"
+        else:
+            hint = "this ')' has no matching '('"
     elif terminal == "_SEP" and text != ";" and _OPERAND_STARTS <= expected:
         hint = f"a line break ends the statement: {_continue('this')}"
     elif terminal in ("STAR", "SLASH", "POW") and _starts_line(source, position):

@@ -204,3 +204,15 @@ def test_instruction_columns_widen_for_numbers_beyond_32_bits() -> None:
     ops = [f"op{n}" for n in range(300)]  # more ops than one byte can number
     instructions.extend(ops, [0] * 300, [-1] * 300, [None] * 300, [9] * 300)
     assert [i.op for i in instructions][2:] == ops and instructions.ops.typecode == "q"
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("y = ()", "an operand is missing before this ')'"),
+    ("y = (a + )", "an operand is missing before this ')'"),
+    ("y = f(()", "an operand is missing before this ')'"),
+    ("y = a)", "this ')' has no matching '('"),
+], ids=["empty", "after-operator", "nested", "unmatched"])
+def test_an_early_closing_parenthesis_is_told_from_an_unmatched_one(text, hint) -> None:
+    with pytest.raises(ParseError) as raised:
+        parse(text)
+    assert raised.value.hint == hint or raised.value.hint.startswith(hint)
