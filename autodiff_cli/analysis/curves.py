@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError, Source, variables_hint
+from ..errors import AutodiffError, InputError, Source, variables_hint
 from ..language.program import (
     INPUT,
     Program,
@@ -182,7 +182,12 @@ def tangent(program: Program, values: Mapping[str, float], variable: str, at: fl
     from ..execute import evaluate
 
     check_variable(program, variable)
-    evaluation = evaluate(program, {**values, variable: at}, output)
+    try:
+        evaluation = evaluate(program, {**values, variable: at}, output)
+    except AutodiffError as error:  # the output is undefined there: say which option asked for it
+        error.notes.append(f"--tangent-at {variable}={at:g} asks for the tangent at this point; choose one "
+                           "where the output is defined")
+        raise
     value, slope = evaluation.root.data, evaluation.nodes[variable].grad
     if not (math.isfinite(value) and math.isfinite(slope)):
         raise InputError(

@@ -126,9 +126,11 @@ def test_bad_options_are_usage_errors(run, args, message) -> None:
     ("t = 2*x; y = t*t", ["--range", "t=0:1"], "'t' is computed by the program, so it cannot be varied"),
     ("y = a*x", ["--range", "x=0:1"], "no value for input a"),
     ("y = log(x)", ["--range", "x=-1:1", "--tangent-at", "x=-0.5"], "log of -0.5 is undefined"),
+    ("y = log(x)", ["--range", "x=-1:1", "--tangent-at", "x=-0.5"], "note: --tangent-at x=-0.5 asks for the tangent"),
     ("y = sqrt(x)", ["--range", "x=0:1", "--tangent-at", "x=0"], "no tangent line"),
     ("y = x*x", ["--range", "x=0:1", "--output", "q"], "--output 'q' is not a variable"),
-], ids=["unknown", "computed", "missing", "tangent-outside-domain", "vertical-tangent", "bad-output"])
+], ids=["unknown", "computed", "missing", "tangent-outside-domain", "tangent-outside-domain-names-option",
+        "vertical-tangent", "bad-output"])
 def test_program_errors_exit_1_and_write_nothing(run, tmp_path, program, args, message) -> None:
     out = tmp_path / "plot.svg"
     result = run(program, *args, "-o", str(out), "--points", "11")
