@@ -363,18 +363,21 @@
     g.addEventListener("click", function () { if (selected === i) unselect(); else select(i); });
   });
 
-  // Keys work wherever the focus is, except where a form field has a use for them: every key in
-  // the speed list, space on the check box.  Space on a button plays or pauses instead of pressing
-  // it: Enter still presses buttons.
-  function inField(target) {
-    return /^(select|textarea)$/i.test(target.tagName || "") ||
+  // Keys work wherever the focus is, except where a form field has a use for them: up and down
+  // (and typing) in the speed list, which keeps the focus after a click, so the step keys (left,
+  // right, Home, End) still step there; space on the check box.  Space on a button plays or pauses
+  // instead of pressing it: Enter still presses buttons.
+  var STEP_KEYS = /^(ArrowRight|ArrowLeft|Home|End)$/;
+  function inField(target, key) {
+    if (/^select$/i.test(target.tagName || "")) return !STEP_KEYS.test(key || "");
+    return /^textarea$/i.test(target.tagName || "") ||
       (/^input$/i.test(target.tagName || "") && target.type !== "checkbox");
   }
   function onCheckBox(target) {
     return /^input$/i.test(target.tagName || "") && target.type === "checkbox";
   }
   document.addEventListener("keydown", function (event) {
-    if (event.altKey || event.ctrlKey || event.metaKey || inField(event.target)) return;
+    if (event.altKey || event.ctrlKey || event.metaKey || inField(event.target, event.key)) return;
     if (onCheckBox(event.target) && (event.key === " " || event.key === "Enter")) return;
     var handled = true;
     switch (event.key) {

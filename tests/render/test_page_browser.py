@@ -279,6 +279,25 @@ def test_space_plays_and_pauses_at_the_chosen_speed(browser, make_page) -> None:
     page.press(" ")
 
 
+def test_the_step_keys_step_with_the_focus_left_on_the_speed_list(browser, make_page) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    page = Page(browser, make_page(KARPATHY))
+    speed = browser.find_element(page.by.ID, "speed")
+    Select(speed).select_by_value("1")  # chosen with the mouse: the focus stays on the list
+    speed.click()
+    page.press("\ue00c")  # Escape closes the list
+    assert browser.switch_to.active_element == speed
+    page.press("\ue014", 2)  # right arrow
+    assert page.step() == 2
+    page.press("\ue012")  # left arrow
+    assert page.step() == 1
+    assert Select(speed).first_selected_option.get_attribute("value") == "1"
+    page.press("\ue015")  # down arrow: the list's own key, the next speed
+    assert Select(speed).first_selected_option.get_attribute("value") != "1"
+    assert page.step() == 1
+
+
 def test_large_text_enlarges_the_graph_and_the_words(browser, make_page, tmp_path) -> None:
     page = Page(browser, make_page(KARPATHY))
     svg = browser.find_element(page.by.CSS_SELECTOR, "#graph svg")
