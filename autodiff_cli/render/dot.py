@@ -52,7 +52,7 @@ KIND_LEGEND: dict[str, str] = {
 OP_FILL = "#f2f2f2"  # the small circles of the operations
 # The DOT text lists every value record first, then the operation nodes and the edges; the
 # defaults are switched in between so that no node repeats them (the text stays short).
-_GRAPH_ATTR = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white"}
+_GRAPH_ATTR = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white", "nslimit": "1"}
 _RECORD_ATTR = {"shape": "record", "style": "filled", "color": "#333333", "fontname": "Helvetica",
                 "fontsize": "12"}
 _OP_ATTR = {"shape": "circle", "fillcolor": OP_FILL, "color": "#777777", "fontsize": "11",

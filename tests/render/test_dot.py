@@ -288,3 +288,10 @@ def test_draw_dot_is_exported_by_the_package() -> None:
     assert "draw_dot" in autodiff_cli.__all__
     with pytest.raises(AttributeError):
         autodiff_cli.no_such_name
+
+
+def test_the_layout_search_is_capped() -> None:
+    # Without the cap, dot's network simplex for x positions ran for minutes on graphs of ~200
+    # values where a few inputs feed every statement (tanh(v)*x + y, 60 times: >120 s, now 3-6 s).
+    x = Value(0.5)
+    assert "nslimit=1" in draw_dot(x * x).source.splitlines()[1]
