@@ -175,24 +175,48 @@ def _first(text: str) -> str:
     return "0" if text[0].isdigit() else "a"
 
 
-def _statements(program: Program, syntax: Syntax) -> list[tuple[str, str]]:
+def _statements(program: Program, syntax: Syntax, read_back: bool = False) -> list[tuple[str, str]]:
     """(name, expression) for each named variable in program order; inputs without a value are
-    not statements."""
+    not statements.
+
+    With ``read_back`` (program text, to be parsed again), a computed variable whose value is
+    a number (``=`` of an unnamed constant, as the differentiator writes ``df_dx``'s 2) is
+    written ``df_dx = 2 + 0``: the language reads ``name = <number>`` (signs and parentheses
+    included) as an input with a default, which ``--set`` could override and ``diff``
+    would differentiate with respect to.  ``2 + 0`` is an operation, so it stays computed,
+    and it reads back as an addition that is written the same way again.
+    """
     names = {v.register: v.name for v in program.variables.values()}
+    instructions = program.instructions
     statements = []
     for variable in sorted(program.variables.values(), key=lambda v: v.register):
         if variable.kind == INPUT:
             if variable.default is not None:
                 statements.append((variable.name, syntax.number(variable.default)[0]))
             continue
-        statements.append((variable.name, _expression(program, variable.register, syntax, names)))
+        text = _expression(program, variable.register, syntax, names)
+        if read_back and _copies_a_number(instructions, variable.register, names):
+            text += " + 0"
+        statements.append((variable.name, text))
     return statements
+
+
+def _copies_a_number(instructions: Any, register: int, names: dict[int, str]) -> bool:
+    """Whether register ``register`` is ``=`` of a number, through unnamed copies."""
+    if instructions[register].op != "=":
+        return False
+    while instructions[register].op == "=":
+        register = instructions[register].args[0]
+        if register in names:
+            return False
+    return instructions[register].op == CONST
 
 
 def program_text(program: Program) -> str:
     """The program in its own language: ``name = expression`` per line, inputs with a value
-    first where the program declares them.  Parsing it and writing it again gives the same text."""
-    return "".join(f"{name} = {text}\n" for name, text in _statements(program, program_syntax))
+    first where the program declares them.  Parsing it and writing it again gives the same text,
+    and every variable the program computes is read back as computed."""
+    return "".join(f"{name} = {text}\n" for name, text in _statements(program, program_syntax, True))
 
 
 def operation_count(program: Program) -> int:

@@ -414,15 +414,55 @@ def test_output_option_and_bare_expression() -> None:
     assert text("3*x**2") == "doutput/dx = 6*x\n"
 
 
-def test_constant_derivatives_are_inputs_with_a_default_in_the_language() -> None:
+def test_constant_derivatives_are_computed_not_inputs_with_a_default() -> None:
+    # `df_dx = 2` would be read back as an input with a default; `2 + 0` is computed.
     result = differentiate(parse("f = 2*x + y"))
-    assert program_text(result.program) == "df_dx = 2\ndf_dy = 1\n"
-    assert evaluate(parse(program_text(result.program))).values() == {"df_dx": 2.0, "df_dy": 1.0}
+    assert program_text(result.program) == "df_dx = 2 + 0\ndf_dy = 1 + 0\n"
+    assert derivatives_text(result) == "df/dx = 2\ndf/dy = 1\n"  # for people, the number alone
+    reparsed = parse(program_text(result.program))
+    assert evaluate(reparsed).values() == {"df_dx": 2.0, "df_dy": 1.0}
+    assert [v.name for v in reparsed.inputs] == []
+
+
+# (program, options): derivatives that are constants, some negative, zero or huge, beside
+# derivatives that are not, and constant intermediates named by --wrt.
+CONSTANT_DERIVATIVES = {
+    "linear": ("y = 2*x", {}),
+    "mixed": ("f = x**2 + 3*y", {}),
+    "negative": ("f = -2.5*x + y*y", {}),
+    "zero": ("a = 1\nf = 2*x", {"wrt": ["x", "a"]}),
+    "huge": ("f = 1e300*x - 1e-300*z", {}),
+    "hessian": ("f = 3*x**2 + x*y + 5*y**2", {"order": 2}),
+    "defaults": ("a = 2\nb = -3\nf = a*b*x + 7*z", {}),
+    "computed wrt": ("e = 2*3\nf = e*x + e", {"wrt": ["e", "x"]}),
+}
+
+
+@pytest.mark.parametrize("case", list(CONSTANT_DERIVATIVES), ids=list(CONSTANT_DERIVATIVES))
+def test_read_back_every_derivative_is_computed_and_only_inputs_are_inputs(case: str) -> None:
+    source, options = CONSTANT_DERIVATIVES[case]
+    original = parse(source)
+    result = differentiate(original, **options)  # type: ignore[arg-type]
+    written = program_text(result.program)
+    reparsed = parse(written)
+    assert program_text(reparsed) == written
+    computed = {v.name for v in reparsed.variables.values() if v.kind != "input"}
+    assert {d.name for d in result.derivatives} <= computed
+    assert {v.name for v in reparsed.inputs} <= {v.name for v in original.inputs}
+    for variable in reparsed.inputs:  # the original inputs keep their defaults
+        assert variable.default == original.variables[variable.name].default
+    # Each derivative evaluates to reverse mode's gradient (first order) at some point.
+    at = {v.name: 0.75 for v in original.inputs if v.default is None}
+    evaluation = evaluate(reparsed, {name: at[name] for name in at if name in reparsed.variables})
+    if result.order == 1:
+        grads = evaluate(original, at).grads()
+        for derivative in result.derivatives:
+            assert evaluation.nodes[derivative.name].data == grads[derivative.wrt[0]], derivative.name
 
 
 def test_defaults_carry_over_and_unused_inputs_are_left_out() -> None:
     result = differentiate(parse("a = 2\nb = 5\nc = 7\nf = a*a + b"))
-    assert program_text(result.program) == "a = 2\ndf_da = 2*a\ndf_db = 1\n"
+    assert program_text(result.program) == "a = 2\ndf_da = 2*a\ndf_db = 1 + 0\n"
 
 
 def test_same_input_gives_the_same_text() -> None:
