@@ -428,8 +428,10 @@ _PYTHON_FUNCTIONS = {
     "sign": "_sign",
 }
 FUNCTION_NAME = "derivatives"
-# Names a Python function cannot use for its variables (keywords, and what its body calls).
+# Names a Python function cannot use for its variables: keywords, `__debug__` (assigning it is
+# a SyntaxError), and what its body calls or the module defines.
 _PYTHON_TAKEN = frozenset(keyword.kwlist) | {
+    "__debug__",
     "math",
     "abs",
     "max",
@@ -438,6 +440,28 @@ _PYTHON_TAKEN = frozenset(keyword.kwlist) | {
     "_sign",
     FUNCTION_NAME,
 }
+
+
+def _python_names(result: DerivativeProgram) -> dict[str, str]:
+    """A distinct Python identifier for every variable of the derivative program.
+
+    A name Python or the module needs gets ``_`` appended until it is free: free of the
+    taken names and of every other variable's name, the program's own and the renamed
+    (``math`` becomes ``math__`` when the program also has ``math_``).  Names that need
+    no change are kept first, so that they never move.
+    """
+    names = list(result.program.variables)
+    renamed = {name: name for name in names if name not in _PYTHON_TAKEN}
+    used = set(renamed) | _PYTHON_TAKEN
+    for name in names:
+        if name in renamed:
+            continue
+        new = name + "_"
+        while new in used:
+            new += "_"
+        renamed[name] = new
+        used.add(new)
+    return renamed
 
 
 class _Python(Syntax):
@@ -470,9 +494,7 @@ def derivatives_python(result: DerivativeProgram) -> str:
     Python's own exceptions (ValueError, ZeroDivisionError, OverflowError).
     """
 
-    def rename(name: str) -> str:
-        return name + "_" if name in _PYTHON_TAKEN else name
-
+    rename = _python_names(result).__getitem__
     syntax = _Python(rename)
     intermediates, derivatives = _parts(result, syntax)
     outputs = {d.name for d in result.derivatives}

@@ -3,8 +3,11 @@ parentheses exactly where the grammar needs them, LaTeX, Python that runs, JSON.
 
 from __future__ import annotations
 
+import inspect
 import json
+import keyword
 import math
+import random
 import sys
 from pathlib import Path
 
@@ -217,6 +220,58 @@ def test_python_renames_keywords_and_what_the_body_calls() -> None:
     module = derivatives_python(differentiate(parse("lambda = 2\nf = lambda*math + abs(max)")))
     assert "def derivatives(*, lambda_=2.0, math_, max_):" in module
     assert run_python(module, math_=3.0, max_=-1.0) == {"df_dlambda": 3.0, "df_dmath": 2.0, "df_dmax": -1.0}
+
+
+# Names that collide in Python: keywords, what the module defines or calls, and the names
+# those become with one or two `_` appended, so that a renamed name meets a program's own
+# (`abs` itself is a function of the language, so it cannot be a variable).
+_CLASHING = sorted(
+    {
+        stem + tail
+        for stem in [*keyword.kwlist, "math", "max", "_sigmoid", "_step", "_sign", "derivatives",
+                     "abs_", "__debug__", "t1", "dy_dx"]
+        for tail in ("", "_", "__")
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["math", "math_", "x"],
+        ["lambda", "lambda_", "lambda__"],
+        ["math_", "math", "max", "max_"],
+        ["_step", "_step_", "abs_", "derivatives", "__debug__", "None"],
+        *[random.Random(seed).sample(_CLASHING, 6) for seed in range(12)],
+    ],
+    ids=lambda names: ",".join(names),
+)
+def test_python_names_never_collide_and_the_function_equals_eval(names: list[str]) -> None:
+    # Half the names are inputs with a default, the others inputs without one and
+    # intermediates; every helper and function is used so that their names are needed.
+    a, b, c, d, e, f = [*names, "p", "q", "r", "s", "u", "v"][:6]  # short lists padded with plain names
+    source = (
+        f"{a} = 0.7\n{b} = -0.4\n"
+        f"{d} = {a}*{c} + {b}\n"
+        f"{e} = tanh({d}*{f}) + sigmoid({c})*{a} + step({d})*{f} + sign({b})*abs({c}) + relu({f})\n"
+        f"y = {e}*{d} + exp({b}*{c})/(1 + {f}**2) + sqrt({a}*{a} + 1)\n"
+    )
+    program = parse(source)
+    at = {v.name: 0.3 + 0.1 * i for i, v in enumerate(program.inputs) if v.default is None}
+    want = evaluate(program, at).grads()
+    result = differentiate(program)
+    module = derivatives_python(result)
+    namespace: dict[str, object] = {}
+    exec(compile(module, "<derivatives>", "exec"), namespace)  # a SyntaxError on a clash
+    function = namespace["derivatives"]
+    # The parameters are the derivative program's inputs, in its order, whatever their new names.
+    parameters = list(inspect.signature(function).parameters)  # type: ignore[arg-type]
+    inputs = [v.name for v in result.program.inputs]
+    assert len(parameters) == len(set(parameters)) == len(inputs)
+    found = function(**{new: at[old] for new, old in zip(parameters, inputs) if old in at})  # type: ignore[operator]
+    assert list(found) == [derivative.name for derivative in result.derivatives]
+    for derivative in result.derivatives:
+        assert found[derivative.name] == pytest.approx(want[derivative.wrt[0]], rel=1e-12, abs=1e-15)
 
 
 def test_json() -> None:
