@@ -366,6 +366,80 @@ def test_simplification(source: str, expected: str) -> None:
     assert show(graph, node) == expected
 
 
+# Points where a value that is positive in exact arithmetic is 0 in floats (underflow), or
+# where tanh and sigmoid saturate to exactly 1: sign and range rules must not fire there.
+# (program, point); the derivative program must give the engine's gradient at the point.
+EXTREME_POINTS = {
+    "step(exp) underflows": ("y = step(exp(x))*z", {"x": -1000.0, "z": 1.0}),
+    "sign(exp) underflows": ("y = sign(exp(x))*z", {"x": -1000.0, "z": 1.0}),
+    "step(sigmoid) underflows": ("y = step(sigmoid(x))*z", {"x": -1000.0, "z": 1.0}),
+    "sign(sigmoid) underflows": ("y = sign(sigmoid(x))*z", {"x": -800.0, "z": 1.0}),
+    "step(exp + exp) underflows": ("y = step(exp(x) + exp(w))*z", {"x": -1000.0, "w": -800.0, "z": 1.0}),
+    # (d/dx is NaN in the engine there, sqrt's infinite slope times 0: only d/dz is compared)
+    "step(sqrt(exp)) underflows": ("y = step(sqrt(exp(x)))*z", {"x": -1000.0, "z": 1.0}, ["z"]),
+    "positive*positive underflows": (
+        "y = step((x*x + 1e-300)*(w*w + 1e-300))*z",
+        {"x": 0.0, "w": 0.0, "z": 1.0},
+    ),
+    "positive/positive underflows": (
+        "y = step((x*x + 1e-300)/(w*w + 1e300))*z",
+        {"x": 0.0, "w": 0.0, "z": 1.0},
+    ),
+    "half a positive underflows": ("y = sign(0.5*(x*x + 5e-324))*z", {"x": 0.0, "z": 1.0}),
+    "positive**2 underflows": ("y = step((x*x + 1e-200)**2)*z", {"x": 0.0, "z": 1.0}),
+    "positive**-2 underflows": ("y = step((x*x + 1e200)**-2)*z", {"x": 0.0, "z": 1.0}),
+    "2**w underflows": ("y = step(2**w)*z", {"w": -2000.0, "z": 1.0}),
+    "positive**w underflows": ("y = sign((x*x + 1e-200)**w)*z", {"x": 0.0, "w": 2.0, "z": 1.0}),
+    "x*x underflows": ("y = step(x*x)*z + sign(x*x)*z", {"x": 1e-200, "z": 1.0}),
+    "tanh saturates": ("y = step(1 - tanh(x)**2)*z", {"x": 30.0, "z": 1.0}),
+    "sigmoid saturates": (
+        "y = step(1 - sigmoid(x))*z + sign(sigmoid(x)*(1 - sigmoid(x)))*z",
+        {"x": 40.0, "z": 1.0},
+    ),
+    # rules that still fire, and stay exact there
+    "abs/relu of exp": ("y = abs(exp(x))*z + relu(sigmoid(x))*z", {"x": -1000.0, "z": 1.0}),
+    "step(exp + 1)": (
+        "y = step(exp(x) + 1)*z + sign(2*(x*x + 1))*z + step(1/(x*x + 1))*z",
+        {"x": -1e150, "z": 1.0},
+    ),
+    "relu(exp)'": ("y = relu(exp(x)) + abs(sigmoid(x)*sigmoid(x))", {"x": -1000.0}),
+}
+
+
+@pytest.mark.parametrize("case", list(EXTREME_POINTS), ids=list(EXTREME_POINTS))
+def test_sign_rules_are_exact_in_floats_at_extreme_points(case: str) -> None:
+    source, point, *wrt = EXTREME_POINTS[case]
+    grads = engine_grads(source, point)
+    found = values(source, point, wrt=wrt[0] if wrt else None)
+    for label, value in found.items():
+        name = label.split("/d")[1]
+        assert value == pytest.approx(grads[name], rel=1e-12, abs=0.0), (label, value, grads[name])
+
+
+@pytest.mark.parametrize(
+    "source, sign",
+    [
+        ("exp(x)", "nonnegative"),
+        ("sigmoid(x)", "nonnegative"),
+        ("exp(x)*exp(y)", "nonnegative"),
+        ("(x*x + 1)**3", "nonnegative"),
+        ("x*x + 1", "positive"),
+        ("2*(x*x + 1)", "positive"),
+        ("(x*x + 1)/0.5", "positive"),
+        ("1/(x*x + 1)", "positive"),
+        ("0.5*(x*x + 1)", "nonnegative"),
+        ("sqrt(x*x + 1) + abs(y)", "positive"),
+        ("tanh(x)**2", "nonnegative"),
+        ("1 - tanh(x)**2", "unknown"),
+        ("x*y", "unknown"),
+    ],
+    ids=lambda value: value,
+)
+def test_known_signs_hold_in_floats(source: str, sign: str) -> None:
+    graph, node = build(f"r = {source}")
+    assert ["unknown", "nonnegative", "positive"][graph.known_sign(node)] == sign
+
+
 def test_hash_consing_makes_commuted_operations_one_node() -> None:
     graph, _ = build("r = 1")
     x, y = graph.input("x"), graph.input("y")

@@ -268,7 +268,8 @@ def test_python_names_never_collide_and_the_function_equals_eval(names: list[str
     parameters = list(inspect.signature(function).parameters)  # type: ignore[arg-type]
     inputs = [v.name for v in result.program.inputs]
     assert len(parameters) == len(set(parameters)) == len(inputs)
-    found = function(**{new: at[old] for new, old in zip(parameters, inputs) if old in at})  # type: ignore[operator]
+    arguments = {new: at[old] for new, old in zip(parameters, inputs) if old in at}
+    found = function(**arguments)  # type: ignore[operator]
     assert list(found) == [derivative.name for derivative in result.derivatives]
     for derivative in result.derivatives:
         assert found[derivative.name] == pytest.approx(want[derivative.wrt[0]], rel=1e-12, abs=1e-15)
