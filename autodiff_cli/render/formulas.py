@@ -20,7 +20,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..engine.ops import short_number
+from ..engine.ops import OPS, short_number
+from ..errors import ProgramError
 from ..language.program import CONST, INPUT, POWER_CONST, Program
 
 if TYPE_CHECKING:
@@ -81,7 +82,39 @@ class Syntax:
         if op == POWER_CONST:
             exponent = short_number(param)
             return POWER, [(0, ATOM, False), "**" + (f"({exponent})" if param < 0 else exponent)]
+        _function(op, "program text")
         return ATOM, [f"{op}(", (0, SUM, False), ")"]
+
+
+# The operators, laid out by precedence in each syntax; every other op is a function of the
+# op table, written from its row (``python``, ``latex``).
+OPERATORS = frozenset(("+", "-", "*", "/", "neg", "**", POWER_CONST, "="))
+
+
+def _function(op: str, form: str, template: str | None = "") -> str:
+    """The op table's ``template`` for function ``op`` in ``form``, or an error that says
+    what the row lacks: never output that calls what does not exist."""
+    row = OPS.get(op)
+    if row is None or not row.is_function or op in OPERATORS:
+        raise ProgramError(
+            f"'{op}' is neither an operator nor a function of the op table, so it cannot be "
+            f"written as {form}"
+        )
+    if template is None:
+        raise ProgramError(
+            f"the function '{op}' has no {form} form in the op table",
+            hint=f"choose another --format, or give '{op}' one in its row of autodiff_cli/engine/ops.py",
+        )
+    return template
+
+
+def _call(template: str, binding: float) -> list[Piece]:
+    """A layout from a template where ``{x}`` stands for the operand: ``math.tanh({x})``."""
+    texts = template.split("{x}")
+    pieces: list[Piece] = [texts[0]]
+    for text in texts[1:]:
+        pieces.extend(((0, binding, False), text))
+    return pieces
 
 
 program_syntax = Syntax()
@@ -316,17 +349,6 @@ _GREEK = frozenset(
     )
 )
 _INDEXED = re.compile(r"([A-Za-z]+?)_?(\d+)\Z")
-_LATEX_FUNCTIONS = {
-    "tanh": r"\tanh",
-    "exp": r"\exp",
-    "log": r"\log",
-    "sin": r"\sin",
-    "cos": r"\cos",
-    "sigmoid": r"\sigma",
-    "relu": r"\operatorname{relu}",
-    "step": r"\operatorname{step}",
-    "sign": r"\operatorname{sign}",
-}
 
 
 def latex_name(name: str) -> str:
@@ -369,13 +391,10 @@ class _Latex(Syntax):
             return POWER, [(0, ATOM, False), "^{", (1, 0, False), "}"]
         if op == POWER_CONST:
             return POWER, [(0, ATOM, False), f"^{{{short_number(param)}}}"]
-        if op == "sqrt":
-            return ATOM, [r"\sqrt{", (0, 0, False), "}"]
-        if op == "abs":
-            return ATOM, [r"\left|", (0, 0, False), r"\right|"]
-        if op in _LATEX_FUNCTIONS:
-            return ATOM, [_LATEX_FUNCTIONS[op] + r"\left(", (0, 0, False), r"\right)"]
-        return super().layout(op, param, operands)
+        if op in OPERATORS:
+            return super().layout(op, param, operands)
+        # A function: its row's LaTeX (\tanh\left(x\right), \sqrt{x}), delimited by itself.
+        return ATOM, _call(_function(op, "LaTeX", OPS[op].latex if op in OPS else None), 0)
 
 
 def _latex_label(derivative: Derivative) -> str:
@@ -404,42 +423,24 @@ def derivatives_latex(result: DerivativeProgram) -> str:
 
 # --- Python --------------------------------------------------------------------------------
 
-_HELPERS = {
-    "sigmoid": (
-        "def _sigmoid(v):\n"
-        "    if v >= 0:\n"
-        "        return 1.0 / (1.0 + math.exp(-v))\n"
-        "    e = math.exp(v)\n"
-        "    return e / (1.0 + e)\n"
-    ),
-    "step": "def _step(v):\n    return 1.0 if v > 0 else 0.0\n",
-    "sign": "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0\n",
-}
-_PYTHON_FUNCTIONS = {
-    "tanh": "math.tanh",
-    "exp": "math.exp",
-    "log": "math.log",
-    "sqrt": "math.sqrt",
-    "sin": "math.sin",
-    "cos": "math.cos",
-    "abs": "abs",
-    "sigmoid": "_sigmoid",
-    "step": "_step",
-    "sign": "_sign",
-}
 FUNCTION_NAME = "derivatives"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Names a Python function cannot use for its variables: keywords, `__debug__` (assigning it is
-# a SyntaxError), and what its body calls or the module defines.
-_PYTHON_TAKEN = frozenset(keyword.kwlist) | {
-    "__debug__",
-    "math",
-    "abs",
-    "max",
-    "_sigmoid",
-    "_step",
-    "_sign",
-    FUNCTION_NAME,
-}
+# a SyntaxError), `math` and `math.pow` (powers), and the names the op table's Python forms
+# call or its helpers define (a variable `max` would hide the builtin that relu calls).
+
+
+def _python_taken() -> frozenset[str]:
+    names = set(keyword.kwlist) | {"__debug__", "math", FUNCTION_NAME}
+    for op in OPS.values():
+        if op.python is not None:
+            names.update(_IDENTIFIER.findall(op.python.replace("{x}", "")))
+        if op.python_helper is not None:
+            names.update(re.findall(r"^def ([A-Za-z_][A-Za-z0-9_]*)", op.python_helper, re.MULTILINE))
+    return frozenset(names)
+
+
+_PYTHON_TAKEN = _python_taken()
 
 
 def _python_names(result: DerivativeProgram) -> dict[str, str]:
@@ -477,13 +478,14 @@ class _Python(Syntax):
             return ATOM, ["math.pow(", (0, SUM, False), ", ", (1, SUM, False), ")"]
         if op == POWER_CONST and not float(param).is_integer():
             return ATOM, ["math.pow(", (0, SUM, False), f", {short_number(param)})"]
-        if op == "relu":
-            return ATOM, ["max(0.0, ", (0, SUM, False), ")"]  # 0.0 where x <= 0, as the engine
-        if op in _PYTHON_FUNCTIONS:
-            if op in _HELPERS:
-                self.used.add(op)
-            return ATOM, [f"{_PYTHON_FUNCTIONS[op]}(", (0, SUM, False), ")"]
-        return super().layout(op, param, operands)
+        if op in OPERATORS:
+            return super().layout(op, param, operands)
+        # A function: its row's Python (math.tanh(x), max(0.0, x), _step(x)), and the
+        # helper the module must then define.
+        template = _function(op, "Python", OPS[op].python if op in OPS else None)
+        if OPS[op].python_helper is not None:
+            self.used.add(op)
+        return ATOM, _call(template, SUM)
 
 
 def derivatives_python(result: DerivativeProgram) -> str:
@@ -516,5 +518,5 @@ def derivatives_python(result: DerivativeProgram) -> str:
     signature = (
         f"def {FUNCTION_NAME}(*, {', '.join(parameters)}):" if parameters else f"def {FUNCTION_NAME}():"
     )
-    helpers = "".join(f"\n\n{_HELPERS[name]}" for name in sorted(syntax.used))
+    helpers = "".join(f"\n\n{OPS[name].python_helper}" for name in sorted(syntax.used))
     return "import math\n" + helpers + "\n\n" + signature + "\n" + "\n".join(body) + "\n"

@@ -177,6 +177,21 @@ def test_an_output_of_constants(runner) -> None:
     assert "hint: name variables with --wrt" in result.stderr
 
 
+def test_a_function_without_a_python_form_is_an_error_not_a_traceback(runner, monkeypatch) -> None:
+    from autodiff_cli.engine.ops import FUNCTIONS, OPS, Op
+
+    row = Op("cube", 1, "cube({x})", lambda x: (x * x * x, 3.0 * x * x), ("3*x**2",), symbolic=("3*x**2",))
+    monkeypatch.setitem(OPS, "cube", row)
+    monkeypatch.setitem(FUNCTIONS, "cube", row)
+    for output_format, form in (("python", "Python"), ("latex", "LaTeX")):
+        result = run(runner, "diff", "y = cube(x)*z", "--format", output_format)
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert f"error: the function 'cube' has no {form} form in the op table" in result.stderr
+        assert "Traceback" not in result.stderr
+    text = run(runner, "diff", "y = cube(x)*z", "--format", "text").stdout
+    assert text == "dy/dx = 3*x**2*z\ndy/dz = cube(x)\n"
+
+
 def test_unknown_output(runner) -> None:
     result = run(runner, "diff", QUADRATIC, "--output", "g")
     assert result.exit_code == 1 and "--output 'g' is not a variable of the program" in result.stderr
