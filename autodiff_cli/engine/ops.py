@@ -28,11 +28,20 @@ One ``Op`` per operation holds, side by side:
   exponent and ``out`` the op's own result (so ``tanh``'s is ``1 - out**2`` and shares
   the node already computed).  Where the kernel has a convention the language cannot
   write (``x**y``'s slope at a zero base), the difference is documented in the README
-  and tested.
+  and tested;
+* ``python``, ``python_helper`` and ``latex`` (functions only): how ``autodiff diff``
+  writes a call in Python and in LaTeX (``render/formulas.py``), a template where ``{x}``
+  stands for the operand (filled in by text replacement, so LaTeX's own braces are
+  written as they are: ``\\sqrt{{x}}``).  A Python form that needs more than ``math``
+  names a function of the generated module, ``python_helper`` its source, which must
+  compute what ``scalar`` computes (a test checks it at kinks and extremes).  The
+  operators (``+ - * / neg ** **c =``) have no such fields: their layout in every
+  syntax depends on precedence, which the formulas lay out themselves.
 
 Adding a function to the language is one row here (plus tests): the grammar accepts
 any name followed by ``(``, the compiler looks names up in ``FUNCTIONS``, ``Value``
-gains a method of the same name, and explain, the graph and the docs read the row.
+gains a method of the same name, and explain, the graph, the docs and ``diff``'s
+formats read the row.
 
 Standard library only; nothing here knows about ``Value``, parsing or printing.
 """
@@ -70,14 +79,17 @@ class DivisionByZero(DomainError, ZeroDivisionError):
     micrograd raises there, so code written for micrograd that catches it still does."""
 
 
-class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic",
-                    defaults=(None, None, None, None, None))):
+class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
+                          "python python_helper latex",
+                    defaults=(None, None, None, None, None, None, None, None))):
     """One operation: how it is written, its value and local derivatives, and their rules.
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
     float kernel), ``rule`` (tuple of str, one per operand), and the optional ``domain``,
-    ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy kernel) and ``symbolic`` (tuple
-    of str, each local derivative in the language's own syntax).  A plain namedtuple:
+    ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy kernel), ``symbolic`` (tuple
+    of str, each local derivative in the language's own syntax), and for functions
+    ``python``, ``python_helper`` and ``latex`` (str: the call in Python, the source of a
+    function it needs, the call in LaTeX).  A plain namedtuple:
     ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
     would pay for.
     """
@@ -392,6 +404,21 @@ def _step_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
     return (x > 0.0).astype(np.float64), _zero
 
 
+# --- Python helpers for diff --format python ---------------------------------------------------
+# The generated module imports only math; these functions of it compute what the kernels
+# above compute, conventions included (sign(0) = step(0) = 0; sigmoid without overflow).
+
+_SIGMOID_PY = (
+    "def _sigmoid(v):\n"
+    "    if v >= 0:\n"
+    "        return 1.0 / (1.0 + math.exp(-v))\n"
+    "    e = math.exp(v)\n"
+    "    return e / (1.0 + e)\n"
+)
+_STEP_PY = "def _step(v):\n    return 1.0 if v > 0 else 0.0\n"
+_SIGN_PY = "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0\n"
+
+
 # --- the table -------------------------------------------------------------------------------
 
 _ROWS = (
@@ -410,24 +437,33 @@ _ROWS = (
        domain="x > 0, or x = 0 and c >= 0, or x < 0 and c an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
        vector=_pow_const_vector, symbolic=("c*x**(c - 1)",)),
-    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",)),
+    Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",),
+       python="math.tanh({x})", latex=r"\tanh\left({x}\right)"),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
        overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector,
-       symbolic=("out",)),
+       symbolic=("out",), python="math.exp({x})", latex=r"\exp\left({x}\right)"),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
        hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector,
-       symbolic=("1/x",)),
+       symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)"),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
        hint="sqrt needs a non-negative argument; check the inputs that feed it",
-       vector=_sqrt_vector, symbolic=("1/(2*out)",)),
-    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",)),
+       vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}"),
+    Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",),
+       python="max(0.0, {x})",  # 0.0 where x <= 0 (NaN too), as the kernel
+       latex=r"\operatorname{relu}\left({x}\right)"),
     Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector,
-       symbolic=("out*(1 - out)",)),
-    Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",)),
-    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector, symbolic=("-sin(x)",)),
-    Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector, symbolic=("sign(x)",)),
-    Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector, symbolic=("0",)),
-    Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector, symbolic=("0",)),
+       symbolic=("out*(1 - out)",), python="_sigmoid({x})", python_helper=_SIGMOID_PY,
+       latex=r"\sigma\left({x}\right)"),
+    Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",),
+       python="math.sin({x})", latex=r"\sin\left({x}\right)"),
+    Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector, symbolic=("-sin(x)",),
+       python="math.cos({x})", latex=r"\cos\left({x}\right)"),
+    Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector, symbolic=("sign(x)",),
+       python="abs({x})", latex=r"\left|{x}\right|"),
+    Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector, symbolic=("0",),
+       python="_sign({x})", python_helper=_SIGN_PY, latex=r"\operatorname{sign}\left({x}\right)"),
+    Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector, symbolic=("0",),
+       python="_step({x})", python_helper=_STEP_PY, latex=r"\operatorname{step}\left({x}\right)"),
     # `b = a`: b gets a node of its own
     Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",)),
 )

@@ -24,9 +24,12 @@ value exactly or up to rounding wherever the original program is defined:
 * in a product or quotient of a few factors, the factors with a common base combined
   (``x*x`` is ``x**2``, ``x*y*x`` is ``x**2*y``, ``(x/y**2)*(y/x)`` is ``1/y``,
   ``x/x**3`` is ``1/x**2``);
-* what is known of signs used: a node is known positive (``exp``, ``sigmoid``, a sum of
-  positive and non-negative terms...) or non-negative (``abs``, ``x**2``...), and then
-  ``abs(x)`` and ``relu(x)`` are ``x``, ``sign(x)`` and ``step(x)`` are 1 where x > 0;
+* what is known of signs used, in float64: a node is known positive (a positive constant,
+  a sum of positive and non-negative terms such as ``x**2 + 1``...) or non-negative
+  (``abs``, ``x**2``, ``exp``, ``sigmoid``, which underflow to 0...), and then ``abs(x)``
+  and ``relu(x)`` are ``x`` where x >= 0, ``sign(x)`` and ``step(x)`` are 1 where x > 0
+  (see ``_sign_of``: a rule fires only where it is exact at every float the program can
+  compute);
 * even and odd functions: ``cos(-x)`` and ``abs(-x)`` are ``cos(x)`` and ``abs(x)``,
   ``sin(-x)``, ``tanh(-x)`` and ``sign(-x)`` are ``-sin(x)``, ``-tanh(x)``, ``-sign(x)``;
 * a minus sign moved to the front of a product or quotient and out of sums
@@ -131,26 +134,43 @@ class Expressions:
         return self._intern(op, args, None, ordered=True)
 
     def _sign_of(self, op: str, args: tuple[int, ...], param: float | str | None) -> int:
-        """What is known of a new node's sign, from its op and its operands' signs."""
+        """What is known of a new node's sign *in float64*, from its op and its operands' signs.
+
+        POSITIVE only where the float value cannot be 0: ``sign`` and ``step`` of a positive
+        node fold to 1, so a value that is positive in exact arithmetic but underflows to 0
+        in floats would make the derivative program disagree with the engine (``step(exp(x))``
+        is 0 at x = -1000).  Hence ``exp``, ``sigmoid`` and powers are only non-negative
+        (exp(-1000), sigmoid(-1000), 1e-200**2 and 2**-2000 are 0), and so are products and
+        quotients of positives (1e-200*1e-200 is 0), except with a constant factor that
+        cannot shrink the other (a constant >= 1 in a product or numerator, <= 1 in a
+        denominator; a finite positive float is at most 1.8e308, so 1/x > 0).  A sum of a
+        positive and a non-negative is positive (rounding is monotonic: a + b >= a), and
+        ``abs`` and ``sqrt`` of a positive are positive (sqrt(5e-324) > 0).  Overflow needs no
+        care: an infinite value is a domain error, where nothing need agree.
+        """
         signs = [self._sign[a] for a in args]
         if op == CONST:
             return POSITIVE if param > 0 else NONNEGATIVE if param == 0 else UNKNOWN  # type: ignore[operator]
-        if op in ("exp", "sigmoid"):
-            return POSITIVE
-        if op in ("abs", "sqrt", POWER_CONST, "**"):
-            if signs[0] == POSITIVE:
-                return POSITIVE
+        if op in ("exp", "sigmoid", "relu", "step"):
+            return NONNEGATIVE
+        if op in ("abs", "sqrt"):
+            return POSITIVE if signs[0] == POSITIVE else NONNEGATIVE
+        if op in (POWER_CONST, "**"):
             exponent = float(param) if op == POWER_CONST else 1.0  # type: ignore[arg-type]
             even = exponent.is_integer() and exponent % 2 == 0
-            return NONNEGATIVE if op in ("abs", "sqrt") or even or signs[0] == NONNEGATIVE else UNKNOWN
-        if op in ("relu", "step"):
-            return NONNEGATIVE
+            return NONNEGATIVE if even or signs[0] != UNKNOWN else UNKNOWN
         if op in ("+", "*", "/"):
             if min(signs) == UNKNOWN:
                 return UNKNOWN
             if op == "+":
                 return max(signs)  # one positive term makes a non-negative sum positive
-            return min(signs)
+            if min(signs) == POSITIVE:
+                first, second = self.value(args[0]), self.value(args[1])
+                if op == "*" and ((first or 0.0) >= 1.0 or (second or 0.0) >= 1.0):
+                    return POSITIVE
+                if op == "/" and ((first or 0.0) >= 1.0 or (second is not None and second <= 1.0)):
+                    return POSITIVE
+            return NONNEGATIVE
         return UNKNOWN
 
     def known_sign(self, node: int) -> int:

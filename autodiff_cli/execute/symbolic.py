@@ -461,16 +461,12 @@ class _Emitter:
         self.variables[name] = Variable(name, INTERMEDIATE, self.instructions[register].position, register)
 
     def output(self, name: str, node: int) -> None:
-        constant = self.graph.value(node)
-        if constant is not None:  # the language reads `df_dx = 2` as an input with a default
-            register = self._add(INPUT, (), name, node)
-            self.variables[name] = Variable(
-                name, INPUT, self.instructions[register].position, register, constant
-            )
-            self.named_registers.add(register)
-            return
         node = self._resolve(node)
-        if node in self.registers:
+        if self.graph.ops[node] == CONST:
+            # A computed value, even when it is a constant: `b = a` of the number, never an
+            # input (program_text writes it so that the language reads it back as computed).
+            register = self._add("=", (self._expression(node),), None, node)
+        elif node in self.registers:
             register = self._add("=", (self.registers[node],), None, node)
         else:
             register = self._expression(node)

@@ -20,7 +20,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..engine.ops import short_number
+from ..engine.ops import OPS, short_number
+from ..errors import ProgramError
 from ..language.program import CONST, INPUT, POWER_CONST, Program
 
 if TYPE_CHECKING:
@@ -81,7 +82,39 @@ class Syntax:
         if op == POWER_CONST:
             exponent = short_number(param)
             return POWER, [(0, ATOM, False), "**" + (f"({exponent})" if param < 0 else exponent)]
+        _function(op, "program text")
         return ATOM, [f"{op}(", (0, SUM, False), ")"]
+
+
+# The operators, laid out by precedence in each syntax; every other op is a function of the
+# op table, written from its row (``python``, ``latex``).
+OPERATORS = frozenset(("+", "-", "*", "/", "neg", "**", POWER_CONST, "="))
+
+
+def _function(op: str, form: str, template: str | None = "") -> str:
+    """The op table's ``template`` for function ``op`` in ``form``, or an error that says
+    what the row lacks: never output that calls what does not exist."""
+    row = OPS.get(op)
+    if row is None or not row.is_function or op in OPERATORS:
+        raise ProgramError(
+            f"'{op}' is neither an operator nor a function of the op table, so it cannot be "
+            f"written as {form}"
+        )
+    if template is None:
+        raise ProgramError(
+            f"the function '{op}' has no {form} form in the op table",
+            hint=f"choose another --format, or give '{op}' one in its row of autodiff_cli/engine/ops.py",
+        )
+    return template
+
+
+def _call(template: str, binding: float) -> list[Piece]:
+    """A layout from a template where ``{x}`` stands for the operand: ``math.tanh({x})``."""
+    texts = template.split("{x}")
+    pieces: list[Piece] = [texts[0]]
+    for text in texts[1:]:
+        pieces.extend(((0, binding, False), text))
+    return pieces
 
 
 program_syntax = Syntax()
@@ -175,24 +208,48 @@ def _first(text: str) -> str:
     return "0" if text[0].isdigit() else "a"
 
 
-def _statements(program: Program, syntax: Syntax) -> list[tuple[str, str]]:
+def _statements(program: Program, syntax: Syntax, read_back: bool = False) -> list[tuple[str, str]]:
     """(name, expression) for each named variable in program order; inputs without a value are
-    not statements."""
+    not statements.
+
+    With ``read_back`` (program text, to be parsed again), a computed variable whose value is
+    a number (``=`` of an unnamed constant, as the differentiator writes ``df_dx``'s 2) is
+    written ``df_dx = 2 + 0``: the language reads ``name = <number>`` (signs and parentheses
+    included) as an input with a default, which ``--set`` could override and ``diff``
+    would differentiate with respect to.  ``2 + 0`` is an operation, so it stays computed,
+    and it reads back as an addition that is written the same way again.
+    """
     names = {v.register: v.name for v in program.variables.values()}
+    instructions = program.instructions
     statements = []
     for variable in sorted(program.variables.values(), key=lambda v: v.register):
         if variable.kind == INPUT:
             if variable.default is not None:
                 statements.append((variable.name, syntax.number(variable.default)[0]))
             continue
-        statements.append((variable.name, _expression(program, variable.register, syntax, names)))
+        text = _expression(program, variable.register, syntax, names)
+        if read_back and _copies_a_number(instructions, variable.register, names):
+            text += " + 0"
+        statements.append((variable.name, text))
     return statements
+
+
+def _copies_a_number(instructions: Any, register: int, names: dict[int, str]) -> bool:
+    """Whether register ``register`` is ``=`` of a number, through unnamed copies."""
+    if instructions[register].op != "=":
+        return False
+    while instructions[register].op == "=":
+        register = instructions[register].args[0]
+        if register in names:
+            return False
+    return instructions[register].op == CONST
 
 
 def program_text(program: Program) -> str:
     """The program in its own language: ``name = expression`` per line, inputs with a value
-    first where the program declares them.  Parsing it and writing it again gives the same text."""
-    return "".join(f"{name} = {text}\n" for name, text in _statements(program, program_syntax))
+    first where the program declares them.  Parsing it and writing it again gives the same text,
+    and every variable the program computes is read back as computed."""
+    return "".join(f"{name} = {text}\n" for name, text in _statements(program, program_syntax, True))
 
 
 def operation_count(program: Program) -> int:
@@ -292,17 +349,6 @@ _GREEK = frozenset(
     )
 )
 _INDEXED = re.compile(r"([A-Za-z]+?)_?(\d+)\Z")
-_LATEX_FUNCTIONS = {
-    "tanh": r"\tanh",
-    "exp": r"\exp",
-    "log": r"\log",
-    "sin": r"\sin",
-    "cos": r"\cos",
-    "sigmoid": r"\sigma",
-    "relu": r"\operatorname{relu}",
-    "step": r"\operatorname{step}",
-    "sign": r"\operatorname{sign}",
-}
 
 
 def latex_name(name: str) -> str:
@@ -345,13 +391,10 @@ class _Latex(Syntax):
             return POWER, [(0, ATOM, False), "^{", (1, 0, False), "}"]
         if op == POWER_CONST:
             return POWER, [(0, ATOM, False), f"^{{{short_number(param)}}}"]
-        if op == "sqrt":
-            return ATOM, [r"\sqrt{", (0, 0, False), "}"]
-        if op == "abs":
-            return ATOM, [r"\left|", (0, 0, False), r"\right|"]
-        if op in _LATEX_FUNCTIONS:
-            return ATOM, [_LATEX_FUNCTIONS[op] + r"\left(", (0, 0, False), r"\right)"]
-        return super().layout(op, param, operands)
+        if op in OPERATORS:
+            return super().layout(op, param, operands)
+        # A function: its row's LaTeX (\tanh\left(x\right), \sqrt{x}), delimited by itself.
+        return ATOM, _call(_function(op, "LaTeX", OPS[op].latex if op in OPS else None), 0)
 
 
 def _latex_label(derivative: Derivative) -> str:
@@ -380,40 +423,46 @@ def derivatives_latex(result: DerivativeProgram) -> str:
 
 # --- Python --------------------------------------------------------------------------------
 
-_HELPERS = {
-    "sigmoid": (
-        "def _sigmoid(v):\n"
-        "    if v >= 0:\n"
-        "        return 1.0 / (1.0 + math.exp(-v))\n"
-        "    e = math.exp(v)\n"
-        "    return e / (1.0 + e)\n"
-    ),
-    "step": "def _step(v):\n    return 1.0 if v > 0 else 0.0\n",
-    "sign": "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0\n",
-}
-_PYTHON_FUNCTIONS = {
-    "tanh": "math.tanh",
-    "exp": "math.exp",
-    "log": "math.log",
-    "sqrt": "math.sqrt",
-    "sin": "math.sin",
-    "cos": "math.cos",
-    "abs": "abs",
-    "sigmoid": "_sigmoid",
-    "step": "_step",
-    "sign": "_sign",
-}
 FUNCTION_NAME = "derivatives"
-# Names a Python function cannot use for its variables (keywords, and what its body calls).
-_PYTHON_TAKEN = frozenset(keyword.kwlist) | {
-    "math",
-    "abs",
-    "max",
-    "_sigmoid",
-    "_step",
-    "_sign",
-    FUNCTION_NAME,
-}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Names a Python function cannot use for its variables: keywords, `__debug__` (assigning it is
+# a SyntaxError), `math` and `math.pow` (powers), and the names the op table's Python forms
+# call or its helpers define (a variable `max` would hide the builtin that relu calls).
+
+
+def _python_taken() -> frozenset[str]:
+    names = set(keyword.kwlist) | {"__debug__", "math", FUNCTION_NAME}
+    for op in OPS.values():
+        if op.python is not None:
+            names.update(_IDENTIFIER.findall(op.python.replace("{x}", "")))
+        if op.python_helper is not None:
+            names.update(re.findall(r"^def ([A-Za-z_][A-Za-z0-9_]*)", op.python_helper, re.MULTILINE))
+    return frozenset(names)
+
+
+_PYTHON_TAKEN = _python_taken()
+
+
+def _python_names(result: DerivativeProgram) -> dict[str, str]:
+    """A distinct Python identifier for every variable of the derivative program.
+
+    A name Python or the module needs gets ``_`` appended until it is free: free of the
+    taken names and of every other variable's name, the program's own and the renamed
+    (``math`` becomes ``math__`` when the program also has ``math_``).  Names that need
+    no change are kept first, so that they never move.
+    """
+    names = list(result.program.variables)
+    renamed = {name: name for name in names if name not in _PYTHON_TAKEN}
+    used = set(renamed) | _PYTHON_TAKEN
+    for name in names:
+        if name in renamed:
+            continue
+        new = name + "_"
+        while new in used:
+            new += "_"
+        renamed[name] = new
+        used.add(new)
+    return renamed
 
 
 class _Python(Syntax):
@@ -429,13 +478,14 @@ class _Python(Syntax):
             return ATOM, ["math.pow(", (0, SUM, False), ", ", (1, SUM, False), ")"]
         if op == POWER_CONST and not float(param).is_integer():
             return ATOM, ["math.pow(", (0, SUM, False), f", {short_number(param)})"]
-        if op == "relu":
-            return ATOM, ["max(0.0, ", (0, SUM, False), ")"]  # 0.0 where x <= 0, as the engine
-        if op in _PYTHON_FUNCTIONS:
-            if op in _HELPERS:
-                self.used.add(op)
-            return ATOM, [f"{_PYTHON_FUNCTIONS[op]}(", (0, SUM, False), ")"]
-        return super().layout(op, param, operands)
+        if op in OPERATORS:
+            return super().layout(op, param, operands)
+        # A function: its row's Python (math.tanh(x), max(0.0, x), _step(x)), and the
+        # helper the module must then define.
+        template = _function(op, "Python", OPS[op].python if op in OPS else None)
+        if OPS[op].python_helper is not None:
+            self.used.add(op)
+        return ATOM, _call(template, SUM)
 
 
 def derivatives_python(result: DerivativeProgram) -> str:
@@ -446,9 +496,7 @@ def derivatives_python(result: DerivativeProgram) -> str:
     Python's own exceptions (ValueError, ZeroDivisionError, OverflowError).
     """
 
-    def rename(name: str) -> str:
-        return name + "_" if name in _PYTHON_TAKEN else name
-
+    rename = _python_names(result).__getitem__
     syntax = _Python(rename)
     intermediates, derivatives = _parts(result, syntax)
     outputs = {d.name for d in result.derivatives}
@@ -470,5 +518,5 @@ def derivatives_python(result: DerivativeProgram) -> str:
     signature = (
         f"def {FUNCTION_NAME}(*, {', '.join(parameters)}):" if parameters else f"def {FUNCTION_NAME}():"
     )
-    helpers = "".join(f"\n\n{_HELPERS[name]}" for name in sorted(syntax.used))
+    helpers = "".join(f"\n\n{OPS[name].python_helper}" for name in sorted(syntax.used))
     return "import math\n" + helpers + "\n\n" + signature + "\n" + "\n".join(body) + "\n"

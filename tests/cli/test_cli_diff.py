@@ -61,6 +61,41 @@ def test_program_feeds_diff_itself() -> None:
     assert result.stdout == "ddy_dx/dx = 6*x\n"
 
 
+@pytest.mark.parametrize(
+    "command, stdout",
+    [
+        # d/dx (x**2) = 2*x, then d/dx (2*x) = 2 (by hand)
+        ('autodiff diff "f = x**2 + 3*y" | autodiff diff - --output df_dx --format text', "ddf_dx/dx = 2\n"),
+        # d/dx (x**2*y) = 2*x*y; d/dx of that is 2*y and d/dy is 2*x (by hand)
+        ('autodiff diff "f = x**2*y" | autodiff diff - --output df_dx --format text',
+         "ddf_dx/dx = 2*y\nddf_dx/dy = 2*x\n"),
+    ],
+    ids=["constant second derivative", "mixed second derivatives"],
+)
+def test_diff_of_diff_gives_the_second_derivatives(command: str, stdout: str) -> None:
+    result = shell(command)
+    assert (result.returncode, result.stdout) == (0, stdout), result.stderr
+
+
+@pytest.mark.parametrize(
+    "program, output",
+    [("y = 2*x", "dy_dx"), ("f = x**2 + 3*y", "df_dy"), ("f = -4*x", "df_dx")],
+    ids=["2x", "3y", "-4x"],
+)
+def test_a_constant_derivative_piped_into_diff_is_not_an_input(program: str, output: str) -> None:
+    # Its derivative is 0 (by hand).  Read back as an input with a default, it was
+    # differentiated with respect to itself: `ddy_dx/ddy_dx = 1`.  Now it is computed and
+    # depends on no input, which diff says (as for `f = 2*3`) instead of answering 1.
+    result = shell(f'autodiff diff "{program}" | autodiff diff - --format text')
+    assert result.returncode == 1 and result.stdout == ""
+    assert f"error: '{output}' depends on no input" in result.stderr
+    # and eval cannot override it with --set
+    result = shell(f'autodiff diff "{program}" | autodiff eval - --set {output}=7')
+    assert result.returncode == 1 and result.stdout == ""
+    assert f"'{output}' is computed by the program, so --set cannot give it a value" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_order_two(runner) -> None:
     result = run(runner, "diff", "y = tanh(x)", "--order", "2", "--format", "text")
     assert result.stdout == "y = tanh(x)\n\nd^2y/dx^2 = -2*(1 - y**2)*y\n"
@@ -140,6 +175,21 @@ def test_an_output_of_constants(runner) -> None:
         == "<expr>:1:1: error: 'f' depends on no input, so there is nothing to differentiate"
     )
     assert "hint: name variables with --wrt" in result.stderr
+
+
+def test_a_function_without_a_python_form_is_an_error_not_a_traceback(runner, monkeypatch) -> None:
+    from autodiff_cli.engine.ops import FUNCTIONS, OPS, Op
+
+    row = Op("cube", 1, "cube({x})", lambda x: (x * x * x, 3.0 * x * x), ("3*x**2",), symbolic=("3*x**2",))
+    monkeypatch.setitem(OPS, "cube", row)
+    monkeypatch.setitem(FUNCTIONS, "cube", row)
+    for output_format, form in (("python", "Python"), ("latex", "LaTeX")):
+        result = run(runner, "diff", "y = cube(x)*z", "--format", output_format)
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert f"error: the function 'cube' has no {form} form in the op table" in result.stderr
+        assert "Traceback" not in result.stderr
+    text = run(runner, "diff", "y = cube(x)*z", "--format", "text").stdout
+    assert text == "dy/dx = 3*x**2*z\ndy/dz = cube(x)\n"
 
 
 def test_unknown_output(runner) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,17 +78,56 @@ def open_sample(name: str) -> str:
     return (Path(__file__).resolve().parents[2] / "samples" / name).read_text()
 
 
-@pytest.mark.parametrize(
-    "name", ["karpathy.ad", "mlp.ad", "neuron.ad", "neuron_exp.ad", "quadratic.ad", "softmax_xent.ad"]
-)
+# Every sample, so that a new one is included; the training samples read some inputs from
+# data, given 0.75 here (inside every sample's domain).
+SAMPLE_NAMES = sorted(path.name for path in (Path(__file__).resolve().parents[2] / "samples").glob("*.ad"))
+
+
+def sample_point(source: str) -> dict[str, float]:
+    return {v.name: 0.75 for v in parse(source).inputs if v.default is None}
+
+
+def test_the_samples_are_found() -> None:
+    assert len(SAMPLE_NAMES) >= 11 and {"moons.ad", "karpathy.ad", "decay.ad"} <= set(SAMPLE_NAMES)
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES, ids=SAMPLE_NAMES)
 def test_every_sample_equals_reverse_mode(name: str) -> None:
     source = open_sample(name)
-    grads = engine_grads(source)
+    at = sample_point(source)
+    grads = engine_grads(source, at)
     result = differentiate(parse(source))
-    evaluation = evaluate(parse(program_text(result.program)))
+    evaluation = evaluate(parse(program_text(result.program)), at)
     for derivative in result.derivatives:
         want = grads[derivative.wrt[0]]
         assert evaluation.nodes[derivative.name].data == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES, ids=SAMPLE_NAMES)
+def test_every_sample_second_order_equals_differences_of_reverse_mode(name: str) -> None:
+    # The Hessian block over (at most) three inputs, first, middle and last, against the central
+    # difference of reverse mode's gradient: H[a][b] ~ (g_a(x + h e_b) - g_a(x - h e_b)) / 2h.
+    # With h = 1e-4*max(1, |x_b|), the difference's error is about h**2/6 * |d4f| (truncation,
+    # ~2e-9 for fourth derivatives of order 1) plus eps*|g|/h (rounding, ~2e-12 for gradients
+    # of order 1).  Measured, the worst entry is a tenth of the 1e-6 tolerance (neuron.ad,
+    # tanh's higher derivatives at 0.88 with h = 1e-4*x), most are below 1e-3 of it; a wrong
+    # term would miss by about an entry's size (0.03-6 for the nonzero entries here).
+    source = open_sample(name)
+    program = parse(source)
+    at = sample_point(source)
+    values_at = {v.name: (at[v.name] if v.default is None else v.default) for v in program.inputs}
+    inputs = differentiate(program).wrt
+    chosen = list(dict.fromkeys([inputs[0], inputs[len(inputs) // 2], inputs[-1]]))
+    result = differentiate(program, chosen, order=2)
+    evaluation = evaluate(parse(program_text(result.program)), at)
+    for derivative in result.derivatives:
+        a, b = derivative.wrt
+        h = 1e-4 * max(1.0, abs(values_at[b]))
+        above = engine_grads(source, {**at, b: values_at[b] + h})[a]
+        below = engine_grads(source, {**at, b: values_at[b] - h})[a]
+        want = (above - below) / (2 * h)
+        found = evaluation.nodes[derivative.name].data
+        assert found == pytest.approx(want, rel=1e-6, abs=1e-6), (derivative.label, found, want)
 
 
 def test_softmax_cross_entropy_simplifies_to_probabilities() -> None:
@@ -366,6 +406,80 @@ def test_simplification(source: str, expected: str) -> None:
     assert show(graph, node) == expected
 
 
+# Points where a value that is positive in exact arithmetic is 0 in floats (underflow), or
+# where tanh and sigmoid saturate to exactly 1: sign and range rules must not fire there.
+# (program, point); the derivative program must give the engine's gradient at the point.
+EXTREME_POINTS = {
+    "step(exp) underflows": ("y = step(exp(x))*z", {"x": -1000.0, "z": 1.0}),
+    "sign(exp) underflows": ("y = sign(exp(x))*z", {"x": -1000.0, "z": 1.0}),
+    "step(sigmoid) underflows": ("y = step(sigmoid(x))*z", {"x": -1000.0, "z": 1.0}),
+    "sign(sigmoid) underflows": ("y = sign(sigmoid(x))*z", {"x": -800.0, "z": 1.0}),
+    "step(exp + exp) underflows": ("y = step(exp(x) + exp(w))*z", {"x": -1000.0, "w": -800.0, "z": 1.0}),
+    # (d/dx is NaN in the engine there, sqrt's infinite slope times 0: only d/dz is compared)
+    "step(sqrt(exp)) underflows": ("y = step(sqrt(exp(x)))*z", {"x": -1000.0, "z": 1.0}, ["z"]),
+    "positive*positive underflows": (
+        "y = step((x*x + 1e-300)*(w*w + 1e-300))*z",
+        {"x": 0.0, "w": 0.0, "z": 1.0},
+    ),
+    "positive/positive underflows": (
+        "y = step((x*x + 1e-300)/(w*w + 1e300))*z",
+        {"x": 0.0, "w": 0.0, "z": 1.0},
+    ),
+    "half a positive underflows": ("y = sign(0.5*(x*x + 5e-324))*z", {"x": 0.0, "z": 1.0}),
+    "positive**2 underflows": ("y = step((x*x + 1e-200)**2)*z", {"x": 0.0, "z": 1.0}),
+    "positive**-2 underflows": ("y = step((x*x + 1e200)**-2)*z", {"x": 0.0, "z": 1.0}),
+    "2**w underflows": ("y = step(2**w)*z", {"w": -2000.0, "z": 1.0}),
+    "positive**w underflows": ("y = sign((x*x + 1e-200)**w)*z", {"x": 0.0, "w": 2.0, "z": 1.0}),
+    "x*x underflows": ("y = step(x*x)*z + sign(x*x)*z", {"x": 1e-200, "z": 1.0}),
+    "tanh saturates": ("y = step(1 - tanh(x)**2)*z", {"x": 30.0, "z": 1.0}),
+    "sigmoid saturates": (
+        "y = step(1 - sigmoid(x))*z + sign(sigmoid(x)*(1 - sigmoid(x)))*z",
+        {"x": 40.0, "z": 1.0},
+    ),
+    # rules that still fire, and stay exact there
+    "abs/relu of exp": ("y = abs(exp(x))*z + relu(sigmoid(x))*z", {"x": -1000.0, "z": 1.0}),
+    "step(exp + 1)": (
+        "y = step(exp(x) + 1)*z + sign(2*(x*x + 1))*z + step(1/(x*x + 1))*z",
+        {"x": -1e150, "z": 1.0},
+    ),
+    "relu(exp)'": ("y = relu(exp(x)) + abs(sigmoid(x)*sigmoid(x))", {"x": -1000.0}),
+}
+
+
+@pytest.mark.parametrize("case", list(EXTREME_POINTS), ids=list(EXTREME_POINTS))
+def test_sign_rules_are_exact_in_floats_at_extreme_points(case: str) -> None:
+    source, point, *wrt = EXTREME_POINTS[case]
+    grads = engine_grads(source, point)
+    found = values(source, point, wrt=wrt[0] if wrt else None)
+    for label, value in found.items():
+        name = label.split("/d")[1]
+        assert value == pytest.approx(grads[name], rel=1e-12, abs=0.0), (label, value, grads[name])
+
+
+@pytest.mark.parametrize(
+    "source, sign",
+    [
+        ("exp(x)", "nonnegative"),
+        ("sigmoid(x)", "nonnegative"),
+        ("exp(x)*exp(y)", "nonnegative"),
+        ("(x*x + 1)**3", "nonnegative"),
+        ("x*x + 1", "positive"),
+        ("2*(x*x + 1)", "positive"),
+        ("(x*x + 1)/0.5", "positive"),
+        ("1/(x*x + 1)", "positive"),
+        ("0.5*(x*x + 1)", "nonnegative"),
+        ("sqrt(x*x + 1) + abs(y)", "positive"),
+        ("tanh(x)**2", "nonnegative"),
+        ("1 - tanh(x)**2", "unknown"),
+        ("x*y", "unknown"),
+    ],
+    ids=lambda value: value,
+)
+def test_known_signs_hold_in_floats(source: str, sign: str) -> None:
+    graph, node = build(f"r = {source}")
+    assert ["unknown", "nonnegative", "positive"][graph.known_sign(node)] == sign
+
+
 def test_hash_consing_makes_commuted_operations_one_node() -> None:
     graph, _ = build("r = 1")
     x, y = graph.input("x"), graph.input("y")
@@ -414,15 +528,55 @@ def test_output_option_and_bare_expression() -> None:
     assert text("3*x**2") == "doutput/dx = 6*x\n"
 
 
-def test_constant_derivatives_are_inputs_with_a_default_in_the_language() -> None:
+def test_constant_derivatives_are_computed_not_inputs_with_a_default() -> None:
+    # `df_dx = 2` would be read back as an input with a default; `2 + 0` is computed.
     result = differentiate(parse("f = 2*x + y"))
-    assert program_text(result.program) == "df_dx = 2\ndf_dy = 1\n"
-    assert evaluate(parse(program_text(result.program))).values() == {"df_dx": 2.0, "df_dy": 1.0}
+    assert program_text(result.program) == "df_dx = 2 + 0\ndf_dy = 1 + 0\n"
+    assert derivatives_text(result) == "df/dx = 2\ndf/dy = 1\n"  # for people, the number alone
+    reparsed = parse(program_text(result.program))
+    assert evaluate(reparsed).values() == {"df_dx": 2.0, "df_dy": 1.0}
+    assert [v.name for v in reparsed.inputs] == []
+
+
+# (program, options): derivatives that are constants, some negative, zero or huge, beside
+# derivatives that are not, and constant intermediates named by --wrt.
+CONSTANT_DERIVATIVES = {
+    "linear": ("y = 2*x", {}),
+    "mixed": ("f = x**2 + 3*y", {}),
+    "negative": ("f = -2.5*x + y*y", {}),
+    "zero": ("a = 1\nf = 2*x", {"wrt": ["x", "a"]}),
+    "huge": ("f = 1e300*x - 1e-300*z", {}),
+    "hessian": ("f = 3*x**2 + x*y + 5*y**2", {"order": 2}),
+    "defaults": ("a = 2\nb = -3\nf = a*b*x + 7*z", {}),
+    "computed wrt": ("e = 2*3\nf = e*x + e", {"wrt": ["e", "x"]}),
+}
+
+
+@pytest.mark.parametrize("case", list(CONSTANT_DERIVATIVES), ids=list(CONSTANT_DERIVATIVES))
+def test_read_back_every_derivative_is_computed_and_only_inputs_are_inputs(case: str) -> None:
+    source, options = CONSTANT_DERIVATIVES[case]
+    original = parse(source)
+    result = differentiate(original, **options)  # type: ignore[arg-type]
+    written = program_text(result.program)
+    reparsed = parse(written)
+    assert program_text(reparsed) == written
+    computed = {v.name for v in reparsed.variables.values() if v.kind != "input"}
+    assert {d.name for d in result.derivatives} <= computed
+    assert {v.name for v in reparsed.inputs} <= {v.name for v in original.inputs}
+    for variable in reparsed.inputs:  # the original inputs keep their defaults
+        assert variable.default == original.variables[variable.name].default
+    # Each derivative evaluates to reverse mode's gradient (first order) at some point.
+    at = {v.name: 0.75 for v in original.inputs if v.default is None}
+    evaluation = evaluate(reparsed, {name: at[name] for name in at if name in reparsed.variables})
+    if result.order == 1:
+        grads = evaluate(original, at).grads()
+        for derivative in result.derivatives:
+            assert evaluation.nodes[derivative.name].data == grads[derivative.wrt[0]], derivative.name
 
 
 def test_defaults_carry_over_and_unused_inputs_are_left_out() -> None:
     result = differentiate(parse("a = 2\nb = 5\nc = 7\nf = a*a + b"))
-    assert program_text(result.program) == "a = 2\ndf_da = 2*a\ndf_db = 1\n"
+    assert program_text(result.program) == "a = 2\ndf_da = 2*a\ndf_db = 1 + 0\n"
 
 
 def test_same_input_gives_the_same_text() -> None:

@@ -3,13 +3,19 @@ parentheses exactly where the grammar needs them, LaTeX, Python that runs, JSON.
 
 from __future__ import annotations
 
+import builtins
+import inspect
 import json
+import keyword
 import math
+import random
 import sys
 from pathlib import Path
 
 import pytest
 
+from autodiff_cli.engine.ops import FUNCTIONS, OPS, DomainError, Op
+from autodiff_cli.errors import ProgramError
 from autodiff_cli.execute import evaluate
 from autodiff_cli.execute.symbolic import differentiate
 from autodiff_cli.language import parse
@@ -18,6 +24,7 @@ from autodiff_cli.render.formulas import (
     derivatives_latex,
     derivatives_python,
     derivatives_text,
+    OPERATORS,
     latex_name,
     operation_count,
     program_text,
@@ -217,6 +224,127 @@ def test_python_renames_keywords_and_what_the_body_calls() -> None:
     module = derivatives_python(differentiate(parse("lambda = 2\nf = lambda*math + abs(max)")))
     assert "def derivatives(*, lambda_=2.0, math_, max_):" in module
     assert run_python(module, math_=3.0, max_=-1.0) == {"df_dlambda": 3.0, "df_dmath": 2.0, "df_dmax": -1.0}
+
+
+# Names that collide in Python: keywords, what the module defines or calls, and the names
+# those become with one or two `_` appended, so that a renamed name meets a program's own
+# (`abs` itself is a function of the language, so it cannot be a variable).
+_CLASHING = sorted(
+    {
+        stem + tail
+        for stem in [*keyword.kwlist, "math", "max", "_sigmoid", "_step", "_sign", "derivatives",
+                     "abs_", "__debug__", "t1", "dy_dx"]
+        for tail in ("", "_", "__")
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["math", "math_", "x"],
+        ["lambda", "lambda_", "lambda__"],
+        ["math_", "math", "max", "max_"],
+        ["_step", "_step_", "abs_", "derivatives", "__debug__", "None"],
+        *[random.Random(seed).sample(_CLASHING, 6) for seed in range(12)],
+    ],
+    ids=lambda names: ",".join(names),
+)
+def test_python_names_never_collide_and_the_function_equals_eval(names: list[str]) -> None:
+    # Half the names are inputs with a default, the others inputs without one and
+    # intermediates; every helper and function is used so that their names are needed.
+    a, b, c, d, e, f = [*names, "p", "q", "r", "s", "u", "v"][:6]  # short lists padded with plain names
+    source = (
+        f"{a} = 0.7\n{b} = -0.4\n"
+        f"{d} = {a}*{c} + {b}\n"
+        f"{e} = tanh({d}*{f}) + sigmoid({c})*{a} + step({d})*{f} + sign({b})*abs({c}) + relu({f})\n"
+        f"y = {e}*{d} + exp({b}*{c})/(1 + {f}**2) + sqrt({a}*{a} + 1)\n"
+    )
+    program = parse(source)
+    at = {v.name: 0.3 + 0.1 * i for i, v in enumerate(program.inputs) if v.default is None}
+    want = evaluate(program, at).grads()
+    result = differentiate(program)
+    module = derivatives_python(result)
+    namespace: dict[str, object] = {}
+    exec(compile(module, "<derivatives>", "exec"), namespace)  # a SyntaxError on a clash
+    function = namespace["derivatives"]
+    # The parameters are the derivative program's inputs, in its order, whatever their new names.
+    parameters = list(inspect.signature(function).parameters)  # type: ignore[arg-type]
+    inputs = [v.name for v in result.program.inputs]
+    assert len(parameters) == len(set(parameters)) == len(inputs)
+    arguments = {new: at[old] for new, old in zip(parameters, inputs) if old in at}
+    found = function(**arguments)  # type: ignore[operator]
+    assert list(found) == [derivative.name for derivative in result.derivatives]
+    for derivative in result.derivatives:
+        assert found[derivative.name] == pytest.approx(want[derivative.wrt[0]], rel=1e-12, abs=1e-15)
+
+
+# --- every op of the table can be written in every format -----------------------------------
+
+
+@pytest.mark.parametrize("op", list(OPS), ids=list(OPS))
+def test_every_op_has_a_python_and_a_latex_form(op: str) -> None:
+    # An operator is laid out by precedence in every syntax; anything else is a function
+    # whose row must say how Python and LaTeX write it.
+    row = OPS[op]
+    if op in OPERATORS:
+        assert not row.is_function and row.python is None and row.latex is None
+    else:
+        assert row.is_function
+        assert row.python is not None and "{x}" in row.python, "give the row a python template"
+        assert row.latex is not None and "{x}" in row.latex, "give the row a latex template"
+        helpers = "".join(r.python_helper or "" for r in OPS.values())
+        called = row.python.split("(")[0]
+        assert called.startswith("math.") or hasattr(builtins, called) or f"def {called}(" in helpers
+
+
+FUNCTION_POINTS = (-800.0, -40.0, -3.0, -1e-300, -0.0, 0.0, 5e-324, 0.5, 3.0, 40.0, 709.0, 800.0)
+
+
+@pytest.mark.parametrize("op", list(FUNCTIONS), ids=list(FUNCTIONS))
+def test_python_form_computes_what_the_kernel_computes(op: str) -> None:
+    # The generated module's call (helpers included) against the float kernel, bit for bit,
+    # at kinks and extremes; where the kernel has a domain error, Python raises one too.
+    namespace: dict[str, object] = {"math": math}
+    for row in OPS.values():
+        if row.python_helper:
+            exec(row.python_helper, namespace)
+    for x in FUNCTION_POINTS:
+        try:
+            want = OPS[op].scalar(x)[0]
+        except DomainError:
+            with pytest.raises((ValueError, OverflowError, ZeroDivisionError)):
+                eval(OPS[op].python.replace("{x}", f"({x!r})"), namespace)
+            continue
+        found = eval(OPS[op].python.replace("{x}", f"({x!r})"), namespace)
+        assert found == want and math.copysign(1.0, found) == math.copysign(1.0, want), (x, found, want)
+
+
+def _cube(x: float) -> tuple[float, float]:
+    return x * x * x, 3.0 * x * x
+
+
+def test_a_new_function_in_the_table_only_is_an_error_not_broken_output(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    # A row with a kernel and a symbolic rule, but no Python or LaTeX form: diff's program
+    # text still works, and python and latex say what is missing instead of writing a call
+    # to an undefined function (a NameError when run) or plain text.
+    row = Op("cube", 1, "cube({x})", _cube, ("3*x**2",), symbolic=("3*x**2",))
+    monkeypatch.setitem(OPS, "cube", row)
+    monkeypatch.setitem(FUNCTIONS, "cube", row)
+    result = differentiate(parse("y = cube(x)*z"))
+    assert derivatives_text(result) == "dy/dx = 3*x**2*z\ndy/dz = cube(x)\n"
+    with pytest.raises(ProgramError, match="the function 'cube' has no Python form in the op table"):
+        derivatives_python(result)
+    with pytest.raises(ProgramError, match="the function 'cube' has no LaTeX form in the op table"):
+        derivatives_latex(result)
+    # Given its forms in the row, the formats write it, and the Python runs (3**3 = 27).
+    complete = row._replace(python="({x})**3", latex=r"\operatorname{cube}\left({x}\right)")
+    monkeypatch.setitem(OPS, "cube", complete)
+    monkeypatch.setitem(FUNCTIONS, "cube", complete)
+    assert run_python(derivatives_python(result), x=3.0, z=2.0) == {"dy_dx": 54.0, "dy_dz": 27.0}
+    assert r"\operatorname{cube}\left(x\right)" in derivatives_latex(result)
 
 
 def test_json() -> None:
