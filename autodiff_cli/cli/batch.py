@@ -59,7 +59,7 @@ def _names(items: tuple[str, ...]) -> list[str]:
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write here instead of stdout; the file appears whole or not at all.")
 @click.option("--from", "input_format", type=click.Choice(ROW_FORMATS),
-              help="Format of ROWS [default: from its extension; csv for stdin].")
+              help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
 @click.option("--to", "output_format", type=click.Choice(ROW_FORMATS),
               help="Format of the rows written [default: from -o's extension; csv for stdout].")
 @click.option("--wrt", multiple=True, metavar="NAMES",
@@ -132,7 +132,7 @@ def batch_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    from .rows import format_for, opened, progress, reader_for
+    from .rows import format_for, opened, progress, reader_for, sniffs
 
     written = format_for(out, output_format)
     if reduce is None and written == "parquet":
@@ -142,7 +142,7 @@ def batch_command(
             raise click.UsageError("refusing to write binary Parquet to a terminal; write it to a file with "
                                    "-o rows.parquet, or redirect: ... > rows.parquet")
     with opened(rows) as (stream, name, size):
-        reader = reader_for(stream, name, format_for(rows, input_format))
+        reader = reader_for(stream, name, format_for(rows, input_format), sniffs(rows, input_format))
         plan = _Columns(program, reader, values, keep, reduce is not None)
         evaluator = BatchEvaluator(program, output=output, wrt=plan.wrt(wrt, program, reduce),
                                    values_of=plan.values_of(values_of, program, wrt, reduce))
@@ -302,7 +302,15 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
     finally:
         if not to_stdout:
             target.discard()
+    _warn_underflows(reader)
     failures.report()
+
+
+def _warn_underflows(reader: RowReader | ParquetReader) -> None:
+    """Cells such as 1e-400 were read as 0: say so once, with the first one's place."""
+    underflow = reader.underflows.warning()
+    if underflow:
+        warn([underflow])
 
 
 def _stdout_closed() -> None:
@@ -426,4 +434,5 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
             emit(data)
         else:
             write_atomic(out, data.encode("utf-8"))
+    _warn_underflows(reader)
     failures.report()

@@ -69,7 +69,7 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
               help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
 @click.option("--from", "data_format", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]),
-              help="Format of ROWS [default: from its extension; csv for stdin].")
+              help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
 @click.option("--init", type=click.Choice(["normal", "uniform"]),
@@ -225,16 +225,19 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
     """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
     import numpy as np
 
-    from .rows import format_for, opened, progress, reader_for
+    from .rows import format_for, opened, progress, reader_for, sniffs
 
     with opened(data) as (stream, name, size):
-        reader = reader_for(stream, name, format_for(data, data_format))
+        reader = reader_for(stream, name, format_for(data, data_format), sniffs(data, data_format))
         _check_columns(reader, program, values)
         chunks = []
         with progress(size, quiet, name) as advance:
             for chunk in reader.chunks(reader.columns, [], wait=True):
                 chunks.append(chunk)
                 advance(chunk.consumed)
+    underflow = reader.underflows.warning()
+    if underflow:
+        warn([underflow])
     if not chunks:
         raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
                          source=Source(name, ""), hint="give at least one row of data")
