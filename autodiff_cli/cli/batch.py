@@ -44,6 +44,17 @@ if TYPE_CHECKING:
 __all__ = ["batch_command"]
 
 ON_ERROR = {"fail": "raise", "skip": "skip", "nan": "nan"}
+
+
+def _advice() -> Any:
+    """Hints from the executor in this command's terms: its options, not Python's arguments."""
+    from ..execute.vectorized import Advice
+
+    def give(names: list[str]) -> str:
+        sets = " ".join(f"--set {name}=VALUE" for name in names[:3]) + (" ..." if len(names) > 3 else "")
+        return f"add a column to the rows, or give one value for every row with {sets} or --values FILE.json"
+
+    return Advice(", or leave out the rows that have them (--on-error skip)", give)
 ROW_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
 
@@ -145,7 +156,7 @@ def batch_command(
         reader = reader_for(stream, name, format_for(rows, input_format), sniffs(rows, input_format))
         plan = _Columns(program, reader, values, keep, reduce is not None)
         evaluator = BatchEvaluator(program, output=output, wrt=plan.wrt(wrt, program, reduce),
-                                   values_of=plan.values_of(values_of, program, wrt, reduce))
+                                   values_of=plan.values_of(values_of, program, wrt, reduce), advice=_advice())
         broadcast = plan.broadcast(values)
         with progress(size, quiet, name) as advance:
             if reduce is None:

@@ -156,7 +156,7 @@ def fit_command(
 
     from ..execute.fit import ProgramObjective, train
 
-    objective = ProgramObjective(program, plan, data_set.columns, data_set.label)
+    objective = ProgramObjective(program, plan, data_set.columns, data_set.label, _advice(data_set.name))
     reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10))
     with _Interrupts() as interrupts:
         interrupts.notify = reporter.notice
@@ -266,6 +266,17 @@ def _check_columns(reader: Any, program: Program, values: dict[str, float]) -> N
             hint = variables_hint(inputs, [name]).replace("the variables are", "its inputs are")
             raise reader.column_error(name, f"the column '{name}' is not an input of the program",
                                       f"{hint}; remove the column, or use it in the program")
+
+
+def _advice(data_name: str) -> Any:
+    """Hints from the executor in fit's terms: it trains on every row and has no --on-error."""
+    from ..execute.vectorized import Advice
+
+    def give(names: list[str]) -> str:
+        sets = " ".join(f"--set {name}=VALUE" for name in names[:3]) + (" ..." if len(names) > 3 else "")
+        return f"add a column to {data_name}, or give {sets} or --values FILE.json"
+
+    return Advice(f" in {data_name} (fit trains on every row; it has no --on-error skip)", give)
 
 
 def _plan(program: Program, columns: dict[str, np.ndarray], values: dict[str, float], output: str | None,
