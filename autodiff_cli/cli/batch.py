@@ -398,7 +398,7 @@ class _Failures:
 def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
             broadcast: dict[str, float], how: str, out: str | None, report_format: str | None,
             precision: int | None, on_error: str, no_color: bool, advance: Callable[[int], None]) -> None:
-    from ..language.program import OUTPUT
+    from ..language.program import INPUT, OUTPUT
     from ..render import batch as render
 
     failures = _Failures(on_error, reader.name)
@@ -427,6 +427,15 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
     names = list(dict.fromkeys([evaluator.output, *evaluator.values_of]))
     kinds = {name: OUTPUT if name == evaluator.output else program.variables[name].kind for name in names}
     values = {name: total(sums.get(name, [])) for name in names}
+    # An input no column gives has one value on every row: its mean is that value and its sum
+    # that value times the rows, rounded once (adding it up row by row would round each time).
+    for name in names:
+        variable = program.variables.get(name)
+        if variable is None or variable.kind != INPUT or name in plan.numeric or not math.isfinite(values[name]):
+            continue
+        same = broadcast[name] if name in broadcast else variable.default
+        if same is not None and count:
+            values[name] = float(same) if how == "mean" else float(same) * count
     # d output / d output is 1 on every row; the other gradients are the ones computed.
     gradient = {name: total(grads[name]) if name in grads else (1.0 if how == "mean" else float(count))
                 for name in names}
