@@ -163,9 +163,9 @@ class _Lines:
                 self.pending.append(self.tail)
                 self.tail = ""
             return
+        text = self.tail + text  # the tail too: a number may be cut between two blocks
         if not self.tiny and _may_underflow(text):
             self.tiny = True  # from here on, chunks look for numbers read as 0 that are not 0
-        text = self.tail + text
         if "\r" in text:  # universal newlines: classic Mac's lone CR ends a line too
             held = text.endswith("\r")  # perhaps half of a CRLF: the next block says
             body = text[:-1] if held else text

@@ -236,3 +236,14 @@ def test_reading_rows_at_a_terminal_says_so(runner, monkeypatch, args) -> None:
     result = runner.invoke(main, args, input="x\n1\n")
     assert result.exit_code == 0, result.stderr
     assert "reading the rows from the terminal; end them with Ctrl-D (Ctrl-C cancels)" in result.stderr
+
+
+@pytest.mark.parametrize("cut", [8, 9, 10, 11, 12], ids=["8", "9", "10", "11", "12"])
+def test_underflow_cut_between_reads_is_still_found(cut) -> None:
+    from autodiff_cli.cli.rows import RowReader
+
+    data = b"x,y\n3,1e-400\n"  # the cell starts at byte 6
+    reader = RowReader(_Trickle(data, cut), "t.csv", "csv")
+    list(reader.chunks(["x", "y"], [], wait=True))
+    assert reader.underflows.warning() == ("t.csv:2:3: 1e-400 is smaller than the smallest float (about 5e-324), "
+                                           "so taken as 0")
