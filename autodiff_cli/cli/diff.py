@@ -23,7 +23,8 @@ FORMATS = ("text", "program", "latex", "python", "json")
                short_help="Write the derivatives as formulas or as a program.")
 @click.argument("source", required=False, shell_complete=complete_file_name)
 @click.option("-e", "--expr", help="Read the program from this text.")
-@click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name, help="Read the program from this file ('-' for stdin).")
+@click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
+              help="Read the program from this file ('-' for stdin).")
 @click.option(
     "--output", "output", metavar="NAME", help="The variable to differentiate (default: the last statement)."
 )

@@ -94,7 +94,8 @@ class Advice:
 
 def _python_give(names: list[str]) -> str:
     shown = ", ".join(f"{name!r}: VALUE" for name in names[:3]) + (", ..." if len(names) > 3 else "")
-    return f"give {'them' if len(names) > 1 else 'it'} in the inputs, a column or one number for every row ({{{shown}}})"
+    them = "them" if len(names) > 1 else "it"
+    return f"give {them} in the inputs, a column or one number for every row ({{{shown}}})"
 
 
 PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give)
