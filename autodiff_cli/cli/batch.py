@@ -45,6 +45,17 @@ if TYPE_CHECKING:
 __all__ = ["batch_command"]
 
 ON_ERROR = {"fail": "raise", "skip": "skip", "nan": "nan"}
+
+
+def _advice() -> Any:
+    """Hints from the executor in this command's terms: its options, not Python's arguments."""
+    from ..execute.vectorized import Advice
+
+    def give(names: list[str]) -> str:
+        sets = " ".join(f"--set {name}=VALUE" for name in names[:3]) + (" ..." if len(names) > 3 else "")
+        return f"add a column to the rows, or give one value for every row with {sets} or --values FILE.json"
+
+    return Advice(", or leave out the rows that have them (--on-error skip)", give)
 ROW_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
 
@@ -60,7 +71,7 @@ def _names(items: tuple[str, ...]) -> list[str]:
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write here instead of stdout; the file appears whole or not at all.")
 @click.option("--from", "input_format", type=click.Choice(ROW_FORMATS),
-              help="Format of ROWS [default: from its extension; csv for stdin].")
+              help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
 @click.option("--to", "output_format", type=click.Choice(ROW_FORMATS),
               help="Format of the rows written [default: from -o's extension; csv for stdout].")
 @click.option("--wrt", multiple=True, metavar="NAMES",
@@ -133,7 +144,7 @@ def batch_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    from .rows import format_for, opened, progress, reader_for
+    from .rows import format_for, opened, progress, reader_for, sniffs
 
     written = format_for(out, output_format)
     if reduce is None and written == "parquet":
@@ -143,10 +154,10 @@ def batch_command(
             raise click.UsageError("refusing to write binary Parquet to a terminal; write it to a file with "
                                    "-o rows.parquet, or redirect: ... > rows.parquet")
     with opened(rows) as (stream, name, size):
-        reader = reader_for(stream, name, format_for(rows, input_format))
+        reader = reader_for(stream, name, format_for(rows, input_format), sniffs(rows, input_format))
         plan = _Columns(program, reader, values, keep, reduce is not None)
         evaluator = BatchEvaluator(program, output=output, wrt=plan.wrt(wrt, program, reduce),
-                                   values_of=plan.values_of(values_of, program, wrt, reduce))
+                                   values_of=plan.values_of(values_of, program, wrt, reduce), advice=_advice())
         broadcast = plan.broadcast(values)
         with progress(size, quiet, name) as advance:
             if reduce is None:
@@ -303,7 +314,15 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
     finally:
         if not to_stdout:
             target.discard()
+    _warn_underflows(reader)
     failures.report()
+
+
+def _warn_underflows(reader: RowReader | ParquetReader) -> None:
+    """Cells such as 1e-400 were read as 0: say so once, with the first one's place."""
+    underflow = reader.underflows.warning()
+    if underflow:
+        warn([underflow])
 
 
 def _row_columns(plan: _Columns, evaluator: BatchEvaluator, chunk: Chunk, result: BatchResult) -> dict[str, Any]:
@@ -369,7 +388,7 @@ class _Failures:
 def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
             broadcast: dict[str, float], how: str, out: str | None, report_format: str | None,
             precision: int | None, on_error: str, no_color: bool, advance: Callable[[int], None]) -> None:
-    from ..language.program import OUTPUT
+    from ..language.program import INPUT, OUTPUT
     from ..render import batch as render
 
     failures = _Failures(on_error, reader.name)
@@ -398,6 +417,15 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
     names = list(dict.fromkeys([evaluator.output, *evaluator.values_of]))
     kinds = {name: OUTPUT if name == evaluator.output else program.variables[name].kind for name in names}
     values = {name: total(sums.get(name, [])) for name in names}
+    # An input no column gives has one value on every row: its mean is that value and its sum
+    # that value times the rows, rounded once (adding it up row by row would round each time).
+    for name in names:
+        variable = program.variables.get(name)
+        if variable is None or variable.kind != INPUT or name in plan.numeric or not math.isfinite(values[name]):
+            continue
+        same = broadcast[name] if name in broadcast else variable.default
+        if same is not None and count:
+            values[name] = float(same) if how == "mean" else float(same) * count
     # d output / d output is 1 on every row; the other gradients are the ones computed.
     gradient = {name: total(grads[name]) if name in grads else (1.0 if how == "mean" else float(count))
                 for name in names}
@@ -416,4 +444,5 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
             emit(data)
         else:
             write_atomic(out, data.encode("utf-8"))
+    _warn_underflows(reader)
     failures.report()

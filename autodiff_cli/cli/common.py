@@ -88,12 +88,16 @@ def _read_stdin(what: str) -> str:
     if sys.stdin is None:
         raise InputError("standard input is closed, so the " + what + " cannot be read from it",
                          hint="pipe the " + what + " in, or name a file")
-    if _is_terminal(sys.stdin):
-        # Otherwise the command seems to hang: say what it waits for, and how to finish.
-        end = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
-        click.echo(f"reading {_WAITING_FOR.get(what, what)} from the terminal; end it with {end} "
-                   "(Ctrl-C cancels)", err=True)
+    say_when_waiting_at_terminal(_WAITING_FOR.get(what, what))
     return _decode(sys.stdin.buffer.read(), "<stdin>", what)
+
+
+def say_when_waiting_at_terminal(what: str, it: str = "it") -> None:
+    """Reading stdin at a terminal: say what the command waits for, and how to finish (otherwise
+    it seems to hang)."""
+    if sys.stdin is not None and _is_terminal(sys.stdin):
+        end = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
+        click.echo(f"reading {what} from the terminal; end {it} with {end} (Ctrl-C cancels)", err=True)
 
 
 def _is_terminal(stream: Any) -> bool:

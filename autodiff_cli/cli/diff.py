@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP, load_inputs, reporting_errors, warn
+from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP, complete_file_name, load_inputs, reporting_errors, warn
 from .output import Progress, emit, stdout_is_terminal
 
 __all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
@@ -21,9 +21,10 @@ FORMATS = ("text", "program", "latex", "python", "json")
 
 @click.command("diff", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Write the derivatives as formulas or as a program.")
-@click.argument("source", required=False)
+@click.argument("source", required=False, shell_complete=complete_file_name)
 @click.option("-e", "--expr", help="Read the program from this text.")
-@click.option("-f", "--file", "file", metavar="FILE", help="Read the program from this file ('-' for stdin).")
+@click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
+              help="Read the program from this file ('-' for stdin).")
 @click.option(
     "--output", "output", metavar="NAME", help="The variable to differentiate (default: the last statement)."
 )

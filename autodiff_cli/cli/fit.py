@@ -21,12 +21,13 @@ from ..errors import EvaluationError, InputError, Source
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    complete_file_name,
     load_inputs,
     program_options,
     reporting_errors,
     warn,
 )
-from .output import PROGRESS_AFTER, check_writable, emit, write_atomic
+from .output import PROGRESS_AFTER, check_writable, emit, is_stream, write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,10 +41,11 @@ FIT_EXIT_HELP = EXIT_CODES_HELP + """
 
 \b
 Training stopped by Ctrl-C (130) or SIGTERM (143) still writes the best
-parameters so far.  A loss that becomes NaN or infinite stops training with
+parameters so far (the latest with --batch-size).  A loss that becomes NaN or infinite stops training with
 status 1, writing the parameters of the last step with a finite loss."""
 
 PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
+RESUMABLE = "the --values file"  # what -o may name: training goes on from it and writes it anew
 
 
 def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[..., Any]:
@@ -64,10 +66,10 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.command("fit", context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
                short_help="Learn a program's parameters from rows of data.")
 @program_options
-@click.option("--data", "data", required=True, metavar="ROWS",
+@click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
               help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
 @click.option("--from", "data_format", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]),
-              help="Format of ROWS [default: from its extension; csv for stdin].")
+              help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
 @click.option("--init", type=click.Choice(["normal", "uniform"]),
@@ -93,10 +95,12 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.option("--tol", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
               help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
                    "(epochs with --batch-size); 0: never.")
-@click.option("-o", "--out", "out", metavar="FILE",
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write the parameters to FILE as a JSON object ('--values' format) [default: stdout].")
-@click.option("--history", metavar="FILE.csv", help="Write step, loss, grad_norm and lr of every step as CSV.")
-@click.option("--plot", metavar="FILE", help="Draw the loss curve to FILE (.svg, .png or .pdf).")
+@click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
+              help="Write step, loss, grad_norm and lr of every step as CSV.")
+@click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
+              help="Draw the loss curve to FILE (.svg, .png or .pdf; SVG to a stream such as /dev/stdout).")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
               help="When stderr is not a terminal, print a progress line every N steps [default: --steps / 10].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr (errors still show).")
@@ -118,7 +122,8 @@ def fit_command(
 
     Progress shows on stderr (a bar at a terminal, a line every N steps
     otherwise); the last line says why training stopped.  Ctrl-C stops after the
-    current step and writes the best parameters so far.
+    current step and writes the best parameters so far (the latest with
+    --batch-size, whose step losses cannot be compared).
 
     \b
     Examples:
@@ -135,7 +140,7 @@ def fit_command(
         raise click.UsageError("--final-lr needs --lr-schedule linear or cosine")
     plot_format = _plot_format(plot)
     _check_destinations(out, history, plot, {"the --data file": data, "the program file": file or source,
-                                             "the --values file": values_file})
+                                             RESUMABLE: values_file})
     settings = FitSettings(optimizer=optimizer, lr=lr, lr_schedule=lr_schedule, final_lr=final_lr,
                            momentum=0.9 if momentum is None else momentum, weight_decay=weight_decay,
                            steps=steps, batch_size=batch_size, tol=tol, seed=seed)
@@ -151,7 +156,7 @@ def fit_command(
 
     from ..execute.fit import ProgramObjective, train
 
-    objective = ProgramObjective(program, plan, data_set.columns, data_set.label)
+    objective = ProgramObjective(program, plan, data_set.columns, data_set.label, _advice(data_set.name))
     reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10))
     with _Interrupts() as interrupts:
         interrupts.notify = reporter.notice
@@ -169,7 +174,9 @@ def _plot_format(plot: str | None) -> str | None:
     if plot is None:
         return None
     extension = os.path.splitext(plot)[1].lower()
-    if extension not in PLOT_FORMATS:
+    if is_stream(plot):  # /dev/stdout, >(cmd): SVG, as graph -o and plot -o write there
+        extension = ".svg"
+    elif extension not in PLOT_FORMATS:
         raise click.BadParameter(f"{plot!r} should end in .svg, .png or .pdf", param_hint="--plot")
     from ..render.loss_plot import require_matplotlib
 
@@ -191,7 +198,9 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
     seen: dict[str, str] = {}
     for option, path in files:
         real = os.path.realpath(path)
-        if real in read:
+        # -o over the --values file is a resume: the values were read before training, and the
+        # parameters are written whole, in the format --values reads.
+        if real in read and not (option == "-o" and read[real] == RESUMABLE):
             raise click.UsageError(f"{option} {path} is {read[real]} this run reads: writing it would destroy it")
         if real in seen:
             raise click.UsageError(f"{seen[real]} and {option} name the same file, {path}")
@@ -216,16 +225,19 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
     """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
     import numpy as np
 
-    from .rows import format_for, opened, progress, reader_for
+    from .rows import format_for, opened, progress, reader_for, sniffs
 
     with opened(data) as (stream, name, size):
-        reader = reader_for(stream, name, format_for(data, data_format))
+        reader = reader_for(stream, name, format_for(data, data_format), sniffs(data, data_format))
         _check_columns(reader, program, values)
         chunks = []
         with progress(size, quiet, name) as advance:
             for chunk in reader.chunks(reader.columns, [], wait=True):
                 chunks.append(chunk)
                 advance(chunk.consumed)
+    underflow = reader.underflows.warning()
+    if underflow:
+        warn([underflow])
     if not chunks:
         raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
                          source=Source(name, ""), hint="give at least one row of data")
@@ -254,6 +266,17 @@ def _check_columns(reader: Any, program: Program, values: dict[str, float]) -> N
             hint = variables_hint(inputs, [name]).replace("the variables are", "its inputs are")
             raise reader.column_error(name, f"the column '{name}' is not an input of the program",
                                       f"{hint}; remove the column, or use it in the program")
+
+
+def _advice(data_name: str) -> Any:
+    """Hints from the executor in fit's terms: it trains on every row and has no --on-error."""
+    from ..execute.vectorized import Advice
+
+    def give(names: list[str]) -> str:
+        sets = " ".join(f"--set {name}=VALUE" for name in names[:3]) + (" ..." if len(names) > 3 else "")
+        return f"add a column to {data_name}, or give {sets} or --values FILE.json"
+
+    return Advice(f" in {data_name} (fit trains on every row; it has no --on-error skip)", give)
 
 
 def _plan(program: Program, columns: dict[str, np.ndarray], values: dict[str, float], output: str | None,
@@ -460,7 +483,9 @@ def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: 
         if result.params is None:
             kept = "no step was complete, so nothing was written"
         else:
-            kept = (f"wrote the best parameters so far ({loss}, after {result.params_step - 1:,} "
+            # Mini-batch step losses are of different rows, so train keeps the latest parameters.
+            which = "the best parameters so far" if _full_batch(settings, rows) else "the latest parameters"
+            kept = (f"wrote {which} ({loss}, after {result.params_step - 1:,} "
                     f"update{'s' if result.params_step != 2 else ''}){where}")
         stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
         click.echo(f"{stopped} {when} of {settings.steps:,}: {kept}", err=True)
@@ -471,14 +496,34 @@ def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: 
     if result.reason == StopReason.TOL:
         from ..execute.fit import PATIENCE
 
-        full_batch = settings.batch_size is None or settings.batch_size >= rows
+        full_batch = _full_batch(settings, rows)
         checks = "steps" if full_batch else "epochs"
         kept = f"kept the best, {loss}" if full_batch else loss
         click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss has not improved by more "
                    f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept} (from {first:.6g})"
                    f"{where}", err=True)
     else:
-        click.echo(f"finished {settings.steps:,} steps: {loss} (from {first:.6g} at the start){where}", err=True)
+        click.echo(f"finished {settings.steps:,} step{'s' * (settings.steps != 1)}: {loss} (from {first:.6g} at the start){where}", err=True)
+
+
+def _full_batch(settings: FitSettings, rows: int) -> bool:
+    """Whether every step used every row (``execute.fit``'s batches are then the whole data)."""
+    return settings.batch_size is None or settings.batch_size >= rows
+
+
+def _divergence_hint(result: FitResult, settings: FitSettings) -> str:
+    """The setting that most likely made the numbers overflow: the one that is out of range."""
+    step = result.bad_step or 1
+    lr = settings.lr_at(step)
+    if settings.weight_decay > 0 and settings.weight_decay * lr >= 1:
+        return (f"--weight-decay {settings.weight_decay:g} is too large for a learning rate of {lr:g}: each step "
+                f"scales the parameters by 1 - lr * weight_decay = {1 - lr * settings.weight_decay:g}; keep "
+                f"--weight-decay well below 1/lr, e.g. --weight-decay {0.01 / lr:g}")
+    if lr > settings.lr:  # a schedule rising to --final-lr
+        final = settings.final_lr if settings.final_lr is not None else settings.lr / 10
+        return (f"the learning rate had risen to {lr:g} by step {step:,} on its way to --final-lr {final:g}, "
+                f"which is probably too large: try --final-lr {settings.lr / 10:g} (at most --lr {settings.lr:g})")
+    return f"the learning rate {settings.lr:g} is probably too large: try --lr {settings.lr / 10:g}"
 
 
 def _divergence_error(result: FitResult, settings: FitSettings, where: str) -> EvaluationError:
@@ -496,5 +541,4 @@ def _divergence_error(result: FitResult, settings: FitSettings, where: str) -> E
     return EvaluationError(
         f"{result.bad_value} at step {result.bad_step:,}, so training stopped; wrote the parameters of step "
         f"{result.params_step:,}, the last with a finite loss ({result.loss:.6g}){where}",
-        position, source, f"the learning rate {settings.lr:g} is probably too large: try --lr {settings.lr / 10:g}",
-        notes)
+        position, source, _divergence_hint(result, settings), notes)

@@ -30,6 +30,7 @@ import io
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..errors import InputError, Position, Source
 from ..render.numbers import json_number
-from .common import DuplicateKey, object_without_duplicates
+from .common import DuplicateKey, _underflows, object_without_duplicates, say_when_waiting_at_terminal
 
 __all__ = ["FORMATS", "Chunk", "ParquetReader", "ParquetWriter", "RowReader", "RowWriter", "format_for", "opened",
            "progress", "reader_for", "writer_for"]
@@ -62,6 +63,14 @@ def format_for(path: str | None, given: str | None) -> str:
     if path and path != "-":
         return EXTENSIONS.get(os.path.splitext(path)[1].lower(), "csv")
     return "csv"
+
+
+def sniffs(path: str | None, given: str | None) -> bool:
+    """Whether rows read from ``path`` are told apart by their first character (CSV, or JSON Lines
+    when it is '{'): stdin and names whose extension says nothing, when --from is not given."""
+    if given:
+        return False
+    return not path or path == "-" or os.path.splitext(path)[1].lower() not in EXTENSIONS
 
 
 class _LineOf(Source):
@@ -101,6 +110,9 @@ class Chunk:
 # --- lines from bytes ------------------------------------------------------------------------
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
 class _Lines:
     """Complete lines of UTF-8 text from a binary stream, taken a chunk at a time."""
 
@@ -116,6 +128,7 @@ class _Lines:
         self.pending: list[str] = []
         self.eof = False
         self.taken = 0  # lines handed out so far
+        self.tiny = False  # whether a number too small for a float may have been read (1e-400)
         self.consumed = 0  # bytes read so far
 
     def _read(self) -> bytes:
@@ -150,7 +163,15 @@ class _Lines:
                 self.pending.append(self.tail)
                 self.tail = ""
             return
-        parts = (self.tail + text).split("\n")
+        text = self.tail + text  # the tail too: a number may be cut between two blocks
+        if not self.tiny and _may_underflow(text):
+            self.tiny = True  # from here on, chunks look for numbers read as 0 that are not 0
+        if "\r" in text:  # universal newlines: classic Mac's lone CR ends a line too
+            held = text.endswith("\r")  # perhaps half of a CRLF: the next block says
+            body = text[:-1] if held else text
+            if _LONE_CR.search(body):  # not just CRLF, which the parsers take as it is
+                text = body.replace("\r\n", "\n").replace("\r", "\n") + ("\r" if held else "")
+        parts = text.split("\n")
         self.tail = parts.pop()
         self.pending.extend(parts)
 
@@ -172,17 +193,23 @@ class _Lines:
 class RowReader:
     """The rows of one CSV, TSV or JSON Lines stream: ``columns`` from its first line, then chunks."""
 
-    def __init__(self, stream: IO[bytes], name: str, fmt: str) -> None:
+    def __init__(self, stream: IO[bytes], name: str, fmt: str, sniff: bool = False) -> None:
         self.name = name
         self.format = fmt
         self.lines = _Lines(stream, name)
         self.header_text = ""
-        self.columns = self._header()
+        self.underflows = Underflows(name)
+        self.columns = self._header(sniff)
 
-    def _header(self) -> list[str]:
+    def _header(self, sniff: bool) -> list[str]:
         first = self.lines.take(1, wait=True)
-        while first and not first[0].strip() and self.format == "jsonl":
+        while first and not first[0].strip() and (self.format == "jsonl" or sniff):
             first = self.lines.take(1, wait=True)  # JSON Lines may start with blank lines
+        if sniff and first and first[0].lstrip().startswith("{"):
+            self.format = "jsonl"  # stdin, or a name with no known extension, holding JSON objects
+        elif sniff and self.lines.taken > 1:  # not JSON Lines: CSV, whose first line is blank
+            raise data_error(self.name, 1, "there are no rows: the first line is empty",
+                             "the first line must hold the column names")
         if not first or not first[0].strip():
             what = "a JSON object" if self.format == "jsonl" else "the column names"
             raise data_error(self.name, max(1, self.lines.taken), "there are no rows: the first line is empty",
@@ -225,12 +252,13 @@ class RowReader:
                size: int = CHUNK_LINES) -> Iterator[Chunk]:
         """The rows, ``numeric`` columns as float64 arrays and ``passed`` ones as written."""
         if self.format == "jsonl":
-            parse = _JsonChunks(self.name, self.columns, numeric, passed)
+            parse = _JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines)
             first = parse([self.header_text], self._first_line, [self._first_object])
             first.consumed = self.lines.consumed
             yield first
         else:
-            parse = _DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed)
+            parse = _DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed,
+                                     self.underflows, self.lines)
         while True:
             start = self.lines.taken + 1
             lines = self.lines.take(size, wait)
@@ -259,6 +287,57 @@ def _key_span(line: str, key: str) -> tuple[int, int]:
     return (found + 1, len(spelled)) if found >= 0 else (1, 1)
 
 
+class Underflows:
+    """Cells whose number is too small for a float, read as 0 (1e-400): counted, and the first
+    placed, for one warning at the end.  Only cells that read as 0 are looked at, and only on
+    lines that have an exponent or are long enough to hold 324 zeros."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.count = 0
+        self.first = ""
+
+    def add(self, line: int, column: int, text: str) -> None:
+        if not self.count:
+            self.first = f"{self.name}:{line}:{column}: {text[:40]}"
+        self.count += 1
+
+    def warning(self) -> str | None:
+        """'rows.csv:2:1: 1e-400 is smaller than ...' (and how many such cells there were)."""
+        if not self.count:
+            return None
+        more = f" ({self.count:,} such cells in all)" if self.count > 1 else ""
+        return f"{self.first} is smaller than the smallest float (about 5e-324), so taken as 0{more}"
+
+
+# A number too small for a float has an exponent of -100 or below, or is written with 300 zeros.
+# Each pattern starts with a literal, which the regex engine looks for as a plain substring.
+_TINY = (re.compile(r"e-0*[1-9][0-9]{2}"), re.compile(r"E-0*[1-9][0-9]{2}"))
+_ZEROS = "0" * 300
+
+
+def _may_underflow(texts: Sequence[str] | str) -> bool:
+    """Whether ``texts`` could hold a number that reads as 0 but is not written as 0."""
+    joined = texts if isinstance(texts, str) else "\n".join(texts)
+    return any(pattern.search(joined) for pattern in _TINY) or _ZEROS in joined
+
+
+def _unclosed_quote(text: str) -> int | None:
+    """The 1-based column of the quote that opens a cell and is never closed, if there is one."""
+    inside, opened = False, 0
+    for index, char in enumerate(text):
+        if char == '"':
+            if not inside:
+                opened = index
+            inside = not inside
+    return opened + 1 if inside else None
+
+
+def _csv_problem(error: csv.Error) -> str:
+    """The csv module's message without its advice about universal-newline mode (we read that way)."""
+    return str(error).split(" - do you need", 1)[0]
+
+
 _NUMBER_HINT = "write numbers such as 2, -0.5 or 1e-3 (nan marks a value to fail the row on)"
 
 
@@ -273,8 +352,10 @@ class _DelimitedChunks:
     """CSV or TSV lines to a Chunk: ``numpy.loadtxt`` when it can, the ``csv`` module when not."""
 
     def __init__(self, name: str, separator: str, columns: Sequence[str], numeric: Sequence[str],
-                 passed: Sequence[str]) -> None:
+                 passed: Sequence[str], underflows: Underflows | None = None, source: Any = None) -> None:
         self.name, self.separator, self.columns = name, separator, list(columns)
+        self.underflows = underflows or Underflows(name)
+        self.source = source  # the _Lines, whose ``tiny`` says whether to look for underflows at all
         self.numeric = list(numeric)
         self.numeric_index = [self.columns.index(n) for n in numeric]
         self.passed = list(passed)
@@ -284,16 +365,36 @@ class _DelimitedChunks:
         self.all_numeric = not passed and len(numeric) == len(columns)
 
     def __call__(self, lines: list[str], first_line: int) -> Chunk:
-        if self.all_numeric and "" not in lines and "\r" not in lines:
+        # loadtxt takes a quote left open on the last line to its end; earlier ones make it fail.
+        if self.all_numeric and "" not in lines and "\r" not in lines and not lines[-1].count('"') & 1:
             try:
                 table = np.loadtxt(lines, delimiter=self.separator, comments=None, quotechar='"', ndmin=2,
                                    dtype=np.float64)
             except ValueError:
                 table = None
             if table is not None and table.shape == (len(lines), len(self.columns)):
+                if (self.source is None or self.source.tiny) and (table == 0).any():
+                    self._look_for_underflows(table, lines, first_line, None)
                 numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.columns)}
                 return Chunk(numbers, {}, np.arange(first_line, first_line + len(lines)))
         return self._slow(lines, first_line)
+
+    def _look_for_underflows(self, table: np.ndarray, lines: list[str], first_line: int,
+                             line_numbers: list[int] | None) -> None:
+        """Count the cells that read as 0 but are not written as 0 (table's columns: numeric's)."""
+        if not _may_underflow(lines):  # one search of the chunk's text: nearly always the end of it
+            return
+        rows = np.flatnonzero((table == 0).any(axis=1)).tolist()
+        texts = [lines[row if line_numbers is None else line_numbers[row] - first_line] for row in rows]
+        index = self.columns.index if line_numbers is None else None
+        for row, text in zip(rows, texts):
+            line = first_line + row if line_numbers is None else line_numbers[row]
+            text = text.rstrip("\r")
+            cells = next(csv.reader([text], delimiter=self.separator))
+            for j in np.flatnonzero(table[row] == 0).tolist():
+                column = j if index is not None else self.numeric_index[j]
+                if _underflows(cells[column].strip(), 0.0):
+                    self.underflows.add(line, _cell_span(text, self.separator, column)[0], cells[column].strip())
 
     def _slow(self, lines: list[str], first_line: int) -> Chunk:
         values: list[float] = []
@@ -308,8 +409,14 @@ class _DelimitedChunks:
             try:
                 cells = next(csv.reader([text], delimiter=self.separator, strict=True))
             except csv.Error as error:
-                raise data_error(self.name, line, f"this line is not valid {'CSV' if self.separator == ',' else 'TSV'}: "
-                                 f"{error}", "quote a cell as a whole (\"...\"), on one line", text) from None
+                kind = "CSV" if self.separator == "," else "TSV"
+                opened = _unclosed_quote(text)
+                if opened is not None:
+                    raise data_error(self.name, line, f"this line is not valid {kind}: the quote here is never "
+                                     "closed", "close the quoted cell on the same line (\"...\"), or remove the "
+                                     "quote", text, opened) from None
+                raise data_error(self.name, line, f"this line is not valid {kind}: {_csv_problem(error)}",
+                                 "quote a cell as a whole (\"...\"), on one line", text) from None
             if len(cells) != count:
                 raise data_error(self.name, line, f"this line has {len(cells)} cell{'s' * (len(cells) != 1)}, but "
                                  f"the first line names {count} column{'s' * (count != 1)}",
@@ -326,6 +433,8 @@ class _DelimitedChunks:
                 target.append(cells[j])
             numbers_of_lines.append(line)
         table = np.array(values, dtype=np.float64).reshape(len(numbers_of_lines), len(self.numeric))
+        if (self.source is None or self.source.tiny) and table.size and (table == 0).any():
+            self._look_for_underflows(table, lines, first_line, numbers_of_lines)
         numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.numeric)}
         return Chunk(numbers, dict(zip(self.passed, passed)), np.array(numbers_of_lines, dtype=np.int64))
 
@@ -356,9 +465,12 @@ _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 class _JsonChunks:
     """JSON Lines to a Chunk: one ``json.loads`` over the whole chunk, line by line when it fails."""
 
-    def __init__(self, name: str, columns: Sequence[str], numeric: Sequence[str], passed: Sequence[str]) -> None:
+    def __init__(self, name: str, columns: Sequence[str], numeric: Sequence[str], passed: Sequence[str],
+                 underflows: Underflows | None = None, source: Any = None) -> None:
         self.name, self.columns, self.numeric, self.passed = name, list(columns), list(numeric), list(passed)
         self.keys = set(columns)
+        self.underflows = underflows or Underflows(name)
+        self.source = source  # the _Lines, whose ``tiny`` says whether to look for underflows at all
 
     def __call__(self, lines: list[str], first_line: int, documents: list[dict[str, Any]] | None = None) -> Chunk:
         line_numbers = [first_line + offset for offset, text in enumerate(lines) if text.strip()]
@@ -383,8 +495,30 @@ class _JsonChunks:
             except OverflowError:  # an integer beyond the float range
                 numbers[name] = np.array([float(cell) if abs(cell) < 2**1024 else math.copysign(math.inf, cell)
                                           for cell in cells], dtype=np.float64)
+        if ((self.source is None or self.source.tiny) and any((column == 0).any() for column in numbers.values())
+                and _may_underflow(texts)):
+            self._look_for_underflows(numbers, line_numbers, texts)
         passed = {name: [document[name] for document in documents] for name in self.passed}
         return Chunk(numbers, passed, np.array(line_numbers, dtype=np.int64))
+
+    def _look_for_underflows(self, numbers: dict[str, np.ndarray], line_numbers: list[int],
+                             texts: list[str]) -> None:
+        zero = np.zeros(len(texts), dtype=bool)
+        for column in numbers.values():
+            zero |= column == 0
+        rows = np.flatnonzero(zero).tolist()
+        for row in rows:
+            found: list[str] = []
+
+            def parse_float(literal: str) -> float:
+                value = float(literal)
+                if _underflows(literal, value):
+                    found.append(literal)
+                return value
+
+            json.loads(texts[row], parse_float=parse_float)
+            for literal in found:
+                self.underflows.add(line_numbers[row], texts[row].find(literal) + 1, literal)
 
     def _parse(self, texts: list[str], line_numbers: list[int]) -> list[dict[str, Any]]:
         try:
@@ -540,6 +674,7 @@ class ParquetReader:
                                  hint="rename or drop one of them")
             seen.add(column)
         self.rows = self.file.metadata.num_rows
+        self.underflows = Underflows(name)  # none: Parquet holds floats, not text
         self.size = max(1, stream.seek(0, os.SEEK_END))
         self.consumed = 0
 
@@ -603,13 +738,13 @@ class ParquetWriter:
         self.writer.close()
 
 
-def reader_for(stream: IO[bytes], name: str, fmt: str) -> RowReader | ParquetReader:
+def reader_for(stream: IO[bytes], name: str, fmt: str, sniff: bool = False) -> RowReader | ParquetReader:
     if fmt == "parquet":
         if name == "<stdin>":
             raise InputError("Parquet cannot be read from standard input (its index is at the end of the file)",
                              hint="name the Parquet file instead of piping it")
         return ParquetReader(stream, name)
-    return RowReader(stream, name, fmt)
+    return RowReader(stream, name, fmt, sniff)
 
 
 def writer_for(stream: IO[bytes], fmt: str, names: list[str], passed: set[str], precision: int | None,
@@ -626,6 +761,7 @@ def writer_for(stream: IO[bytes], fmt: str, names: list[str], passed: set[str], 
 def opened(rows: str | None) -> Iterator[tuple[IO[bytes], str, int | None]]:
     """The rows' binary stream, its name, and its size when it is a regular file."""
     if rows in (None, "-"):
+        say_when_waiting_at_terminal("the rows", "them")
         yield sys.stdin.buffer, "<stdin>", None
         return
     assert rows is not None

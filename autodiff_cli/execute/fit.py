@@ -439,15 +439,16 @@ class ProgramObjective:
     """
 
     def __init__(self, program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray],
-                 row_label: Callable[[int], str] | None = None) -> None:
-        from .vectorized import BatchEvaluator
+                 row_label: Callable[[int], str] | None = None, advice: Any = None) -> None:
+        from .vectorized import PYTHON_ADVICE, BatchEvaluator
 
+        advice = advice or PYTHON_ADVICE  # what hints suggest: the command line passes its own
         self.plan = plan
         self.columns = {name: columns[name] for name in plan.data_inputs}
         self.rows = len(next(iter(self.columns.values()))) if self.columns else 1
         self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
-        self._gradients = BatchEvaluator(program, output=plan.output, wrt=plan.parameters)
-        self._values = BatchEvaluator(program, output=plan.output, wrt=())
+        self._gradients = BatchEvaluator(program, output=plan.output, wrt=plan.parameters, advice=advice)
+        self._values = BatchEvaluator(program, output=plan.output, wrt=(), advice=advice)
 
     def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
         import numpy as np

@@ -65,6 +65,8 @@ __all__ = [
     "CHUNK_BYTES",
     "ON_ERROR",
     "REDUCTIONS",
+    "PYTHON_ADVICE",
+    "Advice",
     "BatchEvaluator",
     "BatchResult",
     "RowError",
@@ -74,6 +76,29 @@ __all__ = [
 
 ON_ERROR = ("raise", "nan", "skip")
 REDUCTIONS = ("sum", "mean")
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What hints suggest, in the caller's terms: Python arguments here, options at the command
+    line (``autodiff batch`` and ``fit`` pass their own).  The executor does not guess which."""
+
+    # Ends "every input must be a finite number: drop or fill the missing values".
+    missing_values: str
+    # How to give inputs no value reaches, for "no value for input w": (names) -> "give ...".
+    give_inputs: Any
+
+    def give(self, names: Sequence[str]) -> str:
+        return str(self.give_inputs(list(names)))
+
+
+def _python_give(names: list[str]) -> str:
+    shown = ", ".join(f"{name!r}: VALUE" for name in names[:3]) + (", ..." if len(names) > 3 else "")
+    them = "them" if len(names) > 1 else "it"
+    return f"give {them} in the inputs, a column or one number for every row ({{{shown}}})"
+
+
+PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give)
 
 # Working memory of one chunk (registers, local derivatives, adjoints), and the most rows
 # a chunk has: columns of 16,384 float64 (128 KiB) stay in the CPU's cache between the
@@ -165,16 +190,19 @@ class BatchEvaluator:
     ``output`` is the variable to differentiate (default: the program's result); ``wrt``
     the variables to differentiate with respect to (default: every input; ``()`` for
     values only, which skips the reverse sweep); ``values_of`` the variables whose values
-    to return besides the output.  Unknown names raise ``InputError``.
+    to return besides the output.  Unknown names raise ``InputError``.  ``advice``: what
+    hints suggest (Python arguments by default; the command line passes its options).
     """
 
     def __init__(self, program: Program | str, *, output: str | None = None,
-                 wrt: Iterable[str] | None = None, values_of: Iterable[str] = ()) -> None:
+                 wrt: Iterable[str] | None = None, values_of: Iterable[str] = (),
+                 advice: Advice = PYTHON_ADVICE) -> None:
         if isinstance(program, str):
             from ..language import parse
 
             program = parse(program, "<program>")
         self.program = program
+        self.advice = advice
         self.output = output_name(program, output)
         self.inputs = [variable.name for variable in program.inputs]
         self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
@@ -241,7 +269,7 @@ class BatchEvaluator:
                      for name in given if not isinstance(name, str)]
         missing = missing_inputs(program, given)
         if missing:
-            raise missing_inputs_error(program, missing)
+            raise missing_inputs_error(program, missing, self.advice.give([v.name for v in missing]))
         columns: dict[str, Any] = {}
         for variable in program.inputs:
             if variable.name in given:
@@ -264,8 +292,8 @@ class BatchEvaluator:
             return RowError(
                 f"the input '{param}' is {inputs[param]!r}, not a finite number",
                 program.variables[param].position, program.source,
-                "every input must be a finite number: drop or fill the missing values, or skip "
-                "the rows that have them (on_error='skip')",
+                "every input must be a finite number: drop or fill the missing values"
+                + self.advice.missing_values,
                 _row_notes(row, inputs), row=row, inputs=inputs)
         try:
             evaluate(program, inputs, self.output, backward=False)

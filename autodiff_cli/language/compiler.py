@@ -39,7 +39,13 @@ from ..engine.ops import FUNCTIONS
 from ..errors import ParseError, Position, ProgramError, Source
 from . import lalr, templates
 from .program import CONST, INPUT, INTERMEDIATE, POWER_CONST, Instructions, Program, Variable
-from .syntax_errors import end_position, indented_output_error, line_continues_error, stray_character, syntax_error
+from .syntax_errors import (
+    end_position,
+    indented_output_error,
+    line_continues_error,
+    stray_character,
+    syntax_error,
+)
 from .templates import Template
 
 __all__ = ["CHUNK", "GRAMMAR_FILE", "grammar_text", "parse"]

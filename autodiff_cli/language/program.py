@@ -318,8 +318,9 @@ def missing_inputs(program: Program, values: Mapping[str, object]) -> list[Varia
 MISSING_SHOWN = 10
 
 
-def missing_inputs_error(program: Program, missing: list[Variable]) -> InputError:
-    """'no value for inputs a, b', pointing at the first use of the first, with how to give them."""
+def missing_inputs_error(program: Program, missing: list[Variable], give: str | None = None) -> InputError:
+    """'no value for inputs a, b', pointing at the first use of the first, with how to give them:
+    ``give`` in the caller's terms (Python arguments), or by default the command line's options."""
     shown = missing[:MISSING_SHOWN]
     more = len(missing) - len(shown)
     names = ", ".join(v.name for v in shown) + (f" and {more:,} more" if more else "")
@@ -331,7 +332,7 @@ def missing_inputs_error(program: Program, missing: list[Variable]) -> InputErro
         f"no value for input{plural} {names}",
         missing[0].position,
         program.source,
-        f"give values with {sets}, with --values FILE.json, or declare a default in the "
+        f"{give or f'give values with {sets}, with --values FILE.json'}, or declare a default in the "
         f"program ('{missing[0].name} = 1.0')",
         notes,
     )

@@ -1,0 +1,249 @@
+"""Rows as batch and fit read them: JSON Lines told apart from CSV on stdin, classic-Mac line
+ends, numbers too small for a float, a quote left open on the last line, and what is said when
+the rows are read from a terminal.  The README's and `batch --help`'s sh examples are run."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autodiff_cli.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "samples"
+REGRESSION = str(SAMPLES / "regression.ad")
+
+
+def _batch(runner, *args, input=None):
+    return runner.invoke(main, ["batch", *map(str, args)], input=input)
+
+
+# --- 1. JSON Lines on stdin (and in files whose extension says nothing) --------------------------
+
+# L = (w*x + b - y)**2 with w = 0.5, b = 0 (regression.ad's defaults): at x=1, y=2: r = -1.5,
+# L = 2.25, dL/dw = 2*r*x = -3, dL/db = 2*r = -3.
+JSONL_ROW = '{"x": 1, "y": 2}\n'
+JSONL_EXPECTED = {"x": 1.0, "y": 2.0, "L": 2.25, "dL/dw": -3.0, "dL/db": -3.0}
+
+
+@pytest.mark.parametrize("text", [JSONL_ROW, "\n  \n" + JSONL_ROW, '  {"x":1,"y":2}\n'],
+                         ids=["plain", "blank-lines-first", "indented"])
+def test_jsonl_on_stdin_is_recognised(runner, text) -> None:
+    result = _batch(runner, REGRESSION, "-", "--to", "jsonl", "--wrt", "w,b", input=text)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == JSONL_EXPECTED
+
+
+@pytest.mark.parametrize("name", ["rows.txt", "rows"], ids=["txt", "no-extension"])
+def test_jsonl_in_a_file_without_a_known_extension(runner, tmp_path, name) -> None:
+    path = tmp_path / name
+    path.write_text(JSONL_ROW)
+    result = _batch(runner, REGRESSION, path, "--to", "jsonl", "--wrt", "w,b")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == JSONL_EXPECTED
+
+
+@pytest.mark.parametrize("text, line", [("\nx,y\n1,2\n", 1)], ids=["csv-blank-first-line"])
+def test_csv_with_a_blank_first_line_is_still_an_error_at_line_1(runner, text, line) -> None:
+    result = _batch(runner, "L = x*y", "-", input=text)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"<stdin>:{line}:1: error: there are no rows: the first line is empty")
+
+
+@pytest.mark.parametrize("text", ['{"x": 1, "y": 2}\n{"x": 2, "y": 4}\n'], ids=["jsonl-stdin"])
+def test_fit_reads_jsonl_from_stdin(runner, text) -> None:
+    # loss = (w*x - y)**2 on y = 2x: the gradient is 0 at w = 2, the start, so w stays 2.
+    result = runner.invoke(main, ["fit", "w = 2; loss = (w*x - y)**2", "--data", "-", "--steps", "2", "-q"],
+                           input=text)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"w": 2.0}
+
+
+def _sh_examples(text: str) -> list[str]:
+    lines = [line.split("#")[0].strip() for line in text.splitlines()]
+    return [line for line in lines if "autodiff batch" in line]
+
+
+def _readme_batch_examples() -> list[str]:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## `autodiff batch`", 1)[1].split("\n## ", 1)[0]
+    return [example for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+            for example in _sh_examples(block)]
+
+
+def _help_batch_examples() -> list[str]:
+    from autodiff_cli.cli.batch import batch_command
+
+    return _sh_examples(batch_command.help.split("Examples:", 1)[1])
+
+
+SH_EXAMPLES = [("readme", e) for e in _readme_batch_examples()] + [("help", e) for e in _help_batch_examples()]
+
+
+def test_the_examples_are_found() -> None:
+    assert any("rows.jsonl" in example for _where, example in SH_EXAMPLES)
+    assert {where for where, _e in SH_EXAMPLES} == {"readme", "help"}
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+@pytest.mark.parametrize("where, example", SH_EXAMPLES, ids=[f"{w}:{e}" for w, e in SH_EXAMPLES])
+def test_sh_examples_of_batch_run(tmp_path, where, example) -> None:
+    # model.ad and rows.csv stand for the regression sample; rows.jsonl holds the same rows.
+    shutil.copy(SAMPLES / "regression.ad", tmp_path / "model.ad")
+    shutil.copy(SAMPLES / "regression.csv", tmp_path / "rows.csv")
+    with open(SAMPLES / "regression.csv") as rows:
+        records = [{key: float(value) for key, value in row.items()} for row in csv.DictReader(rows)]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+    (tmp_path / "samples").symlink_to(SAMPLES)
+    script = f'autodiff() {{ "{sys.executable}" -m autodiff_cli "$@"; }}\n{example}\n'
+    result = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False,
+                            env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    written = result.stdout if "> out.csv" not in example else (tmp_path / "out.csv").read_text()
+    assert written.startswith(("x,y,L,", "x\tL\t", "{\"x\": ", "L ", "{\n")), written[:200]
+    if "--to jsonl" in example:
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        assert len(lines) == len(records)
+        # L = (0.5*x - y)**2 row by row (w = 0.5, b = 0).
+        assert [line["L"] for line in lines] == pytest.approx([(0.5 * r["x"] - r["y"]) ** 2 for r in records])
+
+
+# --- 2. classic-Mac line ends ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["x,y\r1,2\r3,4\r", "x,y\r1,2\r3,4", "x,y\r\n1,2\r3,4\n", "x,y\n1,2\r\r3,4\r\n"],
+                         ids=["cr", "cr-no-last", "mixed-crlf-cr", "blank-cr-line"])
+def test_cr_line_ends_are_read(runner, tmp_path, text) -> None:
+    path = tmp_path / "cr.csv"
+    path.write_bytes(text.encode())
+    result = _batch(runner, "L = x*y", path)
+    assert result.exit_code == 0, result.stderr
+    # L = x*y: 2 and 12; dL/dx = y, dL/dy = x.
+    assert result.stdout == "x,y,L,dL/dx,dL/dy\n1.0,2.0,2.0,2.0,1.0\n3.0,4.0,12.0,4.0,3.0\n"
+
+
+@pytest.mark.parametrize("text", ["x,y\r1,2\r3,6\r"], ids=["cr"])
+def test_fit_reads_cr_line_ends(runner, tmp_path, text) -> None:
+    path = tmp_path / "cr.csv"
+    path.write_bytes(text.encode())
+    # w = 2 fits y = 2x exactly: no gradient, so it stays.
+    result = runner.invoke(main, ["fit", "w = 2; loss = (w*x - y)**2", "--data", str(path), "--steps", "2", "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"w": 2.0}
+
+
+class _Trickle(io.RawIOBase):
+    """A stream handing out ``size`` bytes per read, so a CRLF can be cut between two reads."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.data, self.size = data, size
+
+    def readable(self) -> bool:
+        return True
+
+    def read1(self, limit: int = -1) -> bytes:
+        part, self.data = self.data[: self.size], self.data[self.size:]
+        return part
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5], ids=["1", "2", "3", "5"])
+def test_crlf_and_cr_cut_between_reads(size) -> None:
+    from autodiff_cli.cli.rows import RowReader
+
+    reader = RowReader(_Trickle(b"x,y\r\n1,2\r\n3,4\r5,6\r", size), "t.csv", "csv")
+    chunks = list(reader.chunks(["x", "y"], [], wait=True))
+    assert [list(c.numbers["x"]) for c in chunks] == [[1.0, 3.0, 5.0]]
+    assert [list(c.lines) for c in chunks] == [[2, 3, 4]]
+
+
+@pytest.mark.parametrize("text, where", [('x,y\n"1\r2",3\n', "<stdin>:2:1: error: this line is not valid CSV"),
+                                         ("x,y\n1,2\r3\n", "<stdin>:3:2: error: this line has 1 cell")],
+                         ids=["cr-in-quotes", "lone-cr-mid-line"])
+def test_a_lone_cr_ends_a_line_without_universal_newline_advice(runner, text, where) -> None:
+    result = _batch(runner, "L = x*y", "-", input=text)
+    assert result.exit_code == 1
+    assert "universal-newline" not in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.startswith(where)
+
+
+# --- 3. numbers too small for a float -------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, text, place, count", [
+    (["L = x*y", "-"], "x,y\n1e-400,2\n", "<stdin>:2:1: 1e-400", 1),
+    (["L = x*y", "-"], "x,y\n3,4\n5,-1E-999\n1e-400,0\n", "<stdin>:3:3: -1E-999", 2),
+    (["L = x*y", "-", "--keep", "x,y,id"], "x,y,id\n2,1e-400,a\n", "<stdin>:2:3: 1e-400", 1),
+    (["L = x*y", "-"], 'x,y\n"1e-400",2\n', "<stdin>:2:1: 1e-400", 1),
+    (["L = x*y", "-"], '{"x": 2, "y": 1e-400}\n', "<stdin>:1:15: 1e-400", 1),
+    (["L = x*y", "-"], "x,y\n0." + "0" * 400 + "1,2\n", "<stdin>:2:1: 0.000", 1),
+    (["L = x*y", "-", "--reduce", "sum"], "x,y\n1e-400,2\n", "<stdin>:2:1: 1e-400", 1),
+], ids=["csv", "two-cells", "with-passthrough", "quoted", "jsonl", "many-zeros", "reduce"])
+def test_underflow_is_warned_once_with_its_place(runner, args, text, place, count) -> None:
+    result = _batch(runner, *args, input=text)
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "smallest float" in line]
+    assert len(warnings) == 1, result.stderr
+    assert warnings[0].startswith(f"warning: {place}")
+    assert "so taken as 0" in warnings[0]
+    assert (f"({count} such cells in all)" in warnings[0]) == (count > 1)
+
+
+@pytest.mark.parametrize("text", ["x,y\n0,0\n0e-5,0.0\n1e-300,2\n"], ids=["zeros-and-tiny-but-representable"])
+def test_no_underflow_warning_for_real_zeros(runner, text) -> None:
+    result = _batch(runner, "L = x*y", "-", input=text)
+    assert result.exit_code == 0, result.stderr
+    assert "smallest float" not in result.stderr
+
+
+def test_fit_warns_about_underflow(runner) -> None:
+    result = runner.invoke(main, ["fit", "w = 2; loss = (w*x - y)**2", "--data", "-", "--steps", "1", "-q"],
+                           input="x,y\n1,2\n1e-400,0\n")
+    assert result.exit_code == 0, result.stderr
+    assert "warning: <stdin>:3:1: 1e-400 is smaller than the smallest float" in result.stderr
+
+
+# --- 4. a quote left open ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, line, column", [
+    ('x,y\n1,"2\n', 2, 3), ('x,y\n1,"2', 2, 3), ('x,y\n1,"2\n3,4\n', 2, 3), ('x,y\n"1,2\n', 2, 1),
+], ids=["last-line", "last-line-no-newline", "middle-line", "first-cell"])
+def test_unclosed_quote_is_an_error_at_the_quote(runner, text, line, column) -> None:
+    result = _batch(runner, "L = x*y", "-", input=text)
+    assert result.exit_code == 1, result.stdout
+    assert result.stderr.startswith(f"<stdin>:{line}:{column}: error: this line is not valid CSV: the quote here "
+                                    "is never closed")
+
+
+# --- 10. rows read from a terminal ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["batch", "y = 2*x", "-"], ["fit", "w = 1; L = (w*x)**2", "--data", "-",
+                                                              "--steps", "1", "-q"]], ids=["batch", "fit"])
+def test_reading_rows_at_a_terminal_says_so(runner, monkeypatch, args) -> None:
+    from autodiff_cli.cli import common
+
+    monkeypatch.setattr(common, "_is_terminal", lambda stream: True)
+    result = runner.invoke(main, args, input="x\n1\n")
+    assert result.exit_code == 0, result.stderr
+    assert "reading the rows from the terminal; end them with Ctrl-D (Ctrl-C cancels)" in result.stderr
+
+
+@pytest.mark.parametrize("cut", [8, 9, 10, 11, 12], ids=["8", "9", "10", "11", "12"])
+def test_underflow_cut_between_reads_is_still_found(cut) -> None:
+    from autodiff_cli.cli.rows import RowReader
+
+    data = b"x,y\n3,1e-400\n"  # the cell starts at byte 6
+    reader = RowReader(_Trickle(data, cut), "t.csv", "csv")
+    list(reader.chunks(["x", "y"], [], wait=True))
+    assert reader.underflows.warning() == ("t.csv:2:3: 1e-400 is smaller than the smallest float (about 5e-324), "
+                                           "so taken as 0")
