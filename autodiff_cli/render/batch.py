@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .numbers import format_number, json_number
+from .report import cells_table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -75,7 +76,6 @@ def to_json(reduction: Reduction) -> str:
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
 
-_KIND_STYLES = {"input": "cyan", "intermediate": "", "output": "bold magenta"}
 
 
 def title(reduction: Reduction, precision: int | None = None) -> str:
@@ -85,15 +85,4 @@ def title(reduction: Reduction, precision: int | None = None) -> str:
 
 
 def to_table(reduction: Reduction, precision: int | None = None) -> RenderableType:
-    from rich.table import Table
-
-    table = Table(title=title(reduction, precision), title_justify="left")
-    cells = _cells(reduction, precision)
-    table.add_column("name", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    for index, header in ((2, "value"), (3, "grad")):
-        width = max([len(header)] + [len(line[index]) for line in cells])
-        table.add_column(header, justify="right", no_wrap=True, min_width=width)
-    for line in cells:
-        table.add_row(*line, style=_KIND_STYLES.get(line[1], ""))
-    return table
+    return cells_table(title(reduction, precision), ("name", "kind"), _cells(reduction, precision))

@@ -140,7 +140,6 @@ def to_digraph(
     structure alone: names, ops and constants.  ``edge_grads`` labels each operand's edge
     with d result / d operand.
     """
-    _check_options(rankdir, precision)
     model = GraphModel(root, kinds)
     return model_to_digraph(model, rankdir=rankdir, precision=precision, show_values=show_values,
                             show_grad=show_grad, edge_grads=edge_grads, name=name)

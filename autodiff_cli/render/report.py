@@ -331,22 +331,28 @@ def to_table(
 ) -> RenderableType:
     """A Rich table, and ``note`` below it; number columns never shrink, so digits are never cut."""
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
     title = (f"{evaluation.output} = {format_number(evaluation.root.data, precision)}"
              f"    (grad = d{evaluation.output}/d name)")
+    table = cells_table(title, ("name", "kind", "op"), _text_cells(evaluation, wrt, precision))
+    return table if note is None else Group(table, Text(note))
+
+
+def cells_table(title: str, text_columns: Sequence[str], cells: list[list[str]]) -> Any:
+    """A Rich table of ``text_columns`` (the second is the kind, which styles the row) and then
+    right-aligned value and grad columns as wide as their widest cell, so digits are never cut."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
-    cells = _text_cells(evaluation, wrt, precision)
-    table.add_column("name", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("op", no_wrap=True)
-    for index, header in ((3, "value"), (4, "grad")):
+    for header in text_columns:
+        table.add_column(header, no_wrap=True)
+    for index, header in ((len(text_columns), "value"), (len(text_columns) + 1, "grad")):
         width = max([len(header)] + [len(line[index]) for line in cells])
         table.add_column(header, justify="right", no_wrap=True, min_width=width)
     for line in cells:
         table.add_row(*line, style=_KIND_STYLES.get(line[1], ""))
-    return table if note is None else Group(table, Text(note))
+    return table
 
 
 # --- forward mode's work -----------------------------------------------------------------
