@@ -102,9 +102,10 @@ def _columns(evaluation: Evaluation, names: list[str], wanted: str = "kinds ops 
     kinds = []
     if "kinds" in wanted:
         kinds = declared
-        if evaluation.output in names:
+        positions = _positions(names, evaluation.output)
+        if positions:
             kinds = list(declared)
-            for index in _positions(names, evaluation.output):
+            for index in positions:
                 kinds[index] = evaluation.kind(evaluation.output)
     values = list(map(attrgetter("data"), nodes)) if "values" in wanted else []
     grads = list(map(attrgetter("grad"), nodes)) if "grads" in wanted else []
@@ -115,13 +116,15 @@ _NO_OP = {INPUT: ""}
 
 
 def _positions(names: list[str], name: str) -> list[int]:
-    """Where ``name`` is in ``names`` (a --wrt list may repeat it)."""
+    """Where ``name`` is in ``names`` (a --wrt list may repeat it), in one scan."""
     found, start = [], 0
-    for _ in range(names.count(name)):
-        start = names.index(name, start)
-        found.append(start)
-        start += 1
-    return found
+    try:
+        while True:
+            start = names.index(name, start)
+            found.append(start)
+            start += 1
+    except ValueError:
+        return found
 
 
 def rows(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> list[Row]:
@@ -246,12 +249,11 @@ def csv_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> Iter
     for part_names in _slices(names):
         part = _columns(evaluation, part_names, lookup=lookup)
         fields = (part.names, part.kinds, part.ops, _texts(part.values), _texts(part.grads))
-        if any(_needs_quotes(column) for column in fields[:3]):
+        if _needs_quotes(part.names) or _needs_quotes(part.ops):  # kinds are words of a fixed few
             yield _csv_module(zip(*fields))
-        else:  # name, ",", kind, ",", op, ",", value, ",", grad, "\n" for every row, flattened in C
-            comma = repeat(",")
-            yield "".join(chain.from_iterable(zip(fields[0], comma, fields[1], comma, fields[2], comma,
-                                                  fields[3], comma, fields[4], repeat("\n"))))
+        else:  # each row's five fields joined by commas, the rows by newlines, in C
+            yield "\n".join(map(",".join, zip(*fields)))
+            yield "\n"
 
 
 def _needs_quotes(column: list[str]) -> bool:
@@ -272,7 +274,9 @@ def _csv_module(lines: Any) -> str:
 def _texts(numbers: list[float], precision: int | None = None) -> list[str]:
     """``format_number`` of each number (round-trip text, or ``precision`` significant digits)."""
     if precision is None:
-        return list(map(float.__repr__, map(float, numbers)))
+        if not all(map(float.__instancecheck__, numbers)):  # ints from the Python API
+            numbers = list(map(float, numbers))
+        return list(map(float.__repr__, numbers))
     return list(map(format, numbers, repeat(f".{precision}g")))
 
 
