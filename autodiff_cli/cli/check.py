@@ -13,7 +13,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import Progress, emit, keep_until_exit, print_rich, stdout_is_terminal
+from .output import Progress, collector_off_until_exit, emit, keep_until_exit, print_rich, stdout_is_terminal
 
 __all__ = ["check_command"]
 
@@ -89,6 +89,7 @@ def check_command(
     from ..execute import evaluate
     from ..render import check as render_check
 
+    collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, progress=progress)

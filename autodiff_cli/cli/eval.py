@@ -16,7 +16,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import Progress, emit, keep_until_exit, print_rich, stdout_is_terminal
+from .output import Progress, collector_off_until_exit, emit, keep_until_exit, print_rich, stdout_is_terminal
 
 if TYPE_CHECKING:
     from ..execute import Evaluation
@@ -62,6 +62,7 @@ def eval_command(
     from ..execute import evaluate
     from ..render import report
 
+    collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
     forward = mode == "forward"
     with Progress("evaluating") as progress:

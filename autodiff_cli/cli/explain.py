@@ -15,7 +15,7 @@ from .common import (
     text_options,
     warn,
 )
-from .output import Progress, emit, keep_until_exit, print_rich, stdout_is_terminal
+from .output import Progress, collector_off_until_exit, emit, keep_until_exit, print_rich, stdout_is_terminal
 
 __all__ = ["explain_command"]
 
@@ -60,6 +60,7 @@ def explain_command(
     from ..execute import evaluate
     from ..render import explain as render_explain
 
+    collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
     with Progress("evaluating") as progress:

@@ -62,3 +62,23 @@ def test_about_a_kilobyte_per_statement() -> None:
         tracemalloc.stop()
     assert len(evaluation.nodes) >= statements and written > 0
     assert peak / statements < 1100, f"{peak / statements:.0f} bytes per statement"
+
+
+@pytest.mark.parametrize("command", ["eval", "check", "explain"])
+@pytest.mark.parametrize("exit_fast", [True, False], ids=["under run()", "under main()"])
+def test_one_shot_commands_leave_the_collector_off_only_when_the_process_ends_with_them(
+        runner, monkeypatch, command: str, exit_fast: bool) -> None:
+    # Under run() the process ends with os._exit right after the command, so the collector
+    # would only rescan the graph; a program calling main() must keep its collector.
+    import gc
+
+    monkeypatch.setattr(output, "EXIT_FAST", exit_fast)
+    monkeypatch.setattr(output, "_KEPT", [])
+    assert gc.isenabled()
+    try:
+        result = runner.invoke(main, [command, "y = x*x", "--set", "x=3"])
+        collector_on = gc.isenabled()
+    finally:
+        gc.enable()
+    assert result.exit_code == 0, result.output
+    assert collector_on is not exit_fast
