@@ -38,7 +38,7 @@ __all__ = ["COLUMNS", "Row", "csv_chunks", "json_chunks", "plain_chunks", "rows"
 
 COLUMNS = ("name", "kind", "op", "value", "grad")
 CHUNK = 50_000  # variables per slice of the *_chunks renderers
-KEPT_CELLS = 200_000  # up to this many variables, plain text keeps its cells between its two passes
+KEPT_CELLS = 200_000  # past this many variables, plain text keeps its numbers packed between its passes
 
 
 class Row(NamedTuple):
@@ -288,27 +288,27 @@ def to_plain(evaluation: Evaluation, wrt: Sequence[str] | None = None, precision
 def plain_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None,
                  precision: int | None = None) -> Iterator[str]:
     """``to_plain``'s text in slices.  Every column is as wide as its widest cell anywhere, so
-    the cells are measured before any is written; past ``KEPT_CELLS`` variables they are made
-    twice, once to measure and once to write, rather than kept (~100 MB for a million)."""
+    the cells are measured before any is written.  Past ``KEPT_CELLS`` variables each slice's
+    numbers are kept as one string apiece, split again when written: formatting them twice
+    would cost more than all the rest, and a string per cell ~100 MB for a million."""
     names = _names(evaluation, wrt)
     pads = [str.ljust, str.ljust, str.ljust, str.rjust, str.rjust]  # names left, numbers right
     widths = [len(title) for title in COLUMNS]
-    kept: list[list[list[str]]] = []
+    packed = len(names) > KEPT_CELLS
+    kept: list[list[Any]] = []
     lookup = _Lookup(evaluation, names)
     for part in _slices(names):
-        cells = _plain_cells(evaluation, part, precision, lookup)
+        cells: list[Any] = _plain_cells(evaluation, part, precision, lookup)
         for index, column in enumerate(cells):
             widths[index] = max(widths[index], max(map(len, column), default=0))
-        if len(names) <= KEPT_CELLS:
-            kept.append(cells)
+        if packed:  # a number's text has no line break, so the join splits back exactly
+            cells[3:] = ["\n".join(cells[3]), "\n".join(cells[4])]
+        kept.append(cells)
     header = [pad(title, width) for pad, title, width in zip(pads, COLUMNS, widths)]
     yield "  ".join(header).rstrip() + "\n"
-    if len(names) > KEPT_CELLS:
-        lookup = _Lookup(evaluation, names)
-        kept_or_made = (_plain_cells(evaluation, part, precision, lookup) for part in _slices(names))
-    else:
-        kept_or_made = iter(kept)
-    for cells in kept_or_made:
+    for cells in kept:
+        if packed:
+            cells[3:] = [cells[3].split("\n"), cells[4].split("\n")]
         padded = [list(map(pad, column, repeat(width))) for pad, column, width in zip(pads, cells, widths)]
         yield "\n".join(map(str.rstrip, map("  ".join, zip(*padded)))) + "\n"
 

@@ -141,7 +141,7 @@ def random_evaluation(seed: int):
 def test_reports_are_what_the_standard_library_writes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     evaluation, wrt = random_evaluation(seed)
     monkeypatch.setattr(report, "CHUNK", 1 + seed % 7)  # several slices, of every size
-    monkeypatch.setattr(report, "KEPT_CELLS", 10 if seed % 2 else 10**6)  # plain's cells made twice or kept
+    monkeypatch.setattr(report, "KEPT_CELLS", 10 if seed % 2 else 10**6)  # plain's numbers packed or kept
     assert report.to_json(evaluation, wrt) == json_reference(evaluation, wrt)
     assert report.to_csv(evaluation, wrt) == csv_reference(evaluation, wrt)
     for precision in (None, 1, 4, 17):
