@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import EvaluationError, InputError, Source, variables_hint
+from ..errors import EvaluationError, InputError, OutputError, Source, variables_hint
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
@@ -27,6 +27,7 @@ from .common import (
     warn,
 )
 from .output import (
+    StdoutBytes,
     StreamedFile,
     check_writable,
     emit,
@@ -291,9 +292,10 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
     if to_stdout and sys.stdout is None:
         raise InputError("standard output is closed, so there is nowhere to write the rows",
                          hint="write them to a file with -o FILE")
-    target: Any = sys.stdout.buffer if to_stdout else StreamedFile(out)  # type: ignore[union-attr, arg-type]
-    writer = writer_for(target if to_stdout else target.handle, fmt, names, set(plan.passed), precision,
-                        set(plan.kept) - set(plan.passed))
+    target: Any = StdoutBytes() if to_stdout else StreamedFile(out)  # type: ignore[arg-type]
+    # Parquet's writer needs a real file; the text formats write through the checks of target.
+    stream = target if fmt != "parquet" else target.buffer if to_stdout else target.handle
+    writer = writer_for(stream, fmt, names, set(plan.passed), precision, set(plan.kept) - set(plan.passed))
     failures = _Failures(on_error, reader.name)
     try:
         writer.header()
@@ -311,6 +313,10 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
     except BrokenPipeError:
         stdout_closed()
         return
+    except OSError as error:  # Parquet's writer writes to its file itself
+        where = "to standard output" if to_stdout else out
+        raise OutputError(f"cannot write {where}: {error.strerror or error}",
+                          hint="check that the disk is not full, or write somewhere else") from None
     finally:
         if not to_stdout:
             target.discard()

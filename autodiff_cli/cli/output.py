@@ -8,6 +8,7 @@ which ends quietly.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -17,8 +18,8 @@ import click
 
 from ..errors import OutputError
 
-__all__ = ["Progress", "StreamedFile", "check_writable", "collector_off_until_exit", "colour_disabled", "descriptor_of",
-           "emit", "exit_now",
+__all__ = ["Progress", "StdoutBytes", "StreamedFile", "check_writable", "collector_off_until_exit", "colour_disabled", "descriptor_of",
+           "emit", "exit_now", "write_whole",
            "is_stream", "is_terminal", "keep_until_exit", "print_rich", "stdout_is_terminal", "write_atomic"]
 
 
@@ -42,6 +43,50 @@ def _output_failed(error: OSError) -> OutputError:
                        hint="check that the disk is not full, or write somewhere else")
 
 
+def write_whole(handle: Any, data: bytes) -> None:
+    """Write all of ``data`` to a binary file.  Its ``write`` may take only part (a disk filling
+    up in the middle of a large write returns a short count, not an error); writing the rest
+    then raises the error, which a single call would never see."""
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        if not written:  # None from a non-blocking stream, or 0: it takes nothing more
+            raise OSError(errno.EAGAIN, "the output takes no more data")
+        view = view[written:]
+
+
+class StdoutBytes:
+    """Standard output as a binary stream for writers that write piece by piece: every write
+    whole (``write_whole``), every failure an OutputError (a closed pipe stays BrokenPipeError)."""
+
+    def __init__(self) -> None:
+        self.buffer = _stdout().buffer
+
+    def write(self, data: bytes) -> None:
+        try:
+            write_whole(self.buffer, data)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _output_failed(error) from None
+
+    def flush(self) -> None:
+        try:
+            self.buffer.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _output_failed(error) from None
+
+
+def _encoded(stream: Any, text: str) -> bytes | None:
+    """``text`` as ``stream`` would encode it, or None where it also translates line ends
+    (Windows), which only its own ``write`` does."""
+    if os.linesep != "\n" or getattr(stream, "buffer", None) is None:
+        return None
+    return text.encode(stream.encoding or "utf-8", stream.errors or "strict")
+
+
 def emit(data: str | bytes) -> None:
     """Write ``data`` to stdout and flush it, so that a full disk is an error, not a lost result.
 
@@ -49,10 +94,14 @@ def emit(data: str | bytes) -> None:
     """
     stream = _stdout()
     try:
+        stream.flush()  # anything written before goes first
         if isinstance(data, str):
-            stream.write(data)
-        else:
-            stream.flush()  # anything written as text goes first
+            encoded = _encoded(stream, data)
+            if encoded is None:
+                stream.write(data)
+            else:
+                data = encoded
+        if isinstance(data, bytes):
             buffer = getattr(stream, "buffer", None)
             if buffer is None:  # a text-only stream (an embedding program)
                 try:
@@ -61,7 +110,7 @@ def emit(data: str | bytes) -> None:
                     raise OutputError("standard output takes only text here, and this is binary",
                                       hint="write it to a file with -o FILE") from None
             else:
-                buffer.write(data)
+                write_whole(buffer, data)
                 buffer.flush()
         stream.flush()
     except BrokenPipeError:
@@ -111,14 +160,13 @@ def print_rich(renderable: Any, no_color: bool) -> None:
     needed = Measurement.get(console, console.options.update_width(1 << 16), renderable).minimum
     console.width = max(console.width, needed)
     try:
-        with console.capture() as captured:
+        with console.capture() as captured:  # Rich may still write to the file as it ends
             console.print(renderable)
-        stream.write(_TRAILING_SPACES.sub(r"\1", captured.get()))
-        stream.flush()
     except BrokenPipeError:
         raise
     except OSError as error:
         raise _output_failed(error) from None
+    emit(_TRAILING_SPACES.sub(r"\1", captured.get()))
 
 
 # --- leaving quickly ---------------------------------------------------------------------
@@ -166,9 +214,22 @@ def exit_now(code: object) -> None:
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+        except BrokenPipeError:  # the reader has gone (| head): nothing more can reach it
+            pass
+        except OSError as error:  # a full disk: what was written is not all there
+            if stream is sys.stdout and status == 0:
+                status = 1
+                _say_on_stderr(f"error: {_output_failed(error).message}")
+        except ValueError:  # a closed stream
             pass
     os._exit(status)
+
+
+def _say_on_stderr(line: str) -> None:
+    try:
+        os.write(2, f"{line}\n".encode(errors="backslashreplace"))
+    except OSError:
+        pass
 
 
 # --- progress ------------------------------------------------------------------------------
@@ -443,7 +504,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             _overwrite_in_place(path, target, data)
             return
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
+            write_whole(handle, data)
             handle.flush()
             os.fsync(handle.fileno())  # the data is on disk before the name points at it
         if status is not None:
@@ -492,7 +553,7 @@ def _overwrite_in_place(path: str | os.PathLike[str], target: str, data: bytes) 
 def _write_in_place(path: str | os.PathLike[str], target: str, data: bytes) -> None:
     try:
         with open(target, "wb") as handle:
-            handle.write(data)
+            write_whole(handle, data)
     except OSError as error:
         raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}",
                           hint="check that something reads the pipe or device, or write to a file") from None
@@ -572,7 +633,7 @@ class StreamedFile:
 
     def write(self, data: bytes) -> None:
         try:
-            self.handle.write(data)
+            write_whole(self.handle, data)
         except BrokenPipeError:
             raise
         except OSError as error:
