@@ -141,7 +141,7 @@ def batch_command(
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
     if out is not None and out != "-":
-        check_writable(out)
+        check_writable(out, "rows.csv")
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)

@@ -141,7 +141,7 @@ def graph_command(
     backend = backends.choose_renderer("svg" if page else fmt, renderer) if fmt != "dot" else None
     if not to_stdout:
         assert out is not None
-        check_writable(out)
+        check_writable(out, "graph.svg")
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)

@@ -422,8 +422,11 @@ def refuse_overwriting_inputs(option: str, path: str | None, reads: dict[str, st
                                    "write the output somewhere else")
 
 
-def check_writable(path: str) -> None:
-    """Fail early, before a long render, if ``path`` clearly cannot be written."""
+def check_writable(path: str, example: str | None = None) -> None:
+    """Fail early, before a long render, if ``path`` clearly cannot be written.
+
+    ``example``, a file name such as ``rows.csv``, is what the hint suggests in place of a directory.
+    """
     from pathlib import Path  # here, not at the top: every command's start-up would pay for it
 
     fd = descriptor_of(path)
@@ -431,16 +434,17 @@ def check_writable(path: str) -> None:
         _descriptor_is_open(path, fd)
         return
     try:
-        _check_path_writable(Path(path), path)
+        _check_path_writable(Path(path), path, example)
     except OSError as error:  # a directory on the way that cannot be searched
         raise OutputError(f"cannot write {path}: {error.strerror or error}",
                           hint="check the permissions of the directories on the way") from None
 
 
-def _check_path_writable(target: Any, path: str) -> None:
+def _check_path_writable(target: Any, path: str, example: str | None = None) -> None:
     if target.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory",
-                          hint="give a file name, e.g. -o graph.svg")
+                          hint=f"name a file in it, e.g. {os.path.join(path, example)}" if example
+                          else "name the file itself, not its directory")
     if target.exists() and not os.access(target, os.W_OK):
         raise _read_only(path, target.stat())
     parent = target.resolve().parent

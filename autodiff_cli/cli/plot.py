@@ -143,7 +143,7 @@ def plot_command(
         )
     if not to_stdout:
         assert out is not None
-        check_writable(out)
+        check_writable(out, "plot.svg")
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)

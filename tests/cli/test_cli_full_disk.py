@@ -140,3 +140,20 @@ def test_standard_output_as_bytes_names_the_failure(monkeypatch) -> None:
     monkeypatch.setattr(sys, "stdout", Full())
     with pytest.raises(OutputError, match="cannot write to standard output: No space left"):
         output.StdoutBytes().write(b"x" * 20)
+
+
+@pytest.mark.parametrize(("args", "example"), [
+    (["batch", "L = x*y", "rows.csv", "-o", "{d}"], "rows.csv"),
+    (["graph", "y = x", "--set", "x=1", "--format", "svg", "-o", "{d}"], "graph.svg"),
+    (["plot", "y = x", "--range", "x=0:1", "--format", "svg", "-o", "{d}"], "plot.svg"),
+], ids=["batch", "graph", "plot"])
+def test_a_directory_as_output_gets_a_hint_in_the_command_s_terms(runner, monkeypatch, inputs: Path,
+                                                                   args: list[str], example: str) -> None:
+    from autodiff_cli.cli import main
+
+    directory = inputs / "out.d"
+    directory.mkdir()
+    monkeypatch.chdir(inputs)
+    result = runner.invoke(main, [arg.replace("{d}", str(directory)) for arg in args])
+    assert result.exit_code == 1, result.output
+    assert f"hint: name a file in it, e.g. {directory / example}" in result.stderr
