@@ -87,6 +87,8 @@ CASES = [
     Case("hex_value", ["eval", "y = x", "--set", "x=0x10"], 2, stderr=["'0x10' is not a number"]),
     Case("underscore_value", ["eval", "y = x", "--set", "x=1_000"], 2, stderr=["'1_000' is not a number"]),
     Case("nameless_set", ["eval", "y = x", "--set", "=2"], 2, stderr=["expected NAME=VALUE"]),
+    Case("non_ascii_set_name", ["eval", "y = x", "--set", "\u00e9=1"], 2,
+         stderr=["'\u00e9' is not a name of the language, whose names are ASCII"]),
     Case("two_equals_signs", ["eval", "y = x", "--set", "x=2=3"], 2, stderr=["'2=3' is not a number"]),
     Case("negative_zero", ["eval", "y = x", "--set", "x=-0", "--format", "json"], 0, stdout=['"value": -0.0']),
     Case("found_underflow_in_set", ["eval", "y = log(x)", "--set", "x=1e-400"], 1,
