@@ -20,7 +20,8 @@ value exactly or up to rounding wherever the original program is defined:
 * constant factors collected to the front (``3*(2*x)`` is ``6*x``, ``x*(2*y)`` is
   ``2*(x*y)``, ``3*(1/x)`` is ``3/x``, ``6*x/(16*y)`` is ``3*x/(8*y)``) and constant
   offsets merged (``x - 1 - 1`` is ``x - 2``);
-* like terms combined (``2*x + 3*x`` is ``5*x``, ``x + x`` is ``2*x``);
+* like terms combined where they meet (``2*x + 3*x`` is ``5*x``, ``x + x`` is ``2*x``; a sum
+  is not searched for a like term further back);
 * in a product or quotient of a few factors, the factors with a common base combined
   (``x*x`` is ``x**2``, ``x*y*x`` is ``x**2*y``, ``(x/y**2)*(y/x)`` is ``1/y``,
   ``x/x**3`` is ``1/x**2``);
