@@ -20,8 +20,8 @@ value exactly or up to rounding wherever the original program is defined:
 * constant factors collected to the front (``3*(2*x)`` is ``6*x``, ``x*(2*y)`` is
   ``2*(x*y)``, ``3*(1/x)`` is ``3/x``, ``6*x/(16*y)`` is ``3*x/(8*y)``) and constant
   offsets merged (``x - 1 - 1`` is ``x - 2``);
-* like terms combined where they meet (``2*x + 3*x`` is ``5*x``, ``x + x`` is ``2*x``; a sum
-  is not searched for a like term further back);
+* like terms combined (``2*x + 3*x`` is ``5*x``, ``x + x`` is ``2*x``), also a few terms
+  apart in a sum (``x + y + 2*x`` is ``3*x + y``; ``_LIKE_TERM_REACH`` terms back at most);
 * in a product or quotient of a few factors, the factors with a common base combined
   (``x*x`` is ``x**2``, ``x*y*x`` is ``x**2*y``, ``(x/y**2)*(y/x)`` is ``1/y``,
   ``x/x**3`` is ``1/x**2``);
@@ -70,6 +70,8 @@ _EXACT = frozenset(("+", "-", "*", "neg", "abs", "sign", "step", "relu"))
 _SHORT_NUMBER = 8
 # How many factors a product may have for common ones to be combined (bounded likewise).
 _FACTOR_LIMIT = 8
+# How many terms back a sum is searched for a term like the one added (bounded likewise).
+_LIKE_TERM_REACH = 8
 
 
 class GraphTooLarge(Exception):
@@ -371,6 +373,10 @@ class Expressions:
             term, offset = self._offset(a)
             if offset:
                 return self.add(term, self.const(offset + vb))
+        else:
+            combined = self._add_like_term(a, cb, tb)
+            if combined is not None:
+                return combined
         return self._intern("+", (a, b))
 
     def sub(self, a: int, b: int) -> int:
@@ -396,7 +402,39 @@ class Expressions:
             term, offset = self._offset(a)
             if offset:
                 return self.add(term, self.const(offset - vb))
+        else:
+            combined = self._add_like_term(a, -cb, tb)
+            if combined is not None:
+                return combined
         return self._intern("-", (a, b))
+
+    def _add_like_term(self, total: int, c: float, term: int) -> int | None:
+        """``total + c*term`` where the sum ``total`` has a term like it (``k*term``) at most
+        ``_LIKE_TERM_REACH`` terms back: that term becomes ``(k + c)*term`` and the terms
+        after it are added again in order; None where there is none."""
+        ops, args = self.ops, self.args
+        after: list[tuple[str, int]] = []
+        node = total
+        for _ in range(_LIKE_TERM_REACH):
+            op = ops[node]
+            if op not in ("+", "-"):
+                k, like = self._term(node)  # the sum's first term
+                if like != term:
+                    return None
+                rebuilt = self.mul(self.const(k + c), term)
+                break
+            left, right = args[node]
+            k, like = self._term(right)
+            if like == term:
+                rebuilt = self.add(left, self.mul(self.const((k if op == "+" else -k) + c), term))
+                break
+            after.append((op, right))
+            node = left
+        else:
+            return None
+        for op, right in reversed(after):
+            rebuilt = self.add(rebuilt, right) if op == "+" else self.sub(rebuilt, right)
+        return rebuilt
 
     def mul(self, a: int, b: int) -> int:
         folded = self._fold("*", (a, b))

@@ -377,6 +377,11 @@ def build(source: str) -> tuple[Expressions, int]:
         ("2*x + 3*x", "(5.0 * x)"),
         ("x + x", "(2.0 * x)"),
         ("x - 3*x", "(-2.0 * x)"),
+        ("x + y + 2*x", "((3.0 * x) + y)"),  # a like term a few terms back
+        ("x*z - 18*y - 24*y", "((x * z) - (42.0 * y))"),
+        ("2*y + x - 2*y", "x"),
+        ("y - 3*x + z + x", "((y - (2.0 * x)) + z)"),
+        ("y + x + z - x", "(y + z)"),
         ("x*x", "(x)**2.0"),
         ("x*y*x", "((x)**2.0 * y)"),
         ("x**2*x", "(x)**3.0"),
@@ -502,6 +507,18 @@ def test_long_products_are_not_walked() -> None:
         node = graph.mul(node, graph.call("sin", graph.input(f"x{i}")))
     assert len(graph) < 40_000
     assert graph.ops[graph.neg(node)] == "neg"
+
+
+def test_long_sums_are_searched_only_a_few_terms_back() -> None:
+    # A like term is looked for at most a few terms back: a sum of 10,000 stays linear to build,
+    # and a like term further back than that is left where it is.
+    graph = Expressions()
+    x = graph.input("x")
+    node = x
+    for i in range(10_000):
+        node = graph.add(node, graph.call("sin", graph.input(f"y{i}")))
+    assert len(graph) < 40_000
+    assert graph.ops[graph.add(node, x)] == "+"
 
 
 # --- names ----------------------------------------------------------------------------------
