@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.optim import AdamRule, SGDRule, scheduled_lr
 from ..errors import AutodiffError, InputError, Source, variables_hint
-from ..language.program import INPUT, Program, missing_inputs_error, output_name
+from ..language.program import INPUT, Program, check_inputs, missing_inputs_error, output_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -354,8 +354,10 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
 
     Raises ``InputError`` for a column that is not an input or is also given a value, a
     parameter that is not an input or is a column, nothing to learn, or an input that is
-    neither learned nor given a value.
+    neither learned nor given a value.  A value for a name the program does not use is
+    warned about (``check_inputs``, as every command does), not an error.
     """
+    warnings = check_inputs(program, values)
     output = output_name(program, output)
     inputs = {v.name: v for v in program.inputs}
     _check_columns(program, columns, data_name)
@@ -374,7 +376,6 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
             raise InputError(f"'{name}' is both a column of {data_name} and given by --set/--values",
                              source=Source(program.source.name, ""),
                              hint=f"give it one way: drop the column, or the --set {name}=... (or the key in --values)")
-    warnings: list[str] = []
     learned_set = set(learned)
     needed = program.dependencies(output)
     warnings += [f"'{name}' does not affect '{output}', so fitting leaves it where it starts"

@@ -14,7 +14,15 @@ import numpy as np
 import pytest
 
 from autodiff_cli.errors import InputError
-from autodiff_cli.execute.fit import PATIENCE, FitSettings, Step, StopReason, initial_values, plan_fit, train
+from autodiff_cli.execute.fit import (
+    PATIENCE,
+    FitSettings,
+    Step,
+    StopReason,
+    initial_values,
+    plan_fit,
+    train,
+)
 from autodiff_cli.language import parse
 from autodiff_cli.optim import AdamRule, SGDRule
 
@@ -223,6 +231,16 @@ def test_plan_errors(columns, values, parameters, message: str) -> None:
 def test_plan_warns_about_a_parameter_the_loss_ignores() -> None:
     plan = plan_fit(parse("q = 1\nw = 0\nloss = (w*x - y)**2", "m.ad"), ["x", "y"], {})
     assert plan.warnings == ["'q' does not affect 'loss', so fitting leaves it where it starts"]
+
+
+@pytest.mark.parametrize("values, warning", [
+    ({"c": 2.0, "W": 5.0}, "'W' is not used by the program; its value is ignored"),
+    ({"c": 2.0, "zz": 1.0, "q": 3.0},
+     "2 values are given for names the program does not use, so they are ignored: 'zz', 'q'"),
+], ids=["one", "counted"])
+def test_plan_warns_about_values_the_program_does_not_use(values, warning) -> None:
+    plan = plan_fit(parse(PROGRAM, "m.ad"), ["x", "y"], values)
+    assert plan.warnings == [warning] and plan.parameters == ["w", "b", "c"]
 
 
 def test_step_is_a_plain_record() -> None:
