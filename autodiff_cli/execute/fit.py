@@ -17,7 +17,7 @@ imported by the caller's objective; this module needs it only for its arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -40,6 +40,7 @@ __all__ = [
     "initial_values",
     "plan_fit",
     "train",
+    "values_to_write",
 ]
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
@@ -401,6 +402,21 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
             start[name] = float(inputs[name].default)  # type: ignore[arg-type]
     data_inputs = [name for name in inputs if name in column_set]
     return FitPlan(output, learned, data_inputs, fixed, start, warnings)
+
+
+def values_to_write(plan: FitPlan, params: np.ndarray, given: Mapping[str, float],
+                    kept: Container[str] = ()) -> dict[str, float]:
+    """The values ``fit`` writes, from which ``--values`` reproduces the trained model: those
+    ``given`` (the values file's in its order, then ``--set``'s) for the program's inputs, and
+    for the names in ``kept`` (the values file's keys) even when the program does not use them,
+    each parameter's replaced in its place by its learned value, and the parameters not given
+    after them, in program order.  So writing over the values file that was read (a resume)
+    loses nothing, and a name given only with ``--set`` that the program ignores is not written.
+    """
+    inputs = set(plan.fixed).union(plan.parameters)
+    values = {name: value for name, value in given.items() if name in inputs or name in kept}
+    values.update(zip(plan.parameters, params.tolist()))
+    return values
 
 
 def _check_columns(program: Program, columns: list[str], data_name: str) -> None:
