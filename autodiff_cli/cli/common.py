@@ -412,16 +412,38 @@ def load_inputs(
     A value for a name the program computes is an error said against where it was given:
     the values file (at its key) or --set.
     """
+    program, values, _ = load_inputs_and_values_source(source, expr, file, assignments, values_file)
+    return program, values
+
+
+def load_inputs_and_values_source(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None,
+) -> tuple[Program, dict[str, float], Source | None]:
+    """``load_inputs``, and the text of the values file as it was read (None without --values),
+    for a command that writes the values back (``fit``: see ``value_literals``)."""
     _stdin_once(source, expr, file, values_file)
     program_source = read_program(source, expr, file)
     program = _parse_source(source, program_source)
     values: dict[str, float] = {}
+    values_source = None
     if values_file:
         values, values_source = _values_and_source(values_file)
         _refuse_computed(program, values, values_source)
     _refuse_computed(program, assignments, None)
     values.update(assignments)
-    return program, values
+    return program, values, values_source
+
+
+def value_literals(values_source: Source | None) -> dict[str, str]:
+    """Each number of a values file as it is written there (``"n": 3`` -> ``'3'``, not ``3.0``), so
+    that a value written back unchanged keeps its text, digits beyond a float's included.
+    ``values_source`` is a values file that ``load_inputs_and_values_source`` has accepted."""
+    import json
+
+    if values_source is None:
+        return {}
+    return json.loads(values_source.text, parse_int=str, parse_float=str)  # type: ignore[no-any-return]
 
 
 def _refuse_computed(program: Program, values: dict[str, float], values_source: Source | None) -> None:

@@ -2,8 +2,9 @@
 
 A thin Click layer over ``execute.fit``: it reads the program and the data, sorts the
 inputs into parameters, data and fixed values (``plan_fit``), runs ``train`` while showing
-progress on stderr, and writes the parameters (the ``--values`` format), the history and
-the plot whole or not at all, whatever way training ended.
+progress on stderr, and writes the learned values (the ``--values`` format: the values it
+was given, parameters updated), the history and the plot whole or not at all, whatever way
+training ended.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
-    load_inputs,
+    load_inputs_and_values_source,
     program_options,
     reporting_errors,
+    value_literals,
     warn,
 )
 from .output import PROGRESS_AFTER, check_writable, emit, is_stream, write_atomic
@@ -45,7 +47,7 @@ parameters so far (the latest with --batch-size).  A loss that becomes NaN or in
 status 1, writing the parameters of the last step with a finite loss."""
 
 PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
-RESUMABLE = "the --values file"  # what -o may name: training goes on from it and writes it anew
+RESUMABLE = "the --values file"  # what -o may name: training goes on from it and updates it
 
 
 def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[..., Any]:
@@ -96,7 +98,8 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
               help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
                    "(epochs with --batch-size); 0: never.")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write the parameters to FILE as a JSON object ('--values' format) [default: stdout].")
+              help="Write the learned parameters, with the other values given, to FILE as a JSON object "
+                   "('--values' format; FILE may be the --values file) [default: stdout].")
 @click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
               help="Write step, loss, grad_norm and lr of every step as CSV.")
 @click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
@@ -118,7 +121,10 @@ def fit_command(
     Each column of ROWS supplies the input of the same name, row by row; the
     parameters are the inputs that no column supplies (or --params).  They start
     at the program's defaults, --set or --values, or at random with --init.  The
-    result is a JSON object of the learned values, the format --values reads.
+    result is a JSON object, the format --values reads: the values given (--values,
+    then --set) with each parameter's replaced by its learned value, and the
+    parameters not given after them, so that --values reads back the trained model
+    and -o may name the --values file to go on training from it.
 
     Progress shows on stderr (a bar at a terminal, a line every N steps
     otherwise); the last line says why training stopped.  Ctrl-C stops after the
@@ -149,7 +155,7 @@ def fit_command(
                         or (source is None and expr is None and file is None)):
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
-    program, values = load_inputs(source, expr, file, assignments, values_file)
+    program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
     data_set = _read_data(data, data_format, program, values, quiet)
     plan, start = _plan(program, data_set.columns, values, output, params, init, seed, data_set.name)
     warn(plan.warnings)
@@ -163,7 +169,7 @@ def fit_command(
         with reporter:
             result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested)
         interrupts.ignore()  # from here on a signal must not cut the results short
-        _write_results(result, plan, out, history, plot, plot_format)
+        _write_results(result, plan, values, values_source, out, history, plot, plot_format)
         _conclude(result, settings, out, quiet, interrupts, objective.rows)
 
 
@@ -198,8 +204,8 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
     seen: dict[str, str] = {}
     for option, path in files:
         real = os.path.realpath(path)
-        # -o over the --values file is a resume: the values were read before training, and the
-        # parameters are written whole, in the format --values reads.
+        # -o over the --values file is a resume: the values were read before training, and they
+        # are written back whole, every one kept, with the parameters' updated (values_json).
         if real in read and not (option == "-o" and read[real] == RESUMABLE):
             raise click.UsageError(f"{option} {path} is {read[real]} this run reads: writing it would destroy it")
         if real in seen:
@@ -437,11 +443,19 @@ class _Reporter:
 # --- after training --------------------------------------------------------------------------
 
 
-def params_json(plan: FitPlan, params: np.ndarray) -> str:
-    """The learned values as ``--values`` reads them: a JSON object in program order, every digit kept."""
+def values_json(values: dict[str, float], literals: dict[str, str]) -> str:
+    """``values`` as ``--values`` reads them: a JSON object, every digit kept.  A value that
+    equals its number in ``literals`` (the values file's, as written there) keeps that text, so
+    writing over the values file changes only what training changed (``3`` stays ``3``, not ``3.0``)."""
     import json
 
-    return json.dumps(dict(zip(plan.parameters, params.tolist())), indent=2) + "\n"
+    dumps = json.dumps
+    lines = []
+    for name, value in values.items():
+        literal = literals.get(name)
+        text = literal if literal is not None and float(literal).hex() == value.hex() else dumps(value)
+        lines.append(f"  {dumps(name)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
 
 
 def history_csv(history: list[Step]) -> str:
@@ -450,8 +464,8 @@ def history_csv(history: list[Step]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_results(result: FitResult, plan: FitPlan, out: str | None, history: str | None, plot: str | None,
-                   plot_format: str | None) -> None:
+def _write_results(result: FitResult, plan: FitPlan, given: dict[str, float], values_source: Source | None,
+                   out: str | None, history: str | None, plot: str | None, plot_format: str | None) -> None:
     if history is not None:
         _write(history, history_csv(result.history).encode())
     if plot is not None and plot_format is not None and result.history:
@@ -459,7 +473,11 @@ def _write_results(result: FitResult, plan: FitPlan, out: str | None, history: s
 
         _write(plot, loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format))
     if result.params is not None:
-        _write(out, params_json(plan, result.params).encode())
+        from ..execute.fit import values_to_write
+
+        literals = value_literals(values_source)  # the values file's keys, each with its number's text
+        values = values_to_write(plan, result.params, given, kept=literals)
+        _write(out, values_json(values, literals).encode())
 
 
 def _write(path: str | None, data: bytes) -> None:

@@ -17,13 +17,13 @@ imported by the caller's objective; this module needs it only for its arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.optim import AdamRule, SGDRule, scheduled_lr
 from ..errors import AutodiffError, InputError, Source, variables_hint
-from ..language.program import INPUT, Program, missing_inputs_error, output_name
+from ..language.program import INPUT, Program, check_inputs, missing_inputs_error, output_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "initial_values",
     "plan_fit",
     "train",
+    "values_to_write",
 ]
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
@@ -354,8 +355,10 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
 
     Raises ``InputError`` for a column that is not an input or is also given a value, a
     parameter that is not an input or is a column, nothing to learn, or an input that is
-    neither learned nor given a value.
+    neither learned nor given a value.  A value for a name the program does not use is
+    warned about (``check_inputs``, as every command does), not an error.
     """
+    warnings = check_inputs(program, values)
     output = output_name(program, output)
     inputs = {v.name: v for v in program.inputs}
     _check_columns(program, columns, data_name)
@@ -374,7 +377,6 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
             raise InputError(f"'{name}' is both a column of {data_name} and given by --set/--values",
                              source=Source(program.source.name, ""),
                              hint=f"give it one way: drop the column, or the --set {name}=... (or the key in --values)")
-    warnings: list[str] = []
     learned_set = set(learned)
     needed = program.dependencies(output)
     warnings += [f"'{name}' does not affect '{output}', so fitting leaves it where it starts"
@@ -400,6 +402,21 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
             start[name] = float(inputs[name].default)  # type: ignore[arg-type]
     data_inputs = [name for name in inputs if name in column_set]
     return FitPlan(output, learned, data_inputs, fixed, start, warnings)
+
+
+def values_to_write(plan: FitPlan, params: np.ndarray, given: Mapping[str, float],
+                    kept: Container[str] = ()) -> dict[str, float]:
+    """The values ``fit`` writes, from which ``--values`` reproduces the trained model: those
+    ``given`` (the values file's in its order, then ``--set``'s) for the program's inputs, and
+    for the names in ``kept`` (the values file's keys) even when the program does not use them,
+    each parameter's replaced in its place by its learned value, and the parameters not given
+    after them, in program order.  So writing over the values file that was read (a resume)
+    loses nothing, and a name given only with ``--set`` that the program ignores is not written.
+    """
+    inputs = set(plan.fixed).union(plan.parameters)
+    values = {name: value for name, value in given.items() if name in inputs or name in kept}
+    values.update(zip(plan.parameters, params.tolist()))
+    return values
 
 
 def _check_columns(program: Program, columns: list[str], data_name: str) -> None:

@@ -14,7 +14,16 @@ import numpy as np
 import pytest
 
 from autodiff_cli.errors import InputError
-from autodiff_cli.execute.fit import PATIENCE, FitSettings, Step, StopReason, initial_values, plan_fit, train
+from autodiff_cli.execute.fit import (
+    PATIENCE,
+    FitSettings,
+    Step,
+    StopReason,
+    initial_values,
+    plan_fit,
+    train,
+    values_to_write,
+)
 from autodiff_cli.language import parse
 from autodiff_cli.optim import AdamRule, SGDRule
 
@@ -223,6 +232,26 @@ def test_plan_errors(columns, values, parameters, message: str) -> None:
 def test_plan_warns_about_a_parameter_the_loss_ignores() -> None:
     plan = plan_fit(parse("q = 1\nw = 0\nloss = (w*x - y)**2", "m.ad"), ["x", "y"], {})
     assert plan.warnings == ["'q' does not affect 'loss', so fitting leaves it where it starts"]
+
+
+@pytest.mark.parametrize("values, warning", [
+    ({"c": 2.0, "W": 5.0}, "'W' is not used by the program; its value is ignored"),
+    ({"c": 2.0, "zz": 1.0, "q": 3.0},
+     "2 values are given for names the program does not use, so they are ignored: 'zz', 'q'"),
+], ids=["one", "counted"])
+def test_plan_warns_about_values_the_program_does_not_use(values, warning) -> None:
+    plan = plan_fit(parse(PROGRAM, "m.ad"), ["x", "y"], values)
+    assert plan.warnings == [warning] and plan.parameters == ["w", "b", "c"]
+
+
+@pytest.mark.parametrize("given, kept, expected", [
+    ({}, (), [("w", 1.5), ("b", 2.5)]),
+    ({"zz": 9.0, "b": 0.0, "c": 4.0}, {"zz"}, [("zz", 9.0), ("b", 2.5), ("c", 4.0), ("w", 1.5)]),
+    ({"zz": 9.0, "c": 4.0}, (), [("c", 4.0), ("w", 1.5), ("b", 2.5)]),
+], ids=["parameters-only", "given-in-order-learned-in-place", "unused-not-kept-is-dropped"])
+def test_values_to_write(given, kept, expected) -> None:
+    plan = plan_fit(parse(PROGRAM, "m.ad"), ["x", "y"], {**given, "c": 4.0}, parameters=["w", "b"])
+    assert list(values_to_write(plan, np.array([1.5, 2.5]), given, kept).items()) == expected
 
 
 def test_step_is_a_plain_record() -> None:

@@ -1,0 +1,164 @@
+"""`autodiff fit` and the values it is given: names the program does not use are warned about as
+every other command warns about them, and what -o writes reads back (--values) as the trained
+model, so that -o over the --values file resumes training without losing anything in the file.
+
+Expected parameters come from plain SGD written here in NumPy on samples/line.csv (the loss
+of samples/line.ad is (w*x + b - y)**2); expected files are written out by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autodiff_cli.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+LINE = [str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv")]
+LR = 0.01  # fit's default learning rate
+
+
+def sgd(w: float, b: float, steps: int, learn: str = "wb") -> tuple[float, float]:
+    """``steps`` full-batch SGD steps on the mean squared error of w*x + b over line.csv,
+    moving only the parameters named in ``learn``."""
+    x, y = np.loadtxt(SAMPLES / "line.csv", delimiter=",", skiprows=1).T
+    for _ in range(steps):
+        residual = w * x + b - y
+        grad_w, grad_b = np.mean(2 * residual * x), np.mean(2 * residual)
+        w, b = (w - LR * grad_w if "w" in learn else w), (b - LR * grad_b if "b" in learn else b)
+    return float(w), float(b)
+
+
+def pairs(text: str) -> list[tuple[str, float]]:
+    """The keys of a JSON object in the order they are written, with their values."""
+    return json.loads(text, object_pairs_hook=list)
+
+
+def assert_values(text: str, expected: list[tuple[str, float]]) -> None:
+    written = pairs(text)
+    assert [name for name, _ in written] == [name for name, _ in expected]
+    for (name, value), (_, wanted) in zip(written, expected):
+        assert value == pytest.approx(wanted, rel=1e-12, abs=1e-15), name
+
+
+# --- Bug A: a value for a name the program does not use ------------------------------------------
+
+
+@pytest.mark.parametrize("values, sets, message", [
+    (None, ["W=5"], "'W' is not used by the program; its value is ignored"),
+    ('{"w": 1, "b": 0, "zz": 3}', [], "'zz' is not used by the program; its value is ignored"),
+    ('{"w": 1, "zz": 3}', ["q=1"],
+     "2 values are given for names the program does not use, so they are ignored: 'zz', 'q'"),
+], ids=["set-typo", "values-stray-key", "both-counted-in-one-warning"])
+def test_an_unused_name_is_warned_about(runner, tmp_path, values, sets, message) -> None:
+    options = [arg for item in sets for arg in ("--set", item)]
+    if values is not None:
+        (tmp_path / "v.json").write_text(values)
+        options += ["--values", str(tmp_path / "v.json")]
+    result = runner.invoke(main, ["fit", *LINE, "--steps", "1", "-q", *options])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [f"warning: {message}"]
+
+
+@pytest.mark.parametrize("command", [["eval", "--set", "x=1"], ["check", "--set", "x=1"]], ids=["eval", "check"])
+def test_fit_warns_in_the_words_of_the_other_commands(runner, command) -> None:
+    other = runner.invoke(main, [command[0], str(SAMPLES / "line.ad"), *command[1:], "--set", "W=5"])
+    fitted = runner.invoke(main, ["fit", *LINE, "--steps", "1", "-q", "--set", "W=5"])
+    warning = [line for line in other.stderr.splitlines() if line.startswith("warning:")]
+    assert warning == ["warning: 'W' is not used by the program; its value is ignored"]
+    assert fitted.stderr.splitlines() == warning
+
+
+# --- Bug B: -o over the --values file (a resume) keeps everything in it ------------------------
+
+
+W5_B_FIXED = sgd(1.0, 0.5, 5, learn="w")  # w after 5 steps from w=1 with b fixed at 0.5
+WB5 = sgd(1.0, 0.0, 5)  # w, b after 5 steps from w=1, b=0
+FROM_DEFAULT_W = sgd(0.0, 0.25, 5)  # from the program's w = 0 and b = 0.25
+
+
+@pytest.mark.parametrize("before, options, after, verbatim", [
+    ('{"w": 1, "b": 0.5}', ["--params", "w"],
+     [("w", W5_B_FIXED[0]), ("b", 0.5)], ['  "b": 0.5']),
+    ('{"w": 1, "zz": 3, "b": 0}', [],
+     [("w", WB5[0]), ("zz", 3.0), ("b", WB5[1])], ['  "zz": 3,']),
+    ('{"b": 0.5, "w": 1}', ["--params", "w"],
+     [("b", 0.5), ("w", W5_B_FIXED[0])], ['  "b": 0.5,']),
+    ('{"note": 7, "b": 0.25}', [],
+     [("note", 7.0), ("b", FROM_DEFAULT_W[1]), ("w", FROM_DEFAULT_W[0])], ['  "note": 7,']),
+    ('{"w": 1, "b": 0.5, "tiny": 1e-400, "big": 12345678901234567891}', ["--params", "w"],
+     [("w", W5_B_FIXED[0]), ("b", 0.5), ("tiny", 0.0), ("big", 12345678901234567891.0)],
+     ['  "tiny": 1e-400,', '  "big": 12345678901234567891']),
+], ids=["fixed-input-kept", "unused-key-kept-in-place", "key-order-kept", "new-parameter-appended",
+        "numbers-keep-their-text"])
+def test_out_over_the_values_file_keeps_what_is_not_learned(runner, tmp_path, before, options, after,
+                                                             verbatim) -> None:
+    values = tmp_path / "p.json"
+    values.write_text(before)
+    result = runner.invoke(main, ["fit", *LINE, "--values", str(values), "-o", str(values), "--steps", "5", "-q",
+                                  *options])
+    assert result.exit_code == 0, result.stderr
+    text = values.read_text()
+    assert_values(text, after)
+    lines = text.splitlines()
+    assert lines[0] == "{" and lines[-1] == "}" and text.endswith("}\n")
+    for line in verbatim:  # untouched values keep their text: 3 stays 3, not 3.0
+        assert line in lines
+
+
+@pytest.mark.parametrize("learn", ["w"], ids=["params-w"])
+def test_resuming_twice_is_training_once_for_longer(runner, tmp_path, learn) -> None:
+    values = tmp_path / "p.json"
+    values.write_text('{"w": 1, "b": 0.5}')
+    for _ in range(2):
+        result = runner.invoke(main, ["fit", *LINE, "--values", str(values), "-o", str(values), "--steps", "5", "-q",
+                                      "--params", learn])
+        assert result.exit_code == 0, result.stderr
+    assert_values(values.read_text(), [("w", sgd(1.0, 0.5, 10, learn="w")[0]), ("b", 0.5)])
+
+
+# --- what -o writes reads back as the trained model -------------------------------------------
+
+
+@pytest.mark.parametrize("values, sets, expected", [
+    ('{"b": 0.5}', [], [("b", 0.5), ("w", sgd(0.0, 0.5, 5, learn="w")[0])]),
+    (None, ["b=0.5"], [("b", 0.5), ("w", sgd(0.0, 0.5, 5, learn="w")[0])]),
+    ('{"w": 1, "b": 0.5}', ["b=2"], [("w", sgd(1.0, 2.0, 5, learn="w")[0]), ("b", 2.0)]),
+    (None, ["w=1", "W=5"], [("w", sgd(1.0, 0.0, 5, learn="w")[0])]),
+], ids=["fixed-from-values", "fixed-from-set", "set-overrides-the-file", "unused-set-not-written"])
+@pytest.mark.parametrize("out", ["other-file", "stdout"])
+def test_what_is_written_reproduces_the_trained_model(runner, tmp_path, values, sets, expected, out) -> None:
+    options = [arg for item in sets for arg in ("--set", item)]
+    if values is not None:
+        (tmp_path / "v.json").write_text(values)
+        options += ["--values", str(tmp_path / "v.json")]
+    target = tmp_path / "out.json"
+    if out == "other-file":
+        options += ["-o", str(target)]
+    result = runner.invoke(main, ["fit", *LINE, "--params", "w", "--steps", "5", "-q", *options])
+    assert result.exit_code == 0, result.stderr
+    text = target.read_text() if out == "other-file" else result.stdout
+    assert_values(text, expected)
+    if values is not None:
+        assert (tmp_path / "v.json").read_text() == values  # the values file is only read
+    # eval with the written values alone gives the trained line at x = 3.
+    target.write_text(text)
+    evaluated = runner.invoke(main, ["eval", str(SAMPLES / "line.ad"), "--values", str(target), "--set", "x=3",
+                                     "--format", "json"])
+    assert evaluated.exit_code == 0, evaluated.stderr
+    trained = dict(expected)
+    b = trained.get("b", 0.0)
+    assert json.loads(evaluated.stdout)["values"]["prediction"] == pytest.approx(trained["w"] * 3 + b, rel=1e-12)
+
+
+@pytest.mark.parametrize("before", ['{"w": 1e300, "b": 0.5, "zz": 3}'], ids=["diverges-at-the-start"])
+def test_nothing_written_leaves_the_values_file_as_it_was(runner, tmp_path, before) -> None:
+    values = tmp_path / "p.json"
+    values.write_text(before)
+    result = runner.invoke(main, ["fit", *LINE, "--values", str(values), "-o", str(values), "--steps", "5", "-q"])
+    assert result.exit_code == 1
+    assert "at the starting values of the parameters, before any step" in result.stderr
+    assert values.read_text() == before
