@@ -45,10 +45,15 @@ is written then); PNG or PDF to a terminal is a usage error (2)."""
 
 
 def _parse_range(
-    ctx: click.Context, param: click.Parameter, item: str | None
+    ctx: click.Context, param: click.Parameter, items: tuple[str, ...]
 ) -> tuple[str, float, float] | None:
-    if item is None:
-        return None
+    # Declared repeatable only so that a second --range is seen: Click would keep the last one
+    # of a plain option and drop the first without a word.
+    if not items:
+        return None  # Click reports the missing option
+    if len(items) > 1:
+        raise click.BadParameter(_one_range_only(items), ctx, param)
+    item, = items
     name, sep, span = item.partition("=")
     low_text, colon, high_text = span.partition(":")
     name = name.strip()
@@ -64,6 +69,20 @@ def _parse_range(
         raise click.BadParameter(f"a plot's range stays within \u00b1{DRAWABLE:g} (its axis cannot be scaled "
                                  f"nearer the largest float), got {low:g}:{high:g}", ctx, param)
     return name, low, high
+
+
+def _one_range_only(items: tuple[str, ...]) -> str:
+    """Why a second --range is refused, naming every one given and what to do instead."""
+    given = ", ".join(items[:-1]) + f" and {items[-1]}"
+    names = list(dict.fromkeys(item.partition("=")[0].strip() for item in items))
+    if len(names) == 1:
+        return (f"it takes one input and one range (a plot is along one input), got {given}; "
+                "give --range once")
+    advice = (f"it takes one input (a plot is along one input), got {given}; vary one of them with --range "
+              "and give the others with --set")
+    if all(name.isidentifier() for name in names):
+        advice += f", e.g. --range {items[0]} " + " ".join(f"--set {name}=VALUE" for name in names[1:])
+    return advice
 
 
 def _parse_points(
@@ -82,8 +101,8 @@ def _parse_points(
 @click.command("plot", context_settings=CONTEXT_SETTINGS, epilog=PLOT_EXIT_HELP,
                short_help="Plot the output and its derivative along one input.")
 @program_options
-@click.option("--range", "span", required=True, metavar="NAME=LOW:HIGH", callback=_parse_range,
-              help="The input to vary and its range, e.g. x=-3:3.")
+@click.option("--range", "span", required=True, multiple=True, metavar="NAME=LOW:HIGH", callback=_parse_range,
+              help="The input to vary and its range, e.g. x=-3:3 (one input: give the others with --set).")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write to FILE; its extension (.svg .png .pdf .txt) sets the format (a stream such as "
                    "/dev/stdout: svg unless --format). Default, or '-': standard output.")

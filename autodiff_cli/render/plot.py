@@ -7,8 +7,9 @@ the value of f' there: the picture of "the derivative is the slope"), then f'' w
 Drawn by matplotlib, imported on first use only, with its own fonts (no system package); the
 same curves give the same bytes (a fixed hash salt for SVG ids, no dates in the files).
 
-``to_text`` is the same in characters, for a quick look in a terminal.  Pure: bytes or text
-out, nothing printed or written.
+``to_text`` is the same in characters, for a quick look in a terminal: each column reads the
+line the picture draws (straight between neighbouring points, broken where one is undefined).
+Pure: bytes or text out, nothing printed or written.
 """
 
 from __future__ import annotations
@@ -248,9 +249,42 @@ def _between(previous: int | None, row: int) -> range:
     return range(previous + step, row, step)
 
 
-def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, height: int) -> list[str]:
+def _line_at_columns(values: Sequence[float], width: int) -> tuple[Any, Any]:
+    """The line through the points as ``to_image`` draws it, read at each of ``width`` columns.
+
+    The columns are evenly spaced over the grid of points, the first on the first point and the
+    last on the last.  Between two neighbouring points the line is straight (linear
+    interpolation, however few the points); a point that is not drawn (undefined, infinite,
+    beyond ``DRAWABLE``) leaves out both segments that touch it, so a column there is NaN: a gap
+    stays a gap.  Returns the line's value at each column (NaN where it is not drawn) and, per
+    column, whether no such point lies between it and the previous column (the two may be joined).
+    """
     import numpy as np
 
+    array = np.asarray(values, dtype=float)
+    count = len(array)
+    # Where each column falls on the grid, in points: exact where it lands on a point (integers
+    # divided), so such a column reads that point alone, even next to a gap.
+    position = np.arange(width) * (count - 1) / (width - 1)
+    left = np.floor(position).astype(np.intp)
+    fraction = position - left
+    low, high = _drawable(array[left]), _drawable(array[np.minimum(left + 1, count - 1)])
+    between = low + fraction * (high - low)  # NaN if either end is
+    # Rounding must not carry a column past the ends of its segment (past the panel's edge).
+    between = np.clip(between, np.fmin(low, high), np.fmax(low, high))
+    along = np.where(fraction == 0, low, between)
+    # The points from column c - 1 to column c are ceil(position[c - 1]) .. floor(position[c]);
+    # the line is joined if none of them is left out (counted among the few that are).
+    with np.errstate(invalid="ignore"):
+        left_out = np.flatnonzero(~(np.abs(array) <= DRAWABLE))
+    first, last = left + (fraction > 0), left
+    joined = np.zeros(width, dtype=bool)
+    joined[1:] = (np.searchsorted(left_out, last[1:], side="right")
+                  == np.searchsorted(left_out, first[:-1], side="left"))
+    return along, joined
+
+
+def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, height: int) -> list[str]:
     low_x, high_x = float(curves.x[0]), float(curves.x[-1])
     limits = _finite_limits(values, margin=0.0)
     if limits is None:
@@ -273,21 +307,19 @@ def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, h
                 row = row_of(tangent(x))
                 if row is not None:
                     grid[row][c] = "."
-    count = len(curves.x)
-    undefined = np.isnan(np.asarray(values, dtype=float))
-    previous, previous_i = None, 0
-    for c, x in enumerate(columns):
-        i = min(count - 1, max(0, round((x - low_x) / (high_x - low_x) * (count - 1))))
-        row = row_of(float(values[i]))
-        if undefined[previous_i:i + 1].any():
-            previous = None  # a gap between the two columns' points: the line breaks there
+    along, joined = _line_at_columns(values, width)
+    previous = None
+    for c in range(width):
+        row = row_of(float(along[c]))
+        if not joined[c]:
+            previous = None  # a gap between the two columns: the line breaks there
         if row is not None:
             # A steep stretch climbs several rows between two columns: fill them in, so the curve
             # reads as one line.
             for between in _between(previous, row):
                 grid[between][c] = "*"
             grid[row][c] = "*"
-        previous, previous_i = row, i
+        previous = row
     labels = {0: f"{high_y:.4g}", height - 1: f"{low_y:.4g}"}
     if zero is not None and zero not in labels:
         labels[zero] = "0"

@@ -121,6 +121,27 @@ def test_bad_options_are_usage_errors(run, args, message) -> None:
     assert "Traceback" not in result.output
 
 
+# A second --range used to replace the first without a word (issue: bug 7): the plot went along
+# the last one, and an input given only by an earlier --range was reported as missing (exit 1).
+@pytest.mark.parametrize("program, ranges, wanted", [
+    ("y = x", ["x=0:1", "x=2:3"], ["x=0:1 and x=2:3", "give --range once"]),
+    ("y = x", ["x=0:1", "x=0:1"], ["x=0:1 and x=0:1", "give --range once"]),
+    ("y = x*z", ["x=0:1", "z=2:3"], ["x=0:1 and z=2:3", "give the others with --set", "--set z=VALUE"]),
+    ("y = x*z", ["z=2:3", "x=0:1"], ["z=2:3 and x=0:1", "--set x=VALUE"]),
+    ("y = x*z*w", ["x=0:1", "z=2:3", "w=1:2"], ["x=0:1, z=2:3 and w=1:2", "--set z=VALUE --set w=VALUE"]),
+], ids=["same-input-twice", "same-range-twice", "two-inputs", "two-inputs-other-order", "three-inputs"])
+def test_more_than_one_range_is_a_usage_error_naming_each(run, tmp_path, program, ranges, wanted) -> None:
+    out = tmp_path / "plot.txt"
+    args = [item for span in ranges for item in ("--range", span)]
+    result = run(program, *args, "--points", "11", "-o", str(out))
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--range'" in result.stderr
+    assert "it takes one input" in result.stderr and "a plot is along one input" in result.stderr
+    for text in wanted:
+        assert text in result.stderr
+    assert result.stdout == "" and not out.exists()
+
+
 @pytest.mark.parametrize("program, args, message", [
     ("y = x*x", ["--range", "z=0:1"], "--range z: the program has no variable 'z'"),
     ("t = 2*x; y = t*t", ["--range", "t=0:1"], "'t' is computed by the program, so it cannot be varied"),

@@ -1,5 +1,7 @@
 """Pictures of the curves (render/plot.py): SVG parsed, PNG and PDF checked, text plots read back."""
 
+import itertools
+import math
 import re
 import struct
 import xml.etree.ElementTree as ET
@@ -126,3 +128,111 @@ def test_text_plot_puts_the_curve_where_the_values_are() -> None:
 def test_text_plot_of_an_undefined_curve_says_so() -> None:
     curves = sample_curves(parse("y = log(x)"), {}, "x", -2.0, -1.0, points=11)
     assert "(undefined everywhere from -2 to -1)" in plot.to_text(curves, title="t")
+
+
+# --- the text plot joins its points (bug 8) -------------------------------------------------
+# With few points each character column used to show its nearest point, so y = x with 2 points
+# was drawn as a step. The columns now read the line the SVG draws: straight between
+# neighbouring points, broken where a point is undefined. The expectations below come from the
+# functions themselves (Python's math), not from the program's output.
+
+
+def _expected_line(function, low: float, high: float, points: int,
+                   width: int) -> tuple[list[float | None], list[bool]]:
+    """The polyline through the defined points of ``function`` read at each column's x (None: not
+    drawn), and whether it runs unbroken from the previous column to each column."""
+
+    def defined(x: float) -> float | None:
+        try:
+            return function(x)
+        except (ValueError, ZeroDivisionError):
+            return None
+
+    xs = [low + (high - low) * k / (points - 1) for k in range(points)]
+    ys = [defined(x) for x in xs]
+    line, joined = [], []
+    for c in range(width):
+        x = low + (high - low) * c / (width - 1)
+        before = low + (high - low) * (c - 1) / (width - 1)
+        joined.append(c > 0 and line[-1] is not None
+                      and all(y is not None for x_k, y in zip(xs, ys) if before <= x_k <= x))
+        k = min(points - 2, int((x - low) / (high - low) * (points - 1)))
+        near = [j for j in (k, k + 1) if abs(xs[j] - x) <= 1e-12 * max(1.0, abs(x))]
+        if near:  # on a point: that point alone
+            line.append(ys[near[0]])
+        elif ys[k] is None or ys[k + 1] is None:  # a segment with an undefined end is not drawn
+            line.append(None)
+        else:
+            t = (x - xs[k]) / (xs[k + 1] - xs[k])
+            line.append(ys[k] + t * (ys[k + 1] - ys[k]))
+    joined = [j and y is not None for j, y in zip(joined, line)]
+    return line, joined
+
+
+def _star_rows(text: str, heading: str, height: int) -> list[list[int]]:
+    """The rows holding '*' in each column of the panel under ``heading``."""
+    lines = text.splitlines()
+    panel = lines[lines.index(heading) + 1:][:height]
+    grids = [line[line.index("|") + 1:] for line in panel]
+    width = max(len(grid) for grid in grids)
+    return [[r for r, grid in enumerate(grids) if c < len(grid) and grid[c] == "*"] for c in range(width)]
+
+
+@pytest.mark.parametrize("program, function, low, high, points, width", [
+    ("y = x", lambda x: x, 0.0, 1.0, 2, 21),
+    ("y = x", lambda x: x, -1.0, 1.0, 2, 64),
+    ("y = 2 - 3*x", lambda x: 2 - 3 * x, 0.0, 1.0, 2, 64),
+    ("y = x*x", lambda x: x * x, -1.0, 1.0, 3, 64),
+    ("y = sin(x)", math.sin, -3.0, 3.0, 6, 40),
+    ("y = sqrt(x*x - 1)", lambda x: math.sqrt(x * x - 1), -3.0, 3.0, 5, 64),
+    ("y = log(x)", math.log, -1.0, 1.0, 5, 64),
+    ("y = abs(x)/x", lambda x: abs(x) / x, -1.0, 1.0, 3, 64),
+    # Many points, one undefined between two drawn columns: no line across (as before the fix).
+    ("y = abs(x)/x", lambda x: abs(x) / x, -1.0, 1.0, 201, 64),
+], ids=["line-2-points-narrow", "line-2-points", "falling-line-2-points", "v-3-points", "sin-6-points",
+        "gap-in-the-middle", "gap-on-the-left", "one-undefined-point", "jump-over-one-undefined-point"])
+def test_text_columns_follow_the_line_between_points_and_gaps_stay_empty(
+        program, function, low, high, points, width) -> None:
+    height = 11
+    curves = sample_curves(parse(program), {}, "x", low, high, points=points)
+    expected, joined = _expected_line(function, low, high, points, width)
+    at_points = _expected_line(function, low, high, points, points)[0]  # one column per point
+    # The test's function is undefined exactly where the program is.
+    assert [y is None for y in at_points] == list(np.isnan(curves.f))
+    top, bottom = max(y for y in at_points if y is not None), min(y for y in at_points if y is not None)
+    text = plot.to_text(curves, title="t", width=width, height=height)
+    lines = text.splitlines()
+    panel = lines[lines.index("y") + 1:][:height]
+    assert panel[0].startswith(f"{top:.4g}".rjust(10) + " |")  # the panel spans the points' values
+    assert panel[-1].startswith(f"{bottom:.4g}".rjust(10) + " |")
+    rows = _star_rows(text, "y", height)
+    assert len(rows) <= width
+
+    def row_of(y: float) -> float:  # where y falls, in rows from the top, before rounding
+        return (top - y) / (top - bottom) * (height - 1)
+
+    for c in range(width):
+        stars = rows[c] if c < len(rows) else []
+        if expected[c] is None:
+            assert stars == [], f"column {c} lies in a gap but is drawn"
+            continue
+        here = row_of(expected[c])
+        assert any(abs(r - here) <= 0.5 + 1e-9 for r in stars), (c, here, stars)
+        # Any other star of the column joins it to the previous column's row, and goes no further;
+        # none where the line breaks between the two.
+        previous = row_of(expected[c - 1]) if joined[c] else here
+        span = (min(previous, here) - 0.5 - 1e-9, max(previous, here) + 0.5 + 1e-9)
+        assert all(span[0] <= r <= span[1] for r in stars), (c, span, stars)
+
+
+@pytest.mark.parametrize("points", [2, 3, 4], ids=lambda n: f"{n}-points")
+def test_a_straight_line_with_few_points_climbs_one_row_at_a_time(points: int) -> None:
+    # y = x on [-1, 1] (the bug's example): one star per column, rows moving monotonically from
+    # the bottom row to the top row, never more than one row between neighbouring columns.
+    curves = sample_curves(parse("y = x"), {}, "x", -1.0, 1.0, points=points)
+    rows = _star_rows(plot.to_text(curves, title="t"), "y", 11)
+    assert len(rows) == 64
+    assert all(len(stars) == 1 for stars in rows), rows
+    column_rows = [stars[0] for stars in rows]
+    assert column_rows[0] == 10 and column_rows[-1] == 0
+    assert all(0 <= a - b <= 1 for a, b in itertools.pairwise(column_rows)), column_rows
