@@ -42,7 +42,14 @@ import numpy as np
 
 from ..errors import InputError, Position, Source
 from ..render.numbers import json_number
-from .common import DuplicateKey, _underflows, object_without_duplicates, say_when_waiting_at_terminal
+from .common import (
+    DuplicateKey,
+    LineSource,
+    _underflows,
+    not_utf8,
+    object_without_duplicates,
+    say_when_waiting_at_terminal,
+)
 
 __all__ = ["FORMATS", "Chunk", "ParquetReader", "ParquetWriter", "RowReader", "RowWriter", "format_for", "opened",
            "progress", "reader_for", "writer_for"]
@@ -73,21 +80,10 @@ def sniffs(path: str | None, given: str | None) -> bool:
     return not path or path == "-" or os.path.splitext(path)[1].lower() not in EXTENSIONS
 
 
-class _LineOf(Source):
-    """A data file's line as an error excerpt shows it: the one line is all it holds."""
-
-    def __init__(self, name: str, number: int, text: str) -> None:
-        super().__init__(name, text)
-        object.__setattr__(self, "number", number)
-
-    def line(self, number: int) -> str:
-        return self.text if number == self.number else ""  # type: ignore[attr-defined]
-
-
 def data_error(name: str, line: int, message: str, hint: str, text: str | None = None,
                column: int = 1, width: int = 1) -> InputError:
     """An error in the rows: ``FILE:LINE:COLUMN: error: ...`` with the line and a caret under the cell."""
-    source = _LineOf(name, line, text.rstrip("\r\n")) if text is not None else Source(name, "")
+    source = LineSource(name, line, text.rstrip("\r\n")) if text is not None else Source(name, "")
     return InputError(message, Position(line, column, max(1, width)), source, hint)
 
 
@@ -154,9 +150,7 @@ class _Lines:
         try:
             text = self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as error:
-            line = self.taken + len(self.pending) + self.tail.count("\n") + data[: error.start].count(b"\n") + 1
-            raise data_error(self.name, line, f"not valid UTF-8: byte 0x{data[error.start]:02x} cannot start "
-                             "or continue a character", "save the rows as UTF-8 text") from None
+            raise self._not_utf8(error, not data) from None
         if not data:
             self.eof = True
             if self.tail:
@@ -174,6 +168,17 @@ class _Lines:
         parts = text.split("\n")
         self.tail = parts.pop()
         self.pending.extend(parts)
+
+    def _not_utf8(self, error: UnicodeDecodeError, at_end: bool) -> InputError:
+        """The error for a byte that is not UTF-8, at its line and column, with the line shown."""
+        # The tail is the text of the line so far; error.object the bytes the decoder was given
+        # after it (with any it held back from the last block, and without a byte order mark).
+        before = self.tail.encode("utf-8")
+        data = before + error.object
+        start = len(before) + error.start
+        if not at_end and not re.search(rb"[\r\n]", data[start:]) and self._more_now():
+            data += self._read()  # the rest of the line, to show it (whatever has come: no waiting)
+        return not_utf8(data, start, self.name, "rows", self.taken + len(self.pending) + 1, cr_ends_lines=True)
 
     def take(self, count: int, wait: bool) -> list[str]:
         """Up to ``count`` lines; fewer at the end, or (``wait`` False) when no more have come yet."""

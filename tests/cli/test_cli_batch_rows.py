@@ -224,6 +224,77 @@ def test_unclosed_quote_is_an_error_at_the_quote(runner, text, line, column) -> 
                                     "is never closed")
 
 
+# --- 5. bytes that are not UTF-8 -------------------------------------------------------------
+
+# The bytes, then the line and column of the bad byte, counted by hand in characters, and the
+# line as the excerpt shows it: the bad byte as U+FFFD, as the program reader shows it.
+NOT_UTF8 = [
+    ("csv", "rows.csv", b"x,y\n1,2\n3,4\xff5\n6,7\n", 3, 4, "3,4\ufffd5"),  # "3,4", then the byte
+    ("jsonl", "rows.jsonl", b'{"x": 1, "y": 2}\n{"x": 3, "y": 4\xff}\n', 2, 16,
+     '{"x": 3, "y": 4\ufffd}'),  # '{"x": 3, "y": 4' is 15 characters
+    ("after-a-two-byte-character", "rows.csv", b"x,y\n1,2\n\xc3\xa9,\xff\n", 3, 3, "\u00e9,\ufffd"),
+    ("cr-line-ends", "rows.csv", b"x,y\r1,2\r3,\xff4\r", 3, 3, "3,\ufffd4"),
+    ("crlf-line-ends", "rows.csv", b"x,y\r\n1,2\r\n3,\xff4\r\n", 3, 3, "3,\ufffd4"),
+    ("byte-order-mark", "rows.csv", b"\xef\xbb\xbfx,y\n1,\xff\n", 2, 3, "1,\ufffd"),
+    ("byte-order-mark-same-line", "rows.csv", b"\xef\xbb\xbfx,\xff\n1,2\n", 1, 3, "x,\ufffd"),  # the mark is no character
+    ("cut-off-by-the-end", "rows.csv", b"x,y\n1,2\n3,\xc3", 3, 3, "3,\ufffd"),  # half of a two-byte character
+]
+HOW = [("file", lambda path: ["batch", "L = x*y", str(path)], None),
+       ("stdin", lambda path: ["batch", "L = x*y", "-"], "stdin"),
+       ("fit", lambda path: ["fit", "w = 1; L = (w*x - y)**2", "--data", str(path), "--steps", "1", "-q"], None)]
+
+
+@pytest.mark.parametrize("how, command, feed", HOW, ids=[how for how, _c, _f in HOW])
+@pytest.mark.parametrize("case, name, data, line, column, shown", NOT_UTF8, ids=[case[0] for case in NOT_UTF8])
+def test_a_byte_that_is_not_utf8_is_placed_and_shown(runner, tmp_path, how, command, feed, case, name, data, line,
+                                                     column, shown) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    result = runner.invoke(main, command(path), input=data if feed else None)
+    assert result.exit_code == 1, result.stdout
+    where = "<stdin>" if feed else str(path)
+    byte = data[data.index(b"\xc3" if case == "cut-off-by-the-end" else b"\xff")]
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"{where}:{line}:{column}: error: not valid UTF-8: byte 0x{byte:02x} cannot start or continue " \
+                       "a character"
+    assert lines[1:3] == [f" {line} | {shown}", f" {' ' * len(str(line))} | {' ' * (column - 1)}^"]
+    assert lines[3] == "  hint: save the rows as UTF-8 text"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64], ids=["1", "2", "3", "7", "64"])
+@pytest.mark.parametrize("data, line, column, shown, byte", [
+    (b"x,y\n1,2\n3,4\xc3\xa9\xff\n", 3, 5, "3,4\u00e9\ufffd", 0xFF),  # "3,4é" is 4 characters
+    (b"x\n1\n\xc3\xff\n", 3, 1, "\ufffd\ufffd", 0xC3),  # a character begun, then a byte that cannot continue it
+], ids=["after-a-character", "character-not-continued"])
+def test_a_byte_that_is_not_utf8_is_placed_however_the_reads_cut_the_line(size, data, line, column, shown,
+                                                                           byte) -> None:
+    from autodiff_cli.cli.rows import RowReader
+    from autodiff_cli.errors import InputError
+
+    with pytest.raises(InputError) as raised:
+        reader = RowReader(_Trickle(data, size), "t.csv", "csv")
+        list(reader.chunks(reader.columns, [], wait=True))
+    error = raised.value
+    assert (error.position.line, error.position.column) == (line, column)
+    assert error.source.line(line) == shown
+    assert error.message == f"not valid UTF-8: byte 0x{byte:02x} cannot start or continue a character"
+
+
+# The program reader, whose way of placing the byte the rows reader shares: 'y = 2*' is 6
+# characters, whatever comes before the first line.
+@pytest.mark.parametrize("data", [b"y = 2*\xff\n", b"\xef\xbb\xbfy = 2*\xff\n", b"a = 1\r\ny = 2*\xff\r\n"],
+                         ids=["plain", "byte-order-mark", "crlf"])
+def test_a_program_file_byte_that_is_not_utf8_is_placed(runner, tmp_path, data) -> None:
+    path = tmp_path / "bad.ad"
+    path.write_bytes(data)
+    result = runner.invoke(main, ["eval", str(path)])
+    line = data.count(b"\n")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[:3] == [
+        f"{path}:{line}:7: error: not valid UTF-8: byte 0xff cannot start or continue a character",
+        f" {line} | y = 2*\ufffd", "   |       ^"]
+
+
 # --- 10. rows read from a terminal ----------------------------------------------------------
 
 
