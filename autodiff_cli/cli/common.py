@@ -66,19 +66,46 @@ _LOOKS_LIKE_PATH = re.compile(r"^[^\s()*+=;#^,]*(/|\\|\.[A-Za-z][A-Za-z0-9]*$)")
 _BARE_NAME = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*\Z")
 
 
+class LineSource(Source):
+    """One line of a file, as an error excerpt shows it: the one line is all it holds."""
+
+    def __init__(self, name: str, number: int, text: str) -> None:
+        super().__init__(name, text)
+        object.__setattr__(self, "number", number)
+
+    def line(self, number: int) -> str:
+        return self.text if number == self.number else ""  # type: ignore[attr-defined]
+
+
+def not_utf8(data: bytes, start: int, name: str, what: str, line: int = 1, cr_ends_lines: bool = False) -> InputError:
+    """The error for byte ``start`` of ``data``, which cannot start or continue a UTF-8 character.
+
+    ``data`` begins at the start of line ``line`` (after any byte order mark); a line ends at LF,
+    and also at CR when ``cr_ends_lines`` (CRLF then counts once).  The error points at the byte's
+    line and column, counted in characters as the line is shown: decoded, with each byte that is
+    not UTF-8 replaced by U+FFFD.
+    """
+    line += data.count(b"\n", 0, start)
+    begin = data.rfind(b"\n", 0, start) + 1
+    stop = data.find(b"\n", start)
+    if cr_ends_lines:
+        line += data.count(b"\r", 0, start) - data.count(b"\r\n", 0, start)
+        begin = max(begin, data.rfind(b"\r", 0, start) + 1)
+        cr = data.find(b"\r", start)
+        stop = cr if stop < 0 or 0 <= cr < stop else stop
+    stop = len(data) if stop < 0 else stop
+    column = len(data[begin:start].decode("utf-8", "replace")) + 1
+    shown = data[begin:stop].decode("utf-8", "replace").rstrip("\r")
+    return InputError(f"not valid UTF-8: byte 0x{data[start]:02x} cannot start or continue a character",
+                      Position(line, column), LineSource(name, line, shown), f"save the {what} as UTF-8 text")
+
+
 def _decode(data: bytes, name: str, what: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        before = data[: error.start]
-        line = before.count(b"\n") + 1
-        column = len(before[before.rfind(b"\n") + 1:].decode("utf-8-sig", "replace")) + 1
-        raise InputError(
-            f"not valid UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a character",
-            Position(line, column),
-            Source(name, data.decode("utf-8-sig", "replace")),
-            f"save the {what} as UTF-8 text",
-        ) from None
+        # error.object is what was decoded: ``data`` without its byte order mark, if it has one.
+        raise not_utf8(error.object, error.start, name, what) from None
 
 
 _WAITING_FOR = {"program": "the program", "values file": "the values (JSON)"}

@@ -10,16 +10,25 @@ start while a slow producer is still writing.  The first line names the columns
 
 CSV and TSV numbers are parsed by ``numpy.loadtxt`` a chunk at a time.  A chunk it
 cannot take as it is (a blank line, a quoted or malformed cell, a column to pass
-through as text) goes through the ``csv`` module line by line instead, which finds
+through as text) goes through the ``csv`` module row by row instead, which finds
 the line, the column and the text of any bad cell.  Both accept the same numbers:
 what ``float`` reads without digit-group underscores or non-ASCII digits, ``nan`` and
 ``inf`` included (a row holding one then fails, like a row where an op fails).
+
+A quoted CSV or TSV cell may hold line breaks (RFC 4180, as the ``csv`` module,
+pandas and spreadsheets write them), so a row may go on past the lines of a chunk:
+the chunk then ends before that row and gives its lines back to be read again with
+the next lines (``_Lines.give_back``).  Line ends are still decided first, on the
+text: a lone CR ends a line inside quotes too (classic Mac files).  Rows keep the
+number of the line they start on.
 
 Writing.  Numbers are written with ``%r`` (the shortest text that reads back as the
 same float, as everywhere else in the tool) or ``%.Ng``, a chunk at a time with one
 ``%`` over a row template, which is several times faster than formatting cell by
 cell; JSON Lines write non-finite numbers as the strings "NaN", "Infinity" and
-"-Infinity", as ``eval --format json`` does.
+"-Infinity", as ``eval --format json`` does.  A text cell holding a line break is
+quoted and written over several lines, which the reader takes back; one holding a CR
+without an LF is refused in CSV and TSV, since the reader would take it as a line end.
 """
 
 from __future__ import annotations
@@ -40,9 +49,16 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..errors import InputError, Position, Source
+from ..errors import InputError, OutputError, Position, Source
 from ..render.numbers import json_number
-from .common import DuplicateKey, _underflows, object_without_duplicates, say_when_waiting_at_terminal
+from .common import (
+    DuplicateKey,
+    LineSource,
+    _underflows,
+    not_utf8,
+    object_without_duplicates,
+    say_when_waiting_at_terminal,
+)
 
 __all__ = ["FORMATS", "Chunk", "ParquetReader", "ParquetWriter", "RowReader", "RowWriter", "format_for", "opened",
            "progress", "reader_for", "writer_for"]
@@ -73,21 +89,10 @@ def sniffs(path: str | None, given: str | None) -> bool:
     return not path or path == "-" or os.path.splitext(path)[1].lower() not in EXTENSIONS
 
 
-class _LineOf(Source):
-    """A data file's line as an error excerpt shows it: the one line is all it holds."""
-
-    def __init__(self, name: str, number: int, text: str) -> None:
-        super().__init__(name, text)
-        object.__setattr__(self, "number", number)
-
-    def line(self, number: int) -> str:
-        return self.text if number == self.number else ""  # type: ignore[attr-defined]
-
-
 def data_error(name: str, line: int, message: str, hint: str, text: str | None = None,
                column: int = 1, width: int = 1) -> InputError:
     """An error in the rows: ``FILE:LINE:COLUMN: error: ...`` with the line and a caret under the cell."""
-    source = _LineOf(name, line, text.rstrip("\r\n")) if text is not None else Source(name, "")
+    source = LineSource(name, line, text.rstrip("\r\n")) if text is not None else Source(name, "")
     return InputError(message, Position(line, column, max(1, width)), source, hint)
 
 
@@ -154,9 +159,7 @@ class _Lines:
         try:
             text = self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as error:
-            line = self.taken + len(self.pending) + self.tail.count("\n") + data[: error.start].count(b"\n") + 1
-            raise data_error(self.name, line, f"not valid UTF-8: byte 0x{data[error.start]:02x} cannot start "
-                             "or continue a character", "save the rows as UTF-8 text") from None
+            raise self._not_utf8(error, not data) from None
         if not data:
             self.eof = True
             if self.tail:
@@ -174,6 +177,27 @@ class _Lines:
         parts = text.split("\n")
         self.tail = parts.pop()
         self.pending.extend(parts)
+
+    def _not_utf8(self, error: UnicodeDecodeError, at_end: bool) -> InputError:
+        """The error for a byte that is not UTF-8, at its line and column, with the line shown."""
+        # The tail is the text of the line so far; error.object the bytes the decoder was given
+        # after it (with any it held back from the last block, and without a byte order mark).
+        before = self.tail.encode("utf-8")
+        data = before + error.object
+        start = len(before) + error.start
+        if not at_end and not re.search(rb"[\r\n]", data[start:]) and self._more_now():
+            data += self._read()  # the rest of the line, to show it (whatever has come: no waiting)
+        return not_utf8(data, start, self.name, "rows", self.taken + len(self.pending) + 1, cr_ends_lines=True)
+
+    @property
+    def finished(self) -> bool:
+        """Whether every line has been taken."""
+        return self.eof and not self.pending
+
+    def give_back(self, lines: list[str]) -> None:
+        """The last ``lines`` taken, not used yet: the next ``take`` hands them out again."""
+        self.pending[:0] = lines
+        self.taken -= len(lines)
 
     def take(self, count: int, wait: bool) -> list[str]:
         """Up to ``count`` lines; fewer at the end, or (``wait`` False) when no more have come yet."""
@@ -220,16 +244,26 @@ class RowReader:
             self._first_object = _parse_json_line(self.name, line, first[0])
             self._first_line = line
             return list(self._first_object)
-        names = [name.strip() for name in next(csv.reader([first[0].rstrip("\r")], delimiter=SEPARATORS[self.format]))]
+        separator = SEPARATORS[self.format]
+        text = first[0].rstrip("\r")
+        while (opened := _scan_cells(text, separator).unclosed) is not None:  # a quoted name goes on to the next line
+            more = self.lines.take(1, wait=True)
+            if not more or len(text) > csv.field_size_limit():
+                kind = "CSV" if separator == "," else "TSV"
+                raise _row_error(self.name, line, text, opened, 1, f"the first line is not valid {kind}: the quote "
+                                 "here is never closed", 'close the quoted name ("..."), or remove the quote')
+            text += "\n" + more[0].rstrip("\r")
+        self.header_text = text
+        names = [name.strip() for name in next(csv.reader([text + "\n"], delimiter=separator))]
         seen: dict[str, int] = {}
         for index, name in enumerate(names):
             if not name:
-                raise data_error(self.name, line, f"column {index + 1} has no name", "name every column in the "
-                                 "first line", first[0], *_cell_span(first[0], SEPARATORS[self.format], index))
+                raise _row_error(self.name, line, text, *_cell_at(text, separator, index),
+                                 f"column {index + 1} has no name", "name every column in the first line")
             if name in seen:
-                raise data_error(self.name, line, f"the column '{name}' appears twice (columns {seen[name] + 1} and "
-                                 f"{index + 1})", "rename or drop one of them", first[0],
-                                 *_cell_span(first[0], SEPARATORS[self.format], index))
+                raise _row_error(self.name, line, text, *_cell_at(text, separator, index),
+                                 f"the column '{name}' appears twice (columns {seen[name] + 1} and {index + 1})",
+                                 "rename or drop one of them")
             seen[name] = index
         return names
 
@@ -237,9 +271,9 @@ class RowReader:
         """An error about a column, pointing at its name in the first line."""
         if self.format == "jsonl":
             column, width = _key_span(self.header_text, name)
-        else:
-            column, width = _cell_span(self.header_text, SEPARATORS[self.format], self.columns.index(name))
-        return data_error(self.name, self._header_line(), message, hint, self.header_text, column, width)
+            return data_error(self.name, self._header_line(), message, hint, self.header_text, column, width)
+        offset, width = _cell_at(self.header_text, SEPARATORS[self.format], self.columns.index(name))
+        return _row_error(self.name, self._header_line(), self.header_text, offset, width, message, hint)
 
     def _header_line(self) -> int:
         return getattr(self, "_first_line", 1)
@@ -251,14 +285,13 @@ class RowReader:
     def chunks(self, numeric: Sequence[str], passed: Sequence[str], *, wait: bool,
                size: int = CHUNK_LINES) -> Iterator[Chunk]:
         """The rows, ``numeric`` columns as float64 arrays and ``passed`` ones as written."""
-        if self.format == "jsonl":
-            parse = _JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines)
-            first = parse([self.header_text], self._first_line, [self._first_object])
-            first.consumed = self.lines.consumed
-            yield first
-        else:
-            parse = _DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed,
-                                     self.underflows, self.lines)
+        if self.format != "jsonl":
+            yield from self._delimited_chunks(numeric, passed, wait, size)
+            return
+        parse = _JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines)
+        first = parse([self.header_text], self._first_line, [self._first_object])
+        first.consumed = self.lines.consumed
+        yield first
         while True:
             start = self.lines.taken + 1
             lines = self.lines.take(size, wait)
@@ -269,16 +302,97 @@ class RowReader:
             if chunk.size:
                 yield chunk
 
+    def _delimited_chunks(self, numeric: Sequence[str], passed: Sequence[str], wait: bool,
+                          size: int) -> Iterator[Chunk]:
+        """CSV or TSV rows.  A quoted cell may hold line breaks, so a row may go on past the lines
+        taken: the chunk ends before that row, whose lines are given back for the next one, or
+        (when it is the chunk's only row) takes more lines until it ends.  Its cells are at most
+        ``csv.field_size_limit()`` characters, so memory stays bounded by a quote never closed."""
+        parse = _DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed,
+                                 self.underflows, self.lines)
+        limit = csv.field_size_limit()
+        while True:
+            start = self.lines.taken + 1
+            lines = self.lines.take(size, wait)
+            if not lines:
+                return
+            chunk, unfinished = parse(lines, start, self.lines.finished)
+            held = sum(map(len, lines)) if unfinished == len(lines) else 0
+            while unfinished == len(lines):  # no row ends in these lines: a quoted cell goes on past them
+                more = self.lines.take(size, wait)
+                lines += more
+                held += sum(map(len, more))
+                if more and held <= limit and not any('"' in line for line in more):
+                    unfinished = len(lines)  # only a quote can end the cell
+                    continue
+                chunk, unfinished = parse(lines, start, self.lines.finished)
+            if unfinished:
+                self.lines.give_back(lines[-unfinished:])
+            chunk.consumed = self.lines.consumed
+            if chunk.size:
+                yield chunk
 
-def _cell_span(line: str, separator: str, index: int) -> tuple[int, int]:
-    """1-based column and width of cell ``index`` of an unquoted line (the line's start otherwise)."""
-    if '"' in line:
-        return 1, 1
-    cells = line.rstrip("\r").split(separator)
-    if index >= len(cells):
-        return len(line.rstrip("\r")) + 1, 1
-    column = sum(len(cell) + 1 for cell in cells[:index]) + 1
-    return column, len(cells[index])
+
+@dataclass
+class _Cells:
+    """Where the cells of a CSV or TSV row are in its text (its lines joined by '\\n'): ``spans``,
+    each cell's start and end offset; ``unclosed``, the offset of a quote never closed; ``stray``,
+    that of the first character after a closing quote that is not the separator."""
+
+    spans: list[tuple[int, int]]
+    unclosed: int | None = None
+    stray: int | None = None
+
+
+def _scan_cells(text: str, separator: str) -> _Cells:
+    """The cells of ``text`` as the csv module reads them: a quote opens a quoted cell only as
+    the cell's first character, and '""' inside one stands for a quote."""
+    spans: list[tuple[int, int]] = []
+    at, size = 0, len(text)
+    while True:
+        start = at
+        if text.startswith('"', at):
+            close = at
+            while True:
+                close = text.find('"', close + 1)
+                if close < 0:
+                    spans.append((start, size))
+                    return _Cells(spans, unclosed=start)
+                if not text.startswith('"', close + 1):
+                    break
+                close += 1  # '""': a quote inside the cell
+            at = close + 1
+            if at < size and not text.startswith(separator, at):
+                stop = text.find(separator, at)
+                spans.append((start, size if stop < 0 else stop))
+                return _Cells(spans, stray=at)
+        stop = text.find(separator, at)
+        if stop < 0:
+            spans.append((start, size))
+            return _Cells(spans)
+        spans.append((start, stop))
+        at = stop + 1
+
+
+def _cell_at(text: str, separator: str, index: int) -> tuple[int, int]:
+    """Offset and width of cell ``index`` of a row's text (the row's end if it has fewer cells)."""
+    spans = _scan_cells(text, separator).spans
+    if index >= len(spans):
+        return len(text), 1
+    start, end = spans[index]
+    return start, end - start
+
+
+def _row_error(name: str, first_line: int, text: str, offset: int, width: int, message: str,
+               hint: str) -> InputError:
+    """``data_error`` at ``offset`` of a row's text, whose lines (joined by '\\n') start at ``first_line``:
+    the line and column of that offset, and that line shown."""
+    begin = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    shown = text[begin:] if end < 0 else text[begin:end]
+    column = offset - begin + 1
+    return data_error(name, first_line + text.count("\n", 0, offset), message, hint, shown, column,
+                      max(1, min(width, len(shown) - column + 1)))
 
 
 def _key_span(line: str, key: str) -> tuple[int, int]:
@@ -322,17 +436,6 @@ def _may_underflow(texts: Sequence[str] | str) -> bool:
     return any(pattern.search(joined) for pattern in _TINY) or _ZEROS in joined
 
 
-def _unclosed_quote(text: str) -> int | None:
-    """The 1-based column of the quote that opens a cell and is never closed, if there is one."""
-    inside, opened = False, 0
-    for index, char in enumerate(text):
-        if char == '"':
-            if not inside:
-                opened = index
-            inside = not inside
-    return opened + 1 if inside else None
-
-
 def _csv_problem(error: csv.Error) -> str:
     """The csv module's message without its advice about universal-newline mode (we read that way)."""
     return str(error).split(" - do you need", 1)[0]
@@ -364,8 +467,12 @@ class _DelimitedChunks:
         # every column; the csv module is needed anyway for text to pass through.
         self.all_numeric = not passed and len(numeric) == len(columns)
 
-    def __call__(self, lines: list[str], first_line: int) -> Chunk:
-        # loadtxt takes a quote left open on the last line to its end; earlier ones make it fail.
+    def __call__(self, lines: list[str], first_line: int, final: bool = True) -> tuple[Chunk, int]:
+        """The rows of ``lines`` (the first is line ``first_line``), and how many of the last lines
+        hold a row that goes on past them (none when ``final``: there are no more lines)."""
+        # loadtxt joins a quoted cell's lines with nothing between them, so a row over several
+        # lines leaves it fewer rows than lines; and it takes a quote left open on the last line
+        # to that line's end.
         if self.all_numeric and "" not in lines and "\r" not in lines and not lines[-1].count('"') & 1:
             try:
                 table = np.loadtxt(lines, delimiter=self.separator, comments=None, quotechar='"', ndmin=2,
@@ -374,69 +481,117 @@ class _DelimitedChunks:
                 table = None
             if table is not None and table.shape == (len(lines), len(self.columns)):
                 if (self.source is None or self.source.tiny) and (table == 0).any():
-                    self._look_for_underflows(table, lines, first_line, None)
+                    self._look_for_underflows(table, range(len(self.columns)), lines,
+                                              list(range(first_line, first_line + len(lines))))
                 numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.columns)}
-                return Chunk(numbers, {}, np.arange(first_line, first_line + len(lines)))
-        return self._slow(lines, first_line)
+                return Chunk(numbers, {}, np.arange(first_line, first_line + len(lines))), 0
+        return self._slow(lines, first_line, final)
 
-    def _look_for_underflows(self, table: np.ndarray, lines: list[str], first_line: int,
-                             line_numbers: list[int] | None) -> None:
-        """Count the cells that read as 0 but are not written as 0 (table's columns: numeric's)."""
-        if not _may_underflow(lines):  # one search of the chunk's text: nearly always the end of it
+    def _look_for_underflows(self, table: np.ndarray, indices: Sequence[int], texts: list[str],
+                             line_numbers: list[int]) -> None:
+        """Count the cells that read as 0 but are not written as 0.  ``table``: a row per text (each
+        row's lines joined by '\\n', the first being ``line_numbers``'), a column per cell index of
+        ``indices``."""
+        if not _may_underflow(texts):  # one search of the chunk's text: nearly always the end of it
             return
-        rows = np.flatnonzero((table == 0).any(axis=1)).tolist()
-        texts = [lines[row if line_numbers is None else line_numbers[row] - first_line] for row in rows]
-        index = self.columns.index if line_numbers is None else None
-        for row, text in zip(rows, texts):
-            line = first_line + row if line_numbers is None else line_numbers[row]
-            text = text.rstrip("\r")
-            cells = next(csv.reader([text], delimiter=self.separator))
+        for row in np.flatnonzero((table == 0).any(axis=1)).tolist():
+            text = texts[row].rstrip("\r")
+            cells = next(csv.reader([text + "\n"], delimiter=self.separator))
+            spans = _scan_cells(text, self.separator).spans
             for j in np.flatnonzero(table[row] == 0).tolist():
-                column = j if index is not None else self.numeric_index[j]
+                column = indices[j]
                 if _underflows(cells[column].strip(), 0.0):
-                    self.underflows.add(line, _cell_span(text, self.separator, column)[0], cells[column].strip())
+                    offset = spans[column][0]
+                    line = line_numbers[row] + text.count("\n", 0, offset)
+                    self.underflows.add(line, offset - text.rfind("\n", 0, offset), cells[column].strip())
 
-    def _slow(self, lines: list[str], first_line: int) -> Chunk:
+    def _slow(self, lines: list[str], first_line: int, final: bool) -> tuple[Chunk, int]:
+        """The rows one by one with the csv module, which finds the line, the column and the text of
+        any bad cell; a quoted cell may go on over several lines."""
         values: list[float] = []
         passed: list[list[str]] = [[] for _ in self.passed]
         numbers_of_lines: list[int] = []
+        texts: list[str] = []
         count = len(self.columns)
-        for offset, raw in enumerate(lines):
-            text = raw.rstrip("\r")
-            if not text.strip():
-                continue  # a blank line holds no row
-            line = first_line + offset
+        records = csv.reader([line + "\n" for line in lines], delimiter=self.separator, strict=True)
+        done = 0  # the lines read into whole rows
+        unfinished = 0
+        while True:
             try:
-                cells = next(csv.reader([text], delimiter=self.separator, strict=True))
+                cells = next(records)
+            except StopIteration:
+                break
             except csv.Error as error:
-                kind = "CSV" if self.separator == "," else "TSV"
-                opened = _unclosed_quote(text)
-                if opened is not None:
-                    raise data_error(self.name, line, f"this line is not valid {kind}: the quote here is never "
-                                     "closed", "close the quoted cell on the same line (\"...\"), or remove the "
-                                     "quote", text, opened) from None
-                raise data_error(self.name, line, f"this line is not valid {kind}: {_csv_problem(error)}",
-                                 "quote a cell as a whole (\"...\"), on one line", text) from None
+                end = records.line_num
+                text = "\n".join(lines[done:end]).rstrip("\r")
+                found = _scan_cells(text, self.separator)
+                if found.unclosed is not None and end == len(lines) and not final:
+                    unfinished = len(lines) - done  # the row goes on past these lines
+                    break
+                raise self._not_valid(error, first_line + done, text, found) from None
+            line, end = first_line + done, records.line_num
+            if end == done + 1:
+                text = lines[done]
+                done = end
+                if not text.strip():
+                    continue  # a blank line holds no row
+                text = text.rstrip("\r")
+                what = "this line has"
+            else:
+                text = "\n".join(lines[done:end]).rstrip("\r")
+                what = f"this row (lines {line}-{first_line + end - 1}) has"
+                done = end
             if len(cells) != count:
-                raise data_error(self.name, line, f"this line has {len(cells)} cell{'s' * (len(cells) != 1)}, but "
-                                 f"the first line names {count} column{'s' * (count != 1)}",
-                                 "give every row one cell per column", text, len(text) + 1)
+                raise _row_error(self.name, line, text, len(text), 1, f"{what} {len(cells)} "
+                                 f"cell{'s' * (len(cells) != 1)}, but the first line names {count} "
+                                 f"column{'s' * (count != 1)}", "give every row one cell per column")
             for j, name in zip(self.numeric_index, self.numeric):
                 cell = cells[j]
                 try:
                     values.append(_strict_float(cell))
                 except ValueError:
-                    found = "is empty" if not cell.strip() else f"holds {cell[:40]!r}, not a number"
-                    raise data_error(self.name, line, f"the column '{name}' {found}", _NUMBER_HINT, text,
-                                     *_cell_span(text, self.separator, j)) from None
+                    found_text = "is empty" if not cell.strip() else f"holds {cell[:40]!r}, not a number"
+                    raise _row_error(self.name, line, text, *_cell_at(text, self.separator, j),
+                                     f"the column '{name}' {found_text}", _NUMBER_HINT) from None
             for target, j in zip(passed, self.passed_index):
                 target.append(cells[j])
             numbers_of_lines.append(line)
+            texts.append(text)
         table = np.array(values, dtype=np.float64).reshape(len(numbers_of_lines), len(self.numeric))
         if (self.source is None or self.source.tiny) and table.size and (table == 0).any():
-            self._look_for_underflows(table, lines, first_line, numbers_of_lines)
+            self._look_for_underflows(table, self.numeric_index, texts, numbers_of_lines)
         numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.numeric)}
-        return Chunk(numbers, dict(zip(self.passed, passed)), np.array(numbers_of_lines, dtype=np.int64))
+        chunk = Chunk(numbers, dict(zip(self.passed, passed)), np.array(numbers_of_lines, dtype=np.int64))
+        return chunk, unfinished
+
+    def _not_valid(self, error: csv.Error, first_line: int, text: str, found: _Cells) -> InputError:
+        """The csv module's error about a row, at the quote or character it is about."""
+        kind = "CSV" if self.separator == "," else "TSV"
+        problem = _csv_problem(error)
+        limit = csv.field_size_limit()
+        if problem.startswith("field larger than field limit"):
+            if found.unclosed is not None:
+                return _row_error(self.name, first_line, text, found.unclosed, 1, f"this line is not valid {kind}: "
+                                  f"the quote here is not closed within {limit:,} characters",
+                                  f'close the quoted cell ("..."), or remove the quote (a cell holds at most '
+                                  f'{limit:,} characters)')
+            start = next((start for start, end in found.spans if end - start > limit), 0)
+            return _row_error(self.name, first_line, text, start, 1, f"this cell is longer than {limit:,} "
+                              "characters, the most a cell may hold", "split the text, or leave the column out")
+        if found.unclosed is not None:
+            return _row_error(self.name, first_line, text, found.unclosed, 1, f"this line is not valid {kind}: "
+                              "the quote here is never closed", 'close the quoted cell ("..."), or remove the quote')
+        if found.stray is not None:
+            error = _row_error(self.name, first_line, text, found.stray, 1, f"this line is not valid {kind}: "
+                               f"{problem}", 'quote a cell as a whole ("..."), with any quote in it doubled ("")')
+            opened = found.spans[-1][0]
+            if "\n" in text[opened:found.stray]:  # the quote that opened the cell may be the mistake
+                begin = text.rfind("\n", 0, opened) + 1
+                error.notes.append(f"the quoted cell this quote closes opened on line "
+                                   f"{first_line + text.count(chr(10), 0, opened)}, column {opened - begin + 1}")
+            return error
+        return _row_error(self.name, first_line, text, 0, 1, f"this line is not valid {kind}: {problem}",
+                          'quote a cell as a whole ("..."), with any quote in it doubled ("")')
 
 
 def _parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
@@ -561,6 +716,7 @@ class RowWriter:
     passed: set[str] = field(default_factory=set)  # columns written as they were read
     precision: int | None = None
     exact: set[str] = field(default_factory=set)  # number columns always written in full (the inputs)
+    rows: int = field(default=0, init=False)  # rows written so far
 
     def __post_init__(self) -> None:
         number = "%r" if self.precision is None else f"%.{self.precision}g"
@@ -570,6 +726,9 @@ class RowWriter:
     def header(self) -> None:
         if self.fmt == "jsonl":
             return
+        for name in self.names:
+            if _LONE_CR.search(name):
+                raise self._lone_cr(f"the column name {name[:40]!r}")
         buffer = io.StringIO()
         csv.writer(buffer, delimiter=SEPARATORS[self.fmt], lineterminator="\n").writerow(self.names)
         self.stream.write(buffer.getvalue().encode("utf-8"))
@@ -586,6 +745,7 @@ class RowWriter:
         else:
             text = self._delimited(columns, size)
         self.stream.write(text.encode("utf-8"))
+        self.rows += size
 
     def _numbers(self, columns: dict[str, Any], size: int) -> tuple[list[float], bool]:
         """The number columns, row after row, as Python floats (what %r prints round-trip),
@@ -613,8 +773,34 @@ class RowWriter:
     def _delimited(self, columns: dict[str, Any], size: int) -> str:
         separator = SEPARATORS[self.fmt]
         template = separator.join(self.formats) + "\n"
-        cells, _finite = self._cells(columns, size, lambda v: _quoted(v, separator))
+        try:
+            cells, _finite = self._cells(columns, size, lambda v: _quoted(v, separator))
+        except _LoneCR:
+            raise self._lone_cr(self._first_lone_cr(columns)) from None
         return (template * size) % cells
+
+    def _first_lone_cr(self, columns: dict[str, Any]) -> str:
+        """Which cell of these rows holds a lone carriage return, the first in the order written."""
+        found = []
+        for index, name in enumerate(self.names):
+            if name in self.passed:
+                cells = columns[name]
+                row = next((row for row, v in enumerate(cells) if isinstance(v, str) and _LONE_CR.search(v)), None)
+                if row is not None:
+                    found.append((row, index, name, cells[row]))
+        row, _index, name, text = min(found)
+        return f"the '{name}' cell of output row {self.rows + row + 1:,}, {text[:40]!r},"
+
+    def _lone_cr(self, what: str) -> OutputError:
+        """A carriage return not followed by a line feed cannot be written as CSV or TSV that reads
+        back the same: the reader takes it as a line end (classic Mac files), inside quotes too."""
+        kind = "CSV" if self.fmt == "csv" else "TSV"
+        return OutputError(f"cannot write {what} as {kind}: it holds a carriage return without a line feed, "
+                           "which would read back as a line end",
+                           hint="write JSON Lines (--to jsonl) or Parquet (--to parquet), which keep it, or "
+                                "remove it from the input",
+                           notes=[(f"batch and fit read a lone carriage return in {kind} as a line end "
+                                   "(classic Mac files), inside quotes too")])
 
     def _jsonl(self, columns: dict[str, Any], size: int) -> str:
         cells, finite = self._cells(columns, size, lambda v: json.dumps(v, ensure_ascii=False))
@@ -628,9 +814,17 @@ class RowWriter:
         return (template * size) % cells
 
 
+class _LoneCR(Exception):
+    """A text cell holds a carriage return not followed by a line feed (see ``RowWriter._lone_cr``)."""
+
+
 def _quoted(value: Any, separator: str) -> str:
+    """A cell as CSV or TSV: quoted when it holds the separator, a quote or a line break, which
+    stays inside the quotes (RFC 4180: the reader takes a quoted cell over several lines)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if any(c in text for c in (separator, '"', "\n", "\r")):
+        if "\r" in text and _LONE_CR.search(text):
+            raise _LoneCR
         return '"' + text.replace('"', '""') + '"'
     return text
 

@@ -321,7 +321,7 @@ def test_non_utf8_rows_are_an_error_with_the_line(runner, tmp_path) -> None:
     rows.write_bytes(b"x\n1\n2\xff\n")
     result = run(runner, "y = 2*x", str(rows))
     assert result.exit_code == 1
-    assert f"{rows}:3:1: error: not valid UTF-8: byte 0xff" in result.stderr
+    assert f"{rows}:3:2: error: not valid UTF-8: byte 0xff" in result.stderr  # "2" then the byte
 
 
 def test_header_only_gives_header_only(runner) -> None:

@@ -165,7 +165,9 @@ def test_crlf_and_cr_cut_between_reads(size) -> None:
     assert [list(c.lines) for c in chunks] == [[2, 3, 4]]
 
 
-@pytest.mark.parametrize("text, where", [('x,y\n"1\r2",3\n', "<stdin>:2:1: error: this line is not valid CSV"),
+# The lone CR ends line 2 inside the quoted cell, which goes on to line 3 (its text: "1\n2").
+@pytest.mark.parametrize("text, where", [('x,y\n"1\r2",3\n', ("<stdin>:2:1: error: the column 'x' holds '1\\n2', "
+                                                              "not a number")),
                                          ("x,y\n1,2\r3\n", "<stdin>:3:2: error: this line has 1 cell")],
                          ids=["cr-in-quotes", "lone-cr-mid-line"])
 def test_a_lone_cr_ends_a_line_without_universal_newline_advice(runner, text, where) -> None:
@@ -222,6 +224,209 @@ def test_unclosed_quote_is_an_error_at_the_quote(runner, text, line, column) -> 
     assert result.exit_code == 1, result.stdout
     assert result.stderr.startswith(f"<stdin>:{line}:{column}: error: this line is not valid CSV: the quote here "
                                     "is never closed")
+
+
+# --- 5. bytes that are not UTF-8 -------------------------------------------------------------
+
+# The bytes, then the line and column of the bad byte, counted by hand in characters, and the
+# line as the excerpt shows it: the bad byte as U+FFFD, as the program reader shows it.
+NOT_UTF8 = [
+    ("csv", "rows.csv", b"x,y\n1,2\n3,4\xff5\n6,7\n", 3, 4, "3,4\ufffd5"),  # "3,4", then the byte
+    ("jsonl", "rows.jsonl", b'{"x": 1, "y": 2}\n{"x": 3, "y": 4\xff}\n', 2, 16,
+     '{"x": 3, "y": 4\ufffd}'),  # '{"x": 3, "y": 4' is 15 characters
+    ("after-a-two-byte-character", "rows.csv", b"x,y\n1,2\n\xc3\xa9,\xff\n", 3, 3, "\u00e9,\ufffd"),
+    ("cr-line-ends", "rows.csv", b"x,y\r1,2\r3,\xff4\r", 3, 3, "3,\ufffd4"),
+    ("crlf-line-ends", "rows.csv", b"x,y\r\n1,2\r\n3,\xff4\r\n", 3, 3, "3,\ufffd4"),
+    ("byte-order-mark", "rows.csv", b"\xef\xbb\xbfx,y\n1,\xff\n", 2, 3, "1,\ufffd"),
+    ("byte-order-mark-same-line", "rows.csv", b"\xef\xbb\xbfx,\xff\n1,2\n", 1, 3, "x,\ufffd"),  # the mark is no character
+    ("cut-off-by-the-end", "rows.csv", b"x,y\n1,2\n3,\xc3", 3, 3, "3,\ufffd"),  # half of a two-byte character
+]
+HOW = [("file", lambda path: ["batch", "L = x*y", str(path)], None),
+       ("stdin", lambda path: ["batch", "L = x*y", "-"], "stdin"),
+       ("fit", lambda path: ["fit", "w = 1; L = (w*x - y)**2", "--data", str(path), "--steps", "1", "-q"], None)]
+
+
+@pytest.mark.parametrize("how, command, feed", HOW, ids=[how for how, _c, _f in HOW])
+@pytest.mark.parametrize("case, name, data, line, column, shown", NOT_UTF8, ids=[case[0] for case in NOT_UTF8])
+def test_a_byte_that_is_not_utf8_is_placed_and_shown(runner, tmp_path, how, command, feed, case, name, data, line,
+                                                     column, shown) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    result = runner.invoke(main, command(path), input=data if feed else None)
+    assert result.exit_code == 1, result.stdout
+    where = "<stdin>" if feed else str(path)
+    byte = data[data.index(b"\xc3" if case == "cut-off-by-the-end" else b"\xff")]
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"{where}:{line}:{column}: error: not valid UTF-8: byte 0x{byte:02x} cannot start or continue " \
+                       "a character"
+    assert lines[1:3] == [f" {line} | {shown}", f" {' ' * len(str(line))} | {' ' * (column - 1)}^"]
+    assert lines[3] == "  hint: save the rows as UTF-8 text"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64], ids=["1", "2", "3", "7", "64"])
+@pytest.mark.parametrize("data, line, column, shown, byte", [
+    (b"x,y\n1,2\n3,4\xc3\xa9\xff\n", 3, 5, "3,4\u00e9\ufffd", 0xFF),  # "3,4é" is 4 characters
+    (b"x\n1\n\xc3\xff\n", 3, 1, "\ufffd\ufffd", 0xC3),  # a character begun, then a byte that cannot continue it
+], ids=["after-a-character", "character-not-continued"])
+def test_a_byte_that_is_not_utf8_is_placed_however_the_reads_cut_the_line(size, data, line, column, shown,
+                                                                           byte) -> None:
+    from autodiff_cli.cli.rows import RowReader
+    from autodiff_cli.errors import InputError
+
+    with pytest.raises(InputError) as raised:
+        reader = RowReader(_Trickle(data, size), "t.csv", "csv")
+        list(reader.chunks(reader.columns, [], wait=True))
+    error = raised.value
+    assert (error.position.line, error.position.column) == (line, column)
+    assert error.source.line(line) == shown
+    assert error.message == f"not valid UTF-8: byte 0x{byte:02x} cannot start or continue a character"
+
+
+# The program reader, whose way of placing the byte the rows reader shares: 'y = 2*' is 6
+# characters, whatever comes before the first line.
+@pytest.mark.parametrize("data", [b"y = 2*\xff\n", b"\xef\xbb\xbfy = 2*\xff\n", b"a = 1\r\ny = 2*\xff\r\n"],
+                         ids=["plain", "byte-order-mark", "crlf"])
+def test_a_program_file_byte_that_is_not_utf8_is_placed(runner, tmp_path, data) -> None:
+    path = tmp_path / "bad.ad"
+    path.write_bytes(data)
+    result = runner.invoke(main, ["eval", str(path)])
+    line = data.count(b"\n")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[:3] == [
+        f"{path}:{line}:7: error: not valid UTF-8: byte 0xff cannot start or continue a character",
+        f" {line} | y = 2*\ufffd", "   |       ^"]
+
+
+# --- 6. quoted cells over several lines (RFC 4180) -------------------------------------------
+
+# Text cells as JSON Lines give them; batch writes them to CSV or TSV and must read them back.
+ROUND_TRIP_IDS = [("newline", "a\nb"), ("crlf", "a\r\nb"), ("blank-line", "a\n\nb"),
+                  ("only-a-newline", "\n"), ("quote-and-newline", 'say "hi"\nthere'),
+                  ("separators-and-newline", "x,y\tz\nw"), ("trailing-newline", "ab\n")]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+@pytest.mark.parametrize("ident", [i for _n, i in ROUND_TRIP_IDS], ids=[n for n, _i in ROUND_TRIP_IDS])
+def test_batch_reads_back_the_text_cells_it_writes(runner, tmp_path, fmt, ident) -> None:
+    source = tmp_path / "ids.jsonl"
+    source.write_text(json.dumps({"id": ident, "x": 1}) + "\n" + json.dumps({"id": 5, "x": 2}) + "\n")
+    written = tmp_path / f"rows.{fmt}"
+    first = _batch(runner, "L = x*2", source, "--keep", "id,x", "-o", written)
+    assert first.exit_code == 0, first.stderr
+    second = _batch(runner, "M = x*3", written, "--keep", "id,x,L,dL/dx", "--to", "jsonl")
+    assert second.exit_code == 0, second.stderr
+    rows = [json.loads(line) for line in second.stdout.splitlines()]
+    # Text read from CSV passes through as text: the id 5 as "5", L = 2x, M = 3x.
+    assert [(row["id"], row["x"], row["M"]) for row in rows] == [(ident, 1.0, 3.0), ("5", 2.0, 6.0)]
+
+
+@pytest.mark.parametrize("lineterminator", ["\r\n", "\n"], ids=["python-default-crlf", "lf"])
+def test_csv_written_by_pythons_csv_module_is_read(runner, tmp_path, lineterminator) -> None:
+    path = tmp_path / "rows.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator=lineterminator)
+        writer.writerows([["id", "x"], ["line one\nline two", 1], ["plain", 2], ['"quoted"\n', 3]])
+    result = _batch(runner, "L = x*2", path, "--keep", "id,x", "--to", "jsonl")
+    assert result.exit_code == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(row["id"], row["L"]) for row in rows] == [("line one\nline two", 2.0), ("plain", 4.0),
+                                                       ('"quoted"\n', 6.0)]
+
+
+# Places counted by hand.  Rows: id,x then '"a' / 'b",1' (lines 2-3), so the next row is line 4.
+@pytest.mark.parametrize("text, expected", [
+    ('id,x\n"a\nb",1\n"c",zz\n', "<stdin>:4:5: error: the column 'x' holds 'zz', not a number"),
+    ('id,x\n"a\nb",zz\n', "<stdin>:3:4: error: the column 'x' holds 'zz', not a number"),  # 'b",' is 3 characters
+    ('id,x\n"a\nb",1,2\n', ("<stdin>:3:7: error: this row (lines 2-3) has 3 cells, but the first line names 2 "
+                            "columns")),  # 'b",1,2' is 6 characters
+    ('id,x\r\n"a\r\nb",1\r\n"c",zz\r\n', "<stdin>:4:5: error: the column 'x' holds 'zz', not a number"),
+    ('id,x\r"a\rb",1\r"c",zz\r', "<stdin>:4:5: error: the column 'x' holds 'zz', not a number"),
+    ('id,x\n"a\n\n\nb",1\n\n"c",zz\n', "<stdin>:7:5: error: the column 'x' holds 'zz', not a number"),
+], ids=["next-row", "same-row-later-line", "cell-count", "crlf", "cr", "blank-lines-inside-and-after"])
+def test_lines_are_counted_through_quoted_line_breaks(runner, text, expected) -> None:
+    result = _batch(runner, "L = x*2", "-", "--keep", "id,x", input=text)
+    assert result.exit_code == 1, result.stdout
+    assert result.stderr.startswith(expected + "\n"), result.stderr
+
+
+def test_a_failing_row_after_a_quoted_line_break_names_its_line(runner) -> None:
+    result = _batch(runner, "y = log(x)", "-", "--keep", "id,x", input='id,x\n"a\nb",1\n"c",-1\n')
+    assert result.exit_code == 1
+    assert "in <stdin> line 4: x=-1.0" in result.stderr  # the row 'c' starts on line 4
+
+
+# The rows after the header, line by line: 2 '"a', 3 'b",1', 4 '"c",2', 5 '"d', 6 '', 7 'e",3', 8 'f,4'.
+QUOTED_ROWS = b'id,x\n"a\nb",1\n"c",2\n"d\n\ne",3\nf,4\n'
+
+
+@pytest.mark.parametrize("wait", [True, False], ids=["wait", "as-they-come"])
+@pytest.mark.parametrize("read", [1, 4, 1000], ids=["1-byte-reads", "4-byte-reads", "one-read"])
+@pytest.mark.parametrize("size", [1, 2, 3, 100], ids=["1-line", "2-lines", "3-lines", "100-lines"])
+def test_a_quoted_cell_over_a_chunk_boundary(size, read, wait) -> None:
+    from autodiff_cli.cli.rows import RowReader
+
+    reader = RowReader(_Trickle(QUOTED_ROWS, read), "t.csv", "csv")
+    chunks = list(reader.chunks(["x"], ["id"], wait=wait, size=size))
+    assert [i for chunk in chunks for i in chunk.passed["id"]] == ["a\nb", "c", "d\n\ne", "f"]
+    assert [x for chunk in chunks for x in chunk.numbers["x"].tolist()] == [1.0, 2.0, 3.0, 4.0]
+    assert [line for chunk in chunks for line in chunk.lines.tolist()] == [2, 4, 5, 8]
+    if wait:  # fixed chunks, however the bytes arrive.  Two lines a chunk: [2, 3] holds row 2;
+        # [4, 5] row 4, and gives line 5 back; [5, 6] ends no row, so [7, 8] are added: rows 5 and 8.
+        expected = {1: [[2], [4], [5], [8]], 2: [[2], [4], [5, 8]], 3: [[2, 4], [5], [8]],
+                    100: [[2, 4, 5, 8]]}[size]
+        assert [chunk.lines.tolist() for chunk in chunks] == expected
+
+
+@pytest.mark.parametrize("text, value", [('id,x\r\n"a\r\nb",1\r\n', "a\r\nb"), ('id,x\r"a\rb",1\r', "a\nb"),
+                                         ('id,x\n"a\r\nb",1\n', "a\r\nb")],
+                         ids=["crlf-kept", "lone-cr-is-a-line-end", "crlf-in-an-lf-file"])
+def test_line_ends_inside_quotes(runner, text, value) -> None:
+    result = _batch(runner, "L = x*2", "-", "--keep", "id,x", "--to", "jsonl", input=text)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["id"] == value
+
+
+def test_a_column_name_over_two_lines(runner) -> None:
+    result = _batch(runner, "L = x*2", "-", "--keep", "i\nd,x", "--to", "jsonl", input='"i\nd",x\n"a",1\n')
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"i\nd": "a", "x": 1.0, "L": 2.0, "dL/dx": 2.0}
+
+
+@pytest.mark.parametrize("text, expected, note", [
+    ('"id,x\n1,2\n', "<stdin>:1:1: error: the first line is not valid CSV: the quote here is never closed", None),
+    ('id,x\n"a,1\nb,2\n"c",3\n', "<stdin>:4:2: error: this line is not valid CSV: ',' expected after '\"'",
+     "the quoted cell this quote closes opened on line 2, column 1"),
+    ("x,y\n1,\"2\n" + "3,4\n" * 40_000, ("<stdin>:2:3: error: this line is not valid CSV: the quote here is "
+                                          "not closed within 131,072 characters"), None),
+], ids=["header", "closed-by-a-later-quote", "longer-than-a-cell-may-be"])
+def test_a_quote_that_runs_on_is_placed_where_it_opened(runner, text, expected, note) -> None:
+    result = _batch(runner, "L = x*2", "-", "--keep", "id,x" if text.startswith(("id", '"id')) else "x,y",
+                    input=text)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(expected + "\n"), result.stderr
+    if note:
+        assert f"  note: {note}" in result.stderr.splitlines()
+
+
+# A carriage return without a line feed reads back as a line end (classic Mac files), so a cell
+# holding one is refused at write time, named by output row and column; JSON Lines keep it.
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+@pytest.mark.parametrize("rows, where", [
+    ([{"id": "a\rb", "x": 1}], "the 'id' cell of output row 1, 'a\\rb',"),
+    ([{"id": "ok", "x": 1}, {"id": "ok\r\nfine", "x": 2}, {"id": "\r", "x": 3}],
+     "the 'id' cell of output row 3, '\\r',"),
+], ids=["first-row", "third-row"])
+def test_a_lone_carriage_return_is_refused_when_writing(runner, tmp_path, fmt, rows, where) -> None:
+    source = tmp_path / "ids.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / f"out.{fmt}"
+    result = _batch(runner, "L = x*2", source, "--keep", "id,x", "-o", out)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: cannot write {where} as {fmt.upper()}: it holds a carriage return "
+                                    "without a line feed, which would read back as a line end\n")
+    assert not out.exists()
+    kept = _batch(runner, "L = x*2", source, "--keep", "id,x", "--to", "jsonl")
+    assert [json.loads(line)["id"] for line in kept.stdout.splitlines()] == [row["id"] for row in rows]
 
 
 # --- 10. rows read from a terminal ----------------------------------------------------------
