@@ -73,6 +73,11 @@ class DomainError(ArithmeticError):
         self.message = message
         self.overflow = overflow  # the result exists but is too large for a float
 
+    def __reduce__(self) -> tuple[type, tuple[str, str, bool]]:
+        # Made again from all three (args holds the message only): a worker process's
+        # error reaches its caller (ProcessPoolExecutor pickles it).
+        return type(self), (self.op, self.message, self.overflow)
+
 
 class DivisionByZero(DomainError, ZeroDivisionError):
     """A division by zero (``x/0``, ``0 ** -1``): also a ZeroDivisionError, which is what
@@ -207,7 +212,7 @@ def _real_power(base: float, exponent: float) -> float:
         result = float(base) ** float(exponent)
     except OverflowError:
         raise DomainError("**", f"{short_number(float(base))} ** {short_number(float(exponent))} overflows a float", overflow=True) from None
-    if math.isinf(result):
+    if math.isinf(result) and math.isfinite(base) and math.isfinite(exponent):  # inf ** 0.5 is inf, as sqrt
         raise DomainError("**", f"{short_number(float(base))} ** {short_number(float(exponent))} overflows a float", overflow=True)
     return result
 
@@ -325,7 +330,11 @@ def _sqrt_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
 
 
 def _relu(x: float) -> tuple[float, float]:
-    return (x, 1.0) if x > 0.0 else (0.0, 0.0)  # relu'(0) = step(0) = 0, as in PyTorch
+    if x > 0.0:
+        return x, 1.0
+    if x <= 0.0:
+        return 0.0, 0.0  # relu'(0) = step(0) = 0, as in PyTorch
+    return x, x  # NaN stays NaN, value and slope (step(NaN) is NaN), as in micrograd and PyTorch
 
 
 def _relu_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
@@ -351,7 +360,13 @@ def _sigmoid_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
     return s, lambda: (s * (1.0 - s),)
 
 
+def _periodic_at(op: str, x: float) -> DomainError:
+    return DomainError(op, f"{op} of {short_number(x)} is undefined")
+
+
 def _sin(x: float) -> tuple[float, float]:
+    if math.isinf(x):
+        raise _periodic_at("sin", x)  # math.sin raises a bare ValueError
     return math.sin(x), math.cos(x)
 
 
@@ -360,6 +375,8 @@ def _sin_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
 
 
 def _cos(x: float) -> tuple[float, float]:
+    if math.isinf(x):
+        raise _periodic_at("cos", x)
     return math.cos(x), -math.sin(x)
 
 
@@ -415,8 +432,9 @@ _SIGMOID_PY = (
     "    e = math.exp(v)\n"
     "    return e / (1.0 + e)\n"
 )
-_STEP_PY = "def _step(v):\n    return 1.0 if v > 0 else 0.0\n"
-_SIGN_PY = "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0\n"
+_STEP_PY = "def _step(v):\n    return 1.0 if v > 0 else 0.0 if v <= 0 else v\n"
+_RELU_PY = "def _relu(v):\n    return v if v > 0 else 0.0 if v <= 0 else v\n"  # NaN stays NaN, as the kernel
+_SIGN_PY = "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0 if v == 0 else v\n"
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -449,7 +467,7 @@ _ROWS = (
        hint="sqrt needs a non-negative argument; check the inputs that feed it",
        vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}"),
     Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",),
-       python="max(0.0, {x})",  # 0.0 where x <= 0 (NaN too), as the kernel
+       python="_relu({x})", python_helper=_RELU_PY,
        latex=r"\operatorname{relu}\left({x}\right)"),
     Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector,
        symbolic=("out*(1 - out)",), python="_sigmoid({x})", python_helper=_SIGMOID_PY,

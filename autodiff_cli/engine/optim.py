@@ -95,7 +95,11 @@ class AdamRule(NamedTuple):
             v = v * beta2 + (1 - beta2) * g * g
         step_size = lr / (1 - beta1**step)
         denominator = _sqrt(v) / (1 - beta2**step) ** 0.5 + self.eps
-        return param - step_size * (m / denominator), (m, v)
+        try:
+            ratio = m / denominator
+        except ZeroDivisionError:  # eps = 0 and a gradient that has been 0: 0/0, NaN as in PyTorch
+            ratio = math.nan
+        return param - step_size * ratio, (m, v)
 
 
 class Optimizer:
@@ -129,10 +133,12 @@ class Optimizer:
     def step(self, closure: Callable[[], Value] | None = None) -> Value | None:
         """Update every parameter once from its ``grad``; ``closure`` (optional) recomputes the loss first."""
         loss = closure() if closure is not None else None
-        self.steps += 1
-        update, step, lr, state = self.rule.update, self.steps, self.lr, self.state
-        for i, p in enumerate(self.params):
-            p.data, state[i] = update(p.data, p.grad, state[i], step, lr)
+        update, step, lr, state = self.rule.update, self.steps + 1, self.lr, self.state
+        # Every update is worked out before any is made: an error leaves the step undone, not half done.
+        updates = [update(p.data, p.grad, state[i], step, lr) for i, p in enumerate(self.params)]
+        for i, (p, (data, kept)) in enumerate(zip(self.params, updates)):
+            p.data, state[i] = data, kept
+        self.steps = step
         return loss
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from numbers import Real
 
 from .graph import backpropagate, topological_order
 from .ops import FUNCTIONS, OPS, Op, short_number
@@ -53,12 +54,21 @@ def _constant(data: float) -> Value:
     return out
 
 
+def _is_number(other: object) -> bool:
+    """Whether ``other`` may be an operand: a real number (int, float, NumPy's).  A string is
+    not, though ``float()`` would read it; anything else gets NotImplemented, so that its own
+    reflected method (a NumPy array's) has its turn, and else Python raises TypeError."""
+    return isinstance(other, (float, int)) or isinstance(other, Real)
+
+
 def _binary(op: Op) -> Callable[[Value, Value | float], Value]:
     """``self <op> other`` from the op's kernel; a number operand becomes a constant node."""
     kernel, name = op.scalar, op.name
 
     def method(self: Value, other: Value | float) -> Value:
         if not isinstance(other, Value):
+            if not _is_number(other):
+                return NotImplemented
             other = _constant(float(other))
         # The node is filled in here rather than by _node(): one call per op, the kernel's.
         out = _new(Value)
@@ -112,24 +122,32 @@ class Value:
     __slots__ = ("data", "grad", "label", "_op", "_a", "_da", "_b", "_db")
 
     def __init__(
-        self, data: float, _children: tuple[Value, ...] = (), _op: str = "", label: str = ""
+        self, data: float, _children: tuple[Value, ...] = (), _op: str = "", label: str = "",
+        *, local: tuple[float, ...] | None = None,
     ) -> None:
+        """``Value(2.0)``, or a node of a new operation made by hand: its operands
+        (``_children``) and ``local``, the derivative of ``data`` with respect to each
+        (``Value(e, (x,), "exp", local=(e,))`` with ``e = math.exp(x.data)``)."""
         self.data = data
         self.grad = 0.0
         self._op = _op
         self.label = label
         self._a = self._b = None
         self._da = self._db = 0.0
-        if _children:
-            self._adopt(_children)
+        if _children or local is not None:
+            self._adopt(tuple(_children), local)
 
-    def _adopt(self, children: tuple[Value, ...]) -> None:
-        # A node built by hand has no recorded local derivatives: NaN makes that visible.
+    def _adopt(self, children: tuple[Value, ...], local: tuple[float, ...] | None) -> None:
         if len(children) > 2:
             raise ValueError("a Value has at most two operands")
-        self._a, self._da = children[0], math.nan
+        if local is None:
+            # Without them backward() has nothing to multiply by: NaN gradients make that visible.
+            local = (math.nan,) * len(children)
+        elif len(local) != len(children):
+            raise ValueError(f"local gives {len(local)} derivatives for {len(children)} operands: one each")
+        self._a, self._da = children[0], float(local[0])
         if len(children) == 2:
-            self._b, self._db = children[1], math.nan
+            self._b, self._db = children[1], float(local[1])
 
     @property
     def _prev(self) -> tuple[Value, ...]:
@@ -179,37 +197,51 @@ class Value:
         if isinstance(other, Value):
             out, da, db = _POW(self.data, other.data)
             return _node(out, "**", self, da, other, db)
+        if not _is_number(other):
+            return NotImplemented
         c = float(other)
         out, da = _POW_CONST(self.data, c)
         return _node(out, "**" + short_number(c), self, da)
 
     def __radd__(self, other: float) -> Value:
-        return _constant(float(other)) + self
+        return _constant(float(other)) + self if _is_number(other) else NotImplemented
 
     def __rsub__(self, other: float) -> Value:
-        return _constant(float(other)) - self
+        return _constant(float(other)) - self if _is_number(other) else NotImplemented
 
     def __rmul__(self, other: float) -> Value:
-        return _constant(float(other)) * self
+        return _constant(float(other)) * self if _is_number(other) else NotImplemented
 
     def __rtruediv__(self, other: float) -> Value:
-        return _constant(float(other)) / self
+        return _constant(float(other)) / self if _is_number(other) else NotImplemented
 
     def __rpow__(self, other: float) -> Value:
-        return _constant(float(other)) ** self
+        return _constant(float(other)) ** self if _is_number(other) else NotImplemented
 
     def __abs__(self) -> Value:
         return self.abs()  # type: ignore[attr-defined, no-any-return]
 
     # --- backpropagation ---------------------------------------------------------------------
 
-    def _backward(self) -> None:
+    def _push_grad(self) -> None:
         """Push this node's gradient one step to its operands (micrograd's per-node step)."""
         g = self.grad
         if self._a is not None:
             self._a.grad += self._da * g
         if self._b is not None:
             self._b.grad += self._db * g
+
+    @property
+    def _backward(self) -> Callable[[], None]:
+        """micrograd's per-node step, ``node._backward()``: here made from ``_local``."""
+        return self._push_grad
+
+    @_backward.setter
+    def _backward(self, function: Callable[[], None]) -> None:
+        raise AttributeError(
+            "a Value keeps the local derivatives of each node, not a _backward closure: make a new "
+            "operation's node with them, Value(data, (x,), 'op', local=(d data / d x,)), or build it "
+            "from the existing operations")
 
     def backward(self) -> None:
         """Accumulate d self / d node into ``grad`` of every node this one depends on.

@@ -36,6 +36,8 @@ ERRORS = {
     "10**a(a=400.,reflected)": (lambda: 10 ** V(400.0), "**"),
     "(-10.)**y(y=401.)": (lambda: V(-10.0) ** V(401.0), "**"),
     "(1e-200)**-2": (lambda: V(1e-200) ** -2, "**"),
+    "sin(inf)": (lambda: V(math.inf).sin(), "sin"),  # math.sin raises a bare ValueError
+    "cos(-inf)": (lambda: V(-math.inf).cos(), "cos"),
 }
 
 
@@ -106,3 +108,29 @@ def test_a_division_by_zero_is_also_the_zero_division_error_micrograd_raises(div
         divide()
     with pytest.raises(DomainError):
         divide()
+
+
+@pytest.mark.parametrize(("thunk", "value", "slope"), [
+    (lambda: V(math.nan).relu(), math.nan, math.nan),  # micrograd and PyTorch keep NaN too
+    (lambda: V(math.inf) ** 0.5, math.inf, 0.0),  # as sqrt(inf): no overflow, the base is infinite
+    (lambda: V(math.inf).sqrt(), math.inf, 0.0),
+], ids=["relu(nan)", "inf**0.5", "sqrt(inf)"])
+def test_infinite_and_nan_operands_propagate(thunk, value, slope) -> None:
+    out = thunk()
+    assert out.data == value or (math.isnan(value) and math.isnan(out.data))
+    assert out._da == slope or (math.isnan(slope) and math.isnan(out._da))
+
+
+@pytest.mark.parametrize("thunk", [lambda: V(-1.0).log(), lambda: V(1.0) / 0, lambda: V(10.0) ** 400],
+                         ids=["domain", "division-by-zero", "overflow"])
+def test_errors_survive_pickling(thunk) -> None:
+    # A ProcessPoolExecutor pickles a worker's exception for its caller.
+    import pickle
+
+    with pytest.raises(DomainError) as raised:
+        thunk()
+    again = pickle.loads(pickle.dumps(raised.value))
+    assert type(again) is type(raised.value)
+    assert (again.op, again.message, again.overflow) == (raised.value.op, raised.value.message,
+                                                         raised.value.overflow)
+    assert str(again) == str(raised.value)

@@ -275,3 +275,33 @@ def test_schedules_equal_torchs_lr_schedulers(schedule: str) -> None:
                             rel_tol=1e-12), k
         optimizer.step()
         scheduler.step()
+
+
+def test_adam_without_eps_gives_nan_for_a_parameter_that_never_had_a_gradient() -> None:
+    # 0/0 where the gradient has been 0 and eps is 0: NaN, as torch.optim.Adam gives, and the
+    # other parameters' steps are made (it raised ZeroDivisionError halfway through the step).
+    p, q = Value(1.0), Value(2.0)
+    adam = Adam([p, q], lr=0.1, eps=0.0)
+    (p * 3.0).backward()
+    adam.step()
+    assert p.data == pytest.approx(0.9, rel=1e-15)  # the first Adam step moves by lr
+    assert math.isnan(q.data)
+    assert adam.steps == 1
+
+
+def test_a_step_that_fails_changes_nothing() -> None:
+    class Exploding(Value):
+        @property
+        def grad(self) -> float:  # type: ignore[override]
+            raise RuntimeError("no gradient here")
+
+        @grad.setter
+        def grad(self, value: float) -> None:
+            pass
+
+    p = Value(1.0)
+    p.grad = 1.0
+    sgd = SGD([p, Exploding(2.0)], lr=0.5)
+    with pytest.raises(RuntimeError):
+        sgd.step()
+    assert p.data == 1.0 and sgd.steps == 0

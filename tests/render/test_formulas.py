@@ -221,9 +221,9 @@ def test_python_raises_where_the_language_has_a_domain_error() -> None:
 
 
 def test_python_renames_keywords_and_what_the_body_calls() -> None:
-    module = derivatives_python(differentiate(parse("lambda = 2\nf = lambda*math + abs(max)")))
-    assert "def derivatives(*, lambda_=2.0, math_, max_):" in module
-    assert run_python(module, math_=3.0, max_=-1.0) == {"df_dlambda": 3.0, "df_dmath": 2.0, "df_dmax": -1.0}
+    module = derivatives_python(differentiate(parse("lambda = 2\nf = lambda*math + abs(_sign)")))
+    assert "def derivatives(*, lambda_=2.0, math_, _sign_):" in module
+    assert run_python(module, math_=3.0, _sign_=-1.0) == {"df_dlambda": 3.0, "df_dmath": 2.0, "df_d_sign": -1.0}
 
 
 # Names that collide in Python: keywords, what the module defines or calls, and the names
@@ -298,7 +298,8 @@ def test_every_op_has_a_python_and_a_latex_form(op: str) -> None:
         assert called.startswith("math.") or hasattr(builtins, called) or f"def {called}(" in helpers
 
 
-FUNCTION_POINTS = (-800.0, -40.0, -3.0, -1e-300, -0.0, 0.0, 5e-324, 0.5, 3.0, 40.0, 709.0, 800.0)
+FUNCTION_POINTS = (-800.0, -40.0, -3.0, -1e-300, -0.0, 0.0, 5e-324, 0.5, 3.0, 40.0, 709.0, 800.0,
+                   math.inf, -math.inf, math.nan)
 
 
 @pytest.mark.parametrize("op", list(FUNCTIONS), ids=list(FUNCTIONS))
@@ -314,10 +315,13 @@ def test_python_form_computes_what_the_kernel_computes(op: str) -> None:
             want = OPS[op].scalar(x)[0]
         except DomainError:
             with pytest.raises((ValueError, OverflowError, ZeroDivisionError)):
-                eval(OPS[op].python.replace("{x}", f"({x!r})"), namespace)
+                eval(OPS[op].python.replace("{x}", f"float('{x!r}')"), namespace)
             continue
-        found = eval(OPS[op].python.replace("{x}", f"({x!r})"), namespace)
-        assert found == want and math.copysign(1.0, found) == math.copysign(1.0, want), (x, found, want)
+        found = eval(OPS[op].python.replace("{x}", f"float('{x!r}')"), namespace)
+        if math.isnan(want):
+            assert math.isnan(found), (x, found, want)
+        else:
+            assert found == want and math.copysign(1.0, found) == math.copysign(1.0, want), (x, found, want)
 
 
 def _cube(x: float) -> tuple[float, float]:
