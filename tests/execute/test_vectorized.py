@@ -310,6 +310,27 @@ def test_the_package_exports_the_batch_api_lazily() -> None:
         autodiff_cli.no_such_thing
 
 
+@pytest.mark.parametrize(
+    "name, module",
+    [("evaluate_batch", "autodiff_cli.execute.vectorized"), ("BatchEvaluator", "autodiff_cli.execute.vectorized"),
+     ("BatchResult", "autodiff_cli.execute.vectorized"), ("RowError", "autodiff_cli.execute.vectorized"),
+     ("InputError", "autodiff_cli.errors")],
+    ids=["evaluate_batch", "BatchEvaluator", "BatchResult", "RowError", "InputError"],
+)
+def test_what_the_readme_names_can_be_imported_from_the_package(name: str, module: str) -> None:
+    # README's evaluate_batch section names each of these; `from autodiff_cli import X` must work
+    # (it asks the package's __getattr__, as getattr does).
+    assert getattr(autodiff_cli, name) is getattr(sys.modules[module], name)
+    assert name in autodiff_cli.__all__
+
+
+def test_the_exported_input_error_is_what_evaluate_batch_raises() -> None:
+    from autodiff_cli import InputError as Exported
+
+    with pytest.raises(Exported, match="no value for input y"):
+        evaluate_batch("z = x*y", {"x": [1.0]})
+
+
 def test_the_readme_example_runs_and_means_what_it_says() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     block = re.search(r"```python\n(import numpy as np\nfrom autodiff_cli import evaluate_batch\n.*?)```",
