@@ -87,9 +87,15 @@ class Advice:
     missing_values: str
     # How to give inputs no value reaches, for "no value for input w": (names) -> "give ...".
     give_inputs: Any
+    # How the option naming the output is written with its value, for "output='q' is not a
+    # variable of the program": (name) -> "output='q'".  None: the command line's --output 'q'.
+    output_option: Any = None
 
     def give(self, names: Sequence[str]) -> str:
         return str(self.give_inputs(list(names)))
+
+    def output(self, name: str | None) -> str | None:
+        return None if self.output_option is None or name is None else str(self.output_option(name))
 
 
 def _python_give(names: list[str]) -> str:
@@ -98,7 +104,12 @@ def _python_give(names: list[str]) -> str:
     return f"give {them} in the inputs, a column or one number for every row ({{{shown}}})"
 
 
-PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give)
+def _python_output(name: str) -> str:
+    return f"output={name!r}"
+
+
+# Functions, not lambdas: an evaluator and its advice are pickled to Dask's workers.
+PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give, _python_output)
 
 # Working memory of one chunk (registers, local derivatives, adjoints), and the most rows
 # a chunk has: columns of 16,384 float64 (128 KiB) stay in the CPU's cache between the
@@ -203,7 +214,7 @@ class BatchEvaluator:
             program = parse(program, "<program>")
         self.program = program
         self.advice = advice
-        self.output = output_name(program, output)
+        self.output = output_name(program, output, advice.output(output))
         self.inputs = [variable.name for variable in program.inputs]
         self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
         reported = [self.output] + self._names(values_of, "values_of")
