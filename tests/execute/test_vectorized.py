@@ -84,9 +84,10 @@ def test_gradient_of_a_variable_the_output_does_not_use_is_zero() -> None:
     "inputs, message",
     [({"x": [1.0, 2.0], "y": [1.0]}, "the columns have different lengths: 'x' has 2, 'y' has 1"),
      ({"x": [[1.0, 2.0]], "y": 1}, "the column 'x' has shape (1, 2); a column is one-dimensional"),
-     ({"x": ["a", "b"], "y": 1}, "the column 'x' is not numeric"),
+     ({"x": ["a", "b"], "y": 1}, "the column 'x' holds text, not numbers"),
+     ({"x": [[1.0], [2.0, 3.0]], "y": 1}, "the column 'x' is not numeric"),
      ({"x": [1.0]}, "no value for input y")],
-    ids=["lengths", "two-dimensional", "text", "missing"],
+    ids=["lengths", "two-dimensional", "text", "ragged", "missing"],
 )
 def test_bad_inputs_are_input_errors(inputs: dict, message: str) -> None:
     with pytest.raises(InputError) as raised:
