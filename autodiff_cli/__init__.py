@@ -20,7 +20,9 @@ from typing import Any
 
 from .engine import DomainError, Value
 
-__all__ = ["BatchEvaluator", "BatchResult", "DomainError", "RowError", "Value", "draw_dot", "evaluate_batch"]
+__all__ = [
+    "BatchEvaluator", "BatchResult", "DomainError", "InputError", "RowError", "Value", "draw_dot", "evaluate_batch",
+]
 
 # Loaded on first use: the command line imports this package on every start, and the
 # batch executor imports NumPy.
@@ -30,6 +32,7 @@ _LAZY = {
     "BatchEvaluator": "execute.vectorized",
     "BatchResult": "execute.vectorized",
     "RowError": "execute.vectorized",
+    "InputError": "errors",  # what evaluate_batch raises for inputs it cannot use
 }
 
 

@@ -87,9 +87,15 @@ class Advice:
     missing_values: str
     # How to give inputs no value reaches, for "no value for input w": (names) -> "give ...".
     give_inputs: Any
+    # How the option naming the output is written with its value, for "output='q' is not a
+    # variable of the program": (name) -> "output='q'".  None: the command line's --output 'q'.
+    output_option: Any = None
 
     def give(self, names: Sequence[str]) -> str:
         return str(self.give_inputs(list(names)))
+
+    def output(self, name: str | None) -> str | None:
+        return None if self.output_option is None or name is None else str(self.output_option(name))
 
 
 def _python_give(names: list[str]) -> str:
@@ -98,7 +104,12 @@ def _python_give(names: list[str]) -> str:
     return f"give {them} in the inputs, a column or one number for every row ({{{shown}}})"
 
 
-PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give)
+def _python_output(name: str) -> str:
+    return f"output={name!r}"
+
+
+# Functions, not lambdas: an evaluator and its advice are pickled to Dask's workers.
+PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give, _python_output)
 
 # Working memory of one chunk (registers, local derivatives, adjoints), and the most rows
 # a chunk has: columns of 16,384 float64 (128 KiB) stay in the CPU's cache between the
@@ -203,7 +214,7 @@ class BatchEvaluator:
             program = parse(program, "<program>")
         self.program = program
         self.advice = advice
-        self.output = output_name(program, output)
+        self.output = output_name(program, output, advice.output(output))
         self.inputs = [variable.name for variable in program.inputs]
         self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
         reported = [self.output] + self._names(values_of, "values_of")
@@ -312,11 +323,14 @@ def evaluate_batch(program: Program | str, inputs: Any, *, output: str | None = 
                    reduce: str | None = None, on_error: str = "raise") -> BatchResult:
     """Evaluate ``program`` and its gradients over many rows at once.
 
-    ``inputs`` maps input names to columns: anything ``numpy.asarray`` turns into a 1-D
-    array of numbers (a NumPy array, a list, a pandas or polars Series), or a single
-    number, which every row shares.  A pandas or polars DataFrame works as it is.
-    Inputs given nowhere take the program's defaults; columns the program does not use
-    are ignored (``BatchResult.warnings`` names them).  All columns have the same length.
+    ``inputs`` maps input names to columns of real numbers (a NumPy array of any float or
+    integer type, a list, a pandas or polars Series, nullable ones included), or to a
+    single number, which every row shares.  A pandas or polars DataFrame works as it is.
+    Missing values (None, pandas' NA, a masked array's masked entries) are NaN, which
+    fails their rows (see ``on_error``); text, booleans, complex numbers, dates and times
+    raise ``InputError`` naming the column.  Inputs given nowhere take the program's
+    defaults; columns the program does not use are ignored (``BatchResult.warnings``
+    names them).  All columns have the same length.
 
     ``output``, ``wrt`` and ``values_of``: see ``BatchEvaluator``.  ``reduce`` ``"sum"``
     or ``"mean"`` returns sums or means over the rows instead of one value per row (the
@@ -667,18 +681,169 @@ def _as_mapping(inputs: Any) -> dict[Any, Any]:
 
 
 def _as_column(name: str, data: Any) -> Any:
-    """A 1-D float64 array, or a NumPy float64 for one number shared by every row."""
+    """A 1-D float64 array, or a NumPy float64 for one number shared by every row.
+
+    Taken: floats and integers of any width (NumPy arrays and scalars, Python numbers,
+    lists of them, numeric pandas or polars columns, nullable ones too), and object arrays
+    or lists whose elements are real numbers (``Decimal`` and ``Fraction`` included).
+    Missing values (``None``, pandas' ``NA``, a masked array's masked entries) become NaN,
+    which fails its row like any NaN input (``on_error`` decides).  Refused, with an
+    ``InputError`` naming the column: text, booleans, complex numbers, dates and times
+    (which ``asarray(..., dtype=float64)`` would turn into numbers without a word),
+    anything else, and integers too large for a float.  A float or integer array is judged
+    by its dtype alone; only objects (object arrays, lists) are looked at one by one.
+    """
+    mask = None
+    if isinstance(data, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(data)
+        data = data.data if data.dtype != object else np.where(mask, None, data.data)
+    else:
+        data = _nullable_as_float(data)
     try:
-        column = np.asarray(data, dtype=np.float64)
+        array = _as_array(data)
     except (TypeError, ValueError) as error:
-        raise InputError(f"the column '{name}' is not numeric: {error}",
-                         hint="give numbers, e.g. a float column of a DataFrame or a NumPy array") from None
-    if column.ndim == 0:
-        return _FLOAT(column)
-    if column.ndim != 1:
-        raise InputError(f"the column '{name}' has shape {column.shape}; a column is one-dimensional",
+        raise InputError(f"the column '{name}' is not numeric: {error}", hint=_OTHER_HINT) from None
+    if array.ndim > 1:
+        raise InputError(f"the column '{name}' has shape {array.shape}; a column is one-dimensional",
                          hint="give one array per input, with one element per row")
-    return column
+    kind = array.dtype.kind
+    if kind == "f" or kind == "i" or kind == "u":
+        if array.dtype == _FLOAT:
+            column = array
+        else:
+            with np.errstate(over="ignore"):  # a long double beyond float64 is inf: its row fails
+                column = array.astype(_FLOAT)
+    elif kind == "O":
+        column = _real_objects(name, array)
+    else:
+        raise _refused(name, _DTYPE_KINDS.get(kind, "other"), array, dtype=array.dtype)
+    if mask is not None and mask.any():
+        column = np.where(mask, np.nan, column)  # a new array: the caller's is left as it was
+    return _FLOAT(column) if column.ndim == 0 else column
+
+
+def _nullable_as_float(data: Any) -> Any:
+    """A pandas column of a nullable numeric dtype (``Float64``, ``Int64``, Arrow's) as float64,
+    its ``NA`` as NaN; anything else as it is."""
+    dtype = getattr(data, "dtype", None)
+    if (dtype is None or isinstance(dtype, np.dtype) or getattr(dtype, "kind", None) not in ("f", "i", "u")
+            or not hasattr(data, "to_numpy")):
+        return data
+    return data.to_numpy(dtype=_FLOAT, na_value=np.nan)
+
+
+def _as_array(data: Any) -> np.ndarray:
+    """``data`` as an array whose dtype tells what it holds.  A list keeps its elements as
+    objects unless they are all floats and ints: ``numpy.asarray`` would make ``[True, 2.0]``
+    floats and ``[1, "a"]`` text."""
+    if type(data) is np.ndarray:
+        return data
+    if isinstance(data, (list, tuple)):
+        kinds = set(map(type, data))
+        if not kinds <= {float, int} and not any(issubclass(kind, (list, tuple, np.ndarray)) for kind in kinds):
+            return np.array(data, dtype=object)
+    return np.asarray(data)
+
+
+def _real_objects(name: str, array: np.ndarray) -> np.ndarray:
+    """An object array of real numbers and missing values as float64; anything else refused."""
+    flat = array.reshape(-1)
+    kinds = set(map(type, flat))
+    wrong = {kind: what for kind in kinds if (what := _object_kind(kind)) not in (None, "missing")}
+    if wrong:
+        row = next(row for row, value in enumerate(flat) if type(value) in wrong)
+        raise _refused(name, wrong[type(flat[row])], array, flat[row], row)
+    not_available = {kind for kind in kinds if _object_kind(kind) == "missing"} - {type(None)}
+    if not_available:  # pandas' NA, which float() refuses: None (then NaN) from here on
+        flat = np.array([None if type(value) in not_available else value for value in flat], dtype=object)
+    try:
+        return flat.astype(_FLOAT).reshape(array.shape)
+    except (OverflowError, ValueError, TypeError):
+        for row, value in enumerate(flat):
+            try:
+                float(value) if value is not None else None
+            except OverflowError:
+                raise _refused(name, "huge", array, value, row) from None
+            except (ValueError, TypeError):  # Decimal('sNaN')
+                raise _refused(name, "unconvertible", array, value, row) from None
+        raise
+
+
+_OTHER_HINT = "give numbers: a float or integer array, a list of numbers, or a numeric column of a DataFrame"
+# What a column holds instead of numbers: the words for one value and for a column, and the hint.
+_REFUSED = {
+    "text": ("text", "text", ("convert the text to numbers first, e.g. pd.to_numeric(column) or "
+                              "np.asarray(column, dtype=float) (float(text) for one value)")),
+    "bool": ("a boolean", "booleans", ("booleans are not taken as 1 and 0 (batch refuses them in rows too); "
+                                       "convert with .astype(float) (float(flag) for one value) if that is "
+                                       "what they mean")),
+    "complex": ("a complex number", "complex numbers", ("float64 would drop the imaginary parts; give the "
+                                                        "real numbers meant, e.g. .real or abs(...)")),
+    "datetime": ("a date or time", "dates and times", ("give numbers, e.g. seconds since a start: "
+                                                       "(t - t0) / np.timedelta64(1, 's')")),
+    "timedelta": ("a time span", "time spans", ("give numbers, e.g. seconds: d / np.timedelta64(1, 's') "
+                                                "(series.dt.total_seconds() in pandas)")),
+    "huge": ("an integer too large for a float", "an integer too large for a float",
+             "a float holds at most about 1.8e308: scale the values down first"),
+    "unconvertible": ("a number float() refuses", "a number float() refuses", _OTHER_HINT),
+}
+_SAYS_ITSELF = ("huge", "unconvertible")  # no ", not a number" after these
+_DTYPE_KINDS = {"U": "text", "S": "text", "b": "bool", "c": "complex", "M": "datetime", "m": "timedelta"}
+
+
+def _refused(name: str, what: str, array: np.ndarray, value: Any = None, row: int | None = None,
+             dtype: Any = None) -> InputError:
+    """'the column 'x' holds text, not numbers: '1.5' in row 0', or for one number shared by
+    every row, 'the value of 'w' is text, not a number: '2''."""
+    one, many, hint = _REFUSED.get(what, (None, None, _OTHER_HINT))
+    real = " real" if what == "complex" else ""
+    if array.ndim == 0:
+        # As the caller wrote it: a Python number or text; dates stay NumPy's (.item() makes
+        # datetime64[ns] an int).
+        shown = value if value is not None else array[()] if what in ("datetime", "timedelta") else array.item()
+        one = one or f"a {type(shown).__name__}"
+        instead = "" if what in _SAYS_ITSELF else f", not a{real} number"
+        return InputError(f"the value of '{name}' is {one}{instead}: {shown!r}", hint=hint)
+    if many is None:
+        many = f"values of dtype {dtype}" if dtype is not None else f"{type(value).__name__} values"
+    elif dtype is not None:
+        many += f" (dtype {dtype})"
+    instead = "" if what in _SAYS_ITSELF else f", not{real} numbers"
+    where = f": {value!r} in row {row} (counting from 0)" if row is not None else ""
+    return InputError(f"the column '{name}' holds {many}{instead}{where}", hint=hint)
+
+
+_OBJECT_KINDS: dict[type, str | None] = {float: None, int: None, type(None): "missing"}
+
+
+def _object_kind(kind: type) -> str | None:
+    """What an element of an object array is: None for a real number, "missing" for None or
+    pandas' NA, else a key of ``_REFUSED`` ("other" for the rest)."""
+    known = _OBJECT_KINDS.get(kind, "")
+    if known != "":
+        return known
+    import datetime
+    import decimal
+    import numbers
+
+    if issubclass(kind, (bool, np.bool_)):
+        found: str | None = "bool"
+    elif issubclass(kind, (str, bytes)):
+        found = "text"
+    elif issubclass(kind, (datetime.timedelta, np.timedelta64)):  # before Real: timedelta64 is an integer
+        found = "timedelta"
+    elif issubclass(kind, (datetime.date, np.datetime64)) or kind.__name__ == "NaTType":
+        found = "datetime"
+    elif issubclass(kind, (numbers.Real, decimal.Decimal)):
+        found = None
+    elif issubclass(kind, numbers.Complex):
+        found = "complex"
+    elif kind.__name__ == "NAType" and kind.__module__.startswith("pandas"):
+        found = "missing"
+    else:
+        found = "other"
+    _OBJECT_KINDS[kind] = found
+    return found
 
 
 def _row_count(columns: Mapping[str, Any]) -> int:

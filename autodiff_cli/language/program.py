@@ -338,13 +338,17 @@ def missing_inputs_error(program: Program, missing: list[Variable], give: str | 
     )
 
 
-def output_name(program: Program, output: str | None) -> str:
-    """The variable to differentiate: ``output`` when given (it must exist), else the result."""
+def output_name(program: Program, output: str | None, spelled: str | None = None) -> str:
+    """The variable to differentiate: ``output`` when given (it must exist), else the result.
+
+    ``spelled``: how the caller writes the option it came from, for the error, e.g.
+    ``output='q'`` for a Python argument; by default the command line's ``--output 'q'``."""
     if output is None:
         return program.result
     if output not in program.variables:
+        spelled = spelled or f"--output '{output}'"
         raise InputError(
-            f"--output '{output}' is not a variable of the program",
+            f"{spelled} is not a variable of the program",
             hint=variables_hint(list(program.variables), [output]),
             source=Source(program.source.name, ""),
         )

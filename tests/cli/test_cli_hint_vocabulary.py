@@ -1,12 +1,15 @@
 """Hints speak the caller's language: options at the command line (batch's --on-error skip; fit,
-which has no --on-error, says what to do instead), Python arguments from evaluate_batch."""
+which has no --on-error, says what to do instead; --output 'q'), Python arguments from evaluate_batch
+(on_error='skip', output='q')."""
 
 from __future__ import annotations
+
+import pickle
 
 import numpy as np
 import pytest
 
-from autodiff_cli import evaluate_batch
+from autodiff_cli import BatchEvaluator, evaluate_batch
 from autodiff_cli.cli import main
 from autodiff_cli.errors import InputError
 from autodiff_cli.execute.vectorized import RowError
@@ -55,3 +58,38 @@ def test_eval_still_suggests_set(runner) -> None:
     result = runner.invoke(main, ["eval", "L = w*x", "--set", "x=1"])
     assert result.exit_code == 1
     assert "--set w=VALUE" in _hint(result.stderr)
+
+
+@pytest.mark.parametrize("api, output, shown", [
+    ("evaluate_batch", "q", "output='q'"),
+    ("BatchEvaluator", "q", "output='q'"),
+    ("BatchEvaluator", "it's", 'output="it\'s"'),
+], ids=["evaluate_batch", "BatchEvaluator", "quote-in-name"])
+def test_an_unknown_output_is_named_as_the_python_argument(api, output, shown) -> None:
+    with pytest.raises(InputError) as caught:
+        if api == "evaluate_batch":
+            evaluate_batch("y = w*x + b", {"x": [1.0], "w": 2.0, "b": 0.5}, output=output)
+        else:
+            BatchEvaluator("y = w*x + b", output=output)
+    assert str(caught.value) == (f"<program>: error: {shown} is not a variable of the program\n"
+                                 "  hint: the variables are: w, x, b, y")
+
+
+def test_an_evaluator_with_python_advice_still_pickles() -> None:
+    # Dask sends evaluators to its workers; the advice's spellings must travel with them.
+    evaluator = pickle.loads(pickle.dumps(BatchEvaluator("y = w*x", output="y")))
+    assert evaluator.advice.output("q") == "output='q'"
+    np.testing.assert_array_equal(evaluator.evaluate({"x": [1.0, 2.0], "w": 3.0}).value, [3.0, 6.0])
+
+
+@pytest.mark.parametrize("args", [
+    ["batch", "y = w*x + b", "-", "--set", "w=2", "--set", "b=0.5", "--output", "q"],
+    ["batch", "y = w*x + b", "-", "--set", "w=2", "--set", "b=0.5", "--output", "q", "--reduce", "sum"],
+    ["fit", "y = w*x + b", "--data", "-", "--set", "w=1", "--set", "b=0", "--output", "q", "--steps", "2"],
+    ["eval", "y = w*x + b", "--set", "x=1", "--set", "w=2", "--set", "b=0.5", "--output", "q"],
+], ids=["batch", "batch-reduce", "fit", "eval"])
+def test_an_unknown_output_is_named_as_the_command_line_option(runner, args) -> None:
+    result = runner.invoke(main, args, input="x\n1\n")
+    assert result.exit_code == 1
+    assert result.stderr == ("<expr>: error: --output 'q' is not a variable of the program\n"
+                             "  hint: the variables are: w, x, b, y\n")

@@ -84,9 +84,10 @@ def test_gradient_of_a_variable_the_output_does_not_use_is_zero() -> None:
     "inputs, message",
     [({"x": [1.0, 2.0], "y": [1.0]}, "the columns have different lengths: 'x' has 2, 'y' has 1"),
      ({"x": [[1.0, 2.0]], "y": 1}, "the column 'x' has shape (1, 2); a column is one-dimensional"),
-     ({"x": ["a", "b"], "y": 1}, "the column 'x' is not numeric"),
+     ({"x": ["a", "b"], "y": 1}, "the column 'x' holds text, not numbers"),
+     ({"x": [[1.0], [2.0, 3.0]], "y": 1}, "the column 'x' is not numeric"),
      ({"x": [1.0]}, "no value for input y")],
-    ids=["lengths", "two-dimensional", "text", "missing"],
+    ids=["lengths", "two-dimensional", "text", "ragged", "missing"],
 )
 def test_bad_inputs_are_input_errors(inputs: dict, message: str) -> None:
     with pytest.raises(InputError) as raised:
@@ -308,6 +309,27 @@ def test_the_package_exports_the_batch_api_lazily() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
     with pytest.raises(AttributeError):
         autodiff_cli.no_such_thing
+
+
+@pytest.mark.parametrize(
+    "name, module",
+    [("evaluate_batch", "autodiff_cli.execute.vectorized"), ("BatchEvaluator", "autodiff_cli.execute.vectorized"),
+     ("BatchResult", "autodiff_cli.execute.vectorized"), ("RowError", "autodiff_cli.execute.vectorized"),
+     ("InputError", "autodiff_cli.errors")],
+    ids=["evaluate_batch", "BatchEvaluator", "BatchResult", "RowError", "InputError"],
+)
+def test_what_the_readme_names_can_be_imported_from_the_package(name: str, module: str) -> None:
+    # README's evaluate_batch section names each of these; `from autodiff_cli import X` must work
+    # (it asks the package's __getattr__, as getattr does).
+    assert getattr(autodiff_cli, name) is getattr(sys.modules[module], name)
+    assert name in autodiff_cli.__all__
+
+
+def test_the_exported_input_error_is_what_evaluate_batch_raises() -> None:
+    from autodiff_cli import InputError as Exported
+
+    with pytest.raises(Exported, match="no value for input y"):
+        evaluate_batch("z = x*y", {"x": [1.0]})
 
 
 def test_the_readme_example_runs_and_means_what_it_says() -> None:
