@@ -67,7 +67,7 @@ def _binary(op: Op) -> Callable[[Value, Value | float], Value]:
 
     def method(self: Value, other: Value | float) -> Value:
         if not isinstance(other, Value):
-            if not _is_number(other):
+            if other.__class__ is not float and not _is_number(other):  # the common case first
                 return NotImplemented
             other = _constant(float(other))
         # The node is filled in here rather than by _node(): one call per op, the kernel's.
