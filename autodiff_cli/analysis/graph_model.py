@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..engine.graph import Tape, topological_order
 from ..engine.ops import short_number
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..engine.value import Value
     from ..execute.scalar import Evaluation
 
-__all__ = ["KINDS", "GraphModel", "node_names", "operand_text"]
+__all__ = ["KINDS", "GraphModel", "LongEdges", "node_names", "operand_text"]
 
 # The kinds of value nodes: the three that ``Evaluation.kind`` reports, plus "result"
 # (an unnamed intermediate, a sub-expression) and "constant" (a number written in the program).
@@ -76,12 +76,59 @@ class GraphModel:
         return self.tape.size
 
     @cached_property
+    def long_edges(self) -> LongEdges:
+        """How far the picture's edges reach across its columns (``LongEdges``)."""
+        return _long_edges(self.tape.a, self.tape.b)
+
+    @cached_property
     def names(self) -> list[str]:
         """Each node's name for explain and the page (``t1``... for unnamed results)."""
         names = node_names(self.tape.order)
         if names and self.output:
             names[-1] = self.output  # the same unless the root was built without a label
         return names
+
+
+class LongEdges(NamedTuple):
+    """What makes a layout slow besides its size: Graphviz's dot gives an edge a point in every
+    column (rank) it crosses, so a value used by operations far apart (an input reused all
+    through a long chain) costs points by the thousand.  ``points``: all of them; ``widest``:
+    the position of the value whose edges cross the most columns, ``uses``: how many operations
+    it feeds (None, 0 for a graph without long edges)."""
+
+    points: int
+    widest: int | None
+    uses: int
+
+
+def _long_edges(first: Sequence[int], second: Sequence[int]) -> LongEdges:
+    """Columns as dot ranks them from left to right: a result one column after its op node,
+    which is one after its operands' latest; an input one column before its first use."""
+    size = len(first)
+    op_column = [0] * size
+    column = [0] * size
+    for i in range(size):  # topological order: operands first
+        if first[i] >= 0:
+            latest = max((column[j] for j in (first[i], second[i]) if j >= 0 and first[j] >= 0), default=0)
+            op_column[i] = latest + 1
+            column[i] = latest + 2
+    uses = [0] * size
+    for i in range(size):
+        for j in (first[i], second[i]):
+            if j >= 0 and first[j] < 0:
+                column[j] = op_column[i] - 1 if uses[j] == 0 else min(column[j], op_column[i] - 1)
+                uses[j] += 1
+    crossed = [0] * size
+    for i in range(size):
+        for j in (first[i], second[i]):
+            if j >= 0:
+                crossed[j] += op_column[i] - column[j] - 1
+    points = sum(crossed)
+    if not points:
+        return LongEdges(0, None, 0)
+    widest = max(range(size), key=crossed.__getitem__)
+    count = sum((first[i] == widest) + (second[i] == widest) for i in range(size))
+    return LongEdges(points, widest, count)
 
 
 def _kinds_by_structure(order: Sequence[Value]) -> list[str]:

@@ -48,6 +48,9 @@ __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge",
 # 30 s to 3 minutes, by renderer and shape.  2,000 is also about where a picture stops
 # being readable.  Writing DOT needs no layout and has no limit.
 DEFAULT_MAX_NODES = 2000
+# Points on long edges allowed per value of --max-nodes: Graphviz lays out ~50,000 in ~10 s
+# (a 120-statement chain reusing one input), the time 2,000 values in a chain take.
+POINTS_PER_NODE = 25
 # The longest --timeout (about 11.5 days): far beyond any layout, and within what the
 # operating system's timers take (an infinite or 1e300-second wait overflows them).
 MAX_TIMEOUT = 1_000_000.0
@@ -163,13 +166,8 @@ def graph_command(
         names = ", ".join(omitted[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
         warn([f"{names} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
 
-    size = model.size
-    if backend is not None and max_nodes and size > max_nodes:
-        raise GraphTooLarge(
-            f"the graph of {evaluation.output} has {size:,} values, more than --max-nodes {max_nodes:,}",
-            hint=f"laying it out could take minutes: raise the limit (--max-nodes {_round_up(size)}, "
-                 "or --max-nodes 0 for none), or write --format dot, which needs no layout",
-        )
+    if backend is not None and max_nodes:
+        _check_layout_size(model, max_nodes)
     text = dot.to_dot(model, rankdir=rankdir, precision=precision, show_grad=not no_grad,
                       edge_grads=edge_grads)
     if backend is None:
@@ -219,7 +217,7 @@ def _structure_only_warning(program: Program, values: dict[str, float]) -> str:
 
 
 class GraphTooLarge(AutodiffError):
-    """The graph has more values than --max-nodes allows to be laid out."""
+    """The graph has more values, or longer edges, than --max-nodes allows to be laid out."""
 
 
 def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:
@@ -227,6 +225,31 @@ def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:
         return given or "svg"
     assert out is not None
     return format_of_file(out, given, EXTENSIONS, "svg|png|pdf|dot|html")
+
+
+def _check_layout_size(model: GraphModel, max_nodes: int) -> None:
+    """Refuse, before Graphviz spends minutes on it, a graph with more values than ``max_nodes``
+    or whose edges cross more layout columns than ``POINTS_PER_NODE`` per value allowed."""
+    size, output = model.size, model.output
+    if size > max_nodes:
+        raise GraphTooLarge(
+            f"the graph of {output} has {size:,} values, more than --max-nodes {max_nodes:,}",
+            hint=f"laying it out could take minutes: raise the limit (--max-nodes {_round_up(size)}, "
+                 "or --max-nodes 0 for none), or write --format dot, which needs no layout",
+        )
+    long_edges = model.long_edges
+    if long_edges.points > POINTS_PER_NODE * max_nodes:
+        assert long_edges.widest is not None
+        needed = _round_up(-(-long_edges.points // POINTS_PER_NODE))
+        raise GraphTooLarge(
+            f"the graph of {output} has {size:,} values, but its edges are long: "
+            f"'{model.names[long_edges.widest]}' feeds {long_edges.uses:,} operations spread along it, and "
+            f"the layout would place {long_edges.points:,} points on the edges, more than --max-nodes "
+            f"{max_nodes:,} allows ({POINTS_PER_NODE} a value)",
+            hint=f"laying it out could take many minutes: raise the limit (--max-nodes {needed}, or "
+                 "--max-nodes 0 for none), draw a smaller graph (--output NAME), or write --format dot, "
+                 "which needs no layout",
+        )
 
 
 def _round_up(size: int) -> int:

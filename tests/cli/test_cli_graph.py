@@ -190,6 +190,34 @@ def test_the_limit_is_inclusive_and_can_be_lifted(run, samples, tmp_path) -> Non
         assert result.exit_code == 0, result.output
 
 
+def _reusing_chain(statements: int) -> str:
+    # y_i = y_(i-1)*x + x: x feeds 2 operations a statement, spread along the whole chain.
+    return "\n".join(["x = 0.5", "y0 = x", *(f"y{i} = y{i - 1}*x + x" for i in range(1, statements + 1))])
+
+
+@pytest.mark.parametrize(("statements", "max_nodes", "refused"),
+                         [(40, "200", True), (40, "300", False), (120, None, True)],
+                         ids=["over-a-small-limit", "under-a-larger-one", "over-the-default"])
+def test_long_edges_count_against_the_limit(run, statements: int, max_nodes: str | None, refused: bool) -> None:
+    # n statements make 2n + 2 values, well under the limits, but x's edges cross many columns of
+    # the layout (worked out by hand in tests/analysis/test_graph_model.py's way: 6,480 for 40
+    # statements, 57,840 for 120, which dot takes ~13 s over); 25 points a value are allowed.
+    args = ["-e", _reusing_chain(statements), "--format", "svg"]
+    if max_nodes is not None:
+        args += ["--max-nodes", max_nodes]
+    result = run(*args)
+    if refused:
+        assert result.exit_code == 1, result.output
+        points = {40: "6,480", 120: "57,840"}[statements]
+        assert (f"has {2 * statements + 2} values, but its edges are long: 'x' feeds {2 * statements + 1} "
+                f"operations") in result.stderr
+        assert f"{points} points on the edges" in result.stderr
+        assert "--max-nodes 0 for none" in result.stderr
+    else:
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith("<?xml") or "<svg" in result.stdout
+
+
 def test_dot_output_has_no_limit(run, samples) -> None:
     assert run(str(samples / "karpathy.ad"), "--format", "dot", "--max-nodes", "1").exit_code == 0
 
