@@ -12,6 +12,8 @@ import errno
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -55,6 +57,18 @@ def write_whole(handle: Any, data: bytes) -> None:
         view = view[written:]
 
 
+@contextmanager
+def _writing_stdout() -> Iterator[None]:
+    """A failure to write standard output as an OutputError; a closed pipe (``| head``) stays
+    BrokenPipeError, which ``cli.main`` turns into a quiet exit 0."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _output_failed(error) from None
+
+
 class StdoutBytes:
     """Standard output as a binary stream for writers that write piece by piece: every write
     whole (``write_whole``), every failure an OutputError (a closed pipe stays BrokenPipeError)."""
@@ -63,20 +77,12 @@ class StdoutBytes:
         self.buffer = _stdout().buffer
 
     def write(self, data: bytes) -> None:
-        try:
+        with _writing_stdout():
             write_whole(self.buffer, data)
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise _output_failed(error) from None
 
     def flush(self) -> None:
-        try:
+        with _writing_stdout():
             self.buffer.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise _output_failed(error) from None
 
 
 def _encoded(stream: Any, text: str) -> bytes | None:
@@ -93,7 +99,7 @@ def emit(data: str | bytes) -> None:
     A closed pipe (``| head``) raises BrokenPipeError, which ``cli.main`` turns into a quiet exit 0.
     """
     stream = _stdout()
-    try:
+    with _writing_stdout():
         stream.flush()  # anything written before goes first
         if isinstance(data, str):
             encoded = _encoded(stream, data)
@@ -113,10 +119,6 @@ def emit(data: str | bytes) -> None:
                 write_whole(buffer, data)
                 buffer.flush()
         stream.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as error:
-        raise _output_failed(error) from None
 
 
 def stdout_closed() -> None:
@@ -159,13 +161,8 @@ def print_rich(renderable: Any, no_color: bool) -> None:
                       **({"color_system": None} if plain else {}))
     needed = Measurement.get(console, console.options.update_width(1 << 16), renderable).minimum
     console.width = max(console.width, needed)
-    try:
-        with console.capture() as captured:  # Rich may still write to the file as it ends
-            console.print(renderable)
-    except BrokenPipeError:
-        raise
-    except OSError as error:
-        raise _output_failed(error) from None
+    with _writing_stdout(), console.capture() as captured:  # Rich may still write to the file as it ends
+        console.print(renderable)
     emit(_TRAILING_SPACES.sub(r"\1", captured.get()))
 
 
