@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from numbers import Real
+from typing import TYPE_CHECKING
 
 from .graph import backpropagate, topological_order
 from .ops import FUNCTIONS, OPS, Op, short_number
@@ -120,6 +121,14 @@ class Value:
     # Eight slots: with the object header that is 96 bytes, a multiple of the allocator's
     # 16, where a ninth slot would cost 16 more per node (a million-node graph is ~200 MB).
     __slots__ = ("data", "grad", "label", "_op", "_a", "_da", "_b", "_db")
+    data: float
+    grad: float
+    label: str
+    _op: str
+    _a: Value | None
+    _da: float
+    _b: Value | None
+    _db: float
 
     def __init__(
         self, data: float, _children: tuple[Value, ...] = (), _op: str = "", label: str = "",
@@ -219,7 +228,20 @@ class Value:
         return _constant(float(other)) ** self if _is_number(other) else NotImplemented
 
     def __abs__(self) -> Value:
-        return self.abs()  # type: ignore[attr-defined, no-any-return]
+        return self.abs()
+
+    if TYPE_CHECKING:  # made from the op table at the end of this module; declared for type checkers
+        def tanh(self) -> Value: ...
+        def exp(self) -> Value: ...
+        def log(self) -> Value: ...
+        def sqrt(self) -> Value: ...
+        def relu(self) -> Value: ...
+        def sigmoid(self) -> Value: ...
+        def sin(self) -> Value: ...
+        def cos(self) -> Value: ...
+        def abs(self) -> Value: ...
+        def sign(self) -> Value: ...
+        def step(self) -> Value: ...
 
     # --- backpropagation ---------------------------------------------------------------------
 

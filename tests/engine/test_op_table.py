@@ -73,3 +73,22 @@ def test_no_negative_zero_at_zero(name: str) -> None:
     for x in (0.0, -0.0):
         for number in OPS[name].scalar(x)[1:] + ((OPS[name].scalar(x)[0],) if name != "abs" else ()):
             assert math.copysign(1.0, number) == 1.0, (name, x, OPS[name].scalar(x))
+
+
+def test_type_checkers_see_a_method_for_every_function() -> None:
+    # The methods are made from the table at import; value.py declares them for type checkers
+    # under TYPE_CHECKING, and a function added to the table must be declared there too.
+    import ast
+    from pathlib import Path
+
+    import autodiff_cli
+    from autodiff_cli.engine import value
+    from autodiff_cli.engine.ops import FUNCTIONS
+
+    tree = ast.parse(Path(value.__file__).read_text(encoding="utf-8"))
+    value_class = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Value")
+    block = next(node for node in value_class.body
+                 if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    declared = [node.name for node in block.body if isinstance(node, ast.FunctionDef)]
+    assert declared == list(FUNCTIONS)
+    assert (Path(autodiff_cli.__file__).parent / "py.typed").is_file()  # PEP 561: the hints are for users
