@@ -48,9 +48,11 @@ __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "GraphTooLarge",
 # 30 s to 3 minutes, by renderer and shape.  2,000 is also about where a picture stops
 # being readable.  Writing DOT needs no layout and has no limit.
 DEFAULT_MAX_NODES = 2000
-# Points on long edges allowed per value of --max-nodes: Graphviz lays out ~50,000 in ~10 s
-# (a 120-statement chain reusing one input), the time 2,000 values in a chain take.
-POINTS_PER_NODE = 25
+# Points on long edges allowed per value of --max-nodes (300,000 by default).  Measured with
+# Graphviz 2.43: samples/moons.ad's 120,000 take 21 s, a 120-statement chain reusing one input
+# (57,840) 13 s, a 300-statement one (360,600) more than 200 s; --timeout stops what is between.
+POINTS_PER_NODE = 150
+NAMED_KINDS = ("input", "intermediate", "output")  # GraphModel kinds of the program's variables
 # The longest --timeout (about 11.5 days): far beyond any layout, and within what the
 # operating system's timers take (an infinite or 1e300-second wait overflows them).
 MAX_TIMEOUT = 1_000_000.0
@@ -241,14 +243,15 @@ def _check_layout_size(model: GraphModel, max_nodes: int) -> None:
     if long_edges.points > POINTS_PER_NODE * max_nodes:
         assert long_edges.widest is not None
         needed = _round_up(-(-long_edges.points // POINTS_PER_NODE))
+        uses = f"{long_edges.uses:,} operation{'s' * (long_edges.uses != 1)}"
+        start = (f"'{model.names[long_edges.widest]}'" if model.kinds[long_edges.widest] in NAMED_KINDS
+                 else "a sub-expression without a name")
         raise GraphTooLarge(
-            f"the graph of {output} has {size:,} values, but its edges are long: "
-            f"'{model.names[long_edges.widest]}' feeds {long_edges.uses:,} operations spread along it, and "
-            f"the layout would place {long_edges.points:,} points on the edges, more than --max-nodes "
-            f"{max_nodes:,} allows ({POINTS_PER_NODE} a value)",
-            hint=f"laying it out could take many minutes: raise the limit (--max-nodes {needed}, or "
-                 "--max-nodes 0 for none), draw a smaller graph (--output NAME), or write --format dot, "
-                 "which needs no layout",
+            f"the graph of {output} has {size:,} values, but its edges are long: laid out, they would pass "
+            f"{long_edges.points:,} points, more than --max-nodes {max_nodes:,} allows ({POINTS_PER_NODE} a "
+            f"value); the longest start at {start}, used by {uses} far from it",
+            hint=f"laying it out could take minutes: raise the limit (--max-nodes {needed}, or --max-nodes 0 "
+                 "for none), or write --format dot, which needs no layout",
         )
 
 
