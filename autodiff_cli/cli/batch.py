@@ -210,9 +210,10 @@ class _Columns:
                                           f"{variable.position.line}; rename or drop the column")
             elif chosen is None or name not in chosen or reducing:
                 hint = variables_hint(sorted(inputs), [name]).replace("the variables are", "its inputs are")
+                way_out = ("remove it (--reduce writes no rows to keep it in)" if reducing else
+                           f"pass the column through to the output with --keep {name},..., or remove it")
                 raise reader.column_error(name, f"the column '{name}' is not an input of the program",
-                                          f"{hint}; pass the column through to the output with --keep "
-                                          f"{name},..., or remove it")
+                                          f"{hint}; {way_out}")
         self.numeric = [name for name in columns if name in inputs]
         self.passed = [name for name in kept if name not in inputs]
         self.kept = kept

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import EvaluationError, InputError, Source
+from ..errors import EvaluationError, InputError, OutputError, Source
 from .common import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
@@ -466,18 +466,36 @@ def history_csv(history: list[Step]) -> str:
 
 def _write_results(result: FitResult, plan: FitPlan, given: dict[str, float], values_source: Source | None,
                    out: str | None, history: str | None, plot: str | None, plot_format: str | None) -> None:
-    if history is not None:
-        _write(history, history_csv(result.history).encode())
-    if plot is not None and plot_format is not None and result.history:
-        from ..render.loss_plot import loss_curve
-
-        _write(plot, loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format))
+    """The learned values first, then the history and the plot: each file is tried even when one
+    before it cannot be written (a full disk), and the first failure is raised after them all."""
+    writes: list[tuple[str | None, Callable[[], bytes]]] = []
     if result.params is not None:
-        from ..execute.fit import values_to_write
+        params = result.params
 
-        literals = value_literals(values_source)  # the values file's keys, each with its number's text
-        values = values_to_write(plan, result.params, given, kept=literals)
-        _write(out, values_json(values, literals).encode())
+        def values() -> bytes:
+            from ..execute.fit import values_to_write
+
+            literals = value_literals(values_source)  # the values file's keys, each with its number's text
+            return values_json(values_to_write(plan, params, given, kept=literals), literals).encode()
+
+        writes.append((out, values))
+    if history is not None:
+        writes.append((history, lambda: history_csv(result.history).encode()))
+    if plot is not None and plot_format is not None and result.history:
+        def curve() -> bytes:
+            from ..render.loss_plot import loss_curve
+
+            return loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format)
+
+        writes.append((plot, curve))
+    failed: OutputError | None = None
+    for path, data in writes:
+        try:
+            _write(path, data())
+        except OutputError as error:
+            failed = failed or error
+    if failed is not None:
+        raise failed
 
 
 def _write(path: str | None, data: bytes) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from numbers import Real
+from numbers import Number
 from typing import TYPE_CHECKING
 
 from .graph import backpropagate, topological_order
@@ -56,10 +56,11 @@ def _constant(data: float) -> Value:
 
 
 def _is_number(other: object) -> bool:
-    """Whether ``other`` may be an operand: a real number (int, float, NumPy's).  A string is
-    not, though ``float()`` would read it; anything else gets NotImplemented, so that its own
-    reflected method (a NumPy array's) has its turn, and else Python raises TypeError."""
-    return isinstance(other, (float, int)) or isinstance(other, Real)
+    """Whether ``other`` may be an operand: a number (int, float, NumPy's, Fraction, Decimal; a
+    complex one then fails in ``float()``).  A string is not, though ``float()`` would read it;
+    anything else gets NotImplemented, so that its own reflected method (a NumPy array's) has
+    its turn, and else Python raises TypeError."""
+    return isinstance(other, (float, int)) or isinstance(other, Number)
 
 
 def _binary(op: Op) -> Callable[[Value, Value | float], Value]:
@@ -152,9 +153,10 @@ class Value:
         if local is None:
             # Without them backward() has nothing to multiply by: NaN gradients make that visible.
             local = (math.nan,) * len(children)
-        elif len(local) != len(children):
+        if len(local) != len(children):
             raise ValueError(f"local gives {len(local)} derivatives for {len(children)} operands: one each")
-        self._a, self._da = children[0], float(local[0])
+        if children:
+            self._a, self._da = children[0], float(local[0])
         if len(children) == 2:
             self._b, self._db = children[1], float(local[1])
 

@@ -268,6 +268,8 @@ def test_a_nan_cell_fails_its_row(runner) -> None:
 @pytest.mark.parametrize(
     "rows, args, expected",
     [("x,y,z\n1,2,3\n", [], "<stdin>:1:5: error: the column 'z' is not an input of the program"),
+     ("x,y,z\n1,2,3\n", [], "pass the column through to the output with --keep z,..., or remove it"),
+     ("x,y,z\n1,2,3\n", ["--reduce", "sum"], "remove it (--reduce writes no rows to keep it in)"),
      ("x,x,y\n1,2,3\n", [], "<stdin>:1:3: error: the column 'x' appears twice (columns 1 and 2)"),
      ("x,y\n1,2\n3,abc\n", [], "<stdin>:3:3: error: the column 'y' holds 'abc', not a number"),
      ("x,y\n1,2\n3,\n", [], "<stdin>:3:3: error: the column 'y' is empty"),
@@ -290,7 +292,7 @@ def test_a_nan_cell_fails_its_row(runner) -> None:
      ('{"x": true, "y": 2}\n', ["--from", "jsonl"], "<stdin>:1:2: error: the key 'x' holds true, not a number"),
      ("x,y\n1,2\n", ["--keep", "q"], "error: --keep names 'q', which is not a column of <stdin>"),
      ("x,y\n1,2\n", ["--wrt", "q"], "error: --wrt names q, which the program does not define")],
-    ids=["unknown", "duplicate", "text", "empty-cell", "short-line", "underscore", "open-quote", "missing",
+    ids=["unknown", "unknown-hint", "unknown-hint-with-reduce", "duplicate", "text", "empty-cell", "short-line", "underscore", "open-quote", "missing",
          "column-and-set", "computed", "empty-input", "json-text", "json-missing-key", "json-extra-key",
          "json-duplicate-key", "json-broken", "json-array", "json-bool", "keep-unknown", "wrt-unknown"],
 )

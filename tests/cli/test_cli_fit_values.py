@@ -162,3 +162,31 @@ def test_nothing_written_leaves_the_values_file_as_it_was(runner, tmp_path, befo
     assert result.exit_code == 1
     assert "at the starting values of the parameters, before any step" in result.stderr
     assert values.read_text() == before
+
+
+@pytest.mark.parametrize("failing", ["history", "plot"], ids=["history", "plot"])
+def test_a_file_that_cannot_be_written_does_not_lose_the_learned_values(runner, tmp_path, monkeypatch,
+                                                                        failing: str) -> None:
+    # A full disk while writing --history or --plot: the parameters are written all the same
+    # (they were written last, so a training run was lost), and the command still fails.
+    from autodiff_cli.cli import fit as fit_cli
+    from autodiff_cli.errors import OutputError
+
+    real_write = fit_cli.write_atomic
+    bad = tmp_path / ("h.csv" if failing == "history" else "loss.svg")
+
+    def write_atomic(path, data):  # type: ignore[no-untyped-def]
+        if str(path) == str(bad):
+            raise OutputError(f"cannot write {path}: No space left on device")
+        real_write(path, data)
+
+    monkeypatch.setattr(fit_cli, "write_atomic", write_atomic)
+    params = tmp_path / "p.json"
+    result = runner.invoke(main, ["fit", str(SAMPLES / "line.ad"), "--data", str(SAMPLES / "line.csv"), "--steps", "3",
+                                  "-q", "-o", str(params), "--history", str(tmp_path / "h.csv"),
+                                  "--plot", str(tmp_path / "loss.svg")])
+    assert result.exit_code == 1, result.output
+    assert "No space left on device" in result.stderr
+    assert set(json.loads(params.read_text())) == {"w", "b"}
+    other = tmp_path / ("loss.svg" if failing == "history" else "h.csv")
+    assert other.exists()  # the file after the failing one is written too

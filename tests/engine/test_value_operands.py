@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -26,8 +27,9 @@ def test_anything_but_a_number_is_a_type_error_on_either_side(symbol: str, other
 
 
 @pytest.mark.parametrize("symbol", list(OPERATORS), ids=list(OPERATORS))
-@pytest.mark.parametrize("other", [3, 3.0, True, np.float64(3.0), np.float32(3.0), np.int64(3), Fraction(3, 1)],
-                         ids=["int", "float", "bool", "float64", "float32", "int64", "fraction"])
+@pytest.mark.parametrize("other", [3, 3.0, True, np.float64(3.0), np.float32(3.0), np.int64(3), Fraction(3, 1),
+                                   Decimal("3")],
+                         ids=["int", "float", "bool", "float64", "float32", "int64", "fraction", "decimal"])
 def test_real_numbers_are_constants_on_either_side(symbol: str, other: object) -> None:
     apply = OPERATORS[symbol]
     number = float(other)  # type: ignore[arg-type]
@@ -68,3 +70,18 @@ def test_setting_a_micrograd_backward_closure_says_what_to_do_instead() -> None:
     node.grad = 1.0
     node._backward()  # micrograd's per-node step still works
     assert node._a.grad == 2.0
+
+
+@pytest.mark.parametrize(("children", "local", "message"), [
+    ((), (), None),  # a leaf, said the long way
+    ((), (1.0,), "local gives 1 derivatives for 0 operands"),
+    ((Value(1.0),), (), "local gives 0 derivatives for 1 operands"),
+], ids=["leaf", "derivative-without-operand", "operand-without-derivative"])
+def test_local_must_match_the_operands(children: tuple[Value, ...], local: tuple[float, ...],
+                                       message: str | None) -> None:
+    if message is None:
+        node = Value(2.0, children, "", local=local)
+        assert node._prev == () and node._local == ()
+    else:
+        with pytest.raises(ValueError, match=message):
+            Value(2.0, children, "op", local=local)
