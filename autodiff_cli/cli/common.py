@@ -251,6 +251,18 @@ def _underflows(text: str, value: float) -> bool:
     return value == 0.0 and any(digit in mantissa for digit in "123456789")
 
 
+def float_noting_underflows(found: list[str]) -> Callable[[str], float]:
+    """``float`` for ``json.loads(parse_float=...)`` that appends to ``found`` each number it
+    reads as 0 although it is not written as 0 (``_underflows``)."""
+    def parse_float(literal: str) -> float:
+        value = float(literal)
+        if _underflows(literal, value):
+            found.append(literal)
+        return value
+
+    return parse_float
+
+
 # The numbers of the language (its NUMBER terminal, kept equal by a test), with a sign:
 # float() alone would also take '1_000', 'inf' and digits of other scripts.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -287,14 +299,7 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
         # Integers are read as floats: a 400-digit integer then becomes inf (rejected
         # below) instead of an int that Python refuses to convert.
         underflows: list[str] = []
-
-        def parse_float(literal: str) -> float:
-            value = float(literal)
-            if _underflows(literal, value):
-                underflows.append(literal)
-            return value
-
-        document = json.loads(text, parse_int=float, parse_float=parse_float,
+        document = json.loads(text, parse_int=float, parse_float=float_noting_underflows(underflows),
                               object_pairs_hook=object_without_duplicates)
     except DuplicateKey as duplicate:
         raise InputError(f"{duplicate.key!r} is given twice", _key_position(text, duplicate.key, 2), source,

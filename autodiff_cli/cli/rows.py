@@ -55,6 +55,7 @@ from .common import (
     DuplicateKey,
     LineSource,
     _underflows,
+    float_noting_underflows,
     not_utf8,
     object_without_duplicates,
     say_when_waiting_at_terminal,
@@ -664,14 +665,7 @@ class _JsonChunks:
         rows = np.flatnonzero(zero).tolist()
         for row in rows:
             found: list[str] = []
-
-            def parse_float(literal: str) -> float:
-                value = float(literal)
-                if _underflows(literal, value):
-                    found.append(literal)
-                return value
-
-            json.loads(texts[row], parse_float=parse_float)
+            json.loads(texts[row], parse_float=float_noting_underflows(found))
             for literal in found:
                 self.underflows.add(line_numbers[row], texts[row].find(literal) + 1, literal)
 

@@ -229,6 +229,16 @@ class Expressions:
             return self.copy(args[0], param)  # type: ignore[arg-type]
         return self.call(op, args[0])
 
+    def _of_constants(self, op: str, a: int, b: int) -> int | None:
+        """``a op b`` when both are constants: folded, or kept as written where the kernel fails
+        (it overflows or divides by 0); None when either is not a constant."""
+        folded = self._fold(op, (a, b))
+        if folded is not None:
+            return folded
+        if self.value(a) is not None and self.value(b) is not None:
+            return self._intern(op, (a, b))
+        return None
+
     def _fold(self, op: str, args: tuple[int, ...], param: float | None = None) -> int | None:
         """The constant an op on constants gives, by the op's kernel (None if it fails)."""
         values = [self.value(a) for a in args]
@@ -351,12 +361,10 @@ class Expressions:
         return self.div(numerator, denominator)
 
     def add(self, a: int, b: int) -> int:
-        folded = self._fold("+", (a, b))
-        if folded is not None:
-            return folded
+        of_constants = self._of_constants("+", a, b)
+        if of_constants is not None:
+            return of_constants
         va, vb = self.value(a), self.value(b)
-        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
-            return self._intern("+", (a, b))
         if va == 0.0:
             return b
         if vb == 0.0:
@@ -365,27 +373,14 @@ class Expressions:
             return self.sub(a, self.neg(b))
         if va is not None:  # a constant goes last: x + 1
             return self.add(b, a)
-        ca, ta = self._term(a)
-        cb, tb = self._term(b)
-        if ta == tb:
-            return self.mul(self.const(ca + cb), ta)
-        if vb is not None:
-            term, offset = self._offset(a)
-            if offset:
-                return self.add(term, self.const(offset + vb))
-        else:
-            combined = self._add_like_term(a, cb, tb)
-            if combined is not None:
-                return combined
-        return self._intern("+", (a, b))
+        combined = self._combined(a, b, 1.0)
+        return self._intern("+", (a, b)) if combined is None else combined
 
     def sub(self, a: int, b: int) -> int:
-        folded = self._fold("-", (a, b))
-        if folded is not None:
-            return folded
+        of_constants = self._of_constants("-", a, b)
+        if of_constants is not None:
+            return of_constants
         va, vb = self.value(a), self.value(b)
-        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
-            return self._intern("-", (a, b))
         if vb == 0.0:
             return a
         if va == 0.0:
@@ -394,19 +389,22 @@ class Expressions:
             return self.const(0.0)
         if self.negative(b):
             return self.add(a, self.neg(b))
+        combined = self._combined(a, b, -1.0)
+        return self._intern("-", (a, b)) if combined is None else combined
+
+    def _combined(self, a: int, b: int, sign: float) -> int | None:
+        """``a + sign*b`` (sign 1 or -1, which negates exactly) where ``b`` merges with ``a``: a like
+        term (``2*x + 3*x``, also a few terms back in the sum ``a``) or a constant offset
+        (``x + 1 - 3``); None where it does not."""
         ca, ta = self._term(a)
         cb, tb = self._term(b)
         if ta == tb:
-            return self.mul(self.const(ca - cb), ta)
-        if vb is not None:
-            term, offset = self._offset(a)
-            if offset:
-                return self.add(term, self.const(offset - vb))
-        else:
-            combined = self._add_like_term(a, -cb, tb)
-            if combined is not None:
-                return combined
-        return self._intern("-", (a, b))
+            return self.mul(self.const(ca + sign * cb), ta)
+        vb = self.value(b)
+        if vb is None:
+            return self._add_like_term(a, sign * cb, tb)
+        term, offset = self._offset(a)
+        return self.add(term, self.const(offset + sign * vb)) if offset else None
 
     def _add_like_term(self, total: int, c: float, term: int) -> int | None:
         """``total + c*term`` where the sum ``total`` has a term like it (``k*term``) at most
@@ -437,12 +435,10 @@ class Expressions:
         return rebuilt
 
     def mul(self, a: int, b: int) -> int:
-        folded = self._fold("*", (a, b))
-        if folded is not None:
-            return folded
+        of_constants = self._of_constants("*", a, b)
+        if of_constants is not None:
+            return of_constants
         va, vb = self.value(a), self.value(b)
-        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
-            return self._intern("*", (a, b))
         if va == 0.0 or vb == 0.0:
             return self.const(0.0)
         if va == 1.0:
@@ -493,12 +489,10 @@ class Expressions:
         return self._intern("*", (a, b))
 
     def div(self, a: int, b: int) -> int:
-        folded = self._fold("/", (a, b))
-        if folded is not None:
-            return folded
+        of_constants = self._of_constants("/", a, b)
+        if of_constants is not None:
+            return of_constants
         va, vb = self.value(a), self.value(b)
-        if va is not None and vb is not None:  # it overflows or divides by 0: kept as written
-            return self._intern("/", (a, b))
         if vb == 1.0:
             return a
         if vb == -1.0:
