@@ -19,12 +19,11 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain, islice, repeat
+from itertools import chain, repeat
 from json.encoder import encode_basestring_ascii  # json.dumps's own (C) string encoder
-from operator import attrgetter, eq
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..language.program import INPUT
 from .numbers import format_number, json_number
 
 if TYPE_CHECKING:
@@ -37,7 +36,10 @@ __all__ = ["COLUMNS", "Row", "csv_chunks", "json_chunks", "plain_chunks", "rows"
            "to_plain", "to_table", "work_dict", "work_summary"]
 
 COLUMNS = ("name", "kind", "op", "value", "grad")
-CHUNK = 50_000  # variables per slice of the *_chunks renderers
+# Variables per slice of the *_chunks renderers.  Each slice's nodes are read once per column,
+# so a slice small enough to stay in the CPU's cache between those passes is ~13% faster than
+# 50,000 (bench_reports.py); below a few thousand the per-slice work starts to show.
+CHUNK = 8_192
 KEPT_CELLS = 200_000  # past this many variables, plain text keeps its numbers packed between its passes
 
 
@@ -70,49 +72,63 @@ def _slices(names: list[str]) -> Iterator[list[str]]:
 
 
 class _Lookup:
-    """The nodes and variables of a slice of names.  When the names are all the evaluation's, in
-    order, the dictionaries' values are read in order instead of looked up one by one."""
+    """The nodes and variables of a slice of names, and where the output is in it.  When the
+    names are all the evaluation's, in order, slices of two lists are taken instead of looking
+    each name up."""
 
     def __init__(self, evaluation: Evaluation, names: list[str]) -> None:
         self.evaluation = evaluation
-        variables = evaluation.program.variables
-        self.in_order = (len(names) == len(evaluation.nodes) == len(variables)
-                         and all(map(eq, names, evaluation.nodes)) and all(map(eq, names, variables)))
-        self.nodes = iter(evaluation.nodes.values())
-        self.variables = iter(evaluation.program.variables.values())
+        nodes, variables = evaluation.nodes, evaluation.program.variables
+        # Lists compare item by item in C, an identical name in one step.
+        self.in_order = len(names) == len(nodes) == len(variables) and names == list(nodes) == list(variables)
+        self.nodes = list(nodes.values()) if self.in_order else []
+        self.variables = list(variables.values()) if self.in_order else []
+        self.start = 0
+        self.output_at = -1
+        if self.in_order and names:  # each name once; the output is most often last: look from the end
+            self.output_at = len(names) - 1 - names[::-1].index(evaluation.output)
 
-    def take(self, part: list[str]) -> tuple[list[Any], list[Any]]:
+    def take(self, part: list[str]) -> tuple[list[Any], list[Any], list[int]]:
+        """The nodes and variables of the next slice, ``part``, and the output's places in it."""
         if self.in_order:  # the next len(part) of each, without hashing a name
-            return list(islice(self.nodes, len(part))), list(islice(self.variables, len(part)))
+            start = self.start
+            self.start = end = start + len(part)
+            places = [self.output_at - start] if start <= self.output_at < end else []
+            return self.nodes[start:end], self.variables[start:end], places
         evaluation = self.evaluation
         return (list(map(evaluation.nodes.__getitem__, part)),
-                list(map(evaluation.program.variables.__getitem__, part)))
+                list(map(evaluation.program.variables.__getitem__, part)),
+                _positions(part, evaluation.output))
 
 
 def _columns(evaluation: Evaluation, names: list[str], wanted: str = "kinds ops values grads",
-             lookup: _Lookup | None = None) -> _Columns:
-    """Kind, op, value and grad of each of ``names`` (those ``wanted``; the others are left empty)."""
-    nodes, variables = (lookup or _Lookup(evaluation, [])).take(names)
-    declared: list[str] = []
-    if "kinds" in wanted or "ops" in wanted:
-        declared = list(map(attrgetter("kind"), variables))
-    ops: list[str] = []
-    if "ops" in wanted:  # "" for an input, else the node's op
-        ops = list(map(_NO_OP.get, declared, map(attrgetter("_op"), nodes)))  # type: ignore[arg-type]
+             lookup: _Lookup | None = None, texts: bool = False) -> _Columns:
+    """Kind, op, value and grad of each of ``names`` (those ``wanted``; the others are left empty);
+    with ``texts``, values and grads as ``format_number`` writes them."""
+    nodes, variables, output_places = (lookup or _Lookup(evaluation, [])).take(names)
     kinds = []
     if "kinds" in wanted:
-        kinds = declared
-        positions = _positions(names, evaluation.output)
-        if positions:
-            kinds = list(declared)
-            for index in positions:
-                kinds[index] = evaluation.kind(evaluation.output)
-    values = list(map(attrgetter("data"), nodes)) if "values" in wanted else []
-    grads = list(map(attrgetter("grad"), nodes)) if "grads" in wanted else []
+        kinds = list(map(attrgetter("kind"), variables))
+        for index in output_places:
+            kinds[index] = evaluation.kind(evaluation.output)
+    # An input's node is a leaf, whose op is "".
+    ops = list(map(attrgetter("_op"), nodes)) if "ops" in wanted else []
+    column = _number_texts if texts else _numbers
+    values = column(nodes, "data") if "values" in wanted else []
+    grads = column(nodes, "grad") if "grads" in wanted else []
     return _Columns(names, kinds, ops, values, grads)
 
 
-_NO_OP = {INPUT: ""}
+def _numbers(nodes: list[Any], attribute: str) -> list[Any]:
+    return list(map(attrgetter(attribute), nodes))
+
+
+def _number_texts(nodes: list[Any], attribute: str) -> list[str]:
+    """``_texts(_numbers(nodes, attribute))`` in one pass over the nodes, while they are in cache."""
+    try:
+        return list(map(float.__repr__, map(attrgetter(attribute), nodes)))
+    except TypeError:  # ints from the Python API
+        return _texts(_numbers(nodes, attribute))
 
 
 def _positions(names: list[str], name: str) -> list[int]:
@@ -160,7 +176,7 @@ def json_chunks(
 ) -> Iterator[str]:
     """``to_json``'s text in slices, for writing out a big report without holding all of it."""
     names = _names(evaluation, None)
-    grad_names = names if wrt is None else list(wrt)
+    grad_names = names if wrt is None else list(dict.fromkeys(wrt))  # an object has each key once
     yield (f'{{\n  "output": {_json_text(evaluation.output)},\n'
            f'  "value": {_json_value(evaluation.root.data)},\n  "values": ')
     yield from _json_object(evaluation, names, "values")
@@ -247,8 +263,8 @@ def csv_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None) -> Iter
     names = _names(evaluation, wrt)
     lookup = _Lookup(evaluation, names)
     for part_names in _slices(names):
-        part = _columns(evaluation, part_names, lookup=lookup)
-        fields = (part.names, part.kinds, part.ops, _texts(part.values), _texts(part.grads))
+        part = _columns(evaluation, part_names, lookup=lookup, texts=True)
+        fields = (part.names, part.kinds, part.ops, part.values, part.grads)
         if _needs_quotes(part.names) or _needs_quotes(part.ops):  # kinds are words of a fixed few
             yield _csv_module(zip(*fields))
         else:  # each row's five fields joined by commas, the rows by newlines, in C
@@ -274,9 +290,10 @@ def _csv_module(lines: Any) -> str:
 def _texts(numbers: list[float], precision: int | None = None) -> list[str]:
     """``format_number`` of each number (round-trip text, or ``precision`` significant digits)."""
     if precision is None:
-        if not all(map(float.__instancecheck__, numbers)):  # ints from the Python API
-            numbers = list(map(float, numbers))
-        return list(map(float.__repr__, numbers))
+        try:
+            return list(map(float.__repr__, numbers))
+        except TypeError:  # ints from the Python API: checked only then, a pass saved otherwise
+            return list(map(float.__repr__, map(float, numbers)))
     return list(map(format, numbers, repeat(f".{precision}g")))
 
 
@@ -315,6 +332,9 @@ def plain_chunks(evaluation: Evaluation, wrt: Sequence[str] | None = None,
 
 def _plain_cells(evaluation: Evaluation, names: list[str], precision: int | None,
                  lookup: _Lookup | None = None) -> list[list[str]]:
+    if precision is None:
+        columns = _columns(evaluation, names, lookup=lookup, texts=True)
+        return [columns.names, columns.kinds, columns.ops, columns.values, columns.grads]
     columns = _columns(evaluation, names, lookup=lookup)
     return [columns.names, columns.kinds, columns.ops, _texts(columns.values, precision),
             _texts(columns.grads, precision)]

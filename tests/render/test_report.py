@@ -126,7 +126,8 @@ def random_evaluation(seed: int):
             shape = rng.choice(["tanh({a}) * {b}", "{a} + {b}", "tanh({a})", "tanh({a})**2", "-{a}", "{a} - {b}"])
             lines.append(f"v{i} = " + shape.format(a=a, b=b))
         names.append(lines[-1].split(" =")[0])
-    evaluation = evaluate(parse("\n".join(lines)))
+    output = rng.choice(names) if rng.random() < 0.5 else None  # first, last or in between
+    evaluation = evaluate(parse("\n".join(lines)), output=output)
     numbers = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-320, 1.7e308, 2.5, -1 / 3, 123456789.0]
     for node in evaluation.nodes.values():  # the reports only read data and grad
         node.data = rng.choice([node.data, *numbers])
