@@ -157,8 +157,11 @@ def batch_command(
     with opened(rows) as (stream, name, size):
         reader = reader_for(stream, name, format_for(rows, input_format), sniffs(rows, input_format))
         plan = _Columns(program, reader, values, keep, reduce is not None)
-        evaluator = BatchEvaluator(program, output=output, wrt=plan.wrt(wrt, program, reduce),
-                                   values_of=plan.values_of(values_of, program, wrt, reduce), advice=_advice())
+        listed = plan.values_of(values_of, program, wrt, reduce)
+        # --reduce's report gives each variable it lists a gradient: the --values-of ones too.
+        differentiated = listed if reduce is not None else plan.wrt(wrt, program, reduce)
+        evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
+                                   advice=_advice())
         broadcast = plan.broadcast(values)
         with progress(size, quiet, name) as advance:
             if reduce is None:
@@ -433,9 +436,9 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
         same = broadcast[name] if name in broadcast else variable.default
         if same is not None and count:
             values[name] = float(same) if how == "mean" else float(same) * count
-    # d output / d output is 1 on every row; the other gradients are the ones computed.
-    gradient = {name: total(grads[name]) if name in grads else (1.0 if how == "mean" else float(count))
-                for name in names}
+    # Every listed name is differentiated; d output / d output is 1 on every row.
+    gradient = {name: total(grads[name]) if name in grads or name != evaluator.output
+                else (1.0 if how == "mean" else float(count)) for name in names}
     reduction = render.Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient)
     if report_format is None and out not in (None, "-"):  # report.json, report.csv
         report_format = {".json": "json", ".csv": "csv"}.get(os.path.splitext(out)[1].lower())

@@ -35,3 +35,19 @@ def test_column_inputs_are_still_averaged(runner) -> None:
                                   "mean", "--format", "json", "--set", "w=0.3", "--set", "b=0.1"])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["values"]["x"] == pytest.approx(0.0, abs=1e-15)
+
+
+# Rows (x, y) = (1, 2) and (3, 4) of c = (x*y + 1)**2, by hand: dc/da = dc/db = 2b is 6 and 26,
+# dc/dx = 2b*y is 12 and 104, dc/dy = 2b*x is 6 and 78.
+@pytest.mark.parametrize("options, how, expected", [
+    (["--values-of", "a,b", "--wrt", "x"], "sum", {"c": 2.0, "x": 116.0, "a": 32.0, "b": 32.0}),
+    (["--wrt", "x", "--values-of", "y"], "mean", {"c": 1.0, "x": 58.0, "y": 42.0}),
+    (["--values-of", "c"], "mean", {"c": 1.0, "x": 58.0, "y": 42.0}),
+], ids=["intermediates-not-in-wrt", "input-not-in-wrt", "the-output-itself"])
+def test_every_listed_variable_gets_its_own_gradient(runner, tmp_path, options, how, expected) -> None:
+    rows = tmp_path / "xy.csv"
+    rows.write_text("x,y\n1,2\n3,4\n")
+    result = runner.invoke(main, ["batch", "a = x*y; b = a + 1; c = b*b", str(rows), "--reduce", how,
+                                  "--format", "json", *options])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["grads"] == expected
