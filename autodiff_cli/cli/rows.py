@@ -228,17 +228,15 @@ class RowReader:
 
     def _header(self, sniff: bool) -> list[str]:
         first = self.lines.take(1, wait=True)
-        while first and not first[0].strip() and (self.format == "jsonl" or sniff):
-            first = self.lines.take(1, wait=True)  # JSON Lines may start with blank lines
+        while first and not first[0].strip():  # blank lines are skipped, before the first row too
+            first = self.lines.take(1, wait=True)
         if sniff and first and first[0].lstrip().startswith("{"):
             self.format = "jsonl"  # stdin, or a name with no known extension, holding JSON objects
-        elif sniff and self.lines.taken > 1:  # not JSON Lines: CSV, whose first line is blank
-            raise data_error(self.name, 1, "there are no rows: the first line is empty",
-                             "the first line must hold the column names")
-        if not first or not first[0].strip():
+        if not first:
             what = "a JSON object" if self.format == "jsonl" else "the column names"
-            raise data_error(self.name, max(1, self.lines.taken), "there are no rows: the first line is empty",
-                             f"the first line must hold {what}")
+            why = "every line is blank" if self.lines.taken else "the input is empty"
+            raise data_error(self.name, max(1, self.lines.taken), f"there are no rows: {why}",
+                             f"the first line that is not blank must hold {what}")
         self.header_text = first[0]
         line = self.lines.taken
         if self.format == "jsonl":
@@ -474,7 +472,8 @@ class _DelimitedChunks:
         # loadtxt joins a quoted cell's lines with nothing between them, so a row over several
         # lines leaves it fewer rows than lines; and it takes a quote left open on the last line
         # to that line's end.
-        if self.all_numeric and "" not in lines and "\r" not in lines and not lines[-1].count('"') & 1:
+        if (self.all_numeric and "" not in lines and "\r" not in lines and not lines[-1].count('"') & 1
+                and self._loadtxt_reads_as_csv("\n".join(lines))):
             try:
                 table = np.loadtxt(lines, delimiter=self.separator, comments=None, quotechar='"', ndmin=2,
                                    dtype=np.float64)
@@ -487,6 +486,17 @@ class _DelimitedChunks:
                 numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.columns)}
                 return Chunk(numbers, {}, np.arange(first_line, first_line + len(lines))), 0
         return self._slow(lines, first_line, final)
+
+    def _loadtxt_reads_as_csv(self, text: str) -> bool:
+        """Whether loadtxt would read ``text`` as the csv module does.  It is laxer in two ways: it
+        takes a cell such as ``"1"2`` as 12, and ``float`` takes non-ASCII spaces around a number."""
+        if not text.isascii():
+            return False
+        if '"' not in text:
+            return True
+        sep = re.escape(self.separator)
+        whole_cells = re.compile(f'(?:^|(?<={sep}))"[^"\n]*"(?={sep}|$)', re.MULTILINE)
+        return '"' not in whole_cells.sub("", text)
 
     def _look_for_underflows(self, table: np.ndarray, indices: Sequence[int], texts: list[str],
                              line_numbers: list[int]) -> None:

@@ -279,7 +279,7 @@ def test_a_nan_cell_fails_its_row(runner) -> None:
      ("x\n1\n", [], "error: no value for input y: <stdin> has no such column"),
      ("x,y\n1,2\n", ["--set", "x=1"], "<stdin>:1:1: error: 'x' is both a column of <stdin> and given by --set"),
      ("x,y,r\n1,2,3\n", ["--values-of", "r"], "the column 'r' names a variable the program computes"),
-     ("", [], "<stdin>:1:1: error: there are no rows: the first line is empty"),
+     ("", [], "<stdin>:1:1: error: there are no rows: the input is empty"),
      ('{"x": 1, "y": 2}\n{"x": "a", "y": 2}\n', ["--from", "jsonl"],
       "<stdin>:2:2: error: the key 'x' holds \"a\", not a number"),
      ('{"x": 1, "y": 2}\n{"x": 1}\n', ["--from", "jsonl"], "<stdin>:2:1: error: this object has no 'y'"),

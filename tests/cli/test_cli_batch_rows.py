@@ -52,11 +52,19 @@ def test_jsonl_in_a_file_without_a_known_extension(runner, tmp_path, name) -> No
     assert json.loads(result.stdout) == JSONL_EXPECTED
 
 
-@pytest.mark.parametrize("text, line", [("\nx,y\n1,2\n", 1)], ids=["csv-blank-first-line"])
-def test_csv_with_a_blank_first_line_is_still_an_error_at_line_1(runner, text, line) -> None:
+@pytest.mark.parametrize("text", ["\nx,y\n1,2\n", "\n \r\n\nx,y\n1,2\n\n"], ids=["one", "several"])
+def test_csv_blank_lines_before_the_header_are_skipped(runner, text) -> None:
+    result = _batch(runner, "L = x*y", "-", input=text)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "x,y,L,dL/dx,dL/dy\n1.0,2.0,2.0,2.0,1.0\n"
+
+
+@pytest.mark.parametrize("text, where", [("\n\n", "<stdin>:2:1"), ("\n \n\t\n", "<stdin>:3:1")],
+                         ids=["two-blank", "three-blank"])
+def test_only_blank_lines_is_no_rows(runner, text, where) -> None:
     result = _batch(runner, "L = x*y", "-", input=text)
     assert result.exit_code == 1
-    assert result.stderr.startswith(f"<stdin>:{line}:1: error: there are no rows: the first line is empty")
+    assert result.stderr.startswith(f"{where}: error: there are no rows: every line is blank")
 
 
 @pytest.mark.parametrize("text", ['{"x": 1, "y": 2}\n{"x": 2, "y": 4}\n'], ids=["jsonl-stdin"])
@@ -452,3 +460,34 @@ def test_underflow_cut_between_reads_is_still_found(cut) -> None:
     list(reader.chunks(["x", "y"], [], wait=True))
     assert reader.underflows.warning() == ("t.csv:2:3: 1e-400 is smaller than the smallest float (about 5e-324), "
                                            "so taken as 0")
+
+
+# loadtxt, the fast path for all-number chunks, took '"1"2' as 12 and a no-break space after a
+# number as nothing, where the csv module refuses both: the file's layout (a blank line, a column
+# kept as text) decided which read it got.
+@pytest.mark.parametrize("body, message", [
+    ('"1"2,3\n', "2:4: error: this line is not valid CSV: ',' expected after '\"'"),
+    ("1\u00a0,3\n", "2:1: error: the column 'x' holds '1\\xa0', not a number"),
+    ("1,\u20033\n", "2:3: error: the column 'y' holds '\\u20033', not a number"),
+], ids=["glued-quote", "no-break-space", "em-space"])
+@pytest.mark.parametrize("layout", ["plain", "trailing-blank-line", "kept-text-column"])
+def test_a_malformed_cell_is_refused_whatever_the_layout(runner, tmp_path, body, message, layout) -> None:
+    rows = tmp_path / "rows.csv"
+    header, keep = "x,y", []
+    if layout == "trailing-blank-line":
+        body += "\n"
+    elif layout == "kept-text-column":
+        header, body, keep = "x,y,id", body.replace("\n", ",a\n"), ["--keep", "x,y,id"]
+    rows.write_text(f"{header}\n{body}", encoding="utf-8")
+    result = _batch(runner, "L = x*y", rows, *keep)
+    assert result.exit_code == 1
+    assert f"{rows}:{message}" in result.stderr
+
+
+@pytest.mark.parametrize("text", ['x,y\n"1","2"\n3,"4"\n', 'x\ty\n"1"\t"2"\n3\t"4"\n'], ids=["csv", "tsv"])
+def test_whole_quoted_numbers_are_read(runner, tmp_path, text) -> None:
+    rows = tmp_path / ("rows.tsv" if "\t" in text else "rows.csv")
+    rows.write_text(text)
+    result = _batch(runner, "L = x*y", rows, "--to", "csv")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "x,y,L,dL/dx,dL/dy\n1.0,2.0,2.0,2.0,1.0\n3.0,4.0,12.0,4.0,3.0\n"
