@@ -893,7 +893,9 @@ class ParquetReader:
                     raise InputError(f"the column '{name}' of {self.name} holds {kind} values, not numbers",
                                      source=Source(self.name, ""), hint="give the program's inputs numeric "
                                      "columns (a missing value, null, fails its row)")
-                numbers[name] = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+                # Not "safe": an integer past 2**53 is rounded to the nearest float, as the same
+                # number read from CSV is, where the safe cast refuses it.
+                numbers[name] = column.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
             kept = {name: batch.column(name).to_pylist() for name in passed}
             rows = np.arange(done + 1, done + batch.num_rows + 1)
             done += batch.num_rows

@@ -506,6 +506,19 @@ def test_parquet_in_with_integers_text_and_nulls(runner, tmp_path) -> None:
     assert f"note: in {rows} row 2: x=nan" in failing.stderr
 
 
+@pytest.mark.parametrize("kind, big", [("int64", 1_700_000_000_123_456_789), ("uint64", 2**64 - 1)],
+                         ids=["int64-nanoseconds", "uint64-max"])
+def test_parquet_integers_past_2_53_are_rounded_as_csv_rounds_them(runner, tmp_path, kind, big) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"t": pa.array([1, big], getattr(pa, kind)())}), rows)
+    result = run(runner, "L = 2*t", str(rows))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"t,L,dL/dt\n1.0,2.0,2.0\n{float(big)!r},{2 * float(big)!r},2.0\n"
+
+
 def test_parquet_reduce_equals_csv_reduce(runner, samples, tmp_path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
