@@ -22,6 +22,7 @@ from .common import (
     EXIT_CODES_HELP,
     complete_file_name,
     load_inputs,
+    names_stdin,
     program_options,
     reporting_errors,
     warn,
@@ -133,10 +134,10 @@ def batch_command(
             raise click.UsageError("with -e/-f the program is given; pass only ROWS as an argument")
         rows, source = rows or source, None
     _check_options(reduce, report_format, output_format, keep)
-    rows_from_stdin = rows in (None, "-")
+    rows_from_stdin = rows is None or names_stdin(rows)
     if rows_from_stdin and (sys.stdin is None or (rows is None and sys.stdin.isatty())):
         raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
-    if rows_from_stdin and (source == "-" or file == "-" or values_file == "-" or
+    if rows_from_stdin and (names_stdin(source) or names_stdin(file) or names_stdin(values_file) or
                             (source is None and expr is None and file is None)):
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")

@@ -213,7 +213,7 @@ def _program_from(path: str) -> Source:
     return Source(path, _read_file(path, "program"))
 
 
-def _names_stdin(path: str | None) -> bool:
+def names_stdin(path: str | None) -> bool:
     """'-', /dev/stdin, /dev/fd/0, /proc/self/fd/0: standard input however it is spelled."""
     from .output import descriptor_of
 
@@ -221,12 +221,12 @@ def _names_stdin(path: str | None) -> bool:
 
 
 def _stdin_once(source: str | None, expr: str | None, file: str | None, values_file: str | None) -> None:
-    if not _names_stdin(values_file):
+    if not names_stdin(values_file):
         return
     if file is not None:
-        program_from_stdin = _names_stdin(file)
+        program_from_stdin = names_stdin(file)
     elif source is not None:
-        program_from_stdin = _names_stdin(source)
+        program_from_stdin = names_stdin(source)
     else:  # no SOURCE, -e or -f: the program is read from a piped stdin
         program_from_stdin = expr is None and sys.stdin is not None and not sys.stdin.isatty()
     if program_from_stdin:

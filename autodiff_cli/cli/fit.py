@@ -24,6 +24,7 @@ from .common import (
     EXIT_CODES_HELP,
     complete_file_name,
     load_inputs_and_values_source,
+    names_stdin,
     program_options,
     reporting_errors,
     value_literals,
@@ -151,8 +152,8 @@ def fit_command(
                            momentum=0.9 if momentum is None else momentum, weight_decay=weight_decay,
                            steps=steps, batch_size=batch_size, tol=tol, seed=seed)
 
-    if data == "-" and (source == "-" or file == "-" or values_file == "-"
-                        or (source is None and expr is None and file is None)):
+    if names_stdin(data) and (names_stdin(source) or names_stdin(file) or names_stdin(values_file)
+                              or (source is None and expr is None and file is None)):
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
     program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
@@ -190,13 +191,24 @@ def _plot_format(plot: str | None) -> str | None:
     return PLOT_FORMATS[extension]
 
 
+def _names_stdout(path: str) -> bool:
+    """'-', /dev/stdout, /dev/fd/1...: standard output however it is spelled."""
+    from .output import descriptor_of
+
+    return path == "-" or descriptor_of(path) == 1
+
+
 def _check_destinations(out: str | None, history: str | None, plot: str | None,
                         inputs: dict[str, str | None]) -> None:
     """Fail before training, not after it, when a result could not be written, or would be
     written over another result or over a file this run reads (the data, the program)."""
-    if out in (None, "-") and history == "-":
-        raise click.UsageError("the parameters and --history cannot both go to stdout: give -o FILE or "
-                               "--history FILE")
+    on_stdout = [option for option, path in (("the parameters", out or "-"), ("--history", history),
+                                             ("--plot", plot)) if path is not None and _names_stdout(path)]
+    if len(on_stdout) > 1:
+        raise click.UsageError(f"{', '.join(on_stdout[:-1])} and {on_stdout[-1]} cannot all go to stdout: give -o FILE, "
+                               "--history FILE or --plot FILE" if len(on_stdout) > 2 else
+                               f"{on_stdout[0]} and {on_stdout[1]} cannot both go to stdout: name a file "
+                               "for one of them")
     files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot))
              if path is not None and path != "-"]
     read = {os.path.realpath(path): what for what, path in inputs.items()

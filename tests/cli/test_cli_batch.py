@@ -336,9 +336,12 @@ def test_header_only_gives_header_only(runner) -> None:
      (["y = 2*x", "-", "--reduce", "sum", "--to", "jsonl"], "--to chooses the rows' format"),
      (["y = 2*x", "-", "--reduce", "sum", "--keep", "x"], "--keep chooses the columns"),
      (["-", "-"], "standard input can carry the rows or the program"),
+     (["/dev/stdin", "-"], "standard input can carry the rows or the program"),
+     (["-", "/dev/fd/0"], "standard input can carry the rows or the program"),
      (["y = 2*x", "-", "--on-error", "ignore"], "Invalid value for '--on-error'"),
      (["y = 2*x", "-", "--precision", "0"], "Invalid value for '--precision'")],
-    ids=["format-without-reduce", "to-with-reduce", "keep-with-reduce", "stdin-twice", "on-error", "precision"],
+    ids=["format-without-reduce", "to-with-reduce", "keep-with-reduce", "stdin-twice", "program-dev-stdin",
+         "rows-dev-fd-0", "on-error", "precision"],
 )
 def test_usage_errors_exit_2(runner, args, message) -> None:
     result = run(runner, *args, input="x\n1\n")

@@ -307,10 +307,15 @@ def test_a_second_ctrl_c_interrupts_the_step_and_still_writes(tmp_path) -> None:
         (["--plot", "loss.jpg"], "should end in .svg, .png or .pdf"),
         (["-o", "same.txt", "--history", "same.txt"], "name the same file"),
         (["--history", "-"], "cannot both go to stdout"),
+        (["--history", "/dev/stdout"], "the parameters and --history cannot both go to stdout"),
+        (["-o", "-", "--plot", "/dev/fd/1"], "the parameters and --plot cannot both go to stdout"),
+        (["--history", "/dev/stdout", "--plot", "/dev/stdout"],
+         "the parameters, --history and --plot cannot all go to stdout"),
         (["--optimizer", "rmsprop"], "'rmsprop' is not one of"),
     ],
     ids=["lr-nan", "lr-zero", "lr-negative", "tol-negative", "decay-inf", "steps-zero", "batch-zero",
          "momentum-with-sgd", "final-lr-constant", "plot-extension", "same-file", "two-to-stdout",
+         "history-to-dev-stdout", "plot-to-fd-1", "three-to-stdout",
          "unknown-optimizer"],
 )
 def test_usage_errors_exit_2(fit, args, message: str, tmp_path) -> None:
@@ -455,8 +460,10 @@ def test_rows_from_stdin(fit) -> None:
         fitted(fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", *args))
 
 
-def test_stdin_cannot_carry_both_program_and_rows(fit) -> None:
-    result = fit("-", "--data", "-", input="loss = (w*x - y)**2\n")
+@pytest.mark.parametrize("program, data", [("-", "-"), ("/dev/stdin", "-"), ("-", "/dev/fd/0")],
+                         ids=["dash-dash", "dev-stdin", "dev-fd-0"])
+def test_stdin_cannot_carry_both_program_and_rows(fit, program, data) -> None:
+    result = fit(program, "--data", data, input="loss = (w*x - y)**2\n")
     assert result.exit_code == 2 and "standard input can carry the rows or the program" in result.stderr
 
 
