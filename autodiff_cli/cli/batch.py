@@ -133,7 +133,7 @@ def batch_command(
         if rows is not None and source is not None:
             raise click.UsageError("with -e/-f the program is given; pass only ROWS as an argument")
         rows, source = rows or source, None
-    _check_options(reduce, report_format, output_format, keep)
+    _check_options(reduce, report_format, output_format, keep, out)
     rows_from_stdin = rows is None or names_stdin(rows)
     if rows_from_stdin and (sys.stdin is None or (rows is None and sys.stdin.isatty())):
         raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
@@ -178,13 +178,20 @@ next(param for param in batch_command.params if param.name == "source").metavar 
 
 
 def _check_options(reduce: str | None, report_format: str | None, output_format: str | None,
-                   keep: tuple[str, ...]) -> None:
+                   keep: tuple[str, ...], out: str | None) -> None:
     if reduce is None and report_format is not None:
         raise click.UsageError("--format chooses --reduce's report; the rows' format is --to")
     if reduce is not None and output_format is not None:
         raise click.UsageError("--to chooses the rows' format; --reduce writes one report: use --format")
     if reduce is not None and keep:
         raise click.UsageError("--keep chooses the columns of per-row output; --reduce writes no rows")
+    if reduce is not None and report_format is None and out is not None:
+        from .rows import EXTENSIONS
+
+        extension = os.path.splitext(out)[1].lower()
+        if extension in EXTENSIONS and extension != ".csv":  # a file of rows; the report is not one
+            raise click.UsageError(f"--reduce writes one report, as plain text, JSON or CSV, not "
+                                   f"{extension}: name the file .txt, .json or .csv, or give --format")
 
 
 class _Columns:

@@ -338,10 +338,13 @@ def test_header_only_gives_header_only(runner) -> None:
      (["-", "-"], "standard input can carry the rows or the program"),
      (["/dev/stdin", "-"], "standard input can carry the rows or the program"),
      (["-", "/dev/fd/0"], "standard input can carry the rows or the program"),
+     (["y = 2*x", "-", "--reduce", "sum", "-o", "report.parquet"], "--reduce writes one report, as plain "
+      "text, JSON or CSV, not .parquet"),
+     (["y = 2*x", "-", "--reduce", "mean", "-o", "report.JSONL"], "not .jsonl: name the file .txt, .json or .csv"),
      (["y = 2*x", "-", "--on-error", "ignore"], "Invalid value for '--on-error'"),
      (["y = 2*x", "-", "--precision", "0"], "Invalid value for '--precision'")],
     ids=["format-without-reduce", "to-with-reduce", "keep-with-reduce", "stdin-twice", "program-dev-stdin",
-         "rows-dev-fd-0", "on-error", "precision"],
+         "rows-dev-fd-0", "reduce-to-parquet", "reduce-to-jsonl", "on-error", "precision"],
 )
 def test_usage_errors_exit_2(runner, args, message) -> None:
     result = run(runner, *args, input="x\n1\n")
