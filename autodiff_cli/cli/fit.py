@@ -488,7 +488,8 @@ def _write_results(result: FitResult, plan: FitPlan, given: dict[str, float], va
             from ..execute.fit import values_to_write
 
             literals = value_literals(values_source)  # the values file's keys, each with its number's text
-            return values_json(values_to_write(plan, params, given, kept=literals), literals).encode()
+            kept = {name: float(text) for name, text in literals.items()}
+            return values_json(values_to_write(plan, params, given, kept), literals).encode()
 
         writes.append((out, values))
     if history is not None:

@@ -405,16 +405,18 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
 
 
 def values_to_write(plan: FitPlan, params: np.ndarray, given: Mapping[str, float],
-                    kept: Container[str] = ()) -> dict[str, float]:
+                    kept: Mapping[str, float] | None = None) -> dict[str, float]:
     """The values ``fit`` writes, from which ``--values`` reproduces the trained model: those
     ``given`` (the values file's in its order, then ``--set``'s) for the program's inputs, and
-    for the names in ``kept`` (the values file's keys) even when the program does not use them,
-    each parameter's replaced in its place by its learned value, and the parameters not given
-    after them, in program order.  So writing over the values file that was read (a resume)
-    loses nothing, and a name given only with ``--set`` that the program ignores is not written.
+    the values file's own (``kept``) for its names the program does not use, each parameter's
+    replaced in its place by its learned value, and the parameters not given after them, in
+    program order.  So writing over the values file that was read (a resume) loses nothing, and
+    a ``--set`` for a name the program ignores is not written, nor written over the file's.
     """
+    kept = kept or {}
     inputs = set(plan.fixed).union(plan.parameters)
-    values = {name: value for name, value in given.items() if name in inputs or name in kept}
+    values = {name: value if name in inputs else kept[name]
+              for name, value in given.items() if name in inputs or name in kept}
     values.update(zip(plan.parameters, params.tolist()))
     return values
 

@@ -92,8 +92,10 @@ FROM_DEFAULT_W = sgd(0.0, 0.25, 5)  # from the program's w = 0 and b = 0.25
     ('{"w": 1, "b": 0.5, "tiny": 1e-400, "big": 12345678901234567891}', ["--params", "w"],
      [("w", W5_B_FIXED[0]), ("b", 0.5), ("tiny", 0.0), ("big", 12345678901234567891.0)],
      ['  "tiny": 1e-400,', '  "big": 12345678901234567891']),
+    ('{"note": 1.50, "w": 1, "b": 0}', ["--set", "note=2"],
+     [("note", 1.5), ("w", WB5[0]), ("b", WB5[1])], ['  "note": 1.50,']),
 ], ids=["fixed-input-kept", "unused-key-kept-in-place", "key-order-kept", "new-parameter-appended",
-        "numbers-keep-their-text"])
+        "numbers-keep-their-text", "unused-set-does-not-change-the-file"])
 def test_out_over_the_values_file_keeps_what_is_not_learned(runner, tmp_path, before, options, after,
                                                              verbatim) -> None:
     values = tmp_path / "p.json"

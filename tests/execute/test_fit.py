@@ -245,10 +245,12 @@ def test_plan_warns_about_values_the_program_does_not_use(values, warning) -> No
 
 
 @pytest.mark.parametrize("given, kept, expected", [
-    ({}, (), [("w", 1.5), ("b", 2.5)]),
-    ({"zz": 9.0, "b": 0.0, "c": 4.0}, {"zz"}, [("zz", 9.0), ("b", 2.5), ("c", 4.0), ("w", 1.5)]),
-    ({"zz": 9.0, "c": 4.0}, (), [("c", 4.0), ("w", 1.5), ("b", 2.5)]),
-], ids=["parameters-only", "given-in-order-learned-in-place", "unused-not-kept-is-dropped"])
+    ({}, None, [("w", 1.5), ("b", 2.5)]),
+    ({"zz": 9.0, "b": 0.0, "c": 4.0}, {"zz": 9.0}, [("zz", 9.0), ("b", 2.5), ("c", 4.0), ("w", 1.5)]),
+    ({"zz": 9.0, "c": 4.0}, None, [("c", 4.0), ("w", 1.5), ("b", 2.5)]),
+    ({"zz": 2.0, "c": 4.0}, {"zz": 1.5}, [("zz", 1.5), ("c", 4.0), ("w", 1.5), ("b", 2.5)]),
+], ids=["parameters-only", "given-in-order-learned-in-place", "unused-not-kept-is-dropped",
+        "unused-set-over-a-kept-name-is-not-written"])
 def test_values_to_write(given, kept, expected) -> None:
     plan = plan_fit(parse(PROGRAM, "m.ad"), ["x", "y"], {**given, "c": 4.0}, parameters=["w", "b"])
     assert list(values_to_write(plan, np.array([1.5, 2.5]), given, kept).items()) == expected
