@@ -117,6 +117,7 @@ class Chunk:
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")
+_PARQUET_MAGIC = b"PAR1"  # the first four bytes of every Parquet file
 
 
 class _Lines:
@@ -185,10 +186,19 @@ class _Lines:
         # after it (with any it held back from the last block, and without a byte order mark).
         before = self.tail.encode("utf-8")
         data = before + error.object
+        if not before and not self.taken and not self.pending and data.startswith(_PARQUET_MAGIC):
+            return self._parquet_error()
         start = len(before) + error.start
         if not at_end and not re.search(rb"[\r\n]", data[start:]) and self._more_now():
             data += self._read()  # the rest of the line, to show it (whatever has come: no waiting)
         return not_utf8(data, start, self.name, "rows", self.taken + len(self.pending) + 1, cr_ends_lines=True)
+
+    def _parquet_error(self) -> InputError:
+        if self.name == "<stdin>":
+            return InputError("the rows on standard input are Parquet, which cannot be read from a pipe (its "
+                              "index is at the end of the file)", hint="name the Parquet file instead of piping it")
+        return InputError(f"{self.name} holds Parquet, not text rows", source=Source(self.name, ""),
+                          hint="name it .parquet, or give --from parquet")
 
     @property
     def finished(self) -> bool:

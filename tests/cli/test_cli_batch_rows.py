@@ -491,3 +491,22 @@ def test_whole_quoted_numbers_are_read(runner, tmp_path, text) -> None:
     result = _batch(runner, "L = x*y", rows, "--to", "csv")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "x,y,L,dL/dx,dL/dy\n1.0,2.0,2.0,2.0,1.0\n3.0,4.0,12.0,4.0,3.0\n"
+
+
+@pytest.mark.parametrize("command", ["batch", "fit"])
+@pytest.mark.parametrize("where", ["stdin", "file-without-extension"])
+def test_parquet_bytes_where_text_rows_are_expected_are_named(runner, tmp_path, command, where) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = tmp_path / "rows.bin"
+    pq.write_table(pa.table({"x": [1.0, 2.0], "y": [3.0, 4.0]}), rows)
+    source = ["L = x*y"] if command == "batch" else ["w = 0\nL = (w*x - y)**2", "--data"]
+    given = ["-"] if where == "stdin" else [str(rows)]
+    result = runner.invoke(main, [command, *source, *given], input=rows.read_bytes() if where == "stdin" else None)
+    assert result.exit_code == 1
+    if where == "stdin":
+        assert result.stderr.startswith("error: the rows on standard input are Parquet, which cannot be read")
+    else:
+        assert result.stderr.startswith(f"{rows}: error: {rows} holds Parquet, not text rows")
+        assert "give --from parquet" in result.stderr
