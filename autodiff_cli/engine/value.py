@@ -63,6 +63,21 @@ def _is_number(other: object) -> bool:
     return isinstance(other, (float, int)) or isinstance(other, Number)
 
 
+def _real(data: object) -> float:
+    """``data`` as a Value holds it: an int or float (a subclass too: bool, NumPy's float64) as it
+    is, another real number (NumPy's int64, Fraction, Decimal) as a float.  A string, a complex
+    number or None is a TypeError here rather than a wrong answer later ('1' + '2' is '12')."""
+    if isinstance(data, (float, int)):
+        return data  # type: ignore[return-value]
+    if isinstance(data, Number) and not isinstance(data, complex):
+        try:
+            return float(data)  # type: ignore[arg-type]
+        except TypeError:  # a complex number of a type that is not a subclass of complex
+            pass
+    raise TypeError(f"a Value holds a real number, not {type(data).__name__} ({data!r:.40}): "
+                    "convert it to a float first")
+
+
 def _binary(op: Op) -> Callable[[Value, Value | float], Value]:
     """``self <op> other`` from the op's kernel; a number operand becomes a constant node."""
     kernel, name = op.scalar, op.name
@@ -138,6 +153,8 @@ class Value:
         """``Value(2.0)``, or a node of a new operation made by hand: its operands
         (``_children``) and ``local``, the derivative of ``data`` with respect to each
         (``Value(e, (x,), "exp", local=(e,))`` with ``e = math.exp(x.data)``)."""
+        if data.__class__ is not float and data.__class__ is not int:  # the common cases first
+            data = _real(data)
         self.data = data
         self.grad = 0.0
         self._op = _op

@@ -85,3 +85,21 @@ def test_local_must_match_the_operands(children: tuple[Value, ...], local: tuple
     else:
         with pytest.raises(ValueError, match=message):
             Value(2.0, children, "op", local=local)
+
+
+@pytest.mark.parametrize("data", ["1", b"1", None, 1j, np.complex128(1.0), [1.0]],
+                         ids=["str", "bytes", "None", "complex", "numpy-complex", "list"])
+def test_a_value_of_anything_but_a_real_number_is_a_type_error(data: object) -> None:
+    # Value("1") + Value("2") was Value('12'): a forgotten float() on text read from a file.
+    with pytest.raises(TypeError, match=f"a Value holds a real number, not {type(data).__name__}"):
+        Value(data)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("data, kept", [
+    (3, 3), (2.5, 2.5), (True, True), (np.float64(1.5), np.float64(1.5)),
+    (np.int64(3), 3.0), (Fraction(1, 4), 0.25), (Decimal("1.5"), 1.5),
+], ids=["int", "float", "bool", "float64", "int64", "fraction", "decimal"])
+def test_a_value_keeps_ints_and_floats_and_makes_other_reals_floats(data: object, kept: object) -> None:
+    value = Value(data)  # type: ignore[arg-type]
+    assert value.data == kept and type(value.data) is type(kept)
+    assert (value * 2).data == 2 * float(kept)  # type: ignore[arg-type]
