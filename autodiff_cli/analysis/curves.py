@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from ..execute.vectorized import BatchEvaluator
 
 __all__ = [
-    "DEFAULT_POINTS", "Curves", "Gap", "Tangent", "check_variable", "describe_gaps", "sample_curves",
-    "tangent",
+    "DEFAULT_POINTS", "Curves", "Gap", "Tangent", "check_variable", "describe_gaps", "describe_tangents",
+    "sample_curves", "tangent",
 ]
 
 DEFAULT_POINTS = 1001
@@ -71,6 +71,7 @@ class Tangent:
     at: float
     value: float
     slope: float
+    kink: tuple[float, float] | None = None  # the slopes just left and right of a kink at ``at``
 
     def __call__(self, x: Any) -> Any:
         return self.value + self.slope * (x - self.at)
@@ -195,7 +196,43 @@ def tangent(program: Program, values: Mapping[str, float], variable: str, at: fl
             source=Source(program.source.name, ""),
             hint="choose a point where the output has a finite derivative",
         )
-    return Tangent(at, value, slope)
+    return Tangent(at, value, slope, _kink_at(program, values, variable, at, output))
+
+
+def _kink_at(program: Program, values: Mapping[str, float], variable: str, at: float,
+             output: str | None) -> tuple[float, float] | None:
+    """The slopes just left and right of ``at`` if the output has a kink there (abs at 0), else None.
+
+    Where f is smooth the gap between the two one-sided slopes shrinks with the step (it is
+    about 2 h f''); at a kink it stays: so the gap is measured at two steps, h and h / 10.
+    """
+    from ..execute import evaluate
+
+    def slopes(step: float) -> tuple[float, float] | None:
+        found = []
+        for x in (at - step, at + step):
+            try:
+                found.append(evaluate(program, {**values, variable: x}, output).nodes[variable].grad)
+            except AutodiffError:
+                return None  # an edge of the domain on one side: no tangent question to ask
+        return found[0], found[1]
+
+    step = 1e-7 * max(1.0, abs(at))
+    wide, narrow = slopes(step), slopes(step / 10)
+    if wide is None or narrow is None:
+        return None
+    gap, narrow_gap = abs(wide[1] - wide[0]), abs(narrow[1] - narrow[0])
+    scale = max(1.0, *map(abs, narrow))
+    if narrow_gap > KINK_TOLERANCE * scale and narrow_gap > 0.5 * gap:
+        return narrow
+    return None
+
+
+def describe_tangents(curves: Curves) -> list[str]:
+    """A warning for each tangent asked for at a kink, where no line is tangent to the curve."""
+    return [f"--tangent-at {curves.variable}={t.at:g}: {curves.output} has a kink at or next to this point "
+            f"(slope {t.kink[0]:g} just left, {t.kink[1]:g} just right), so the curve has no tangent line "
+            f"there; the line drawn uses reverse mode's slope, {t.slope:g}" for t in curves.tangents if t.kink]
 
 
 # --- evaluating along a column -----------------------------------------------------------------

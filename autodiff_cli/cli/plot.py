@@ -138,7 +138,7 @@ def plot_command(
       autodiff plot "y = log(x)" --range x=-1:3 --order 2 -o log.pdf
       autodiff plot "y = x**3 - 2*x" --range x=-2:2 --format text
     """
-    from ..analysis.curves import check_variable, describe_gaps, sample_curves
+    from ..analysis.curves import check_variable, describe_gaps, describe_tangents, sample_curves
     from ..language.program import check_inputs
     from ..render import plot
 
@@ -174,6 +174,7 @@ def plot_command(
     curves = sample_curves(program, values, variable, low, high, points=points, order=order, output=output,
                            tangents_at=[at for _, at in tangents])
     warn(describe_gaps(curves))
+    warn(describe_tangents(curves))
     title = program_title(program.source)
     if fmt == "text":
         data: str | bytes = plot.to_text(curves, title=title)

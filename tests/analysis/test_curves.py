@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.curves import check_variable, describe_gaps, sample_curves, tangent
+from autodiff_cli.analysis.curves import check_variable, describe_gaps, describe_tangents, sample_curves, tangent
 from autodiff_cli.errors import EvaluationError, InputError
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
@@ -147,6 +147,30 @@ def test_tangent_where_f_is_undefined_is_an_error_with_a_position() -> None:
 def test_tangent_with_an_infinite_slope_is_an_error() -> None:
     with pytest.raises(InputError, match="no tangent line"):
         tangent(parse("y = sqrt(x)"), {}, "x", 0.0)
+
+
+# One-sided slopes by hand: abs has -1 and 1 at 0, relu 0 and 1, and relu's kink is also "next
+# to" 1e-8; smooth functions, however curved (1e9 x**2 changes slope by 200 within 1e-7), have none.
+@pytest.mark.parametrize("text, at, kink", [
+    ("y = abs(x)", 0.0, (-1.0, 1.0)),
+    ("y = relu(x)", 0.0, (0.0, 1.0)),
+    ("y = relu(x - 2) * 3", 2.0, (0.0, 3.0)),
+    ("y = relu(x)", 1e-8, (0.0, 1.0)),
+    ("y = abs(x)", 0.3, None),
+    ("y = 1e9 * x**2", 0.0, None),
+    ("y = tanh(x)", 0.5, None),
+    ("y = log(x)", 1e-300, None),
+], ids=["abs-at-0", "relu-at-0", "shifted-scaled-relu", "next-to-relu-kink", "abs-away", "steep-parabola",
+        "tanh", "domain-edge-on-one-side"])
+def test_tangent_at_a_kink_says_so(text: str, at: float, kink: tuple[float, float] | None) -> None:
+    assert tangent(parse(text), {}, "x", at).kink == kink
+
+
+def test_kink_warning_names_both_slopes_and_the_one_drawn() -> None:
+    curves = curves_of("y = abs(x)", tangents_at=[0.0, 0.5])
+    assert describe_tangents(curves) == [
+        "--tangent-at x=0: y has a kink at or next to this point (slope -1 just left, 1 just right), so the "
+        "curve has no tangent line there; the line drawn uses reverse mode's slope, 0"]
 
 
 @pytest.mark.parametrize("text, variable, message", [
