@@ -457,6 +457,7 @@ def load_inputs_and_values_source(
     _stdin_once(source, expr, file, values_file)
     program_source = read_program(source, expr, file)
     program = _parse_source(source, program_source)
+    _warn_about_tiny_numbers(program_source)
     values: dict[str, float] = {}
     values_source = None
     if values_file:
@@ -465,6 +466,13 @@ def load_inputs_and_values_source(
     _refuse_computed(program, assignments, None)
     values.update(assignments)
     return program, values, values_source
+
+
+def _warn_about_tiny_numbers(program_source: Source) -> None:
+    from ..language.compiler import tiny_numbers
+
+    warn([f"{printable(program_source.name)}:{line}:{column}: {literal[:40]} is smaller than the smallest float "
+          "(about 5e-324), so it is taken as 0" for line, column, literal in tiny_numbers(program_source.text)])
 
 
 def value_literals(values_source: Source | None) -> dict[str, str]:

@@ -65,3 +65,21 @@ def test_a_values_key_is_shown_escaped(runner, tmp_path, key) -> None:
     result = runner.invoke(main, ["eval", "y = x", "--values", str(path)])
     assert result.exit_code == 0
     assert key not in result.stderr and "\\x" in result.stderr or "\\u" in result.stderr
+
+
+TINY_WARNING = "warning: {where}: 1e-400 is smaller than the smallest float (about 5e-324), so it is taken as 0\n"
+
+
+@pytest.mark.parametrize("command", [
+    ["eval", "--format", "json"], ["explain"], ["check"], ["graph", "--format", "dot"], ["diff"],
+    ["plot", "--range", "x=0:1", "--format", "text"],
+], ids=["eval", "explain", "check", "graph", "diff", "plot"])
+def test_a_number_too_small_for_a_float_in_the_program_is_warned_about_at_its_place(runner, tmp_path,
+                                                                                    command) -> None:
+    program = tmp_path / "tiny.ad"
+    program.write_text("# y = x + 1e-400 would be fine\ny = x*1e-400 + x\n")
+    result = runner.invoke(main, [command[0], str(program), *command[1:], "--set", "x=3"]
+                           if command[0] not in ("diff", "plot") else [command[0], str(program), *command[1:]])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith(TINY_WARNING.format(where=f"{program}:2:7")), result.stderr
+    assert result.stderr.count("smaller than the smallest float") == 1
