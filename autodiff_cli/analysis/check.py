@@ -437,9 +437,11 @@ def check_directions(
     directional derivative grad . v, forward mode computes it in one pass seeded with v,
     and the finite difference of t -> f(x + t v) is taken exactly as for one input, with
     its error bar, kinks and jumps.  The cost does not grow with the number of inputs: a
-    few evaluations of the whole program per direction.  A wrong gradient can hide only
-    if its error happens to be nearly orthogonal to every direction; the directions are
-    drawn from ``random.Random(seed)``, so a run is reproducible.
+    few evaluations of the whole program per direction.  A wrong gradient can hide if its
+    error happens to be nearly orthogonal to every direction, or is small next to the
+    directional derivative that the tolerance scales with (one input's kink next to another
+    input's large gradient); the directions are drawn from ``random.Random(seed)``, so a run
+    is reproducible.
     """
     import random
 

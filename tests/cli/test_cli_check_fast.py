@@ -191,3 +191,11 @@ def test_many_inputs_use_the_batch_and_few_do_not(monkeypatch) -> None:
     assert used == []
     result = ck.check_gradients(evaluate(parse(wide(ck.BATCH_INPUTS)), {}))
     assert used == [True] and result.ok
+
+
+def test_the_readme_example_of_what_fast_mode_misses_is_true(runner) -> None:
+    # README: the kink's 0.5 in relu(k) at k = 0 hides behind x's gradient of 100,000.
+    args = ["check", "y = relu(k) + 100000*x", "--set", "k=0", "--set", "x=1"]
+    assert runner.invoke(main, [*args, "--fast"]).exit_code == 0
+    full = runner.invoke(main, args)
+    assert full.exit_code == 1 and "FAIL" in full.stdout
