@@ -189,8 +189,9 @@ def _run_to_completion(command: list[str], data: bytes, timeout: float | None) -
     can_hold = hasattr(signal, "pthread_sigmask")
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, held) if can_hold else None
     try:
+        # In UTC, cairo's PDF date ends in "Z" wherever we run, not in the local offset ("+09'00").
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)
+                                   stderr=subprocess.PIPE, env={**os.environ, "TZ": "UTC"})
     except BaseException:
         if can_hold:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -137,6 +137,18 @@ def test_system_pdf_has_a_fixed_creation_date(monkeypatch) -> None:
     assert len(later) == len(data)
 
 
+@no_system_dot
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", "America/New_York", "UTC"], ids=["tokyo", "new-york", "utc"])
+def test_system_pdf_is_the_same_in_every_time_zone(monkeypatch, zone) -> None:
+    # cairo wrote the local offset after the date: +09'00 in Tokyo, Z in UTC.
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.delenv("TZ", raising=False)
+    here = render.render(dot_of("karpathy"), "pdf", "system")
+    monkeypatch.setenv("TZ", zone)
+    assert render.render(dot_of("karpathy"), "pdf", "system") == here
+    assert b"/CreationDate (D:19700101000000Z)" in here
+
+
 @pytest.mark.parametrize(
     ("epoch", "stamp"),
     [("99999999999999999999", b"99991231235959"), ("1e400", b"19700101000000"), ("-5", b"19700101000000"),
