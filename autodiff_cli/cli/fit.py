@@ -205,10 +205,9 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
     on_stdout = [option for option, path in (("the parameters", out or "-"), ("--history", history),
                                              ("--plot", plot)) if path is not None and _names_stdout(path)]
     if len(on_stdout) > 1:
-        raise click.UsageError(f"{', '.join(on_stdout[:-1])} and {on_stdout[-1]} cannot all go to stdout: give -o FILE, "
-                               "--history FILE or --plot FILE" if len(on_stdout) > 2 else
-                               f"{on_stdout[0]} and {on_stdout[1]} cannot both go to stdout: name a file "
-                               "for one of them")
+        both, which = ("both", "one of them") if len(on_stdout) == 2 else ("all", "all but one")
+        raise click.UsageError(f"{', '.join(on_stdout[:-1])} and {on_stdout[-1]} cannot {both} go to stdout: "
+                               f"name a file for {which}")
     files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot))
              if path is not None and path != "-"]
     read = {os.path.realpath(path): what for what, path in inputs.items()
