@@ -13,7 +13,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -318,17 +318,51 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
     # One pass in a comprehension (a values file can hold millions of keys); bool is not float.
     wrong = [key for key, value in document.items() if type(value) is not float or not isfinite(value)]
     if wrong:
-        key = wrong[0]
-        shown = json.dumps(document[key], allow_nan=True)
-        raise InputError(
-            f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
-            _key_position(text, key), source,
-            'every value must be a finite number, e.g. {"a": 2.5}')
+        raise _not_finite(wrong[0], document[wrong[0]], source)
     if underflows:
         shown = ", ".join(underflows[:5]) + (f" and {len(underflows) - 5:,} more" if len(underflows) > 5 else "")
         verb = "is" if len(underflows) == 1 else "are"
         warn([f"{source.name}: {shown} {verb} smaller than the smallest float (about 5e-324), so taken as 0"])
     return document, source
+
+
+def _not_finite(key: str, value: Any, source: Source) -> InputError:
+    """The error for a value that is not a finite number, quoting it as the file writes it."""
+    import json
+
+    where, written = _where_written(source.text, key, value)
+    if written is None:  # the text search could not find it: the value as JSON reads it
+        written = json.dumps(value, allow_nan=True)
+    if _JSON_NUMBER.match(written):  # a number that float() takes to inf: 1e999, or 400 digits
+        return InputError(f"the value of {key!r} is too large for a float: {written}", where, source,
+                          "a float holds numbers up to about 1.8e308 in size: give a smaller value")
+    shown = f"{written[:40]}{'...' if len(written) > 40 else ''}"
+    return InputError(f"the value of {key!r} is not a finite number: {shown}", where, source,
+                      'every value must be a finite number, e.g. {"a": 2.5}')
+
+
+# A JSON number, as the values file writes it (JSON has no '+', no '.5', no 'inf').
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def _where_written(text: str, key: str, value: Any) -> tuple[Position, str | None]:
+    """Where ``"key":`` is written with ``value`` after it, and the value's text there (``1e999``,
+    ``[1]``).  Of the places the text search finds, the one whose value reads as ``value`` is it:
+    the others are inside strings.  None for the text if no place is."""
+    import json
+
+    shown = json.dumps(value, allow_nan=True)  # compared as text: nan is not equal to itself
+    for found in _key_matches(text, key):
+        start = found.end()
+        while start < len(text) and text[start] in " \t\r\n":  # JSON's white space
+            start += 1
+        try:
+            read, end = json.JSONDecoder(parse_int=float).raw_decode(text, start)
+        except ValueError:
+            continue
+        if json.dumps(read, allow_nan=True) == shown:
+            return _match_position(text, found), text[start:end]
+    return _key_position(text, key), None
 
 
 class DuplicateKey(Exception):
@@ -355,19 +389,37 @@ def object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _key_position(text: str, key: str, occurrence: int = 1) -> Position:
     """Where ``"key":`` is written for the given time (JSON keeps no positions; a text search
     finds them, and can only be fooled by the same text inside a string value)."""
-    import json
+    found = _key_match(text, key, occurrence)
+    return Position(1, 1) if found is None else _match_position(text, found)
 
-    found = None
-    for spelling in dict.fromkeys((json.dumps(key), json.dumps(key, ensure_ascii=False))):
-        matches = list(re.finditer(re.escape(spelling) + r"\s*:", text))
-        if len(matches) >= occurrence:
-            found = matches[occurrence - 1]
-            break
-    if found is None:
-        return Position(1, 1)
+
+def _match_position(text: str, found: re.Match[str]) -> Position:
+    """The position of a ``"key":`` that ``_key_matches`` found, as wide as the key is written."""
     line = text.count("\n", 0, found.start()) + 1
     column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
-    return Position(line, column, len(json.dumps(key, ensure_ascii=False)))
+    return Position(line, column, len(found.group().rstrip(" \t\r\n:")))
+
+
+def _key_match(text: str, key: str, occurrence: int = 1) -> re.Match[str] | None:
+    """The given time ``"key":`` is written in ``text``, in the first spelling written that often."""
+    for spelling in _key_spellings(key):
+        matches = list(re.finditer(re.escape(spelling) + r"\s*:", text))
+        if len(matches) >= occurrence:
+            return matches[occurrence - 1]
+    return None
+
+
+def _key_matches(text: str, key: str) -> Iterator[re.Match[str]]:
+    """Every place ``"key":`` is written in ``text``, in each spelling."""
+    for spelling in _key_spellings(key):
+        yield from re.finditer(re.escape(spelling) + r"\s*:", text)
+
+
+def _key_spellings(key: str) -> list[str]:
+    """A key as JSON may write it: with non-ASCII characters escaped, or not."""
+    import json
+
+    return list(dict.fromkeys((json.dumps(key), json.dumps(key, ensure_ascii=False))))
 
 
 class FiniteFloat(click.FloatRange):
