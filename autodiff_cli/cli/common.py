@@ -275,11 +275,11 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
     for item in items:
         name, sep, text = item.partition("=")
         name = name.strip()
-        if sep and name and not name.isascii():
-            raise click.BadParameter(f"{name!r} is not a name of the language, whose names are ASCII letters, "
-                                     f"digits and _ (got {item!r})", ctx, param)
-        if not sep or not _NAME.match(name):
+        if not sep or not name:
             raise click.BadParameter(f"expected NAME=VALUE (e.g. a=2.5), got {item!r}", ctx, param)
+        if not _NAME.match(name):  # in NAME=VALUE form, but no program can have that name: '1x', 'é'
+            raise click.BadParameter(f"{name!r} is not a name of the language, whose names are ASCII letters, "
+                                     f"digits and _, and start with a letter or _ (got {item!r})", ctx, param)
         values[name] = _parse_number(text.strip(), f"value of {name}")
     return values
 

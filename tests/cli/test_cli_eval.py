@@ -191,6 +191,22 @@ def test_usage_errors_exit_2(runner, args) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(("item", "message"), [
+    ("1x=3", "'1x' is not a name of the language, whose names are ASCII letters, digits and _, and start with "
+             "a letter or _ (got '1x=3')"),
+    ("a b=1", "'a b' is not a name of the language, whose names are ASCII letters, digits and _, and start "
+              "with a letter or _ (got 'a b=1')"),
+    ("\u00e9=1", "'\u00e9' is not a name of the language, whose names are ASCII letters, digits and _, and "
+                 "start with a letter or _ (got '\u00e9=1')"),
+    ("=2", "expected NAME=VALUE (e.g. a=2.5), got '=2'"),
+    ("x", "expected NAME=VALUE (e.g. a=2.5), got 'x'"),
+], ids=["leading-digit", "space-inside", "non-ascii", "no-name", "no-equals-sign"])
+def test_a_set_that_names_no_possible_variable_says_why(runner, item, message) -> None:
+    result = run(runner, "eval", "y = x", "--set", item)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"Error: Invalid value for '--set': {message}"
+
+
 @pytest.mark.parametrize(
     ("content", "where", "message"),
     [
