@@ -25,6 +25,7 @@ from .common import (
     names_stdin,
     program_options,
     reporting_errors,
+    stdin_is_piped,
     warn,
 )
 from .output import (
@@ -135,7 +136,7 @@ def batch_command(
         rows, source = rows or source, None
     _check_options(reduce, report_format, output_format, keep, out)
     rows_from_stdin = rows is None or names_stdin(rows)
-    if rows_from_stdin and (sys.stdin is None or (rows is None and sys.stdin.isatty())):
+    if rows_from_stdin and (sys.stdin is None or (rows is None and not stdin_is_piped())):
         raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
     if rows_from_stdin and (names_stdin(source) or names_stdin(file) or names_stdin(values_file) or
                             (source is None and expr is None and file is None)):

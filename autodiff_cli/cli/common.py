@@ -12,6 +12,7 @@ import functools
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -127,6 +128,19 @@ def say_when_waiting_at_terminal(what: str, it: str = "it") -> None:
         click.echo(f"reading {what} from the terminal; end {it} with {end} (Ctrl-C cancels)", err=True)
 
 
+def stdin_is_piped() -> bool:
+    """Whether standard input has something to read when no argument names it: a pipe or a file
+    redirected to it does.  A terminal does not, nor /dev/null, which cron and CI jobs give a
+    command (a character device that is not a terminal): a forgotten argument is then a usage
+    error, not an empty program or no rows."""
+    if sys.stdin is None or _is_terminal(sys.stdin):
+        return False
+    try:
+        return not stat.S_ISCHR(os.fstat(sys.stdin.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):  # a stream with no descriptor (an embedding program's)
+        return True
+
+
 def _is_terminal(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -162,7 +176,7 @@ def read_program(source: str | None, expr: str | None, file: str | None) -> Sour
     if file is not None:
         return _program_from(file)
     if source is None:
-        if sys.stdin is None or sys.stdin.isatty():
+        if not stdin_is_piped():
             raise click.UsageError("no program given: pass an expression, a file, or '-' for stdin")
         return Source("<stdin>", _read_stdin("program"))
     if source == "-" or ("\n" not in source and os.path.exists(source)):
@@ -228,7 +242,7 @@ def _stdin_once(source: str | None, expr: str | None, file: str | None, values_f
     elif source is not None:
         program_from_stdin = names_stdin(source)
     else:  # no SOURCE, -e or -f: the program is read from a piped stdin
-        program_from_stdin = expr is None and sys.stdin is not None and not sys.stdin.isatty()
+        program_from_stdin = expr is None and stdin_is_piped()
     if program_from_stdin:
         raise click.UsageError("standard input can carry the program or the --values, not both: "
                                "name a file for one of them")

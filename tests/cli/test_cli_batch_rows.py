@@ -451,6 +451,34 @@ def test_reading_rows_at_a_terminal_says_so(runner, monkeypatch, args) -> None:
     assert "reading the rows from the terminal; end them with Ctrl-D (Ctrl-C cancels)" in result.stderr
 
 
+# /dev/null on stdin (cron, CI) brings no rows: a forgotten ROWS is the usage error a terminal
+# gives, while '-' still reads it.  A subprocess each: CliRunner's stdin is a fake stream.
+@pytest.mark.parametrize("args, stdin, status, message", [
+    (["prog.ad"], "devnull", 2, "Error: no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in"),
+    (["-e", "y = 2*x"], "devnull", 2,
+     "Error: no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in"),
+    (["prog.ad", "-"], "devnull", 1, "<stdin>:1:1: error: there are no rows: the input is empty"),
+    (["prog.ad"], "file", 0, None),
+    (["prog.ad"], "pipe", 0, None),
+], ids=["no-rows", "expr-no-rows", "dash", "redirected-file", "pipe"])
+def test_rows_from_dev_null_a_file_or_a_pipe(tmp_path, args, stdin, status, message) -> None:
+    (tmp_path / "prog.ad").write_text("y = 2*x\n")
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x\n1\n2\n")
+    with open(rows) as handle:
+        given = {"devnull": {"stdin": subprocess.DEVNULL}, "file": {"stdin": handle},
+                 "pipe": {"input": rows.read_text()}}[stdin]
+        result = subprocess.run([sys.executable, "-m", "autodiff_cli", "batch", *args], cwd=tmp_path, text=True,
+                                capture_output=True, check=False, env={**os.environ, "PYTHONPATH": str(REPO)},
+                                **given)
+    assert result.returncode == status, result.stderr
+    if message is None:
+        assert result.stdout == "x,y,dy/dx\n1.0,2.0,2.0\n2.0,4.0,2.0\n"
+    else:
+        lines = result.stderr.splitlines()
+        assert (lines[-1] if status == 2 else lines[0]) == message  # a usage error ends with it
+
+
 @pytest.mark.parametrize("cut", [8, 9, 10, 11, 12], ids=["8", "9", "10", "11", "12"])
 def test_underflow_cut_between_reads_is_still_found(cut) -> None:
     from autodiff_cli.cli.rows import RowReader
