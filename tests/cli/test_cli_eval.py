@@ -192,12 +192,12 @@ def test_usage_errors_exit_2(runner, args) -> None:
 
 
 @pytest.mark.parametrize(("item", "message"), [
-    ("1x=3", "'1x' is not a name of the language, whose names are ASCII letters, digits and _, and start with "
-             "a letter or _ (got '1x=3')"),
-    ("a b=1", "'a b' is not a name of the language, whose names are ASCII letters, digits and _, and start "
-              "with a letter or _ (got 'a b=1')"),
-    ("\u00e9=1", "'\u00e9' is not a name of the language, whose names are ASCII letters, digits and _, and "
-                 "start with a letter or _ (got '\u00e9=1')"),
+    ("1x=3", ("'1x' is not a name of the language, whose names are ASCII letters, digits and _, and start "
+              "with a letter or _ (got '1x=3')")),
+    ("a b=1", ("'a b' is not a name of the language, whose names are ASCII letters, digits and _, and start "
+               "with a letter or _ (got 'a b=1')")),
+    ("\u00e9=1", ("'\u00e9' is not a name of the language, whose names are ASCII letters, digits and _, and "
+                  "start with a letter or _ (got '\u00e9=1')")),
     ("=2", "expected NAME=VALUE (e.g. a=2.5), got '=2'"),
     ("x", "expected NAME=VALUE (e.g. a=2.5), got 'x'"),
 ], ids=["leading-digit", "space-inside", "non-ascii", "no-name", "no-equals-sign"])
