@@ -25,6 +25,7 @@ from .common import (
     names_stdin,
     program_options,
     reporting_errors,
+    stdin_is_piped,
     warn,
 )
 from .output import (
@@ -135,7 +136,7 @@ def batch_command(
         rows, source = rows or source, None
     _check_options(reduce, report_format, output_format, keep, out)
     rows_from_stdin = rows is None or names_stdin(rows)
-    if rows_from_stdin and (sys.stdin is None or (rows is None and sys.stdin.isatty())):
+    if rows_from_stdin and (sys.stdin is None or (rows is None and not stdin_is_piped())):
         raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
     if rows_from_stdin and (names_stdin(source) or names_stdin(file) or names_stdin(values_file) or
                             (source is None and expr is None and file is None)):
@@ -313,7 +314,7 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
         writer.header()
         target.flush()
         for chunk in reader.chunks(plan.numeric, plan.passed, wait=False):
-            result = _evaluate(evaluator, chunk, broadcast, on_error, None, reader.name)
+            result = _evaluate(evaluator, chunk, broadcast, on_error, None, reader)
             failures.add(result, chunk)
             writer.write(_row_columns(plan, evaluator, chunk, result), result.count)
             target.flush()  # rows go out as soon as they are computed
@@ -332,15 +333,15 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
     finally:
         if not to_stdout:
             target.discard()
-    _warn_underflows(reader)
+    _warn_misread(reader)
     failures.report()
 
 
-def _warn_underflows(reader: RowReader | ParquetReader) -> None:
-    """Cells such as 1e-400 were read as 0: say so once, with the first one's place."""
-    underflow = reader.underflows.warning()
-    if underflow:
-        warn([underflow])
+def _warn_misread(reader: RowReader | ParquetReader) -> None:
+    """Cells such as 1e-400 were read as 0, or 1e400 as inf: say so once each, with the first one's place."""
+    from .rows import misread_warnings
+
+    warn(misread_warnings(reader))
 
 
 def _row_columns(plan: _Columns, evaluator: BatchEvaluator, chunk: Chunk, result: BatchResult) -> dict[str, Any]:
@@ -357,13 +358,19 @@ def _row_columns(plan: _Columns, evaluator: BatchEvaluator, chunk: Chunk, result
 
 
 def _evaluate(evaluator: BatchEvaluator, chunk: Chunk, broadcast: dict[str, float], on_error: str,
-              reduce: str | None, rows_name: str) -> BatchResult:
+              reduce: str | None, reader: RowReader | ParquetReader) -> BatchResult:
     from ..execute.vectorized import RowError
 
     try:
         return evaluator.evaluate({**chunk.numbers, **broadcast}, reduce=reduce, on_error=on_error)
     except RowError as error:
-        raise _located(error, f"{chunk.unit} {int(chunk.lines[error.row])}", rows_name) from None
+        line = int(chunk.lines[error.row])
+        located = _located(error, f"{chunk.unit} {line}", reader.name)
+        # The run stops before the warnings at its end: an inf the file writes as 1e400 is said
+        # here.  Rows fail in order, so the row of the first such cell is the one that fails.
+        if reader.overflows.first_line == line:
+            located.notes.insert(-1, reader.overflows.first_said())
+        raise located from None
 
 
 def _located(error: RowError, where: str, rows_name: str) -> EvaluationError:
@@ -414,7 +421,7 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
     grads: dict[str, list[float]] = {}
     count = 0
     for chunk in reader.chunks(plan.numeric, plan.passed, wait=True):  # fixed chunks: the same sums every run
-        result = _evaluate(evaluator, chunk, broadcast, on_error, "sum", reader.name)
+        result = _evaluate(evaluator, chunk, broadcast, on_error, "sum", reader)
         failures.add(result, chunk)
         count += result.count
         for name, value in result.values.items():
@@ -462,5 +469,5 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
             emit(data)
         else:
             write_atomic(out, data.encode("utf-8"))
-    _warn_underflows(reader)
+    _warn_misread(reader)
     failures.report()

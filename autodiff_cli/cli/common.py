@@ -12,8 +12,9 @@ import functools
 import math
 import os
 import re
+import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -127,6 +128,19 @@ def say_when_waiting_at_terminal(what: str, it: str = "it") -> None:
         click.echo(f"reading {what} from the terminal; end {it} with {end} (Ctrl-C cancels)", err=True)
 
 
+def stdin_is_piped() -> bool:
+    """Whether standard input has something to read when no argument names it: a pipe or a file
+    redirected to it does.  A terminal does not, nor /dev/null, which cron and CI jobs give a
+    command (a character device that is not a terminal): a forgotten argument is then a usage
+    error, not an empty program or no rows."""
+    if sys.stdin is None or _is_terminal(sys.stdin):
+        return False
+    try:
+        return not stat.S_ISCHR(os.fstat(sys.stdin.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):  # a stream with no descriptor (an embedding program's)
+        return True
+
+
 def _is_terminal(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -162,7 +176,7 @@ def read_program(source: str | None, expr: str | None, file: str | None) -> Sour
     if file is not None:
         return _program_from(file)
     if source is None:
-        if sys.stdin is None or sys.stdin.isatty():
+        if not stdin_is_piped():
             raise click.UsageError("no program given: pass an expression, a file, or '-' for stdin")
         return Source("<stdin>", _read_stdin("program"))
     if source == "-" or ("\n" not in source and os.path.exists(source)):
@@ -228,7 +242,7 @@ def _stdin_once(source: str | None, expr: str | None, file: str | None, values_f
     elif source is not None:
         program_from_stdin = names_stdin(source)
     else:  # no SOURCE, -e or -f: the program is read from a piped stdin
-        program_from_stdin = expr is None and sys.stdin is not None and not sys.stdin.isatty()
+        program_from_stdin = expr is None and stdin_is_piped()
     if program_from_stdin:
         raise click.UsageError("standard input can carry the program or the --values, not both: "
                                "name a file for one of them")
@@ -275,11 +289,11 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
     for item in items:
         name, sep, text = item.partition("=")
         name = name.strip()
-        if sep and name and not name.isascii():
-            raise click.BadParameter(f"{name!r} is not a name of the language, whose names are ASCII letters, "
-                                     f"digits and _ (got {item!r})", ctx, param)
-        if not sep or not _NAME.match(name):
+        if not sep or not name:
             raise click.BadParameter(f"expected NAME=VALUE (e.g. a=2.5), got {item!r}", ctx, param)
+        if not _NAME.match(name):  # in NAME=VALUE form, but no program can have that name: '1x', 'é'
+            raise click.BadParameter(f"{name!r} is not a name of the language, whose names are ASCII letters, "
+                                     f"digits and _, and start with a letter or _ (got {item!r})", ctx, param)
         values[name] = _parse_number(text.strip(), f"value of {name}")
     return values
 
@@ -318,17 +332,51 @@ def _values_and_source(path: str) -> tuple[dict[str, float], Source]:
     # One pass in a comprehension (a values file can hold millions of keys); bool is not float.
     wrong = [key for key, value in document.items() if type(value) is not float or not isfinite(value)]
     if wrong:
-        key = wrong[0]
-        shown = json.dumps(document[key], allow_nan=True)
-        raise InputError(
-            f"the value of {key!r} is not a finite number: {shown[:40]}{'...' if len(shown) > 40 else ''}",
-            _key_position(text, key), source,
-            'every value must be a finite number, e.g. {"a": 2.5}')
+        raise _not_finite(wrong[0], document[wrong[0]], source)
     if underflows:
         shown = ", ".join(underflows[:5]) + (f" and {len(underflows) - 5:,} more" if len(underflows) > 5 else "")
         verb = "is" if len(underflows) == 1 else "are"
         warn([f"{source.name}: {shown} {verb} smaller than the smallest float (about 5e-324), so taken as 0"])
     return document, source
+
+
+def _not_finite(key: str, value: Any, source: Source) -> InputError:
+    """The error for a value that is not a finite number, quoting it as the file writes it."""
+    import json
+
+    where, written = _where_written(source.text, key, value)
+    if written is None:  # the text search could not find it: the value as JSON reads it
+        written = json.dumps(value, allow_nan=True)
+    if _JSON_NUMBER.match(written):  # a number that float() takes to inf: 1e999, or 400 digits
+        return InputError(f"the value of {key!r} is too large for a float: {written}", where, source,
+                          "a float holds numbers up to about 1.8e308 in size: give a smaller value")
+    shown = f"{written[:40]}{'...' if len(written) > 40 else ''}"
+    return InputError(f"the value of {key!r} is not a finite number: {shown}", where, source,
+                      'every value must be a finite number, e.g. {"a": 2.5}')
+
+
+# A JSON number, as the values file writes it (JSON has no '+', no '.5', no 'inf').
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def _where_written(text: str, key: str, value: Any) -> tuple[Position, str | None]:
+    """Where ``"key":`` is written with ``value`` after it, and the value's text there (``1e999``,
+    ``[1]``).  Of the places the text search finds, the one whose value reads as ``value`` is it:
+    the others are inside strings.  None for the text if no place is."""
+    import json
+
+    shown = json.dumps(value, allow_nan=True)  # compared as text: nan is not equal to itself
+    for found in _key_matches(text, key):
+        start = found.end()
+        while start < len(text) and text[start] in " \t\r\n":  # JSON's white space
+            start += 1
+        try:
+            read, end = json.JSONDecoder(parse_int=float).raw_decode(text, start)
+        except ValueError:
+            continue
+        if json.dumps(read, allow_nan=True) == shown:
+            return _match_position(text, found), text[start:end]
+    return _key_position(text, key), None
 
 
 class DuplicateKey(Exception):
@@ -355,19 +403,37 @@ def object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _key_position(text: str, key: str, occurrence: int = 1) -> Position:
     """Where ``"key":`` is written for the given time (JSON keeps no positions; a text search
     finds them, and can only be fooled by the same text inside a string value)."""
-    import json
+    found = _key_match(text, key, occurrence)
+    return Position(1, 1) if found is None else _match_position(text, found)
 
-    found = None
-    for spelling in dict.fromkeys((json.dumps(key), json.dumps(key, ensure_ascii=False))):
-        matches = list(re.finditer(re.escape(spelling) + r"\s*:", text))
-        if len(matches) >= occurrence:
-            found = matches[occurrence - 1]
-            break
-    if found is None:
-        return Position(1, 1)
+
+def _match_position(text: str, found: re.Match[str]) -> Position:
+    """The position of a ``"key":`` that ``_key_matches`` found, as wide as the key is written."""
     line = text.count("\n", 0, found.start()) + 1
     column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
-    return Position(line, column, len(json.dumps(key, ensure_ascii=False)))
+    return Position(line, column, len(found.group().rstrip(" \t\r\n:")))
+
+
+def _key_match(text: str, key: str, occurrence: int = 1) -> re.Match[str] | None:
+    """The given time ``"key":`` is written in ``text``, in the first spelling written that often."""
+    for spelling in _key_spellings(key):
+        matches = list(re.finditer(re.escape(spelling) + r"\s*:", text))
+        if len(matches) >= occurrence:
+            return matches[occurrence - 1]
+    return None
+
+
+def _key_matches(text: str, key: str) -> Iterator[re.Match[str]]:
+    """Every place ``"key":`` is written in ``text``, in each spelling."""
+    for spelling in _key_spellings(key):
+        yield from re.finditer(re.escape(spelling) + r"\s*:", text)
+
+
+def _key_spellings(key: str) -> list[str]:
+    """A key as JSON may write it: with non-ASCII characters escaped, or not."""
+    import json
+
+    return list(dict.fromkeys((json.dumps(key), json.dumps(key, ensure_ascii=False))))
 
 
 class FiniteFloat(click.FloatRange):

@@ -242,7 +242,7 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
     """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
     import numpy as np
 
-    from .rows import format_for, opened, progress, reader_for, sniffs
+    from .rows import format_for, misread_warnings, opened, progress, reader_for, sniffs
 
     with opened(data) as (stream, name, size):
         reader = reader_for(stream, name, format_for(data, data_format), sniffs(data, data_format))
@@ -252,9 +252,7 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
             for chunk in reader.chunks(reader.columns, [], wait=True):
                 chunks.append(chunk)
                 advance(chunk.consumed)
-    underflow = reader.underflows.warning()
-    if underflow:
-        warn([underflow])
+    warn(misread_warnings(reader))  # 1e-400 read as 0, 1e400 as inf
     if not chunks:
         raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
                          source=Source(name, ""), hint="give at least one row of data")

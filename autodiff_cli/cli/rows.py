@@ -13,7 +13,9 @@ cannot take as it is (a blank line, a quoted or malformed cell, a column to pass
 through as text) goes through the ``csv`` module row by row instead, which finds
 the line, the column and the text of any bad cell.  Both accept the same numbers:
 what ``float`` reads without digit-group underscores or non-ASCII digits, ``nan`` and
-``inf`` included (a row holding one then fails, like a row where an op fails).
+``inf`` included (a row holding one then fails, like a row where an op fails).  A number
+a float cannot hold is read as ``float`` reads it, 0 (1e-400) or inf (1e400), and one
+warning at the end counts such cells and places the first (``Underflows``, ``Overflows``).
 
 A quoted CSV or TSV cell may hold line breaks (RFC 4180, as the ``csv`` module,
 pandas and spreadsheets write them), so a row may go on past the lines of a chunk:
@@ -234,6 +236,7 @@ class RowReader:
         self.lines = _Lines(stream, name)
         self.header_text = ""
         self.underflows = Underflows(name)
+        self.overflows = Overflows(name)
         self.columns = self._header(sniff)
 
     def _header(self, sniff: bool) -> list[str]:
@@ -297,7 +300,7 @@ class RowReader:
         if self.format != "jsonl":
             yield from self._delimited_chunks(numeric, passed, wait, size)
             return
-        parse = _JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines)
+        parse = _JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines, self.overflows)
         first = parse([self.header_text], self._first_line, [self._first_object])
         first.consumed = self.lines.consumed
         yield first
@@ -318,7 +321,7 @@ class RowReader:
         (when it is the chunk's only row) takes more lines until it ends.  Its cells are at most
         ``csv.field_size_limit()`` characters, so memory stays bounded by a quote never closed."""
         parse = _DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed,
-                                 self.underflows, self.lines)
+                                 self.underflows, self.lines, self.overflows)
         limit = csv.field_size_limit()
         while True:
             start = self.lines.taken + 1
@@ -410,27 +413,62 @@ def _key_span(line: str, key: str) -> tuple[int, int]:
     return (found + 1, len(spelled)) if found >= 0 else (1, 1)
 
 
-class Underflows:
-    """Cells whose number is too small for a float, read as 0 (1e-400): counted, and the first
-    placed, for one warning at the end.  Only cells that read as 0 are looked at, and only on
-    lines that have an exponent or are long enough to hold 324 zeros."""
+class _MisreadCells:
+    """Cells whose number a float cannot hold, so read as another: counted, and the first placed,
+    for one warning at the end.  ``happened`` says what became of such a cell, and ``then`` what
+    follows from that, said in the warning only."""
+
+    happened = ""
+    then = ""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.count = 0
         self.first = ""
+        self.first_line = 0
 
     def add(self, line: int, column: int, text: str) -> None:
         if not self.count:
-            self.first = f"{self.name}:{line}:{column}: {text[:40]}"
+            # The whole text: a number cut short could be one a float holds; warn() shortens it.
+            self.first = f"{self.name}:{line}:{column}: {text}"
+            self.first_line = line
         self.count += 1
 
+    def first_said(self) -> str:
+        """'rows.csv:2:1: 1e400 is too large for a float, so read as inf', of the first cell."""
+        return f"{self.first} {self.happened}"
+
     def warning(self) -> str | None:
-        """'rows.csv:2:1: 1e-400 is smaller than ...' (and how many such cells there were)."""
+        """``first_said`` and ``then``, and how many such cells there were."""
         if not self.count:
             return None
         more = f" ({self.count:,} such cells in all)" if self.count > 1 else ""
-        return f"{self.first} is smaller than the smallest float (about 5e-324), so taken as 0{more}"
+        return f"{self.first_said()}{self.then}{more}"
+
+
+class Underflows(_MisreadCells):
+    """Cells whose number is too small for a float, read as 0 (1e-400).  Only cells that read as 0
+    are looked at, and only on lines that have an exponent or are long enough to hold 324 zeros."""
+
+    happened = "is smaller than the smallest float (about 5e-324), so taken as 0"
+
+
+class Overflows(_MisreadCells):
+    """Cells whose number is too large for a float, read as inf (1e400); an input must be finite,
+    so its row fails.  Only cells that read as inf are looked at; ``inf`` written is not one."""
+
+    happened = "is too large for a float, so read as inf"
+    then = ", and its row fails"
+
+
+def misread_warnings(reader: RowReader | ParquetReader) -> list[str]:
+    """The warnings about cells read as a number other than the one written (0, inf)."""
+    return [said for said in (reader.underflows.warning(), reader.overflows.warning()) if said]
+
+
+def _written_finite(cell: str) -> bool:
+    """Whether a cell that reads as inf is written as a number (1e400), not as inf or infinity."""
+    return "inf" not in cell.lower()
 
 
 # A number too small for a float has an exponent of -100 or below, or is written with 300 zeros.
@@ -464,9 +502,11 @@ class _DelimitedChunks:
     """CSV or TSV lines to a Chunk: ``numpy.loadtxt`` when it can, the ``csv`` module when not."""
 
     def __init__(self, name: str, separator: str, columns: Sequence[str], numeric: Sequence[str],
-                 passed: Sequence[str], underflows: Underflows | None = None, source: Any = None) -> None:
+                 passed: Sequence[str], underflows: Underflows | None = None, source: Any = None,
+                 overflows: Overflows | None = None) -> None:
         self.name, self.separator, self.columns = name, separator, list(columns)
         self.underflows = underflows or Underflows(name)
+        self.overflows = overflows or Overflows(name)
         self.source = source  # the _Lines, whose ``tiny`` says whether to look for underflows at all
         self.numeric = list(numeric)
         self.numeric_index = [self.columns.index(n) for n in numeric]
@@ -490,9 +530,8 @@ class _DelimitedChunks:
             except ValueError:
                 table = None
             if table is not None and table.shape == (len(lines), len(self.columns)):
-                if (self.source is None or self.source.tiny) and (table == 0).any():
-                    self._look_for_underflows(table, range(len(self.columns)), lines,
-                                              list(range(first_line, first_line + len(lines))))
+                self._look_for_misread(table, range(len(self.columns)), lines,
+                                       range(first_line, first_line + len(lines)))
                 numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.columns)}
                 return Chunk(numbers, {}, np.arange(first_line, first_line + len(lines))), 0
         return self._slow(lines, first_line, final)
@@ -508,23 +547,34 @@ class _DelimitedChunks:
         whole_cells = re.compile(f'(?:^|(?<={sep}))"[^"\n]*"(?={sep}|$)', re.MULTILINE)
         return '"' not in whole_cells.sub("", text)
 
-    def _look_for_underflows(self, table: np.ndarray, indices: Sequence[int], texts: list[str],
-                             line_numbers: list[int]) -> None:
-        """Count the cells that read as 0 but are not written as 0.  ``table``: a row per text (each
-        row's lines joined by '\\n', the first being ``line_numbers``'), a column per cell index of
-        ``indices``."""
-        if not _may_underflow(texts):  # one search of the chunk's text: nearly always the end of it
-            return
-        for row in np.flatnonzero((table == 0).any(axis=1)).tolist():
+    def _look_for_misread(self, table: np.ndarray, indices: Sequence[int], texts: list[str],
+                          line_numbers: Sequence[int]) -> None:
+        """Count the cells read as a number other than the one written: 0 for 1e-400, inf for 1e400.
+        ``table``: a row per text (each row's lines joined by '\\n', the first being
+        ``line_numbers``'), a column per cell index of ``indices``.  Only cells that read as 0 or
+        inf are looked at: when there are none, this is two passes over the numbers."""
+        # _may_underflow: one search of the chunk's text, nearly always the end of it.
+        if (self.source is None or self.source.tiny) and (table == 0).any() and _may_underflow(texts):
+            self._place(table == 0, indices, texts, line_numbers, lambda cell: _underflows(cell, 0.0),
+                        self.underflows)
+        infinite = np.isinf(table)
+        if infinite.any():
+            self._place(infinite, indices, texts, line_numbers, _written_finite, self.overflows)
+
+    def _place(self, suspect: np.ndarray, indices: Sequence[int], texts: list[str], line_numbers: Sequence[int],
+               misread: Callable[[str], bool], found: _MisreadCells) -> None:
+        """Add to ``found`` each cell ``suspect`` marks whose text is ``misread``, at its line and column."""
+        for row in np.flatnonzero(suspect.any(axis=1)).tolist():
             text = texts[row].rstrip("\r")
             cells = next(csv.reader([text + "\n"], delimiter=self.separator))
             spans = _scan_cells(text, self.separator).spans
-            for j in np.flatnonzero(table[row] == 0).tolist():
+            for j in np.flatnonzero(suspect[row]).tolist():
                 column = indices[j]
-                if _underflows(cells[column].strip(), 0.0):
+                cell = cells[column].strip()
+                if misread(cell):
                     offset = spans[column][0]
                     line = line_numbers[row] + text.count("\n", 0, offset)
-                    self.underflows.add(line, offset - text.rfind("\n", 0, offset), cells[column].strip())
+                    found.add(line, offset - text.rfind("\n", 0, offset), cell)
 
     def _slow(self, lines: list[str], first_line: int, final: bool) -> tuple[Chunk, int]:
         """The rows one by one with the csv module, which finds the line, the column and the text of
@@ -579,8 +629,8 @@ class _DelimitedChunks:
             numbers_of_lines.append(line)
             texts.append(text)
         table = np.array(values, dtype=np.float64).reshape(len(numbers_of_lines), len(self.numeric))
-        if (self.source is None or self.source.tiny) and table.size and (table == 0).any():
-            self._look_for_underflows(table, self.numeric_index, texts, numbers_of_lines)
+        if table.size:
+            self._look_for_misread(table, self.numeric_index, texts, numbers_of_lines)
         numbers = {name: np.ascontiguousarray(table[:, j]) for j, name in enumerate(self.numeric)}
         chunk = Chunk(numbers, dict(zip(self.passed, passed)), np.array(numbers_of_lines, dtype=np.int64))
         return chunk, unfinished
@@ -617,7 +667,7 @@ class _DelimitedChunks:
 
 def _parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
     try:
-        document = json.loads(text, object_pairs_hook=object_without_duplicates)
+        document = _json_object(text)
     except DuplicateKey as duplicate:
         raise data_error(name, line, f"the key {duplicate.key!r} appears twice in this object", "give each key "
                          "once", text, *_key_span(text, duplicate.key)) from None
@@ -635,6 +685,33 @@ def _parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
     return document
 
 
+def _json_object(text: str) -> Any:
+    """``json.loads``, refusing a key given twice; an integer longer than ``int`` takes (4,300
+    digits: ``sys.get_int_max_str_digits``) is read as ``float`` reads it, as inf."""
+    try:
+        return json.loads(text, object_pairs_hook=object_without_duplicates)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer too long for int(): json's only ValueError that is not a JSONDecodeError
+        return json.loads(text, object_pairs_hook=object_without_duplicates, parse_int=_integer)
+
+
+def _integer(literal: str) -> int | float:
+    """A JSON integer as ``int``, or as ``float`` (inf) when it is too long for ``int``."""
+    try:
+        return int(literal)
+    except ValueError:
+        return float(literal)
+
+
+def _as_float(number: float) -> float:
+    """``float``, but an integer beyond the float range is inf (float() raises), as its text reads."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -642,10 +719,12 @@ class _JsonChunks:
     """JSON Lines to a Chunk: one ``json.loads`` over the whole chunk, line by line when it fails."""
 
     def __init__(self, name: str, columns: Sequence[str], numeric: Sequence[str], passed: Sequence[str],
-                 underflows: Underflows | None = None, source: Any = None) -> None:
+                 underflows: Underflows | None = None, source: Any = None,
+                 overflows: Overflows | None = None) -> None:
         self.name, self.columns, self.numeric, self.passed = name, list(columns), list(numeric), list(passed)
         self.keys = set(columns)
         self.underflows = underflows or Underflows(name)
+        self.overflows = overflows or Overflows(name)
         self.source = source  # the _Lines, whose ``tiny`` says whether to look for underflows at all
 
     def __call__(self, lines: list[str], first_line: int, documents: list[dict[str, Any]] | None = None) -> Chunk:
@@ -669,11 +748,12 @@ class _JsonChunks:
             try:
                 numbers[name] = np.array(cells, dtype=np.float64)
             except OverflowError:  # an integer beyond the float range
-                numbers[name] = np.array([float(cell) if abs(cell) < 2**1024 else math.copysign(math.inf, cell)
-                                          for cell in cells], dtype=np.float64)
+                numbers[name] = np.array([_as_float(cell) for cell in cells], dtype=np.float64)
         if ((self.source is None or self.source.tiny) and any((column == 0).any() for column in numbers.values())
                 and _may_underflow(texts)):
             self._look_for_underflows(numbers, line_numbers, texts)
+        if any(np.isinf(column).any() for column in numbers.values()):
+            self._look_for_overflows(numbers, line_numbers, texts)
         passed = {name: [document[name] for document in documents] for name in self.passed}
         return Chunk(numbers, passed, np.array(line_numbers, dtype=np.int64))
 
@@ -688,6 +768,23 @@ class _JsonChunks:
             json.loads(texts[row], parse_float=float_noting_underflows(found))
             for literal in found:
                 self.underflows.add(line_numbers[row], texts[row].find(literal) + 1, literal)
+
+    def _look_for_overflows(self, numbers: dict[str, np.ndarray], line_numbers: list[int],
+                            texts: list[str]) -> None:
+        """Count the numbers written in full that read as inf (1e400), not the "Infinity" written."""
+        infinite = np.zeros(len(texts), dtype=bool)
+        for column in numbers.values():
+            infinite |= np.isinf(column)
+        for row in np.flatnonzero(infinite).tolist():
+            text = texts[row]
+            written = json.loads(text, parse_float=str, parse_int=str)  # each number as its text
+            for name in numbers:
+                literal = written[name]
+                # A str here is a number's text, or one of the strings that stand for NaN and the
+                # infinities; the constant Infinity reads as a float.
+                if type(literal) is str and literal not in _NON_FINITE and math.isinf(float(literal)):
+                    key, width = _key_span(text, name)
+                    self.overflows.add(line_numbers[row], text.find(literal, key - 1 + width) + 1, literal)
 
     def _parse(self, texts: list[str], line_numbers: list[int]) -> list[dict[str, Any]]:
         try:
@@ -883,6 +980,7 @@ class ParquetReader:
             seen.add(column)
         self.rows = self.file.metadata.num_rows
         self.underflows = Underflows(name)  # none: Parquet holds floats, not text
+        self.overflows = Overflows(name)
         self.size = max(1, stream.seek(0, os.SEEK_END))
         self.consumed = 0
 

@@ -221,6 +221,66 @@ def test_fit_warns_about_underflow(runner) -> None:
     assert "warning: <stdin>:3:1: 1e-400 is smaller than the smallest float" in result.stderr
 
 
+# --- 3b. numbers too large for a float ------------------------------------------------------
+# Read as inf, as float() reads them, so their rows fail; but the user wrote a number, not inf,
+# so one warning (as for 1e-400) names the first such cell where it is written.
+
+TOO_LARGE = "is too large for a float, so read as inf, and its row fails"
+LONG_401 = "1" + "0" * 23 + "...(401 characters)..." + "0" * 12  # how a message shows 1 and 400 zeros
+
+
+@pytest.mark.parametrize("args, text, place, count", [
+    (["-"], "x,y\n1e400,2\n3,4\n", "<stdin>:2:1: 1e400", 1),
+    (["-"], "x,y\n3,4\n5,-1E+999\n1e400,1\n", "<stdin>:3:3: -1E+999", 2),
+    (["-", "--keep", "x,y,id"], "x,y,id\n2,1e400,a\n", "<stdin>:2:3: 1e400", 1),
+    (["-"], "x,y\n3,4\n\n2,1e400\n", "<stdin>:4:3: 1e400", 1),
+    (["-"], 'x,y\n"1e400",2\n', "<stdin>:2:1: 1e400", 1),
+    (["-", "--from", "tsv"], "x\ty\n3\t1e400\n", "<stdin>:2:3: 1e400", 1),
+    (["-"], "x,y\n1" + "0" * 400 + ",2\n", f"<stdin>:2:1: {LONG_401}", 1),
+    (["-"], '{"x": 2, "y": 1e400}\n', "<stdin>:1:15: 1e400", 1),
+    (["-"], '{"x": 2, "y": 1' + "0" * 400 + "}\n", f"<stdin>:1:15: {LONG_401}", 1),
+    (["-"], '{"x": 2, "y": -1' + "0" * 5000 + "}\n",
+     "<stdin>:1:15: -1" + "0" * 22 + "...(5,002 characters)..." + "0" * 12, 1),
+    (["-", "--reduce", "sum"], "x,y\n1e400,2\n3,4\n", "<stdin>:2:1: 1e400", 1),
+], ids=["csv", "two-cells", "with-passthrough", "blank-line", "quoted", "tsv", "400-digits", "jsonl", "jsonl-400-digit-integer",
+        "jsonl-5000-digit-integer", "reduce"])
+def test_overflow_is_warned_once_with_its_place(runner, args, text, place, count) -> None:
+    result = _batch(runner, "L = x*y", *args, "--on-error", "skip", input=text)
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "too large" in line]
+    more = f" ({count} such cells in all)" if count > 1 else ""
+    assert warnings == [f"warning: {place} {TOO_LARGE}{more}"], result.stderr
+
+
+@pytest.mark.parametrize("text, rows", [("x,y\ninf,2\n-Infinity,3\n+INF,4\n", 3),
+                                        ('{"x": "Infinity", "y": 2}\n{"x": -Infinity, "y": 2}\n', 2)],
+                         ids=["csv", "jsonl"])
+def test_inf_written_as_inf_is_not_warned_about(runner, text, rows) -> None:
+    result = _batch(runner, "L = x*y", "-", "--on-error", "skip", input=text)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith(f"warning: skipped {rows} of {rows} rows where the program failed; ")
+    assert "too large" not in result.stderr
+
+
+@pytest.mark.parametrize("text, place", [("x,y\n3,4\n1e400,2\n", "<stdin>:3:1: 1e400"),
+                                         ('{"x": 3, "y": 4}\n{"x": 2, "y": 1e999}\n', "<stdin>:2:15: 1e999")],
+                         ids=["csv", "jsonl"])
+def test_a_run_stopped_by_an_overflow_says_what_was_written(runner, text, place) -> None:
+    result = _batch(runner, "L = x*y", "-", input=text)
+    assert result.exit_code == 1
+    notes = [line for line in result.stderr.splitlines() if line.startswith("  note: ")]
+    assert notes[1:] == [f"  note: {place} is too large for a float, so read as inf",
+                         ("  note: --on-error skip leaves out the rows where the program fails; --on-error nan "
+                          "writes NaN")], result.stderr
+
+
+def test_fit_warns_about_overflow(runner) -> None:
+    result = runner.invoke(main, ["fit", "w = 2; loss = (w*x - y)**2", "--data", "-", "--steps", "1", "-q"],
+                           input="x,y\n1,2\n1e400,0\n")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"warning: <stdin>:3:1: 1e400 {TOO_LARGE}\n")
+
+
 # --- 4. a quote left open ---------------------------------------------------------------------
 
 
@@ -449,6 +509,34 @@ def test_reading_rows_at_a_terminal_says_so(runner, monkeypatch, args) -> None:
     result = runner.invoke(main, args, input="x\n1\n")
     assert result.exit_code == 0, result.stderr
     assert "reading the rows from the terminal; end them with Ctrl-D (Ctrl-C cancels)" in result.stderr
+
+
+# /dev/null on stdin (cron, CI) brings no rows: a forgotten ROWS is the usage error a terminal
+# gives, while '-' still reads it.  A subprocess each: CliRunner's stdin is a fake stream.
+@pytest.mark.parametrize("args, stdin, status, message", [
+    (["prog.ad"], "devnull", 2, "Error: no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in"),
+    (["-e", "y = 2*x"], "devnull", 2,
+     "Error: no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in"),
+    (["prog.ad", "-"], "devnull", 1, "<stdin>:1:1: error: there are no rows: the input is empty"),
+    (["prog.ad"], "file", 0, None),
+    (["prog.ad"], "pipe", 0, None),
+], ids=["no-rows", "expr-no-rows", "dash", "redirected-file", "pipe"])
+def test_rows_from_dev_null_a_file_or_a_pipe(tmp_path, args, stdin, status, message) -> None:
+    (tmp_path / "prog.ad").write_text("y = 2*x\n")
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x\n1\n2\n")
+    with open(rows) as handle:
+        given = {"devnull": {"stdin": subprocess.DEVNULL}, "file": {"stdin": handle},
+                 "pipe": {"input": rows.read_text()}}[stdin]
+        result = subprocess.run([sys.executable, "-m", "autodiff_cli", "batch", *args], cwd=tmp_path, text=True,
+                                capture_output=True, check=False, env={**os.environ, "PYTHONPATH": str(REPO)},
+                                **given)
+    assert result.returncode == status, result.stderr
+    if message is None:
+        assert result.stdout == "x,y,dy/dx\n1.0,2.0,2.0\n2.0,4.0,2.0\n"
+    else:
+        lines = result.stderr.splitlines()
+        assert (lines[-1] if status == 2 else lines[0]) == message  # a usage error ends with it
 
 
 @pytest.mark.parametrize("cut", [8, 9, 10, 11, 12], ids=["8", "9", "10", "11", "12"])

@@ -191,21 +191,49 @@ def test_usage_errors_exit_2(runner, args) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(("item", "message"), [
+    ("1x=3", ("'1x' is not a name of the language, whose names are ASCII letters, digits and _, and start "
+              "with a letter or _ (got '1x=3')")),
+    ("a b=1", ("'a b' is not a name of the language, whose names are ASCII letters, digits and _, and start "
+               "with a letter or _ (got 'a b=1')")),
+    ("\u00e9=1", ("'\u00e9' is not a name of the language, whose names are ASCII letters, digits and _, and "
+                  "start with a letter or _ (got '\u00e9=1')")),
+    ("=2", "expected NAME=VALUE (e.g. a=2.5), got '=2'"),
+    ("x", "expected NAME=VALUE (e.g. a=2.5), got 'x'"),
+], ids=["leading-digit", "space-inside", "non-ascii", "no-name", "no-equals-sign"])
+def test_a_set_that_names_no_possible_variable_says_why(runner, item, message) -> None:
+    result = run(runner, "eval", "y = x", "--set", item)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"Error: Invalid value for '--set': {message}"
+
+
 @pytest.mark.parametrize(
     ("content", "where", "message"),
     [
         ('{"a": 1,\n "b": "2"}', ":2:2:", "the value of 'b' is not a finite number: \"2\""),
-        ('{"a": 1e999}', ":1:2:", "the value of 'a' is not a finite number"),
-        ('{"a": 1' + "0" * 400 + "}", ":1:2:", "the value of 'a' is not a finite number"),
-        ('{"a": 1' + "0" * 5000 + "}", ":1:2:", "the value of 'a' is not a finite number"),
+        # A number too large for a float is quoted as written, as --set quotes it; a long one is
+        # cut in the middle with its length, as every long word in a message is.
+        ('{"a": 1e999}', ":1:2:", "the value of 'a' is too large for a float: 1e999"),
+        ('{"a": -1E+999}', ":1:2:", "the value of 'a' is too large for a float: -1E+999"),
+        ('{"a": 1' + "0" * 400 + "}", ":1:2:",
+         "the value of 'a' is too large for a float: 1" + "0" * 23 + "...(401 characters)..." + "0" * 12),
+        ('{"a": 1' + "0" * 5000 + "}", ":1:2:",
+         "the value of 'a' is too large for a float: 1" + "0" * 23 + "...(5,001 characters)..." + "0" * 12),
         ('{"a": true}', ":1:2:", "the value of 'a' is not a finite number: true"),
+        # What is not a number is quoted as written too: [1], not [1.0] as JSON reads it.
+        ('{"a": [1]}', ":1:2:", "the value of 'a' is not a finite number: [1]"),
+        ('{"a": [ 1e0,  2 ]}', ":1:2:", "the value of 'a' is not a finite number: [ 1e0,  2 ]"),
+        ('{"a": Infinity}', ":1:2:", "the value of 'a' is not a finite number: Infinity"),
+        # '"a":' also ends the key before it; the place whose value is the bad one is the one named.
+        ('{"x \\"a": 1, "a": [1]}', ":1:14:", "the value of 'a' is not a finite number: [1]"),
         ("[1, 2]", ":1:1:", "expected a JSON object of numbers, got an array"),
-        ("[" * 100_000, ":1:1:", "the JSON is nested too deeply"),
+        ("[" * 100_000, ":1:1:", "invalid values file: the JSON is nested too deeply"),
         ('{"a": 1,\n "b": }', ":2:7:", "invalid JSON: Expecting value"),
         ('{"a": 1,\n "a": 2}', ":2:2:", "'a' is given twice"),
     ],
-    ids=["string", "float_overflow", "int_overflow", "int_too_many_digits", "boolean", "array", "deep",
-         "invalid_json", "key_twice"],
+    ids=["string", "float_overflow", "negative_overflow", "int_overflow", "int_too_many_digits", "boolean",
+         "array", "array_spaced", "infinity", "key_lookalike_before", "not_an_object", "deep", "invalid_json",
+         "key_twice"],
 )
 def test_bad_values_are_errors_that_point_at_them(runner, tmp_path, content, where, message) -> None:
     values = tmp_path / "v.json"
@@ -213,9 +241,20 @@ def test_bad_values_are_errors_that_point_at_them(runner, tmp_path, content, whe
     result = run(runner, "eval", "y = a*b", "--set", "b=1", "--values", str(values))
     assert result.exit_code == 1
     first = result.stderr.splitlines()[0]
-    assert first.startswith(f"{values}{where} error: "), first
-    assert message in first
+    assert first == f"{values}{where} error: {message}"
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("content", ['{"b": 1,\n "a": 1e400}'], ids=["float_overflow"])
+def test_a_value_too_large_for_a_float_says_how_large_a_float_goes(runner, tmp_path, content) -> None:
+    values = tmp_path / "v.json"
+    values.write_text(content)
+    result = run(runner, "eval", "y = a*b", "--values", str(values))
+    assert result.exit_code == 1
+    assert result.stderr == (f"{values}:2:2: error: the value of 'a' is too large for a float: 1e400\n"
+                             ' 2 |  "a": 1e400}\n'
+                             "   |  ^~~\n"
+                             "  hint: a float holds numbers up to about 1.8e308 in size: give a smaller value\n")
 
 
 def test_forward_mode_gives_the_reverse_gradients_and_the_work(runner) -> None:

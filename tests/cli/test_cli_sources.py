@@ -96,6 +96,48 @@ def test_a_values_file_from_stdin_with_the_program_in_a_file(tmp_path) -> None:
     assert json.loads(result.stdout)["value"] == 6.0
 
 
+# --- stdin that is /dev/null (cron, CI) -----------------------------------------------------------
+# A subprocess each: CliRunner's stdin is a fake stream, neither a terminal nor /dev/null.
+
+NO_PROGRAM = "Error: no program given: pass an expression, a file, or '-' for stdin"
+
+
+def autodiff_reading(args, stdin, cwd):
+    """The command with ``stdin`` as its standard input: DEVNULL, an open file, or text to pipe in."""
+    given = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
+    return subprocess.run([sys.executable, "-m", "autodiff_cli", *args], cwd=cwd, capture_output=True, text=True,
+                          check=False, env={**os.environ, "PYTHONPATH": str(REPO)}, **given)
+
+
+@pytest.mark.parametrize("args", [["eval"], ["eval", "--values", "v.json"], ["eval", "--values", "-"], ["diff"],
+                                  ["check"], ["explain"], ["graph"], ["fit", "--data", "rows.csv"]],
+                         ids=["eval", "eval-values-file", "eval-values-stdin", "diff", "check", "explain", "graph",
+                              "fit"])
+def test_no_program_with_stdin_at_dev_null_is_a_usage_error(tmp_path, args) -> None:
+    (tmp_path / "v.json").write_text('{"x": 1}')
+    (tmp_path / "rows.csv").write_text("x\n1\n")
+    result = autodiff_reading(args, subprocess.DEVNULL, tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[-1] == NO_PROGRAM
+
+
+def test_dash_reads_dev_null_as_the_empty_program_it_is(tmp_path) -> None:
+    result = autodiff_reading(["eval", "-"], subprocess.DEVNULL, tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == "<stdin>:1:1: error: the program is empty"
+
+
+@pytest.mark.parametrize("how", ["file", "pipe"])
+def test_a_program_redirected_or_piped_without_source_is_read(tmp_path, how) -> None:
+    program = tmp_path / "p.ad"
+    program.write_text("y = 2*x\n")
+    with open(program) as handle:
+        stdin = handle if how == "file" else program.read_text()
+        result = autodiff_reading(["eval", "--set", "x=3", "--format", "json"], stdin, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["value"] == 6.0
+
+
 # --- values that name computed variables ---------------------------------------------------------
 
 
