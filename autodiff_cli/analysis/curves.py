@@ -217,7 +217,9 @@ def _kink_at(program: Program, values: Mapping[str, float], variable: str, at: f
                 return None  # an edge of the domain on one side: no tangent question to ask
         return found[0], found[1]
 
-    step = 1e-7 * max(1.0, abs(at))
+    # A million ulps of ``at``, at least 1e-7: well clear of rounding, and far below any period
+    # the curve can show near ``at`` (a step of 1e-7 * |at| spans sin's period at 1e8).
+    step = max(1e-7, 1e6 * math.ulp(at))
     wide, narrow = slopes(step), slopes(step / 10)
     if wide is None or narrow is None:
         return None

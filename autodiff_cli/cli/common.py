@@ -537,7 +537,7 @@ def load_inputs_and_values_source(
 def _warn_about_tiny_numbers(program_source: Source) -> None:
     from ..language.compiler import tiny_numbers
 
-    warn([f"{printable(program_source.name)}:{line}:{column}: {literal[:40]} is smaller than the smallest float "
+    warn([f"{printable(program_source.name)}:{line}:{column}: {literal} is smaller than the smallest float "
           "(about 5e-324), so it is taken as 0" for line, column, literal in tiny_numbers(program_source.text)])
 
 

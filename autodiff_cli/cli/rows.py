@@ -119,6 +119,7 @@ class Chunk:
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")
+_LOADTXT_SPACE = re.compile(r"[\x1c-\x1f]")  # white space to loadtxt, not to the csv module's cells
 _PARQUET_MAGIC = b"PAR1"  # the first four bytes of every Parquet file
 
 
@@ -197,8 +198,8 @@ class _Lines:
 
     def _parquet_error(self) -> InputError:
         if self.name == "<stdin>":
-            return InputError("the rows on standard input are Parquet, which cannot be read from a pipe (its "
-                              "index is at the end of the file)", hint="name the Parquet file instead of piping it")
+            return InputError("the rows on standard input are Parquet, which cannot be read from there (its "
+                              "index is at the end of the file)", hint="name the Parquet file as ROWS instead")
         return InputError(f"{self.name} holds Parquet, not text rows", source=Source(self.name, ""),
                           hint="name it .parquet, or give --from parquet")
 
@@ -235,6 +236,7 @@ class RowReader:
         self.format = fmt
         self.lines = _Lines(stream, name)
         self.header_text = ""
+        self.header_line = 1  # where the column names are (JSON Lines: the first object)
         self.underflows = Underflows(name)
         self.overflows = Overflows(name)
         self.columns = self._header(sniff)
@@ -251,7 +253,7 @@ class RowReader:
             raise data_error(self.name, max(1, self.lines.taken), f"there are no rows: {why}",
                              f"the first line that is not blank must hold {what}")
         self.header_text = first[0]
-        line = self.lines.taken
+        line = self.header_line = self.lines.taken  # after any blank lines
         if self.format == "jsonl":
             self._first_object = _parse_json_line(self.name, line, first[0])
             self._first_line = line
@@ -283,12 +285,10 @@ class RowReader:
         """An error about a column, pointing at its name in the first line."""
         if self.format == "jsonl":
             column, width = _key_span(self.header_text, name)
-            return data_error(self.name, self._header_line(), message, hint, self.header_text, column, width)
+            return data_error(self.name, self.header_line, message, hint, self.header_text, column, width)
         offset, width = _cell_at(self.header_text, SEPARATORS[self.format], self.columns.index(name))
-        return _row_error(self.name, self._header_line(), self.header_text, offset, width, message, hint)
+        return _row_error(self.name, self.header_line, self.header_text, offset, width, message, hint)
 
-    def _header_line(self) -> int:
-        return getattr(self, "_first_line", 1)
 
     @property
     def consumed(self) -> int:
@@ -483,6 +483,17 @@ def _may_underflow(texts: Sequence[str] | str) -> bool:
     return any(pattern.search(joined) for pattern in _TINY) or _ZEROS in joined
 
 
+# A number written in full that reads as inf has an exponent of 100 or more, or 200 digits in a row.
+_HUGE = (re.compile(r"e\+?0*[1-9][0-9]{2}"), re.compile(r"E\+?0*[1-9][0-9]{2}"), re.compile(r"[0-9]{200}"))
+
+
+def _may_overflow(texts: Sequence[str]) -> bool:
+    """Whether ``texts`` could hold a number written in full that reads as inf (1e400), so that
+    rows whose infinities are all written ``inf`` are not looked at one by one."""
+    joined = "\n".join(texts)
+    return any(pattern.search(joined) for pattern in _HUGE)
+
+
 def _csv_problem(error: csv.Error) -> str:
     """The csv module's message without its advice about universal-newline mode (we read that way)."""
     return str(error).split(" - do you need", 1)[0]
@@ -538,8 +549,9 @@ class _DelimitedChunks:
 
     def _loadtxt_reads_as_csv(self, text: str) -> bool:
         """Whether loadtxt would read ``text`` as the csv module does.  It is laxer in two ways: it
-        takes a cell such as ``"1"2`` as 12, and ``float`` takes non-ASCII spaces around a number."""
-        if not text.isascii():
+        takes a cell such as ``"1"2`` as 12, and it takes the characters \\x1c-\\x1f and non-ASCII
+        spaces around a number as white space (``float`` takes the non-ASCII ones too)."""
+        if not text.isascii() or _LOADTXT_SPACE.search(text):
             return False
         if '"' not in text:
             return True
@@ -558,7 +570,7 @@ class _DelimitedChunks:
             self._place(table == 0, indices, texts, line_numbers, lambda cell: _underflows(cell, 0.0),
                         self.underflows)
         infinite = np.isinf(table)
-        if infinite.any():
+        if infinite.any() and _may_overflow(texts):
             self._place(infinite, indices, texts, line_numbers, _written_finite, self.overflows)
 
     def _place(self, suspect: np.ndarray, indices: Sequence[int], texts: list[str], line_numbers: Sequence[int],
@@ -752,7 +764,7 @@ class _JsonChunks:
         if ((self.source is None or self.source.tiny) and any((column == 0).any() for column in numbers.values())
                 and _may_underflow(texts)):
             self._look_for_underflows(numbers, line_numbers, texts)
-        if any(np.isinf(column).any() for column in numbers.values()):
+        if any(np.isinf(column).any() for column in numbers.values()) and _may_overflow(texts):
             self._look_for_overflows(numbers, line_numbers, texts)
         passed = {name: [document[name] for document in documents] for name in self.passed}
         return Chunk(numbers, passed, np.array(line_numbers, dtype=np.int64))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from numbers import Number
+from numbers import Complex, Number, Real
 from typing import TYPE_CHECKING
 
 from .graph import backpropagate, topological_order
@@ -69,11 +69,10 @@ def _real(data: object) -> float:
     number or None is a TypeError here rather than a wrong answer later ('1' + '2' is '12')."""
     if isinstance(data, (float, int)):
         return data  # type: ignore[return-value]
-    if isinstance(data, Number) and not isinstance(data, complex):
-        try:
-            return float(data)  # type: ignore[arg-type]
-        except TypeError:  # a complex number of a type that is not a subclass of complex
-            pass
+    # NumPy's complex64 is not a complex, and float() of it drops the imaginary part with a warning.
+    if isinstance(data, Number) and not isinstance(data, complex) and not (
+            isinstance(data, Complex) and not isinstance(data, Real)):
+        return float(data)  # type: ignore[arg-type]
     raise TypeError(f"a Value holds a real number, not {type(data).__name__} ({data!r:.40}): "
                     "convert it to a float first")
 

@@ -77,10 +77,10 @@ def tiny_numbers(text: str) -> list[tuple[int, int, str]]:
     small for a float, so that it is read as 0 (``1e-400``).
 
     Nearly every program has none, which one search says (an exponent of -100 or below, or
-    300 zeros in a row); only then is the text scanned, with the grammar's own patterns for
+    200 zeros in a row, which any such number with a larger exponent has); only then is the text scanned, with the grammar's own patterns for
     comments, names and numbers, so that neither '# 1e-400' nor a name is taken for one.
     """
-    if not any(pattern.search(text) for pattern in _MAY_BE_TINY) and "0" * 300 not in text:
+    if not any(pattern.search(text) for pattern in _MAY_BE_TINY) and "0" * 200 not in text:
         return []
     patterns = {name: re.findall(rf"^{name}: /(.*)/$", grammar_text(), flags=re.M)[0]
                 for name in ("COMMENT", "NAME", "NUMBER")}

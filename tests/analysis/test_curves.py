@@ -160,8 +160,11 @@ def test_tangent_with_an_infinite_slope_is_an_error() -> None:
     ("y = 1e9 * x**2", 0.0, None),
     ("y = tanh(x)", 0.5, None),
     ("y = log(x)", 1e-300, None),
+    ("y = sin(x)", 1e8, None),
+    ("y = sin(100*x)", 1e6, None),
+    ("y = abs(x - 1e8)", 1e8, (-1.0, 1.0)),
 ], ids=["abs-at-0", "relu-at-0", "shifted-scaled-relu", "next-to-relu-kink", "abs-away", "steep-parabola",
-        "tanh", "domain-edge-on-one-side"])
+        "tanh", "domain-edge-on-one-side", "sin-far-out", "fast-sin-far-out", "kink-far-out"])
 def test_tangent_at_a_kink_says_so(text: str, at: float, kink: tuple[float, float] | None) -> None:
     assert tangent(parse(text), {}, "x", at).kink == kink
 

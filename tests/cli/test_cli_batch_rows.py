@@ -59,6 +59,14 @@ def test_csv_blank_lines_before_the_header_are_skipped(runner, text) -> None:
     assert result.stdout == "x,y,L,dL/dx,dL/dy\n1.0,2.0,2.0,2.0,1.0\n"
 
 
+@pytest.mark.parametrize("text, where", [("\n\nx,z\n1,2\n", "<stdin>:3:3"), ("\n{\"x\": 1, \"z\": 2}\n", "<stdin>:2:10")],
+                         ids=["csv", "jsonl"])
+def test_a_column_error_after_blank_lines_points_at_the_header(runner, text, where) -> None:
+    result = _batch(runner, "L = 2*x", "-", input=text)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"{where}: error: the column 'z' is not an input of the program")
+
+
 @pytest.mark.parametrize("text, where", [("\n\n", "<stdin>:2:1"), ("\n \n\t\n", "<stdin>:3:1")],
                          ids=["two-blank", "three-blank"])
 def test_only_blank_lines_is_no_rows(runner, text, where) -> None:
@@ -557,7 +565,8 @@ def test_underflow_cut_between_reads_is_still_found(cut) -> None:
     ('"1"2,3\n', "2:4: error: this line is not valid CSV: ',' expected after '\"'"),
     ("1\u00a0,3\n", "2:1: error: the column 'x' holds '1\\xa0', not a number"),
     ("1,\u20033\n", "2:3: error: the column 'y' holds '\\u20033', not a number"),
-], ids=["glued-quote", "no-break-space", "em-space"])
+    ("1\x1c,3\n", "2:1: error: the column 'x' holds '1\\x1c', not a number"),
+], ids=["glued-quote", "no-break-space", "em-space", "file-separator"])
 @pytest.mark.parametrize("layout", ["plain", "trailing-blank-line", "kept-text-column"])
 def test_a_malformed_cell_is_refused_whatever_the_layout(runner, tmp_path, body, message, layout) -> None:
     rows = tmp_path / "rows.csv"
@@ -594,7 +603,7 @@ def test_parquet_bytes_where_text_rows_are_expected_are_named(runner, tmp_path, 
     result = runner.invoke(main, [command, *source, *given], input=rows.read_bytes() if where == "stdin" else None)
     assert result.exit_code == 1
     if where == "stdin":
-        assert result.stderr.startswith("error: the rows on standard input are Parquet, which cannot be read")
+        assert result.stderr.startswith("error: the rows on standard input are Parquet, which cannot be read from there")
     else:
         assert result.stderr.startswith(f"{rows}: error: {rows} holds Parquet, not text rows")
         assert "give --from parquet" in result.stderr

@@ -87,8 +87,8 @@ def test_local_must_match_the_operands(children: tuple[Value, ...], local: tuple
             Value(2.0, children, "op", local=local)
 
 
-@pytest.mark.parametrize("data", ["1", b"1", None, 1j, np.complex128(1.0), [1.0]],
-                         ids=["str", "bytes", "None", "complex", "numpy-complex", "list"])
+@pytest.mark.parametrize("data", ["1", b"1", None, 1j, np.complex128(1.0), np.complex64(1 + 2j), [1.0]],
+                         ids=["str", "bytes", "None", "complex", "numpy-complex", "numpy-complex64", "list"])
 def test_a_value_of_anything_but_a_real_number_is_a_type_error(data: object) -> None:
     # Value("1") + Value("2") was Value('12'): a forgotten float() on text read from a file.
     with pytest.raises(TypeError, match=f"a Value holds a real number, not {type(data).__name__}"):
