@@ -17,7 +17,7 @@ imported by the caller's objective; this module needs it only for its arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 

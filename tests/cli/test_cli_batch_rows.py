@@ -59,20 +59,16 @@ def test_csv_blank_lines_before_the_header_are_skipped(runner, text) -> None:
     assert result.stdout == "x,y,L,dL/dx,dL/dy\n1.0,2.0,2.0,2.0,1.0\n"
 
 
-@pytest.mark.parametrize("text, where", [("\n\nx,z\n1,2\n", "<stdin>:3:3"), ("\n{\"x\": 1, \"z\": 2}\n", "<stdin>:2:10")],
-                         ids=["csv", "jsonl"])
-def test_a_column_error_after_blank_lines_points_at_the_header(runner, text, where) -> None:
-    result = _batch(runner, "L = 2*x", "-", input=text)
+@pytest.mark.parametrize("program, text, error", [
+    ("L = 2*x", "\n\nx,z\n1,2\n", "<stdin>:3:3: error: the column 'z' is not an input of the program"),
+    ("L = 2*x", '\n{"x": 1, "z": 2}\n', "<stdin>:2:10: error: the column 'z' is not an input of the program"),
+    ("L = x*y", "\n\n", "<stdin>:2:1: error: there are no rows: every line is blank"),
+    ("L = x*y", "\n \n\t\n", "<stdin>:3:1: error: there are no rows: every line is blank"),
+], ids=["csv-column-at-the-header", "jsonl-column-at-the-header", "two-blank", "three-blank"])
+def test_errors_after_blank_lines_point_past_them(runner, program, text, error) -> None:
+    result = _batch(runner, program, "-", input=text)
     assert result.exit_code == 1
-    assert result.stderr.startswith(f"{where}: error: the column 'z' is not an input of the program")
-
-
-@pytest.mark.parametrize("text, where", [("\n\n", "<stdin>:2:1"), ("\n \n\t\n", "<stdin>:3:1")],
-                         ids=["two-blank", "three-blank"])
-def test_only_blank_lines_is_no_rows(runner, text, where) -> None:
-    result = _batch(runner, "L = x*y", "-", input=text)
-    assert result.exit_code == 1
-    assert result.stderr.startswith(f"{where}: error: there are no rows: every line is blank")
+    assert result.stderr.startswith(error)
 
 
 @pytest.mark.parametrize("text", ['{"x": 1, "y": 2}\n{"x": 2, "y": 4}\n'], ids=["jsonl-stdin"])
