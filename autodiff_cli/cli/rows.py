@@ -526,6 +526,8 @@ class _DelimitedChunks:
         # loadtxt checks that every line has as many cells as the first only when it reads
         # every column; the csv module is needed anyway for text to pass through.
         self.all_numeric = not passed and len(numeric) == len(columns)
+        sep = re.escape(separator)  # a cell quoted from its start to its end, the only quotes loadtxt reads right
+        self.whole_quoted_cells = re.compile(f'(?:^|(?<={sep}))"[^"\n]*"(?={sep}|$)', re.MULTILINE)
 
     def __call__(self, lines: list[str], first_line: int, final: bool = True) -> tuple[Chunk, int]:
         """The rows of ``lines`` (the first is line ``first_line``), and how many of the last lines
@@ -555,9 +557,7 @@ class _DelimitedChunks:
             return False
         if '"' not in text:
             return True
-        sep = re.escape(self.separator)
-        whole_cells = re.compile(f'(?:^|(?<={sep}))"[^"\n]*"(?={sep}|$)', re.MULTILINE)
-        return '"' not in whole_cells.sub("", text)
+        return '"' not in self.whole_quoted_cells.sub("", text)
 
     def _look_for_misread(self, table: np.ndarray, indices: Sequence[int], texts: list[str],
                           line_numbers: Sequence[int]) -> None:

@@ -56,11 +56,13 @@ def _constant(data: float) -> Value:
 
 
 def _is_number(other: object) -> bool:
-    """Whether ``other`` may be an operand: a number (int, float, NumPy's, Fraction, Decimal; a
-    complex one then fails in ``float()``).  A string is not, though ``float()`` would read it;
-    anything else gets NotImplemented, so that its own reflected method (a NumPy array's) has
-    its turn, and else Python raises TypeError."""
-    return isinstance(other, (float, int)) or isinstance(other, Number)
+    """Whether ``other`` may be an operand or a Value's data: a real number (int, float, NumPy's,
+    Fraction, Decimal).  Not a string, though ``float()`` would read it, nor a complex number
+    (``float()`` of NumPy's complex64 drops the imaginary part with only a warning); for an
+    operand, anything else gets NotImplemented, so that its own reflected method (a NumPy
+    array's) has its turn, and else Python raises TypeError."""
+    # Decimal is a Number but not a Real (it does not mix with floats); it is taken, converted.
+    return isinstance(other, (float, int, Real)) or (isinstance(other, Number) and not isinstance(other, Complex))
 
 
 def _real(data: object) -> float:
@@ -69,9 +71,7 @@ def _real(data: object) -> float:
     number or None is a TypeError here rather than a wrong answer later ('1' + '2' is '12')."""
     if isinstance(data, (float, int)):
         return data  # type: ignore[return-value]
-    # NumPy's complex64 is not a complex, and float() of it drops the imaginary part with a warning.
-    if isinstance(data, Number) and not isinstance(data, complex) and not (
-            isinstance(data, Complex) and not isinstance(data, Real)):
+    if _is_number(data):
         return float(data)  # type: ignore[arg-type]
     raise TypeError(f"a Value holds a real number, not {type(data).__name__} ({data!r:.40}): "
                     "convert it to a float first")

@@ -15,8 +15,9 @@ OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": opera
 
 
 @pytest.mark.parametrize("symbol", list(OPERATORS), ids=list(OPERATORS))
-@pytest.mark.parametrize("other", ["3", " 3 ", "nan", b"3", None, [3.0], {"x": 3}],
-                         ids=["str", "padded-str", "nan-str", "bytes", "None", "list", "dict"])
+@pytest.mark.parametrize("other", ["3", " 3 ", "nan", b"3", None, [3.0], {"x": 3}, 1j, np.complex64(1 + 2j)],
+                         ids=["str", "padded-str", "nan-str", "bytes", "None", "list", "dict", "complex",
+                              "numpy-complex64"])
 def test_anything_but_a_number_is_a_type_error_on_either_side(symbol: str, other: object) -> None:
     # micrograd and PyTorch raise TypeError here; float() would have read the strings.
     apply = OPERATORS[symbol]

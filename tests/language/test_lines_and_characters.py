@@ -42,20 +42,27 @@ def test_a_line_that_starts_with_a_sign_after_a_statement_is_refused(text: str, 
     assert str(error).startswith(f"model.ad:{line}:{column}: error:")
 
 
+# With x = 4, a = 2, b = 3, c = 5 (a default of 1 where the program gives one): by hand.
 @pytest.mark.parametrize(
-    "text",
+    "text, value",
     [
-        "-x",  # the first statement: nothing above to continue
-        "# a comment\n\n-x",
-        "a = 1; -a",  # after ';' on the same line
-        "loss = (a*b\n   + c)",  # inside parentheses the line break does not end the statement
-        "loss = a*b \\\n   + c",  # nor after a backslash
-        "loss = a*b +\\\n   c",
+        ("-x", -4.0),  # the first statement: nothing above to continue
+        ("# a comment\n\n-x", -4.0),
+        ("a = 1; -a", -1.0),  # after ';' on the same line
+        ("loss = (a*b\n   + c)", 11.0),  # inside parentheses the line break does not end the statement
+        ("loss = a*b \\\n   + c", 11.0),  # nor after a backslash
+        ("loss = a*b +\\\n   c", 11.0),
     ],
     ids=["first-statement", "after-comments", "after-semicolon", "parentheses", "backslash", "backslash-after-op"],
 )
-def test_signs_that_do_not_follow_a_finished_line_are_fine(text: str) -> None:
-    parse(text)
+def test_signs_that_do_not_follow_a_finished_line_are_fine(text: str, value: float) -> None:
+    from autodiff_cli.execute import evaluate
+
+    program = parse(text)
+    given = {"x": 4.0, "a": 2.0, "b": 3.0, "c": 5.0}
+    inputs = {variable.name for variable in program.inputs}
+    evaluation = evaluate(program, {name: given[name] for name in inputs if program.variables[name].default is None})
+    assert evaluation.root.data == value
 
 
 # --- an indented operand on the last line --------------------------------------------------
