@@ -319,8 +319,8 @@ def empty_collect_seconds() -> float:
 
 
 def print_header(repeat: str, micrograd_version: str) -> None:
-    print(f"autodiff_cli.engine vs micrograd {micrograd_version} (Python {platform.python_version()}, "
-          f"medians of {repeat} alternating runs, CPU time)")
+    print(f"autodiff_cli.engine ({engine_build()}) vs micrograd {micrograd_version} "
+          f"(Python {platform.python_version()}, medians of {repeat} alternating runs, CPU time)")
     print("times in ns per node; teardown = drop the graph + gc.collect()")
     # Shown because at small --nodes this fixed cost dominates both teardown columns.
     print(f"(a gc.collect() with no graph alive takes {empty_collect_seconds() * 1e3:.2f} ms here)")
@@ -347,6 +347,15 @@ class Ratio(NamedTuple):
 
 
 # --- driver ------------------------------------------------------------------------------------
+
+
+def engine_build() -> str:
+    """Which build of our engine runs: the compiled one, or the pure-Python fallback."""
+    try:
+        from autodiff_cli.engine.value import COMPILED
+    except ImportError:  # an engine from before there were two
+        return "pure Python"
+    return "compiled with mypyc" if COMPILED else "pure Python"
 
 
 def installed_version(distribution: str) -> str:

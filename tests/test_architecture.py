@@ -89,8 +89,24 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
     return problems
 
 
+# Written by the build from engine/native_source.py (and not committed): its imports are
+# checked in the source that writes it, by test_the_compiled_engine_imports_point_down.
+GENERATED = PACKAGE / "engine" / "_native.py"
+
+
 def package_modules() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+    return sorted(path for path in PACKAGE.rglob("*.py") if path != GENERATED)
+
+
+def test_the_compiled_engine_imports_point_down() -> None:
+    from autodiff_cli.engine.native_source import MODULE, native_module_source
+
+    source = native_module_source()
+    # mypy_extensions is read by mypyc at build time, under TYPE_CHECKING; nothing imports it at run time.
+    assert "if TYPE_CHECKING:  # mypyc reads" in source and "\nfrom mypy_extensions" not in source
+    problems = violations(source, MODULE)
+    assert [p for p in problems if "mypy_extensions" not in p] == []
+    assert len(problems) == 1  # the checker did see the build-time import
 
 
 @pytest.mark.parametrize("path", package_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -17,13 +17,14 @@ while another is inside ``no_grad`` gets leaves too.  Interpreters that call the
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 from contextlib import ContextDecorator
 from typing import Any
 
 from .ops import FUNCTIONS, OPS, Op
-from .value import Value
+from .value import COMPILED, PythonValue, Value, _is_number
 
 __all__ = ["is_grad_enabled", "no_grad"]
 
@@ -32,8 +33,11 @@ def _leaf_binary(op: Op) -> Callable[[Value, Any], Value]:
     kernel = op.scalar
 
     def method(self: Value, other: Any) -> Value:
-        other_data = other.data if isinstance(other, Value) else float(other)
-        return Value(kernel(self.data, other_data)[0])
+        if isinstance(other, PythonValue):
+            return PythonValue(kernel(self.data, other.data)[0])
+        if not _is_number(other):  # as when recording: '3' is not an operand
+            return NotImplemented
+        return PythonValue(kernel(self.data, float(other))[0])
 
     return method
 
@@ -42,7 +46,7 @@ def _leaf_unary(op: Op) -> Callable[[Value], Value]:
     kernel = op.scalar
 
     def method(self: Value) -> Value:
-        return Value(kernel(self.data)[0])
+        return PythonValue(kernel(self.data)[0])
 
     return method
 
@@ -51,9 +55,11 @@ _POWER, _POWER_CONST = OPS["**"].scalar, OPS["**c"].scalar
 
 
 def _leaf_pow(self: Value, other: Any) -> Value:
-    if isinstance(other, Value):
-        return Value(_POWER(self.data, other.data)[0])
-    return Value(_POWER_CONST(self.data, float(other))[0])
+    if isinstance(other, PythonValue):
+        return PythonValue(_POWER(self.data, other.data)[0])
+    if not _is_number(other):
+        return NotImplemented
+    return PythonValue(_POWER_CONST(self.data, float(other))[0])
 
 
 # Every Value method that makes a node from its operands; the reflected operators
@@ -68,7 +74,7 @@ _LEAF_METHODS: dict[str, Callable[..., Value]] = {
     "identity": _leaf_unary(OPS["="]),
     **{name: _leaf_unary(op) for name, op in FUNCTIONS.items()},
 }
-_RECORDING_METHODS: dict[str, Callable[..., Value]] = {name: getattr(Value, name) for name in _LEAF_METHODS}
+_RECORDING_METHODS: dict[str, Callable[..., Value]] = {name: getattr(PythonValue, name) for name in _LEAF_METHODS}
 
 _lock = threading.Lock()
 _depth = 0  # how many no_grad blocks are open; the methods are swapped while it is above 0
@@ -109,4 +115,6 @@ class no_grad(ContextDecorator):
 
 def _install(methods: dict[str, Callable[..., Value]]) -> None:
     for name, method in methods.items():
-        setattr(Value, name, method)
+        setattr(PythonValue, name, method)
+    if COMPILED:  # a compiled class cannot change its methods: they read this flag instead
+        importlib.import_module(f"{__package__}._native").MODE.recording = methods is _RECORDING_METHODS

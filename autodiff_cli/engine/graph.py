@@ -69,6 +69,11 @@ def new_graph_order(root: Value) -> list[Value]:
     an earlier backward pass would be zeroed.
     """
     done = _MARK
+    root.grad = done
+    marks_stick = root.grad is done  # not on the compiled Value: it keeps floats unboxed
+    root.grad = 0.0
+    if not marks_stick:
+        return topological_order(root)
     order: list[Value] = []
     stack = [root]
     emit, push, pop = order.append, stack.append, stack.pop

@@ -15,7 +15,9 @@ millions of nodes deep work.  Nothing here prints, parses or knows about the com
 
 from __future__ import annotations
 
+import importlib
 import math
+import os
 from collections.abc import Callable
 from numbers import Complex, Number, Real
 from typing import TYPE_CHECKING
@@ -23,14 +25,14 @@ from typing import TYPE_CHECKING
 from .graph import backpropagate, topological_order
 from .ops import FUNCTIONS, OPS, Op, short_number
 
-__all__ = ["METHODS", "Value"]
+__all__ = ["COMPILED", "METHODS", "PythonValue", "Value"]
 
 _new = object.__new__
 
 
 def _node(data: float, op: str, a: Value, da: float, b: Value | None = None, db: float = 0.0) -> Value:
     """A result node: its value, its operands and d result / d operand for each."""
-    out = _new(Value)
+    out = _new(PythonValue)
     out.data = data
     out.grad = 0.0
     out._op = op
@@ -43,7 +45,7 @@ def _node(data: float, op: str, a: Value, da: float, b: Value | None = None, db:
 
 
 def _constant(data: float) -> Value:
-    out = _new(Value)
+    out = _new(PythonValue)
     out.data = data
     out.grad = 0.0
     out._op = ""
@@ -66,11 +68,9 @@ def _is_number(other: object) -> bool:
 
 
 def _real(data: object) -> float:
-    """``data`` as a Value holds it: an int or float (a subclass too: bool, NumPy's float64) as it
-    is, another real number (NumPy's int64, Fraction, Decimal) as a float.  A string, a complex
-    number or None is a TypeError here rather than a wrong answer later ('1' + '2' is '12')."""
-    if isinstance(data, (float, int)):
-        return data  # type: ignore[return-value]
+    """``data`` as a Value holds it: a float (an int, a bool, NumPy's numbers, Fraction and Decimal
+    become one, so that both builds of the engine hold the same).  A string, a complex number or
+    None is a TypeError here rather than a wrong answer later ('1' + '2' is '12')."""
     if _is_number(data):
         return float(data)  # type: ignore[arg-type]
     raise TypeError(f"a Value holds a real number, not {type(data).__name__} ({data!r:.40}): "
@@ -82,12 +82,12 @@ def _binary(op: Op) -> Callable[[Value, Value | float], Value]:
     kernel, name = op.scalar, op.name
 
     def method(self: Value, other: Value | float) -> Value:
-        if not isinstance(other, Value):
+        if not isinstance(other, PythonValue):
             if other.__class__ is not float and not _is_number(other):  # the common case first
                 return NotImplemented
             other = _constant(float(other))
         # The node is filled in here rather than by _node(): one call per op, the kernel's.
-        out = _new(Value)
+        out = _new(PythonValue)
         out.data, out._da, out._db = kernel(self.data, other.data)
         out.grad = 0.0
         out._op = name
@@ -105,7 +105,7 @@ def _unary(op: Op, method_name: str | None = None) -> Callable[[Value], Value]:
     kernel, name = op.scalar, op.name
 
     def method(self: Value) -> Value:
-        out = _new(Value)
+        out = _new(PythonValue)
         out.data, out._da = kernel(self.data)
         out.grad = 0.0
         out._op = name
@@ -152,7 +152,7 @@ class Value:
         """``Value(2.0)``, or a node of a new operation made by hand: its operands
         (``_children``) and ``local``, the derivative of ``data`` with respect to each
         (``Value(e, (x,), "exp", local=(e,))`` with ``e = math.exp(x.data)``)."""
-        if data.__class__ is not float and data.__class__ is not int:  # the common cases first
+        if data.__class__ is not float:  # the common case first
             data = _real(data)
         self.data = data
         self.grad = 0.0
@@ -221,7 +221,7 @@ class Value:
     def __pow__(self, other: Value | float) -> Value:
         """``self ** other``: a ``**`` node for a Value exponent, a ``**c`` node (shown as
         ``**2``) for a number, which is a constant of the op rather than an operand."""
-        if isinstance(other, Value):
+        if isinstance(other, PythonValue):
             out, da, db = _POW(self.data, other.data)
             return _node(out, "**", self, da, other, db)
         if not _is_number(other):
@@ -297,6 +297,10 @@ class Value:
             node.grad = 0.0
 
 
+PythonValue = Value
+"""The engine in pure Python, always there; ``Value`` is the compiled build of it when installed.
+(Its own code names it ``PythonValue``, so that it stays whole when ``Value`` is the other.)"""
+
 _POW = OPS["**"].scalar
 _POW_CONST = OPS["**c"].scalar
 
@@ -304,11 +308,40 @@ _POW_CONST = OPS["**c"].scalar
 for _op in FUNCTIONS.values():
     setattr(Value, _op.name, _unary(_op))
 
-METHODS: dict[str, Callable[..., Value]] = {
-    name: getattr(Value, attribute)
-    for name, attribute in (("+", "__add__"), ("-", "__sub__"), ("*", "__mul__"), ("/", "__truediv__"),
-                            ("**", "__pow__"), ("neg", "__neg__"), ("=", "identity"))
-}
-"""The Value method that applies each op (``**c``: ``__pow__`` with a number), for interpreters."""
-METHODS.update((name, getattr(Value, name)) for name in FUNCTIONS)
 
+
+def _compiled_value() -> type[Value] | None:
+    """The compiled ``Value`` (``_native``, made by ``native_source.py`` at build time), unless
+    the build has none or ``AUTODIFF_ENGINE=python`` asks for the pure-Python engine."""
+    if os.environ.get("AUTODIFF_ENGINE", "") == "python":
+        return None
+    try:  # by name: the module exists only where the package was built with it
+        native = importlib.import_module(f"{__package__}._native")
+    except ImportError:  # built without a C compiler, or run from a checkout: the fallback
+        return None
+    if (native.__file__ or "").endswith(".py"):  # the generated source, not compiled: slower
+        return None
+    return native.Value  # type: ignore[no-any-return]
+
+
+Value = _compiled_value() or PythonValue  # type: ignore[misc]
+COMPILED = Value is not PythonValue
+"""Whether ``Value`` is the compiled build."""
+if COMPILED:  # pickle finds a class by its module and name: the pure one is PythonValue here
+    PythonValue.__qualname__ = PythonValue.__name__ = "PythonValue"
+
+
+def _recording_methods() -> dict[str, Callable[..., Value]]:
+    """The function that applies each op and records it, by op name (``**c``: ``x ** c`` for a
+    number ``c``), for interpreters: unlike the operators, they record inside ``no_grad``."""
+    if COMPILED:
+        return dict(importlib.import_module(f"{__package__}._native").RECORDING)
+    methods = {name: getattr(PythonValue, attribute)
+               for name, attribute in (("+", "__add__"), ("-", "__sub__"), ("*", "__mul__"), ("/", "__truediv__"),
+                                       ("**", "__pow__"), ("**c", "__pow__"), ("neg", "__neg__"), ("=", "identity"))}
+    methods.update((name, getattr(PythonValue, name)) for name in FUNCTIONS)
+    return methods
+
+
+METHODS = _recording_methods()
+"""The function that applies each op and records it, by op name, for interpreters."""

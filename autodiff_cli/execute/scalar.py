@@ -148,7 +148,7 @@ def _run(rows: Iterable[Row], registers: list[Value], emit: Callable[[Value], No
             elif op == CONST:
                 node = Value(param)
             elif op == POWER_CONST:
-                node = registers[first] ** param
+                node = METHODS[POWER_CONST](registers[first], param)
             else:
                 node = METHODS[op](registers[first])
         except DomainError as error:

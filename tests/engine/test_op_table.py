@@ -30,9 +30,12 @@ def test_row_is_complete(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(OPS), ids=list(OPS))
 def test_every_op_is_reachable_from_value(name: str) -> None:
-    assert name in METHODS or name == "**c"
-    if name in FUNCTIONS:
-        assert getattr(Value, name) is METHODS[name]
+    operands = (Value(0.5), 3.0 if name == "**c" else Value(1.5))[:2 if name == "**c" else OPS[name].arity]
+    node = METHODS[name](*operands)
+    assert node._op == ("**3" if name == "**c" else name) and node._prev == operands[:1 if name == "**c" else 2]
+    if name in FUNCTIONS:  # and as a method of the same name, which makes the same node
+        same = getattr(operands[0], name)()
+        assert (same._op, same.data, same._local) == (node._op, node.data, node._local)
 
 
 def test_functions_are_the_ops_written_as_calls() -> None:

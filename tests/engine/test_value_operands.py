@@ -97,10 +97,11 @@ def test_a_value_of_anything_but_a_real_number_is_a_type_error(data: object) -> 
 
 
 @pytest.mark.parametrize("data, kept", [
-    (3, 3), (2.5, 2.5), (True, True), (np.float64(1.5), np.float64(1.5)),
+    (3, 3.0), (2.5, 2.5), (True, 1.0), (np.float64(1.5), 1.5),
     (np.int64(3), 3.0), (Fraction(1, 4), 0.25), (Decimal("1.5"), 1.5),
 ], ids=["int", "float", "bool", "float64", "int64", "fraction", "decimal"])
-def test_a_value_keeps_ints_and_floats_and_makes_other_reals_floats(data: object, kept: object) -> None:
+def test_a_value_holds_every_real_number_as_a_float(data: object, kept: float) -> None:
+    # A float in both builds of the engine (the compiled one stores a C double).
     value = Value(data)  # type: ignore[arg-type]
-    assert value.data == kept and type(value.data) is type(kept)
+    assert value.data == kept and type(value.data) is float
     assert (value * 2).data == 2 * float(kept)  # type: ignore[arg-type]

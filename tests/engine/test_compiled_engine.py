@@ -1,0 +1,176 @@
+"""The compiled engine (``_native``, built by setup.py from ``native_source.py``) against the
+pure-Python ``Value`` it is made from: the same numbers to the bit, the same errors, the same API.
+
+Where the package was installed without a C compiler there is no compiled engine: these tests
+skip and say so, except in CI (``AUTODIFF_REQUIRE_COMPILED=1``), where its absence fails.
+The rest of the suite runs with whichever engine ``Value`` is; ``test_engine_tests_pass_on_the
+_other_engine`` runs tests/engine once more with the pure-Python one.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autodiff_cli.engine import native_source, value
+from autodiff_cli.engine.grad_mode import no_grad
+from autodiff_cli.engine.ops import FUNCTIONS, DomainError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+compiled_only = pytest.mark.skipif(not value.COMPILED, reason="the compiled engine is not built here "
+                                   "(no C compiler at install time, or AUTODIFF_ENGINE=python)")
+
+# Operands that reach every branch of the kernels: zeros of both signs, the domains' edges,
+# exp's overflow threshold, the float range's ends, infinities and NaN.
+EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 3.0, -2.5, 1e-300, -1e-300, 1e300, -1e300, 709.0, 710.0,
+         math.inf, -math.inf, math.nan, 1e-8, 100.0]
+BINARY = ["+", "-", "*", "/", "**"]
+UNARY = ["neg", *FUNCTIONS]
+
+
+def test_ci_builds_the_compiled_engine() -> None:
+    # CI has a C compiler: a build that fell back to pure Python there is a broken build.
+    if os.environ.get("AUTODIFF_REQUIRE_COMPILED", "") not in ("", "0"):
+        assert value.COMPILED, "AUTODIFF_REQUIRE_COMPILED is set but Value is the pure-Python engine"
+    assert value.Value is (value.PythonValue if not value.COMPILED else value.Value)
+    assert value.COMPILED == (value.Value.__module__ == native_source.MODULE)
+
+
+@compiled_only
+def test_the_compiled_engine_is_built_from_todays_op_table() -> None:
+    # A build made before ops.py or native_source.py last changed would be another engine.
+    from autodiff_cli.engine import _native
+
+    assert _native.SOURCE_DIGEST == native_source.source_digest(), "rebuild: python setup.py build_ext --inplace"
+
+
+def _bits(x: float) -> bytes:
+    return b"nan" if math.isnan(x) else struct.pack("<d", x)
+
+
+def _outcome(apply: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return "ok", apply()
+    except (DomainError, ArithmeticError, ValueError, TypeError) as error:
+        return "error", (type(error).__name__, str(error), getattr(error, "op", None))
+
+
+def _run_program(engine: type, seed: int) -> list[Any]:
+    """Apply a random sequence of operations through the public API of ``engine``; what each gave."""
+    rng = random.Random(seed)
+    nodes = [engine(rng.choice(EDGES) if rng.random() < 0.5 else rng.uniform(-3, 3)) for _ in range(3)]
+    seen: list[Any] = []
+    for _ in range(rng.randint(5, 40)):
+        x = rng.choice(nodes)
+        kind = rng.random()
+        if kind < 0.45:
+            op, y = rng.choice(BINARY), rng.choice(nodes)
+        elif kind < 0.6:  # a number operand, on either side
+            op, y = rng.choice(BINARY), rng.choice(EDGES)
+        else:
+            op, y = rng.choice(UNARY), None
+        reflected = y is not None and not isinstance(y, engine) and rng.random() < 0.5
+
+        def apply(op: str = op, x: Any = x, y: Any = y, reflected: bool = reflected) -> Any:
+            if y is None:
+                return -x if op == "neg" else getattr(x, op)()
+            a, b = (y, x) if reflected else (x, y)
+            return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
+                    "**": lambda: a ** b}[op]()
+
+        status, result = _outcome(apply)
+        if status == "ok":
+            nodes.append(result)
+            seen.append((result._op, _bits(result.data), tuple(map(_bits, result._local)), len(result._prev)))
+        else:
+            seen.append(result)
+    root = nodes[-1]
+    seen.append(_outcome(root.backward))
+    seen.append([_bits(node.grad) for node in nodes])
+    return seen
+
+
+@compiled_only
+@pytest.mark.parametrize("block", range(10), ids=lambda block: f"seeds-{block * 300}-{block * 300 + 299}")
+def test_random_programs_give_the_same_bits_and_errors_in_both_engines(block: int) -> None:
+    for seed in range(block * 300, block * 300 + 300):
+        ours, reference = _run_program(value.Value, seed), _run_program(value.PythonValue, seed)
+        assert ours == reference, f"seed {seed}"
+
+
+def test_random_programs_reach_every_op_and_many_errors() -> None:
+    # The comparison above is only as good as what the programs do: check they do it.
+    seen = [step for seed in range(3000) for step in _run_program(value.PythonValue, seed)]
+    ops_made = {step[0] for step in seen if isinstance(step, tuple) and len(step) == 4}
+    errors = {step[0] for step in seen if isinstance(step, tuple) and len(step) == 3}
+    assert {"+", "-", "*", "/", "**", "**2", "neg", *FUNCTIONS} <= ops_made
+    assert {"DomainError", "DivisionByZero"} <= errors
+
+
+@compiled_only
+@pytest.mark.parametrize("make", [
+    lambda V: repr(V(2.5, label="w")),
+    lambda V: repr(V(3) * 2),
+    lambda V: (V(2) ** 3).exponent,
+    lambda V: (V(2) ** -0.5)._op,
+    lambda V: (2 ** V(3))._op,
+    lambda V: (V(1.0, (V(2.0),), "f", local=(4.0,)))._local,
+    lambda V: V(1.0, (V(2.0), V(3.0)), "g")._local,
+    lambda V: type(V(True).data).__name__,
+    lambda V: V(2) + "3",
+    lambda V: V("1"),
+    lambda V: V(1.0, (V(1.0),) * 3),
+    lambda V: V(1.0, (V(1.0),), local=(1.0, 2.0)),
+    lambda V: setattr(V(1.0), "_backward", lambda: None),
+], ids=["repr-label", "repr-int", "exponent", "pow-op", "rpow", "local", "local-nan", "bool-data",
+        "str-operand", "str-data", "three-operands", "local-length", "set-backward"])
+def test_the_api_behaves_the_same_in_both_engines(make: Callable[[type], Any]) -> None:
+    def outcome(engine: type) -> Any:
+        try:
+            return "ok", make(engine)
+        except (TypeError, ValueError, AttributeError) as error:
+            return type(error).__name__, str(error).replace("PythonValue", "Value")
+
+    def comparable(result: Any) -> Any:  # NaNs compare by being NaN
+        if isinstance(result, tuple):
+            return tuple(comparable(item) for item in result)
+        return "nan" if isinstance(result, float) and math.isnan(result) else result
+
+    assert comparable(outcome(value.Value)) == comparable(outcome(value.PythonValue))
+
+
+@compiled_only
+def test_no_grad_makes_leaves_and_the_interpreter_still_records() -> None:
+    from autodiff_cli.execute import evaluate
+    from autodiff_cli.language import parse
+
+    x = value.Value(2.0)
+    with no_grad():
+        y = x * x + x ** 2 + x.tanh()
+        evaluation = evaluate(parse("y = x**2 + x*x", "<test>"), {"x": 3.0})
+    assert y._prev == () and y.data == 8.0 + math.tanh(2.0)
+    assert evaluation.grads()["x"] == 12.0
+    assert (x * x)._prev == (x, x)  # recording again after the block
+
+
+@compiled_only
+def test_engine_tests_pass_on_the_other_engine() -> None:
+    # The rest of the suite ran on the compiled engine; the pure-Python one is the fallback
+    # wherever there is no C compiler, so its own tests run too.
+    environment = {**os.environ, "AUTODIFF_ENGINE": "python"}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/engine", "tests/execute/test_scalar.py",
+         "-k", "not test_engine_tests_pass_on_the_other_engine"],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and " failed" not in result.stdout
