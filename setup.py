@@ -58,6 +58,7 @@ def compiled_engine() -> list:
         _warn("mypyc (from mypy) is not installed")
         return []
     sys.path.insert(0, str(ROOT))
+    os.environ["AUTODIFF_ENGINE"] = "python"  # not the compiled module a previous build may have left
     from autodiff_cli.engine.native_source import native_module_source
 
     source = native_module_source()

@@ -43,10 +43,14 @@ from typing import TYPE_CHECKING, Callable, List, Optional, Set
 from autodiff_cli.engine.ops import DivisionByZero, DomainError
 from autodiff_cli.engine.value import _is_number, _real
 
-if TYPE_CHECKING:  # mypyc reads the decorator at build time; nothing of mypy is needed at run time
+if TYPE_CHECKING:
     from typing import Final
 
+try:  # mypyc reads the decorator at build time; at run time mypy need not be installed
     from mypy_extensions import mypyc_attr
+except ImportError:
+    def mypyc_attr(*args: object, **kwargs: object) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
 
 
 class _Mode:

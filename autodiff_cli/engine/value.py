@@ -16,6 +16,7 @@ millions of nodes deep work.  Nothing here prints, parses or knows about the com
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 import os
 from collections.abc import Callable
@@ -315,13 +316,13 @@ def _compiled_value() -> type[Value] | None:
     the build has none or ``AUTODIFF_ENGINE=python`` asks for the pure-Python engine."""
     if os.environ.get("AUTODIFF_ENGINE", "") == "python":
         return None
-    try:  # by name: the module exists only where the package was built with it
-        native = importlib.import_module(f"{__package__}._native")
-    except ImportError:  # built without a C compiler, or run from a checkout: the fallback
+    name = f"{__package__}._native"
+    spec = importlib.util.find_spec(name)
+    # None: built without a C compiler, or run from a checkout, so the fallback.  A .py file is
+    # the generated source left by a build, not compiled: slower than this module, so not used.
+    if spec is None or (spec.origin or "").endswith(".py"):
         return None
-    if (native.__file__ or "").endswith(".py"):  # the generated source, not compiled: slower
-        return None
-    return native.Value  # type: ignore[no-any-return]
+    return importlib.import_module(name).Value  # type: ignore[no-any-return]
 
 
 Value = _compiled_value() or PythonValue  # type: ignore[misc]
