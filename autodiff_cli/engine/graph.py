@@ -12,7 +12,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .value import Value
@@ -30,6 +30,8 @@ def topological_order(root: Value) -> list[Value]:
     only for its operands that are not leaves: about half the steps of pushing every
     operand (``backward()`` spent most of its time here).
     """
+    if _compiled is not None and isinstance(root, _compiled.Value):
+        return _compiled.topological_order(root)  # type: ignore[no-any-return]
     order: list[Value] = []
     done: set[Value] = set()
     stack = [root]
@@ -68,12 +70,9 @@ def new_graph_order(root: Value) -> list[Value]:
     caller that built the graph itself (``execute.scalar.evaluate``): a gradient left by
     an earlier backward pass would be zeroed.
     """
+    if _compiled is not None and isinstance(root, _compiled.Value):
+        return _compiled.new_graph_order(root)  # type: ignore[no-any-return]
     done = _MARK
-    root.grad = done
-    marks_stick = root.grad is done  # not on the compiled Value: it keeps floats unboxed
-    root.grad = 0.0
-    if not marks_stick:
-        return topological_order(root)
     order: list[Value] = []
     stack = [root]
     emit, push, pop = order.append, stack.append, stack.pop
@@ -116,6 +115,12 @@ def backpropagate(order: Sequence[Value], progress: Callable[[int, int], None] |
     order[-1].grad = 1.0
     size = len(order)
     step = size if progress is None else _PROGRESS_STEP
+    if _compiled is not None and type(order) is list and isinstance(order[-1], _compiled.Value):
+        for stop in range(size, 0, -step):  # the same loop, compiled; nodes stop - step .. stop - 1
+            _compiled.backpropagate_slice(order, max(0, stop - step), stop)
+            if progress is not None:
+                progress(size - max(0, stop - step), size)
+        return
     nodes = reversed(order)
     done = 0
     while done < size:
@@ -133,6 +138,10 @@ def backpropagate(order: Sequence[Value], progress: Callable[[int, int], None] |
 
 
 _PROGRESS_STEP = 1 << 16
+
+_compiled: Any = None
+"""The compiled engine's module when ``Value`` is its class (``value.py`` sets it): walks over its
+nodes then run its compiled loops, which visit the nodes in the same order as the loops here."""
 
 
 def iter_edges(order: Iterable[Value]) -> Iterator[tuple[Value, Value, float]]:

@@ -197,19 +197,56 @@ class Value:
     def backward(self) -> None:
         order = topological_order(self)
         order[len(order) - 1].grad = 1.0
-        for i in range(len(order) - 1, -1, -1):
-            node = order[i]
-            a = node._a
-            if a is not None:
-                g = node.grad
-                a.grad += node._da * g
-                b = node._b
-                if b is not None:
-                    b.grad += node._db * g
+        backpropagate_slice(order, 0, len(order))
 
     def zero_grad(self) -> None:
         for node in topological_order(self):
             node.grad = 0.0
+
+
+def backpropagate_slice(order: List[Value], start: int, stop: int) -> None:
+    """``graph.backpropagate``'s loop over ``order[start:stop]``, the last node first, compiled."""
+    for i in range(stop - 1, start - 1, -1):
+        node = order[i]
+        a = node._a
+        if a is not None:
+            g = node.grad
+            a.grad += node._da * g
+            b = node._b
+            if b is not None:
+                b.grad += node._db * g
+
+
+def new_graph_order(root: Value) -> List[Value]:
+    """``graph.new_graph_order``, compiled: a node is marked done by a gradient of 1 (every
+    gradient of a graph just built is 0), and the zeros are put back; no set."""
+    order: List[Value] = []
+    stack: List[Value] = [root]
+    while stack:
+        node = stack[len(stack) - 1]
+        a = node._a
+        if a is not None and a.grad == 0.0:
+            if a._a is None:
+                a.grad = 1.0
+                order.append(a)
+            else:
+                stack.append(a)
+                continue
+        b = node._b
+        if b is not None and b.grad == 0.0:
+            if b._a is None:
+                b.grad = 1.0
+                order.append(b)
+            else:
+                stack.append(b)
+                continue
+        stack.pop()
+        if node.grad == 0.0:
+            node.grad = 1.0
+            order.append(node)
+    for node in order:
+        node.grad = 0.0
+    return order
 
 
 def topological_order(root: Value) -> List[Value]:

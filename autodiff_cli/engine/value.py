@@ -23,6 +23,7 @@ from collections.abc import Callable
 from numbers import Complex, Number, Real
 from typing import TYPE_CHECKING
 
+from . import graph
 from .graph import backpropagate, topological_order
 from .ops import FUNCTIONS, OPS, Op, short_number
 
@@ -330,6 +331,7 @@ COMPILED = Value is not PythonValue
 """Whether ``Value`` is the compiled build."""
 if COMPILED:  # pickle finds a class by its module and name: the pure one is PythonValue here
     PythonValue.__qualname__ = PythonValue.__name__ = "PythonValue"
+    graph._compiled = importlib.import_module(f"{__package__}._native")
 
 
 def _recording_methods() -> dict[str, Callable[..., Value]]:

@@ -117,6 +117,41 @@ def test_random_programs_reach_every_op_and_many_errors() -> None:
     assert {"DomainError", "DivisionByZero"} <= errors
 
 
+def _shared_graph(engine: type, seed: int) -> Any:
+    """A random graph with heavy reuse (each node feeds many), the same in every engine."""
+    rng = random.Random(seed)
+    nodes = [engine(rng.uniform(0.5, 1.5)) for _ in range(4)]
+    for _ in range(200):
+        x, y = rng.choice(nodes), rng.choice(nodes[-8:])
+        nodes.append(rng.choice([lambda: x * y, lambda: x + y, lambda: (x - y).tanh(), lambda: x * 0.5])())
+    return nodes[-1]
+
+
+@compiled_only
+@pytest.mark.parametrize("seed", range(20))
+def test_the_compiled_walks_visit_nodes_in_the_same_order(seed: int) -> None:
+    # graph.py hands compiled nodes to the compiled module's walks; the order decides every
+    # numbering shown to users and the order gradients are added in.
+    from autodiff_cli.engine import graph
+
+    def described(order: list[Any]) -> list[tuple[str, bytes]]:
+        return [(node._op, _bits(node.data)) for node in order]
+
+    reference = described(graph.topological_order(_shared_graph(value.PythonValue, seed)))
+    root = _shared_graph(value.Value, seed)
+    assert described(graph.topological_order(root)) == reference
+    assert described(graph.new_graph_order(root)) == reference
+    assert all(node.grad == 0.0 for node in graph.topological_order(root))  # the marks were undone
+    progress: list[tuple[int, int]] = []
+    order = graph.topological_order(root)
+    graph.backpropagate(order, lambda done, total: progress.append((done, total)))
+    python_root = _shared_graph(value.PythonValue, seed)
+    python_order = graph.topological_order(python_root)
+    graph.backpropagate(python_order)
+    assert [_bits(node.grad) for node in order] == [_bits(node.grad) for node in python_order]
+    assert progress == [(len(order), len(order))]
+
+
 @compiled_only
 @pytest.mark.parametrize("make", [
     lambda V: repr(V(2.5, label="w")),
