@@ -41,7 +41,7 @@ import math
 from typing import TYPE_CHECKING, Callable, List, Optional, Set
 
 from autodiff_cli.engine.ops import DivisionByZero, DomainError
-from autodiff_cli.engine.value import _is_number, _real
+from autodiff_cli.engine.value import NO_BACKWARD_CLOSURE, _is_number, _real
 
 if TYPE_CHECKING:
     from typing import Final
@@ -189,10 +189,7 @@ class Value:
 
     @_backward.setter
     def _backward(self, function: Callable[[], None]) -> None:
-        raise AttributeError(
-            "a Value keeps the local derivatives of each node, not a _backward closure: make a new "
-            "operation's node with them, Value(data, (x,), 'op', local=(d data / d x,)), or build it "
-            "from the existing operations")
+        raise AttributeError(NO_BACKWARD_CLOSURE)
 
     def backward(self) -> None:
         order = topological_order(self)

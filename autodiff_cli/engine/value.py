@@ -69,6 +69,13 @@ def _is_number(other: object) -> bool:
     return isinstance(other, (float, int, Real)) or (isinstance(other, Number) and not isinstance(other, Complex))
 
 
+NO_BACKWARD_CLOSURE = (
+    "a Value keeps the local derivatives of each node, not a _backward closure: make a new "
+    "operation's node with them, Value(data, (x,), 'op', local=(d data / d x,)), or build it "
+    "from the existing operations")
+"""Why ``node._backward = f`` is refused (both builds of the engine say it)."""
+
+
 def _real(data: object) -> float:
     """``data`` as a Value holds it: a float (an int, a bool, NumPy's numbers, Fraction and Decimal
     become one, so that both builds of the engine hold the same).  A string, a complex number or
@@ -280,10 +287,7 @@ class Value:
 
     @_backward.setter
     def _backward(self, function: Callable[[], None]) -> None:
-        raise AttributeError(
-            "a Value keeps the local derivatives of each node, not a _backward closure: make a new "
-            "operation's node with them, Value(data, (x,), 'op', local=(d data / d x,)), or build it "
-            "from the existing operations")
+        raise AttributeError(NO_BACKWARD_CLOSURE)
 
     def backward(self) -> None:
         """Accumulate d self / d node into ``grad`` of every node this one depends on.
