@@ -16,6 +16,7 @@ from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 GENERATED = ROOT / "autodiff_cli" / "engine" / "_native.py"
@@ -43,6 +44,15 @@ class OptionalBuildExt(build_ext):
     def _give_up(self, error: Exception) -> None:
         _warn(f"the compiled engine could not be built ({type(error).__name__}: {error})")
         self.extensions = []
+
+
+class BuildPyWithoutGeneratedSource(build_py):
+    """Leaves the generated ``_native.py`` out of the package: the compiled module does not need
+    it, and on its own it would be a slower third engine (``value.py`` would not use it anyway)."""
+
+    def find_package_modules(self, package: str, package_dir: str) -> list:
+        modules = super().find_package_modules(package, package_dir)
+        return [module for module in modules if Path(module[2]).resolve() != GENERATED]
 
 
 def compiled_engine() -> list:
@@ -82,4 +92,4 @@ def compiled_engine() -> list:
     return extensions
 
 
-setup(ext_modules=compiled_engine(), cmdclass={"build_ext": OptionalBuildExt})
+setup(ext_modules=compiled_engine(), cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithoutGeneratedSource})

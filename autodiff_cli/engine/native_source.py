@@ -41,7 +41,16 @@ import math
 from typing import TYPE_CHECKING, Callable, List, Optional, Set
 
 from autodiff_cli.engine.ops import DivisionByZero, DomainError
-from autodiff_cli.engine.value import NO_BACKWARD_CLOSURE, _is_number, _real
+from autodiff_cli.engine.value import (
+    NO_BACKWARD_CLOSURE,
+    NO_CHILDREN,
+    _is_number,
+    _real,
+    label_text,
+    operands,
+    reduce_node,
+    set_extra_state,
+)
 
 if TYPE_CHECKING:
     from typing import Final
@@ -101,35 +110,31 @@ class Value:
     _b: Optional[Value]
     _db: float
 
-    def __init__(self, data: object, _children: tuple = (), _op: str = "", label: str = "",
-                 *, local: Optional[tuple] = None) -> None:
+    def __init__(self, data: object, _children: object = NO_CHILDREN, _op: str = "", label: object = "",
+                 *, local: object = None) -> None:
         if isinstance(data, float):
             self.data = data
         else:
             self.data = _real(data)
         self.grad = 0.0
         self._op = _op
-        self.label = label
+        self.label = label if isinstance(label, str) else label_text(label)
         self._a = None
         self._b = None
         self._da = 0.0
         self._db = 0.0
-        if _children or local is not None:
-            self._adopt(tuple(_children), local)
+        if _children is not NO_CHILDREN or local is not None:
+            a, da, b, db = operands(_children, local, Value)
+            self._a = a
+            self._da = da
+            self._b = b
+            self._db = db
 
-    def _adopt(self, children: tuple, local: Optional[tuple]) -> None:
-        if len(children) > 2:
-            raise ValueError("a Value has at most two operands")
-        if local is None:
-            local = (math.nan,) * len(children)
-        if len(local) != len(children):
-            raise ValueError(f"local gives {{len(local)}} derivatives for {{len(children)}} operands: one each")
-        if children:
-            self._a = children[0]
-            self._da = float(local[0])
-        if len(children) == 2:
-            self._b = children[1]
-            self._db = float(local[1])
+    def __reduce__(self) -> tuple:
+        return reduce_node(self)
+
+    def __setstate__(self, state: dict) -> None:
+        set_extra_state(self, state)
 
     @property
     def _prev(self) -> tuple:

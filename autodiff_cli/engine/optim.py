@@ -137,7 +137,7 @@ class Optimizer:
         # Every update is worked out before any is made: an error leaves the step undone, not half done.
         updates = [update(p.data, p.grad, state[i], step, lr) for i, p in enumerate(self.params)]
         for i, (p, (data, kept)) in enumerate(zip(self.params, updates)):
-            p.data, state[i] = data, kept
+            p.data, state[i] = float(data), kept  # a float, as the compiled Value stores it
         self.steps = step
         return loss
 

@@ -19,9 +19,10 @@ import importlib
 import importlib.util
 import math
 import os
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from numbers import Complex, Number, Real
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import graph
 from .graph import backpropagate, topological_order
@@ -74,6 +75,77 @@ NO_BACKWARD_CLOSURE = (
     "operation's node with them, Value(data, (x,), 'op', local=(d data / d x,)), or build it "
     "from the existing operations")
 """Why ``node._backward = f`` is refused (both builds of the engine say it)."""
+
+
+NO_CHILDREN: tuple[Value, ...] = ()
+"""``Value``'s default operands: compared by identity, so that any iterable given is checked."""
+
+
+def operands(children: Iterable[Value], local: Iterable[float] | None,
+             node_class: type) -> tuple[Value | None, float, Value | None, float]:
+    """``(a, da, b, db)`` for ``Value(data, children, op, local=local)``: up to two operands, each
+    a ``node_class``, and a derivative for each (NaN without ``local``, so that gradients through
+    the node show that they are missing).  Shared by both builds of the engine."""
+    children = tuple(children)
+    if len(children) > 2:
+        raise ValueError("a Value has at most two operands")
+    for child in children:
+        if not isinstance(child, node_class):
+            raise TypeError(f"an operand of a Value is a Value, not {type(child).__name__}")
+    slopes = (math.nan,) * len(children) if local is None else tuple(local)
+    if len(slopes) != len(children):
+        raise ValueError(f"local gives {len(slopes)} derivatives for {len(children)} operands: one each")
+    a, da = (children[0], float(slopes[0])) if children else (None, 0.0)
+    b, db = (children[1], float(slopes[1])) if len(children) == 2 else (None, 0.0)
+    return a, da, b, db
+
+
+def label_text(label: object) -> str:
+    """A label as a Value holds it: a str (None is no label, "")."""
+    if isinstance(label, str):
+        return label
+    if label is None:
+        return ""
+    raise TypeError(f"a Value's label is a str, not {type(label).__name__}")
+
+
+def reduce_node(node: Any) -> tuple[Any, ...]:
+    """How pickle and copy take a node apart, in either build: a call of ``restore_node`` with its
+    fields, and a subclass's own attributes.  The engine's own class is named as None, so that a
+    graph saved under one build loads into the other."""
+    cls = type(node)
+    own = None if cls is Value or cls is PythonValue else cls
+    fields = (own, node.data, node.grad, node.label, node._op, node._a, node._da, node._b, node._db)
+    extra = _extra_state(node, cls)
+    return (restore_node, fields) if extra is None else (restore_node, fields, extra)
+
+
+def restore_node(cls: type | None, data: float, grad: float, label: str, op: str,
+                 a: Any, da: float, b: Any, db: float) -> Any:
+    """A node from ``reduce_node``'s fields, made by the engine in use (or the subclass named)."""
+    cls = cls or Value
+    node = cls.__new__(cls)
+    node.data, node.grad, node.label, node._op = float(data), float(grad), label, op
+    node._a, node._da, node._b, node._db = a, float(da), b, float(db)
+    return node
+
+
+def _extra_state(node: Any, cls: type) -> dict[str, Any] | None:
+    """A subclass's own attributes: its ``__dict__`` and the slots it adds."""
+    state = dict(getattr(node, "__dict__", None) or {})
+    for klass in cls.__mro__:
+        if klass is Value or klass is PythonValue:
+            break
+        slots = klass.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(node, name):
+                state[name] = getattr(node, name)
+    return state or None
+
+
+def set_extra_state(node: Any, state: dict[str, Any]) -> None:
+    for name, value in state.items():
+        setattr(node, name, value)
 
 
 def _real(data: object) -> float:
@@ -155,8 +227,8 @@ class Value:
     _db: float
 
     def __init__(
-        self, data: float, _children: tuple[Value, ...] = (), _op: str = "", label: str = "",
-        *, local: tuple[float, ...] | None = None,
+        self, data: float, _children: Iterable[Value] = NO_CHILDREN, _op: str = "", label: str = "",
+        *, local: Iterable[float] | None = None,
     ) -> None:
         """``Value(2.0)``, or a node of a new operation made by hand: its operands
         (``_children``) and ``local``, the derivative of ``data`` with respect to each
@@ -166,24 +238,17 @@ class Value:
         self.data = data
         self.grad = 0.0
         self._op = _op
-        self.label = label
+        self.label = label if label.__class__ is str else label_text(label)
         self._a = self._b = None
         self._da = self._db = 0.0
-        if _children or local is not None:
-            self._adopt(tuple(_children), local)
+        if _children is not NO_CHILDREN or local is not None:
+            self._a, self._da, self._b, self._db = operands(_children, local, PythonValue)
 
-    def _adopt(self, children: tuple[Value, ...], local: tuple[float, ...] | None) -> None:
-        if len(children) > 2:
-            raise ValueError("a Value has at most two operands")
-        if local is None:
-            # Without them backward() has nothing to multiply by: NaN gradients make that visible.
-            local = (math.nan,) * len(children)
-        if len(local) != len(children):
-            raise ValueError(f"local gives {len(local)} derivatives for {len(children)} operands: one each")
-        if children:
-            self._a, self._da = children[0], float(local[0])
-        if len(children) == 2:
-            self._b, self._db = children[1], float(local[1])
+    def __reduce__(self) -> tuple[Any, ...]:
+        return reduce_node(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_extra_state(self, state)
 
     @property
     def _prev(self) -> tuple[Value, ...]:
@@ -327,7 +392,13 @@ def _compiled_value() -> type[Value] | None:
     # the generated source left by a build, not compiled: slower than this module, so not used.
     if spec is None or (spec.origin or "").endswith(".py"):
         return None
-    return importlib.import_module(name).Value  # type: ignore[no-any-return]
+    try:
+        return importlib.import_module(name).Value  # type: ignore[no-any-return]
+    except ImportError as error:  # a part of the build is missing or was built for another Python
+        warnings.warn(f"the compiled engine could not be loaded ({error}); using the pure-Python engine, "
+                      "which gives the same results, slower: reinstall the package to rebuild it",
+                      RuntimeWarning, stacklevel=2)
+        return None
 
 
 Value = _compiled_value() or PythonValue  # type: ignore[misc]

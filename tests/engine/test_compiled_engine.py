@@ -9,8 +9,10 @@ _other_engine`` runs tests/engine once more with the pure-Python one.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
+import pickle
 import random
 import struct
 import subprocess
@@ -167,8 +169,14 @@ def test_the_compiled_walks_visit_nodes_in_the_same_order(seed: int) -> None:
     lambda V: V(1.0, (V(1.0),) * 3),
     lambda V: V(1.0, (V(1.0),), local=(1.0, 2.0)),
     lambda V: setattr(V(1.0), "_backward", lambda: None),
+    lambda V: V(1.0, [V(2.0)], "f", local=[3.0])._local,
+    lambda V: V(1.0, (V(2.0) for _ in range(2)), "g", local=iter([1.0, 2.0]))._local,
+    lambda V: repr(V(1.0, label=None)),
+    lambda V: V(1.0, (3.0,), "f"),
+    lambda V: V(1.0, label=5),
 ], ids=["repr-label", "repr-int", "exponent", "pow-op", "rpow", "local", "local-nan", "bool-data",
-        "str-operand", "str-data", "three-operands", "local-length", "set-backward"])
+        "str-operand", "str-data", "three-operands", "local-length", "set-backward", "list-operands",
+        "generator-operands", "label-none", "number-operand", "int-label"])
 def test_the_api_behaves_the_same_in_both_engines(make: Callable[[type], Any]) -> None:
     def outcome(engine: type) -> Any:
         try:
@@ -213,3 +221,69 @@ def test_engine_tests_pass_on_the_other_engine() -> None:
         cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert " passed" in result.stdout and " failed" not in result.stdout
+
+
+class NamedValue(value.Value):  # a user's subclass, at module level so that pickle finds it
+    pass
+
+
+class NamedPythonValue(value.PythonValue):
+    __slots__ = ("tag",)
+
+
+@pytest.mark.parametrize("copier", [copy.copy, copy.deepcopy, lambda node: pickle.loads(pickle.dumps(node))],
+                         ids=["copy", "deepcopy", "pickle"])
+@pytest.mark.parametrize("cls", [NamedValue, NamedPythonValue], ids=["Value", "PythonValue"])
+def test_a_subclass_keeps_its_own_attributes_through_copies(cls: type, copier: Callable[[Any], Any]) -> None:
+    node = cls(2.0, label="w")
+    node.tag = "kept"  # in __dict__ for NamedValue, in a slot for NamedPythonValue
+    copied = copier(node)
+    assert type(copied) is cls and copied.tag == "kept" and (copied.data, copied.label) == (2.0, "w")
+
+
+@compiled_only
+def test_a_graph_pickled_by_either_engine_loads_in_the_other() -> None:
+    def saved(engine: type) -> bytes:
+        a = engine(2.0, label="a")
+        loss = (a * 3.0).tanh()
+        loss.backward()
+        return pickle.dumps(loss)
+
+    loaded = pickle.loads(saved(value.PythonValue))  # a pure-Python install's pickle, loaded here
+    assert type(loaded) is value.Value and type(loaded._prev[0]._prev[0]) is value.Value
+    assert (loaded.data, loaded._prev[0]._prev[0].label, loaded._prev[0]._prev[0].grad) == (
+        math.tanh(6.0), "a", 3.0 * (1.0 - math.tanh(6.0) ** 2))
+    # ... and this one's, loaded by the pure engine in another process.
+    script = ("import pickle, sys; from autodiff_cli.engine.value import Value, COMPILED; "
+              "node = pickle.loads(sys.stdin.buffer.read()); "
+              "print(COMPILED, type(node) is Value, repr(node._prev[0]._prev[0]))")
+    result = subprocess.run([sys.executable, "-c", script], input=saved(value.Value), capture_output=True,
+                            env={**os.environ, "AUTODIFF_ENGINE": "python"}, check=True)
+    grad = 3.0 * (1.0 - math.tanh(6.0) ** 2)
+    assert result.stdout.decode().split(" ", 2) == ["False", "True", f"Value(data=2.0, grad={grad!r}, label='a')\n"]
+
+
+def test_a_broken_compiled_build_falls_back_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(name: str) -> Any:
+        raise ImportError("libsomething.so: cannot open shared object file")
+
+    monkeypatch.delenv("AUTODIFF_ENGINE", raising=False)
+    monkeypatch.setattr(value.importlib.util, "find_spec", lambda name: type("Spec", (), {"origin": "x.so"})())
+    monkeypatch.setattr(value.importlib, "import_module", broken)
+    with pytest.warns(RuntimeWarning, match="could not be loaded .*libsomething.*pure-Python engine"):
+        assert value._compiled_value() is None
+
+
+def test_an_optimizer_step_leaves_floats(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The compiled Value stores a float whatever is assigned; the pure one stores what it is
+    # given, so an np.float32 learning rate made its parameters float32 (and its results differ).
+    np = pytest.importorskip("numpy")
+    from autodiff_cli.engine.optim import SGD
+
+    w = value.Value(0.3)
+    optimizer = SGD([w], lr=np.float32(0.1))
+    loss = (w * 3.7 - 1.1) ** 2
+    loss.backward()
+    expected = float(np.float32(0.3) - np.float32(0.1) * np.float32(w.grad))  # the rule's own arithmetic
+    optimizer.step()
+    assert type(w.data) is float and w.data == expected
