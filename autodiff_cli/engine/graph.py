@@ -71,7 +71,7 @@ def new_graph_order(root: Value) -> list[Value]:
     an earlier backward pass would be zeroed.
     """
     if _compiled is not None and isinstance(root, _compiled.Value):
-        return _compiled.new_graph_order(root)  # type: ignore[no-any-return]
+        return _compiled.topological_order(root)  # type: ignore[no-any-return]  # marks nodes, no set
     done = _MARK
     order: list[Value] = []
     stack = [root]

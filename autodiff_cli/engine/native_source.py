@@ -38,7 +38,7 @@ built, and compiled with mypyc.  Do not edit: change ops.py, value.py or native_
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable, List, Optional, Set
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 from autodiff_cli.engine.ops import DivisionByZero, DomainError
 from autodiff_cli.engine.value import (
@@ -74,6 +74,20 @@ class _Mode:
 
 
 MODE: Final = _Mode()
+
+
+class _Walks:
+    """How many walks have run: a walk marks each node it reaches with its own number
+    (``Value._walk``), where the Python engine keeps a set of the nodes; no set to fill or free."""
+
+    count: int
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+WALKS: Final = _Walks()
+_NO_CHILDREN: Final = NO_CHILDREN  # held in a C static: read on every node, a global would be looked up
 '''
 
 _CLASS = '''
@@ -109,8 +123,9 @@ class Value:
     _da: float
     _b: Optional[Value]
     _db: float
+    _walk: int = 0  # a class default: set on every new object, those pickle makes too
 
-    def __init__(self, data: object, _children: object = NO_CHILDREN, _op: str = "", label: object = "",
+    def __init__(self, data: object, _children: object = _NO_CHILDREN, _op: str = "", label: object = "",
                  *, local: object = None) -> None:
         if isinstance(data, float):
             self.data = data
@@ -123,7 +138,7 @@ class Value:
         self._b = None
         self._da = 0.0
         self._db = 0.0
-        if _children is not NO_CHILDREN or local is not None:
+        if _children is not _NO_CHILDREN or local is not None:
             a, da, b, db = operands(_children, local, Value)
             self._a = a
             self._da = da
@@ -219,64 +234,33 @@ def backpropagate_slice(order: List[Value], start: int, stop: int) -> None:
                 b.grad += node._db * g
 
 
-def new_graph_order(root: Value) -> List[Value]:
-    """``graph.new_graph_order``, compiled: a node is marked done by a gradient of 1 (every
-    gradient of a graph just built is 0), and the zeros are put back; no set."""
-    order: List[Value] = []
-    stack: List[Value] = [root]
-    while stack:
-        node = stack[len(stack) - 1]
-        a = node._a
-        if a is not None and a.grad == 0.0:
-            if a._a is None:
-                a.grad = 1.0
-                order.append(a)
-            else:
-                stack.append(a)
-                continue
-        b = node._b
-        if b is not None and b.grad == 0.0:
-            if b._a is None:
-                b.grad = 1.0
-                order.append(b)
-            else:
-                stack.append(b)
-                continue
-        stack.pop()
-        if node.grad == 0.0:
-            node.grad = 1.0
-            order.append(node)
-    for node in order:
-        node.grad = 0.0
-    return order
-
-
 def topological_order(root: Value) -> List[Value]:
     """``graph.topological_order``, compiled: the same order."""
+    WALKS.count += 1
+    walk = WALKS.count
     order: List[Value] = []
-    done: Set[Value] = set()
     stack: List[Value] = [root]
     while stack:
         node = stack[len(stack) - 1]
         a = node._a
-        if a is not None and a not in done:
+        if a is not None and a._walk != walk:
             if a._a is None:
-                done.add(a)
+                a._walk = walk
                 order.append(a)
             else:
                 stack.append(a)
                 continue
         b = node._b
-        if b is not None and b not in done:
+        if b is not None and b._walk != walk:
             if b._a is None:
-                done.add(b)
+                b._walk = walk
                 order.append(b)
             else:
                 stack.append(b)
                 continue
         stack.pop()
-        if node not in done:
-            done.add(node)
+        if node._walk != walk:
+            node._walk = walk
             order.append(node)
     return order
 '''

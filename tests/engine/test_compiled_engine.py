@@ -253,6 +253,13 @@ def test_a_graph_pickled_by_either_engine_loads_in_the_other() -> None:
     assert type(loaded) is value.Value and type(loaded._prev[0]._prev[0]) is value.Value
     assert (loaded.data, loaded._prev[0]._prev[0].label, loaded._prev[0]._prev[0].grad) == (
         math.tanh(6.0), "a", 3.0 * (1.0 - math.tanh(6.0) ** 2))
+    # The loaded nodes walk like the saved ones: a second backward() accumulates as it would have.
+    loaded.backward()
+    a = value.Value(2.0)
+    again = (a * 3.0).tanh()
+    again.backward()
+    again.backward()
+    assert loaded._prev[0]._prev[0].grad == a.grad
     # ... and this one's, loaded by the pure engine in another process.
     script = ("import pickle, sys; from autodiff_cli.engine.value import Value, COMPILED; "
               "node = pickle.loads(sys.stdin.buffer.read()); "
