@@ -68,8 +68,22 @@ class AutodiffGroup(click.Group):
         sys.exit(status if isinstance(status, int) else 0)
 
 
+def _show_version(context: click.Context, _parameter: click.Parameter, value: bool) -> None:
+    """``--version``: the version, and which build of the engine this install runs."""
+    if not value or context.resilient_parsing:
+        return
+    from importlib.metadata import version
+
+    from ..engine.value import COMPILED
+
+    engine = "compiled with mypyc" if COMPILED else "pure Python"
+    click.echo(f"autodiff, version {version('autodiff-cli')} (engine: {engine})")
+    context.exit()
+
+
 @click.group(cls=AutodiffGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP)
-@click.version_option(package_name="autodiff-cli", prog_name="autodiff")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version, and whether the engine is compiled, and exit.")
 def main() -> None:
     """Differentiate expressions and see how backpropagation flows through them.
 

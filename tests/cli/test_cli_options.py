@@ -88,3 +88,20 @@ def test_infinite_tolerance_would_pass_anything_so_it_is_refused(runner) -> None
     # A wrong gradient (relu at 0) must not pass because the tolerance swallowed it.
     result = runner.invoke(main, ["check", "y = relu(x)", "--set", "x=0", "--rtol", "inf"])
     assert result.exit_code == 2 and "finite" in result.stderr
+
+
+@pytest.mark.parametrize("engine, shown", [("", None), ("python", "pure Python")], ids=["default", "python"])
+def test_version_names_the_engine(engine: str, shown: str | None) -> None:
+    # From a checkout, `python -c` imports the source tree's pure engine while `autodiff` runs the
+    # installed compiled one: --version is the place that says which one a command uses.
+    import subprocess
+    import sys
+    from importlib.metadata import version
+
+    from autodiff_cli.engine.value import COMPILED
+
+    result = subprocess.run([sys.executable, "-m", "autodiff_cli", "--version"], capture_output=True, text=True,
+                            env={**os.environ, "AUTODIFF_ENGINE": engine}, check=False,
+                            cwd=Path(__file__).parent)
+    expected = shown or ("compiled with mypyc" if COMPILED else "pure Python")
+    assert (result.returncode, result.stdout) == (0, f"autodiff, version {version('autodiff-cli')} (engine: {expected})\n")
