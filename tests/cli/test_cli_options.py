@@ -94,6 +94,7 @@ def test_infinite_tolerance_would_pass_anything_so_it_is_refused(runner) -> None
 def test_version_names_the_engine(engine: str, shown: str | None) -> None:
     # From a checkout, `python -c` imports the source tree's pure engine while `autodiff` runs the
     # installed compiled one: --version is the place that says which one a command uses.
+    import os
     import subprocess
     import sys
     from importlib.metadata import version
