@@ -92,4 +92,19 @@ def compiled_engine() -> list:
     return extensions
 
 
-setup(ext_modules=compiled_engine(), cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithoutGeneratedSource})
+def build_requirements() -> list[str]:
+    """mypy for the compiled engine, unless it is not wanted: setuptools' build backend reports
+    these to pip, which installs them before building, so ``AUTODIFF_PURE_PYTHON=1 pip install .``
+    needs nothing but setuptools (an install with no package index, for one)."""
+    if os.environ.get("AUTODIFF_PURE_PYTHON", "") not in ("", "0"):
+        return []
+    if platform.python_implementation() != "CPython":
+        return []
+    return ["mypy>=1.11,<3"]
+
+
+setup(
+    ext_modules=compiled_engine(),
+    cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithoutGeneratedSource},
+    setup_requires=build_requirements(),
+)

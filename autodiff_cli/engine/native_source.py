@@ -47,6 +47,7 @@ from autodiff_cli.engine.value import (
     _is_number,
     _real,
     label_text,
+    check_subclass,
     operands,
     reduce_node,
     set_extra_state,
@@ -78,7 +79,7 @@ MODE: Final = _Mode()
 
 class _Walks:
     """How many walks have run: a walk marks each node it reaches with its own number
-    (``Value._walk``), where the Python engine keeps a set of the nodes; no set to fill or free."""
+    (``Value._autodiff_walk``, a name no subclass should use), where the Python engine keeps a set of the nodes; no set to fill or free."""
 
     count: int
 
@@ -123,7 +124,7 @@ class Value:
     _da: float
     _b: Optional[Value]
     _db: float
-    _walk: int = 0  # a class default: set on every new object, those pickle makes too
+    _autodiff_walk: int = 0  # a class default: set on every new object, those pickle makes too
 
     def __init__(self, data: object, _children: object = _NO_CHILDREN, _op: str = "", label: object = "",
                  *, local: object = None) -> None:
@@ -144,6 +145,9 @@ class Value:
             self._da = da
             self._b = b
             self._db = db
+
+    def __init_subclass__(cls) -> None:
+        check_subclass(cls)
 
     def __reduce__(self) -> tuple:
         return reduce_node(self)
@@ -243,24 +247,24 @@ def topological_order(root: Value) -> List[Value]:
     while stack:
         node = stack[len(stack) - 1]
         a = node._a
-        if a is not None and a._walk != walk:
+        if a is not None and a._autodiff_walk != walk:
             if a._a is None:
-                a._walk = walk
+                a._autodiff_walk = walk
                 order.append(a)
             else:
                 stack.append(a)
                 continue
         b = node._b
-        if b is not None and b._walk != walk:
+        if b is not None and b._autodiff_walk != walk:
             if b._a is None:
-                b._walk = walk
+                b._autodiff_walk = walk
                 order.append(b)
             else:
                 stack.append(b)
                 continue
         stack.pop()
-        if node._walk != walk:
-            node._walk = walk
+        if node._autodiff_walk != walk:
+            node._autodiff_walk = walk
             order.append(node)
     return order
 '''
@@ -292,9 +296,22 @@ _UNARY = '''
 # The recording form of each op, a function: the methods call it unless no_grad is on, and
 # the language's interpreter calls it always (``value.METHODS``), as it must record in no_grad.
 _RECORD_BINARY = '''
-def {record}(a: Value, b: Value) -> Value:
-    out, da, db = {kernel}(a.data, b.data)
-    return _node(out, "{name}", a, da, b, db)
+def {record}(a: Value, b: object) -> object:
+    o = _operand(b)  # a number too, as the Python engine's method takes it
+    if o is None:
+        return NotImplemented
+    out, da, db = {kernel}(a.data, o.data)
+    return _node(out, "{name}", a, da, o, db)
+'''
+
+_RECORD_POWER = '''
+def {record}(a: Value, b: object) -> object:
+    if isinstance(b, Value):
+        out, da, db = {kernel}(a.data, b.data)
+        return _node(out, "**", a, da, b, db)
+    if isinstance(b, float) or _is_number(b):
+        return {record_const}(a, float(b))  # type: ignore[arg-type]
+    return NotImplemented
 '''
 
 _RECORD_UNARY = '''
@@ -347,7 +364,10 @@ def _body() -> str:
         if op.name == "**c":
             records.append(_RECORD_POWER_CONST.format(**fields))
             continue
-        records.append((_RECORD_BINARY if op.arity == 2 else _RECORD_UNARY).format(**fields))
+        if op.name == "**":
+            records.append(_RECORD_POWER.format(record_const=_record_name(ops.OPS["**c"]), **fields))
+        else:
+            records.append((_RECORD_BINARY if op.arity == 2 else _RECORD_UNARY).format(**fields))
         if op.name != "**":  # __pow__, for both powers, is written out in the class
             template = _BINARY if op.arity == 2 else _UNARY
             methods.append(template.format(method=_OPERATOR_METHODS.get(op.name, op.name), **fields))

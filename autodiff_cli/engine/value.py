@@ -109,6 +109,20 @@ def label_text(label: object) -> str:
     raise TypeError(f"a Value's label is a str, not {type(label).__name__}")
 
 
+NODE_FIELDS = ("data", "grad", "label", "_op", "_a", "_da", "_b", "_db", "_autodiff_walk")
+"""What a node is made of: the compiled engine reads these directly, never through a subclass's
+property, so no subclass may redefine them (``_autodiff_walk`` is the compiled walks' mark)."""
+
+
+def check_subclass(cls: type) -> None:
+    """A subclass of Value keeps the node's fields as they are, in both builds."""
+    redefined = [name for name in NODE_FIELDS if name in vars(cls)]
+    if redefined:
+        raise TypeError(f"{cls.__name__} redefines {', '.join(redefined)} of Value: the engine reads a "
+                        "node's fields directly, so a subclass may add attributes and methods but not "
+                        "replace these")
+
+
 def reduce_node(node: Any) -> tuple[Any, ...]:
     """How pickle and copy take a node apart, in either build: a call of ``restore_node`` with its
     fields, and a subclass's own attributes.  The engine's own class is named as None, so that a
@@ -124,7 +138,7 @@ def restore_node(cls: type | None, data: float, grad: float, label: str, op: str
                  a: Any, da: float, b: Any, db: float) -> Any:
     """A node from ``reduce_node``'s fields, made by the engine in use (or the subclass named)."""
     cls = cls or Value
-    node = cls.__new__(cls)
+    node = cls.__new__(cls)  # type: ignore[call-overload]
     node.data, node.grad, node.label, node._op = float(data), float(grad), label, op
     node._a, node._da, node._b, node._db = a, float(da), b, float(db)
     return node
@@ -243,6 +257,10 @@ class Value:
         self._da = self._db = 0.0
         if _children is not NO_CHILDREN or local is not None:
             self._a, self._da, self._b, self._db = operands(_children, local, PythonValue)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_subclass(cls)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return reduce_node(self)

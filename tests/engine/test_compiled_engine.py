@@ -125,7 +125,8 @@ def _shared_graph(engine: type, seed: int) -> Any:
     nodes = [engine(rng.uniform(0.5, 1.5)) for _ in range(4)]
     for _ in range(200):
         x, y = rng.choice(nodes), rng.choice(nodes[-8:])
-        nodes.append(rng.choice([lambda: x * y, lambda: x + y, lambda: (x - y).tanh(), lambda: x * 0.5])())
+        kind = rng.randrange(4)
+        nodes.append(x * y if kind == 0 else x + y if kind == 1 else (x - y).tanh() if kind == 2 else x * 0.5)
     return nodes[-1]
 
 
@@ -294,3 +295,37 @@ def test_an_optimizer_step_leaves_floats(monkeypatch: pytest.MonkeyPatch) -> Non
     expected = float(np.float32(0.3) - np.float32(0.1) * np.float32(w.grad))  # the rule's own arithmetic
     optimizer.step()
     assert type(w.data) is float and w.data == expected
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda: value.METHODS["+"](value.Value(3.0), 2.0), ("+", 5.0)),
+    (lambda: value.METHODS["*"](value.Value(3.0), 2), ("*", 6.0)),
+    (lambda: value.METHODS["**"](value.Value(3.0), 2.0), ("**2", 9.0)),
+    (lambda: value.METHODS["**"](value.Value(3.0), value.Value(2.0)), ("**", 9.0)),
+    (lambda: value.METHODS["-"](value.Value(3.0), "x"), NotImplemented),
+], ids=["add-number", "mul-int", "pow-number", "pow-value", "sub-text"])
+def test_the_interpreters_table_takes_what_the_methods_take(call: Callable[[], Any], expected: Any) -> None:
+    # METHODS was the pure class's methods; in the compiled build it holds functions, which
+    # refused a number operand.
+    result = call()
+    assert result is NotImplemented if expected is NotImplemented else (result._op, result.data) == expected
+
+
+@pytest.mark.parametrize("engine", ["Value", "PythonValue"])
+@pytest.mark.parametrize("field", ["_a", "_da", "data", "grad", "_autodiff_walk"])
+def test_a_subclass_cannot_redefine_a_nodes_fields(engine: str, field: str) -> None:
+    # The compiled walks read the fields directly and would ignore a property: both builds refuse.
+    with pytest.raises(TypeError, match=f"redefines {field} of Value"):
+        type("Lazy", (getattr(value, engine),), {field: property(lambda self: None)})
+
+
+@pytest.mark.parametrize("engine", ["Value", "PythonValue"])
+def test_a_subclass_may_use_other_names(engine: str) -> None:
+    class Tagged(getattr(value, engine)):  # type: ignore[misc]
+        def __init__(self, data: float, walk: str) -> None:
+            super().__init__(data)
+            self._walk = walk  # a name the compiled engine once used for its marks
+
+    a = Tagged(2.0, "north")
+    (a * a).backward()
+    assert (a._walk, a.grad) == ("north", 4.0)
