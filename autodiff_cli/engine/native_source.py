@@ -152,7 +152,7 @@ class Value:
     def __reduce__(self) -> tuple:
         return reduce_node(self)
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: object) -> None:
         set_extra_state(self, state)
 
     @property

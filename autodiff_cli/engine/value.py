@@ -157,7 +157,11 @@ def _extra_state(node: Any, cls: type) -> dict[str, Any] | None:
     return state or None
 
 
-def set_extra_state(node: Any, state: dict[str, Any]) -> None:
+def set_extra_state(node: Any, state: dict[str, Any] | tuple[dict[str, Any] | None, ...]) -> None:
+    """Sets what ``reduce_node`` kept, or the state of a pickle made before it existed: Python's
+    default for a class with slots, ``(__dict__ or None, {slot: value})``, fields included."""
+    if isinstance(state, tuple):
+        state = {name: value for part in state if part for name, value in part.items()}
     for name, value in state.items():
         setattr(node, name, value)
 

@@ -329,3 +329,15 @@ def test_a_subclass_may_use_other_names(engine: str) -> None:
     a = Tagged(2.0, "north")
     (a * a).backward()
     assert (a._walk, a.grad) == ("north", 4.0)
+
+
+@pytest.mark.parametrize("engine", ["Value", "PythonValue"])
+def test_a_pickle_from_before_loads(engine: str) -> None:
+    # Before reduce_node, pickle wrote the slotted class's default: the class, then BUILD with
+    # (None, {slot: value}); loading makes the object with cls.__new__ and calls __setstate__.
+    cls = getattr(value, engine)
+    leaf = {"data": 2.0, "grad": 6.0, "label": "a", "_op": "", "_a": None, "_da": 0.0, "_b": None, "_db": 0.0}
+    node = cls.__new__(cls)
+    node.__setstate__((None, leaf))
+    assert type(node) is cls and repr(node) == "Value(data=2.0, grad=6.0, label='a')"
+    assert (node * 3.0).data == 6.0
