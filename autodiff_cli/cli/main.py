@@ -72,12 +72,16 @@ def _show_version(context: click.Context, _parameter: click.Parameter, value: bo
     """``--version``: the version, and which build of the engine this install runs."""
     if not value or context.resilient_parsing:
         return
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     from ..engine.value import COMPILED
 
+    try:
+        number = version("autodiff-cli")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        number = "unknown (not installed)"
     engine = "compiled with mypyc" if COMPILED else "pure Python"
-    click.echo(f"autodiff, version {version('autodiff-cli')} (engine: {engine})")
+    click.echo(f"autodiff, version {number} (engine: {engine})")
     context.exit()
 
 

@@ -46,8 +46,8 @@ from autodiff_cli.engine.value import (
     NO_CHILDREN,
     _is_number,
     _real,
-    label_text,
     check_subclass,
+    label_text,
     operands,
     reduce_node,
     set_extra_state,
@@ -79,7 +79,8 @@ MODE: Final = _Mode()
 
 class _Walks:
     """How many walks have run: a walk marks each node it reaches with its own number
-    (``Value._autodiff_walk``, a name no subclass should use), where the Python engine keeps a set of the nodes; no set to fill or free."""
+    (``Value._autodiff_walk``, which no subclass may redefine), where the Python engine keeps a
+    set of the nodes: no set to fill or free."""
 
     count: int
 
@@ -187,16 +188,13 @@ class Value:
         return self.abs()
 
     def __pow__(self, other: object) -> object:
+        if MODE.recording:
+            return {record_pow}(self, other)
         if isinstance(other, Value):
-            if MODE.recording:
-                return {record_pow}(self, other)
             return Value({pow_kernel}(self.data, other.data)[0])
         if not (isinstance(other, float) or _is_number(other)):
             return NotImplemented
-        c = float(other)  # type: ignore[arg-type]
-        if MODE.recording:
-            return {record_pow_const}(self, c)
-        return Value({pow_const_kernel}(self.data, c)[0])
+        return Value({pow_const_kernel}(self.data, float(other))[0])  # type: ignore[arg-type]
 {methods}
     def _push_grad(self) -> None:
         g = self.grad
@@ -271,11 +269,11 @@ def topological_order(root: Value) -> List[Value]:
 
 _BINARY = '''
     def {method}(self, other: object) -> object:
+        if MODE.recording:
+            return {record}(self, other)  # which takes a number, or gives NotImplemented
         o = _operand(other)
         if o is None:
             return NotImplemented
-        if MODE.recording:
-            return {record}(self, o)
         return Value({kernel}(self.data, o.data)[0])
 '''
 
@@ -374,8 +372,7 @@ def _body() -> str:
     for name, method in _REFLECTED.items():
         forward = "__pow__" if name == "**" else _OPERATOR_METHODS[name]
         methods.append(_REFLECTED_METHOD.format(method=method, forward=forward))
-    body = _CLASS.format(record_pow=_record_name(ops.OPS["**"]), record_pow_const=_record_name(ops.OPS["**c"]),
-                         pow_kernel=ops.OPS["**"].scalar.__name__,
+    body = _CLASS.format(record_pow=_record_name(ops.OPS["**"]), pow_kernel=ops.OPS["**"].scalar.__name__,
                          pow_const_kernel=ops.OPS["**c"].scalar.__name__, methods="".join(methods))
     table = "".join(f"    {op.name!r}: {_record_name(op)},\n" for op in ops.OPS.values())
     return (_HEADER + "\n\n" + "\n\n".join(kernels.values()) + body + "\n" + "\n".join(records)

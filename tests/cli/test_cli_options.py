@@ -106,3 +106,17 @@ def test_version_names_the_engine(engine: str, shown: str | None) -> None:
                             cwd=Path(__file__).parent)
     expected = shown or ("compiled with mypyc" if COMPILED else "pure Python")
     assert (result.returncode, result.stdout) == (0, f"autodiff, version {version('autodiff-cli')} (engine: {expected})\n")
+
+
+def test_version_from_a_checkout_that_was_never_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # importlib.metadata knows no such distribution there: a version, not a traceback.
+    from importlib import metadata
+
+    from click.testing import CliRunner
+
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("autodiff, version unknown (not installed) (engine: ")

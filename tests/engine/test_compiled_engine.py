@@ -44,7 +44,7 @@ def test_ci_builds_the_compiled_engine() -> None:
     # CI has a C compiler: a build that fell back to pure Python there is a broken build.
     if os.environ.get("AUTODIFF_REQUIRE_COMPILED", "") not in ("", "0"):
         assert value.COMPILED, "AUTODIFF_REQUIRE_COMPILED is set but Value is the pure-Python engine"
-    assert value.Value is (value.PythonValue if not value.COMPILED else value.Value)
+    assert (value.Value is value.PythonValue) == (not value.COMPILED)
     assert value.COMPILED == (value.Value.__module__ == native_source.MODULE)
 
 
