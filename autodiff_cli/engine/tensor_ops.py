@@ -1,0 +1,760 @@
+"""The tensor op table: every op on vectors and matrices, its forward, VJP and JVP side by side.
+
+The elementwise ops (``+ - * / ** **c neg =`` and the functions) are not here: their maths is
+the scalar table's NumPy kernel (``ops.OPS[name].vector``), and this module only adds what
+tensors need around it: NumPy's broadcasting rule with shape errors people can read
+(``broadcast_shape``), the batch axis lined up (``align``), and the gradient summed back over
+broadcast axes (``unbroadcast``, one helper for every elementwise op, as in minigrad).
+
+Everything else is one ``TensorOp`` row in ``TENSOR_OPS``:
+
+* ``shape(shapes, param)``: per-row shapes in, per-row shape out, or ``ShapeMismatch`` whose
+  message starts with the operand shapes (``[4, 3] @ [2, 1]: the inner sizes 3 and 2 differ``)
+  and whose hint says how to fix it.  The language layer puts the expression and line:column
+  in front;
+* ``forward(np, args, leads, param)``, ``vjp(np, g, out, args, leads, param)`` and
+  ``jvp(np, tangents, out, args, leads, param)``, next to each other;
+* ``rule`` (the VJP in matrix form, for explain), ``numpy``, ``latex``, ``summary``.
+
+The batch axis: the program executor runs a program over N rows at once, so an operand may
+carry one extra leading axis of size N (``leads[i] == 1``); the result has it if any operand
+does.  Every op here works on a whole batch with NumPy calls over whole arrays (per-row axis
+``k >= 0`` is array axis ``k + lead``; negative axes count from the end, where the batch axis
+never is).  An unbatched operand of a batched result gets its gradient summed over the batch.
+
+NumPy is passed in as ``np``, as in ``ops.py``: this module imports the standard library only.
+Arrays are float64 throughout; gradients and tangents are fresh arrays (never read-only views)
+unless noted, while forward values may be views of their operands (``transpose``, ``index``):
+the executors never write into a value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from typing import TYPE_CHECKING
+
+from .ops import OPS, DomainError, short_number
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    Array = Any
+    Shape = tuple[int, ...]
+
+__all__ = [
+    "TENSOR_OPS",
+    "ShapeMismatch",
+    "TensorOp",
+    "align",
+    "broadcast_shape",
+    "elementwise_forward",
+    "elementwise_jvp",
+    "elementwise_vjp",
+    "format_shape",
+    "row_shape",
+    "unbroadcast",
+    "write",
+]
+
+
+class ShapeMismatch(Exception):
+    """Operand shapes an op cannot take; ``message`` starts with the shapes, ``hint`` says what to do."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return type(self), (self.message, self.hint)  # pickled whole, as DomainError
+
+
+class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
+                                      "written_param", defaults=(None,))):
+    """One tensor op (fields as in the module docstring).  ``written`` is the form without a
+    parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
+    ``{x}[{index}]``), None for ops without.  ``write`` fills in either."""
+
+    __slots__ = ()
+
+
+def format_shape(shape: Shape) -> str:
+    """A shape as people write it: (4, 3) -> '[4, 3]', a scalar's () -> '[]'."""
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def row_shape(np: Any, arg: Array, lead: int) -> Shape:
+    """The per-row shape of an operand: its array shape without the batch axis."""
+    return tuple(np.shape(arg)[lead:])
+
+
+def _batch(np: Any, args: Any, leads: Any) -> Shape:
+    """(N,) if some operand is batched (N read off it), else ()."""
+    for arg, lead in zip(args, leads):
+        if lead:
+            return (np.shape(arg)[0],)
+    return ()
+
+
+def _f64(np: Any, x: Array) -> Array:
+    return np.asarray(x, dtype=np.float64)  # no copy for float64 arrays
+
+
+def _fresh(np: Any, value: Array, shape: Shape) -> Array:
+    """A new writable float64 array of ``shape`` holding ``value`` broadcast (one pass)."""
+    out = np.empty(shape, dtype=np.float64)
+    out[...] = value
+    return out
+
+
+# --- elementwise ops: broadcasting around the scalar table's NumPy kernels ------------------------
+
+
+def broadcast_shape(shapes: Any) -> Shape:
+    """NumPy's broadcasting rule on per-row shapes, or ShapeMismatch naming the sizes that clash."""
+    shapes = [tuple(s) for s in shapes]
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(1, rank + 1):  # axes line up from the right
+        size = 1
+        for s in shapes:
+            n = s[-k] if k <= len(s) else 1
+            if n != 1:
+                if size != 1 and n != size:
+                    raise ShapeMismatch(
+                        " and ".join(format_shape(s) for s in shapes) + f": sizes {size} and {n} cannot broadcast",
+                        "broadcasting lines the axes up from the right, and the two sizes there must be equal "
+                        "or one of them 1; transpose(...) or index one operand to make them fit",
+                    )
+                size = n
+        out.append(size)
+    return tuple(reversed(out))
+
+
+def align(np: Any, arg: Array, lead: int, shape: Shape, out_ndim: int) -> Array:
+    """A batched operand, array shape (N,) + shape, as (N,) + (1,) * (out_ndim - len(shape)) + shape,
+    so that NumPy lines its per-row axes up from the right and its batch axis with the result's.
+    An unbatched operand is returned as it is: NumPy's own alignment is already right for it."""
+    if not lead:
+        return arg
+    return np.reshape(arg, np.shape(arg)[:1] + (1,) * (out_ndim - len(shape)) + tuple(shape))
+
+
+def unbroadcast(np: Any, g: Array, shape: Shape, lead: int) -> Array:
+    """The gradient g of a (broadcast) result summed back to an operand's ARRAY shape ``shape``
+    (batch axis included when ``lead`` is 1): over the axes broadcasting added in front of the
+    operand's per-row axes, and over its size-1 axes that were stretched.  For an unbatched
+    operand of a batched result the batch axis is one of the added axes, so it is summed too.
+    Returns g itself when it already has the shape."""
+    shape = tuple(shape)
+    g_shape = np.shape(g)
+    if g_shape == shape:
+        return g
+    extra = len(g_shape) - len(shape)
+    added = tuple(range(lead, lead + extra))  # after a batched operand's batch axis, else in front
+    stretched = tuple(i + extra for i in range(lead, len(shape)) if shape[i] == 1 and g_shape[i + extra] != 1)
+    return np.reshape(np.sum(g, axis=added + stretched), shape)
+
+
+def _rows(np: Any, args: Any, leads: Any) -> list[Shape]:
+    return [row_shape(np, a, lead) for a, lead in zip(args, leads)]
+
+
+def elementwise_forward(np: Any, name: str, args: Any, leads: Any, param: Any = None) -> tuple[Array, Any]:
+    """``OPS[name].vector`` on broadcast operands: (out, slopes), ``slopes()`` the local derivatives."""
+    shape = broadcast_shape(_rows(np, args, leads))  # ShapeMismatch here, not a NumPy traceback
+    if any(leads):
+        args = [align(np, a, lead, r, len(shape)) for a, lead, r in zip(args, leads, _rows(np, args, leads))]
+    vector = OPS[name].vector
+    if name == "**c":
+        return vector(np, args[0], param)
+    return vector(np, *args)
+
+
+def elementwise_vjp(np: Any, name: str, g: Array, slopes: Any, args: Any, leads: Any) -> tuple[Array, ...]:
+    """dL/darg = dL/dout * slope, summed back over what broadcasting stretched (each the shape of its arg)."""
+    # g * s is a new array even for a slope of 1: two operands never share one gradient array.
+    return tuple(unbroadcast(np, g * s, np.shape(a), lead) for s, a, lead in zip(slopes(), args, leads))
+
+
+def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, leads: Any) -> Array:
+    """d out = sum of slope * d arg over the operands whose tangent is not None, shaped like out."""
+    rows = _rows(np, args, leads)
+    shape = _batch(np, args, leads) + broadcast_shape(rows)
+    total = None
+    for t, s, lead, r in zip(tangents, slopes(), leads, rows):
+        if t is not None:
+            term = s * align(np, t, lead, r, len(shape) - bool(any(leads)))
+            total = term if total is None else total + term
+    if total is None or np.shape(total) != shape:  # a tangent only of the smaller operand
+        return _fresh(np, 0.0 if total is None else total, shape)
+    return total
+
+
+# --- @: the matrix product ------------------------------------------------------------------------
+
+
+def _matmul_shape(shapes: Any, param: Any) -> Shape:
+    a, b = (tuple(s) for s in shapes)
+    written = f"{format_shape(a)} @ {format_shape(b)}"
+    for side, s in (("left", a), ("right", b)):
+        if not s:
+            raise ShapeMismatch(f"{written}: @ takes vectors and matrices, and the {side} operand is a scalar",
+                                "use * to multiply by a scalar")
+        if len(s) > 2:
+            raise ShapeMismatch(f"{written}: @ takes vectors and matrices, and the {side} operand has {len(s)} axes",
+                                "index or reduce the extra axes first (e.g. x[0] or sum(x, 0))")
+    if a[-1] != b[0]:  # the right operand's rows: b[0] for a vector and for a matrix alike
+        hint = ("a dot product takes two vectors of the same length" if len(a) == len(b) == 1 else
+                "the columns of the left operand must match the rows of the right one; transpose(...) one of them?")
+        raise ShapeMismatch(f"{written}: the inner sizes {a[-1]} and {b[0]} differ", hint)
+    return a[:-1] + b[1:]
+
+
+def _lift(np: Any, x: Array, lead: int, left: bool) -> Array:
+    """A per-row vector as a one-row (left) or one-column (right) matrix, so that every case of
+    np.matmul is the matrix one and a batch axis is never mistaken for a matrix axis."""
+    s = np.shape(x)
+    if len(s) - lead != 1:
+        return x
+    return np.reshape(x, s[:lead] + ((1, s[-1]) if left else (s[-1], 1)))
+
+
+def _matmul_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x, y = (_f64(np, a) for a in args)
+    shape = _batch(np, args, leads) + _matmul_shape(_rows(np, args, leads), None)
+    # one matmul; the axes _lift added are then dropped by the reshape
+    return np.reshape(np.matmul(_lift(np, x, leads[0], True), _lift(np, y, leads[1], False)), shape)
+
+
+def _swap(np: Any, m: Array) -> Array:
+    return np.swapaxes(m, -1, -2)
+
+
+def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array, Array]:
+    x, y = (_f64(np, a) for a in args)
+    a, b = _lift(np, x, leads[0], True), _lift(np, y, leads[1], False)  # (n, k) and (k, m) per row
+    batched = leads[0] or leads[1]
+    gm = np.reshape(g, np.shape(g)[:1] * bool(batched) + (np.shape(a)[-2], np.shape(b)[-1]))  # (n, m) per row
+    n_rows = np.shape(g)[0] if batched else 0
+    # dL/dx = dL/dout @ y^T.  An unbatched x of a batched result sums sum_N g_N y_N^T, which is
+    # one product with the batch folded into the contracted axis: (n, N*m) @ (N*m, k).
+    if batched and not leads[0]:
+        n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(b)[-2]
+        gx = np.matmul(np.reshape(np.swapaxes(gm, 0, 1), (n, n_rows * m)), np.reshape(_swap(np, b), (n_rows * m, k)))
+    else:
+        gx = np.matmul(gm, _swap(np, b))
+    # dL/dy = x^T @ dL/dout; for an unbatched y, (k, N*n) @ (N*n, m).
+    if batched and not leads[1]:
+        n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(a)[-1]
+        gy = np.matmul(_swap(np, np.reshape(a, (n_rows * n, k))), np.reshape(gm, (n_rows * n, m)))
+    else:
+        gy = np.matmul(_swap(np, a), gm)
+    return np.reshape(gx, np.shape(x)), np.reshape(gy, np.shape(y))
+
+
+def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    # d(x @ y) = dx @ y + x @ dy: the product is linear in each operand
+    tx, ty = tangents
+    total = None
+    if tx is not None:
+        total = _matmul_forward(np, (tx, args[1]), leads, None)
+    if ty is not None:
+        term = _matmul_forward(np, (args[0], ty), leads, None)
+        total = term if total is None else total + term
+    return _fresh(np, 0.0, np.shape(out)) if total is None else total
+
+
+# --- reductions: sum, mean, max, min --------------------------------------------------------------
+
+
+def _reduce_shape(name: str) -> Any:
+    def shape(shapes: Any, axis: Any) -> Shape:
+        (s,) = (tuple(s) for s in shapes)
+        if axis is None:
+            if name in ("max", "min") and math.prod(s) == 0:
+                raise ShapeMismatch(f"{format_shape(s)}: {name} of no elements has no value",
+                                    f"{name} needs at least one element")
+            return ()
+        r = len(s)
+        if not s:
+            raise ShapeMismatch(f"[]: axis {axis} is out of range: a scalar has no axes",
+                                f"{name}(x) without an axis reduces all elements; a scalar needs no {name}")
+        if not -r <= axis < r:
+            raise ShapeMismatch(f"{format_shape(s)}: axis {axis} is out of range for {r} {'axis' if r == 1 else 'axes'}",
+                                f"the axes of {format_shape(s)} are 0 to {r - 1}, or -{r} to -1 counting from the end")
+        if name in ("max", "min") and s[axis] == 0:
+            raise ShapeMismatch(f"{format_shape(s)}: {name} along axis {axis} of size 0 has no value",
+                                f"{name} needs at least one element along the axis")
+        return s[:axis % r] + s[axis % r + 1:]
+
+    return shape
+
+
+def _axes(ndim: int, lead: int, axis: Any) -> Any:
+    """The array axes a reduction over per-row ``axis`` (None: all) reduces."""
+    if axis is None:
+        return None if not lead else tuple(range(lead, ndim))
+    return axis + lead if axis >= 0 else axis  # negative axes count from the end: no shift
+
+
+def _count(np: Any, x: Array, lead: int, axis: Any) -> int:
+    """How many elements of a row each reduced value covers (mean divides by it)."""
+    row = np.shape(x)[lead:]
+    return math.prod(row) if axis is None else row[axis]
+
+
+def _keep(np: Any, g: Array, axes: Any) -> Array:
+    """A reduced array with its reduced axes put back as size 1 (keepdims), to broadcast against x."""
+    return g if axes is None else np.expand_dims(g, axes)
+
+
+def _sum_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+    x = _f64(np, args[0])
+    _reduce_shape("sum")(_rows(np, args, leads), axis)
+    return np.sum(x, axis=_axes(np.ndim(x), leads[0], axis))
+
+
+def _sum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+    # every element of x adds 1 * itself to its total: each gets its total's gradient
+    x = args[0]
+    return (_fresh(np, _keep(np, g, _axes(np.ndim(x), leads[0], axis)), np.shape(x)),)
+
+
+def _sum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _sum_forward(np, (t,), leads, axis)
+
+
+def _mean_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+    x = _f64(np, args[0])
+    _reduce_shape("mean")(_rows(np, args, leads), axis)
+    return np.mean(x, axis=_axes(np.ndim(x), leads[0], axis))
+
+
+def _mean_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+    # a mean of n elements is their sum / n: each gets dL/dout / n
+    x = args[0]
+    n = _count(np, x, leads[0], axis)
+    return (_fresh(np, _keep(np, g, _axes(np.ndim(x), leads[0], axis)) / n, np.shape(x)),)
+
+
+def _mean_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _mean_forward(np, (t,), leads, axis)
+
+
+def _extreme(name: str) -> tuple[Any, Any, Any]:
+    """max or min: forward, VJP and JVP.  At a tie the gradient is split evenly among the
+    elements equal to the extreme (k of them get 1/k each), as jnp.max and torch.amax do: the
+    mean of the one-sided derivatives, and a sum of the gradients that stays 1."""
+    reduce = "max" if name == "max" else "min"
+
+    def forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+        x = _f64(np, args[0])
+        _reduce_shape(name)(_rows(np, args, leads), axis)
+        return getattr(np, reduce)(x, axis=_axes(np.ndim(x), leads[0], axis))
+
+    def share(np: Any, out: Array, x: Array, lead: int, axis: Any) -> tuple[Array, Any]:
+        """Each element's share of its extreme: 1/k where it ties with k-1 others, else 0."""
+        axes = _axes(np.ndim(x), lead, axis)
+        hit = x == _keep(np, out, axes)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a NaN row has no hit: 0/0 -> NaN
+            return hit / np.sum(hit, axis=axes, keepdims=True), axes
+
+    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+        x = _f64(np, args[0])
+        w, axes = share(np, out, x, leads[0], axis)
+        return (w * _keep(np, g, axes),)
+
+    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+        (t,) = tangents
+        if t is None:
+            return _fresh(np, 0.0, np.shape(out))
+        x = _f64(np, args[0])
+        w, axes = share(np, out, x, leads[0], axis)
+        return np.sum(w * t, axis=axes)  # the mean of the tied elements' tangents
+
+    return forward, vjp, jvp
+
+
+# --- transpose ------------------------------------------------------------------------------------
+
+
+def _transpose_shape(shapes: Any, param: Any) -> Shape:
+    (s,) = (tuple(s) for s in shapes)
+    if len(s) == 2:
+        return (s[1], s[0])
+    if not s:
+        raise ShapeMismatch("[]: transpose takes a matrix (2 axes), not a scalar",
+                            "a scalar is its own transpose; drop transpose(...)")
+    if len(s) == 1:
+        raise ShapeMismatch(f"{format_shape(s)}: transpose takes a matrix (2 axes), not a vector",
+                            "a vector has no orientation: use it as it is on either side of @ (v @ W or W @ v)")
+    raise ShapeMismatch(f"{format_shape(s)}: transpose takes a matrix (2 axes), not a tensor of {len(s)} axes",
+                        "index the extra axes away first (e.g. x[0])")
+
+
+def _transpose_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    _transpose_shape(_rows(np, args, leads), None)
+    return np.swapaxes(_f64(np, args[0]), -1, -2)  # the last two axes: a batch axis stays in front
+
+
+def _transpose_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    return (np.array(np.swapaxes(g, -1, -2)),)  # a permutation: its transpose is its inverse
+
+
+def _transpose_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0, np.shape(out)) if t is None else np.array(np.swapaxes(t, -1, -2))
+
+
+# --- softmax, log_softmax, logsumexp: along the last per-row axis ---------------------------------
+
+
+def _last_axis_shape(name: str, reduces: bool) -> Any:
+    def shape(shapes: Any, param: Any) -> Shape:
+        (s,) = (tuple(s) for s in shapes)
+        if not s:
+            raise ShapeMismatch(f"[]: {name} works along the last axis, and a scalar has none",
+                                f"give {name} a vector (or a matrix, one {name} per row)")
+        return s[:-1] if reduces else s
+
+    return shape
+
+
+def _stable(np: Any, x: Array) -> tuple[Array, Array, Array]:
+    """(shift m, exp(x - m), log of their sum), all along the last axis with keepdims."""
+    m = np.max(x, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # all -inf (or an inf) row: x - m must not be -inf - -inf
+    e = np.exp(x - m)
+    with np.errstate(divide="ignore"):  # a row of -inf sums to 0: log(0) = -inf, no warning
+        log_total = np.log(np.sum(e, axis=-1, keepdims=True))
+    return m, e, log_total
+
+
+def _softmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x = _f64(np, args[0])
+    _last_axis_shape("softmax", False)(_rows(np, args, leads), None)
+    m, e, log_total = _stable(np, x)
+    with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
+        return e / np.exp(log_total)
+
+
+def _softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    # J = diag(p) - p p^T, symmetric: dL/dx = p * (g - <g, p>)
+    return (out * (g - np.sum(g * out, axis=-1, keepdims=True)),)
+
+
+def _softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    (t,) = tangents
+    if t is None:
+        return _fresh(np, 0.0, np.shape(out))
+    return out * (t - np.sum(t * out, axis=-1, keepdims=True))
+
+
+def _log_softmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x = _f64(np, args[0])
+    _last_axis_shape("log_softmax", False)(_rows(np, args, leads), None)
+    m, e, log_total = _stable(np, x)
+    with np.errstate(invalid="ignore"):
+        return x - m - log_total  # x - logsumexp(x), without forming exp(x)
+
+
+def _log_softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    # d out_i / d x_j = [i = j] - p_j: dL/dx = g - p * sum(g)
+    return (g - np.exp(out) * np.sum(g, axis=-1, keepdims=True),)
+
+
+def _log_softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    (t,) = tangents
+    if t is None:
+        return _fresh(np, 0.0, np.shape(out))
+    return t - np.sum(np.exp(out) * t, axis=-1, keepdims=True)
+
+
+def _logsumexp_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x = _f64(np, args[0])
+    _last_axis_shape("logsumexp", True)(_rows(np, args, leads), None)
+    m, e, log_total = _stable(np, x)
+    return (m + log_total)[..., 0]
+
+
+def _lse_weights(np: Any, x: Array, out: Array) -> Array:
+    """softmax(x) = exp(x - logsumexp(x)) from the result already computed."""
+    with np.errstate(invalid="ignore"):  # a row of -inf: -inf - -inf is NaN, as in PyTorch
+        return np.exp(_f64(np, x) - out[..., None])
+
+
+def _logsumexp_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    # d logsumexp / d x = softmax(x)
+    return (_lse_weights(np, args[0], np.asarray(out)) * np.asarray(g)[..., None],)
+
+
+def _logsumexp_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    (t,) = tangents
+    if t is None:
+        return _fresh(np, 0.0, np.shape(out))
+    return np.sum(_lse_weights(np, args[0], np.asarray(out)) * t, axis=-1)
+
+
+# --- index: x[i], x[i, j], slices ---------------------------------------------------------------------
+
+
+def _index_text(items: Any) -> str:
+    def one(item: Any) -> str:
+        if isinstance(item, slice):
+            text = ("" if item.start is None else str(item.start)) + ":" + ("" if item.stop is None else str(item.stop))
+            return text + ("" if item.step is None else f":{item.step}")
+        return str(item)
+
+    return ", ".join(one(item) for item in items)
+
+
+def _index_shape(shapes: Any, items: Any) -> Shape:
+    (s,) = (tuple(s) for s in shapes)
+    items = tuple(items)
+    if not s and items:
+        raise ShapeMismatch("[]: a scalar has no axes to index", "drop the [...]: a scalar is already one number")
+    if len(items) > len(s):
+        raise ShapeMismatch(f"{format_shape(s)}: {len(items)} indices for {len(s)} {'axis' if len(s) == 1 else 'axes'}",
+                            f"index each axis at most once: a shape {format_shape(s)} takes up to {len(s)} "
+                            f"{'index' if len(s) == 1 else 'indices'}")
+    out = []
+    for item, n in zip(items, s):
+        if isinstance(item, slice):
+            if item.step == 0:
+                raise ShapeMismatch(f"{format_shape(s)}: a slice step cannot be 0",
+                                    "use a positive step (x[::2]) or a negative one (x[::-1])")
+            out.append(len(range(*item.indices(n))))
+        elif not -n <= item < n:
+            raise ShapeMismatch(f"{format_shape(s)}: index {item} is out of range for an axis of size {n}",
+                                f"indices of an axis of size {n} run from 0 to {n - 1}, or from -{n} to -1 "
+                                "counting from the end" if n else "the axis is empty: it has no element to take")
+    return tuple(out) + s[len(items):]
+
+
+def _key(lead: int, items: Any) -> tuple[Any, ...]:
+    return (slice(None),) * lead + tuple(items)  # every row of the batch, then the per-row index
+
+
+def _index_forward(np: Any, args: Any, leads: Any, items: Any) -> Array:
+    _index_shape(_rows(np, args, leads), items)
+    return _f64(np, args[0])[_key(leads[0], items)]  # basic indexing: a view
+
+
+def _index_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, items: Any) -> tuple[Array]:
+    # the elements taken get their gradient; basic indexing takes each element at most once,
+    # so assigning is adding
+    grad = np.zeros(np.shape(args[0]), dtype=np.float64)
+    grad[_key(leads[0], items)] = g
+    return (grad,)
+
+
+def _index_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, items: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0 if t is None else t[_key(leads[0], items)], np.shape(out))
+
+
+# --- losses: mse, cross_entropy ---------------------------------------------------------------------
+
+
+def _mse_shape(shapes: Any, param: Any) -> Shape:
+    a, b = (tuple(s) for s in shapes)
+    if a != b:
+        written = f"{format_shape(a)} and {format_shape(b)}"
+        longer, side = (a, "left") if len(a) > len(b) else (b, "right")
+        if a[:-1] == b and a[-1:] == (1,) or b[:-1] == a and b[-1:] == (1,):
+            index = ", ".join([":"] * (len(longer) - 1) + ["0"])
+            hint = (f"mse does not broadcast: here it would compare every pair; take the {side} operand's "
+                    f"column as a vector with [{index}]")
+        else:
+            hint = "mse compares element by element and never broadcasts; give both operands the same shape"
+        raise ShapeMismatch(f"{written}: mse needs two tensors of the same shape", hint)
+    return ()
+
+
+def _per_row(np: Any, a: Array, batched: bool) -> Any:
+    """The axes of a whole row of a result-shaped array (None: all axes of an unbatched one)."""
+    return tuple(range(1, np.ndim(a))) if batched else None
+
+
+def _mse_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    _mse_shape(_rows(np, args, leads), None)
+    d = _f64(np, args[0]) - _f64(np, args[1])  # equal per-row shapes: a batch axis lines up in front
+    return np.mean(d * d, axis=_per_row(np, d, any(leads)))
+
+
+def _mse_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array, Array]:
+    # mean((x - y)^2) over n elements: d/dx = 2 (x - y) / n, d/dy its negative
+    x, y = _f64(np, args[0]), _f64(np, args[1])
+    d = x - y
+    n = math.prod(row_shape(np, x, leads[0]))
+    gd = d * (np.reshape(g, np.shape(g) + (1,) * (np.ndim(d) - np.ndim(g))) * (2.0 / n))
+    return unbroadcast(np, gd, np.shape(x), leads[0]), unbroadcast(np, -gd, np.shape(y), leads[1])
+
+
+def _mse_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    tx, ty = tangents
+    if tx is None and ty is None:
+        return _fresh(np, 0.0, np.shape(out))
+    x, y = _f64(np, args[0]), _f64(np, args[1])
+    d = x - y
+    dt = (0.0 if tx is None else tx) - (0.0 if ty is None else ty)
+    n = math.prod(row_shape(np, x, leads[0]))
+    total = np.sum(d * dt, axis=_per_row(np, d, any(leads))) * (2.0 / n)
+    return _fresh(np, total, np.shape(out))  # a tangent only of an unbatched operand: one per row still
+
+
+def _cross_entropy_shape(shapes: Any, param: Any) -> Shape:
+    a, b = (tuple(s) for s in shapes)
+    written = f"{format_shape(a)} and {format_shape(b)}"
+    if not a:
+        raise ShapeMismatch(f"{written}: the logits are a scalar; cross_entropy needs a class axis (the last)",
+                            "give the logits as a vector of C class scores, or a matrix [N, C] with one row per example")
+    if b != a[:-1]:
+        if a == b:
+            hint = ("the labels are class numbers 0 to C-1, one per row of logits, not one-hot rows; "
+                    "for one-hot targets Y write -mean(sum(Y * log_softmax(X), -1))")
+        else:
+            hint = "one integer class label per row of logits: logits [N, C] take labels [N], logits [C] one label []"
+        raise ShapeMismatch(f"{written}: logits {format_shape(a)} need labels of shape {format_shape(a[:-1])}", hint)
+    return ()
+
+
+def _labels(np: Any, x: Array, y: Array) -> Array:
+    """The labels as integer indices, or DomainError naming the first that is not a class."""
+    classes = np.shape(x)[-1]
+    y = _f64(np, y)
+    ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
+    if not np.all(ok):
+        bad = float(y[~ok].flat[0]) if np.ndim(y) else float(y)
+        raise DomainError("cross_entropy", f"label {short_number(bad)} is not a class: the logits have {classes} "
+                                           f"classes, so a label is an integer from 0 to {classes - 1}")
+    return y.astype(np.intp)
+
+
+def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
+    """Logits and labels broadcast to the result's batch, the labels as indices, the number of
+    positions per row (the mean divides by it) and the axes of a row's positions."""
+    x, y = _f64(np, args[0]), args[1]
+    batch = _batch(np, args, leads)
+    row = row_shape(np, x, leads[0])
+    full = batch + row
+    if np.shape(x) != full:  # unbatched logits, batched labels
+        x = np.broadcast_to(x, full)
+    labels = np.broadcast_to(_labels(np, x, y), full[:-1])
+    positions = math.prod(row[:-1])
+    axes = tuple(range(len(batch), len(full) - 1))
+    return x, labels, positions, axes
+
+
+def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    _cross_entropy_shape(_rows(np, args, leads), None)
+    x, labels, positions, axes = _ce_parts(np, args, leads)
+    m, e, log_total = _stable(np, x)
+    picked = np.take_along_axis(x, labels[..., None], axis=-1)
+    with np.errstate(invalid="ignore"):
+        losses = (m + log_total - picked)[..., 0]  # -log_softmax(x)[label] = logsumexp(x) - x[label]
+    return np.sum(losses, axis=axes) / positions
+
+
+def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
+    """d loss / d x at each position: softmax(x) - onehot(label)."""
+    m, e, log_total = _stable(np, x)
+    with np.errstate(invalid="ignore"):
+        p = e / np.exp(log_total)
+    return p - (np.arange(np.shape(x)[-1]) == labels[..., None])
+
+
+def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array, Array]:
+    x, labels, positions, axes = _ce_parts(np, args, leads)
+    slope = _ce_slope(np, x, labels)
+    g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
+    gx = unbroadcast(np, slope * (g / positions), np.shape(args[0]), leads[0])
+    return gx, np.zeros(np.shape(args[1]), dtype=np.float64)  # labels are not differentiated
+
+
+def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    tx = tangents[0]
+    if tx is None:
+        return _fresh(np, 0.0, np.shape(out))
+    x, labels, positions, axes = _ce_parts(np, args, leads)
+    per_position = np.sum(_ce_slope(np, x, labels) * tx, axis=-1)
+    return _fresh(np, np.sum(per_position, axis=axes) / positions, np.shape(out))
+
+
+# --- the table --------------------------------------------------------------------------------------
+
+_max = _extreme("max")
+_min = _extreme("min")
+
+_ROWS = (
+    TensorOp("@", 2, "{x} @ {y}", _matmul_shape, _matmul_forward, _matmul_vjp, _matmul_jvp,
+             ("dL/dx = dL/dout @ transpose(y)", "dL/dy = transpose(x) @ dL/dout"),
+             "np.matmul({x}, {y})", "{x} {y}",
+             "matrix product (np.matmul) of vectors and matrices; vector @ vector is a dot product"),
+    TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
+             ("dL/dx = dL/dout copied to every element summed",),
+             "np.sum({x}, axis={axis})", r"\sum {x}",
+             "sum of all elements, or along one axis", "sum({x}, {axis})"),
+    TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
+             ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
+             "np.mean({x}, axis={axis})", r"\operatorname{mean}\left({x}\right)",
+             "mean of all elements, or along one axis", "mean({x}, {axis})"),
+    TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
+             ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
+             "np.max({x}, axis={axis})", r"\max {x}",
+             "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})"),
+    TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
+             ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
+             "np.min({x}, axis={axis})", r"\min {x}",
+             "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})"),
+    TensorOp("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
+             _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
+             "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped"),
+    TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
+             _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
+             "scipy.special.softmax({x}, axis=-1)", r"\operatorname{softmax}\left({x}\right)",
+             "exp(x) / sum(exp(x)) along the last axis, computed without overflow"),
+    TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False), _log_softmax_forward,
+             _log_softmax_vjp, _log_softmax_jvp, ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, -1)",),
+             "scipy.special.log_softmax({x}, axis=-1)", r"\log\operatorname{softmax}\left({x}\right)",
+             "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow"),
+    TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True), _logsumexp_forward,
+             _logsumexp_vjp, _logsumexp_jvp, ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the last axis",),
+             "scipy.special.logsumexp({x}, axis=-1)", r"\log\sum\exp {x}",
+             "log(sum(exp(x))) along the last axis (which it removes), computed without overflow"),
+    TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
+             ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
+             "{x}[{index}]", "{x}_{{index}}",
+             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b:step]", "{x}[{index}]"),
+    TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
+             ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
+             "np.mean(({x} - {y}) ** 2)", r"\operatorname{MSE}\left({x}, {y}\right)",
+             "mean squared error: mean((x - y)**2) over all elements; the shapes must be equal"),
+    TensorOp("cross_entropy", 2, "cross_entropy({x}, {y})", _cross_entropy_shape, _cross_entropy_forward,
+             _cross_entropy_vjp, _cross_entropy_jvp,
+             ("dL/dx = dL/dout * (softmax(x) - onehot(y)) / n, n the number of rows of x",
+              "dL/dy = 0 (class labels are not differentiated)"),
+             "-np.mean(np.take_along_axis(scipy.special.log_softmax({x}, axis=-1), "
+             "{y}.astype(int)[..., None], axis=-1))",
+             r"\operatorname{CE}\left({x}, {y}\right)",
+             "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged"),
+)
+
+TENSOR_OPS: dict[str, TensorOp] = {op.name: op for op in _ROWS}
+"""Every tensor op by name."""
+
+
+def write(name: str, operands: Any, param: Any = None) -> str:
+    """An op written with its operands (texts) and its parameter: ``sum(x)``, ``sum(x, -1)``,
+    ``x[0, 1:3]``, ``x @ y``."""
+    op = TENSOR_OPS[name]
+    fields = dict(zip("xy", operands))
+    if name == "index":
+        return op.written_param.format(index=_index_text(param or ()), **fields)
+    if param is None or op.written_param is None:
+        return op.written.format(**fields)
+    return op.written_param.format(axis=param, **fields)
