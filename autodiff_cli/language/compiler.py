@@ -37,9 +37,22 @@ from typing import Any
 
 from ..engine.graph import paused_cycle_collector
 from ..engine.ops import FUNCTIONS
+from ..engine.tensor_ops import TENSOR_OPS
 from ..errors import ParseError, Position, ProgramError, Source
 from . import lalr, templates
-from .program import CONST, INPUT, INTERMEDIATE, POWER_CONST, Instructions, Program, Variable
+from .program import (
+    CONST,
+    INITIALIZERS,
+    INPUT,
+    INTERMEDIATE,
+    POWER_CONST,
+    ArrayLiteral,
+    Initializer,
+    Instructions,
+    Program,
+    TensorConstant,
+    Variable,
+)
 from .syntax_errors import (
     end_position,
     indented_output_error,
@@ -52,7 +65,11 @@ from .templates import Template
 __all__ = ["CHUNK", "GRAMMAR_FILE", "grammar_text", "parse", "tiny_numbers"]
 
 GRAMMAR_FILE = "autodiff.lark"
-FUNCTION_NAMES = tuple(FUNCTIONS)
+# The tensor ops written as calls (``sum(x)``; ``@`` and ``x[i]`` have syntax of their own).
+TENSOR_CALLS = {name: op for name, op in TENSOR_OPS.items() if op.written.startswith(name + "(")}
+# The calls that take an optional constant axis: sum(x) over every element, sum(x, 0) along axis 0.
+AXIS_CALLS = tuple(name for name, op in TENSOR_CALLS.items() if "{axis}" in (op.written_param or ""))
+FUNCTION_NAMES = (*FUNCTIONS, *TENSOR_CALLS, *INITIALIZERS)
 CHUNK = 1 << 16  # characters parsed at a time (a chunk ends at the first line break after this)
 
 Progress = Callable[[int, int], None]
@@ -176,10 +193,15 @@ class _Locator:
  NEG, POW, SECOND, NEWLINE, SIGN) = ACTION_NAMES = ("LIST", "PASS", "VAR", "NUMBER", "BINARY", "ASSIGN", "BARE",
                                                     "CALL", "ARGUMENTS", "MORE_ARGUMENTS", "FIRST_EXTRA",
                                                     "NEXT_EXTRA", "NEG", "POW", "SECOND", "NEWLINE", "SIGN")
+# The tensor syntax's actions: rare, so the driver hands them to one method, and windows
+# that use them get no template (templates.py has no code for them).
+ARRAY, INDEX, SLICE_ALL, SLICE_FROM, SLICE_TO, SLICE_BETWEEN = TENSOR_ACTIONS = (
+    "ARRAY", "INDEX", "SLICE_ALL", "SLICE_FROM", "SLICE_TO", "SLICE_BETWEEN")
 _ACTIONS = {"var": VAR, "number": NUMBER, "add": BINARY, "sub": BINARY, "mul": BINARY, "div": BINARY,
-            "assign": ASSIGN, "bare": BARE, "call": CALL, "neg": NEG, "pow": POW, "pos": SECOND,
-            "group": SECOND, "start": LIST}
-_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+            "matmul": BINARY, "assign": ASSIGN, "bare": BARE, "call": CALL, "neg": NEG, "pow": POW, "pos": SECOND,
+            "group": SECOND, "start": LIST, "list": ARRAY, "index": INDEX, "slice_all": SLICE_ALL,
+            "slice_from": SLICE_FROM, "slice_to": SLICE_TO, "slice_between": SLICE_BETWEEN}
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@"}
 TEMPLATE_AFTER = 2  # a window gets its own code the second time it is seen (see templates.py)
 TEMPLATES_PER_WINDOW = 4  # the same kinds from the same state, with different states below
 
@@ -246,6 +268,8 @@ class _Compiler:
         self.last_is_bare = False  # whether the last statement is an expression, not 'name = ...'
         self.accepted = False
         self.windows: dict[tuple[int, bytes], _Window | Template] = {}  # the only template, once there is one
+        self._brackets = (tables.kind["LSQB"], tables.kind["RSQB"])  # windows with these get no template
+        self.tensor_constants = False  # whether a list literal or an initializer was written
         columns = dict(zip(("ops", "firsts", "seconds", "params", "wheres"), self.pending))
         self.template_globals = {
             **columns, **{f"emit_{name[:-1]}": column.append for name, column in columns.items()},
@@ -254,6 +278,7 @@ class _Compiler:
             "functions_get": FUNCTIONS.get, "FUNCTIONS": FUNCTIONS, "compiler": self, "source": source,
             "new": object.__new__, "Variable": Variable, "INTERMEDIATE": INTERMEDIATE,
             "CONST": CONST, "POWER_CONST": POWER_CONST, "INFINITY": _INFINITY,
+            "TENSOR_CONSTANTS": (ArrayLiteral, Initializer),
         }
 
     # --- the driver ----------------------------------------------------------------------
@@ -261,11 +286,12 @@ class _Compiler:
     def run(self, text: str, chunk: int, progress: Progress | None) -> None:
         scanner, kind = self.tables.scanner, self.tables.kind
         lpar, rpar, continuation = kind["LPAR"], kind["RPAR"], kind["CONTINUATION"]
+        lsqb, rsqb = kind["LSQB"], kind["RSQB"]
         start, base, length = 0, 0, len(text)
         while not self.accepted:
             end = self._chunk_end(text, start + chunk)
             tokens, kinds = scanner.scan(text[start:end])
-            depth = kinds.count(lpar) - kinds.count(rpar)
+            depth = kinds.count(lpar) - kinds.count(rpar) + kinds.count(lsqb) - kinds.count(rsqb)
             # Cut only where a line break ends the statement, so no value on the stack
             # refers to a token of an earlier chunk.
             while end < length and (depth > 0 or (kinds and kinds[-1] == continuation)):
@@ -273,7 +299,8 @@ class _Compiler:
                 more_tokens, more_kinds = scanner.scan(text[end:more_end])
                 tokens += more_tokens
                 kinds += more_kinds
-                depth += more_kinds.count(lpar) - more_kinds.count(rpar)
+                depth += (more_kinds.count(lpar) - more_kinds.count(rpar) + more_kinds.count(lsqb)
+                          - more_kinds.count(rsqb))
                 end = more_end
             if end == length:
                 kinds.append(kind[lalr.END])
@@ -313,6 +340,7 @@ class _Compiler:
         actions, operators, sign_shift = self.actions, self.operators, tables.sign_shift
         lpar, rpar, semi, line_break = tables.kind["LPAR"], tables.kind["RPAR"], tables.kind[lalr.SEMI], \
             tables.kind[lalr.NL]
+        lsqb, rsqb = tables.kind["LSQB"], tables.kind["RSQB"]
         variables_get = self.variables.get
         states, values, state = self.states, self.values, self.state
         push_state, push_value = states.append, values.append
@@ -404,7 +432,8 @@ class _Compiler:
                             push_value(None)
                     elif what == NEWLINE:  # a line break that is not simply shifted
                         segment = kinds[start:i]
-                        if depth + segment.count(lpar) - segment.count(rpar) > 0:
+                        if depth + segment.count(lpar) - segment.count(rpar) + segment.count(lsqb) \
+                                - segment.count(rsqb) > 0:
                             code = skip_code  # inside parentheses: the statement goes on
                             break
                         kind = semi
@@ -426,8 +455,9 @@ class _Compiler:
                         arguments = values[-2] if count_ == 4 else []
                         del values[1 - count_:]
                         token = values[-1]
-                        values[-1] = count
                         count = self.call(tokens[token], number1 + token, arguments, count)
+                        values[-1] = count - 1
+                        literal = -1
                     elif what == ARGUMENTS:
                         below = states[-1]
                         values[-1] = [values[-1]]
@@ -490,8 +520,11 @@ class _Compiler:
                             raise line_continues_error(self.locator.locate(number1 + i), self.source)
                         code = sign_shift[state + kind]
                         break
-                    else:  # PASS: the value stays, only the state changes
+                    elif what == PASS:  # the value stays, only the state changes
                         below = states[-1]
+                    else:  # the tensor syntax
+                        below, count = self._tensor_syntax(what, size[rule], tokens, number1, count)
+                        literal = -1
                     state = final[rule][below + kind]
                     code = action[state + kind]
                 if code < limit:
@@ -505,7 +538,8 @@ class _Compiler:
                     break
                 else:
                     raise self._syntax_error(tokens, kinds, i, base, chunk_states, chunk_state)
-            depth += kind_bytes.count(lpar, start, end) - kind_bytes.count(rpar, start, end)
+            depth += (kind_bytes.count(lpar, start, end) - kind_bytes.count(rpar, start, end)
+                      + kind_bytes.count(lsqb, start, end) - kind_bytes.count(rsqb, start, end))
             start = end
         self.state = state
 
@@ -514,7 +548,7 @@ class _Compiler:
         """The template for the window ``kinds[start:end]`` with the stacks as they are, made now
         if it is seen often enough; ``windows[key]`` keeps count (or is the only template)."""
         if known is None:
-            if end - start > templates.MAX_WINDOW:
+            if end - start > templates.MAX_WINDOW or any(bracket in key[1] for bracket in self._brackets):
                 return None
             known = self.windows[key] = _Window()
         elif known.__class__ is Template:  # the only template, which does not fit here
@@ -540,7 +574,7 @@ class _Compiler:
             lpar, rpar = tables.kind["LPAR"], tables.kind["RPAR"]
             separates = depth + kind_bytes.count(lpar, start, end) - kind_bytes.count(rpar, start, end) <= 0
         template = templates.record(tables, state, self.states, kinds, start, end, separates)
-        if template is None:
+        if template is None or any(rule >= 0 and self.actions[rule] in TENSOR_ACTIONS for rule, _ in template.events):
             return None
         key = (state, bytes(kinds[start:end]), tuple(template.below))
         code = _CODE.get(key)
@@ -575,11 +609,18 @@ class _Compiler:
         if known is not None:
             raise self._assigned_twice(name, where, known)
         variable = object.__new__(Variable)
+        pending_params = self.pending[3]
         if register == literal == count - 1:  # `a = 2`: an input with a default
             for column, value in zip(self.pending, (INPUT, -1, -1, name, where)):
                 column[-1] = value
             variable.kind, variable.default = INPUT, literal_value
             literal = -1
+        elif (register == count - 1 and pending_params and isinstance(pending_params[-1], TensorConstant)
+              and self.pending[0][-1] == CONST):  # `W = [[1, 2]]`, `W = normal([2, 2], 0.1)`
+            default = pending_params[-1]
+            for column, value in zip(self.pending, (INPUT, -1, -1, name, where)):
+                column[-1] = value
+            variable.kind, variable.default = INPUT, default
         else:
             named = self.named
             if register < len(named) and named[register]:  # `b = a`: b gets a node of its own
@@ -603,9 +644,18 @@ class _Compiler:
         self.last_is_bare = True
 
     def call(self, name: str, where: int, arguments: list[int], register: int) -> int:
-        """``name(arguments)`` as instruction ``register``; returns the next register."""
+        """``name(arguments)`` as instruction ``register``; returns the next register (one past
+        the call's own instruction, which is the last; constant parameters' registers are dropped)."""
+        for argument in arguments:
+            if isinstance(argument, _Slice):
+                raise self._error("a slice ':' belongs inside brackets", argument.where,
+                                  f"write x[1:3] to take part of x; {name}() takes values")
         op = FUNCTIONS.get(name)
         if op is None:
+            if name in TENSOR_CALLS:
+                return self._tensor_call(name, where, arguments, register)
+            if name in INITIALIZERS:
+                return self._initializer(name, where, arguments, register)
             raise self._error(f"unknown function '{name}'", where, _function_hint(name))
         if len(arguments) != op.arity:
             arity = op.arity
@@ -617,6 +667,144 @@ class _Compiler:
         seconds.append(arguments[1] if len(arguments) > 1 else -1)
         params.append(None)
         wheres.append(where)
+        return register + 1
+
+    # --- the tensor syntax -------------------------------------------------------------------
+
+    def _tensor_syntax(self, what: str, size: int, tokens: list[str], number1: int, count: int) -> tuple[int, int]:
+        """The driver's reduction of a list literal, a subscript or a slice: pops its ``size``
+        symbols, leaves its value on the stack; returns the state below it and the next register."""
+        states, values = self.states, self.values
+        below = states[-size]
+        del states[len(states) - size + 1:]
+        items = values[len(values) - size:]
+        del values[len(values) - size + 1:]
+        if what == ARRAY:  # [ arguments ]
+            count = self._array(number1 + items[0], items[1], count)
+            values[-1] = count - 1
+        elif what == INDEX:  # atom [ arguments ]
+            count = self._index(items[0], number1 + items[1], items[2], count)
+            values[-1] = count - 1
+        else:  # slices: the registers of their bounds (None where left out) and the colon
+            colon = {SLICE_ALL: 0, SLICE_FROM: 1, SLICE_TO: 0, SLICE_BETWEEN: 1}[what]
+            start = items[0] if what in (SLICE_FROM, SLICE_BETWEEN) else None
+            stop = items[-1] if what in (SLICE_TO, SLICE_BETWEEN) else None
+            values[-1] = _Slice(start, stop, number1 + items[colon])
+        return below, count
+
+    def _constant(self, register: int, what: str, example: str) -> float | TensorConstant:
+        """The number or list literal a register holds, for a place that needs a constant."""
+        moved = len(self.instructions)
+        ops, params = self.pending[0], self.pending[3]
+        if register >= moved and ops[register - moved] == CONST:
+            return params[register - moved]
+        raise self._error(f"{what} must be written as numbers", self._where(register), f"e.g. {example}")
+
+    def _drop_constants(self, registers: list[int], count: int) -> int:
+        """Remove the constant instructions of ``registers`` (the last ones written) and return
+        the next register: a constant read as a parameter is no value of the program."""
+        moved = len(self.instructions)
+        dropped = [r for r in registers if r is not None]
+        if dropped and sorted(dropped) == list(range(count - len(dropped), count)) and count - len(dropped) >= moved:
+            for column in self.pending:
+                del column[len(column) - len(dropped):]
+            return count - len(dropped)
+        return count
+
+    def _array(self, where: int, entries: list[Any], count: int) -> int:
+        """``[a, b, ...]`` of numbers or of list literals of one shape: one constant."""
+        example = "[1, -2.5, 3e-2] or [[1, 2], [3, 4]]"
+        shapes: set[tuple[int, ...]] = set()
+        flat: list[float] = []
+        first_shape: tuple[int, ...] | None = None
+        for index, entry in enumerate(entries):
+            if isinstance(entry, _Slice):
+                raise self._error("a slice ':' belongs inside brackets after a value", entry.where,
+                                  f"a list literal holds numbers: {example}")
+            value = self._constant(entry, "the entries of a list literal", example)
+            if isinstance(value, Initializer):
+                raise self._error("a list literal holds numbers, not random draws", self._where(entry),
+                                  "write the whole tensor as one draw: normal([2, 3], 0.1)")
+            shape = value.shape if isinstance(value, ArrayLiteral) else ()
+            if first_shape is None:
+                first_shape = shape
+            elif shape != first_shape:
+                raise self._error(f"entry {index + 1} of this list has shape {_shape_text(shape)}, but entry 1 "
+                                  f"has {_shape_text(first_shape)}", self._where(entry),
+                                  "every row of a matrix needs the same number of entries")
+            shapes.add(shape)
+            flat.extend(value.values if isinstance(value, ArrayLiteral) else (value,))
+        assert first_shape is not None  # the grammar gives a list at least one entry
+        count = self._drop_constants(entries, count)
+        self._emit(CONST, -1, -1, ArrayLiteral((len(entries), *first_shape), tuple(flat)), where)
+        self.tensor_constants = True
+        return count + 1
+
+    def _whole(self, register: int, what: str, example: str) -> int:
+        value = self._constant(register, what, example)
+        if not isinstance(value, float) or not value.is_integer():
+            raise self._error(f"{what} must be a whole number", self._where(register), f"e.g. {example}")
+        return int(value)
+
+    def _index(self, target: int, where: int, subscripts: list[Any], count: int) -> int:
+        """``x[i, j]``, ``x[1:3]``: constant integer subscripts, as the ``index`` op's param."""
+        items: list[int | slice] = []
+        registers: list[int | None] = []
+        for subscript in subscripts:
+            if isinstance(subscript, _Slice):
+                bounds = [None if r is None else self._whole(r, "a slice's bounds", "x[1:3]")
+                          for r in (subscript.start, subscript.stop)]
+                items.append(slice(*bounds))
+                registers += [subscript.start, subscript.stop]
+            else:
+                items.append(self._whole(subscript, "an index", "x[0], x[-1] or x[1, 2]"))
+                registers.append(subscript)
+        count = self._drop_constants(registers, count)  # type: ignore[arg-type]
+        self._emit("index", target, -1, tuple(items), where)
+        return count + 1
+
+    def _tensor_call(self, name: str, where: int, arguments: list[int], register: int) -> int:
+        op = TENSOR_CALLS[name]
+        operands, extra = arguments[:op.arity], arguments[op.arity:]
+        most = op.arity + (name in AXIS_CALLS)
+        if len(operands) < op.arity or len(arguments) > most:
+            takes = f"{op.arity} argument{'s' if op.arity > 1 else ''}"
+            if name in AXIS_CALLS:
+                takes = "1 or 2 arguments"
+            usage = op.written.replace("{x}", "x").replace("{y}", "y").replace("{axis}", "axis")
+            if name in AXIS_CALLS:
+                usage = f"{name}(x) or {name}(x, axis)"
+            raise self._error(f"{name}() takes {takes} ({len(arguments)} given)", where, f"write {usage}")
+        param = self._whole(extra[0], f"the axis of {name}()", f"{name}(x, 0) or {name}(x, -1)") if extra else None
+        register = self._drop_constants(extra, register)
+        self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where)
+        return register + 1
+
+    def _initializer(self, name: str, where: int, arguments: list[int], register: int) -> int:
+        """``normal([16, 2], 0.5)``: one constant that is drawn when the program runs."""
+        names, defaults = INITIALIZERS[name]
+        usage = f"{name}([rows, columns]{''.join(', ' + n for n in names)})"
+        if not 1 <= len(arguments) <= 1 + len(names):
+            raise self._error(f"{name}() takes the shape{' and ' + ', '.join(names) if names else ''} "
+                              f"({len(arguments)} given)", where, f"write {usage}")
+        shape_value = self._constant(arguments[0], f"the shape of {name}()", usage)
+        if isinstance(shape_value, float):
+            shape_value = ArrayLiteral((1,), (shape_value,))
+        if (not isinstance(shape_value, ArrayLiteral) or len(shape_value.shape) != 1
+                or not all(v.is_integer() and v >= 0 for v in shape_value.values)):
+            raise self._error(f"the shape of {name}() must be a list of whole numbers", self._where(arguments[0]),
+                              f"write {usage}")
+        numbers = []
+        for argument, what in zip(arguments[1:], names):
+            value = self._constant(argument, f"the {what} of {name}()", usage)
+            if not isinstance(value, float):
+                raise self._error(f"the {what} of {name}() must be a number", self._where(argument), f"write {usage}")
+            numbers.append(value)
+        numbers += defaults[len(numbers):]
+        register = self._drop_constants(arguments, register)
+        shape = tuple(int(v) for v in shape_value.values)
+        self._emit(CONST, -1, -1, Initializer(name, shape, tuple(numbers)), where)
+        self.tensor_constants = True
         return register + 1
 
     def too_large(self, text: str, where: int) -> ProgramError:
@@ -690,7 +878,7 @@ class _Compiler:
             while result in self.variables:
                 result += "_"
             self.variables[result] = Variable(result, INTERMEDIATE, where, register, None, self.source)
-        return Program(self.source, self.instructions, self.variables, result)
+        return Program(self.source, self.instructions, self.variables, result, self.tensor_constants)
 
 
 _CODE: dict[tuple[int, bytes, tuple[int, ...]], CodeType] = {}  # generated code, kept for later parses
@@ -708,6 +896,20 @@ def _after_line_break(kinds: bytearray, index: int, base: int, skip_code: int, l
         if tables.action[start + kind] != skip_code:  # comments and continuations are skipped everywhere
             return kind == line_break
     return base > 0
+
+
+class _Slice:
+    """A slice in a subscript while it is parsed: the registers of its bounds (None where
+    left out) and the token number of its colon."""
+
+    __slots__ = ("start", "stop", "where")
+
+    def __init__(self, start: int | None, stop: int | None, where: int) -> None:
+        self.start, self.stop, self.where = start, stop, where
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
 
 
 def _function_hint(name: str) -> str:

@@ -12,14 +12,29 @@ Every instruction is an ``Instruction(op, args, param, position)``:
 ``op``     ``args``        ``param``           computes
 =========  ==============  ==================  =====================================
 "input"    ()              the name (str)      the value of a named input
-"const"    ()              the number (float)  a number written in the program
+"const"    ()              the number (float)  a number written in the program, or a
+                           or a ``Tensor-``    list literal (``ArrayLiteral``) or a
+                           ``Constant``        random draw (``Initializer``)
 "**c"      (base,)         the exponent        ``base ** exponent``, a number exponent
-any other  (x,) or (x, y)  None                the op of that name in ``engine.ops.OPS``
-key of                                         applied to the operand registers:
-``OPS``                                        ``+ - * / **`` (computed exponent),
+a key of   (x,) or (x, y)  None                the op of that name in ``engine.ops.OPS``
+``OPS``                                        applied to the operand registers:
+                                               ``+ - * / **`` (computed exponent),
                                                ``neg``, ``=`` (``b = a``: a copy of its
-                                               own), and every function (``tanh``...)
+                                               own), and every function (``tanh``...),
+                                               elementwise on tensors
+a key of   (x,) or (x, y)  the op's constant   the tensor op of that name in
+``TENSOR_                  (an axis, the       ``engine.tensor_ops.TENSOR_OPS``: ``@``,
+OPS``                      indices) or None    reductions, ``transpose``, ``index``...
 =========  ==============  ==================  =====================================
+
+Every register has a **shape**: a tuple of ints, ``()`` for a scalar.  Shapes are not
+stored by the compiler, because an input's shape is known only once its value is: an
+input takes the shape of its default or of the value given for it.  ``shapes.infer``
+gives the shape of every register for the inputs' shapes, checking every op's operands
+on the way (a ``ShapeError`` at the op's line and column), before anything runs; every
+interpreter of tensor programs reads those shapes.  A program of scalars only
+(``Program.has_tensors`` false, every input given a number) has every shape ``()``,
+and the scalar interpreters run it as they always have.
 
 ``position`` is where the instruction is written (the operator, the function name,
 the number or the name), for error messages: a ``Position``, or a token number that
@@ -55,7 +70,10 @@ from typing import Any, overload
 from ..errors import InputError, Position, Source, Where, variables_hint
 
 __all__ = [
+    "ArrayLiteral",
     "CONST",
+    "Initializer",
+    "TensorConstant",
     "INPUT",
     "INTERMEDIATE",
     "OUTPUT",
@@ -76,6 +94,83 @@ INPUT, INTERMEDIATE, OUTPUT = "input", "intermediate", "output"
 # The two instructions that are not ops of the table, and the one op with a parameter.
 CONST = "const"
 POWER_CONST = "**c"
+
+
+class TensorConstant:
+    """A constant that is not a number: the ``param`` of a ``const`` instruction, and the
+    ``default`` of an input declared with one.  ``shape`` is known when it is written."""
+
+    __slots__ = ("shape",)
+    shape: tuple[int, ...]
+
+
+class ArrayLiteral(TensorConstant):
+    """A list literal, ``[[1, 2], [3, 4]]``: its shape and its entries in row-major order."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, shape: tuple[int, ...], values: tuple[float, ...]) -> None:
+        self.shape = shape
+        self.values = values
+
+    def nested(self) -> Any:
+        """The entries as nested lists, as JSON writes them."""
+        values: list[Any] = list(self.values)
+        for size in reversed(self.shape[1:]):
+            values = [values[i:i + size] for i in range(0, len(values), size)]
+        return values
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayLiteral):
+            return NotImplemented
+        return (self.shape, self.values) == (other.shape, other.values)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ArrayLiteral({self.shape!r}, {self.values!r})"
+
+
+class Initializer(TensorConstant):
+    """A random starting value, ``normal([16, 2], 0.5)``: drawn from the run's seed.
+
+    ``kind`` is one of ``INITIALIZERS``; ``arguments`` its numbers after the shape (the
+    standard deviation of ``normal``, the bounds of ``uniform``, none for ``zeros``).
+    Initializers are drawn in the order they are written, so a seed fixes every one."""
+
+    __slots__ = ("arguments", "kind")
+
+    def __init__(self, kind: str, shape: tuple[int, ...], arguments: tuple[float, ...]) -> None:
+        self.kind = kind
+        self.shape = shape
+        self.arguments = arguments
+
+    def written(self) -> str:
+        shape = "[" + ", ".join(map(str, self.shape)) + "]"
+        return f"{self.kind}({', '.join([shape, *map(_number_text, self.arguments)])})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return (self.kind, self.shape, self.arguments) == (other.kind, other.shape, other.arguments)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Initializer({self.kind!r}, {self.shape!r}, {self.arguments!r})"
+
+
+def _number_text(x: float) -> str:
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
+
+
+# The initializers of the language: name -> (the numbers after the shape, their defaults).
+# normal(shape, std): N(0, std^2); uniform(shape, low, high); zeros(shape).
+INITIALIZERS: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
+    "normal": (("std",), (1.0,)),
+    "uniform": (("low", "high"), (-1.0, 1.0)),
+    "zeros": ((), ()),
+}
 
 
 class Instruction(namedtuple("Instruction", "op args param position")):
@@ -229,10 +324,24 @@ class Program:
     instructions: Sequence[Instruction]
     variables: dict[str, Variable]
     result: str
+    # Set by the compiler when it writes a list literal or an initializer (a scan of every
+    # instruction's param would cost a big scalar program time for nothing).
+    tensor_constants: bool = False
 
     @property
     def inputs(self) -> list[Variable]:
         return [v for v in self.variables.values() if v.kind == INPUT]
+
+    @property
+    def has_tensors(self) -> bool:
+        """Whether the program itself writes a tensor: a list literal, an initializer or a
+        tensor op.  (Given tensor values, a program without any still runs as tensors.)"""
+        from ..engine.tensor_ops import TENSOR_OPS
+
+        instructions = self.instructions
+        if isinstance(instructions, Instructions):
+            return self.tensor_constants or any(op in TENSOR_OPS for op in instructions.op_names)
+        return any(op in TENSOR_OPS or isinstance(param, TensorConstant) for op, _, param, _ in instructions)
 
     def __len__(self) -> int:
         return len(self.instructions)

@@ -136,7 +136,8 @@ emit_op({op!r}); emit_first({0}); emit_second({2}); emit_param(None); emit_where
 count += 1""",
     "ASSIGN": """\
 name = tokens[{0.token}]
-if name in FUNCTIONS or name in variables or {2} == literal == count - 1 or named[{2}]:
+if (name in FUNCTIONS or name in variables or {2} == literal == count - 1 or named[{2}]
+        or params[-1].__class__ in TENSOR_CONSTANTS):
     count, literal = compiler.assign(name, {0.where}, {2}, count, literal, literal_value)
 else:  # the common case, as compiler.assign does it (named has room for every register)
     variable = new(Variable)
@@ -150,15 +151,16 @@ else:  # the common case, as compiler.assign does it (named has room for every r
 compiler.bare({0})
 {r} = None""",
     "CALL": """\
-{r} = count
 arguments = {arguments}
 op = functions_get(tokens[{0.token}])
 if op is None or op.arity != len(arguments):
     count = compiler.call(tokens[{0.token}], {0.where}, arguments, count)
+    literal = -1  # a call may take constants as parameters (sum(x, 1)), and drops their registers
 else:  # the common case, as compiler.call does it
     emit_op(op.name); emit_first(arguments[0]); emit_second(arguments[1] if len(arguments) > 1 else -1)
     emit_param(None); emit_where({0.where})
-    count += 1""",
+    count += 1
+{r} = count - 1""",
     "ARGUMENTS": "{r} = [{0}]",
     "MORE_ARGUMENTS": "{r} = [{0}, *{1}]",
     "FIRST_EXTRA": "{r} = [{1}]",

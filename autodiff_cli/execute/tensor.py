@@ -1,0 +1,324 @@
+"""The tensor interpreter: a program over NumPy arrays, forward, reverse and forward mode.
+
+Every register holds a float64 array of the shape ``language.shapes.infer`` gave it, so
+shapes are checked before this module runs anything.  The maths of each op is read
+from the tables: elementwise ops from ``engine.ops`` (their ``vector`` kernels, through
+``engine.tensor_ops``'s broadcasting helpers), the others from ``TENSOR_OPS``.
+
+**Rows.**  ``batch`` and ``fit`` run a program over many rows at once: the inputs read
+from rows carry a leading batch axis in front of the shape the program sees, and so
+does every register computed from them (``TensorRun.leads``).  Parameters, constants
+and inputs with one value for all rows have no batch axis, and their gradients are
+summed over the rows.  With no input read from rows this is plain ``eval``.
+
+**Errors.**  The scalar engine refuses non-finite values; so does this one.  After each
+op, one sum says whether every entry is finite (a finite sum has finite terms); where
+one is not, the first such entry is named with the op's line and column, its row when
+the program runs over rows, and the operands' values there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine.ops import OPS, DomainError
+from ..engine.tensor_ops import TENSOR_OPS, elementwise_forward, elementwise_jvp, elementwise_vjp
+from ..errors import EvaluationError, InputError
+from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program, TensorConstant
+from ..language.shapes import Shape, infer, shape_text
+
+__all__ = ["TensorRun", "as_array", "draw_initializers", "input_arrays", "run_forward"]
+
+
+@dataclass
+class TensorRun:
+    """One forward pass: every register's value, its shape (per row) and whether it carries
+    the batch axis; ``slopes`` holds the elementwise ops' local derivatives, made on demand."""
+
+    program: Program
+    values: list[Any]
+    shapes: list[Shape]
+    leads: list[int]
+    slopes: dict[int, Any] = field(default_factory=dict)
+    rows: list[Any] = field(default_factory=list)
+
+    def register(self, name: str) -> int:
+        return self.program.variables[name].register
+
+    def value(self, name: str) -> Any:
+        return self.values[self.register(name)]
+
+    def gradients(self, output: str, wrt: Sequence[str], seed: Any = None) -> dict[str, Any]:
+        """d output / d each of ``wrt`` (inputs or intermediates): arrays of their own shapes (one
+        without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
+        default 1 everywhere, the gradient of the output (of each row's, over rows)."""
+        rows, values = self.rows, self.values
+        out = self.register(output)
+        wanted = {self.register(name) for name in wrt}
+        reaches = [False] * (out + 1)  # whether a register depends on a wanted one
+        for register in range(out + 1):
+            _, first, second, _, _ = rows[register]
+            reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
+                (second >= 0 and reaches[second])
+        adjoints: dict[int, Any] = {out: np.ones_like(values[out]) if seed is None else seed}
+        for register in range(out, -1, -1):
+            g = adjoints.get(register)
+            if g is None:
+                continue
+            op, first, second, param, _ = rows[register]
+            if first < 0:
+                continue
+            operands = (first,) if second < 0 else (first, second)
+            if not any(reaches[r] for r in operands):
+                continue
+            for r, grad in zip(operands, self._vjp(register, op, param, operands, g)):
+                if reaches[r]:
+                    adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
+        result = {}
+        for name in wrt:
+            register = self.register(name)
+            grad = adjoints.get(register)
+            result[name] = np.zeros_like(values[register]) if grad is None else grad
+        return result
+
+    def jvp(self, output: str, tangents: Mapping[str, Any]) -> Any:
+        """The directional derivative of ``output`` along ``tangents`` (arrays shaped like the
+        inputs' values): forward mode over the same program."""
+        values, leads = self.values, self.leads
+        dots: list[Any] = [None] * len(values)
+        for name, tangent in tangents.items():
+            dots[self.register(name)] = np.asarray(tangent, dtype=float)
+        for register, (op, first, second, param, _) in enumerate(self.rows):
+            if first < 0 or dots[register] is not None:
+                continue
+            operands = (first,) if second < 0 else (first, second)
+            if all(dots[r] is None for r in operands):
+                continue
+            args = [values[r] for r in operands]
+            arg_leads = [leads[r] for r in operands]
+            dot = [dots[r] for r in operands]
+            if op in TENSOR_OPS:
+                dots[register] = TENSOR_OPS[op].jvp(np, dot, values[register], args, arg_leads, param)
+            else:
+                dots[register] = elementwise_jvp(np, op, dot, self._slopes(register), args, arg_leads)
+        out = dots[self.register(output)]
+        return np.zeros_like(values[self.register(output)]) if out is None else out
+
+    def _vjp(self, register: int, op: str, param: Any, operands: tuple[int, ...], g: Any) -> tuple[Any, ...]:
+        values, leads = self.values, self.leads
+        args = [values[r] for r in operands]
+        arg_leads = [leads[r] for r in operands]
+        if op in TENSOR_OPS:
+            return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param)
+        return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads)
+
+    def _slopes(self, register: int) -> Any:
+        """The op's local derivatives as the kernels give them (a function that makes them),
+        made once on first use and kept: a Jacobian runs several reverse sweeps."""
+        slopes = self.slopes[register]
+        if not isinstance(slopes, tuple):
+            slopes = self.slopes[register] = (slopes(),)
+        made = slopes[0]
+        return lambda: made
+
+
+# --- inputs ----------------------------------------------------------------------------------
+
+
+def as_array(value: Any) -> Any:
+    """A value given for an input as a float64 array (a number stays 0-d)."""
+    if isinstance(value, ArrayLiteral):
+        return np.asarray(value.values, dtype=float).reshape(value.shape)
+    return np.asarray(value, dtype=float)
+
+
+def draw_initializers(program: Program, seed: int | None) -> dict[str, Any]:
+    """The starting value of every input declared with an initializer (``normal([16, 2], 0.5)``),
+    drawn in the order they are written from one generator seeded with ``seed``."""
+    generator = np.random.default_rng(seed)
+    drawn = {}
+    for variable in program.inputs:
+        default = variable.default
+        if isinstance(default, Initializer):
+            drawn[variable.name] = _draw(generator, default)
+    return drawn
+
+
+def _draw(generator: Any, init: Initializer) -> Any:
+    if init.kind == "normal":
+        return generator.normal(0.0, init.arguments[0], init.shape)
+    if init.kind == "uniform":
+        low, high = init.arguments
+        return generator.uniform(low, high, init.shape)
+    return np.zeros(init.shape)
+
+
+def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 0) -> dict[str, Any]:
+    """Every input's value as an array: the one given, else its default (initializers drawn
+    from ``seed``).  An input with neither is left out (the caller says which are missing)."""
+    drawn = None
+    arrays = {}
+    for variable in program.inputs:
+        if variable.name in given:
+            arrays[variable.name] = as_array(given[variable.name])
+        elif isinstance(variable.default, Initializer):
+            if drawn is None:
+                drawn = draw_initializers(program, seed)
+            arrays[variable.name] = drawn[variable.name]
+        elif variable.default is not None:
+            arrays[variable.name] = as_array(variable.default)
+    return arrays
+
+
+# --- forward -----------------------------------------------------------------------------------
+
+
+def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
+                first_row: int = 0) -> TensorRun:
+    """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
+    leading batch axis).  Shapes are inferred and checked first (``ShapeError``)."""
+    shapes = infer(program, {name: value.shape[1:] if name in batched else value.shape
+                             for name, value in inputs.items()})
+    values: list[Any] = []
+    leads: list[int] = []
+    run = TensorRun(program, values, shapes, leads, rows=list(program.rows()))
+    for register, (op, first, second, param, where) in enumerate(run.rows):
+        if op == INPUT:
+            values.append(inputs[param])
+            leads.append(1 if param in batched else 0)
+            continue
+        if op == CONST:
+            values.append(as_array(param) if isinstance(param, ArrayLiteral) else np.float64(param))
+            leads.append(0)
+            continue
+        operands = (first,) if second < 0 else (first, second)
+        args = [values[r] for r in operands]
+        arg_leads = [leads[r] for r in operands]
+        try:
+            with np.errstate(all="ignore"):
+                if op in TENSOR_OPS:
+                    out = TENSOR_OPS[op].forward(np, args, arg_leads, param)
+                else:
+                    out, run.slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+        except DomainError as error:
+            raise EvaluationError(error.message, where, program.source) from None
+        values.append(out)
+        leads.append(max(arg_leads))
+        _check_finite(run, register, op, operands, first_row)
+    return run
+
+
+def _check_finite(run: TensorRun, register: int, op: str, operands: tuple[int, ...], first_row: int) -> None:
+    out = run.values[register]
+    total = float(np.sum(out)) if out.size else 0.0
+    if math.isfinite(total) or np.isfinite(out).all():  # a finite sum has finite terms
+        return
+    bad = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
+    program = run.program
+    where = program.instructions[register].position
+    lead = run.leads[register]
+    row = f"row {first_row + bad[0] + 1}: " if lead else ""
+    entry = bad[lead:]
+    at = f"[{', '.join(map(str, entry))}]" if entry else ""
+    described = _describe_operands(run, operands, bad, lead)
+    value = float(out[bad])
+    name = op if op in TENSOR_OPS else OPS[op].name
+    problem = "is not a number" if math.isnan(value) else "overflows"
+    hint = OPS[op].hint if op in OPS else None
+    if op in OPS and OPS[op].domain and math.isnan(value):
+        problem = f"is outside the domain ({OPS[op].domain})"
+    raise EvaluationError(f"{row}{name}: the result{at} {problem}{described}", where, program.source,
+                          hint or "check the inputs' values")
+
+
+def _describe_operands(run: TensorRun, operands: tuple[int, ...], bad: tuple[int, ...], lead: int) -> str:
+    """', where x = -1' for elementwise ops (the operands' entries at the bad place)."""
+    parts = []
+    names = run.program.names_by_register()
+    for label, r in zip("xy", operands):
+        value = run.values[r]
+        try:
+            entry = np.broadcast_to(value if run.leads[r] or not lead else value, run.values[-1].shape)[bad]
+        except ValueError:
+            return ""
+        parts.append(f"{names.get(r, label)} = {float(entry):g}")
+    return ", where " + " and ".join(parts) if parts else ""
+
+
+def shapes_summary(run: TensorRun) -> dict[str, str]:
+    """Each named variable's shape as text, for reports."""
+    return {name: shape_text(run.shapes[v.register]) for name, v in run.program.variables.items()}
+
+
+def is_tensor_value(value: Any) -> bool:
+    """Whether a value given for an input is more than a number."""
+    return isinstance(value, (list, tuple, TensorConstant)) or getattr(value, "ndim", 0) > 0
+
+
+def check_scalar_output(run: TensorRun, output: str) -> None:
+    """The gradient is of a number: a vector output gives a Jacobian; anything larger is refused."""
+    shape = run.shapes[run.register(output)]
+    if len(shape) > 1:
+        raise InputError(f"'{output}' is a matrix ({shape_text(shape)}); a gradient is of a number, and a "
+                         f"Jacobian of a vector", hint=f"differentiate sum({output}), mean({output}) or an "
+                         f"entry such as {output}[0, 0]")
+
+
+# --- eval ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class TensorEvaluation:
+    """``eval`` of a tensor program: every variable's value and shape, and the derivative of
+    ``output``: its gradient (a number output) or its Jacobian (a vector output), with respect
+    to every named variable (``derivatives``: each the variable's shape, or ``(m, *shape)`` for
+    a Jacobian of an output of m entries)."""
+
+    program: Program
+    run: TensorRun
+    output: str
+    derivatives: dict[str, Any]
+    jacobian: bool
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.program.variables)
+
+    def kind(self, name: str) -> str:
+        return "output" if name == self.output else self.program.variables[name].kind
+
+    def shape(self, name: str) -> Shape:
+        return self.run.shapes[self.run.register(name)]
+
+
+def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | None = None,
+                     seed: int | None = 0) -> TensorEvaluation:
+    """Run ``program`` once on ``given`` values (numbers or nested lists; the other inputs take
+    their defaults, initializers drawn from ``seed``) and differentiate ``output`` (default: the
+    result) with respect to every named variable."""
+    from ..language.program import missing_inputs, missing_inputs_error, output_name
+
+    missing = missing_inputs(program, given)
+    if missing:
+        raise missing_inputs_error(program, missing)
+    output = output_name(program, output)
+    run = run_forward(program, input_arrays(program, given, seed))
+    check_scalar_output(run, output)
+    names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
+    out_value = run.value(output)
+    if out_value.ndim == 0:
+        derivatives = run.gradients(output, names)
+        return TensorEvaluation(program, run, output, derivatives, jacobian=False)
+    rows: dict[str, list[Any]] = {name: [] for name in names}
+    for entry in range(out_value.shape[0]):  # one reverse sweep per entry of the output
+        seed_vector = np.zeros_like(out_value)
+        seed_vector[entry] = 1.0
+        for name, grad in run.gradients(output, names, seed_vector).items():
+            rows[name].append(grad)
+    derivatives = {name: np.stack(grads) for name, grads in rows.items()}
+    return TensorEvaluation(program, run, output, derivatives, jacobian=True)

@@ -1,0 +1,181 @@
+"""``eval``'s report of a tensor program: a table, plain text, JSON and a long-form CSV.
+
+Each variable has a shape (``[]`` for a number).  A small tensor is shown whole; a larger
+one as its mean, standard deviation, minimum and maximum (JSON and CSV always hold every
+entry).  The derivative column is the gradient of a number output, each the shape of its
+variable; for a vector output it is the Jacobian: one row per entry of the output.
+
+Formats, as documented in docs/tensors.md:
+
+* JSON: ``output``, ``value``, ``shape``; ``values``, ``shapes``, ``kinds`` by name; then
+  ``grads`` by name (a number output), or ``jacobian`` (a vector output): ``outputs`` (the
+  output's entries), ``inputs`` (every entry of every input, ``W[0, 1]``) and ``rows``, one
+  row per output entry and one column per input entry.
+* CSV: one line per entry, ``name,kind,op,index,value,grad``, where ``index`` is the entry's
+  place (``0 1`` for row 0, column 1; empty for a number).  With a Jacobian the ``grad``
+  column becomes one column per output entry, ``d y[0]``, ``d y[1]``...
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .numbers import format_number, json_number
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from ..execute.tensor import TensorEvaluation
+
+__all__ = ["SHOWN_WHOLE", "tensor_csv", "tensor_json", "tensor_plain", "tensor_table"]
+
+SHOWN_WHOLE = 12  # a tensor of at most this many entries is shown whole in the table
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _text(array: Any, precision: int | None) -> str:
+    """A tensor in a table cell: whole when small, else a summary."""
+    if array.ndim == 0:
+        return format_number(float(array), precision)
+    if array.size <= SHOWN_WHOLE:
+        return _nested_text(array.tolist(), precision)
+    digits = 4 if precision is None else precision
+    return (f"mean {format_number(float(array.mean()), digits)}, std {format_number(float(array.std()), digits)}, "
+            f"min {format_number(float(array.min()), digits)}, max {format_number(float(array.max()), digits)}")
+
+
+def _nested_text(value: Any, precision: int | None) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_nested_text(item, precision) for item in value) + "]"
+    return format_number(value, precision)
+
+
+def _op(evaluation: TensorEvaluation, name: str) -> str:
+    variable = evaluation.program.variables[name]
+    if variable.kind == "input":
+        return ""
+    op = evaluation.program.instructions[variable.register].op
+    return "" if op == "const" else op
+
+
+def _derivative_header(evaluation: TensorEvaluation) -> str:
+    return f"d{evaluation.output}/d name" + (" (Jacobian: one row per entry of the output)" if evaluation.jacobian
+                                              else "")
+
+
+def _cells(evaluation: TensorEvaluation, names: Sequence[str], precision: int | None) -> list[list[str]]:
+    run = evaluation.run
+    return [[name, evaluation.kind(name), _op(evaluation, name), _shape(evaluation.shape(name)),
+             _text(run.value(name), precision),
+             _text(evaluation.derivatives[name], precision) if name in evaluation.derivatives else ""]
+            for name in names]
+
+
+def _names(evaluation: TensorEvaluation, wrt: Sequence[str] | None) -> list[str]:
+    return [name for name in evaluation.derivatives if wrt is None or name in wrt or name == evaluation.output]
+
+
+def tensor_table(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
+                 precision: int | None = None) -> RenderableType:
+    from rich.table import Table
+
+    value = _text(evaluation.run.value(evaluation.output), precision)
+    title = f"{evaluation.output} = {value}    (grad = {_derivative_header(evaluation)})"
+    table = Table(title=title, title_justify="left")
+    for header in ("name", "kind", "op", "shape"):
+        table.add_column(header, no_wrap=True)
+    table.add_column("value", justify="right")
+    table.add_column("grad", justify="right")
+    styles = {"input": "cyan", "output": "bold green"}
+    for line in _cells(evaluation, _names(evaluation, wrt), precision):
+        table.add_row(*line, style=styles.get(line[1], ""))
+    return table
+
+
+def tensor_plain(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
+                 precision: int | None = None) -> str:
+    """The table's columns as aligned text, with no box: for pipes and logs."""
+    header = ["name", "kind", "op", "shape", "value", "grad"]
+    lines = [header, *_cells(evaluation, _names(evaluation, wrt), precision)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = []
+    for line in lines:
+        text.append("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+    note = f"# grad = {_derivative_header(evaluation)}"
+    return "\n".join([note, *text]) + "\n"
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_json(item) for item in value]
+    return json_number(value)
+
+
+def _entries(name: str, shape: Sequence[int]) -> list[str]:
+    """``W[0, 0]``, ``W[0, 1]``... in row-major order; a number is its name."""
+    import itertools
+
+    if not shape:
+        return [name]
+    return [f"{name}[{', '.join(map(str, index))}]" for index in itertools.product(*map(range, shape))]
+
+
+def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None) -> str:
+    run, output = evaluation.run, evaluation.output
+    names = _names(evaluation, wrt)
+    document: dict[str, Any] = {
+        "output": output,
+        "value": _json(run.value(output).tolist()),
+        "shape": list(evaluation.shape(output)),
+        "values": {name: _json(run.value(name).tolist()) for name in names},
+        "shapes": {name: list(evaluation.shape(name)) for name in names},
+        "kinds": {name: evaluation.kind(name) for name in names},
+    }
+    if evaluation.jacobian:
+        inputs = [name for name in names if evaluation.kind(name) == "input"]
+        out_shape = evaluation.shape(output)
+        document["jacobian"] = {
+            "outputs": _entries(output, out_shape),
+            "inputs": [entry for name in inputs for entry in _entries(name, evaluation.shape(name))],
+            "rows": [_json(row.tolist()) for row in _jacobian_rows(evaluation, inputs)],
+        }
+    else:
+        document["grads"] = {name: _json(evaluation.derivatives[name].tolist()) for name in names}
+    document["mode"] = "reverse"
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _jacobian_rows(evaluation: TensorEvaluation, inputs: list[str]) -> Iterator[Any]:
+    import numpy as np
+
+    blocks = [evaluation.derivatives[name].reshape(evaluation.derivatives[name].shape[0], -1) for name in inputs]
+    yield from np.concatenate(blocks, axis=1) if blocks else []
+
+
+def tensor_csv(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None) -> str:
+    import numpy as np
+
+    run = evaluation.run
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    out_entries = _entries(evaluation.output, evaluation.shape(evaluation.output))
+    grad_columns = [f"d {entry}" for entry in out_entries] if evaluation.jacobian else ["grad"]
+    writer.writerow(["name", "kind", "op", "index", "value", *grad_columns])
+    for name in _names(evaluation, wrt):
+        value = run.value(name)
+        derivative = evaluation.derivatives[name]
+        kind, op = evaluation.kind(name), _op(evaluation, name)
+        for index in np.ndindex(value.shape):
+            if evaluation.jacobian:
+                grads = [repr(float(derivative[(row, *index)])) for row in range(derivative.shape[0])]
+            else:
+                grads = [repr(float(derivative[index]))]
+            writer.writerow([name, kind, op, " ".join(map(str, index)), repr(float(value[index])), *grads])
+    return buffer.getvalue()
