@@ -1,0 +1,643 @@
+"""An eager, PyTorch-like ``Tensor`` over float64 NumPy arrays, made from the op tables.
+
+``Tensor(data, requires_grad=False)`` holds a float64 array (``.data``); operations on
+Tensors compute their result at once and, when an operand requires a gradient, record
+the node (its op, its operands and what the op's vector-Jacobian product needs).
+``backward()`` then walks the recorded graph once, in reverse topological order, and
+accumulates into ``.grad`` of every leaf that requires a gradient (PyTorch's semantics:
+``.grad`` is None until a backward pass reaches it, and adds up over passes; results
+other than leaves keep no ``.grad`` unless ``retain_grad()`` asked for it).
+
+No maths is written here.  Elementwise operations (``+ - * / **``, negation and every
+function of ``ops.FUNCTIONS``) go through ``tensor_ops.elementwise_forward`` and
+``elementwise_vjp``, which read the scalar op table's NumPy kernels (``OPS[name].vector``)
+and undo broadcasting; the structural ones (``@``, reductions, ``transpose``, indexing,
+``softmax``...) through ``tensor_ops.TENSOR_OPS``.  Every call passes leads of 0: an eager
+Tensor has no batch axis.
+
+Shapes are checked before NumPy runs, by the tables' own shape rules: a mismatch raises
+``tensor_ops.ShapeMismatch`` with both shapes and a hint, never a NumPy traceback or a
+silently broadcast answer.
+
+Domain errors: the scalar engine refuses non-finite results, and so does this one, per
+element.  An operation whose result has a NaN or an infinity at an element whose operands
+are all finite there (``log`` of a negative entry, ``1/0``, ``exp(1000)``, a sum that
+overflows) raises ``ops.DomainError`` naming the op and the first such element in C order
+(``at index [1, 0]: log of -1 is undefined ...``, the message of the scalar kernel at that
+element where it has one).  Non-finite values a user puts in a Tensor are carried along
+as NumPy would, not refused.  Gradients are not checked (PyTorch's infinite slope of
+``sqrt`` at 0 stays infinite).
+
+The backward walk is iterative (explicit stacks: a chain of a million ops works) and its
+order is fixed: depth first, operands in order, so gradients add up in the same order on
+every run.  Unlike PyTorch, the graph is kept after ``backward()`` (as micrograd keeps
+it): a second ``backward()`` adds the same gradients again.
+
+``engine.grad_mode.no_grad()`` covers Tensors: inside it no operation records anything,
+and every result is a leaf with ``requires_grad`` False.
+
+Random numbers come from ``default_generator``, a ``numpy.random.Generator`` (PCG64)
+seeded with ``DEFAULT_SEED`` at import, so a program draws the same numbers on every
+run, as PyTorch's default generator does; ``manual_seed(seed)`` reseeds it in place.
+``randn`` and ``normal`` (and ``nn.Linear``'s initialisation) draw from it, or from the
+``generator`` they are given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy
+
+from .grad_mode import is_grad_enabled
+from .ops import FUNCTIONS, OPS, DomainError
+from .value import _is_number
+from .tensor_ops import TENSOR_OPS, ShapeMismatch, elementwise_forward, elementwise_vjp, write
+
+__all__ = [
+    "DEFAULT_SEED", "ShapeMismatch", "Tensor", "default_generator", "manual_seed", "normal", "ones", "randn",
+    "tensor", "zeros",
+]
+
+_FLOAT = numpy.float64
+_new = object.__new__
+_NO_LEADS = ((), (0,), (0, 0))  # leads of 0 for 0, 1 and 2 operands: no batch axis, ever
+
+
+def _as_array(data: Any) -> numpy.ndarray:
+    """``data`` as a new float64 array of its own (a copy, as ``torch.tensor`` makes)."""
+    if isinstance(data, Tensor):
+        return data.data.copy()
+    if isinstance(data, (str, bytes, complex)):
+        raise TypeError(f"a Tensor holds real numbers, not {type(data).__name__} ({data!r:.40})")
+    return numpy.array(data, dtype=_FLOAT)
+
+
+class Tensor:
+    """A float64 array with an optional gradient, like ``torch.Tensor``.
+
+    ``Tensor([[1, 2], [3, 4]], requires_grad=True)``.  Operators ``+ - * / ** @`` (with
+    numbers and arrays on either side, NumPy broadcasting for the elementwise ones), unary
+    ``-``, indexing with ints and slices, ``.T``, the reductions ``sum``/``mean``/``max``/
+    ``min`` (all elements, or one ``axis``), ``softmax``/``log_softmax``/``logsumexp``
+    along the last axis, and every function of the op table as a method (``tanh``,
+    ``exp``, ``log``, ``relu``, ``sigmoid``...).
+    """
+
+    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad")
+    # NumPy gives way to our reflected operators (ndarray + Tensor is Tensor.__radd__).
+    __array_ufunc__ = None
+
+    data: numpy.ndarray
+    grad: numpy.ndarray | None
+
+    def __init__(self, data: Any, requires_grad: bool = False) -> None:
+        self.data = _as_array(data)
+        self.grad = None
+        self._requires_grad = bool(requires_grad)
+        self._op = ""
+        self._parents: tuple[Tensor, ...] = ()
+        self._saved: Any = None
+        self._retains_grad = False
+
+    # --- what it is -----------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether operations on this Tensor are recorded for ``backward()``."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not self.is_leaf:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` (a leaf only) and return this Tensor, as PyTorch's method does."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True unless this Tensor is the recorded result of an operation."""
+        return not self._op
+
+    @property
+    def grad_fn(self) -> str | None:
+        """The name of the op that made this Tensor, if it was recorded, else None."""
+        return self._op or None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape  # type: ignore[no-any-return]
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim  # type: ignore[no-any-return]
+
+    @property
+    def dtype(self) -> Any:
+        return self.data.dtype
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or the size of one axis (PyTorch's ``size()``)."""
+        return self.shape if dim is None else self.shape[dim]
+
+    def numel(self) -> int:
+        return self.data.size  # type: ignore[no-any-return]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def numpy(self) -> numpy.ndarray:
+        """The data, the same array (not a copy), as ``Tensor.numpy()`` shares its storage."""
+        return self.data
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> numpy.ndarray:
+        if dtype is not None and dtype != self.data.dtype:
+            return self.data.astype(dtype)
+        return self.data.copy() if copy else self.data
+
+    def item(self) -> float:
+        """The value of a one-element Tensor, as a float."""
+        if self.data.size != 1:
+            raise ValueError(f"a Tensor with {self.data.size} elements cannot be converted to a number")
+        return float(self.data.reshape(()))
+
+    def __float__(self) -> float:
+        return self.item()
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} values is ambiguous")
+        return bool(self.item())
+
+    def detach(self) -> Tensor:
+        """A leaf that shares this Tensor's data and records nothing."""
+        out = _leaf(self.data)
+        return out
+
+    def retain_grad(self) -> None:
+        """Keep this result's gradient in ``.grad`` when ``backward()`` passes (leaves always do)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        self._retains_grad = True
+
+    def __repr__(self) -> str:
+        body = numpy.array2string(self.data, separator=", ", prefix="tensor(")
+        if self._op:
+            extra = f", grad_fn=<{self._op}>"
+        elif self._requires_grad:
+            extra = ", requires_grad=True"
+        else:
+            extra = ""
+        return f"tensor({body}{extra})"
+
+    # --- arithmetic (elementwise, from the scalar op table's NumPy kernels) -------------------
+
+    def __add__(self, other: Any) -> Tensor:
+        return _binary("+", self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _binary("+", other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _binary("-", self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _binary("-", other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _binary("*", self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _binary("*", other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _binary("/", self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _binary("/", other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        """``self ** c`` for a number c is the one-operand op ``**c`` (c a constant of the op,
+        as ``x**2`` is for Values); a Tensor or an array exponent is the two-operand ``**``."""
+        if _is_number(other):
+            return _elementwise("**c", (self,), float(other))
+        return _binary("**", self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _binary("**", other, self)
+
+    def __neg__(self) -> Tensor:
+        return _elementwise("neg", (self,))
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return self.abs()  # type: ignore[attr-defined,no-any-return]
+
+    # --- structural ops (the tensor op table) -------------------------------------------------
+
+    def __matmul__(self, other: Any) -> Tensor:
+        operand = _operand(other)
+        return NotImplemented if operand is None else _structural("@", (self, operand))
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        operand = _operand(other)
+        return NotImplemented if operand is None else _structural("@", (operand, self))
+
+    def __getitem__(self, index: Any) -> Tensor:
+        """``x[i]``, ``x[i, j]``, ``x[1:3]``, ``x[:, 0]``: ints (negative ones count from the
+        end) and slices, one per leading axis; the ``index`` op of the tensor table."""
+        return _structural("index", (self,), _index_items(index))
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The transpose of a matrix (a 2-D Tensor)."""
+        return _structural("transpose", (self,))
+
+    def transpose(self, *dims: int) -> Tensor:
+        """The transpose of a matrix: ``x.transpose()`` or PyTorch's ``x.transpose(0, 1)``."""
+        if dims and (len(dims) != 2 or sorted(d % 2 if self.ndim == 2 else d for d in dims) != [0, 1]):
+            raise ValueError(f"transpose swaps the two axes of a matrix; got dims {dims} for a "
+                             f"{self.ndim}-d Tensor")
+        return _structural("transpose", (self,))
+
+    def t(self) -> Tensor:
+        return self.transpose()
+
+    def sum(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        """The sum of every element (a 0-d Tensor), or along one ``axis`` (PyTorch: ``dim``)."""
+        return _structural("sum", (self,), _axis(axis, dim))
+
+    def mean(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        """The mean of every element, or along one ``axis``."""
+        return _structural("mean", (self,), _axis(axis, dim))
+
+    def max(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        """The largest element, or the largest along one ``axis`` (values only, as NumPy's
+        ``amax``).  Its gradient is split evenly among the elements that tie for it."""
+        return _structural("max", (self,), _axis(axis, dim))
+
+    def min(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        """The smallest element, or the smallest along one ``axis`` (ties share the gradient)."""
+        return _structural("min", (self,), _axis(axis, dim))
+
+    def softmax(self, dim: int = -1) -> Tensor:
+        """Softmax along the last axis (numerically stable)."""
+        _last_axis_only("softmax", dim, self.ndim)
+        return _structural("softmax", (self,))
+
+    def log_softmax(self, dim: int = -1) -> Tensor:
+        """log(softmax) along the last axis, computed without forming the softmax."""
+        _last_axis_only("log_softmax", dim, self.ndim)
+        return _structural("log_softmax", (self,))
+
+    def logsumexp(self, dim: int = -1) -> Tensor:
+        """log(sum(exp(x))) along the last axis, which it removes (numerically stable)."""
+        _last_axis_only("logsumexp", dim, self.ndim)
+        return _structural("logsumexp", (self,))
+
+    # --- backpropagation ------------------------------------------------------------------------
+
+    def backward(self, gradient: Any = None) -> None:
+        """Accumulate d self / d leaf into ``.grad`` of every leaf that requires a gradient.
+
+        ``self`` must hold one element, or ``gradient`` (its shape) gives the vector of the
+        vector-Jacobian product.  Gradients add up across calls; ``zero_grad()`` (of a module
+        or an optimizer) clears them.
+        """
+        if not self._requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        if gradient is None:
+            if self.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            seed = numpy.ones(self.shape)
+        else:
+            seed = numpy.array(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=_FLOAT)
+            if seed.shape != self.shape:
+                raise RuntimeError(f"the gradient has shape {list(seed.shape)} but the output has shape "
+                                   f"{list(self.shape)}: they must be the same")
+        backpropagate(self, seed)
+
+    if TYPE_CHECKING:  # made from the op table at the end of this module; declared for type checkers
+        def tanh(self) -> Tensor: ...
+        def exp(self) -> Tensor: ...
+        def log(self) -> Tensor: ...
+        def sqrt(self) -> Tensor: ...
+        def relu(self) -> Tensor: ...
+        def sigmoid(self) -> Tensor: ...
+        def sin(self) -> Tensor: ...
+        def cos(self) -> Tensor: ...
+        def abs(self) -> Tensor: ...
+        def sign(self) -> Tensor: ...
+        def step(self) -> Tensor: ...
+
+
+def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:
+    """A Tensor of ``data`` as it is (no copy, no conversion)."""
+    out = _new(Tensor)
+    out.data = data
+    out.grad = None
+    out._requires_grad = requires_grad
+    out._op = ""
+    out._parents = ()
+    out._saved = None
+    out._retains_grad = False
+    return out
+
+
+def _result(data: Any, op: str, operands: tuple[Tensor, ...], saved: Any) -> Tensor:
+    """The Tensor of an op's result: recorded when an operand requires a gradient and no
+    ``no_grad()`` block is open, else a leaf that keeps nothing alive."""
+    out = _leaf(data)
+    if is_grad_enabled() and any(t._requires_grad for t in operands):
+        out._requires_grad = True
+        out._op = op
+        out._parents = operands
+        out._saved = saved
+    return out
+
+
+def _operand(x: Any) -> Tensor | None:
+    """``x`` as an operand: a Tensor as it is, a number or an array-like as a constant
+    Tensor; None for anything else (the operator then returns NotImplemented)."""
+    if isinstance(x, Tensor):
+        return x
+    if _is_number(x):
+        return _leaf(numpy.asarray(float(x)))
+    if isinstance(x, (numpy.ndarray, list, tuple)):
+        return _leaf(_as_array(x))
+    return None
+
+
+def _binary(name: str, x: Any, y: Any) -> Tensor:
+    a, b = _operand(x), _operand(y)
+    if a is None or b is None:
+        return NotImplemented  # type: ignore[no-any-return]
+    return _elementwise(name, (a, b))
+
+
+def _elementwise(name: str, operands: tuple[Tensor, ...], param: float | None = None) -> Tensor:
+    """An elementwise op of the scalar table (``+``, ``**c``, ``tanh``...) on whole arrays."""
+    args = tuple(t.data for t in operands)
+    leads = _NO_LEADS[len(args)]
+    try:
+        with numpy.errstate(all="ignore"):
+            out, slopes = elementwise_forward(numpy, name, args, leads, param)  # shapes checked first
+    except ShapeMismatch as error:
+        raise ShapeMismatch(f"{OPS[name].written.format(x='x', y='y', c=param)}: {error.message}", error.hint) from None
+    out = numpy.asarray(out, dtype=_FLOAT)
+    if not _all_finite(out):
+        _check_domain(name, out, args, param)
+    return _result(out, name, operands, (slopes, args, leads, param))
+
+
+def _structural(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor:
+    """An op of the tensor table (``@``, ``sum``, ``index``...); its forward checks the shapes first."""
+    args = tuple(t.data for t in operands)
+    leads = _NO_LEADS[len(args)]
+    try:
+        with numpy.errstate(all="ignore"):
+            out = numpy.asarray(TENSOR_OPS[name].forward(numpy, args, leads, param), dtype=_FLOAT)
+    except ShapeMismatch as error:  # the op's shape rule, run before any NumPy call
+        raise ShapeMismatch(f"{write(name, ('x', 'y'), param)}: {error.message}", error.hint) from None
+    if not _all_finite(out):
+        _check_domain(name, out, args, param)
+    return _result(out, name, operands, (args, leads, param, out))
+
+
+def _all_finite(a: numpy.ndarray) -> bool:
+    """Whether every element is finite: one sum (finite unless some element is not, or the
+    sum overflows), and a full check only when the sum is not finite."""
+    with numpy.errstate(all="ignore"):
+        if math.isfinite(a.sum()):
+            return True
+    return bool(numpy.isfinite(a).all())
+
+
+def _where(index: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(int(i)) for i in index) + "]"
+
+
+def _check_domain(name: str, out: numpy.ndarray, args: tuple[numpy.ndarray, ...], param: Any) -> None:
+    """Raise DomainError if ``out`` has a non-finite element where the operands are finite.
+
+    For an elementwise op, "the operands there" are its operands' elements (broadcast) at that
+    element, and the scalar kernel on them gives the message; for a structural op, all of its
+    operands (a sum that overflows, a product of huge matrices)."""
+    bad = ~numpy.isfinite(out)
+    op = OPS.get(name)
+    if op is not None:  # elementwise
+        spread = [numpy.broadcast_to(a, out.shape) for a in args]
+        for a in spread:
+            bad &= numpy.isfinite(a)
+        if not bad.any():
+            return  # every non-finite result comes from a non-finite operand: carried along
+        index = numpy.unravel_index(int(numpy.argmax(bad)), out.shape)
+        at = f"at index {_where(index)}: " if out.ndim else ""
+        operands = [float(a[index]) for a in spread] + ([param] if param is not None else [])
+        try:
+            op.scalar(*operands)
+        except DomainError as error:
+            raise type(error)(error.op, at + error.message, error.overflow) from None
+        value = float(out[index])
+        raise DomainError(name, f"{at}{name} gives {value} for finite operands {operands}", math.isinf(value))
+    if not all(_all_finite(a) for a in args):
+        return  # a non-finite operand: its non-finite results are carried along
+    index = numpy.unravel_index(int(numpy.argmax(bad)), out.shape)
+    at = f"at index {_where(index)}: " if out.ndim else ""
+    value = float(out[index])
+    what = "overflows a float" if math.isinf(value) else "is not a number"
+    raise DomainError(name, f"{at}{write(name, ('x', 'y'), param)} {what}, though its operands are finite",
+                      math.isinf(value))
+
+
+def _index_items(index: Any) -> tuple[int | slice, ...]:
+    items = index if isinstance(index, tuple) else (index,)
+    checked: list[int | slice] = []
+    for item in items:
+        if isinstance(item, slice):
+            for part in (item.start, item.stop, item.step):
+                if part is not None and (isinstance(part, bool) or not isinstance(part, (int, numpy.integer))):
+                    raise TypeError(f"a slice of a Tensor has int bounds, not {type(part).__name__}")
+            checked.append(slice(*(None if p is None else int(p) for p in (item.start, item.stop, item.step))))
+        elif isinstance(item, (int, numpy.integer)) and not isinstance(item, (bool, numpy.bool_)):
+            checked.append(int(item))
+        else:
+            raise TypeError(f"a Tensor is indexed by ints and slices, not {type(item).__name__}"
+                            + (" (a bool is not an index)" if isinstance(item, (bool, numpy.bool_)) else ""))
+    return tuple(checked)
+
+
+def _axis(axis: int | None, dim: int | None) -> int | None:
+    if axis is not None and dim is not None:
+        raise TypeError("give axis or dim, not both")
+    chosen = axis if dim is None else dim
+    if chosen is not None and (isinstance(chosen, bool) or not isinstance(chosen, (int, numpy.integer))):
+        raise TypeError(f"an axis is one int (or None for every element), not {type(chosen).__name__}")
+    return None if chosen is None else int(chosen)
+
+
+def _last_axis_only(name: str, dim: int, ndim: int) -> None:
+    if dim != -1 and not (ndim and dim == ndim - 1):
+        raise ValueError(f"{name} works along the last axis only (dim=-1); got dim={dim} for a {ndim}-d Tensor")
+
+
+# --- the backward walk ----------------------------------------------------------------------
+
+
+def topological_order(root: Tensor) -> list[Tensor]:
+    """The recorded Tensors ``root`` depends on, each after its operands, ``root`` last.
+
+    Depth first, operands in order, with an explicit stack: the same order on every run,
+    and no recursion limit.  Only Tensors that require a gradient are visited.
+    """
+    order: list[Tensor] = []
+    seen = {id(root)}
+    stack: list[tuple[Tensor, Iterator[Tensor]]] = [(root, iter(root._parents))]
+    while stack:
+        node, operands = stack[-1]
+        for operand in operands:
+            if operand._requires_grad and id(operand) not in seen:
+                seen.add(id(operand))
+                stack.append((operand, iter(operand._parents)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+
+
+def backpropagate(root: Tensor, seed: numpy.ndarray) -> None:
+    """The backward pass from ``root`` with d root / d root = ``seed``: every recorded node,
+    root first, gives each operand its vector-Jacobian product, and leaves add theirs up."""
+    order = topological_order(root)
+    grads: dict[int, Any] = {id(root): seed}
+    with numpy.errstate(all="ignore"):  # an infinite slope times 0 is NaN, quietly, as in PyTorch
+        for node in reversed(order):
+            g = grads.pop(id(node), None)
+            if g is None:
+                continue
+            if not node._op or node._retains_grad:
+                _accumulate(node, g)
+            if not node._op:
+                continue
+            operand_grads = _vjp(node, g)
+            for operand, operand_grad in zip(node._parents, operand_grads):
+                if operand._requires_grad:
+                    key = id(operand)
+                    previous = grads.get(key)
+                    grads[key] = operand_grad if previous is None else previous + operand_grad
+
+
+def _vjp(node: Tensor, g: Any) -> tuple[Any, ...]:
+    name = node._op
+    if name in TENSOR_OPS:
+        args, leads, param, out = node._saved
+        return TENSOR_OPS[name].vjp(numpy, g, out, args, leads, param)  # type: ignore[no-any-return]
+    slopes, args, leads, _ = node._saved
+    return elementwise_vjp(numpy, name, g, slopes, args, leads)  # type: ignore[no-any-return]
+
+
+def _accumulate(node: Tensor, g: Any) -> None:
+    """``node.grad += g``, with a new array of ``node``'s shape (never one shared with another
+    Tensor's gradient: ``a + b`` gives both the same array)."""
+    g = numpy.array(g, dtype=_FLOAT)  # a copy
+    if g.shape != node.shape:
+        g = numpy.broadcast_to(g, node.shape).copy()
+    node.grad = g if node.grad is None else node.grad + g
+
+
+# --- functions, from the op table -----------------------------------------------------------
+
+
+def _function(name: str) -> Callable[[Tensor], Tensor]:
+    def method(self: Tensor) -> Tensor:
+        return _elementwise(name, (self,))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{FUNCTIONS[name].written.format(x='self')}`` elementwise; its derivative is {FUNCTIONS[name].rule[0]}."
+    return method
+
+
+for _name in FUNCTIONS:
+    if _name in vars(Tensor):
+        raise RuntimeError(f"the function {_name!r} of the op table would replace Tensor.{_name}")
+    setattr(Tensor, _name, _function(_name))
+
+
+# --- making Tensors -------------------------------------------------------------------------
+
+DEFAULT_SEED = 67280421310721
+"""The seed of ``default_generator`` at import (PyTorch's default seed, as a reminder that
+both start from a fixed one)."""
+
+default_generator = numpy.random.Generator(numpy.random.PCG64(DEFAULT_SEED))
+"""The generator ``randn``, ``normal`` and ``nn.Linear`` draw from unless given another."""
+
+
+def manual_seed(seed: int) -> numpy.random.Generator:
+    """Reseed ``default_generator`` (in place: references to it stay valid) and return it."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, numpy.integer)):
+        raise TypeError(f"a seed is an int, not {type(seed).__name__}")
+    default_generator.bit_generator.state = numpy.random.PCG64(int(seed)).state
+    return default_generator
+
+
+def tensor(data: Any, requires_grad: bool = False) -> Tensor:
+    """``torch.tensor``: a new Tensor holding a float64 copy of ``data``."""
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if isinstance(n, bool) or not isinstance(n, (int, numpy.integer)) or n < 0:
+            raise TypeError(f"a size is non-negative ints, got {size!r}")
+    return tuple(int(n) for n in size)
+
+
+def zeros(*size: Any, requires_grad: bool = False) -> Tensor:
+    """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    return _leaf(numpy.zeros(_size(size)), requires_grad)
+
+
+def ones(*size: Any, requires_grad: bool = False) -> Tensor:
+    """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
+    return _leaf(numpy.ones(_size(size)), requires_grad)
+
+
+def randn(*size: Any, generator: numpy.random.Generator | None = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal draws: ``randn(2, 3)``, from ``default_generator`` unless given one."""
+    rng = default_generator if generator is None else generator
+    return _leaf(numpy.asarray(rng.standard_normal(_size(size)), dtype=_FLOAT), requires_grad)
+
+
+def normal(mean: float = 0.0, std: float = 1.0, size: Any = (), *,
+           generator: numpy.random.Generator | None = None, requires_grad: bool = False) -> Tensor:
+    """Normal draws with a mean and a standard deviation, ``torch.normal(mean, std, size)``."""
+    if not (math.isfinite(mean) and math.isfinite(std)) or std < 0:
+        raise ValueError(f"normal needs a finite mean and a finite std >= 0, got mean={mean}, std={std}")
+    rng = default_generator if generator is None else generator
+    shape = _size((size,) if isinstance(size, (tuple, list)) else (size,))
+    return _leaf(numpy.asarray(rng.normal(mean, std, shape), dtype=_FLOAT), requires_grad)
+
