@@ -1,0 +1,88 @@
+"""The tensor ops against PyTorch (float64, CPU) where it is installed: values and VJPs.
+
+PyTorch is optional; without it this file is skipped.  Its max/min over all elements
+(torch.amax/amin) splits the gradient evenly at ties, the convention documented in the
+table, so ties are compared too.
+"""
+
+import numpy as np
+import pytest
+
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+
+torch = pytest.importorskip("torch")
+
+S = slice
+
+
+def t_reduce(fn):
+    def apply(x, axis):
+        return fn(x) if axis is None else fn(x, dim=axis)
+
+    return apply
+
+
+TORCH = {
+    "@": lambda x, y, p: torch.matmul(x, y),
+    "sum": lambda x, p: t_reduce(torch.sum)(x, p),
+    "mean": lambda x, p: t_reduce(torch.mean)(x, p),
+    "max": lambda x, p: t_reduce(torch.amax)(x, p),
+    "min": lambda x, p: t_reduce(torch.amin)(x, p),
+    "transpose": lambda x, p: x.transpose(-1, -2),
+    "softmax": lambda x, p: torch.softmax(x, dim=-1),
+    "log_softmax": lambda x, p: torch.log_softmax(x, dim=-1),
+    "logsumexp": lambda x, p: torch.logsumexp(x, dim=-1),
+    "index": lambda x, p: x[p],  # torch slices take positive steps only
+    "mse": lambda x, y, p: torch.nn.functional.mse_loss(x, y),
+}
+
+CASES = [
+    ("@", [(3,), (3,)], None), ("@", [(3,), (3, 4)], None), ("@", [(2, 3), (3,)], None), ("@", [(2, 3), (3, 4)], None),
+    ("sum", [(3, 4)], None), ("sum", [(3, 4)], -1), ("mean", [(2, 3, 4)], 1), ("max", [(3, 4)], 0), ("min", [(3, 4)], -1),
+    ("max", [(5,)], None), ("transpose", [(3, 4)], None), ("softmax", [(3, 4)], None), ("log_softmax", [(3, 4)], None),
+    ("logsumexp", [(3, 4)], None), ("index", [(3, 4)], (-1, S(1, None, 2))), ("index", [(3, 4)], (S(None), 2)),
+    ("mse", [(3, 4), (3, 4)], None),
+]
+
+
+def compare(name, args, param, g):
+    op = TENSOR_OPS[name]
+    out = op.forward(np, args, [0] * len(args), param)
+    grads = op.vjp(np, g, out, args, [0] * len(args), param)
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in args]
+    t_out = TORCH[name](*ts, param)
+    (t_out * torch.tensor(g, dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+    for got, t in zip(grads, ts):
+        np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_value_and_vjp_against_torch(case):
+    name, shapes, param = case
+    rng = np.random.default_rng(21)
+    args = [rng.normal(size=s) for s in shapes]
+    out = TENSOR_OPS[name].forward(np, args, [0] * len(args), param)
+    compare(name, args, param, rng.normal(size=np.shape(out)))
+
+
+def test_max_and_min_ties_against_torch():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    compare("max", [x], None, np.float64(1.0))
+    compare("max", [x], 1, np.array([1.0, 3.0]))
+    compare("min", [x], 0, np.array([1.0, 2.0, 4.0]))
+
+
+def test_cross_entropy_against_torch():
+    rng = np.random.default_rng(22)
+    x = rng.normal(size=(6, 4)) * 50.0
+    y = rng.integers(0, 4, size=6)
+    op = TENSOR_OPS["cross_entropy"]
+    out = op.forward(np, [x, y.astype(np.float64)], [0, 0], None)
+    gx, gy = op.vjp(np, np.float64(2.0), out, [x, y.astype(np.float64)], [0, 0], None)
+    tx = torch.tensor(x, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(tx, torch.tensor(y))
+    (2.0 * loss).backward()
+    np.testing.assert_allclose(out, loss.item(), rtol=1e-12)
+    np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert not gy.any()
