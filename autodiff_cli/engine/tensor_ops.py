@@ -425,21 +425,25 @@ def _last_axis_shape(name: str, reduces: bool) -> Any:
 
 
 def _stable(np: Any, x: Array) -> tuple[Array, Array, Array]:
-    """(shift m, exp(x - m), log of their sum), all along the last axis with keepdims."""
+    """(shift m, exp(x - m), their sum), along the last axis with keepdims: exp never overflows,
+    and the sum is at least exp(0) = 1 on a row with a finite max."""
     m = np.max(x, axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)  # all -inf (or an inf) row: x - m must not be -inf - -inf
     e = np.exp(x - m)
+    return m, e, np.sum(e, axis=-1, keepdims=True)
+
+
+def _log(np: Any, total: Array) -> Array:
     with np.errstate(divide="ignore"):  # a row of -inf sums to 0: log(0) = -inf, no warning
-        log_total = np.log(np.sum(e, axis=-1, keepdims=True))
-    return m, e, log_total
+        return np.log(total)
 
 
 def _softmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
     _last_axis_shape("softmax", False)(_rows(np, args, leads), None)
-    m, e, log_total = _stable(np, x)
+    m, e, total = _stable(np, x)
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
-        return e / np.exp(log_total)
+        return e / total
 
 
 def _softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
@@ -457,9 +461,9 @@ def _softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, para
 def _log_softmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
     _last_axis_shape("log_softmax", False)(_rows(np, args, leads), None)
-    m, e, log_total = _stable(np, x)
+    m, e, total = _stable(np, x)
     with np.errstate(invalid="ignore"):
-        return x - m - log_total  # x - logsumexp(x), without forming exp(x)
+        return x - m - _log(np, total)  # x - logsumexp(x), without forming exp(x)
 
 
 def _log_softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
@@ -477,8 +481,8 @@ def _log_softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, 
 def _logsumexp_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
     _last_axis_shape("logsumexp", True)(_rows(np, args, leads), None)
-    m, e, log_total = _stable(np, x)
-    return (m + log_total)[..., 0]
+    m, e, total = _stable(np, x)
+    return (m + _log(np, total))[..., 0]
 
 
 def _lse_weights(np: Any, x: Array, out: Array) -> Array:
@@ -653,18 +657,18 @@ def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
 def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     _cross_entropy_shape(_rows(np, args, leads), None)
     x, labels, positions, axes = _ce_parts(np, args, leads)
-    m, e, log_total = _stable(np, x)
+    m, e, total = _stable(np, x)
     picked = np.take_along_axis(x, labels[..., None], axis=-1)
     with np.errstate(invalid="ignore"):
-        losses = (m + log_total - picked)[..., 0]  # -log_softmax(x)[label] = logsumexp(x) - x[label]
+        losses = (m + _log(np, total) - picked)[..., 0]  # -log_softmax(x)[label] = logsumexp(x) - x[label]
     return np.sum(losses, axis=axes) / positions
 
 
 def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
     """d loss / d x at each position: softmax(x) - onehot(label)."""
-    m, e, log_total = _stable(np, x)
+    m, e, total = _stable(np, x)
     with np.errstate(invalid="ignore"):
-        p = e / np.exp(log_total)
+        p = e / total
     return p - (np.arange(np.shape(x)[-1]) == labels[..., None])
 
 
