@@ -1,4 +1,4 @@
-"""Optimisers over Value parameters with PyTorch's equations: ``from autodiff_cli.optim import SGD, Adam``.
+"""Optimisers over Value and Tensor parameters with PyTorch's equations: ``from autodiff_cli.optim import SGD, Adam``.
 
 A facade over ``autodiff_cli.engine.optim``; see that module for the update equations.
 """

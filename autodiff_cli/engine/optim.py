@@ -2,9 +2,12 @@
 
 The equations are written once, in the update rules ``SGDRule`` and ``AdamRule``, on
 numbers that support ``+ - * /`` and ``** 0.5``: a float, or a NumPy array of every
-parameter at once.  ``SGD`` and ``Adam`` apply them to ``Value`` parameters one by one
-(the ``torch.optim`` API: ``step()``, ``zero_grad()``); ``autodiff fit`` applies the same
-rules to the array of all its parameters.  Arithmetic is done in PyTorch's order (its
+parameter at once.  ``SGD`` and ``Adam`` apply them to parameters one by one (the
+``torch.optim`` API: ``step()``, ``zero_grad()``): to a ``Value``'s float, and to a
+``Tensor``'s array, whose data is then overwritten in place (as PyTorch updates a
+parameter, so views of it and ``.data`` taken earlier see the new values); ``autodiff fit``
+applies the same rules to the array of all its parameters.  This module imports no NumPy: a
+Tensor is recognised once ``engine.tensor`` is loaded (``nn.is_tensor``).  Arithmetic is done in PyTorch's order (its
 single-tensor CPU code), so in float64 the two agree to the last bit or nearly.
 
 Learning-rate schedules (``scheduled_lr``) are here too: ``constant``, ``linear`` (PyTorch's
@@ -17,12 +20,15 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from .nn import clear_grad, is_tensor
 from .value import Value
 
 __all__ = ["SCHEDULES", "SGD", "Adam", "AdamRule", "Optimizer", "SGDRule", "scheduled_lr"]
 
 # A float, or an array of them (anything with float arithmetic and ``** 0.5``).
 Number = Any
+# A Value or a Tensor (not imported here: it would import NumPy).
+Parameter = Any
 
 
 class SGDRule(NamedTuple):
@@ -103,19 +109,25 @@ class AdamRule(NamedTuple):
 
 
 class Optimizer:
-    """Moves ``Value`` parameters by their ``grad``, one update rule for all of them.
+    """Moves ``Value`` and ``Tensor`` parameters by their ``grad``, one update rule for all of them.
 
     ``lr`` may be changed between steps (a schedule: ``scheduled_lr``).  Gradients
     accumulate across ``backward()`` calls, so call ``zero_grad()`` before each one.
+    As in PyTorch, a Tensor whose ``grad`` is None is left as it is by a step, and its
+    own count of steps (Adam's bias correction) does not advance.
     """
 
-    def __init__(self, params: Iterable[Value], lr: float, rule: SGDRule | AdamRule) -> None:
+    def __init__(self, params: Iterable[Parameter], lr: float, rule: SGDRule | AdamRule) -> None:
         self.params = list(params)
         if not self.params:
             raise ValueError("the optimizer got an empty parameter list")
         for p in self.params:
-            if not isinstance(p, Value):
-                raise TypeError(f"the optimizer takes Values, got {type(p).__name__}")
+            if is_tensor(p):
+                if not p.is_leaf:
+                    raise ValueError("can't optimize a non-leaf Tensor (the result of an operation): "
+                                     "optimize the Tensors it was computed from")
+            elif not isinstance(p, Value):
+                raise TypeError(f"the optimizer takes Values, got {type(p).__name__} (or Tensors)")
         if len({id(p) for p in self.params}) != len(self.params):
             raise ValueError("a parameter is given more than once; each would be stepped twice")
         _at_least_zero("learning rate", lr)
@@ -124,21 +136,31 @@ class Optimizer:
         self.rule = rule
         self.steps = 0  # updates made so far
         self.state: list[Any] = [None] * len(self.params)
+        self.param_steps = [0] * len(self.params)  # each parameter's updates (a Tensor without grad skips)
 
-    def zero_grad(self) -> None:
-        """Set every parameter's ``grad`` to 0."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set every Value's ``grad`` to 0, and every Tensor's to None (``set_to_none=False``:
+        to zeros), as ``torch.optim`` does."""
         for p in self.params:
-            p.grad = 0.0
+            clear_grad(p, set_to_none)
 
-    def step(self, closure: Callable[[], Value] | None = None) -> Value | None:
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter once from its ``grad``; ``closure`` (optional) recomputes the loss first."""
         loss = closure() if closure is not None else None
-        update, step, lr, state = self.rule.update, self.steps + 1, self.lr, self.state
+        update, lr, state, counts = self.rule.update, self.lr, self.state, self.param_steps
         # Every update is worked out before any is made: an error leaves the step undone, not half done.
-        updates = [update(p.data, p.grad, state[i], step, lr) for i, p in enumerate(self.params)]
-        for i, (p, (data, kept)) in enumerate(zip(self.params, updates)):
-            p.data, state[i] = float(data), kept  # a float, as the compiled Value stores it
-        self.steps = step
+        updates = [None if p.grad is None else update(p.data, p.grad, state[i], counts[i] + 1, lr)
+                   for i, p in enumerate(self.params)]
+        for i, (p, made) in enumerate(zip(self.params, updates)):
+            if made is None:
+                continue  # a Tensor that no backward pass has reached
+            data, state[i] = made
+            if isinstance(p, Value):
+                p.data = float(data)  # a float, as the compiled Value stores it
+            else:
+                p.data[...] = data  # in place, in the Tensor's own array
+            counts[i] += 1
+        self.steps += 1
         return loss
 
     def __repr__(self) -> str:
@@ -147,17 +169,17 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    """``torch.optim.SGD`` over Values: ``SGD(model.parameters(), lr=0.1, momentum=0.9)``."""
+    """``torch.optim.SGD`` over Values and Tensors: ``SGD(model.parameters(), lr=0.1, momentum=0.9)``."""
 
-    def __init__(self, params: Iterable[Value], lr: float = 1e-3, momentum: float = 0.0,
+    def __init__(self, params: Iterable[Parameter], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False) -> None:
         super().__init__(params, lr, SGDRule(momentum, dampening, weight_decay, nesterov))
 
 
 class Adam(Optimizer):
-    """``torch.optim.Adam`` over Values: ``Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))``."""
+    """``torch.optim.Adam`` over Values and Tensors: ``Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))``."""
 
-    def __init__(self, params: Iterable[Value], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+    def __init__(self, params: Iterable[Parameter], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0) -> None:
         beta1, beta2 = betas
         super().__init__(params, lr, AdamRule(beta1, beta2, eps, weight_decay))
