@@ -14,6 +14,15 @@ Programs run over whole columns of rows at once (NumPy, forward and reverse)::
     result = evaluate_batch("L = (w*x + b - y)**2", {"x": xs, "y": ys, "w": 0.5, "b": 0.0})
     result.value          # L for every row
     result.grads["w"]     # dL/dw for every row
+
+Tensors, as in PyTorch (float64 NumPy arrays; ``autodiff_cli.nn`` and ``autodiff_cli.optim``
+take them too)::
+
+    from autodiff_cli import tensor
+    X = tensor([[1.0, 0.5], [1.0, 2.0]])
+    W = tensor([[0.1], [0.2]], requires_grad=True)
+    L = ((X @ W - tensor([[1.0], [2.0]])) ** 2).mean()
+    L.backward()   # W.grad == (2/N) X^T (X W - Y)
 """
 
 from typing import Any
@@ -21,12 +30,21 @@ from typing import Any
 from .engine import DomainError, Value
 
 __all__ = [
-    "BatchEvaluator", "BatchResult", "DomainError", "InputError", "RowError", "Value", "draw_dot", "evaluate_batch",
+    "BatchEvaluator", "BatchResult", "DomainError", "InputError", "RowError", "Tensor", "Value", "draw_dot",
+    "evaluate_batch", "manual_seed", "no_grad", "normal", "ones", "randn", "tensor", "zeros",
 ]
 
 # Loaded on first use: the command line imports this package on every start, and the
-# batch executor imports NumPy.
+# batch executor and Tensors import NumPy.
 _LAZY = {
+    "Tensor": "engine.tensor",
+    "tensor": "engine.tensor",
+    "manual_seed": "engine.tensor",
+    "zeros": "engine.tensor",
+    "ones": "engine.tensor",
+    "randn": "engine.tensor",
+    "normal": "engine.tensor",
+    "no_grad": "engine.grad_mode",  # covers Values and Tensors
     "draw_dot": "render.dot",
     "evaluate_batch": "execute.vectorized",
     "BatchEvaluator": "execute.vectorized",

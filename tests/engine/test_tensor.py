@@ -541,3 +541,24 @@ def test_a_given_generator_is_used_instead() -> None:
     g = np.random.default_rng(3)
     want = np.random.default_rng(3).standard_normal(2).tolist()
     assert randn(2, generator=g).data.tolist() == want
+
+
+# --- the public face ---------------------------------------------------------------------------
+
+
+def test_the_package_exports_tensors_lazily_without_numpy_at_start_up() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, autodiff_cli, autodiff_cli.nn, autodiff_cli.optim; "
+            "assert 'numpy' not in sys.modules, 'numpy imported at start-up'; "
+            "from autodiff_cli import Tensor, tensor, manual_seed, no_grad, zeros, ones, randn, normal; "
+            "from autodiff_cli.nn import Linear; "
+            "assert 'numpy' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    import autodiff_cli
+    from autodiff_cli.engine import grad_mode, tensor as tensor_module
+
+    assert autodiff_cli.Tensor is Tensor and autodiff_cli.tensor is tensor and autodiff_cli.manual_seed is manual_seed
+    assert autodiff_cli.no_grad is grad_mode.no_grad and autodiff_cli.randn is tensor_module.randn
+    assert {"Tensor", "tensor", "manual_seed", "no_grad"} <= set(autodiff_cli.__all__)
