@@ -13,7 +13,9 @@ Everything else is one ``TensorOp`` row in ``TENSOR_OPS``:
   and whose hint says how to fix it.  The language layer puts the expression and line:column
   in front;
 * ``forward(np, args, leads, param)``, ``vjp(np, g, out, args, leads, param)`` and
-  ``jvp(np, tangents, out, args, leads, param)``, next to each other;
+  ``jvp(np, tangents, out, args, leads, param)``, next to each other.  The VJPs of binary ops
+  also take ``needs`` (one bool per operand; the executor passes it), and give None for an
+  operand whose gradient nobody wants: ``@`` then skips a matrix product;
 * ``rule`` (the VJP in matrix form, for explain), ``numpy``, ``latex``, ``summary``.
 
 The batch axis: the program executor runs a program over N rows at once, so an operand may
@@ -172,10 +174,15 @@ def elementwise_forward(np: Any, name: str, args: Any, leads: Any, param: Any = 
     return vector(np, *args)
 
 
-def elementwise_vjp(np: Any, name: str, g: Array, slopes: Any, args: Any, leads: Any) -> tuple[Array, ...]:
-    """dL/darg = dL/dout * slope, summed back over what broadcasting stretched (each the shape of its arg)."""
-    # g * s is a new array even for a slope of 1: two operands never share one gradient array.
-    return tuple(unbroadcast(np, g * s, np.shape(a), lead) for s, a, lead in zip(slopes(), args, leads))
+def elementwise_vjp(np: Any, name: str, g: Array, slopes: Any, args: Any, leads: Any,
+                    needs: Any = None) -> tuple[Array | None, ...]:
+    """dL/darg = dL/dout * slope, summed back over what broadcasting stretched (each the shape of its arg);
+    None for an operand that ``needs`` says no gradient is wanted of."""
+    # A slope of exactly 1 (+, -, =) passes g on as it is, so two operands may share one array:
+    # the executors never write into a gradient (the eager Tensor copies what it accumulates).
+    needs = needs or (True,) * len(args)
+    return tuple(unbroadcast(np, g if s.__class__ is float and s == 1.0 else g * s, np.shape(a), lead)
+                 if need else None for s, a, lead, need in zip(slopes(), args, leads, needs))
 
 
 def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, leads: Any) -> Array:
@@ -221,18 +228,33 @@ def _lift(np: Any, x: Array, lead: int, left: bool) -> Array:
     return np.reshape(x, s[:lead] + ((1, s[-1]) if left else (s[-1], 1)))
 
 
+def _rowwise(np: Any, p: Array, q: Array, lead_p: int, lead_q: int) -> Array:
+    """Each row's ``p @ q`` for per-row matrices, where at most one carries the batch axis, as one
+    matrix product: np.matmul of a stack against one matrix would make a small product per row."""
+    if lead_p and not lead_q:  # (N, n, k) @ (k, m): the rows of every p_N, stacked
+        n_rows, n, k = np.shape(p)
+        return np.reshape(np.matmul(np.reshape(p, (n_rows * n, k)), q), (n_rows, n, np.shape(q)[-1]))
+    if lead_q and not lead_p:  # (n, k) @ (N, k, m), as (q_N^T @ p^T)^T with the q_N^T stacked
+        n_rows, k, m = np.shape(q)
+        stacked = np.reshape(np.swapaxes(q, 1, 2), (n_rows * m, k))
+        return np.swapaxes(np.reshape(np.matmul(stacked, _swap(np, p)), (n_rows, m, np.shape(p)[0])), 1, 2)
+    return np.matmul(p, q)
+
+
 def _matmul_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x, y = (_f64(np, a) for a in args)
     shape = _batch(np, args, leads) + _matmul_shape(_rows(np, args, leads), None)
-    # one matmul; the axes _lift added are then dropped by the reshape
-    return np.reshape(np.matmul(_lift(np, x, leads[0], True), _lift(np, y, leads[1], False)), shape)
+    # one matrix product; the axes _lift added are then dropped by the reshape
+    product = _rowwise(np, _lift(np, x, leads[0], True), _lift(np, y, leads[1], False), leads[0], leads[1])
+    return np.reshape(product, shape)
 
 
 def _swap(np: Any, m: Array) -> Array:
     return np.swapaxes(m, -1, -2)
 
 
-def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array, Array]:
+def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
+                needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
     x, y = (_f64(np, a) for a in args)
     a, b = _lift(np, x, leads[0], True), _lift(np, y, leads[1], False)  # (n, k) and (k, m) per row
     batched = leads[0] or leads[1]
@@ -240,18 +262,23 @@ def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
     n_rows = np.shape(g)[0] if batched else 0
     # dL/dx = dL/dout @ y^T.  An unbatched x of a batched result sums sum_N g_N y_N^T, which is
     # one product with the batch folded into the contracted axis: (n, N*m) @ (N*m, k).
-    if batched and not leads[0]:
+    if not needs[0]:
+        gx = None
+    elif batched and not leads[0]:
         n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(b)[-2]
         gx = np.matmul(np.reshape(np.swapaxes(gm, 0, 1), (n, n_rows * m)), np.reshape(_swap(np, b), (n_rows * m, k)))
     else:
-        gx = np.matmul(gm, _swap(np, b))
+        gx = _rowwise(np, gm, _swap(np, b), bool(batched), leads[1])
     # dL/dy = x^T @ dL/dout; for an unbatched y, (k, N*n) @ (N*n, m).
-    if batched and not leads[1]:
+    if not needs[1]:
+        gy = None
+    elif batched and not leads[1]:
         n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(a)[-1]
         gy = np.matmul(_swap(np, np.reshape(a, (n_rows * n, k))), np.reshape(gm, (n_rows * n, m)))
     else:
-        gy = np.matmul(_swap(np, a), gm)
-    return np.reshape(gx, np.shape(x)), np.reshape(gy, np.shape(y))
+        gy = _rowwise(np, _swap(np, a), gm, leads[0], bool(batched))
+    return (None if gx is None else np.reshape(gx, np.shape(x)),
+            None if gy is None else np.reshape(gy, np.shape(y)))
 
 
 def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
@@ -590,7 +617,7 @@ def _mse_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     return np.mean(d * d, axis=_per_row(np, d, any(leads)))
 
 
-def _mse_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array, Array]:
+def _mse_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
     # mean((x - y)^2) over n elements: d/dx = 2 (x - y) / n, d/dy its negative
     x, y = _f64(np, args[0]), _f64(np, args[1])
     d = x - y
@@ -672,7 +699,7 @@ def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
     return p - (np.arange(np.shape(x)[-1]) == labels[..., None])
 
 
-def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array, Array]:
+def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
     x, labels, positions, axes = _ce_parts(np, args, leads)
     slope = _ce_slope(np, x, labels)
     g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))

@@ -74,10 +74,11 @@ class TensorRun:
             if first < 0:
                 continue
             operands = (first,) if second < 0 else (first, second)
-            if not any(reaches[r] for r in operands):
+            needs = tuple(reaches[r] for r in operands)
+            if not any(needs):
                 continue
-            for r, grad in zip(operands, self._vjp(register, op, param, operands, g)):
-                if reaches[r]:
+            for r, grad in zip(operands, self._vjp(register, op, param, operands, g, needs)):
+                if grad is not None:
                     adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         result = {}
         for name in wrt:
@@ -109,13 +110,17 @@ class TensorRun:
         out = dots[self.register(output)]
         return np.zeros_like(values[self.register(output)]) if out is None else out
 
-    def _vjp(self, register: int, op: str, param: Any, operands: tuple[int, ...], g: Any) -> tuple[Any, ...]:
+    def _vjp(self, register: int, op: str, param: Any, operands: tuple[int, ...], g: Any,
+             needs: tuple[bool, ...]) -> tuple[Any, ...]:
+        """Each operand's share of ``g``; None for an operand ``needs`` leaves out (binary ops)."""
         values, leads = self.values, self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
-        if op in TENSOR_OPS:
+        if op not in TENSOR_OPS:
+            return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs)
+        if len(operands) == 1:
             return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param)
-        return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads)
+        return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param, needs)
 
     def _slopes(self, register: int) -> Any:
         """The op's local derivatives as the kernels give them (a function that makes them),
@@ -222,7 +227,6 @@ def _check_finite(run: TensorRun, register: int, op: str, operands: tuple[int, .
     program = run.program
     where = program.instructions[register].position
     lead = run.leads[register]
-    row = f"row {first_row + bad[0] + 1}: " if lead else ""
     entry = bad[lead:]
     at = f"[{', '.join(map(str, entry))}]" if entry else ""
     described = _describe_operands(run, operands, bad, lead)
@@ -232,8 +236,10 @@ def _check_finite(run: TensorRun, register: int, op: str, operands: tuple[int, .
     hint = OPS[op].hint if op in OPS else None
     if op in OPS and OPS[op].domain and math.isnan(value):
         problem = f"is outside the domain ({OPS[op].domain})"
-    raise EvaluationError(f"{row}{name}: the result{at} {problem}{described}", where, program.source,
-                          hint or "check the inputs' values")
+    error = EvaluationError(f"{name}: the result{at} {problem}{described}", where, program.source,
+                            hint or "check the inputs' values")
+    error.row = first_row + bad[0] if lead else None  # type: ignore[attr-defined]  # the caller names the row
+    raise error
 
 
 def _describe_operands(run: TensorRun, operands: tuple[int, ...], bad: tuple[int, ...], lead: int) -> str:

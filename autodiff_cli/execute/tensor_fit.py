@@ -1,0 +1,151 @@
+"""Training tensor programs: the parameters as one flat vector, and the mean loss over rows.
+
+``fit``'s loop (``execute.fit.train``) steps an optimiser's rule on one array of every
+parameter.  A tensor program's parameters have shapes, so ``ParameterLayout`` lays them
+end to end in that array (each a view of its slice, no copy) and back.  ``TensorObjective``
+runs the program over a batch of data rows with the tensor interpreter: the inputs read
+from the data carry the batch axis, the parameters do not, so one forward and one reverse
+sweep give every row's loss and the gradient summed over the rows.
+
+A data input of shape ``[2]`` is read from the columns ``x[0]`` and ``x[1]`` of the data
+(``tensor_column_names``); a matrix input ``[2, 3]`` from ``W[0, 0]`` ... ``W[1, 2]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import EvaluationError, InputError, Source
+from ..language.program import Program
+from ..language.shapes import Shape, shape_text
+from .tensor import as_array, input_arrays, run_forward
+
+__all__ = ["ParameterLayout", "TensorObjective", "column_name", "stack_columns", "tensor_column_names"]
+
+
+def column_name(name: str, index: Sequence[int]) -> str:
+    """The data column that holds one entry of a tensor input: ``x[0]``, ``W[1, 2]``."""
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+def tensor_column_names(name: str, shape: Shape) -> list[str]:
+    """Every column a data input of ``shape`` is read from, in row-major order."""
+    return [column_name(name, index) for index in itertools.product(*map(range, shape))]
+
+
+def stack_columns(name: str, shape: Shape, columns: Mapping[str, Any]) -> Any:
+    """The rows of a data input as one array ``(N, *shape)``, from its columns."""
+    if not shape:
+        return np.asarray(columns[name], dtype=float)
+    parts = [np.asarray(columns[column], dtype=float) for column in tensor_column_names(name, shape)]
+    return np.stack(parts, axis=-1).reshape((len(parts[0]), *shape))
+
+
+class ParameterLayout:
+    """Where each parameter lies in the flat vector the optimiser steps."""
+
+    def __init__(self, names: Sequence[str], shapes: Sequence[Shape]) -> None:
+        self.names = list(names)
+        self.shapes = [tuple(shape) for shape in shapes]
+        sizes = [int(np.prod(shape)) for shape in self.shapes]
+        self.offsets = [0, *itertools.accumulate(sizes)]
+        self.size = self.offsets[-1]
+
+    def unpack(self, flat: Any) -> dict[str, Any]:
+        """Each parameter as a view of its slice of ``flat``."""
+        return {name: flat[start:end].reshape(shape)
+                for name, shape, start, end in zip(self.names, self.shapes, self.offsets, self.offsets[1:])}
+
+    def pack(self, arrays: Mapping[str, Any]) -> Any:
+        flat = np.empty(self.size)
+        for name, start, end in zip(self.names, self.offsets, self.offsets[1:]):
+            flat[start:end] = np.ravel(arrays[name])
+        return flat
+
+    def nested(self, flat: Any) -> dict[str, Any]:
+        """Each parameter as a number or nested lists, as a values file holds it."""
+        return {name: value.tolist() if value.ndim else float(value) for name, value in self.unpack(flat).items()}
+
+
+def starting_parameters(program: Program, names: Sequence[str], given: Mapping[str, Any], init: str,
+                        seed: int) -> tuple[ParameterLayout, Any]:
+    """The layout of the parameters and their starting vector: a value given (``--values``,
+    ``--set``), else the program's default (an initializer is drawn from ``seed``), else a draw
+    of ``init`` (``normal``: standard normal; ``uniform``: on [-1, 1]) for a number."""
+    from .fit import initial_values
+
+    variables = program.variables
+    defaults = input_arrays(program, {}, seed)
+    starts = {}
+    missing = [name for name in names if name not in given and variables[name].default is None]
+    drawn = iter(initial_values(len(missing), init, seed))
+    for name in names:
+        if name in given:
+            starts[name] = as_array(given[name])
+        elif variables[name].default is not None:
+            starts[name] = defaults[name]
+        else:
+            starts[name] = np.float64(next(drawn))
+    layout = ParameterLayout(names, [np.shape(starts[name]) for name in names])
+    return layout, layout.pack(starts)
+
+
+class TensorObjective:
+    """The mean of a tensor program's output over data rows, as a function of the flat
+    parameter vector (``execute.fit.Objective``)."""
+
+    def __init__(self, program: Program, output: str, layout: ParameterLayout, fixed: Mapping[str, Any],
+                 data: Mapping[str, Any], row_label: Callable[[int], str] | None = None) -> None:
+        self.program = program
+        self.output = output
+        self.layout = layout
+        self.fixed = {name: as_array(value) for name, value in fixed.items()}
+        self.data = dict(data)
+        self.batched = frozenset(self.data)
+        self.rows = len(next(iter(self.data.values()))) if self.data else 1
+        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
+        self._checked = False
+
+    def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
+        run, count = self._run(params, rows)
+        out = run.value(self.output)
+        grads = run.gradients(self.output, self.layout.names, np.full(np.shape(out), 1.0 / count))
+        return float(np.mean(out)), self.layout.pack(grads)
+
+    def loss(self, params: Any) -> float:
+        run, _ = self._run(params, None)
+        return float(np.mean(run.value(self.output)))
+
+    def _run(self, params: Any, rows: Any) -> tuple[Any, int]:
+        inputs = dict(self.fixed)
+        inputs.update(self.layout.unpack(params))
+        for name, column in self.data.items():
+            inputs[name] = column if rows is None else column[rows]
+        try:
+            run = run_forward(self.program, inputs, self.batched)
+        except EvaluationError as error:
+            raise self._in_the_data(error, rows) from None
+        if not self._checked:
+            self._check_output(run)
+        return run, (self.rows if rows is None else len(rows)) if self.data else 1
+
+    def _check_output(self, run: Any) -> None:
+        shape = run.shapes[run.register(self.output)]
+        if shape:
+            raise InputError(f"fit minimises a number, and '{self.output}' has shape {shape_text(shape)} per row",
+                             source=Source(self.program.source.name, ""),
+                             hint=f"make the loss a number: mean(...), sum(...), mse(p, y) or cross_entropy(z, y)")
+        self._checked = True
+
+    def _in_the_data(self, error: EvaluationError, rows: Any) -> EvaluationError:
+        """A failing row of the batch named as its row of the data."""
+        row = getattr(error, "row", None)
+        if row is not None:
+            index = row if rows is None else int(rows[row])
+            error.notes.append(f"in {self.row_label(index)}")
+        return error
+
