@@ -78,7 +78,7 @@ class Module:
             if isinstance(item, Module) and type(item).parameters is not Module.parameters:
                 children = [(str(i), p) for i, p in enumerate(item.parameters())]  # it lists its own
             elif isinstance(item, Module):
-                children = [(key, value) for key, value in vars(item).items() if not key.startswith("__")]
+                children = [(key, value) for key, value in getattr(item, "__dict__", {}).items() if not key.startswith("__")]
             elif isinstance(item, (list, tuple)):
                 children = [(str(i), value) for i, value in enumerate(item)]
             else:
@@ -90,7 +90,7 @@ class Module:
     def children(self) -> list[Module]:
         """The modules among the attributes (also in lists and tuples), in order."""
         out: list[Module] = []
-        for value in vars(self).values():
+        for value in getattr(self, "__dict__", {}).values():
             items = value if isinstance(value, (list, tuple)) else (value,)
             out.extend(item for item in items if isinstance(item, Module))
         return out

@@ -275,9 +275,11 @@ class Tensor:
 
     def transpose(self, *dims: int) -> Tensor:
         """The transpose of a matrix: ``x.transpose()`` or PyTorch's ``x.transpose(0, 1)``."""
-        if dims and (len(dims) != 2 or sorted(d % 2 if self.ndim == 2 else d for d in dims) != [0, 1]):
-            raise ValueError(f"transpose swaps the two axes of a matrix; got dims {dims} for a "
-                             f"{self.ndim}-d Tensor")
+        # dims must name the matrix's two axes (0 and 1, or -2 and -1), in either order; a
+        # Tensor that is not a matrix gets the table's shape error whatever the dims.
+        axes = {d % 2 for d in dims if isinstance(d, int) and -2 <= d < 2}
+        if dims and self.ndim == 2 and (len(dims) != 2 or axes != {0, 1}):
+            raise ValueError(f"transpose swaps the two axes of a matrix; got dims {dims}")
         return _structural("transpose", (self,))
 
     def t(self) -> Tensor:
