@@ -544,19 +544,26 @@ def backpropagate(root: Tensor, seed: numpy.ndarray) -> None:
                 continue
             operand_grads = _vjp(node, g)
             for operand, operand_grad in zip(node._parents, operand_grads):
-                if operand._requires_grad:
+                if operand_grad is not None and operand._requires_grad:
                     key = id(operand)
                     previous = grads.get(key)
                     grads[key] = operand_grad if previous is None else previous + operand_grad
 
 
 def _vjp(node: Tensor, g: Any) -> tuple[Any, ...]:
+    """The node's op's vector-Jacobian product: a gradient per operand (None for an operand of a
+    binary op that requires none: the tables' binary VJPs skip those, ``@`` a whole product)."""
     name = node._op
+    parents = node._parents
     if name in TENSOR_OPS:
         args, leads, param, out = node._saved
-        return TENSOR_OPS[name].vjp(numpy, g, out, args, leads, param)  # type: ignore[no-any-return]
+        vjp = TENSOR_OPS[name].vjp
+        if len(parents) == 2:
+            return vjp(numpy, g, out, args, leads, param, (parents[0]._requires_grad, parents[1]._requires_grad))
+        return vjp(numpy, g, out, args, leads, param)  # type: ignore[no-any-return]
     slopes, args, leads, _ = node._saved
-    return elementwise_vjp(numpy, name, g, slopes, args, leads)  # type: ignore[no-any-return]
+    needs = (parents[0]._requires_grad, parents[1]._requires_grad) if len(parents) == 2 else None
+    return elementwise_vjp(numpy, name, g, slopes, args, leads, needs)  # type: ignore[no-any-return]
 
 
 def _accumulate(node: Tensor, g: Any) -> None:
