@@ -8,7 +8,7 @@ turns them into output and exit codes.
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 
@@ -212,8 +212,13 @@ def variables_hint(names: list[str], wrong: list[str]) -> str:
     import difflib  # only on error paths: it is not free at start-up
 
     close = [match for name in wrong for match in difflib.get_close_matches(name, names, n=1)]
-    shown = ", ".join(names[:NAMES_SHOWN])
-    if len(names) > NAMES_SHOWN:
-        shown += f" and {len(names) - NAMES_SHOWN:,} more"
+    shown = listed(names, NAMES_SHOWN)
     guess = f"did you mean {', '.join(dict.fromkeys(close))}? " if close else ""
     return f"{guess}the variables are: {shown}"
+
+
+def listed(items: Iterable[str], limit: int, separator: str = ", ") -> str:
+    """The first ``limit`` items joined, and how many more there are: 'a, b, c and 1,234 more'."""
+    items = list(items)
+    shown = separator.join(items[:limit])
+    return shown + f" and {len(items) - limit:,} more" if len(items) > limit else shown

@@ -228,11 +228,11 @@ def write_rows(path: Path, rows: int, seed: int = 3) -> None:
 def io_floor(rows_path: str, out_path: str) -> None:
     """Read the rows and write 24 columns with the reader and writer ``autodiff batch`` uses,
     computing nothing: the 21 result columns are copies of the input columns."""
-    from autodiff_cli.cli.output import StreamedFile
-    from autodiff_cli.cli.rows import RowReader, RowWriter, opened
+    from autodiff_cli.files.atomic import StreamedFile
+    from autodiff_cli.files.rows import RowReader, RowWriter, opened
 
     names = list(COLUMNS) + ["L"] + [f"dL/d{n}" for n in make_inputs(1)]
-    with opened(rows_path) as (stream, name, _size):
+    with opened(rows_path, lambda notice: None) as (stream, name, _size):
         reader = RowReader(stream, name, "csv")
         target = StreamedFile(out_path)
         writer = RowWriter(target, "csv", names, exact=set(COLUMNS))

@@ -2,7 +2,8 @@
 
 Each subpackage is a layer; a module may import its own layer and the layers below it,
 never one above (imports inside functions and under TYPE_CHECKING count too).  The
-engine imports only the standard library.  The checker itself is tested on made-up
+engine imports only the standard library, except its tensor modules (``engine/tensor*.py``),
+which may import NumPy.  The checker itself is tested on made-up
 modules, so a broken checker cannot pass everything silently.
 """
 
@@ -20,7 +21,10 @@ PACKAGE = REPO / "autodiff_cli"
 
 # Lowest first.  The top-level modules below are facades: the package itself, ``python -m``,
 # and the public ``autodiff_cli.nn`` / ``autodiff_cli.optim`` over the engine's nn and optim.
-LAYERS = ("errors", "engine", "language", "execute", "analysis", "render", "cli")
+LAYERS = ("errors", "engine", "language", "execute", "analysis", "render", "files", "cli")
+# The engine's eager NumPy tensor (engine/tensor.py, tensor_ops.py, tensor_nn.py) may import numpy;
+# every other engine module uses the standard library only.
+ENGINE_NUMPY = re.compile(r"autodiff_cli\.engine\.tensor\w*")
 FACADES = {"__init__", "__main__", "nn", "optim"}
 
 
@@ -75,7 +79,8 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
     problems = []
     for target, line in imported_modules(source, module, is_package):
         top = target.split(".")[0]
-        if own == "engine" and top != "autodiff_cli" and top not in sys.stdlib_module_names:
+        if (own == "engine" and top != "autodiff_cli" and top not in sys.stdlib_module_names
+                and not (top == "numpy" and ENGINE_NUMPY.fullmatch(module))):
             problems.append(f"{module}:{line} imports {target} (the engine uses the standard library only)")
         if top != "autodiff_cli" or own is None:
             continue
@@ -127,16 +132,25 @@ def test_every_module_is_in_a_layer() -> None:
     [
         ("autodiff_cli.engine.value", "from ..cli import main", "engine is below cli"),
         ("autodiff_cli.engine.value", "import numpy", "standard library only"),
+        ("autodiff_cli.engine.tensor", "import scipy", "standard library only"),
+        ("autodiff_cli.files.rows", "from ..cli import console", "files is below cli"),
         ("autodiff_cli.language.compiler", "from autodiff_cli.render import dot", "language is below render"),
         ("autodiff_cli.execute.scalar", "def f():\n    from ..analysis import check", "execute is below analysis"),
         ("autodiff_cli.render.dot", "from .. import Value", "package facade"),
         ("autodiff_cli.errors", "from .engine import ops", "errors is below engine"),
     ],
-    ids=["upward-relative", "engine-third-party", "upward-absolute", "inside-function", "facade", "base-layer"],
+    ids=["upward-relative", "engine-third-party", "tensor-other-than-numpy", "files-below-cli", "upward-absolute", "inside-function", "facade", "base-layer"],
 )
 def test_checker_catches(module: str, source: str, expected: str) -> None:
     found = violations(source, module)
     assert len(found) == 1 and expected in found[0], found
+
+
+def test_checker_allows_numpy_in_the_engine_s_tensor_modules_only() -> None:
+    for module in ("autodiff_cli.engine.tensor", "autodiff_cli.engine.tensor_ops", "autodiff_cli.engine.tensor_nn"):
+        assert violations("import numpy as np\n", module) == []
+    assert violations("import numpy as np\n", "autodiff_cli.engine.graph") != []
+    assert violations("import numpy\n", "autodiff_cli.engine.tensorish.helpers") != []
 
 
 def test_checker_allows_downward_imports() -> None:

@@ -9,7 +9,6 @@ prints one report, as ``eval`` does for one set of inputs.
 from __future__ import annotations
 
 import math
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -17,37 +16,33 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import EvaluationError, InputError, OutputError, Source, variables_hint
-from .common import (
+from ..files.atomic import StreamedFile, check_writable, write_atomic
+from ..files.formats import ROW_EXTENSIONS, ROW_FORMATS, extension_of, format_by_extension, row_format, sniffs
+from ..files.stdout import StdoutBytes, emit, stdout_closed
+from ..files.streams import names_stdin, stdin_is_piped, stdout_is_terminal
+from .console import notify, print_rich, reading_progress, warn
+from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
     load_inputs,
-    names_stdin,
+    name_list,
     program_options,
-    reporting_errors,
-    stdin_is_piped,
-    warn,
-)
-from .output import (
-    StdoutBytes,
-    StreamedFile,
-    check_writable,
-    emit,
-    print_rich,
     refuse_overwriting_inputs,
-    stdout_closed,
-    stdout_is_terminal,
-    write_atomic,
+    reporting_errors,
+    set_advice,
 )
 
 if TYPE_CHECKING:
     from ..execute.vectorized import BatchEvaluator, BatchResult, RowError
     from ..language.program import Program
-    from .rows import Chunk, ParquetReader, RowReader
+    from ..execute.columns import ColumnPlan
+    from ..files.rows import Chunk, ParquetReader, RowReader
 
 __all__ = ["batch_command"]
 
 ON_ERROR = {"fail": "raise", "skip": "skip", "nan": "nan"}
+REPORT_EXTENSIONS = {".json": "json", ".csv": "csv"}  # --reduce's report, when --format is not given
 
 
 def _advice() -> Any:
@@ -55,16 +50,11 @@ def _advice() -> Any:
     from ..execute.vectorized import Advice
 
     def give(names: list[str]) -> str:
-        sets = " ".join(f"--set {name}=VALUE" for name in names[:3]) + (" ..." if len(names) > 3 else "")
-        return f"add a column to the rows, or give one value for every row with {sets} or --values FILE.json"
+        return (f"add a column to the rows, or give one value for every row with {set_advice(names)} or "
+                "--values FILE.json")
 
     return Advice(", or leave out the rows that have them (--on-error skip)", give)
-ROW_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
-
-def _names(items: tuple[str, ...]) -> list[str]:
-    """'a,b' 'c' -> ['a', 'b', 'c'] (an empty item gives nothing: --keep '' keeps no column)."""
-    return list(dict.fromkeys(name.strip() for item in items for name in item.split(",") if name.strip()))
 
 
 @click.command("batch", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
@@ -147,25 +137,25 @@ def batch_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    from .rows import format_for, opened, progress, reader_for, sniffs
+    from ..files.rows import opened, reader_for
 
-    written = format_for(out, output_format)
+    written = row_format(out, output_format)
     if reduce is None and written == "parquet":
         if precision is not None:
             raise click.UsageError("--precision rounds the numbers of text output; Parquet keeps every bit")
         if (out is None or out == "-") and stdout_is_terminal():
             raise click.UsageError("refusing to write binary Parquet to a terminal; write it to a file with "
                                    "-o rows.parquet, or redirect: ... > rows.parquet")
-    with opened(rows) as (stream, name, size):
-        reader = reader_for(stream, name, format_for(rows, input_format), sniffs(rows, input_format))
-        plan = _Columns(program, reader, values, keep, reduce is not None)
-        listed = plan.values_of(values_of, program, wrt, reduce)
+    with opened(rows, notify) as (stream, name, size):
+        reader = reader_for(stream, name, row_format(rows, input_format), sniffs(rows, input_format))
+        plan = _plan(program, reader, values, keep, reduce is not None)
+        listed = _values_of(values_of, program, wrt, reduce)
         # --reduce's report gives each variable it lists a gradient: the --values-of ones too.
-        differentiated = listed if reduce is not None else plan.wrt(wrt, program, reduce)
+        differentiated = listed if reduce is not None else _wrt(wrt, program)
         evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
                                    advice=_advice())
-        broadcast = plan.broadcast(values)
-        with progress(size, quiet, name) as advance:
+        broadcast = _broadcast(plan, values)
+        with reading_progress(size, quiet, name) as advance:
             if reduce is None:
                 _write_rows(reader, plan, evaluator, broadcast, out, written, precision, ON_ERROR[on_error],
                             advance)
@@ -187,95 +177,63 @@ def _check_options(reduce: str | None, report_format: str | None, output_format:
     if reduce is not None and keep:
         raise click.UsageError("--keep chooses the columns of per-row output; --reduce writes no rows")
     if reduce is not None and report_format is None and out is not None:
-        from .rows import EXTENSIONS
-
-        extension = os.path.splitext(out)[1].lower()
-        if extension in EXTENSIONS and extension != ".csv":  # a file of rows; the report is not one
+        extension = extension_of(out)
+        if extension in ROW_EXTENSIONS and extension != ".csv":  # a file of rows; the report is not one
             raise click.UsageError(f"--reduce writes one report, as plain text, JSON or CSV, not "
                                    f"{extension}: name the file .txt, .json or .csv, or give --format")
 
 
-class _Columns:
-    """What each column of the rows is for: a program input, or text to pass through."""
+def _plan(program: Program, reader: RowReader | ParquetReader, values: dict[str, float],
+          keep: tuple[str, ...], reducing: bool) -> ColumnPlan:
+    """What each column of the rows is for: a program input, or text to pass through (--keep)."""
+    from ..execute.columns import plan_columns
 
-    def __init__(self, program: Program, reader: RowReader | ParquetReader, values: dict[str, float],
-                 keep: tuple[str, ...], reducing: bool) -> None:
-        self.reader = reader
-        inputs = {v.name for v in program.inputs}
-        columns = reader.columns
-        chosen = _names(keep) if keep else None  # only --keep can name a column the program does not use
-        kept = list(columns) if chosen is None else chosen
-        for name in kept:
-            if name not in columns:
-                raise InputError(f"--keep names '{name}', which is not a column of {reader.name}",
-                                 hint=variables_hint(columns, [name]).replace("the variables are", "the columns are"))
-        for name in columns:
-            variable = program.variables.get(name)
-            if name in inputs:
-                if name in values:
-                    raise reader.column_error(name, f"'{name}' is both a column of {reader.name} and given "
-                                              "by --set/--values", "give it one way: drop the column, or the "
-                                              f"--set {name}=... (or the key in --values)")
-            elif variable is not None:
-                raise reader.column_error(name, f"the column '{name}' names a variable the program computes, "
-                                          "so it cannot be given", f"'{name}' is assigned on line "
-                                          f"{variable.position.line}; rename or drop the column")
-            elif chosen is None or name not in chosen or reducing:
-                hint = variables_hint(sorted(inputs), [name]).replace("the variables are", "its inputs are")
-                way_out = ("remove it (--reduce writes no rows to keep it in)" if reducing else
-                           f"pass the column through to the output with --keep {name},..., or remove it")
-                raise reader.column_error(name, f"the column '{name}' is not an input of the program",
-                                          f"{hint}; {way_out}")
-        self.numeric = [name for name in columns if name in inputs]
-        self.passed = [name for name in kept if name not in inputs]
-        self.kept = kept
-        missing = [v for v in program.inputs if v.name not in columns and v.name not in values
-                   and v.default is None]
-        if missing:
-            shown = ", ".join(v.name for v in missing[:10]) + (f" and {len(missing) - 10} more"
-                                                              if len(missing) > 10 else "")
-            plural = "s" * (len(missing) > 1)
-            raise InputError(
-                f"no value for input{plural} {shown}: {reader.name} has no such column{plural}, and no "
-                f"--set or default gives {'them' if plural else 'it'} one",
-                missing[0].position, program.source,
-                f"add a column {missing[0].name} to the rows, give one value for every row with "
-                f"--set {missing[0].name}=VALUE, or declare a default in the program "
-                f"('{missing[0].name} = 1.0')",
-                [f"the columns of {reader.name} are: {', '.join(columns[:20])}"
-                 + (" ..." if len(columns) > 20 else "")])
-        self.unused = [name for name in values if name not in program.variables]
+    chosen = name_list(keep) if keep else None  # only --keep can name a column the program does not use
+    for name in chosen or []:
+        if name not in reader.columns:
+            raise InputError(f"--keep names '{name}', which is not a column of {reader.name}",
+                             hint=variables_hint(reader.columns, [name]).replace("the variables are",
+                                                                                 "the columns are"))
+    way_out = ("remove it (--reduce writes no rows to keep it in)" if reducing else
+               "pass the column through to the output with --keep {name},..., or remove it")
+    plan = plan_columns(program, reader.columns, values, data_name=reader.name, locate=reader.column_error,
+                        keep=chosen, unknown_advice=way_out)
+    if plan.missing:
+        raise plan.missing_error(program, reader.name)
+    return plan
 
-    def broadcast(self, values: dict[str, float]) -> dict[str, float]:
-        if self.unused:
-            warn([f"'{name}' is not used by the program; its value is ignored" for name in self.unused])
-        return {name: value for name, value in values.items() if name not in self.unused}
 
-    @staticmethod
-    def _checked(names: list[str], program: Program, option: str) -> list[str]:
-        unknown = [name for name in names if name not in program.variables]
-        if unknown:
-            raise InputError(f"{option} names {', '.join(unknown)}, which the program does not define",
-                             source=Source(program.source.name, ""),
-                             hint=variables_hint(list(program.variables), unknown))
-        return names
+def _broadcast(plan: ColumnPlan, values: dict[str, float]) -> dict[str, float]:
+    """The values every row shares; those the program does not use are warned about and left out."""
+    if plan.unused:
+        warn([f"'{name}' is not used by the program; its value is ignored" for name in plan.unused])
+    return {name: value for name, value in values.items() if name not in plan.unused}
 
-    def wrt(self, wrt: tuple[str, ...], program: Program, reduce: str | None) -> list[str]:
-        names = self._checked(_names(wrt), program, "--wrt") if wrt else [v.name for v in program.inputs]
-        return names
 
-    def values_of(self, values_of: tuple[str, ...], program: Program, wrt: tuple[str, ...],
-                  reduce: str | None) -> list[str]:
-        names = self._checked(_names(values_of), program, "--values-of")
-        if reduce is not None:  # the report gives every variable it lists a value and a gradient
-            names = list(dict.fromkeys(self.wrt(wrt, program, reduce) + names))
-        return names
+def _defined(names: list[str], program: Program, option: str) -> list[str]:
+    unknown = [name for name in names if name not in program.variables]
+    if unknown:
+        raise InputError(f"{option} names {', '.join(unknown)}, which the program does not define",
+                         source=Source(program.source.name, ""),
+                         hint=variables_hint(list(program.variables), unknown))
+    return names
+
+
+def _wrt(wrt: tuple[str, ...], program: Program) -> list[str]:
+    return _defined(name_list(wrt), program, "--wrt") if wrt else [v.name for v in program.inputs]
+
+
+def _values_of(values_of: tuple[str, ...], program: Program, wrt: tuple[str, ...], reduce: str | None) -> list[str]:
+    names = _defined(name_list(values_of), program, "--values-of")
+    if reduce is not None:  # the report gives every variable it lists a value and a gradient
+        names = list(dict.fromkeys(_wrt(wrt, program) + names))
+    return names
 
 
 # --- per-row output --------------------------------------------------------------------------
 
 
-def _output_names(plan: _Columns, evaluator: BatchEvaluator) -> list[str]:
+def _output_names(plan: ColumnPlan, evaluator: BatchEvaluator) -> list[str]:
     from ..execute.vectorized import gradient_column
 
     names = list(plan.kept)
@@ -295,10 +253,10 @@ def _output_names(plan: _Columns, evaluator: BatchEvaluator) -> list[str]:
     return names
 
 
-def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
+def _write_rows(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: BatchEvaluator,
                 broadcast: dict[str, float], out: str | None, fmt: str, precision: int | None, on_error: str,
                 advance: Callable[[int], None]) -> None:
-    from .rows import writer_for
+    from ..files.rows import writer_for
 
     names = _output_names(plan, evaluator)
     to_stdout = out is None or out == "-"
@@ -339,12 +297,12 @@ def _write_rows(reader: RowReader | ParquetReader, plan: _Columns, evaluator: Ba
 
 def _warn_misread(reader: RowReader | ParquetReader) -> None:
     """Cells such as 1e-400 were read as 0, or 1e400 as inf: say so once each, with the first one's place."""
-    from .rows import misread_warnings
+    from ..files.rows import misread_warnings
 
     warn(misread_warnings(reader))
 
 
-def _row_columns(plan: _Columns, evaluator: BatchEvaluator, chunk: Chunk, result: BatchResult) -> dict[str, Any]:
+def _row_columns(plan: ColumnPlan, evaluator: BatchEvaluator, chunk: Chunk, result: BatchResult) -> dict[str, Any]:
     kept = result.kept
     columns: dict[str, Any] = {}
     for name in plan.kept:
@@ -410,7 +368,7 @@ class _Failures:
 # --- --reduce --------------------------------------------------------------------------------
 
 
-def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchEvaluator,
+def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: BatchEvaluator,
             broadcast: dict[str, float], how: str, out: str | None, report_format: str | None,
             precision: int | None, on_error: str, no_color: bool, advance: Callable[[int], None]) -> None:
     from ..language.program import INPUT, OUTPUT
@@ -456,7 +414,7 @@ def _report(reader: RowReader | ParquetReader, plan: _Columns, evaluator: BatchE
                 else (1.0 if how == "mean" else float(count)) for name in names}
     reduction = render.Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient)
     if report_format is None and out not in (None, "-"):  # report.json, report.csv
-        report_format = {".json": "json", ".csv": "csv"}.get(os.path.splitext(out)[1].lower())
+        report_format = format_by_extension(out, REPORT_EXTENSIONS)
     fmt = report_format or ("table" if out is None and stdout_is_terminal() else "plain")
     if fmt == "table" and out is None:
         print_rich(render.to_table(reduction, precision), no_color)

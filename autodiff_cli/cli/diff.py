@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP, complete_file_name, load_inputs, reporting_errors, warn
-from .output import Progress, emit, stdout_is_terminal
+from ..files.stdout import emit
+from ..files.streams import stdout_is_terminal
+from .console import Progress, warn
+from .options import (
+    CONTEXT_SETTINGS,
+    EXIT_CODES_HELP,
+    complete_file_name,
+    load_inputs,
+    name_list,
+    reporting_errors,
+)
 
 __all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
 
@@ -91,8 +100,7 @@ def diff_command(
     from ..render import formulas
 
     program, _ = load_inputs(source, expr, file, {}, None)
-    names = [name.strip() for item in wrt for name in item.split(",") if name.strip()]
-    chosen = wrt_names(program, output, names or None)
+    chosen = wrt_names(program, output, name_list(wrt) or None)
     count = derivative_count(len(chosen), order)
     if count > MAX_DERIVATIVES:
         raise click.UsageError(

@@ -7,16 +7,19 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import InputError, Source
-from .common import (
+from ..files.stdout import emit
+from ..files.streams import stdout_is_terminal
+from .console import Progress, print_rich, warn
+from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     load_inputs,
+    name_list,
     program_options,
     reporting_errors,
     text_options,
-    warn,
 )
-from .output import Progress, collector_off_until_exit, emit, keep_until_exit, print_rich, stdout_is_terminal
+from .process import collector_off_until_exit, keep_until_exit
 
 if TYPE_CHECKING:
     from ..execute import Evaluation
@@ -98,7 +101,7 @@ def eval_command(
 def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None:
     from ..errors import variables_hint
 
-    names = [name.strip() for item in wrt for name in item.split(",") if name.strip()]
+    names = name_list(wrt)
     unknown = [name for name in names if name not in evaluation.nodes]
     if unknown:
         raise InputError(

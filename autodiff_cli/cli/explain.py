@@ -6,16 +6,18 @@ import sys
 
 import click
 
-from .common import (
+from ..files.stdout import emit
+from ..files.streams import stdout_is_terminal
+from .console import Progress, print_rich, warn
+from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     load_inputs,
     program_options,
     reporting_errors,
     text_options,
-    warn,
 )
-from .output import Progress, collector_off_until_exit, emit, keep_until_exit, print_rich, stdout_is_terminal
+from .process import collector_off_until_exit, keep_until_exit
 
 __all__ = ["explain_command"]
 

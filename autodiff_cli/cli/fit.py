@@ -11,30 +11,33 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import EvaluationError, InputError, OutputError, Source
-from .common import (
+from ..errors import EvaluationError, InputError, OutputError, Source, listed
+from ..files.atomic import check_writable, write_atomic
+from ..files.formats import ROW_FORMATS, format_by_extension, row_format, sniffs
+from ..files.stdout import emit
+from ..files.streams import is_stream, names_stdin, names_stdout, stderr_is_terminal
+from ..files.values import value_literals
+from .console import Progress, notify, reading_progress, warn
+from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
     load_inputs_and_values_source,
-    names_stdin,
+    name_list,
     program_options,
     reporting_errors,
-    value_literals,
-    warn,
+    set_advice,
 )
-from .output import PROGRESS_AFTER, check_writable, emit, is_stream, write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..execute.columns import ColumnPlan
     from ..execute.fit import FitPlan, FitResult, FitSettings, Step
     from ..language.program import Program
 
@@ -71,7 +74,7 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
               help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
-@click.option("--from", "data_format", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]),
+@click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
               help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
@@ -158,7 +161,7 @@ def fit_command(
                                "name a file for the others")
     program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
     data_set = _read_data(data, data_format, program, values, quiet)
-    plan, start = _plan(program, data_set.columns, values, output, params, init, seed, data_set.name)
+    plan, start = _plan(program, data_set, values, output, params, init, seed)
     warn(plan.warnings)
 
     from ..execute.fit import ProgramObjective, train
@@ -180,22 +183,15 @@ def fit_command(
 def _plot_format(plot: str | None) -> str | None:
     if plot is None:
         return None
-    extension = os.path.splitext(plot)[1].lower()
+    implied = format_by_extension(plot, PLOT_FORMATS)
     if is_stream(plot):  # /dev/stdout, >(cmd): SVG, as graph -o and plot -o write there
-        extension = ".svg"
-    elif extension not in PLOT_FORMATS:
+        implied = "svg"
+    elif implied is None:
         raise click.BadParameter(f"{plot!r} should end in .svg, .png or .pdf", param_hint="--plot")
     from ..render.loss_plot import require_matplotlib
 
     require_matplotlib()
-    return PLOT_FORMATS[extension]
-
-
-def _names_stdout(path: str) -> bool:
-    """'-', /dev/stdout, /dev/fd/1...: standard output however it is spelled."""
-    from .output import descriptor_of
-
-    return path == "-" or descriptor_of(path) == 1
+    return implied
 
 
 def _check_destinations(out: str | None, history: str | None, plot: str | None,
@@ -203,7 +199,7 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
     """Fail before training, not after it, when a result could not be written, or would be
     written over another result or over a file this run reads (the data, the program)."""
     on_stdout = [option for option, path in (("the parameters", out or "-"), ("--history", history),
-                                             ("--plot", plot)) if path is not None and _names_stdout(path)]
+                                             ("--plot", plot)) if path is not None and names_stdout(path)]
     if len(on_stdout) > 1:
         both, which = ("both", "one of them") if len(on_stdout) == 2 else ("all", "all but one")
         raise click.UsageError(f"{', '.join(on_stdout[:-1])} and {on_stdout[-1]} cannot {both} go to stdout: "
@@ -229,8 +225,9 @@ class _DataSet:
     """Every row of the data in memory (training passes over them again and again), by column,
     with the line (or Parquet row) each came from."""
 
-    def __init__(self, name: str, columns: dict[str, np.ndarray], lines: np.ndarray, unit: str) -> None:
-        self.name, self.columns, self.lines, self.unit = name, columns, lines, unit
+    def __init__(self, name: str, columns: dict[str, np.ndarray], lines: np.ndarray, unit: str,
+                 plan: ColumnPlan) -> None:
+        self.name, self.columns, self.lines, self.unit, self.plan = name, columns, lines, unit, plan
 
     def label(self, index: int) -> str:
         """Where row ``index`` (from 0) is: 'line 12 of rows.csv'."""
@@ -242,13 +239,14 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
     """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
     import numpy as np
 
-    from .rows import format_for, misread_warnings, opened, progress, reader_for, sniffs
+    from ..execute.columns import plan_columns
+    from ..files.rows import misread_warnings, opened, reader_for
 
-    with opened(data) as (stream, name, size):
-        reader = reader_for(stream, name, format_for(data, data_format), sniffs(data, data_format))
-        _check_columns(reader, program, values)
+    with opened(data, notify) as (stream, name, size):
+        reader = reader_for(stream, name, row_format(data, data_format), sniffs(data, data_format))
+        plan = plan_columns(program, reader.columns, values, data_name=reader.name, locate=reader.column_error)
         chunks = []
-        with progress(size, quiet, name) as advance:
+        with reading_progress(size, quiet, name) as advance:
             for chunk in reader.chunks(reader.columns, [], wait=True):
                 chunks.append(chunk)
                 advance(chunk.consumed)
@@ -258,29 +256,7 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
                          source=Source(name, ""), hint="give at least one row of data")
     columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
     lines = np.concatenate([chunk.lines for chunk in chunks])
-    return _DataSet(name, columns, lines, chunks[0].unit)
-
-
-def _check_columns(reader: Any, program: Program, values: dict[str, float]) -> None:
-    """Each column supplies an input, and only from the data (batch's rules, pointing into the first line)."""
-    from ..errors import variables_hint
-
-    inputs = [v.name for v in program.inputs]
-    for name in reader.columns:
-        variable = program.variables.get(name)
-        if name in inputs:
-            if name in values:
-                raise reader.column_error(name, f"'{name}' is both a column of {reader.name} and given by "
-                                          "--set/--values", f"give it one way: drop the column, or the --set "
-                                          f"{name}=... (or the key in --values)")
-        elif variable is not None:
-            raise reader.column_error(name, f"the column '{name}' names a variable the program computes, so "
-                                      "it cannot be given", f"'{name}' is assigned on line "
-                                      f"{variable.position.line}; rename or drop the column")
-        else:
-            hint = variables_hint(inputs, [name]).replace("the variables are", "its inputs are")
-            raise reader.column_error(name, f"the column '{name}' is not an input of the program",
-                                      f"{hint}; remove the column, or use it in the program")
+    return _DataSet(name, columns, lines, chunks[0].unit, plan)
 
 
 def _advice(data_name: str) -> Any:
@@ -288,26 +264,23 @@ def _advice(data_name: str) -> Any:
     from ..execute.vectorized import Advice
 
     def give(names: list[str]) -> str:
-        sets = " ".join(f"--set {name}=VALUE" for name in names[:3]) + (" ..." if len(names) > 3 else "")
-        return f"add a column to {data_name}, or give {sets} or --values FILE.json"
+        return f"add a column to {data_name}, or give {set_advice(names)} or --values FILE.json"
 
     return Advice(f" in {data_name} (fit trains on every row; it has no --on-error skip)", give)
 
 
-def _plan(program: Program, columns: dict[str, np.ndarray], values: dict[str, float], output: str | None,
-          params: tuple[str, ...], init: str | None, seed: int, data_name: str) -> tuple[FitPlan, np.ndarray]:
+def _plan(program: Program, data_set: _DataSet, values: dict[str, float], output: str | None,
+          params: tuple[str, ...], init: str | None, seed: int) -> tuple[FitPlan, np.ndarray]:
     """The parameters and their starting values (--init draws the missing ones)."""
     import numpy as np
 
     from ..execute.fit import initial_values, plan_fit
 
-    names = [name.strip() for item in params for name in item.split(",") if name.strip()] or None
-    plan = plan_fit(program, list(columns), values, output, names, data_name)
+    plan = plan_fit(program, data_set.plan, values, output, name_list(params) or None, data_set.name)
     missing = plan.without_start
     if missing and init is None:
-        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10:,} more" if len(missing) > 10 else "")
         raise InputError(
-            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {shown}",
+            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {listed(missing, 10)}",
             hint=f"declare a default in the program ('{missing[0]} = 0'), give --set {missing[0]}=VALUE or "
                  "--values FILE.json, or draw them with --init normal|uniform",
         )
@@ -376,74 +349,40 @@ class _Interrupts:
         return 128 + 15 if self.terminated else 128 + 2
 
 
-def _stderr_is_terminal() -> bool:
-    try:
-        return sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 class _Reporter:
-    """Progress on stderr: at a terminal, a Rich bar once training has taken a second (as
-    ``output.Progress`` does: short runs stay silent); otherwise a plain line every N steps."""
-
-    REFRESH_SECONDS = 0.1
+    """Progress on stderr: at a terminal, a bar once training has taken a second (``Progress``:
+    short runs stay silent); otherwise a plain line every N steps."""
 
     def __init__(self, steps: int, quiet: bool, every: int) -> None:
-
         self.steps = steps
         self.quiet = quiet
         self.every = every
-        self.terminal = not quiet and _stderr_is_terminal()
-        self.bar: Any = None
-        self.task: Any = None
-        self._show_at = time.monotonic() + PROGRESS_AFTER
-        self._last_refresh = 0.0
+        self.bar = Progress("fitting", enabled=not quiet and stderr_is_terminal(),
+                            count_text="step {task.completed:,}/{task.total:,}",
+                            fields_text="loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}",
+                            fields={"loss": "-", "grad_norm": "-"}, every=0.1)
 
     def __enter__(self) -> _Reporter:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def _start_bar(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.bar = Progress(
-            TextColumn("{task.description}"), TextColumn("step {task.completed:,}/{task.total:,}"), BarColumn(),
-            TextColumn("loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}"),
-            TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-        )
-        self.bar.start()
-        self.task = self.bar.add_task("fitting", total=self.steps, loss="-", grad_norm="-")
+        self.bar.__exit__()
 
     def notice(self, message: str) -> None:
         """Say something at once, from a signal handler: on the bar, or as a raw line (a buffered
         write could be the one the handler interrupted)."""
-        if self.quiet:
+        if self.quiet or self.bar.say(message):
             return
-        if self.bar is not None:
-            self.bar.update(self.task, description=message)
-        else:
-            try:
-                os.write(2, f"{message}\n".encode())
-            except OSError:
-                pass
+        try:
+            os.write(2, f"{message}\n".encode())
+        except OSError:
+            pass
 
     def step(self, record: Step) -> None:
         if self.quiet:
             return
-        if self.terminal:
-            now = time.monotonic()
-            if self.bar is None and now >= self._show_at:
-                self._start_bar()
-            if self.bar is not None and (now - self._last_refresh >= self.REFRESH_SECONDS
-                                         or record.step == self.steps):
-                self._last_refresh = now
-                self.bar.update(self.task, completed=record.step, loss=f"{record.loss:.6g}",
-                                grad_norm=f"{record.grad_norm:.3g}")
+        if self.bar.enabled:
+            self.bar(record.step, self.steps, loss=f"{record.loss:.6g}", grad_norm=f"{record.grad_norm:.3g}")
         elif record.step % self.every == 0 or record.step == 1:
             click.echo(f"step {record.step}/{self.steps}  loss {record.loss:.6g}  "
                        f"grad norm {record.grad_norm:.3g}  lr {record.lr:.6g}", err=True)

@@ -11,30 +11,25 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import NAMES_SHOWN, AutodiffError
-from .common import (
+from ..errors import NAMES_SHOWN, AutodiffError, listed
+from ..files.atomic import check_writable, write_atomic
+from ..files.stdout import emit
+from ..files.streams import is_stream, is_terminal, stdout_is_terminal
+from .console import Progress, warn
+from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     FiniteFloat,
     complete_file_name,
+    format_of_file,
     load_inputs,
     program_options,
     program_title,
-    reporting_errors,
-    warn,
-)
-from .output import (
-    Progress,
-    check_writable,
-    emit,
-    format_of_file,
-    is_stream,
-    is_terminal,
-    keep_until_exit,
     refuse_overwriting_inputs,
-    stdout_is_terminal,
-    write_atomic,
+    reporting_errors,
+    set_advice,
 )
+from .process import keep_until_exit
 
 if TYPE_CHECKING:
     from ..analysis.graph_model import GraphModel
@@ -164,9 +159,7 @@ def graph_command(
     omitted = model.omitted
     if omitted:
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
-        more = len(omitted) - NAMES_SHOWN
-        names = ", ".join(omitted[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
-        warn([f"{names} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
+        warn([f"{listed(omitted, NAMES_SHOWN)} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
 
     if backend is not None and max_nodes:
         _check_layout_size(model, max_nodes)
@@ -207,15 +200,11 @@ def _structure_only_warning(program: Program, values: dict[str, float]) -> str:
     missing = [v.name for v in missing_inputs(program, values)]
     known = [v.name for v in program.inputs if v.name in values or v.default is not None]
 
-    def listed(names: list[str]) -> str:
-        more = len(names) - NAMES_SHOWN
-        return ", ".join(names[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
-
     if not known:
-        return f"no value for {listed(missing)}: drawing the structure only (give values with --set NAME=VALUE)"
-    sets = " ".join(f"--set {name}=VALUE" for name in missing[:3]) + (" ..." if len(missing) > 3 else "")
-    return (f"no value for {listed(missing)}: drawing the structure only, without the values of "
-            f"{listed(known)} (give every input a value to see the numbers: {sets})")
+        return (f"no value for {listed(missing, NAMES_SHOWN)}: drawing the structure only (give values with "
+                "--set NAME=VALUE)")
+    return (f"no value for {listed(missing, NAMES_SHOWN)}: drawing the structure only, without the values of "
+            f"{listed(known, NAMES_SHOWN)} (give every input a value to see the numbers: {set_advice(missing)})")
 
 
 class GraphTooLarge(AutodiffError):

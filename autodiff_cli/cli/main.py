@@ -1,7 +1,8 @@
 """The ``autodiff`` command group: one module per subcommand, registered here.
 
-Each command reads its input (``common``), calls the library and hands the rendered
-result to ``output``; nothing below this layer prints or exits.
+Each command reads its options and inputs (``options``, over ``files``), calls the library
+and hands the rendered result to ``console`` or ``files``; nothing below this layer prints or
+exits.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from typing import Any
 import click
 
 from ..errors import printable, shorten
-from . import output
+from ..files.stdout import stdout_closed
+from . import process
 from .batch import batch_command
 from .check import check_command
-from .common import CONTEXT_SETTINGS, EXIT_CODES_HELP
+from .options import CONTEXT_SETTINGS, EXIT_CODES_HELP
 from .diff import diff_command
 from .eval import eval_command
 from .explain import explain_command
@@ -39,11 +41,11 @@ class AutodiffGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         # Click ends a closed pipe with status 1; `autodiff ... | head` is a normal way to stop
-        # reading, so every command ends it alike, with 0 (as batch always did).
+        # reading, so every command ends it alike, with 0.
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            output.stdout_closed()
+            stdout_closed()
             return None
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
@@ -113,15 +115,15 @@ def run() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     _escape_what_stdout_cannot_encode()
     # The process ends with os._exit, so the commands can leave their graphs to it rather
-    # than free millions of nodes one by one after the output is written (output.keep_until_exit).
-    output.EXIT_FAST = True
+    # than free millions of nodes one by one after the output is written (process.keep_until_exit).
+    process.EXIT_FAST = True
     try:
         main(prog_name="autodiff")
     except SystemExit as ended:
-        output.exit_now(ended.code)
+        process.exit_now(ended.code)
     except KeyboardInterrupt:  # Ctrl-C outside the command (while Click sets up or exits)
-        output.exit_now(INTERRUPTED)
-    output.exit_now(0)
+        process.exit_now(INTERRUPTED)
+    process.exit_now(0)
 
 
 def _escape_what_stdout_cannot_encode() -> None:

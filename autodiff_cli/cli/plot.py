@@ -9,26 +9,21 @@ from __future__ import annotations
 
 import click
 
-from .common import (
+from ..files.atomic import check_writable, write_atomic
+from ..files.stdout import emit
+from ..files.streams import is_stream, is_terminal, stdout_is_terminal
+from .console import warn
+from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     _parse_number,
     complete_file_name,
+    format_of_file,
     load_inputs,
     program_options,
     program_title,
-    reporting_errors,
-    warn,
-)
-from .output import (
-    check_writable,
-    emit,
-    format_of_file,
-    is_stream,
-    is_terminal,
     refuse_overwriting_inputs,
-    stdout_is_terminal,
-    write_atomic,
+    reporting_errors,
 )
 
 __all__ = ["plot_command"]

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.optim import AdamRule, SGDRule, scheduled_lr
-from ..errors import AutodiffError, InputError, Source, variables_hint
-from ..language.program import INPUT, Program, check_inputs, missing_inputs_error, output_name
+from ..errors import AutodiffError, InputError, Source, listed, variables_hint
+from ..language.program import Program, check_inputs, missing_inputs_error, output_name
+from .columns import ColumnPlan, plan_columns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -348,10 +349,13 @@ class FitPlan:
         return [name for name in self.parameters if name not in self.start]
 
 
-def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], output: str | None = None,
-             parameters: list[str] | None = None, data_name: str = "the data") -> FitPlan:
+def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[str, float],
+             output: str | None = None, parameters: list[str] | None = None, data_name: str = "the data") -> FitPlan:
     """Sort the program's inputs into parameters (every input no column supplies, or ``parameters``),
     data and fixed inputs, with the starting values ``values`` and the defaults give.
+
+    ``columns`` are the data's column names, or their ``ColumnPlan`` when the caller has made it
+    (``plan_columns``, whose checks this runs otherwise).
 
     Raises ``InputError`` for a column that is not an input or is also given a value, a
     parameter that is not an input or is a column, nothing to learn, or an input that is
@@ -361,8 +365,9 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
     warnings = check_inputs(program, values)
     output = output_name(program, output)
     inputs = {v.name: v for v in program.inputs}
-    _check_columns(program, columns, data_name)
-    column_set = set(columns)
+    if not isinstance(columns, ColumnPlan):
+        columns = plan_columns(program, columns, values, data_name=data_name)
+    column_set = set(columns.columns)
     if parameters is None:
         learned = [name for name in inputs if name not in column_set]
     else:
@@ -372,11 +377,6 @@ def plan_fit(program: Program, columns: list[str], values: Mapping[str, float], 
                          source=Source(program.source.name, ""),
                          hint="parameters are the inputs that no data column supplies; drop a column, "
                               "or name them with --params")
-    for name in values:
-        if name in column_set:
-            raise InputError(f"'{name}' is both a column of {data_name} and given by --set/--values",
-                             source=Source(program.source.name, ""),
-                             hint=f"give it one way: drop the column, or the --set {name}=... (or the key in --values)")
     learned_set = set(learned)
     needed = program.dependencies(output)
     warnings += [f"'{name}' does not affect '{output}', so fitting leaves it where it starts"
@@ -419,19 +419,6 @@ def values_to_write(plan: FitPlan, params: np.ndarray, given: Mapping[str, float
               for name, value in given.items() if name in inputs or name in kept}
     values.update(zip(plan.parameters, params.tolist()))
     return values
-
-
-def _check_columns(program: Program, columns: list[str], data_name: str) -> None:
-    for column in columns:
-        variable = program.variables.get(column)
-        if variable is None or variable.kind != INPUT:
-            what = "is not a variable of the program" if variable is None else "is computed by the program"
-            raise InputError(
-                f"column '{column}' of {data_name} {what}",
-                source=Source(program.source.name, ""),
-                hint=variables_hint([v.name for v in program.inputs], [column])
-                if variable is None else "a column can only supply an input; drop it from the data",
-            )
 
 
 def _checked_parameters(program: Program, names: list[str], columns: set[str], data_name: str) -> list[str]:
@@ -495,8 +482,7 @@ class ProgramObjective:
         executor's own note counts rows of the batch and lists the parameters first)."""
         index = error.row if rows is None else int(rows[error.row])
         shown = [f"{name}={float(column[index])!r}" for name, column in self.columns.items()]
-        more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
         error.notes = [note for note in error.notes if not note.startswith("in row ")]
-        error.notes.append(f"in {self.row_label(index)}: {', '.join(shown[:20])}{more}")
+        error.notes.append(f"in {self.row_label(index)}: {listed(shown, 20)}")
         error.row = index
         return error

@@ -19,6 +19,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import listed
+
 if TYPE_CHECKING:
     from ..analysis.curves import Curves
 
@@ -52,8 +54,7 @@ def _fixed_text(curves: Curves, limit: int = 6) -> str:
     items = [f"{name} = {value:g}" for name, value in curves.fixed.items()]
     if not items:
         return ""
-    shown = ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
-    return f"with {shown}"
+    return f"with {listed(items, limit)}"
 
 
 def _panels(curves: Curves) -> list[tuple[str, Any]]:

@@ -464,7 +464,7 @@ def _with_terminal_stderr(args: list[str], stdin: bytes | None = None) -> str:
 
 
 def test_progress_only_at_a_terminal_for_a_file(tmp_path) -> None:
-    # The bar appears after the first second (output.PROGRESS_AFTER), so the file is large.
+    # The bar appears after the first second (console.PROGRESS_AFTER), so the file is large.
     rows = tmp_path / "rows.csv"
     values = np.random.default_rng(5).standard_normal((500_000, 3))
     rows.write_text("a,b,c\n" + ("%r,%r,%r\n" * len(values)) % tuple(values.ravel().tolist()))
@@ -577,18 +577,18 @@ def test_output_to_an_open_descriptor_writes_into_it(tmp_path) -> None:
 
 def test_a_directory_that_takes_no_temporary_file(runner, tmp_path, monkeypatch) -> None:
     # Root ignores directory permissions, so the refusal is simulated where it happens.
-    from autodiff_cli.cli import output
+    from autodiff_cli.files import atomic
 
     out = tmp_path / "out.csv"
     out.write_text("old\n")
-    real = output._create_temporary
+    real = atomic._create_temporary
 
     def refuse_next_to_target(directory: str, base: str):
         if os.path.samefile(directory, tmp_path):
             raise PermissionError(13, "Permission denied")
         return real(directory, base)
 
-    monkeypatch.setattr(output, "_create_temporary", refuse_next_to_target)
+    monkeypatch.setattr(atomic, "_create_temporary", refuse_next_to_target)
     assert run(runner, "y = log(x)", "-", "-o", str(out), input="x\n1\n-1\n").exit_code == 1
     assert out.read_text() == "old\n"  # a failed run leaves it as it was
     assert run(runner, "y = 2*x", "-", "-o", str(out), input="x\n1\n").exit_code == 0

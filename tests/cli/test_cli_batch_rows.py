@@ -169,7 +169,7 @@ class _Trickle(io.RawIOBase):
 
 @pytest.mark.parametrize("size", [1, 2, 3, 5], ids=["1", "2", "3", "5"])
 def test_crlf_and_cr_cut_between_reads(size) -> None:
-    from autodiff_cli.cli.rows import RowReader
+    from autodiff_cli.files.rows import RowReader
 
     reader = RowReader(_Trickle(b"x,y\r\n1,2\r\n3,4\r5,6\r", size), "t.csv", "csv")
     chunks = list(reader.chunks(["x", "y"], [], wait=True))
@@ -342,7 +342,7 @@ def test_a_byte_that_is_not_utf8_is_placed_and_shown(runner, tmp_path, how, comm
 ], ids=["after-a-character", "character-not-continued"])
 def test_a_byte_that_is_not_utf8_is_placed_however_the_reads_cut_the_line(size, data, line, column, shown,
                                                                            byte) -> None:
-    from autodiff_cli.cli.rows import RowReader
+    from autodiff_cli.files.rows import RowReader
     from autodiff_cli.errors import InputError
 
     with pytest.raises(InputError) as raised:
@@ -435,7 +435,7 @@ QUOTED_ROWS = b'id,x\n"a\nb",1\n"c",2\n"d\n\ne",3\nf,4\n'
 @pytest.mark.parametrize("read", [1, 4, 1000], ids=["1-byte-reads", "4-byte-reads", "one-read"])
 @pytest.mark.parametrize("size", [1, 2, 3, 100], ids=["1-line", "2-lines", "3-lines", "100-lines"])
 def test_a_quoted_cell_over_a_chunk_boundary(size, read, wait) -> None:
-    from autodiff_cli.cli.rows import RowReader
+    from autodiff_cli.files.rows import RowReader
 
     reader = RowReader(_Trickle(QUOTED_ROWS, read), "t.csv", "csv")
     chunks = list(reader.chunks(["x"], ["id"], wait=wait, size=size))
@@ -507,9 +507,9 @@ def test_a_lone_carriage_return_is_refused_when_writing(runner, tmp_path, fmt, r
 @pytest.mark.parametrize("args", [["batch", "y = 2*x", "-"], ["fit", "w = 1; L = (w*x)**2", "--data", "-",
                                                               "--steps", "1", "-q"]], ids=["batch", "fit"])
 def test_reading_rows_at_a_terminal_says_so(runner, monkeypatch, args) -> None:
-    from autodiff_cli.cli import common
+    from autodiff_cli.files import streams
 
-    monkeypatch.setattr(common, "_is_terminal", lambda stream: True)
+    monkeypatch.setattr(streams, "stdin_is_terminal", lambda: True)
     result = runner.invoke(main, args, input="x\n1\n")
     assert result.exit_code == 0, result.stderr
     assert "reading the rows from the terminal; end them with Ctrl-D (Ctrl-C cancels)" in result.stderr
@@ -545,7 +545,7 @@ def test_rows_from_dev_null_a_file_or_a_pipe(tmp_path, args, stdin, status, mess
 
 @pytest.mark.parametrize("cut", [8, 9, 10, 11, 12], ids=["8", "9", "10", "11", "12"])
 def test_underflow_cut_between_reads_is_still_found(cut) -> None:
-    from autodiff_cli.cli.rows import RowReader
+    from autodiff_cli.files.rows import RowReader
 
     data = b"x,y\n3,1e-400\n"  # the cell starts at byte 6
     reader = RowReader(_Trickle(data, cut), "t.csv", "csv")

@@ -1,4 +1,4 @@
-"""Big programs (issue 13, item 19): progress at a terminal while parsing and evaluating, none in
+"""Big programs: progress at a terminal while parsing and evaluating, none in
 pipes, and about a kilobyte of memory per statement from reading the text to the report."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autodiff_cli.cli import main, output
+from autodiff_cli.cli import console, main, process
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
 from autodiff_cli.render import report
@@ -23,7 +23,7 @@ from programs import network  # the generated program the benchmarks run
 
 
 def test_no_progress_in_pipes(runner, monkeypatch) -> None:
-    monkeypatch.setattr(output, "PROGRESS_AFTER", 0.0)  # would show at once at a terminal
+    monkeypatch.setattr(console, "PROGRESS_AFTER", 0.0)  # would show at once at a terminal
     result = runner.invoke(main, ["eval", network(3000), "--format", "json"])
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
@@ -35,7 +35,7 @@ def test_progress_at_a_terminal_while_parsing_and_evaluating(tmp_path: Path, com
     program = tmp_path / "net.ad"
     program.write_text(network(3000))
     extra = {"eval": "'--format', 'json'", "graph": "'--format', 'dot'", "explain": "'--max-steps', '5'"}[command]
-    code = ("from autodiff_cli.cli import output, main; output.PROGRESS_AFTER = 0.0; "
+    code = ("from autodiff_cli.cli import console, main; console.PROGRESS_AFTER = 0.0; "
             f"main.main([{command!r}, {str(program)!r}, {extra}], prog_name='autodiff')")
     shell = f"{sys.executable} -c \"{code}\" > {tmp_path / 'out'}"
     result = subprocess.run(["script", "-qec", shell, "/dev/null"], capture_output=True, text=True, check=False,
@@ -72,8 +72,8 @@ def test_one_shot_commands_leave_the_collector_off_only_when_the_process_ends_wi
     # would only rescan the graph; a program calling main() must keep its collector.
     import gc
 
-    monkeypatch.setattr(output, "EXIT_FAST", exit_fast)
-    monkeypatch.setattr(output, "_KEPT", [])
+    monkeypatch.setattr(process, "EXIT_FAST", exit_fast)
+    monkeypatch.setattr(process, "_KEPT", [])
     assert gc.isenabled()
     try:
         result = runner.invoke(main, [command, "y = x*x", "--set", "x=3"])

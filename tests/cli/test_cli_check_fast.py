@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from autodiff_cli.analysis import check as ck
-from autodiff_cli.cli import main, output
+from autodiff_cli.cli import console, main
 from autodiff_cli.engine.forward import tangent_at_root
 from autodiff_cli.engine.graph import Tape
 from autodiff_cli.execute import evaluate
@@ -101,7 +101,7 @@ def test_the_full_check_agrees_with_the_old_per_input_evaluation() -> None:
 
 def test_progress_waits_a_second_then_shows_and_goes(monkeypatch) -> None:
     now = [100.0]
-    progress = output.Progress("checking gradients", enabled=True)
+    progress = console.Progress("checking gradients", enabled=True)
     progress._clock = lambda: now[0]
     progress._started = 100.0
     progress(1, 10)
@@ -115,7 +115,7 @@ def test_progress_waits_a_second_then_shows_and_goes(monkeypatch) -> None:
 
 
 def test_no_progress_when_stderr_is_not_a_terminal(runner, monkeypatch) -> None:
-    monkeypatch.setattr(output, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(console, "PROGRESS_AFTER", 0.0)
     result = runner.invoke(main, ["check", wide(50), "--format", "json"])
     assert result.exit_code == 0 and result.stderr == ""
 
@@ -124,7 +124,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(runner, monkeypatch) -> None:
 def test_progress_at_a_terminal(tmp_path) -> None:
     program = tmp_path / "wide.ad"
     program.write_text(wide(200))
-    code = ("import sys; from autodiff_cli.cli import output, main; output.PROGRESS_AFTER = 0.0; "
+    code = ("import sys; from autodiff_cli.cli import console, main; console.PROGRESS_AFTER = 0.0; "
             f"main.main(['check', {str(program)!r}, '--format', 'json'], prog_name='autodiff')")
     command = f"{sys.executable} -c \"{code}\" > {tmp_path / 'out.json'}"
     result = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, check=False,

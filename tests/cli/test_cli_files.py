@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autodiff_cli.cli import output
+from autodiff_cli.files import atomic, streams
 from autodiff_cli.errors import OutputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def test_a_descriptor_opened_for_append_keeps_what_the_file_had(tmp_path, spelli
     log.write_bytes(b"header\n")
     fd = os.open(log, os.O_WRONLY | os.O_APPEND)
     try:
-        output.write_atomic(spelling.format(fd=fd), b"graph\n")
+        atomic.write_atomic(spelling.format(fd=fd), b"graph\n")
     finally:
         os.close(fd)
     assert log.read_bytes() == b"header\ngraph\n"
@@ -56,7 +56,7 @@ def test_a_descriptor_is_written_at_its_offset_not_truncated(tmp_path) -> None:
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         os.write(fd, b"header\n")
-        output.write_atomic(f"/dev/fd/{fd}", b"graph\n")
+        atomic.write_atomic(f"/dev/fd/{fd}", b"graph\n")
         os.write(fd, b"footer\n")
     finally:
         os.close(fd)
@@ -66,7 +66,7 @@ def test_a_descriptor_is_written_at_its_offset_not_truncated(tmp_path) -> None:
 def test_a_pipe_descriptor_is_written(tmp_path) -> None:
     read_end, write_end = os.pipe()
     try:
-        output.write_atomic(f"/dev/fd/{write_end}", b"through the pipe")
+        atomic.write_atomic(f"/dev/fd/{write_end}", b"through the pipe")
         os.close(write_end)
         write_end = -1
         assert os.read(read_end, 100) == b"through the pipe"
@@ -80,13 +80,13 @@ def test_a_closed_descriptor_is_an_error_not_a_new_file(tmp_path) -> None:
     fd = os.open(tmp_path / "x", os.O_WRONLY | os.O_CREAT)
     os.close(fd)
     with pytest.raises(OutputError, match=f"/dev/fd/{fd}.*not open"):
-        output.write_atomic(f"/dev/fd/{fd}", b"data")
+        atomic.write_atomic(f"/dev/fd/{fd}", b"data")
 
 
 def test_check_writable_accepts_an_open_descriptor(tmp_path) -> None:
     read_end, write_end = os.pipe()
     try:
-        output.check_writable(f"/dev/fd/{write_end}")  # no exception: it can be written
+        atomic.check_writable(f"/dev/fd/{write_end}")  # no exception: it can be written
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -136,7 +136,7 @@ def _no_temporary_files(monkeypatch) -> None:
     def refuse(directory, base):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(output, "_create_temporary", refuse)
+    monkeypatch.setattr(atomic, "_create_temporary", refuse)
 
 
 def test_a_writable_file_in_a_read_only_directory_is_overwritten_in_place(tmp_path, monkeypatch) -> None:
@@ -146,7 +146,7 @@ def test_a_writable_file_in_a_read_only_directory_is_overwritten_in_place(tmp_pa
     linked = tmp_path / "hard-link.dot"
     os.link(target, linked)
     _no_temporary_files(monkeypatch)
-    output.write_atomic(str(target), b"new\n")
+    atomic.write_atomic(str(target), b"new\n")
     assert target.read_bytes() == b"new\n"
     assert linked.read_bytes() == b"new\n"  # the same file, written in place
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
@@ -163,14 +163,14 @@ def test_in_place_reserves_the_space_first(tmp_path, monkeypatch) -> None:
 
     monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
     with pytest.raises(OutputError, match="No space left on device"):
-        output.write_atomic(str(target), b"a much longer new picture\n")
+        atomic.write_atomic(str(target), b"a much longer new picture\n")
     assert target.read_bytes() == b"old\n"
 
 
 def test_a_new_file_in_a_read_only_directory_explains_why(tmp_path, monkeypatch) -> None:
     _no_temporary_files(monkeypatch)
     with pytest.raises(OutputError) as raised:
-        output.write_atomic(str(tmp_path / "new.svg"), b"x")
+        atomic.write_atomic(str(tmp_path / "new.svg"), b"x")
     assert "cannot create a file in" in raised.value.message
     assert raised.value.hint and "directory" in raised.value.hint
 
@@ -234,7 +234,7 @@ def test_another_users_read_only_file_does_not_suggest_chmod(tmp_path, monkeypat
     target.chmod(0o444)
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     monkeypatch.setattr(os, "geteuid", lambda: target.stat().st_uid + 1)
-    for write in (output.check_writable, lambda path: output.write_atomic(path, b"x")):
+    for write in (atomic.check_writable, lambda path: atomic.write_atomic(path, b"x")):
         with pytest.raises(OutputError) as raised:
             write(str(target))
         assert "belongs to another user" in raised.value.message
@@ -247,7 +247,7 @@ def test_ones_own_read_only_file_suggests_chmod(tmp_path, monkeypatch) -> None:
     target.write_text("mine")
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     with pytest.raises(OutputError) as raised:
-        output.check_writable(str(target))
+        atomic.check_writable(str(target))
     assert "read-only" in raised.value.message and "chmod u+w" in raised.value.hint
 
 
@@ -277,12 +277,12 @@ def test_binary_to_a_terminal_through_a_path_is_refused(runner, monkeypatch) -> 
 def test_is_terminal_and_is_stream(tmp_path) -> None:
     regular = tmp_path / "g.svg"
     regular.write_text("x")
-    assert not output.is_stream(str(regular)) and not output.is_terminal(str(regular))
-    assert not output.is_stream(str(tmp_path / "new.svg"))
-    assert output.is_stream("/dev/null") and not output.is_terminal("/dev/null")
+    assert not streams.is_stream(str(regular)) and not streams.is_terminal(str(regular))
+    assert not streams.is_stream(str(tmp_path / "new.svg"))
+    assert streams.is_stream("/dev/null") and not streams.is_terminal("/dev/null")
     read_end, write_end = os.pipe()
     try:
-        assert output.is_stream(f"/dev/fd/{write_end}") and not output.is_terminal(f"/dev/fd/{write_end}")
+        assert streams.is_stream(f"/dev/fd/{write_end}") and not streams.is_terminal(f"/dev/fd/{write_end}")
     finally:
         os.close(read_end)
         os.close(write_end)

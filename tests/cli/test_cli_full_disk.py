@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autodiff_cli.cli import output
+from autodiff_cli.cli import process
+from autodiff_cli.files import stdout
 from autodiff_cli.errors import OutputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,11 +109,11 @@ def test_write_whole_writes_every_byte_or_raises(most: int, room: int, whole: bo
     data = bytes(range(40))
     handle = _TakesPart(most, room)
     if whole:
-        output.write_whole(handle, data)
+        stdout.write_whole(handle, data)
         assert bytes(handle.data) == data
     else:
         with pytest.raises(OSError):
-            output.write_whole(handle, data)
+            stdout.write_whole(handle, data)
         assert len(handle.data) == room
 
 
@@ -128,7 +129,7 @@ def test_a_failed_last_flush_of_stdout_turns_success_into_status_1(monkeypatch, 
 
     monkeypatch.setattr(sys, "stdout", FullStdout())
     monkeypatch.setattr(os, "_exit", fake_exit)
-    output.exit_now(0)
+    process.exit_now(0)
     assert ended == [1]
     assert "cannot write to standard output: No space left on device" in capfd.readouterr().err
 
@@ -139,7 +140,7 @@ def test_standard_output_as_bytes_names_the_failure(monkeypatch) -> None:
 
     monkeypatch.setattr(sys, "stdout", Full())
     with pytest.raises(OutputError, match="cannot write to standard output: No space left"):
-        output.StdoutBytes().write(b"x" * 20)
+        stdout.StdoutBytes().write(b"x" * 20)
 
 
 @pytest.mark.parametrize(("args", "example"), [

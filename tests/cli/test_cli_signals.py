@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from autodiff_cli import execute
-from autodiff_cli.cli import main, output
+from autodiff_cli.cli import console, main
+from autodiff_cli.files import stdout
 from autodiff_cli.render import backends
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,8 +26,8 @@ def interrupt(*args, **kwargs):
     ("command", "where"),
     [
         (["eval", "y = 2*x", "--set", "x=1"], (execute, "evaluate")),
-        (["eval", "y = 2*x", "--set", "x=1", "--format", "table"], (output, "print_rich")),
-        (["explain", "y = 2*x", "--set", "x=1"], (output, "emit")),
+        (["eval", "y = 2*x", "--set", "x=1", "--format", "table"], (console, "print_rich")),
+        (["explain", "y = 2*x", "--set", "x=1"], (stdout, "emit")),
         (["check", "y = 2*x", "--set", "x=1"], (execute, "evaluate")),
         (["graph", "y = 2*x", "--set", "x=1", "--renderer", "bundled"], (backends, "render")),
     ],
@@ -35,7 +36,7 @@ def interrupt(*args, **kwargs):
 def test_ctrl_c_anywhere_exits_130(runner, monkeypatch, command, where) -> None:
     module, name = where
     monkeypatch.setattr(module, name, interrupt)
-    if module is output:  # the commands import these by name
+    if module in (console, stdout):  # the commands import these by name
         from autodiff_cli.cli import eval as eval_module
         from autodiff_cli.cli import explain as explain_module
 

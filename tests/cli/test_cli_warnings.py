@@ -6,7 +6,7 @@ import json
 import pytest
 
 from autodiff_cli.cli import main
-from autodiff_cli.cli.common import WARNINGS_SHOWN, warn
+from autodiff_cli.cli.console import WARNINGS_SHOWN, warn
 
 
 def test_many_unused_values_are_one_warning(runner, tmp_path) -> None:

@@ -213,8 +213,8 @@ def test_named_parameters_leave_the_other_inputs_fixed() -> None:
 @pytest.mark.parametrize(
     "columns, values, parameters, message",
     [
-        (["x", "y", "z"], {}, None, "column 'z' of the data is not a variable"),
-        (["x", "loss"], {}, None, "column 'loss' of the data is computed by the program"),
+        (["x", "y", "z"], {}, None, "the column 'z' is not an input of the program"),
+        (["x", "loss"], {}, None, "the column 'loss' names a variable the program computes"),
         (["x", "y", "w", "b", "c"], {}, None, "nothing to fit"),
         (["x", "y"], {}, ["x"], "--params names 'x', which is a column"),
         (["x", "y"], {}, ["q"], "--params names 'q', which is not an input"),

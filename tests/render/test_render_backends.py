@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autodiff_cli.cli.output import check_writable, write_atomic
+from autodiff_cli.files.atomic import check_writable, write_atomic
 from autodiff_cli.engine import Value
 from autodiff_cli.errors import OutputError
 from autodiff_cli.execute import evaluate

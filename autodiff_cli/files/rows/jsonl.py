@@ -1,0 +1,162 @@
+"""JSON Lines to chunks of rows: one object per line, the keys of the first naming the columns."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..text import float_noting_underflows
+from ..values import DuplicateKey, object_without_duplicates
+from .lines import Chunk, Overflows, Underflows, data_error, key_span, may_overflow, may_underflow
+
+def parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
+    try:
+        document = _json_object(text)
+    except DuplicateKey as duplicate:
+        raise data_error(name, line, f"the key {duplicate.key!r} appears twice in this object", "give each key "
+                         "once", text, *key_span(text, duplicate.key)) from None
+    except json.JSONDecodeError as error:
+        raise data_error(name, line, f"not valid JSON: {error.msg}", "write one JSON object per line, "
+                         'e.g. {"x": 1.5, "y": -2}', text, error.colno) from None
+    except RecursionError:
+        raise data_error(name, line, "not valid JSON here: nested too deeply", "write one flat JSON object "
+                         "per line", text) from None
+    if not isinstance(document, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+            type(document), "null")
+        raise data_error(name, line, f"expected a JSON object, got {kind}", 'write one JSON object per line, '
+                         'e.g. {"x": 1.5, "y": -2}', text)
+    return document
+
+
+def _json_object(text: str) -> Any:
+    """``json.loads``, refusing a key given twice; an integer longer than ``int`` takes (4,300
+    digits: ``sys.get_int_max_str_digits``) is read as ``float`` reads it, as inf."""
+    try:
+        return json.loads(text, object_pairs_hook=object_without_duplicates)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer too long for int(): json's only ValueError that is not a JSONDecodeError
+        return json.loads(text, object_pairs_hook=object_without_duplicates, parse_int=_integer)
+
+
+def _integer(literal: str) -> int | float:
+    """A JSON integer as ``int``, or as ``float`` (inf) when it is too long for ``int``."""
+    try:
+        return int(literal)
+    except ValueError:
+        return float(literal)
+
+
+def _as_float(number: float) -> float:
+    """``float``, but an integer beyond the float range is inf (float() raises), as its text reads."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+class JsonChunks:
+    """JSON Lines to a Chunk: one ``json.loads`` over the whole chunk, line by line when it fails."""
+
+    def __init__(self, name: str, columns: Sequence[str], numeric: Sequence[str], passed: Sequence[str],
+                 underflows: Underflows | None = None, source: Any = None,
+                 overflows: Overflows | None = None) -> None:
+        self.name, self.columns, self.numeric, self.passed = name, list(columns), list(numeric), list(passed)
+        self.keys = set(columns)
+        self.underflows = underflows or Underflows(name)
+        self.overflows = overflows or Overflows(name)
+        self.source = source  # the Lines, whose ``tiny`` says whether to look for underflows at all
+
+    def __call__(self, lines: list[str], first_line: int, documents: list[dict[str, Any]] | None = None) -> Chunk:
+        line_numbers = [first_line + offset for offset, text in enumerate(lines) if text.strip()]
+        texts = [lines[n - first_line] for n in line_numbers]
+        if documents is None:
+            documents = self._parse(texts, line_numbers)
+        keys = self.keys
+        for document, line, text in zip(documents, line_numbers, texts):
+            if document.keys() != keys:
+                self._keys_error(document, line, text)
+        numbers = {}
+        for name in self.numeric:
+            cells = [document[name] for document in documents]
+            if not set(map(type, cells)) <= {float, int}:
+                # "NaN", "Infinity" and "-Infinity" are how JSON output writes non-finite numbers
+                # (batch's own and eval's), so they read back as the numbers they stand for.
+                cells = [_NON_FINITE.get(cell, cell) if type(cell) is str else cell for cell in cells]
+                if not set(map(type, cells)) <= {float, int}:
+                    self._cell_error(name, cells, line_numbers, texts)
+            try:
+                numbers[name] = np.array(cells, dtype=np.float64)
+            except OverflowError:  # an integer beyond the float range
+                numbers[name] = np.array([_as_float(cell) for cell in cells], dtype=np.float64)
+        if ((self.source is None or self.source.tiny) and any((column == 0).any() for column in numbers.values())
+                and may_underflow(texts)):
+            self._look_for_underflows(numbers, line_numbers, texts)
+        if any(np.isinf(column).any() for column in numbers.values()) and may_overflow(texts):
+            self._look_for_overflows(numbers, line_numbers, texts)
+        passed = {name: [document[name] for document in documents] for name in self.passed}
+        return Chunk(numbers, passed, np.array(line_numbers, dtype=np.int64))
+
+    def _look_for_underflows(self, numbers: dict[str, np.ndarray], line_numbers: list[int],
+                             texts: list[str]) -> None:
+        zero = np.zeros(len(texts), dtype=bool)
+        for column in numbers.values():
+            zero |= column == 0
+        rows = np.flatnonzero(zero).tolist()
+        for row in rows:
+            found: list[str] = []
+            json.loads(texts[row], parse_float=float_noting_underflows(found))
+            for literal in found:
+                self.underflows.add(line_numbers[row], texts[row].find(literal) + 1, literal)
+
+    def _look_for_overflows(self, numbers: dict[str, np.ndarray], line_numbers: list[int],
+                            texts: list[str]) -> None:
+        """Count the numbers written in full that read as inf (1e400), not the "Infinity" written."""
+        infinite = np.zeros(len(texts), dtype=bool)
+        for column in numbers.values():
+            infinite |= np.isinf(column)
+        for row in np.flatnonzero(infinite).tolist():
+            text = texts[row]
+            written = json.loads(text, parse_float=str, parse_int=str)  # each number as its text
+            for name in numbers:
+                literal = written[name]
+                # A str here is a number's text, or one of the strings that stand for NaN and the
+                # infinities; the constant Infinity reads as a float.
+                if type(literal) is str and literal not in _NON_FINITE and math.isinf(float(literal)):
+                    key, width = key_span(text, name)
+                    self.overflows.add(line_numbers[row], text.find(literal, key - 1 + width) + 1, literal)
+
+    def _parse(self, texts: list[str], line_numbers: list[int]) -> list[dict[str, Any]]:
+        try:
+            documents = json.loads("[" + ",".join(texts) + "]", object_pairs_hook=object_without_duplicates)
+            if len(documents) == len(texts) and all(type(d) is dict for d in documents):
+                return documents
+        except (ValueError, DuplicateKey, RecursionError):
+            pass
+        return [parse_json_line(self.name, line, text) for line, text in zip(line_numbers, texts)]
+
+    def _keys_error(self, document: dict[str, Any], line: int, text: str) -> None:
+        missing = [key for key in self.columns if key not in document]
+        if missing:
+            raise data_error(self.name, line, f"this object has no {missing[0]!r}", "give every line the keys of "
+                             f"the first: {', '.join(self.columns[:10])}", text)
+        extra = next(key for key in document if key not in self.keys)
+        raise data_error(self.name, line, f"this object has {extra!r}, which the first line does not",
+                         f"give every line the keys of the first: {', '.join(self.columns[:10])}", text,
+                         *key_span(text, extra))
+
+    def _cell_error(self, name: str, cells: list[Any], line_numbers: list[int], texts: list[str]) -> None:
+        for cell, line, text in zip(cells, line_numbers, texts):
+            if type(cell) not in (float, int):
+                found = json.dumps(cell)
+                raise data_error(self.name, line, f"the key {name!r} holds {found[:40]}, not a number",
+                                 "give numbers, e.g. 1.5 or -2 (NaN marks a value to fail the row on)", text,
+                                 *key_span(text, name))

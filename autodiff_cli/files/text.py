@@ -1,0 +1,99 @@
+"""Text read from the user's files and standard input: decoded as UTF-8 (an error points at the
+first byte that is not), and numbers read with a note of those a float rounds to 0."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from ..errors import InputError, Position, Source
+from .streams import waiting_notice
+
+__all__ = ["LineSource", "decode", "float_noting_underflows", "not_utf8", "read_file", "read_stdin", "underflows"]
+
+class LineSource(Source):
+    """One line of a file, as an error excerpt shows it: the one line is all it holds."""
+
+    def __init__(self, name: str, number: int, text: str) -> None:
+        super().__init__(name, text)
+        object.__setattr__(self, "number", number)
+
+    def line(self, number: int) -> str:
+        return self.text if number == self.number else ""  # type: ignore[attr-defined]
+
+
+def not_utf8(data: bytes, start: int, name: str, what: str, line: int = 1, cr_ends_lines: bool = False) -> InputError:
+    """The error for byte ``start`` of ``data``, which cannot start or continue a UTF-8 character.
+
+    ``data`` begins at the start of line ``line`` (after any byte order mark); a line ends at LF,
+    and also at CR when ``cr_ends_lines`` (CRLF then counts once).  The error points at the byte's
+    line and column, counted in characters as the line is shown: decoded, with each byte that is
+    not UTF-8 replaced by U+FFFD.
+    """
+    line += data.count(b"\n", 0, start)
+    begin = data.rfind(b"\n", 0, start) + 1
+    stop = data.find(b"\n", start)
+    if cr_ends_lines:
+        line += data.count(b"\r", 0, start) - data.count(b"\r\n", 0, start)
+        begin = max(begin, data.rfind(b"\r", 0, start) + 1)
+        cr = data.find(b"\r", start)
+        stop = cr if stop < 0 or 0 <= cr < stop else stop
+    stop = len(data) if stop < 0 else stop
+    column = len(data[begin:start].decode("utf-8", "replace")) + 1
+    shown = data[begin:stop].decode("utf-8", "replace").rstrip("\r")
+    return InputError(f"not valid UTF-8: byte 0x{data[start]:02x} cannot start or continue a character",
+                      Position(line, column), LineSource(name, line, shown), f"save the {what} as UTF-8 text")
+
+
+def decode(data: bytes, name: str, what: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        # error.object is what was decoded: ``data`` without its byte order mark, if it has one.
+        raise not_utf8(error.object, error.start, name, what) from None
+
+
+_WAITING_FOR = {"program": "the program", "values file": "the values (JSON)"}
+
+
+def read_stdin(what: str, notify: Callable[[str], None]) -> str:
+    """All of standard input as text; ``notify`` is given the notice to show when it is a terminal."""
+    if sys.stdin is None:
+        raise InputError("standard input is closed, so the " + what + " cannot be read from it",
+                         hint="pipe the " + what + " in, or name a file")
+    notice = waiting_notice(_WAITING_FOR.get(what, what))
+    if notice is not None:
+        notify(notice)
+    return decode(sys.stdin.buffer.read(), "<stdin>", what)
+
+
+def read_file(path: str, what: str) -> str:
+    if os.path.isdir(path):
+        raise InputError(f"cannot read {path}: it is a directory",
+                         hint=f"name the {what.removesuffix(' file')} file itself, not its directory")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise InputError(f"cannot read {path}: {error.strerror or error}",
+                         hint="check the path and its permissions") from None
+    return decode(data, path, what)
+
+
+def underflows(text: str, value: float) -> bool:
+    """A number written with a non-zero digit that float() rounds to 0 (1e-400)."""
+    mantissa = text.lower().partition("e")[0]
+    return value == 0.0 and any(digit in mantissa for digit in "123456789")
+
+
+def float_noting_underflows(found: list[str]) -> Callable[[str], float]:
+    """``float`` for ``json.loads(parse_float=...)`` that appends to ``found`` each number it
+    reads as 0 although it is not written as 0 (``underflows``)."""
+    def parse_float(literal: str) -> float:
+        value = float(literal)
+        if underflows(literal, value):
+            found.append(literal)
+        return value
+
+    return parse_float
