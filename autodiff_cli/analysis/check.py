@@ -46,6 +46,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from ..engine.forward import tangent_along, tangent_at_root
 from ..engine.graph import Tape, topological_order
+from ..engine.ops import OPS
 from ..errors import AutodiffError
 from ..execute.floats import FloatPoint
 from ..execute.scalar import Evaluation
@@ -95,8 +96,9 @@ _ROUNDING_SAFETY = 3.0
 _JUMP_RESOLUTION = 1e-6
 # The output is mostly rounding noise when its rounding error exceeds this share of its size.
 _NOISE_SHARE = 0.01
-# Operations whose result is exact (no rounding): a copy, a sign change, relu, abs, sign, step.
-_EXACT_OPS = frozenset(("", "=", "neg", "relu", "abs", "sign", "step"))
+# Operations whose result is exact (no rounding): a leaf, and the op table's exact ops (a copy,
+# a sign change, relu, abs, sign, step).
+_EXACT_OPS = frozenset(("", *(op.name for op in OPS.values() if op.exact)))
 
 
 def step_size(x: float) -> float:

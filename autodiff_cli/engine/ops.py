@@ -85,8 +85,8 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 
 
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
-                          "python python_helper latex",
-                    defaults=(None, None, None, None, None, None, None, None))):
+                          "python python_helper latex exact parity sign",
+                    defaults=(None, None, None, None, None, None, None, None, False, None, None))):
     """One operation: how it is written, its value and local derivatives, and their rules.
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
@@ -94,7 +94,11 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy kernel), ``symbolic`` (tuple
     of str, each local derivative in the language's own syntax), and for functions
     ``python``, ``python_helper`` and ``latex`` (str: the call in Python, the source of a
-    function it needs, the call in LaTeX).  A plain namedtuple:
+    function it needs, the call in LaTeX).  Facts the simplifier and ``check`` read:
+    ``exact`` (bool: the result is the operand's value, its negation or a constant, so it
+    needs no rounding), ``parity`` (``"even"``: f(-x) = f(x); ``"odd"``: f(-x) = -f(x)) and
+    ``sign`` (what is known of the result's sign in float64: ``"nonnegative"``, or
+    ``"operand"``: positive where the operand is positive, else non-negative).  A plain namedtuple:
     ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
     would pay for.
     """
@@ -446,7 +450,7 @@ _ROWS = (
     Op("/", 2, "{x} / {y}", _div, ("1/y", "-x/y**2"), domain="y != 0",
        hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
        vector=_div_vector, symbolic=("1/y", "-x/y**2")),
-    Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector, symbolic=("-1",)),
+    Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector, symbolic=("-1",), exact=True),
     Op("**", 2, "{x} ** {y}", _pow, ("y * x**(y-1)", "x**y * ln(x)"),
        domain="x > 0, or x = 0 and y >= 0, or x < 0 and y an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
@@ -456,34 +460,36 @@ _ROWS = (
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
        vector=_pow_const_vector, symbolic=("c*x**(c - 1)",)),
     Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",),
-       python="math.tanh({x})", latex=r"\tanh\left({x}\right)"),
+       python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd"),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
        overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector,
-       symbolic=("out",), python="math.exp({x})", latex=r"\exp\left({x}\right)"),
+       symbolic=("out",), python="math.exp({x})", latex=r"\exp\left({x}\right)", sign="nonnegative"),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
        hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector,
        symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)"),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
        hint="sqrt needs a non-negative argument; check the inputs that feed it",
-       vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}"),
+       vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}", sign="operand"),
     Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",),
        python="_relu({x})", python_helper=_RELU_PY,
-       latex=r"\operatorname{relu}\left({x}\right)"),
+       latex=r"\operatorname{relu}\left({x}\right)", exact=True, sign="nonnegative"),
     Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector,
        symbolic=("out*(1 - out)",), python="_sigmoid({x})", python_helper=_SIGMOID_PY,
-       latex=r"\sigma\left({x}\right)"),
+       latex=r"\sigma\left({x}\right)", sign="nonnegative"),
     Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",),
-       python="math.sin({x})", latex=r"\sin\left({x}\right)"),
+       python="math.sin({x})", latex=r"\sin\left({x}\right)", parity="odd"),
     Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector, symbolic=("-sin(x)",),
-       python="math.cos({x})", latex=r"\cos\left({x}\right)"),
+       python="math.cos({x})", latex=r"\cos\left({x}\right)", parity="even"),
     Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector, symbolic=("sign(x)",),
-       python="abs({x})", latex=r"\left|{x}\right|"),
+       python="abs({x})", latex=r"\left|{x}\right|", exact=True, parity="even", sign="operand"),
     Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector, symbolic=("0",),
-       python="_sign({x})", python_helper=_SIGN_PY, latex=r"\operatorname{sign}\left({x}\right)"),
+       python="_sign({x})", python_helper=_SIGN_PY, latex=r"\operatorname{sign}\left({x}\right)",
+       exact=True, parity="odd"),
     Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector, symbolic=("0",),
-       python="_step({x})", python_helper=_STEP_PY, latex=r"\operatorname{step}\left({x}\right)"),
+       python="_step({x})", python_helper=_STEP_PY, latex=r"\operatorname{step}\left({x}\right)",
+       exact=True, sign="nonnegative"),
     # `b = a`: b gets a node of its own
-    Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",)),
+    Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in _ROWS}

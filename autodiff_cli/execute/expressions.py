@@ -64,9 +64,10 @@ _COMMUTATIVE = frozenset(("+", "*"))
 _SPINE_LIMIT = 8
 # What is known of a node's sign (see _sign_of).
 UNKNOWN, NONNEGATIVE, POSITIVE = 0, 1, 2
-# Constants are folded by these ops always, by the others only when the result is a number
-# of at most _SHORT_NUMBER characters (exp(0) is 1, sqrt(4) is 2, 1/4 is 0.25, log(2) stays).
-_EXACT = frozenset(("+", "-", "*", "neg", "abs", "sign", "step", "relu"))
+# Constants are folded by these ops always (+ - * and the op table's exact ops), by the others
+# only when the result is a number of at most _SHORT_NUMBER characters (exp(0) is 1, sqrt(4)
+# is 2, 1/4 is 0.25, log(2) stays).
+_ALWAYS_FOLDED = frozenset(("+", "-", "*", *(op.name for op in OPS.values() if op.exact and op.name != "=")))
 _SHORT_NUMBER = 8
 # How many factors a product may have for common ones to be combined (bounded likewise).
 _FACTOR_LIMIT = 8
@@ -154,9 +155,10 @@ class Expressions:
         signs = [self._sign[a] for a in args]
         if op == CONST:
             return POSITIVE if param > 0 else NONNEGATIVE if param == 0 else UNKNOWN  # type: ignore[operator]
-        if op in ("exp", "sigmoid", "relu", "step"):
+        known = OPS[op].sign if op in OPS else None  # the op table's fact
+        if known == "nonnegative":
             return NONNEGATIVE
-        if op in ("abs", "sqrt"):
+        if known == "operand":
             return POSITIVE if signs[0] == POSITIVE else NONNEGATIVE
         if op in (POWER_CONST, "**"):
             exponent = float(param) if op == POWER_CONST else 1.0  # type: ignore[arg-type]
@@ -250,7 +252,7 @@ class Expressions:
             return None  # kept as written: it fails where the program fails
         if not math.isfinite(result):
             return None
-        if op not in _EXACT and len(short_number(result)) > _SHORT_NUMBER:
+        if op not in _ALWAYS_FOLDED and len(short_number(result)) > _SHORT_NUMBER:
             return None  # log(2) reads better than 0.6931471805599453, and is the same number
         return self.const(result)
 
@@ -606,9 +608,10 @@ class Expressions:
         if folded is not None:
             return folded
         if self.ops[a] == "neg":  # even and odd functions: cos(-x) is cos(x), sin(-x) is -sin(x)
-            if function in ("cos", "abs"):
+            parity = OPS[function].parity
+            if parity == "even":
                 return self.call(function, self.args[a][0])
-            if function in ("sin", "tanh", "sign"):
+            if parity == "odd":
                 return self.neg(self.call(function, self.args[a][0]))
         sign = self._sign[a]
         if function in ("abs", "relu") and sign != UNKNOWN:
