@@ -14,8 +14,8 @@ columns), so thousands of points cost about as much as a few scalar evaluations.
 f'' is the central difference of the exact f' (reverse mode) at x +- h, with check's step
 h = eps**(1/3) * max(1, |x|): its error is about 1e-10 relative where f is smooth.  Where f'
 jumps (relu's and abs's kinks) the difference with 4h disagrees and f'' is left out and
-reported, instead of drawing a spike of height 1/h.  (The differentiator of issue 11 will
-give f'' exactly, as the derivative of the derivative program.)
+reported, instead of drawing a spike of height 1/h.  (``execute.symbolic`` could give f''
+exactly, as the derivative of the derivative program; plot does not use it.)
 
 ``tangent`` gives the line touching f at one point, from one reverse-mode evaluation there.
 """

@@ -295,7 +295,7 @@ def test_a_nan_error_has_a_nan_relative_error() -> None:
         "rel_error"] == "NaN"
 
 
-# --- steps that fit the output's scale (issue 13, item 5) ---------------------------------------
+# --- steps that fit the output's scale ---------------------------------------
 
 
 @pytest.mark.parametrize(

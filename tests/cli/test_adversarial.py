@@ -1,5 +1,4 @@
-"""A round of adversarial input, as a new user with bad intentions would try it (issue 13's
-"Done when": at least 50 new cases).  Every case must end without a traceback, with the
+"""Adversarial input, as a new user with bad intentions would try it (at least 50 cases).  Every case must end without a traceback, with the
 documented exit status, without raw control characters on stderr, and with what it says.
 
 Cases marked "found" failed when this table was written and were fixed with it:

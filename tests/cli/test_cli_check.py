@@ -105,7 +105,7 @@ def test_domain_edge_is_inconclusive(runner, cli) -> None:
      ("y = tanh(1e12*x)", "0", 3), ("y = relu(x)", "0", 1)],
     ids=["sin_1e6", "cos_1e6", "tanh_shifted", "unresolvable", "kink"],
 )
-def test_the_issues_examples(runner, cli, program, x, exit_code) -> None:
+def test_large_inputs_unresolvable_steps_and_kinks(runner, cli, program, x, exit_code) -> None:
     result = run(runner, cli, program, "--set", f"x={x}")
     assert result.exit_code == exit_code, result.stderr
     if exit_code == 0:

@@ -179,7 +179,7 @@ def test_importing_the_commands_loads_no_numpy_or_matplotlib() -> None:
     assert result.stdout == "[]\n"
 
 
-# Values near the largest float: the axes' arithmetic overflowed into tracebacks (issue 13 review).
+# Values near the largest float: the axes' arithmetic must not overflow into tracebacks.
 @pytest.mark.parametrize("program, span, tangent, fmt, note", [
     ("y = exp(x)", "x=700:710", "x=705", "svg", ""),  # SVG text is drawn as outlines
     ("y = 1e308*x", "x=-10:10", "x=0", "text", "beyond \u00b11e+300 and not drawn"),

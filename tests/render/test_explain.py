@@ -154,7 +154,7 @@ def test_rich_shows_the_sum_of_contributions() -> None:
     assert ["dy/dx =", "3 + 3", "", "", "", "", "6"] in rows
 
 
-def test_issue_example_line_in_plain_text() -> None:
+def test_karpathy_example_line_in_plain_text() -> None:
     assert "  dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2   [∂d/∂c = 1]\n" in to_plain(explained(KARPATHY))
 
 

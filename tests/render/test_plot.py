@@ -187,7 +187,7 @@ def _star_rows(text: str, heading: str, height: int) -> list[list[int]]:
     ("y = sqrt(x*x - 1)", lambda x: math.sqrt(x * x - 1), -3.0, 3.0, 5, 64),
     ("y = log(x)", math.log, -1.0, 1.0, 5, 64),
     ("y = abs(x)/x", lambda x: abs(x) / x, -1.0, 1.0, 3, 64),
-    # Many points, one undefined between two drawn columns: no line across (as before the fix).
+    # Many points, one undefined between two drawn columns: no line across.
     ("y = abs(x)/x", lambda x: abs(x) / x, -1.0, 1.0, 201, 64),
 ], ids=["line-2-points-narrow", "line-2-points", "falling-line-2-points", "v-3-points", "sin-6-points",
         "gap-in-the-middle", "gap-on-the-left", "one-undefined-point", "jump-over-one-undefined-point"])
