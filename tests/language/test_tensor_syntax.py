@@ -589,3 +589,21 @@ def test_scalar_programs_parse_as_the_reference_parser(text: str, mode: int, mon
 @pytest.mark.parametrize("text", ["y = a @ b", "y = x[0]", "y = [1]", "y = sum(x)", "y = normal([1])"])
 def test_the_tensor_forms_make_a_tensor_program(text: str) -> None:
     assert parse(text).has_tensors
+
+
+@pytest.mark.xfail(strict=True, reason="bug: scalar programs' syntax errors changed with the tensor grammar: "
+                                       "'expected an operator (+ - * / **) or ')'' now reads '..., ')', at or "
+                                       "lsqb' (the issue: scalar programs behave exactly as before, byte for byte)")
+@pytest.mark.parametrize(("text", "message"), [  # the messages of the parser before tensors (commit e4505de)
+    ("y = 2 3", "unexpected number 3; expected an operator (+ - * / **) or the end of the statement"),
+    ("y = (2", "unexpected end of input; expected an operator (+ - * / **) or ')'"),
+    ("y = 2 +\n", "unexpected end of line; expected an operand (a number, a name or '(')"),
+    ("2x", "unexpected name 'x'; expected an operator (+ - * / **) or the end of the statement"),
+    ("a = = 2", "unexpected '='; expected an operand (a number, a name or '(')"),
+    ("y = exp(1,", "unexpected end of input; expected an operand (a number, a name or '(')"),
+    ("y = )", "unexpected ')'; expected an operand (a number, a name or '(')"),
+])
+def test_scalar_syntax_errors_read_as_before_tensors(text: str, message: str) -> None:
+    error = error_of(text)
+    assert isinstance(error, ParseError)
+    assert error.message == message
