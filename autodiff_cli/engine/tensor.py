@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy
 
 from .grad_mode import is_grad_enabled
-from .ops import FUNCTIONS, OPS, DomainError
+from .ops import FUNCTIONS, OPS, DomainError, short_number
 from .value import _is_number
 from .tensor_ops import TENSOR_OPS, ShapeMismatch, elementwise_forward, elementwise_vjp, write
 
@@ -460,8 +460,10 @@ def _check_domain(name: str, out: numpy.ndarray, args: tuple[numpy.ndarray, ...]
             op.scalar(*operands)
         except DomainError as error:
             raise type(error)(error.op, at + error.message, error.overflow) from None
-        value = float(out[index])
-        raise DomainError(name, f"{at}{name} gives {value} for finite operands {operands}", math.isinf(value))
+        value = float(out[index])  # the scalar kernel takes it (1e300 * 1e300 is inf for floats too)
+        texts = dict(zip("xyc", (short_number(v) for v in operands)))
+        what = "overflows a float" if math.isinf(value) else "is not a number"
+        raise DomainError(name, f"{at}{op.written.format(**texts)} {what}", math.isinf(value))
     if not all(_all_finite(a) for a in args):
         return  # a non-finite operand: its non-finite results are carried along
     index = numpy.unravel_index(int(numpy.argmax(bad)), out.shape)

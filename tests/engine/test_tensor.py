@@ -434,6 +434,14 @@ def test_non_finite_results_from_finite_operands_are_domain_errors(make, op, kin
     assert (f"at index {where}:" in str(caught.value)) if where else "at index" not in str(caught.value)
 
 
+def test_an_overflow_the_scalar_kernel_does_not_raise_is_still_refused() -> None:
+    # float multiplication gives inf without an error; the Tensor refuses it all the same
+    with pytest.raises(DomainError) as caught:
+        Tensor([1.0, 1e300]) * 1e300
+    assert caught.value.op == "*" and caught.value.overflow
+    assert str(caught.value) == "at index [1]: 1e+300 * 1e+300 overflows a float"
+
+
 def test_division_by_zero_is_also_a_zero_division_error_and_exp_an_overflow() -> None:
     with pytest.raises(ZeroDivisionError):
         Tensor([0.0]) / 0.0
