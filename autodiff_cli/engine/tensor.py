@@ -16,8 +16,9 @@ and undo broadcasting; the structural ones (``@``, reductions, ``transpose``, in
 Tensor has no batch axis.
 
 Shapes are checked before NumPy runs, by the tables' own shape rules: a mismatch raises
-``tensor_ops.ShapeMismatch`` with both shapes and a hint, never a NumPy traceback or a
-silently broadcast answer.
+``tensor_ops.ShapeMismatch`` (``.message``, ``.hint``), its message the op written with
+``x`` and ``y`` and then both shapes (``x @ y: [4, 3] @ [2, 1]: the inner sizes 3 and 2
+differ``), never a NumPy traceback or a silently broadcast answer.
 
 Domain errors: the scalar engine refuses non-finite results, and so does this one, per
 element.  An operation whose result has a NaN or an infinity at an element whose operands
@@ -28,13 +29,19 @@ element where it has one).  Non-finite values a user puts in a Tensor are carrie
 as NumPy would, not refused.  Gradients are not checked (PyTorch's infinite slope of
 ``sqrt`` at 0 stays infinite).
 
-The backward walk is iterative (explicit stacks: a chain of a million ops works) and its
+The backward walk is iterative (an explicit stack: a chain of 100,000 ops is tested) and its
 order is fixed: depth first, operands in order, so gradients add up in the same order on
 every run.  Unlike PyTorch, the graph is kept after ``backward()`` (as micrograd keeps
 it): a second ``backward()`` adds the same gradients again.
 
 ``engine.grad_mode.no_grad()`` covers Tensors: inside it no operation records anything,
-and every result is a leaf with ``requires_grad`` False.
+and every result is a leaf with ``requires_grad`` False.  Tensors read the mode
+(``is_grad_enabled()``) once per operation rather than having methods swapped as ``Value``
+does: one call is nothing next to an operation on arrays.
+
+Not here (the tables have no such op): in-place operations (``x += 1`` rebinds ``x`` to a
+new Tensor), ``reshape``, comparisons, ``keepdim``, reductions over several axes, and
+indexing by arrays, booleans, ``None`` or ``...`` (a TypeError).
 
 Random numbers come from ``default_generator``, a ``numpy.random.Generator`` (PCG64)
 seeded with ``DEFAULT_SEED`` at import, so a program draws the same numbers on every
