@@ -473,6 +473,8 @@ class _Compiler:
                         if register == literal == count - 1:  # -2 is the number -2, not an operation on 2
                             literal_value = -literal_value
                             params[-1], wheres[-1] = literal_value, where
+                        elif register == count - 1 and params and params[-1].__class__ is ArrayLiteral:
+                            params[-1], wheres[-1] = -params[-1], where  # -[1, 2] is the literal [-1, -2]
                         else:
                             emit_op("neg"), emit_first(register), emit_second(-1), emit_param(None)
                             emit_where(where)
@@ -692,13 +694,30 @@ class _Compiler:
             values[-1] = _Slice(start, stop, number1 + items[colon])
         return below, count
 
-    def _constant(self, register: int, what: str, example: str) -> float | TensorConstant:
-        """The number or list literal a register holds, for a place that needs a constant."""
+    def _constant(self, register: int, what: str, example: str, at: int) -> float | TensorConstant:
+        """The number or list literal a register holds, for a place that needs a constant; ``at``
+        is the token of the construct (its '[' or name), where a variable's use is reported."""
         moved = len(self.instructions)
         ops, params = self.pending[0], self.pending[3]
         if register >= moved and ops[register - moved] == CONST:
             return params[register - moved]
-        raise self._error(f"{what} must be written as numbers", self._where(register), f"e.g. {example}")
+        where: int | Position = self._where(register)
+        if register < len(self.named) and self.named[register] or where < at:  # type: ignore[operator]
+            where = self._use_of(register, at)  # a name written before: point at this use of it
+        raise self._error(f"{what} must be written as numbers", where, f"e.g. {example}")
+
+    def _use_of(self, register: int, at: int) -> Position | int:
+        """Where the variable held in ``register`` is written first after token ``at`` (the values
+        on the stack are registers, so the token of this use is found again in the text)."""
+        name = next((v.name for v in self.variables.values() if v.register == register), None)
+        text = self.locator.text
+        found = None if name is None else re.compile(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])").search(
+            text, self.locator.offset(at)[0])
+        if found is None:
+            return at
+        offset = found.start()
+        line_start = text.rfind("\n", 0, offset) + 1
+        return Position(text.count("\n", 0, offset) + 1, offset - line_start + 1, len(name))  # type: ignore[arg-type]
 
     def _drop_constants(self, registers: list[int], count: int) -> int:
         """Remove the constant instructions of ``registers`` (the last ones written) and return
@@ -721,7 +740,7 @@ class _Compiler:
             if isinstance(entry, _Slice):
                 raise self._error("a slice ':' belongs inside brackets after a value", entry.where,
                                   f"a list literal holds numbers: {example}")
-            value = self._constant(entry, "the entries of a list literal", example)
+            value = self._constant(entry, "the entries of a list literal", example, where)
             if isinstance(value, Initializer):
                 raise self._error("a list literal holds numbers, not random draws", self._where(entry),
                                   "write the whole tensor as one draw: normal([2, 3], 0.1)")
@@ -740,8 +759,8 @@ class _Compiler:
         self.tensor_constants = True
         return count + 1
 
-    def _whole(self, register: int, what: str, example: str) -> int:
-        value = self._constant(register, what, example)
+    def _whole(self, register: int, what: str, example: str, at: int) -> int:
+        value = self._constant(register, what, example, at)
         if not isinstance(value, float) or not value.is_integer():
             raise self._error(f"{what} must be a whole number", self._where(register), f"e.g. {example}")
         return int(value)
@@ -752,12 +771,12 @@ class _Compiler:
         registers: list[int | None] = []
         for subscript in subscripts:
             if isinstance(subscript, _Slice):
-                bounds = [None if r is None else self._whole(r, "a slice's bounds", "x[1:3]")
+                bounds = [None if r is None else self._whole(r, "a slice's bounds", "x[1:3]", where)
                           for r in (subscript.start, subscript.stop)]
                 items.append(slice(*bounds))
                 registers += [subscript.start, subscript.stop]
             else:
-                items.append(self._whole(subscript, "an index", "x[0], x[-1] or x[1, 2]"))
+                items.append(self._whole(subscript, "an index", "x[0], x[-1] or x[1, 2]", where))
                 registers.append(subscript)
         count = self._drop_constants(registers, count)  # type: ignore[arg-type]
         self._emit("index", target, -1, tuple(items), where)
@@ -775,7 +794,8 @@ class _Compiler:
             if name in AXIS_CALLS:
                 usage = f"{name}(x) or {name}(x, axis)"
             raise self._error(f"{name}() takes {takes} ({len(arguments)} given)", where, f"write {usage}")
-        param = self._whole(extra[0], f"the axis of {name}()", f"{name}(x, 0) or {name}(x, -1)") if extra else None
+        param = self._whole(extra[0], f"the axis of {name}()", f"{name}(x, 0) or {name}(x, -1)", where) \
+            if extra else None
         register = self._drop_constants(extra, register)
         self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where)
         return register + 1
@@ -787,7 +807,7 @@ class _Compiler:
         if not 1 <= len(arguments) <= 1 + len(names):
             raise self._error(f"{name}() takes the shape{' and ' + ', '.join(names) if names else ''} "
                               f"({len(arguments)} given)", where, f"write {usage}")
-        shape_value = self._constant(arguments[0], f"the shape of {name}()", usage)
+        shape_value = self._constant(arguments[0], f"the shape of {name}()", usage, where)
         if isinstance(shape_value, float):
             shape_value = ArrayLiteral((1,), (shape_value,))
         if (not isinstance(shape_value, ArrayLiteral) or len(shape_value.shape) != 1
@@ -796,11 +816,17 @@ class _Compiler:
                               f"write {usage}")
         numbers = []
         for argument, what in zip(arguments[1:], names):
-            value = self._constant(argument, f"the {what} of {name}()", usage)
+            value = self._constant(argument, f"the {what} of {name}()", usage, where)
             if not isinstance(value, float):
                 raise self._error(f"the {what} of {name}() must be a number", self._where(argument), f"write {usage}")
             numbers.append(value)
         numbers += defaults[len(numbers):]
+        if name == "normal" and numbers[0] < 0:
+            raise self._error(f"the std of normal() must not be negative (it is {numbers[0]:g})",
+                              self._where(arguments[1]), "a standard deviation is 0 or more: normal([3, 2], 0.5)")
+        if name == "uniform" and numbers[0] > numbers[1]:
+            raise self._error(f"uniform() draws from low to high, and low {numbers[0]:g} is above high {numbers[1]:g}",
+                              self._where(arguments[1]), "write the smaller bound first: uniform([3], -1, 1)")
         register = self._drop_constants(arguments, register)
         shape = tuple(int(v) for v in shape_value.values)
         self._emit(CONST, -1, -1, Initializer(name, shape, tuple(numbers)), where)

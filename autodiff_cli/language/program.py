@@ -113,6 +113,9 @@ class ArrayLiteral(TensorConstant):
         self.shape = shape
         self.values = values
 
+    def __neg__(self) -> ArrayLiteral:
+        return ArrayLiteral(self.shape, tuple(-value for value in self.values))
+
     def nested(self) -> Any:
         """The entries as nested lists, as JSON writes them."""
         values: list[Any] = list(self.values)

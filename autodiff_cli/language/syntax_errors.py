@@ -27,11 +27,20 @@ _TERMINAL_WORDS = {
     "STAR": "'*'",
     "SLASH": "'/'",
     "POW": "'**'",
+    "AT": "'@'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COLON": "':'",
     "_SEP": "a new line or ';'",
     "$END": "the end of the input",
 }
 _OPERAND_STARTS = {"NAME", "NUMBER", "LPAR", "MINUS", "PLUS"}
 _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "POW"}
+# Where the operand or operator phrase applies, the tensor syntax that may also come there
+# ('[' starting a list literal or an index, '@', a slice's ':') goes unsaid: the phrases read
+# as they always did.
+_ALSO_OPERAND = {"LSQB", "COLON"}
+_ALSO_OPERATOR = {"AT", "LSQB"}
 _STATEMENT_ENDS = {"_SEP", "$END"}
 
 
@@ -39,11 +48,11 @@ def _describe_expected(expected: set[str]) -> str:
     phrases = []
     if _OPERAND_STARTS <= expected:
         phrases.append("an operand (a number, a name or '(')")
-        expected = expected - _OPERAND_STARTS
+        expected = expected - _OPERAND_STARTS - _ALSO_OPERAND
     if _OPERATORS <= expected:
         phrases.append("an operator (+ - * / **)")
         # After a name, '(' would make it a call; offering it next to the operators only confuses.
-        expected = expected - _OPERATORS - {"LPAR"}
+        expected = expected - _OPERATORS - {"LPAR"} - _ALSO_OPERATOR
     if expected & _STATEMENT_ENDS:
         phrases.append("the end of the statement")
         expected = expected - _STATEMENT_ENDS
