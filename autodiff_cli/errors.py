@@ -86,6 +86,10 @@ class ProgramError(AutodiffError):
     """The program is well-formed but not meaningful (a name assigned twice, an unknown function...)."""
 
 
+class ShapeError(ProgramError):
+    """An op's operands have shapes it cannot take (``[4, 3] @ [2, 1]``), found before anything runs."""
+
+
 class InputError(AutodiffError):
     """The values given for the program's inputs are missing or wrong."""
 
