@@ -16,7 +16,12 @@ Files:
 * ``moons.csv``     x1, x2, y: the two-moons set of micrograd's demo, 100 rows, y = -1 or 1;
 * ``moons.ad``      micrograd's demo network, MLP(2, [16, 16, 1]), with its hinge loss
   plus L2: 337 parameters, each declared with the starting value micrograd's MLP
-  draws after ``random.seed(1337)``.
+  draws after ``random.seed(1337)``;
+* ``line_ones.csv`` the rows of ``line.csv`` for tensor programs: the vector input
+  ``x = [x, 1]`` (columns ``x[0]``, ``x[1]``; a column of ones, as in the minigrad post)
+  and ``y``;
+* ``moons_xy.csv``  the rows of ``moons.csv`` with the point as the vector ``x``
+  (columns ``x[0]``, ``x[1]``) and the label ``y``.
 """
 
 from __future__ import annotations
@@ -160,6 +165,8 @@ def files() -> Iterator[tuple[str, str]]:
     yield "decay.csv", csv_text(["t", "y"], decay_rows())
     yield "moons.csv", csv_text(["x1", "x2", "y"], moons_rows())
     yield "moons.ad", mlp_program()
+    yield "line_ones.csv", csv_text(["x[0]", "x[1]", "y"], [(x, 1, y) for x, y in line_rows()])
+    yield "moons_xy.csv", csv_text(["x[0]", "x[1]", "y"], moons_rows())
 
 
 def main() -> None:

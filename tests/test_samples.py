@@ -15,7 +15,7 @@ from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-GENERATED = ["line.csv", "logistic.csv", "decay.csv", "moons.csv", "moons.ad"]
+GENERATED = ["line.csv", "logistic.csv", "decay.csv", "moons.csv", "moons.ad", "line_ones.csv", "moons_xy.csv"]
 
 
 def test_generator_reproduces_every_committed_file(tmp_path: Path) -> None:

@@ -49,6 +49,9 @@ Exit status:
               help="How many random directions --fast checks.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, metavar="N",
               help="The seed of --fast's random directions (the same seed, the same directions).")
+@click.option("--entries", type=click.IntRange(0, 100_000), default=16, show_default=True, metavar="N",
+              help="Tensor programs: how many input entries, drawn at random, are checked one by one "
+                   "(besides --directions random directions; every entry when there are no more).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json"]),
               help="Output format [default: table on a terminal, plain when piped].")
 @text_options
@@ -57,8 +60,8 @@ Exit status:
 def check_command(
     ctx: click.Context, source: str | None, expr: str | None, file: str | None,
     assignments: dict[str, float], values_file: str | None, output: str | None, rtol: float,
-    atol: float, fast: bool, directions: int, seed: int, output_format: str | None, precision: int | None,
-    no_color: bool,
+    atol: float, fast: bool, directions: int, seed: int, entries: int, output_format: str | None,
+    precision: int | None, no_color: bool,
 ) -> None:
     """Check the gradient of every input three ways: reverse mode, forward mode
     and a central finite difference.
@@ -74,6 +77,10 @@ def check_command(
     stays in the function's domain, or no step is both small enough for the
     output's curvature and large enough for its rounding error.
 
+    A tensor program is checked along --directions random directions and at
+    --entries input entries drawn at random (--seed), each as one input: the
+    cost does not grow with the size of the tensors.
+
     With --fast the gradient is checked along --directions random directions
     instead (each moves every input at once): a few evaluations whatever the
     number of inputs; if a direction is not ok, the full check follows.  A long
@@ -86,20 +93,30 @@ def check_command(
       autodiff check "y = sin(x)" --set x=1e6         # exit 0: small steps see it
       autodiff check samples/neuron.ad --rtol 1e-6 --format json
       autodiff check samples/mlp.ad --fast --directions 4
+      autodiff check samples/moons_mlp.ad --set x='[0.5, -0.3]' --entries 32
     """
     from ..analysis import check as ck
     from ..execute import evaluate
     from ..render import check as render_check
 
+    from ..language.program import runs_as_tensors
+
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    with Progress("evaluating") as progress:
-        evaluation = evaluate(program, values, output, progress=progress)
-    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
-    warn(evaluation.warnings)
-    with Progress("checking gradients") as progress:
-        result = ck.check(evaluation, fast=fast, directions=directions, seed=seed, rtol=rtol, atol=atol,
-                          progress=progress)
+    if runs_as_tensors(program, values):
+        from ..analysis.tensor_check import check_tensors
+
+        with Progress("checking gradients") as progress:
+            result = check_tensors(program, values, output, directions=directions, entries=entries, seed=seed,
+                                   rtol=rtol, atol=atol, progress=progress)
+    else:
+        with Progress("evaluating") as progress:
+            evaluation = evaluate(program, values, output, progress=progress)
+        keep_until_exit(program, evaluation)  # not freed node by node when the command returns
+        warn(evaluation.warnings)
+        with Progress("checking gradients") as progress:
+            result = ck.check(evaluation, fast=fast, directions=directions, seed=seed, rtol=rtol, atol=atol,
+                              progress=progress)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")

@@ -13,6 +13,7 @@ from .options import (
     EXIT_CODES_HELP,
     complete_file_name,
     load_inputs,
+    refuse_tensors,
     name_list,
     reporting_errors,
 )
@@ -100,6 +101,7 @@ def diff_command(
     from ..render import formulas
 
     program, _ = load_inputs(source, expr, file, {}, None)
+    refuse_tensors(program, {}, "diff")
     chosen = wrt_names(program, output, name_list(wrt) or None)
     count = derivative_count(len(chosen), order)
     if count > MAX_DERIVATIVES:

@@ -22,7 +22,10 @@ from .options import (
 from .process import collector_off_until_exit, keep_until_exit
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..execute import Evaluation
+    from ..language.program import Program
 
 __all__ = ["eval_command"]
 
@@ -65,8 +68,13 @@ def eval_command(
     from ..execute import evaluate
     from ..render import report
 
+    from ..language.program import runs_as_tensors
+
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
+    if runs_as_tensors(program, values):
+        _eval_tensors(program, values, output, wrt, mode, output_format, precision, no_color)
+        return
     forward = mode == "forward"
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=not forward, progress=progress)
@@ -98,15 +106,40 @@ def eval_command(
             click.echo(f"note: {work_text}", err=True)
 
 
+def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, wrt: tuple[str, ...], mode: str,
+                  output_format: str | None, precision: int | None, no_color: bool) -> None:
+    """eval of a tensor program: each variable's shape, value and gradient (or the Jacobian of a
+    vector output); --mode forward computes the same derivatives with JVPs, one per input entry."""
+    from ..execute.tensor import evaluate_tensors
+    from ..render import tensor_report
+
+    evaluation = evaluate_tensors(program, values, output, forward=mode == "forward")
+    names = _known_names(wrt, list(evaluation.derivatives), program.source.name)
+    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
+    if output_format == "table":
+        print_rich(tensor_report.tensor_table(evaluation, names, precision), no_color)
+    elif output_format == "json":
+        emit(tensor_report.tensor_json(evaluation, names, mode))
+    elif output_format == "csv":
+        emit(tensor_report.tensor_csv(evaluation, names))
+    else:
+        emit(tensor_report.tensor_plain(evaluation, names, precision))
+
+
 def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None:
+    return _known_names(wrt, list(evaluation.nodes), evaluation.program.source.name)
+
+
+def _known_names(wrt: tuple[str, ...], known: list[str], program_name: str) -> list[str] | None:
+    """The --wrt names, each once, all of them variables of the program (None: every variable)."""
     from ..errors import variables_hint
 
     names = name_list(wrt)
-    unknown = [name for name in names if name not in evaluation.nodes]
+    unknown = [name for name in names if name not in known]
     if unknown:
         raise InputError(
             f"--wrt names {', '.join(unknown)}, which the program does not define",
-            source=Source(evaluation.program.source.name, ""),
-            hint=variables_hint(list(evaluation.nodes), unknown),
+            source=Source(program_name, ""),
+            hint=variables_hint(known, unknown),
         )
     return list(dict.fromkeys(names)) or None

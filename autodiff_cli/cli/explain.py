@@ -13,6 +13,7 @@ from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     load_inputs,
+    refuse_tensors,
     program_options,
     reporting_errors,
     text_options,
@@ -64,6 +65,7 @@ def explain_command(
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
+    refuse_tensors(program, values, "explain")
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=False, progress=progress)

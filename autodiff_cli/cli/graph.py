@@ -23,6 +23,7 @@ from .options import (
     complete_file_name,
     format_of_file,
     load_inputs,
+    refuse_tensors,
     program_options,
     program_title,
     refuse_overwriting_inputs,
@@ -145,6 +146,7 @@ def graph_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
+    refuse_tensors(program, values, "graph")
     # The page steps through numbers, so it needs them all: a missing input is an error there.
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page,

@@ -51,6 +51,30 @@ class ReportedError(click.ClickException):
         click.echo(format_error(self.error), err=True)
 
 
+class NotForTensors(ReportedError):
+    """A command that takes scalar programs only, given a tensor program: exit 2, as for a use of
+    the command line that cannot work."""
+
+    exit_code = 2
+
+
+def refuse_tensors(program: Program, values: dict[str, Any], command: str) -> None:
+    """Stop ``command`` (graph, explain, diff, plot) on a tensor program, pointing at its first
+    tensor, before anything else runs: their views of tensors are not written yet."""
+    from ..errors import ProgramError
+    from ..language.program import first_tensor_instruction, runs_as_tensors
+
+    if not runs_as_tensors(program, values):
+        return
+    first = first_tensor_instruction(program)
+    where = None if first is None else program.position(first.position)
+    given = "" if first is not None else " (a value given for an input is a tensor)"
+    raise NotForTensors(ProgramError(
+        f"{command} takes scalar programs only for now, and this is a tensor program{given}", where, program.source,
+        "eval, batch, fit and check run tensor programs; give every input a number to use "
+        f"{command} on a scalar one"))
+
+
 def reporting_errors(command: Callable[..., None]) -> Callable[..., None]:
     """Turn library errors raised by ``command`` into ReportedError at the CLI edge."""
 
@@ -165,8 +189,9 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict[str, float]:
-    """``--set a=2 --set b=-3`` -> {'a': 2.0, 'b': -3.0}; a later --set for a name wins."""
+def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict[str, Any]:
+    """``--set a=2 --set b=-3`` -> {'a': 2.0, 'b': -3.0}; a later --set for a name wins.  A tensor is
+    JSON's nested arrays (``--set W='[[1, 2], [3, 4]]'``) or a ``.npy`` file (``--set W=w.npy``)."""
     values: dict[str, float] = {}
     for item in items:
         name, sep, text = item.partition("=")
@@ -176,8 +201,45 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
         if not _NAME.match(name):  # in NAME=VALUE form, but no program can have that name: '1x', 'é'
             raise click.BadParameter(f"{name!r} is not a name of the language, whose names are ASCII letters, "
                                      f"digits and _, and start with a letter or _ (got {item!r})", ctx, param)
-        values[name] = _parse_number(text.strip(), f"value of {name}")
+        text = text.strip()
+        if text.startswith("["):
+            values[name] = _parse_tensor(text, f"value of {name}")
+        elif text.endswith(".npy"):
+            values[name] = _load_npy(text, f"value of {name}")
+        else:
+            values[name] = _parse_number(text, f"value of {name}")
     return values
+
+
+def _parse_tensor(text: str, what: str) -> Any:
+    """``--set W='[[0.1, 0.2], [0.3, 0.4]]'``: a tensor as JSON's nested arrays of numbers."""
+    import json
+
+    from ..language.program import ArrayLiteral
+
+    try:
+        return ArrayLiteral.from_nested(json.loads(text, parse_int=float))
+    except json.JSONDecodeError as error:
+        raise click.BadParameter(f"{what}: {text!r} is not a JSON array of numbers ({error.msg} at character "
+                                 f"{error.pos + 1}); write it as [1, 2] or [[1, 2], [3, 4]]") from None
+    except (ValueError, RecursionError) as error:
+        raise click.BadParameter(f"{what}: {error}; write it as [1, 2] or [[1, 2], [3, 4]]") from None
+
+
+def _load_npy(path: str, what: str) -> Any:
+    """``--set W=weights.npy``: a tensor saved by NumPy (numbers only; never pickled objects)."""
+    import numpy as np
+
+    from ..language.program import ArrayLiteral
+
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise click.BadParameter(f"{what}: cannot read {path!r} as a .npy file: {error}") from None
+    if array.dtype.kind not in "biuf" or array.ndim == 0 or array.size == 0 or not np.isfinite(array).all():
+        raise click.BadParameter(f"{what}: {path!r} must hold a non-empty array of finite real numbers "
+                                 f"(it holds {array.dtype} of shape {list(array.shape)})")
+    return ArrayLiteral(tuple(array.shape), tuple(array.astype(float).ravel().tolist()))
 
 
 def load_values(path: str) -> dict[str, float]:
@@ -234,9 +296,10 @@ def program_options(command: Callable[..., None]) -> Callable[..., None]:
         click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
                      help="Read the program from this file ('-' for stdin)."),
         click.option("--set", "assignments", multiple=True, metavar="NAME=VALUE", callback=parse_assignments,
-                     help="Give an input a value (repeatable); overrides defaults and --values."),
+                     help="Give an input a value (repeatable); overrides defaults and --values.  A tensor "
+                          "is written as JSON, W='[[1, 2], [3, 4]]', or read from a .npy file."),
         click.option("--values", "values_file", metavar="FILE.json", shell_complete=complete_file_name,
-                     help="Read input values from a JSON object ('-' for stdin)."),
+                     help="Read input values from a JSON object of numbers and nested arrays ('-' for stdin)."),
         click.option("--output", "output", metavar="NAME",
                      help="The variable to differentiate (default: the last statement)."),
     ]

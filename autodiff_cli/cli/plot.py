@@ -20,6 +20,7 @@ from .options import (
     complete_file_name,
     format_of_file,
     load_inputs,
+    refuse_tensors,
     program_options,
     program_title,
     refuse_overwriting_inputs,
@@ -161,6 +162,7 @@ def plot_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
+    refuse_tensors(program, values, "plot")
     check_variable(program, variable)
     if variable in values:
         warn([f"the value given for {variable} is not used: --range varies it from {low:g} to {high:g}"])

@@ -57,14 +57,23 @@ class TensorRun:
         """d output / d each of ``wrt`` (inputs or intermediates): arrays of their own shapes (one
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
         default 1 everywhere, the gradient of the output (of each row's, over rows)."""
+        registers = {name: self.register(name) for name in wrt}
+        adjoints = self.adjoints(output, set(registers.values()), seed)
+        values = self.values
+        return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
+                for name, r in registers.items()}
+
+    def adjoints(self, output: str, wanted: set[int] | None = None, seed: Any = None) -> dict[int, Any]:
+        """The reverse sweep from ``output``: d output / d register for every register on a path
+        from one of ``wanted`` (default: every register) to it."""
         rows, values = self.rows, self.values
         out = self.register(output)
-        wanted = {self.register(name) for name in wrt}
-        reaches = [False] * (out + 1)  # whether a register depends on a wanted one
-        for register in range(out + 1):
-            _, first, second, _, _ = rows[register]
-            reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
-                (second >= 0 and reaches[second])
+        reaches = [True] * (out + 1)  # whether a register depends on a wanted one
+        if wanted is not None:
+            for register in range(out + 1):
+                _, first, second, _, _ = rows[register]
+                reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
+                    (second >= 0 and reaches[second])
         adjoints: dict[int, Any] = {out: np.ones_like(values[out]) if seed is None else seed}
         for register in range(out, -1, -1):
             g = adjoints.get(register)
@@ -80,12 +89,7 @@ class TensorRun:
             for r, grad in zip(operands, self._vjp(register, op, param, operands, g, needs)):
                 if grad is not None:
                     adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
-        result = {}
-        for name in wrt:
-            register = self.register(name)
-            grad = adjoints.get(register)
-            result[name] = np.zeros_like(values[register]) if grad is None else grad
-        return result
+        return adjoints
 
     def jvp(self, output: str, tangents: Mapping[str, Any]) -> Any:
         """The directional derivative of ``output`` along ``tangents`` (arrays shaped like the
@@ -303,10 +307,13 @@ class TensorEvaluation:
 
 
 def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | None = None,
-                     seed: int | None = 0) -> TensorEvaluation:
+                     seed: int | None = 0, forward: bool = False) -> TensorEvaluation:
     """Run ``program`` once on ``given`` values (numbers or nested lists; the other inputs take
     their defaults, initializers drawn from ``seed``) and differentiate ``output`` (default: the
-    result) with respect to every named variable."""
+    result) with respect to every named variable it depends on or that comes before it.
+
+    Reverse mode sweeps back once per entry of the output; ``forward`` mode (inputs only) runs
+    one JVP per entry of the inputs instead, and gives the same numbers."""
     from ..language.program import missing_inputs, missing_inputs_error, output_name
 
     missing = missing_inputs(program, given)
@@ -317,6 +324,10 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     check_scalar_output(run, output)
     names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
     out_value = run.value(output)
+    if forward:
+        inputs = [v.name for v in program.inputs if v.register <= run.register(output)]
+        return TensorEvaluation(program, run, output, _forward_derivatives(run, output, inputs),
+                                jacobian=out_value.ndim > 0)
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
         return TensorEvaluation(program, run, output, derivatives, jacobian=False)
@@ -328,3 +339,20 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
             rows[name].append(grad)
     derivatives = {name: np.stack(grads) for name, grads in rows.items()}
     return TensorEvaluation(program, run, output, derivatives, jacobian=True)
+
+
+def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> dict[str, Any]:
+    """d output / d each input by forward mode: one JVP along each entry of each input, laid out
+    as reverse mode lays them out (the output's axes first for a Jacobian)."""
+    out_shape = np.shape(run.value(output))
+    derivatives = {}
+    for name in inputs:
+        value = run.value(name)
+        columns = []
+        for index in np.ndindex(np.shape(value)):
+            tangent = np.zeros_like(value)
+            tangent[index] = 1.0
+            columns.append(np.ravel(run.jvp(output, {name: tangent})))
+        table = np.stack(columns, axis=-1) if columns else np.zeros((int(np.prod(out_shape)), 0))
+        derivatives[name] = table.reshape(out_shape + np.shape(value))
+    return derivatives

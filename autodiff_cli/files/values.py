@@ -1,4 +1,4 @@
-"""The values file: a JSON object of numbers, one per input, read with the places of its keys
+"""The values file: a JSON object of numbers (or nested arrays of numbers, tensors), one per input, read with the places of its keys
 (JSON keeps none; a text search finds them) so that an error can point at the key it is about."""
 
 from __future__ import annotations
@@ -44,14 +44,29 @@ def read_values(path: str, notify: Callable[[str], None]) -> tuple[dict[str, flo
     isfinite = math.isfinite
     # One pass in a comprehension (a values file can hold millions of keys); bool is not float.
     wrong = [key for key, value in document.items() if type(value) is not float or not isfinite(value)]
-    if wrong:
-        raise _not_finite(wrong[0], document[wrong[0]], source)
+    for key in wrong:
+        if type(document[key]) is not list:
+            raise _not_finite(key, document[key], source)
+        document[key] = _tensor(key, document[key], source)
     warnings = []
     if underflows:
         verb = "is" if len(underflows) == 1 else "are"
         warnings.append(f"{source.name}: {listed(underflows, 5)} {verb} smaller than the smallest float "
                         "(about 5e-324), so taken as 0")
     return document, source, warnings
+
+
+def _tensor(key: str, value: list[Any], source: Source) -> Any:
+    """A tensor given as nested arrays of numbers (``"W": [[0.1, 0.2], [0.3, 0.4]]``)."""
+    from ..language.program import ArrayLiteral
+
+    try:
+        return ArrayLiteral.from_nested(value)
+    except ValueError as error:
+        raise InputError(f"the value of {key!r} is not a tensor: {error}", _where_written(source.text, key, value)[0],
+                         source,
+                         'a tensor is nested arrays of numbers with rows of one length, e.g. {"W": [[1, 2], [3, 4]]}'
+                         ) from None
 
 
 def value_literals(values_source: Source | None) -> dict[str, str]:

@@ -87,6 +87,7 @@ __all__ = [
     "missing_inputs",
     "missing_inputs_error",
     "output_name",
+    "runs_as_tensors",
 ]
 
 # Variable kinds (``OUTPUT`` is the kind reports give the variable being differentiated).
@@ -112,6 +113,34 @@ class ArrayLiteral(TensorConstant):
     def __init__(self, shape: tuple[int, ...], values: tuple[float, ...]) -> None:
         self.shape = shape
         self.values = values
+
+    @classmethod
+    def from_nested(cls, value: Any) -> ArrayLiteral:
+        """Nested lists of finite numbers (JSON's arrays, ``--set W='[[1, 2], [3, 4]]'``) as a literal;
+        ValueError saying what is wrong for ragged rows, an empty list or an entry that is no number."""
+        shape: list[int] = []
+        level = value
+        while isinstance(level, list):
+            if not level:
+                raise ValueError("an empty list has no entries to give a tensor")
+            shape.append(len(level))
+            level = level[0]
+        flat: list[float] = []
+        stack = [(value, 0, "")]
+        while stack:  # depth first, left to right: row-major order
+            item, depth, path = stack.pop()
+            if depth < len(shape):
+                if not isinstance(item, list) or len(item) != shape[depth]:
+                    has = (f"{len(item)} entr{'y' if len(item) == 1 else 'ies'}" if isinstance(item, list)
+                           else "a number")
+                    raise ValueError(f"the rows differ in length: row {path} has {has} where the first "
+                                     f"has {shape[depth]}")
+                stack.extend((entry, depth + 1, f"{path}[{i}]") for i, entry in reversed(list(enumerate(item))))
+                continue
+            if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+                raise ValueError(f"entry {path} is {item!r}, not a finite number")
+            flat.append(float(item))
+        return cls(tuple(shape), tuple(flat))
 
     def __neg__(self) -> ArrayLiteral:
         return ArrayLiteral(self.shape, tuple(-value for value in self.values))
@@ -384,6 +413,25 @@ class Program:
                 if second >= 0:
                     needed[second] = True
         return needed
+
+
+def runs_as_tensors(program: Program, values: Mapping[str, object]) -> bool:
+    """Whether a run needs the tensor interpreter: the program writes a tensor, or a value given
+    for an input is one.  Otherwise every shape is ``()`` and the scalar interpreters run it."""
+    return program.has_tensors or any(isinstance(value, TensorConstant) for value in values.values())
+
+
+def first_tensor_instruction(program: Program) -> Instruction | None:
+    """The first instruction that makes a tensor (for errors of commands that take scalars only)."""
+    from ..engine.tensor_ops import TENSOR_OPS
+
+    variables = program.variables
+    for instruction in program.instructions:
+        op, param = instruction.op, instruction.param
+        if op in TENSOR_OPS or isinstance(param, TensorConstant) or (
+                op == INPUT and isinstance(variables[param].default, TensorConstant)):
+            return instruction
+    return None
 
 
 # --- checking the values given for the inputs ------------------------------------------------

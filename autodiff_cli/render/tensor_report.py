@@ -127,7 +127,7 @@ def _entries(name: str, shape: Sequence[int]) -> list[str]:
     return [f"{name}[{', '.join(map(str, index))}]" for index in itertools.product(*map(range, shape))]
 
 
-def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None) -> str:
+def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None, mode: str = "reverse") -> str:
     run, output = evaluation.run, evaluation.output
     names = _names(evaluation, wrt)
     document: dict[str, Any] = {
@@ -148,7 +148,7 @@ def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None) 
         }
     else:
         document["grads"] = {name: _json(evaluation.derivatives[name].tolist()) for name in names}
-    document["mode"] = "reverse"
+    document["mode"] = mode
     return json.dumps(document, indent=2) + "\n"
 
 

@@ -50,11 +50,12 @@ def assert_clean(result, command: str = "eval") -> None:  # type: ignore[no-unty
     if result.exit_code == 0:
         assert result.stdout.strip()
     elif result.exit_code == 1:
-        # The first line is `[FILE:LINE:COL: ]error: message` (or check's verdict).
-        first = result.stderr.splitlines()[0]
+        # The first line after any notes is `[FILE:LINE:COL: ]error: message` (or check's verdict).
+        first = [line for line in result.stderr.splitlines() if not line.startswith("note: ")][0]
         assert "error: " in first or (command == "check" and first.startswith("check failed: ")), first
-    else:
-        assert "Usage:" in result.stderr and "Error:" in result.stderr, result.stderr
+    else:  # a usage error, or a command given a program it does not take (graph of a tensor program)
+        first = result.stderr.splitlines()[0]
+        assert ("Usage:" in result.stderr and "Error:" in result.stderr) or "error: " in first, result.stderr
 
 
 def invoke(args: list[str], input: bytes | str | None = None, cli: click.Group = main):

@@ -125,7 +125,7 @@ def test_deeply_nested_parentheses() -> None:
         # CRLF: the line break starts at the CR, so the caret lands just after the text, as with LF.
         ("y = 2*\r\n", ParseError, 1, 7, "unexpected end of line; expected an operand"),
         ("a+b)", ParseError, 1, 4, "unexpected ')'"),
-        ("a @ b", ParseError, 1, 3, "unexpected character '@'"),
+        ("a $ b", ParseError, 1, 3, "unexpected character '$'"),
         ("a = 1\nb = = 2", ParseError, 2, 5, "unexpected '='"),
         ("x = 1\nx = 2", ProgramError, 2, 1, "'x' is assigned twice"),
         ("y = x + 1\nx = 2", ProgramError, 1, 5, "'x' is used before it is assigned"),
