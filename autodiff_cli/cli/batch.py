@@ -152,9 +152,17 @@ def batch_command(
         listed = _values_of(values_of, program, wrt, reduce)
         # --reduce's report gives each variable it lists a gradient: the --values-of ones too.
         differentiated = listed if reduce is not None else _wrt(wrt, program)
-        evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
-                                   advice=_advice())
         broadcast = _broadcast(plan, values)
+        evaluator: Any
+        if _runs_as_tensors(program, plan, values):
+            from ..execute.tensor_batch import TensorBatchEvaluator
+
+            evaluator = TensorBatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
+                                             advice=_advice())
+            evaluator.shapes_of_rows = evaluator.shapes(_one_row(plan, broadcast))
+        else:
+            evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
+                                       advice=_advice())
         with reading_progress(size, quiet, name) as advance:
             if reduce is None:
                 _write_rows(reader, plan, evaluator, broadcast, out, written, precision, ON_ERROR[on_error],
@@ -166,6 +174,12 @@ def batch_command(
 
 # The shared SOURCE argument is this command's PROGRAM (ROWS follows it).
 next(param for param in batch_command.params if param.name == "source").metavar = "[PROGRAM]"
+
+
+def _entries(name: str, shape: tuple[int, ...]) -> list[str]:
+    from ..execute.tensor_batch import entry_columns
+
+    return entry_columns(name, shape)
 
 
 def _check_options(reduce: str | None, report_format: str | None, output_format: str | None,
@@ -203,6 +217,22 @@ def _plan(program: Program, reader: RowReader | ParquetReader, values: dict[str,
     return plan
 
 
+def _runs_as_tensors(program: Program, plan: ColumnPlan, values: dict[str, Any]) -> bool:
+    """A tensor program, a tensor given with --set/--values, or a tensor input read from entry
+    columns (``x[0]``, ``x[1]``): the tensor executor runs it."""
+    from ..execute.columns import feeds_tensors
+    from ..language.program import runs_as_tensors
+
+    return runs_as_tensors(program, values) or feeds_tensors(program, plan)
+
+
+def _one_row(plan: ColumnPlan, broadcast: dict[str, Any]) -> dict[str, Any]:
+    """Inputs as one row of zeros would give them: enough to work out every variable's shape."""
+    import numpy as np
+
+    return {**{name: np.zeros(1) for name in plan.numeric}, **broadcast}
+
+
 def _broadcast(plan: ColumnPlan, values: dict[str, float]) -> dict[str, float]:
     """The values every row shares; those the program does not use are warned about and left out."""
     if plan.unused:
@@ -234,15 +264,14 @@ def _values_of(values_of: tuple[str, ...], program: Program, wrt: tuple[str, ...
 
 
 def _output_names(plan: ColumnPlan, evaluator: BatchEvaluator) -> list[str]:
-    from ..execute.vectorized import gradient_column
-
     names = list(plan.kept)
     taken = set(names)
-    for name in evaluator.values_of:  # the output, then --values-of; an input column is not repeated
+    shapes = getattr(evaluator, "shapes_of_rows", None)  # a tensor program's columns are its entries'
+    computed = evaluator.column_names() if shapes is None else evaluator.column_names(shapes)
+    for name in computed:  # the output, --values-of, then the gradients; an input column is not repeated
         if name in taken and name in plan.numeric:
             continue
         names.append(name)
-    names += [gradient_column(evaluator.output, name) for name in evaluator.wrt]
     seen: set[str] = set()
     for name in names:
         if name in seen:
@@ -375,6 +404,7 @@ def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: Batc
     from ..render import batch as render
 
     failures = _Failures(on_error, reader.name)
+    shapes = getattr(evaluator, "shapes_of_rows", None)  # a tensor program's report lists its entries
     sums: dict[str, list[float]] = {}
     grads: dict[str, list[float]] = {}
     count = 0
@@ -382,10 +412,11 @@ def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: Batc
         result = _evaluate(evaluator, chunk, broadcast, on_error, "sum", reader)
         failures.add(result, chunk)
         count += result.count
-        for name, value in result.values.items():
-            sums.setdefault(name, []).append(value)
-        for name, value in result.grads.items():
-            grads.setdefault(name, []).append(value)
+        chunk_values, chunk_grads = (result.values, result.grads) if shapes is None else result.entries()
+        for name, value in chunk_values.items():
+            sums.setdefault(name, []).append(float(value))
+        for name, value in chunk_grads.items():
+            grads.setdefault(name, []).append(float(value))
         advance(chunk.consumed)
     if count == 0 and how == "mean":
         why = f" (every row failed; the first, {failures.first})" if failures.count else ""
@@ -397,8 +428,10 @@ def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: Batc
         return (math.fsum(parts) + 0.0) / divide
 
     program = evaluator.program
-    names = list(dict.fromkeys([evaluator.output, *evaluator.values_of]))
-    kinds = {name: OUTPUT if name == evaluator.output else program.variables[name].kind for name in names}
+    variables = list(dict.fromkeys([evaluator.output, *evaluator.values_of]))
+    names = variables if shapes is None else [entry for name in variables for entry in _entries(name, shapes[name])]
+    base = {entry: name for name in variables for entry in ([name] if shapes is None else _entries(name, shapes[name]))}
+    kinds = {name: OUTPUT if base[name] == evaluator.output else program.variables[base[name]].kind for name in names}
     values = {name: total(sums.get(name, [])) for name in names}
     # An input no column gives has one value on every row: its mean is that value and its sum
     # that value times the rows, rounded once (adding it up row by row would round each time).
@@ -412,6 +445,9 @@ def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: Batc
     # Every listed name is differentiated; d output / d output is 1 on every row.
     gradient = {name: total(grads[name]) if name in grads or name != evaluator.output
                 else (1.0 if how == "mean" else float(count)) for name in names}
+    if shapes is not None:  # the report lists each entry; a number input's row values are exact sums
+        for name in names:
+            values.setdefault(name, math.nan)
     reduction = render.Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient)
     if report_format is None and out not in (None, "-"):  # report.json, report.csv
         report_format = format_by_extension(out, REPORT_EXTENSIONS)

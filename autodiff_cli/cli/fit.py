@@ -164,16 +164,19 @@ def fit_command(
     plan, start = _plan(program, data_set, values, output, params, init, seed)
     warn(plan.warnings)
 
-    from ..execute.fit import ProgramObjective, train
+    from ..execute.fit import train
 
-    objective = ProgramObjective(program, plan, data_set.columns, data_set.label, _advice(data_set.name))
+    objective = _objective(program, plan, data_set, values, init, seed)
+    layout = getattr(objective, "layout", None)  # a tensor program: its parameters laid end to end
+    if layout is not None:
+        start = objective.start
     reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10))
     with _Interrupts() as interrupts:
         interrupts.notify = reporter.notice
         with reporter:
             result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested)
         interrupts.ignore()  # from here on a signal must not cut the results short
-        _write_results(result, plan, values, values_source, out, history, plot, plot_format)
+        _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout)
         _conclude(result, settings, out, quiet, interrupts, objective.rows)
 
 
@@ -257,6 +260,27 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
     columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
     lines = np.concatenate([chunk.lines for chunk in chunks])
     return _DataSet(name, columns, lines, chunks[0].unit, plan)
+
+
+def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict[str, Any], init: str | None,
+               seed: int) -> Any:
+    """The mean loss over the rows as a function of the parameters: the vectorized executor's, or
+    for a tensor program (or tensor data: columns x[0], x[1]) the tensor executor's, with the
+    parameters laid end to end in one vector (``start``) and initializers drawn from --seed."""
+    from ..execute.columns import feeds_tensors
+    from ..execute.fit import ProgramObjective
+    from ..language.program import runs_as_tensors
+
+    if not (runs_as_tensors(program, values) or feeds_tensors(program, data_set.plan)):
+        return ProgramObjective(program, plan, data_set.columns, data_set.label, _advice(data_set.name))
+    from ..execute.tensor_batch import input_rows
+    from ..execute.tensor_fit import TensorObjective, starting_parameters
+
+    layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
+    data = input_rows(program, {name: data_set.columns[name] for name in data_set.plan.numeric})
+    objective = TensorObjective(program, plan.output, layout, plan.fixed, data, data_set.label)
+    objective.start = start
+    return objective
 
 
 def _advice(data_name: str) -> Any:
@@ -397,13 +421,27 @@ def values_json(values: dict[str, float], literals: dict[str, str]) -> str:
     writing over the values file changes only what training changed (``3`` stays ``3``, not ``3.0``)."""
     import json
 
+    from ..language.program import ArrayLiteral
+
     dumps = json.dumps
     lines = []
     for name, value in values.items():
         literal = literals.get(name)
-        text = literal if literal is not None and float(literal).hex() == value.hex() else dumps(value)
+        if isinstance(value, ArrayLiteral):
+            value = value.nested()
+        if isinstance(value, list):  # a tensor: nested arrays, written out in full
+            text = dumps(value)
+        else:
+            same = isinstance(literal, str) and float(literal).hex() == value.hex()
+            text = literal if same else dumps(value)  # type: ignore[assignment]
         lines.append(f"  {dumps(name)}: {text}")
     return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
+
+
+def _read_literal(text: Any) -> Any:
+    """A value of the values file as ``value_literals`` gives it (numbers as their text): a float,
+    or nested lists of them for a tensor."""
+    return [_read_literal(item) for item in text] if isinstance(text, list) else float(text)
 
 
 def history_csv(history: list[Step]) -> str:
@@ -412,8 +450,9 @@ def history_csv(history: list[Step]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_results(result: FitResult, plan: FitPlan, given: dict[str, float], values_source: Source | None,
-                   out: str | None, history: str | None, plot: str | None, plot_format: str | None) -> None:
+def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], values_source: Source | None,
+                   out: str | None, history: str | None, plot: str | None, plot_format: str | None,
+                   layout: Any = None) -> None:
     """The learned values first, then the history and the plot: each file is tried even when one
     before it cannot be written (a full disk), and the first failure is raised after them all."""
     writes: list[tuple[str | None, Callable[[], bytes]]] = []
@@ -424,8 +463,9 @@ def _write_results(result: FitResult, plan: FitPlan, given: dict[str, float], va
             from ..execute.fit import values_to_write
 
             literals = value_literals(values_source)  # the values file's keys, each with its number's text
-            kept = {name: float(text) for name, text in literals.items()}
-            return values_json(values_to_write(plan, params, given, kept), literals).encode()
+            kept = {name: _read_literal(text) for name, text in literals.items()}
+            learned = None if layout is None else layout.nested(params)
+            return values_json(values_to_write(plan, params, given, kept, learned), literals).encode()
 
         writes.append((out, values))
     if history is not None:

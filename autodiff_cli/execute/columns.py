@@ -1,6 +1,8 @@
 """Which columns of rows feed which inputs of a program: the plan ``batch`` and ``fit`` share.
 
-A column named after an input gives it a value on every row.  A column may not name a
+A column named after an input gives it a value on every row.  A tensor input takes one
+column per entry, named by the rule of ``entry_column``: ``x[0]``, ``x[1]`` for a vector,
+``W[0, 1]`` for an entry of a matrix (results are written out by the same rule).  A column may not name a
 variable the program computes, nor an input also given by ``--set``/``--values``; a column
 that names nothing in the program is an error unless it is passed through to the output
 (``batch --keep``).  An input that no column, value or default gives is missing.
@@ -8,8 +10,9 @@ that names nothing in the program is an error unless it is passed through to the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import InputError, Source, listed, variables_hint
@@ -17,7 +20,23 @@ from ..errors import InputError, Source, listed, variables_hint
 if TYPE_CHECKING:
     from ..language.program import Program, Variable
 
-__all__ = ["ColumnPlan", "plan_columns"]
+__all__ = ["ColumnPlan", "entry_column", "feeds_tensors", "plan_columns", "split_column"]
+
+_ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]\Z")
+
+
+def entry_column(name: str, index: Sequence[int]) -> str:
+    """The column of one entry of a tensor: ``x[0]``, ``W[1, 2]``; a number's is its name."""
+    return f"{name}[{', '.join(map(str, index))}]" if len(index) else name
+
+
+def split_column(column: str) -> tuple[str, tuple[int, ...]] | None:
+    """``'W[0, 1]'`` -> ``('W', (0, 1))``: the variable and entry a column names; None for a
+    column that names no entry."""
+    found = _ENTRY.match(column)
+    if found is None:
+        return None
+    return found.group(1), tuple(int(i) for i in found.group(2).split(","))
 
 # An error about a column: (column, message, hint) -> the error, pointing where the column is named.
 Locate = Callable[[str, str, str], InputError]
@@ -34,6 +53,13 @@ class ColumnPlan:
     missing: list[Variable]  # inputs that no column, value or default gives
     unused: list[str]  # names given a value (--set, --values) that the program does not use
 
+    entries: dict[str, str] = field(default_factory=dict)  # an entry's column -> its tensor input
+
+    @property
+    def inputs_given(self) -> list[str]:
+        """The inputs the columns give: by name, or entry by entry (``x[0]``, ``x[1]`` give ``x``)."""
+        return list(dict.fromkeys(self.entries.get(column, column) for column in self.numeric))
+
     def missing_error(self, program: Program, data_name: str) -> InputError:
         """The error for ``missing`` inputs, when every input needs a value on every row."""
         missing = self.missing
@@ -47,6 +73,12 @@ class ColumnPlan:
             f"declare a default in the program ('{first} = 1.0')",
             [f"the columns of {data_name} are: {', '.join(self.columns[:20])}"
              + (" ..." if len(self.columns) > 20 else "")])
+
+
+def feeds_tensors(program: Program, plan: ColumnPlan) -> bool:
+    """Whether a column of the plan gives an entry of a tensor input (``x[0]``): then the input is
+    a tensor on every row, whatever the program declares."""
+    return bool(plan.entries)
 
 
 def plan_columns(program: Program, columns: Sequence[str], values: Mapping[str, float], *, data_name: str,
@@ -66,9 +98,16 @@ def plan_columns(program: Program, columns: Sequence[str], values: Mapping[str, 
 
     inputs = {v.name for v in program.inputs}
     kept = list(columns) if keep is None else keep
+    entries = {column: split_column(column) for column in columns if column not in program.variables}
+    fed = {column: entry[0] for column, entry in entries.items() if entry is not None and entry[0] in inputs}
     for name in columns:
         variable = program.variables.get(name)
-        if name in inputs:
+        if name in fed:
+            name = fed[name]  # an entry of a tensor input: the input is what is given
+            if name in values:
+                raise locate(name, f"'{name}' is both given by columns of {data_name} and by --set/--values",
+                             f"give it one way: drop its columns, or the --set {name}=... (or the key in --values)")
+        elif name in inputs:
             if name in values:
                 raise locate(name, f"'{name}' is both a column of {data_name} and given by --set/--values",
                              f"give it one way: drop the column, or the --set {name}=... (or the key in --values)")
@@ -79,12 +118,14 @@ def plan_columns(program: Program, columns: Sequence[str], values: Mapping[str, 
             hint = variables_hint(sorted(inputs), [name]).replace("the variables are", "its inputs are")
             raise locate(name, f"the column '{name}' is not an input of the program",
                          f"{hint}; {unknown_advice.replace('{name}', name)}")
-    missing = [v for v in program.inputs if v.name not in columns and v.name not in values and v.default is None]
+    given = set(columns) | set(fed.values())
+    missing = [v for v in program.inputs if v.name not in given and v.name not in values and v.default is None]
     return ColumnPlan(
         columns=list(columns),
-        numeric=[name for name in columns if name in inputs],
-        passed=[name for name in kept if name not in inputs],
+        numeric=[name for name in columns if name in inputs or name in fed],
+        passed=[name for name in kept if name not in inputs and name not in fed],
         kept=kept,
         missing=missing,
         unused=[name for name in values if name not in program.variables],
+        entries=fed,
     )

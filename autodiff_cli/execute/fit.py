@@ -367,7 +367,7 @@ def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[
     inputs = {v.name: v for v in program.inputs}
     if not isinstance(columns, ColumnPlan):
         columns = plan_columns(program, columns, values, data_name=data_name)
-    column_set = set(columns.columns)
+    column_set = set(columns.inputs_given)
     if parameters is None:
         learned = [name for name in inputs if name not in column_set]
     else:
@@ -387,9 +387,9 @@ def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[
         if name in learned_set or name in column_set:
             continue
         if name in values:
-            fixed[name] = float(values[name])
+            fixed[name] = _number_or_tensor(values[name])
         elif variable.default is not None:
-            fixed[name] = float(variable.default)
+            fixed[name] = _number_or_tensor(variable.default)
         else:
             missing.append(variable)
     if missing:
@@ -397,27 +397,38 @@ def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[
     start = {}
     for name in learned:
         if name in values:
-            start[name] = float(values[name])
+            start[name] = _number_or_tensor(values[name])
         elif inputs[name].default is not None:
-            start[name] = float(inputs[name].default)  # type: ignore[arg-type]
+            start[name] = _number_or_tensor(inputs[name].default)
     data_inputs = [name for name in inputs if name in column_set]
     return FitPlan(output, learned, data_inputs, fixed, start, warnings)
 
 
-def values_to_write(plan: FitPlan, params: np.ndarray, given: Mapping[str, float],
-                    kept: Mapping[str, float] | None = None) -> dict[str, float]:
+def _number_or_tensor(value: Any) -> Any:
+    """A value given or declared for an input: a float, or a tensor as it was written (a list
+    literal, an initializer) for ``tensor_fit`` to lay out."""
+    from ..language.program import TensorConstant
+
+    return value if isinstance(value, TensorConstant) else float(value)
+
+
+def values_to_write(plan: FitPlan, params: np.ndarray, given: Mapping[str, Any],
+                    kept: Mapping[str, Any] | None = None, learned: Mapping[str, Any] | None = None
+                    ) -> dict[str, Any]:
     """The values ``fit`` writes, from which ``--values`` reproduces the trained model: those
     ``given`` (the values file's in its order, then ``--set``'s) for the program's inputs, and
     the values file's own (``kept``) for its names the program does not use, each parameter's
     replaced in its place by its learned value, and the parameters not given after them, in
     program order.  So writing over the values file that was read (a resume) loses nothing, and
     a ``--set`` for a name the program ignores is not written, nor written over the file's.
+    ``learned``: the parameters' values when they are not one number each (tensors, as nested
+    lists: ``tensor_fit.ParameterLayout.nested``); ``params`` is then not read.
     """
     kept = kept or {}
     inputs = set(plan.fixed).union(plan.parameters)
     values = {name: value if name in inputs else kept[name]
               for name, value in given.items() if name in inputs or name in kept}
-    values.update(zip(plan.parameters, params.tolist()))
+    values.update(zip(plan.parameters, params.tolist()) if learned is None else learned)
     return values
 
 

@@ -188,9 +188,11 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
 
 
 def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
-                first_row: int = 0) -> TensorRun:
+                first_row: int = 0, check: bool = True) -> TensorRun:
     """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
-    leading batch axis).  Shapes are inferred and checked first (``ShapeError``)."""
+    leading batch axis).  Shapes are inferred and checked first (``ShapeError``); every result
+    must be finite (``EvaluationError`` at the first op that is not, unless ``check`` is off: the
+    caller then looks at the rows itself, ``check_register``)."""
     shapes = infer(program, {name: value.shape[1:] if name in batched else value.shape
                              for name, value in inputs.items()})
     values: list[Any] = []
@@ -218,11 +220,16 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
             raise EvaluationError(error.message, where, program.source) from None
         values.append(out)
         leads.append(max(arg_leads))
-        _check_finite(run, register, op, operands, first_row)
+        if check:
+            check_register(run, register, first_row)
     return run
 
 
-def _check_finite(run: TensorRun, register: int, op: str, operands: tuple[int, ...], first_row: int) -> None:
+def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
+    """Raise the ``EvaluationError`` of a register whose value is not finite everywhere: the op,
+    its line and column, the first bad entry and the operands' values there."""
+    op, first, second, _, _ = run.rows[register]
+    operands = (first,) if second < 0 else (first, second)
     out = run.values[register]
     total = float(np.sum(out)) if out.size else 0.0
     if math.isfinite(total) or np.isfinite(out).all():  # a finite sum has finite terms

@@ -8,7 +8,7 @@ from the data carry the batch axis, the parameters do not, so one forward and on
 sweep give every row's loss and the gradient summed over the rows.
 
 A data input of shape ``[2]`` is read from the columns ``x[0]`` and ``x[1]`` of the data
-(``tensor_column_names``); a matrix input ``[2, 3]`` from ``W[0, 0]`` ... ``W[1, 2]``.
+(``columns.entry_column``); a matrix input ``[2, 3]`` from ``W[0, 0]`` ... ``W[1, 2]``.
 """
 
 from __future__ import annotations
@@ -20,29 +20,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import EvaluationError, InputError, Source
-from ..language.program import Program
+from ..language.program import Initializer, Program
 from ..language.shapes import Shape, shape_text
 from .tensor import as_array, input_arrays, run_forward
 
-__all__ = ["ParameterLayout", "TensorObjective", "column_name", "stack_columns", "tensor_column_names"]
-
-
-def column_name(name: str, index: Sequence[int]) -> str:
-    """The data column that holds one entry of a tensor input: ``x[0]``, ``W[1, 2]``."""
-    return f"{name}[{', '.join(map(str, index))}]" if index else name
-
-
-def tensor_column_names(name: str, shape: Shape) -> list[str]:
-    """Every column a data input of ``shape`` is read from, in row-major order."""
-    return [column_name(name, index) for index in itertools.product(*map(range, shape))]
-
-
-def stack_columns(name: str, shape: Shape, columns: Mapping[str, Any]) -> Any:
-    """The rows of a data input as one array ``(N, *shape)``, from its columns."""
-    if not shape:
-        return np.asarray(columns[name], dtype=float)
-    parts = [np.asarray(columns[column], dtype=float) for column in tensor_column_names(name, shape)]
-    return np.stack(parts, axis=-1).reshape((len(parts[0]), *shape))
+__all__ = ["ParameterLayout", "TensorObjective", "starting_parameters"]
 
 
 class ParameterLayout:
@@ -84,7 +66,7 @@ def starting_parameters(program: Program, names: Sequence[str], given: Mapping[s
     missing = [name for name in names if name not in given and variables[name].default is None]
     drawn = iter(initial_values(len(missing), init, seed))
     for name in names:
-        if name in given:
+        if name in given and not isinstance(given[name], Initializer):  # a draw is made from the seed
             starts[name] = as_array(given[name])
         elif variables[name].default is not None:
             starts[name] = defaults[name]

@@ -30,7 +30,9 @@ from autodiff_cli.render.formulas import (
     program_text,
 )
 
-SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.ad"))
+# The samples in the scalar language (the tensor samples have tests of their own).
+SAMPLES = [path for path in sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.ad"))
+           if not parse(path.read_text("utf-8")).has_tensors]
 
 
 # --- program text ---------------------------------------------------------------------------

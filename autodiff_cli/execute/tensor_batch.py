@@ -1,0 +1,284 @@
+"""``batch`` of a tensor program: rows become the leading batch dimension.
+
+``TensorBatchEvaluator`` has the interface of ``vectorized.BatchEvaluator`` (``evaluate``
+over a chunk of rows, a ``BatchResult`` with per-row columns or sums), so ``batch`` runs
+either the same way.  What differs:
+
+* **Columns.**  A tensor input is read from one column per entry, named by the rule of
+  ``tensor_fit.column_name``: ``x[0]``, ``x[1]`` for a vector ``x``; ``W[0, 1]`` for a
+  matrix.  Results are written the same way: ``h[3]``, ``dL/dW[0, 1]``.
+* **Per-row gradients.**  Without ``reduce`` every row has its own gradient, so the inputs
+  differentiated are given the batch axis (a parameter is repeated on every row, as a view);
+  with ``reduce`` they are not, and the reverse sweep sums over the rows itself.
+* **Failed rows.**  A row fails where any value computed from it is not finite.  Its error
+  is the one the program gives on that row alone (``tensor.run_forward``'s, with line and
+  column); ``on_error`` "nan" and "skip" work as for scalar programs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import EvaluationError, InputError, Source, variables_hint
+from ..language.program import INPUT, Program, missing_inputs, missing_inputs_error, output_name
+from ..language.shapes import Shape, infer
+from .tensor import TensorRun, as_array, check_register, input_arrays, run_forward
+from .columns import entry_column, split_column
+from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, RowError, gradient_column
+
+__all__ = ["TensorBatchEvaluator", "TensorBatchResult", "entry_columns"]
+
+def entry_columns(name: str, shape: Shape) -> list[str]:
+    """Every entry of a variable of ``shape`` as a column name, in row-major order."""
+    return [entry_column(name, index) for index in itertools.product(*map(range, shape))]
+
+
+@dataclass
+class TensorBatchResult:
+    """``vectorized.BatchResult``'s fields for a tensor program: ``values`` and ``grads`` by
+    variable, each ``(rows, *shape)`` per row or ``shape`` reduced."""
+
+    output: str
+    values: dict[str, Any]
+    grads: dict[str, Any]
+    rows: int
+    failed: Any
+    kept: Any
+    count: int
+    reduce: str | None
+    warnings: list[str]
+    _errors: dict[int, RowError] = field(default_factory=dict, repr=False)
+    _evaluator: Any = field(default=None, repr=False)
+    _inputs: Any = field(default=None, repr=False)
+
+    @property
+    def value(self) -> Any:
+        return self.values[self.output]
+
+    @property
+    def failures(self) -> int:
+        return int(np.count_nonzero(self.failed))
+
+    def error(self, row: int) -> RowError:
+        if not 0 <= row < self.rows or not self.failed[row]:
+            raise ValueError(f"row {row} did not fail")
+        return self._evaluator.row_error(self._inputs, row)
+
+    def columns(self) -> dict[str, Any]:
+        """One column per entry: ``y``, ``h[0]``..., then ``dL/dW[0, 0]``..."""
+        named: dict[str, Any] = {}
+        lead = 1 if self.reduce is None else 0
+        for name, value in self.values.items():
+            named.update(_entries(name, value, lead))
+        for name, grad in self.grads.items():
+            named.update(_entries(gradient_column(self.output, name), grad, lead))
+        return named
+
+    def entries(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Values and gradients entry by entry (``W[0, 1]``), as ``--reduce``'s report lists them."""
+        values: dict[str, Any] = {}
+        grads: dict[str, Any] = {}
+        for name, value in self.values.items():
+            values.update(_entries(name, value, 0))
+            if name in self.grads:
+                grads.update(_entries(name, self.grads[name], 0))
+        return values, grads
+
+
+def _entries(name: str, array: Any, lead: int) -> dict[str, Any]:
+    shape = np.shape(array)[lead:]
+    if not shape:
+        return {name: array}
+    return {column: array[(slice(None),) * lead + index]
+            for column, index in zip(entry_columns(name, shape), itertools.product(*map(range, shape)))}
+
+
+class TensorBatchEvaluator:
+    """A tensor program prepared for batches of rows (see ``vectorized.BatchEvaluator``)."""
+
+    def __init__(self, program: Program, *, output: str | None = None, wrt: Iterable[str] | None = None,
+                 values_of: Iterable[str] = (), advice: Advice = PYTHON_ADVICE) -> None:
+        self.program = program
+        self.advice = advice
+        self.output = output_name(program, output, advice.output(output))
+        self.inputs = [variable.name for variable in program.inputs]
+        self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
+        self.values_of = list(dict.fromkeys([self.output, *self._names(values_of, "values_of")]))
+
+    def _names(self, names: Iterable[str], option: str) -> list[str]:
+        names = list(dict.fromkeys([names] if isinstance(names, str) else names))
+        unknown = [name for name in names if name not in self.program.variables]
+        if unknown:
+            raise InputError(f"{option} names {', '.join(unknown)}, which the program does not define",
+                             source=Source(self.program.source.name, ""),
+                             hint=variables_hint(list(self.program.variables), unknown))
+        return names
+
+    def column_names(self, shapes: Mapping[str, Shape]) -> list[str]:
+        """The result columns for variables of ``shapes`` (see ``TensorBatchResult.columns``)."""
+        names = [column for name in self.values_of for column in entry_columns(name, shapes[name])]
+        return names + [column for name in self.wrt
+                        for column in entry_columns(gradient_column(self.output, name), shapes[name])]
+
+    def shapes(self, given: Mapping[str, Any]) -> dict[str, Shape]:
+        """Each variable's shape (per row) for inputs given as ``evaluate`` takes them."""
+        arrays, batched = self._arrays(given)
+        registers = infer(self.program, {name: np.shape(value)[1:] if name in batched else np.shape(value)
+                                         for name, value in arrays.items()})
+        return {name: registers[v.register] for name, v in self.program.variables.items()}
+
+    # --- evaluating ----------------------------------------------------------------------------
+
+    def evaluate(self, inputs: Mapping[str, Any], *, reduce: str | None = None,
+                 on_error: str = "raise") -> TensorBatchResult:
+        """Run the program over the rows of ``inputs``: each input by name (a number or tensor every
+        row shares) or by entry columns (``x[0]``... of one value per row)."""
+        if reduce not in (None, *REDUCTIONS):
+            raise ValueError(f"reduce must be None, 'sum' or 'mean', not {reduce!r}")
+        arrays, batched = self._arrays(inputs)
+        rows = len(next(iter(arrays[name] for name in batched))) if batched else 1
+        per_row = reduce is None
+        if per_row:  # every row its own gradient: what is differentiated gets the batch axis
+            for name in self.wrt:
+                if name in arrays and name not in batched:
+                    arrays[name] = np.broadcast_to(arrays[name], (rows, *np.shape(arrays[name])))
+            batched = batched | {name for name in self.wrt if name in arrays}
+        run = self._run(arrays, batched)
+        failed = self._failed_rows(run, rows, bool(batched))
+        kept = None
+        if failed.any():
+            if on_error == "raise":
+                raise self.row_error(arrays, int(np.argmax(failed)), batched)
+            if on_error == "skip" or not per_row:  # sums over the good rows only
+                kept = np.flatnonzero(~failed)
+                arrays = {name: value[kept] if name in batched else value for name, value in arrays.items()}
+                run = self._run(arrays, batched) if len(kept) else None
+        count = rows if kept is None else len(kept)
+        values, grads = self._results(run, per_row, reduce, count, rows if on_error == "nan" else None, failed)
+        if per_row and on_error == "nan":
+            kept = None
+        return TensorBatchResult(self.output, values, grads, rows, failed, kept, count, reduce, [],
+                                 _evaluator=self, _inputs=(arrays, batched))
+
+    def _run(self, arrays: dict[str, Any], batched: set[str]) -> TensorRun:
+        with np.errstate(all="ignore"):
+            return run_forward(self.program, arrays, frozenset(batched), check=False)
+
+    def _results(self, run: TensorRun | None, per_row: bool, reduce: str | None, count: int, nan_rows: int | None,
+                 failed: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        if run is None:  # every row failed and was left out
+            return ({name: np.float64(np.nan) for name in self.values_of},
+                    {name: np.float64(np.nan) for name in self.wrt})
+        values = {name: run.value(name) for name in self.values_of}
+        grads = run.gradients(self.output, self.wrt) if self.wrt else {}
+        if per_row:
+            if nan_rows is not None:  # the failed rows' results are NaN
+                for table in (values, grads):
+                    for name, array in table.items():
+                        array = np.array(array, dtype=float)
+                        array[failed] = np.nan
+                        table[name] = array
+            return values, grads
+        scale = 1.0 / count if reduce == "mean" and count else 1.0
+        def lead(name: str) -> int:
+            return run.leads[run.register(name)]
+
+        values = {name: (np.sum(value, axis=0) if lead(name) else value * count) * scale
+                  for name, value in values.items()}
+        grads = {name: (np.sum(grad, axis=0) if lead(name) else np.asarray(grad)) * scale
+                 for name, grad in grads.items()}
+        return values, grads
+
+    def _arrays(self, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+        """Every input as an array, and which carry the batch axis (those read from entry columns
+        or given as a column of numbers)."""
+        program = self.program
+        columns = {name: value for name, value in inputs.items() if _is_column(name, value, program)}
+        rows = input_rows(program, columns)
+        arrays = {name: as_array(value) for name, value in inputs.items() if name not in columns}
+        arrays.update(rows)
+        batched = set(rows)
+        missing = missing_inputs(program, arrays)
+        if missing:
+            raise missing_inputs_error(program, missing, self.advice.give([v.name for v in missing]))
+        defaults = input_arrays(program, {}, 0)
+        for variable in program.inputs:
+            if variable.name not in arrays:
+                arrays[variable.name] = defaults[variable.name]
+        return arrays, batched
+
+    def _failed_rows(self, run: TensorRun, rows: int, any_batched: bool) -> Any:
+        """Rows where a value computed from them is not finite; an unbatched value that is not
+        finite fails every row (its error is raised as the program gives it)."""
+        failed = np.zeros(rows, dtype=bool)
+        for register, value in enumerate(run.values):
+            if run.rows[register][0] == INPUT and not run.leads[register]:
+                continue
+            total = float(np.sum(value)) if np.size(value) else 0.0
+            if np.isfinite(total) or np.isfinite(value).all():
+                continue
+            if not run.leads[register]:  # no row's own: the program fails whatever the rows
+                check_register(run, register)
+            failed |= ~np.isfinite(np.reshape(value, (rows, -1))).all(axis=1)
+        return failed
+
+    def row_error(self, inputs: Any, row: int, batched: set[str] | None = None) -> RowError:
+        """Why ``row`` fails: the program run on that row alone, with its error's place."""
+        if batched is None:
+            inputs, batched = inputs
+        one = {name: value[row] if name in batched else value for name, value in inputs.items()}
+        shown = {name: np.asarray(value).tolist() for name, value in one.items() if name in batched}
+        try:
+            run_forward(self.program, one)
+        except EvaluationError as error:
+            return RowError(error.message, error.position, error.source, error.hint,
+                            [*error.notes, f"in row {row}"], row=row, inputs=shown)
+        return RowError("a value computed on this row is not a finite number", None, self.program.source,
+                        "check the row's values", [f"in row {row}"], row=row, inputs=shown)
+
+
+def _is_column(name: str, value: Any, program: Program) -> bool:
+    """A column of rows (a NumPy array of one value per row, or of an entry per row: ``x[0]``),
+    not one value every row shares (a number, a list literal)."""
+    return isinstance(value, np.ndarray) and value.ndim >= 1 and (
+        name in program.variables or split_column(name) is not None)
+
+
+def input_rows(program: Program, columns: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs that columns of rows give, each as ``(rows, *shape)``: a column named after an
+    input gives it as it is; the entry columns of a tensor input (``x[0]``, ``x[1]``) are stacked."""
+    by_input: dict[str, dict[tuple[int, ...], Any]] = {}
+    rows: dict[str, Any] = {}
+    for column, value in columns.items():
+        entry = split_column(column)
+        if column not in program.variables and entry is not None and entry[0] in program.variables:
+            by_input.setdefault(entry[0], {})[entry[1]] = np.asarray(value, dtype=float)
+        else:
+            rows[column] = np.asarray(value, dtype=float)
+    for name, entries in by_input.items():
+        rows[name] = _stacked(name, entries, program)
+    return rows
+
+
+def _stacked(name: str, entries: Mapping[tuple[int, ...], Any], program: Program) -> Any:
+    """An input's rows ``(N, *shape)`` from its entry columns, which must cover its shape."""
+    rank = {len(index) for index in entries}
+    shape = tuple(max(index[axis] for index in entries) + 1 for axis in range(max(rank)))
+    wanted = set(itertools.product(*map(range, shape)))
+    if len(rank) > 1 or set(entries) != wanted:
+        absent = sorted(wanted - set(entries))
+        example = entry_column(name, absent[0]) if absent else entry_column(name, sorted(entries)[0])
+        raise InputError(f"the columns of input '{name}' do not make a tensor: "
+                         + (f"{example} is missing" if absent else "they mix numbers of indices"),
+                         program.variables[name].position, program.source,
+                         f"a tensor input of shape [2, 3] is read from the columns {name}[0, 0] ... {name}[1, 2]")
+    rows = len(next(iter(entries.values())))
+    stacked = np.empty((rows, *shape))
+    for index, column in entries.items():
+        stacked[(slice(None), *index)] = column
+    return stacked
