@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.ops import OPS, DomainError
-from ..engine.tensor_ops import TENSOR_OPS, elementwise_forward, elementwise_jvp, elementwise_vjp
+from ..engine.tensor_ops import TENSOR_OPS, align, elementwise_forward, elementwise_jvp, elementwise_vjp
 from ..errors import EvaluationError, InputError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program, TensorConstant
 from ..language.shapes import Shape, infer, shape_text
@@ -239,32 +239,42 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
     where = program.instructions[register].position
     lead = run.leads[register]
     entry = bad[lead:]
-    at = f"[{', '.join(map(str, entry))}]" if entry else ""
-    described = _describe_operands(run, operands, bad, lead)
+    at = f" at entry [{', '.join(map(str, entry))}]" if entry else ""
+    described = _describe_operands(run, register, operands, bad)
     value = float(out[bad])
     name = op if op in TENSOR_OPS else OPS[op].name
-    problem = "is not a number" if math.isnan(value) else "overflows"
-    hint = OPS[op].hint if op in OPS else None
-    if op in OPS and OPS[op].domain and math.isnan(value):
-        problem = f"is outside the domain ({OPS[op].domain})"
-    error = EvaluationError(f"{name}: the result{at} {problem}{described}", where, program.source,
-                            hint or "check the inputs' values")
+    domain = OPS[op].domain if op in OPS else None
+    if math.isnan(value) and domain:
+        message = f"{name} is undefined{at}{described} (its domain: {domain})"
+    elif math.isnan(value):
+        message = f"the result of {name} is not a number{at}{described}"
+    elif op == "/" and described.endswith(" 0"):
+        message = f"division by zero{at}{described}"
+    else:
+        message = f"{name} overflows{at}{described}"
+    hint = (OPS[op].hint if math.isnan(value) else OPS[op].overflow_hint) if op in OPS else None
+    error = EvaluationError(message, where, program.source, hint or "check the inputs' values")
     error.row = first_row + bad[0] if lead else None  # type: ignore[attr-defined]  # the caller names the row
     raise error
 
 
-def _describe_operands(run: TensorRun, operands: tuple[int, ...], bad: tuple[int, ...], lead: int) -> str:
-    """', where x = -1' for elementwise ops (the operands' entries at the bad place)."""
-    parts = []
+def _describe_operands(run: TensorRun, register: int, operands: tuple[int, ...], bad: tuple[int, ...]) -> str:
+    """', where x = -1' for an elementwise op: its operands' entries at the bad place, by name, or
+    as 'the operand' ('the left operand', 'the right operand') where it has none."""
+    if run.rows[register][0] in TENSOR_OPS:
+        return ""
     names = run.program.names_by_register()
-    for label, r in zip("xy", operands):
+    out = run.values[register]
+    lead = run.leads[register]
+    labels = ["the operand"] if len(operands) == 1 else ["the left operand", "the right operand"]
+    parts = []
+    for label, r in zip(labels, operands):
         value = run.values[r]
-        try:
-            entry = np.broadcast_to(value if run.leads[r] or not lead else value, run.values[-1].shape)[bad]
-        except ValueError:
-            return ""
-        parts.append(f"{names.get(r, label)} = {float(entry):g}")
-    return ", where " + " and ".join(parts) if parts else ""
+        if run.leads[r]:  # its per-row axes lined up with the result's, as the op saw them
+            value = align(np, value, 1, np.shape(value)[1:], np.ndim(out) - lead)
+        entry = float(np.broadcast_to(value, np.shape(out))[bad])
+        parts.append(f"{names[r]} = {entry:g}" if r in names else f"{label} is {entry:g}")
+    return ", where " + " and ".join(parts)
 
 
 def shapes_summary(run: TensorRun) -> dict[str, str]:

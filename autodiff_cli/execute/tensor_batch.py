@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from ..language.program import INPUT, Program, missing_inputs, missing_inputs_er
 from ..language.shapes import Shape, infer
 from .tensor import TensorRun, as_array, check_register, input_arrays, run_forward
 from .columns import entry_column, split_column
-from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, RowError, gradient_column
+from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
 
 __all__ = ["TensorBatchEvaluator", "TensorBatchResult", "entry_columns"]
 
@@ -38,36 +37,15 @@ def entry_columns(name: str, shape: Shape) -> list[str]:
     return [entry_column(name, index) for index in itertools.product(*map(range, shape))]
 
 
-@dataclass
-class TensorBatchResult:
-    """``vectorized.BatchResult``'s fields for a tensor program: ``values`` and ``grads`` by
-    variable, each ``(rows, *shape)`` per row or ``shape`` reduced."""
-
-    output: str
-    values: dict[str, Any]
-    grads: dict[str, Any]
-    rows: int
-    failed: Any
-    kept: Any
-    count: int
-    reduce: str | None
-    warnings: list[str]
-    _errors: dict[int, RowError] = field(default_factory=dict, repr=False)
-    _evaluator: Any = field(default=None, repr=False)
-    _inputs: Any = field(default=None, repr=False)
-
-    @property
-    def value(self) -> Any:
-        return self.values[self.output]
-
-    @property
-    def failures(self) -> int:
-        return int(np.count_nonzero(self.failed))
+class TensorBatchResult(BatchResult):
+    """``vectorized.BatchResult`` for a tensor program: ``values`` and ``grads`` by variable, each
+    ``(rows, *shape)`` per row or ``shape`` reduced; its columns are the entries'."""
 
     def error(self, row: int) -> RowError:
+        """Why ``row`` failed: the program's error on that row alone."""
         if not 0 <= row < self.rows or not self.failed[row]:
             raise ValueError(f"row {row} did not fail")
-        return self._evaluator.row_error(self._inputs, row)
+        return self._evaluator.row_error(self._inputs, row)  # type: ignore[no-any-return]
 
     def columns(self) -> dict[str, Any]:
         """One column per entry: ``y``, ``h[0]``..., then ``dL/dW[0, 0]``..."""
@@ -150,6 +128,7 @@ class TensorBatchEvaluator:
             batched = batched | {name for name in self.wrt if name in arrays}
         run = self._run(arrays, batched)
         failed = self._failed_rows(run, rows, bool(batched))
+        given = (arrays, batched)  # every row, for the errors of failed ones
         kept = None
         if failed.any():
             if on_error == "raise":
@@ -162,8 +141,8 @@ class TensorBatchEvaluator:
         values, grads = self._results(run, per_row, reduce, count, rows if on_error == "nan" else None, failed)
         if per_row and on_error == "nan":
             kept = None
-        return TensorBatchResult(self.output, values, grads, rows, failed, kept, count, reduce, [],
-                                 _evaluator=self, _inputs=(arrays, batched))
+        return TensorBatchResult(self.output, values, grads, rows, failed, kept, count, reduce, [], self, given,
+                                 None)
 
     def _run(self, arrays: dict[str, Any], batched: set[str]) -> TensorRun:
         with np.errstate(all="ignore"):
