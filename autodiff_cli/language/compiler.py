@@ -37,7 +37,6 @@ from typing import Any
 
 from ..engine.graph import paused_cycle_collector
 from ..engine.ops import FUNCTIONS
-from ..engine.tensor_ops import TENSOR_OPS
 from ..errors import ParseError, Position, ProgramError, Source
 from . import lalr, templates
 from .program import (
@@ -65,15 +64,28 @@ from .templates import Template
 __all__ = ["CHUNK", "GRAMMAR_FILE", "grammar_text", "parse", "tiny_numbers"]
 
 GRAMMAR_FILE = "autodiff.lark"
-# The tensor ops written as calls (``sum(x)``; ``@`` and ``x[i]`` have syntax of their own).
-TENSOR_CALLS = {name: op for name, op in TENSOR_OPS.items() if op.written.startswith(name + "(")}
-# The calls that take an optional constant axis: sum(x) over every element, sum(x, 0) along axis 0.
-AXIS_CALLS = tuple(name for name, op in TENSOR_CALLS.items() if "{axis}" in (op.written_param or ""))
-FUNCTION_NAMES = (*FUNCTIONS, *TENSOR_CALLS, *INITIALIZERS)
 CHUNK = 1 << 16  # characters parsed at a time (a chunk ends at the first line break after this)
 
 Progress = Callable[[int, int], None]
 """Called after each chunk with the characters parsed so far and the total."""
+
+
+@cache
+def tensor_calls() -> dict[str, Any]:
+    """The tensor ops written as calls (``sum(x)``; ``@`` and ``x[i]`` have syntax of their own), by
+    name: read at the first call of no scalar function, so that start-up does not import the table."""
+    from ..engine.tensor_ops import TENSOR_OPS
+
+    return {name: op for name, op in TENSOR_OPS.items() if op.written.startswith(name + "(")}
+
+
+def _takes_axis(name: str) -> bool:
+    """Whether a tensor call takes an optional constant axis: sum(x) of every element, sum(x, 0)."""
+    return "{axis}" in (tensor_calls()[name].written_param or "")
+
+
+def function_names() -> tuple[str, ...]:
+    return (*FUNCTIONS, *tensor_calls(), *INITIALIZERS)
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -269,7 +281,7 @@ class _Compiler:
         self.accepted = False
         self.windows: dict[tuple[int, bytes], _Window | Template] = {}  # the only template, once there is one
         self._brackets = (tables.kind["LSQB"], tables.kind["RSQB"])  # windows with these get no template
-        self.tensor_constants = False  # whether a list literal or an initializer was written
+        self.tensor_syntax = False  # whether a list literal, an index, an initializer or a tensor call was written
         columns = dict(zip(("ops", "firsts", "seconds", "params", "wheres"), self.pending))
         self.template_globals = {
             **columns, **{f"emit_{name[:-1]}": column.append for name, column in columns.items()},
@@ -654,7 +666,7 @@ class _Compiler:
                                   f"write x[1:3] to take part of x; {name}() takes values")
         op = FUNCTIONS.get(name)
         if op is None:
-            if name in TENSOR_CALLS:
+            if name in tensor_calls():
                 return self._tensor_call(name, where, arguments, register)
             if name in INITIALIZERS:
                 return self._initializer(name, where, arguments, register)
@@ -756,7 +768,7 @@ class _Compiler:
         assert first_shape is not None  # the grammar gives a list at least one entry
         count = self._drop_constants(entries, count)
         self._emit(CONST, -1, -1, ArrayLiteral((len(entries), *first_shape), tuple(flat)), where)
-        self.tensor_constants = True
+        self.tensor_syntax = True
         return count + 1
 
     def _whole(self, register: int, what: str, example: str, at: int) -> int:
@@ -780,24 +792,26 @@ class _Compiler:
                 registers.append(subscript)
         count = self._drop_constants(registers, count)  # type: ignore[arg-type]
         self._emit("index", target, -1, tuple(items), where)
+        self.tensor_syntax = True
         return count + 1
 
     def _tensor_call(self, name: str, where: int, arguments: list[int], register: int) -> int:
-        op = TENSOR_CALLS[name]
+        op = tensor_calls()[name]
         operands, extra = arguments[:op.arity], arguments[op.arity:]
-        most = op.arity + (name in AXIS_CALLS)
+        most = op.arity + (_takes_axis(name))
         if len(operands) < op.arity or len(arguments) > most:
             takes = f"{op.arity} argument{'s' if op.arity > 1 else ''}"
-            if name in AXIS_CALLS:
+            if _takes_axis(name):
                 takes = "1 or 2 arguments"
             usage = op.written.replace("{x}", "x").replace("{y}", "y").replace("{axis}", "axis")
-            if name in AXIS_CALLS:
+            if _takes_axis(name):
                 usage = f"{name}(x) or {name}(x, axis)"
             raise self._error(f"{name}() takes {takes} ({len(arguments)} given)", where, f"write {usage}")
         param = self._whole(extra[0], f"the axis of {name}()", f"{name}(x, 0) or {name}(x, -1)", where) \
             if extra else None
         register = self._drop_constants(extra, register)
         self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where)
+        self.tensor_syntax = True
         return register + 1
 
     def _initializer(self, name: str, where: int, arguments: list[int], register: int) -> int:
@@ -830,7 +844,7 @@ class _Compiler:
         register = self._drop_constants(arguments, register)
         shape = tuple(int(v) for v in shape_value.values)
         self._emit(CONST, -1, -1, Initializer(name, shape, tuple(numbers)), where)
-        self.tensor_constants = True
+        self.tensor_syntax = True
         return register + 1
 
     def too_large(self, text: str, where: int) -> ProgramError:
@@ -904,7 +918,8 @@ class _Compiler:
             while result in self.variables:
                 result += "_"
             self.variables[result] = Variable(result, INTERMEDIATE, where, register, None, self.source)
-        return Program(self.source, self.instructions, self.variables, result, self.tensor_constants)
+        tensor_syntax = self.tensor_syntax or "@" in self.instructions.op_names  # @ is a plain binary operator
+        return Program(self.source, self.instructions, self.variables, result, tensor_syntax)
 
 
 _CODE: dict[tuple[int, bytes, tuple[int, ...]], CodeType] = {}  # generated code, kept for later parses
@@ -941,8 +956,8 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 def _function_hint(name: str) -> str:
     import difflib  # only on this error path: it is not free at start-up
 
-    close = difflib.get_close_matches(name, FUNCTION_NAMES, n=1)
-    known = ", ".join(FUNCTION_NAMES)
+    close = difflib.get_close_matches(name, function_names(), n=1)
+    known = ", ".join(function_names())
     if close:
         return f"did you mean {close[0]}()? The functions are: {known}"
     return f"the functions are: {known}"

@@ -356,9 +356,9 @@ class Program:
     instructions: Sequence[Instruction]
     variables: dict[str, Variable]
     result: str
-    # Set by the compiler when it writes a list literal or an initializer (a scan of every
-    # instruction's param would cost a big scalar program time for nothing).
-    tensor_constants: bool = False
+    # Set by the compiler when the text writes any tensor syntax (a scan of every instruction would
+    # cost a big scalar program time, and the tensor table's import every start-up); None: unknown.
+    tensor_syntax: bool | None = None
 
     @property
     def inputs(self) -> list[Variable]:
@@ -368,12 +368,11 @@ class Program:
     def has_tensors(self) -> bool:
         """Whether the program itself writes a tensor: a list literal, an initializer or a
         tensor op.  (Given tensor values, a program without any still runs as tensors.)"""
+        if self.tensor_syntax is not None:
+            return self.tensor_syntax
         from ..engine.tensor_ops import TENSOR_OPS
 
-        instructions = self.instructions
-        if isinstance(instructions, Instructions):
-            return self.tensor_constants or any(op in TENSOR_OPS for op in instructions.op_names)
-        return any(op in TENSOR_OPS or isinstance(param, TensorConstant) for op, _, param, _ in instructions)
+        return any(op in TENSOR_OPS or isinstance(param, TensorConstant) for op, _, param, _ in self.instructions)
 
     def __len__(self) -> int:
         return len(self.instructions)
