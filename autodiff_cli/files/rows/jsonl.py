@@ -1,4 +1,8 @@
-"""JSON Lines to chunks of rows: one object per line, the keys of the first naming the columns."""
+"""JSON Lines to chunks of rows: one object per line, the keys of the first naming the columns.
+
+A key whose value is an array of numbers (``"x": [1, 2]``, ``"W": [[1, 2], [3, 4]]``) gives a
+tensor on every row: one column per entry, named as ``execute.columns.entry_column`` names them
+(``x[0]``, ``x[1]``, ``W[0, 1]``), each line's array of the first line's shape."""
 
 from __future__ import annotations
 
@@ -12,6 +16,29 @@ import numpy as np
 from ..text import float_noting_underflows
 from ..values import DuplicateKey, object_without_duplicates
 from .lines import Chunk, Overflows, Underflows, data_error, key_span, may_overflow, may_underflow
+
+def json_columns(first: dict[str, Any]) -> list[str]:
+    """The columns the first object names: each key, or each entry of a key holding an array."""
+    from ...execute.columns import entry_column
+
+    columns = []
+    for key, value in first.items():
+        shape = _shape(value)
+        if shape:
+            columns += [entry_column(key, index) for index in np.ndindex(shape)]
+        else:
+            columns.append(key)
+    return columns
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    """The shape of nested arrays, by their first entries (() for a number or an empty array)."""
+    shape = []
+    while isinstance(value, list) and value:
+        shape.append(len(value))
+        value = value[0]
+    return tuple(shape)
+
 
 def parse_json_line(name: str, line: int, text: str) -> dict[str, Any]:
     try:
@@ -63,14 +90,57 @@ def _as_float(number: float) -> float:
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
+def _cell(document: dict[str, Any], column: str) -> Any:
+    """A column's cell of one object: its key's value, or one entry of an array (``x[1]``)."""
+    if column in document:
+        return document[column]
+    from ...execute.columns import split_column
+
+    key, index = split_column(column)  # type: ignore[misc]  # json_columns named it so
+    value = document[key]
+    for i in index:
+        value = value[i] if isinstance(value, list) and i < len(value) else None
+    return value
+
+
+def _rectangular(value: Any, shape: tuple[int, ...]) -> bool:
+    """Whether every nested array has the length ``shape`` gives its depth (``_shape`` reads the
+    first entries only)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth < len(shape):
+            if not isinstance(item, list) or len(item) != shape[depth]:
+                return False
+            stack.extend((entry, depth + 1) for entry in item)
+        elif isinstance(item, list):
+            return False
+    return True
+
+
+def _all_numbers(value: Any) -> bool:
+    """Whether nested arrays hold numbers only (not booleans, strings or null)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif type(item) not in (int, float):
+            return False
+    return True
+
+
 class JsonChunks:
     """JSON Lines to a Chunk: one ``json.loads`` over the whole chunk, line by line when it fails."""
 
     def __init__(self, name: str, columns: Sequence[str], numeric: Sequence[str], passed: Sequence[str],
                  underflows: Underflows | None = None, source: Any = None,
-                 overflows: Overflows | None = None) -> None:
+                 overflows: Overflows | None = None, first: dict[str, Any] | None = None) -> None:
         self.name, self.columns, self.numeric, self.passed = name, list(columns), list(numeric), list(passed)
-        self.keys = set(columns)
+        self.key_list = list(columns) if first is None else list(first)  # the objects' keys
+        self.keys = set(self.key_list)
+        # The shape of each key that holds arrays, as the first line gives it.
+        self.shapes = {key: _shape(value) for key, value in (first or {}).items() if _shape(value)}
         self.underflows = underflows or Underflows(name)
         self.overflows = overflows or Overflows(name)
         self.source = source  # the Lines, whose ``tiny`` says whether to look for underflows at all
@@ -85,7 +155,11 @@ class JsonChunks:
             if document.keys() != keys:
                 self._keys_error(document, line, text)
         numbers = {}
+        arrays: dict[str, Any] = {}
         for name in self.numeric:
+            if name not in keys:  # an entry of a key holding arrays: x[0]
+                numbers[name] = self._entry(name, arrays, documents, line_numbers, texts)
+                continue
             cells = [document[name] for document in documents]
             if not set(map(type, cells)) <= {float, int}:
                 # "NaN", "Infinity" and "-Infinity" are how JSON output writes non-finite numbers
@@ -102,8 +176,27 @@ class JsonChunks:
             self._look_for_underflows(numbers, line_numbers, texts)
         if any(np.isinf(column).any() for column in numbers.values()) and may_overflow(texts):
             self._look_for_overflows(numbers, line_numbers, texts)
-        passed = {name: [document[name] for document in documents] for name in self.passed}
+        passed = {name: [_cell(document, name) for document in documents] for name in self.passed}
         return Chunk(numbers, passed, np.array(line_numbers, dtype=np.int64))
+
+    def _entry(self, column: str, arrays: dict[str, Any], documents: list[dict[str, Any]], line_numbers: list[int],
+               texts: list[str]) -> np.ndarray:
+        """One entry's column of a key holding arrays, whose rows are read once per chunk."""
+        from ...execute.columns import split_column
+
+        key, index = split_column(column)  # type: ignore[misc]  # json_columns named it so
+        if key not in arrays:
+            cells = [document[key] for document in documents]
+            shape = self.shapes[key]
+            for cell, line, text in zip(cells, line_numbers, texts):
+                if _shape(cell) != shape or not _all_numbers(cell) or not _rectangular(cell, shape):
+                    first = "x".join(map(str, shape)) if shape else "a number"
+                    raise data_error(self.name, line, f"the key {key!r} holds {json.dumps(cell)[:40]}, where the "
+                                     f"first line has an array of shape [{', '.join(map(str, shape))}]",
+                                     f"give {key!r} an array of numbers of the same shape ({first}) on every line",
+                                     text, *key_span(text, key))
+            arrays[key] = np.array(cells, dtype=np.float64)
+        return arrays[key][(slice(None), *index)]  # type: ignore[no-any-return]
 
     def _look_for_underflows(self, numbers: dict[str, np.ndarray], line_numbers: list[int],
                              texts: list[str]) -> None:
@@ -127,6 +220,8 @@ class JsonChunks:
             text = texts[row]
             written = json.loads(text, parse_float=str, parse_int=str)  # each number as its text
             for name in numbers:
+                if name not in written:  # an entry of an array: a cell of it that reads inf fails its row
+                    continue
                 literal = written[name]
                 # A str here is a number's text, or one of the strings that stand for NaN and the
                 # infinities; the constant Infinity reads as a float.
@@ -144,13 +239,13 @@ class JsonChunks:
         return [parse_json_line(self.name, line, text) for line, text in zip(line_numbers, texts)]
 
     def _keys_error(self, document: dict[str, Any], line: int, text: str) -> None:
-        missing = [key for key in self.columns if key not in document]
+        missing = [key for key in self.key_list if key not in document]
         if missing:
             raise data_error(self.name, line, f"this object has no {missing[0]!r}", "give every line the keys of "
-                             f"the first: {', '.join(self.columns[:10])}", text)
+                             f"the first: {', '.join(self.key_list[:10])}", text)
         extra = next(key for key in document if key not in self.keys)
         raise data_error(self.name, line, f"this object has {extra!r}, which the first line does not",
-                         f"give every line the keys of the first: {', '.join(self.columns[:10])}", text,
+                         f"give every line the keys of the first: {', '.join(self.key_list[:10])}", text,
                          *key_span(text, extra))
 
     def _cell_error(self, name: str, cells: list[Any], line_numbers: list[int], texts: list[str]) -> None:

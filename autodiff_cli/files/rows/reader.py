@@ -13,7 +13,8 @@ from typing import IO
 from ...errors import InputError
 from ..streams import waiting_notice
 from .delimited import SEPARATORS, DelimitedChunks
-from .jsonl import JsonChunks, parse_json_line
+from ...execute.columns import split_column
+from .jsonl import JsonChunks, json_columns, parse_json_line
 from .lines import CHUNK_LINES, Chunk, Lines, Overflows, Underflows, cell_at, data_error, key_span, row_error, scan_cells
 from .parquet import ParquetReader
 
@@ -46,7 +47,7 @@ class RowReader:
         if self.format == "jsonl":
             self._first_object = parse_json_line(self.name, line, first[0])
             self._first_line = line
-            return list(self._first_object)
+            return json_columns(self._first_object)
         separator = SEPARATORS[self.format]
         text = first[0].rstrip("\r")
         while (opened := scan_cells(text, separator).unclosed) is not None:  # a quoted name goes on to the next line
@@ -73,7 +74,9 @@ class RowReader:
     def column_error(self, name: str, message: str, hint: str) -> InputError:
         """An error about a column, pointing at its name in the first line."""
         if self.format == "jsonl":
-            column, width = key_span(self.header_text, name)
+            entry = split_column(name)
+            key = entry[0] if entry is not None and name not in self._first_object else name
+            column, width = key_span(self.header_text, key)
             return data_error(self.name, self.header_line, message, hint, self.header_text, column, width)
         offset, width = cell_at(self.header_text, SEPARATORS[self.format], self.columns.index(name))
         return row_error(self.name, self.header_line, self.header_text, offset, width, message, hint)
@@ -89,7 +92,8 @@ class RowReader:
         if self.format != "jsonl":
             yield from self._delimited_chunks(numeric, passed, wait, size)
             return
-        parse = JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines, self.overflows)
+        parse = JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines, self.overflows,
+                           self._first_object)
         first = parse([self.header_text], self._first_line, [self._first_object])
         first.consumed = self.lines.consumed
         yield first
