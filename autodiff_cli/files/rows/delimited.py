@@ -70,8 +70,9 @@ class DelimitedChunks:
         # loadtxt joins a quoted cell's lines with nothing between them, so a row over several
         # lines leaves it fewer rows than lines; and it takes a quote left open on the last line
         # to that line's end.
+        # A line longer than a cell may be goes through the csv module, which places the cell.
         if (self.all_numeric and "" not in lines and "\r" not in lines and not lines[-1].count('"') & 1
-                and self._loadtxt_reads_as_csv("\n".join(lines))):
+                and max(map(len, lines)) <= csv.field_size_limit() and self._loadtxt_reads_as_csv("\n".join(lines))):
             try:
                 table = np.loadtxt(lines, delimiter=self.separator, comments=None, quotechar='"', ndmin=2,
                                    dtype=np.float64)
@@ -113,8 +114,9 @@ class DelimitedChunks:
         """Add to ``found`` each cell ``suspect`` marks whose text is ``misread``, at its line and column."""
         for row in np.flatnonzero(suspect.any(axis=1)).tolist():
             text = texts[row].rstrip("\r")
-            cells = next(csv.reader([text + "\n"], delimiter=self.separator))
-            spans = scan_cells(text, self.separator).spans
+            found_cells = scan_cells(text, self.separator)
+            cells = read_cells(self.name, line_numbers[row], text, self.separator, found_cells)
+            spans = found_cells.spans
             for j in np.flatnonzero(suspect[row]).tolist():
                 column = indices[j]
                 cell = cells[column].strip()
@@ -184,29 +186,51 @@ class DelimitedChunks:
 
     def _not_valid(self, error: csv.Error, first_line: int, text: str, found: Cells) -> InputError:
         """The csv module's error about a row, at the quote or character it is about."""
-        kind = "CSV" if self.separator == "," else "TSV"
-        problem = _csv_problem(error)
-        limit = csv.field_size_limit()
-        if problem.startswith("field larger than field limit"):
-            if found.unclosed is not None:
-                return row_error(self.name, first_line, text, found.unclosed, 1, f"this line is not valid {kind}: "
-                                  f"the quote here is not closed within {limit:,} characters",
-                                  f'close the quoted cell ("..."), or remove the quote (a cell holds at most '
-                                  f'{limit:,} characters)')
-            start = next((start for start, end in found.spans if end - start > limit), 0)
-            return row_error(self.name, first_line, text, start, 1, f"this cell is longer than {limit:,} "
-                              "characters, the most a cell may hold", "split the text, or leave the column out")
+        return not_valid(self.name, self.separator, error, first_line, text, found)
+
+
+def read_cells(name: str, first_line: int, text: str, separator: str, found: Cells | None = None,
+               what: str = "line") -> list[str]:
+    """The cells of one row's ``text`` (its lines joined by '\\n', the first being ``first_line``)
+    as the csv module reads them; its error (a cell longer than ``csv.field_size_limit()``) as an
+    InputError at the cell.  ``what`` the row is, in the messages: "line", or "first line"."""
+    try:
+        return next(csv.reader([text + "\n"], delimiter=separator))
+    except csv.Error as error:
+        raise not_valid(name, separator, error, first_line, text, found or scan_cells(text, separator),
+                        what) from None
+
+
+def not_valid(name: str, separator: str, error: csv.Error, first_line: int, text: str, found: Cells,
+              what: str = "line") -> InputError:
+    """The csv module's error about a row, at the quote or character it is about.  ``what`` the
+    row is: "line", or "first line" (the column names)."""
+    kind = "CSV" if separator == "," else "TSV"
+    problem = _csv_problem(error)
+    limit = csv.field_size_limit()
+    header = what == "first line"
+    if problem.startswith("field larger than field limit"):
         if found.unclosed is not None:
-            return row_error(self.name, first_line, text, found.unclosed, 1, f"this line is not valid {kind}: "
-                              "the quote here is never closed", 'close the quoted cell ("..."), or remove the quote')
-        if found.stray is not None:
-            error = row_error(self.name, first_line, text, found.stray, 1, f"this line is not valid {kind}: "
-                               f"{problem}", 'quote a cell as a whole ("..."), with any quote in it doubled ("")')
-            opened = found.spans[-1][0]
-            if "\n" in text[opened:found.stray]:  # the quote that opened the cell may be the mistake
-                begin = text.rfind("\n", 0, opened) + 1
-                error.notes.append(f"the quoted cell this quote closes opened on line "
-                                   f"{first_line + text.count(chr(10), 0, opened)}, column {opened - begin + 1}")
-            return error
-        return row_error(self.name, first_line, text, 0, 1, f"this line is not valid {kind}: {problem}",
-                          'quote a cell as a whole ("..."), with any quote in it doubled ("")')
+            return row_error(name, first_line, text, found.unclosed, 1, f"this {what} is not valid {kind}: "
+                              f"the quote here is not closed within {limit:,} characters",
+                              f'close the quoted cell ("..."), or remove the quote (a cell holds at most '
+                              f'{limit:,} characters)')
+        start = next((start for start, end in found.spans if end - start > limit), 0)
+        cell = "column name" if header else "cell"
+        return row_error(name, first_line, text, start, 1, f"this {cell} is longer than {limit:,} "
+                          f"characters, the most a {cell} may hold",
+                          "shorten the name" if header else "split the text, or leave the column out")
+    if found.unclosed is not None:
+        return row_error(name, first_line, text, found.unclosed, 1, f"this {what} is not valid {kind}: "
+                          "the quote here is never closed", 'close the quoted cell ("..."), or remove the quote')
+    if found.stray is not None:
+        error = row_error(name, first_line, text, found.stray, 1, f"this {what} is not valid {kind}: "
+                           f"{problem}", 'quote a cell as a whole ("..."), with any quote in it doubled ("")')
+        opened = found.spans[-1][0]
+        if "\n" in text[opened:found.stray]:  # the quote that opened the cell may be the mistake
+            begin = text.rfind("\n", 0, opened) + 1
+            error.notes.append(f"the quoted cell this quote closes opened on line "
+                               f"{first_line + text.count(chr(10), 0, opened)}, column {opened - begin + 1}")
+        return error
+    return row_error(name, first_line, text, 0, 1, f"this {what} is not valid {kind}: {problem}",
+                      'quote a cell as a whole ("..."), with any quote in it doubled ("")')
