@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
     from ..execute.tensor import TensorEvaluation
 
-__all__ = ["SHOWN_WHOLE", "tensor_csv", "tensor_json", "tensor_plain", "tensor_table"]
+__all__ = ["SHOWN_WHOLE", "tensor_csv", "tensor_json", "tensor_plain", "tensor_table", "tensor_work",
+           "tensor_work_summary"]
 
 SHOWN_WHOLE = 12  # a tensor of at most this many entries is shown whole in the table
 
@@ -79,7 +80,10 @@ def _cells(evaluation: TensorEvaluation, names: Sequence[str], precision: int | 
 
 
 def _names(evaluation: TensorEvaluation, wrt: Sequence[str] | None) -> list[str]:
-    return [name for name in evaluation.derivatives if wrt is None or name in wrt or name == evaluation.output]
+    """The variables reported: every one up to the output (those ``--wrt`` names, and the output)."""
+    last = evaluation.run.register(evaluation.output)
+    return [name for name, variable in evaluation.program.variables.items() if variable.register <= last
+            and (wrt is None or name in wrt or name == evaluation.output)]
 
 
 def tensor_table(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
@@ -91,10 +95,14 @@ def tensor_table(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
     table = Table(title=title, title_justify="left")
     for header in ("name", "kind", "op", "shape"):
         table.add_column(header, no_wrap=True)
-    table.add_column("value", justify="right")
-    table.add_column("grad", justify="right")
+    cells = _cells(evaluation, _names(evaluation, wrt), precision)
+    # Wrapped between entries, never cut: a number shown in part would be a wrong number, so each
+    # column is at least as wide as its longest number.
+    for index, header in ((4, "value"), (5, "grad")):
+        widest = max([len(header)] + [len(word) for line in cells for word in line[index].split()])
+        table.add_column(header, justify="right", overflow="fold", min_width=widest)
     styles = {"input": "cyan", "output": "bold green"}
-    for line in _cells(evaluation, _names(evaluation, wrt), precision):
+    for line in cells:
         table.add_row(*line, style=styles.get(line[1], ""))
     return table
 
@@ -147,9 +155,32 @@ def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None, 
             "rows": [_json(row.tolist()) for row in _jacobian_rows(evaluation, inputs)],
         }
     else:
-        document["grads"] = {name: _json(evaluation.derivatives[name].tolist()) for name in names}
+        document["grads"] = {name: _json(evaluation.derivatives[name].tolist()) for name in names
+                             if name in evaluation.derivatives}
     document["mode"] = mode
+    if mode == "forward":
+        document["work"] = tensor_work(evaluation)
     return json.dumps(document, indent=2) + "\n"
+
+
+def tensor_work(evaluation: TensorEvaluation) -> dict[str, object]:
+    """What each mode costs for this program, as data: forward mode runs one JVP sweep per entry
+    of the inputs, reverse mode one backward sweep per entry of the output."""
+    inputs = [name for name, v in evaluation.program.variables.items() if v.kind == "input"
+              and v.register <= evaluation.run.register(evaluation.output)]
+    forward = sum(int(evaluation.run.value(name).size) for name in inputs)
+    reverse = max(1, int(evaluation.run.value(evaluation.output).size))
+    ops = sum(1 for op, first, *_ in evaluation.run.rows if first >= 0)
+    return {"forward": {"passes": forward}, "reverse": {"passes": reverse}, "ops": ops}
+
+
+def tensor_work_summary(evaluation: TensorEvaluation) -> str:
+    """One line comparing the two modes' work, e.g. ``forward mode: 6 passes (one per input entry)
+    over 4 ops; reverse mode: 1 backward pass over 4 ops``."""
+    work = tensor_work(evaluation)
+    forward, reverse, ops = work["forward"]["passes"], work["reverse"]["passes"], work["ops"]  # type: ignore[index]
+    return (f"forward mode: {forward} pass{'es' * (forward != 1)} (one per input entry) over {ops} ops; "
+            f"reverse mode: {reverse} backward pass{'es' * (reverse != 1)} over {ops} ops")
 
 
 def _jacobian_rows(evaluation: TensorEvaluation, inputs: list[str]) -> Iterator[Any]:
@@ -170,10 +201,12 @@ def tensor_csv(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None) -
     writer.writerow(["name", "kind", "op", "index", "value", *grad_columns])
     for name in _names(evaluation, wrt):
         value = run.value(name)
-        derivative = evaluation.derivatives[name]
+        derivative = evaluation.derivatives.get(name)
         kind, op = evaluation.kind(name), _op(evaluation, name)
         for index in np.ndindex(value.shape):
-            if evaluation.jacobian:
+            if derivative is None:  # forward mode differentiates the inputs only
+                grads = [""] * len(grad_columns)
+            elif evaluation.jacobian:
                 grads = [repr(float(derivative[(row, *index)])) for row in range(derivative.shape[0])]
             else:
                 grads = [repr(float(derivative[index]))]
