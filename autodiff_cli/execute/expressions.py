@@ -10,7 +10,8 @@ exactly).
 Every node is built by a constructor that simplifies first, with rules that keep the
 value exactly or up to rounding wherever the original program is defined:
 
-* constant folding, by the op table's own kernels (so ``sign(0)`` folds to 0 as the
+* constant folding, by the op table's own kernels, never to an infinity (``1e308*10``
+  and ``1e308*(10*x)`` stay as written: ``inf`` would read back as a variable) (so ``sign(0)`` folds to 0 as the
   engine computes it): always for + - * and the kinks, otherwise when the result is a
   short number (``exp(0)`` is 1, ``1/4`` is 0.25, but ``log(2)`` and ``1/3`` stay as
   written); an operation that fails on its constants (``log(0)``) is kept as written,
@@ -36,6 +37,8 @@ value exactly or up to rounding wherever the original program is defined:
 * a minus sign moved to the front of a product or quotient and out of sums
   (``y + -2*x`` is ``y - 2*x``, ``x*(-y)`` is ``-x*y``), so results read as people
   write them.
+
+Coefficients are combined only while they stay finite, so no node is an infinite constant.
 
 A ``COPY`` node is a named value that no rule looks through: a variable the user
 differentiates with respect to that the program computes (``--wrt e`` where ``e = a*b``).
@@ -183,6 +186,8 @@ class Expressions:
         return self._sign[node]
 
     def const(self, value: float) -> int:
+        """A constant node; never an infinity or NaN, which would be written as a name (``inf``)."""
+        assert math.isfinite(value), value
         return self._intern(CONST, (), float(value) + 0.0)  # + 0.0: -0.0 is 0.0
 
     def input(self, name: str) -> int:
@@ -351,8 +356,8 @@ class Expressions:
         factors = dict(first[1])
         for base, power in second[1].items():
             factors[base] = factors.get(base, 0.0) + power
-        if not math.isfinite(coefficient):
-            return None
+        if not math.isfinite(coefficient) or not all(map(math.isfinite, factors.values())):
+            return None  # (x**1e200)**1e200 is not x**inf
         numerator = self.const(coefficient)
         denominator = self.const(1.0)
         for base, power in factors.items():
@@ -401,12 +406,15 @@ class Expressions:
         ca, ta = self._term(a)
         cb, tb = self._term(b)
         if ta == tb:
-            return self.mul(self.const(ca + sign * cb), ta)
+            coefficient = ca + sign * cb
+            return self.mul(self.const(coefficient), ta) if math.isfinite(coefficient) else None
         vb = self.value(b)
         if vb is None:
             return self._add_like_term(a, sign * cb, tb)
         term, offset = self._offset(a)
-        return self.add(term, self.const(offset + sign * vb)) if offset else None
+        if not offset or not math.isfinite(offset + sign * vb):
+            return None  # 1e308 + 1e308 is inf: the terms stay as written
+        return self.add(term, self.const(offset + sign * vb))
 
     def _add_like_term(self, total: int, c: float, term: int) -> int | None:
         """``total + c*term`` where the sum ``total`` has a term like it (``k*term``) at most
@@ -419,13 +427,15 @@ class Expressions:
             op = ops[node]
             if op not in ("+", "-"):
                 k, like = self._term(node)  # the sum's first term
-                if like != term:
+                if like != term or not math.isfinite(k + c):
                     return None
                 rebuilt = self.mul(self.const(k + c), term)
                 break
             left, right = args[node]
             k, like = self._term(right)
             if like == term:
+                if not math.isfinite((k if op == "+" else -k) + c):
+                    return None
                 rebuilt = self.add(left, self.mul(self.const((k if op == "+" else -k) + c), term))
                 break
             after.append((op, right))
@@ -458,7 +468,7 @@ class Expressions:
             if self.negative(b):
                 return self.mul(self.const(-va), self.neg(b))
             inner = self.value(args[b][0]) if ops[b] in ("*", "/") else None
-            if inner is not None:
+            if inner is not None and math.isfinite(va * inner):  # 1e308*(10*x) is not inf*x
                 if ops[b] == "*":
                     return self.mul(self.const(va * inner), args[b][1])
                 return self.div(self.const(va * inner), args[b][1])
@@ -584,7 +594,8 @@ class Expressions:
         if folded is not None:
             return folded
         op = self.ops[a]
-        if op == POWER_CONST and c.is_integer():  # (x**p)**n is x**(p*n) wherever x**p exists
+        if op == POWER_CONST and c.is_integer() and math.isfinite(self.params[a] * c):  # type: ignore[operator]
+            # (x**p)**n is x**(p*n) wherever x**p exists
             return self.powc(self.args[a][0], self.params[a] * c)  # type: ignore[operator]
         if op == "neg" and c.is_integer() and c % 2.0 == 0.0:
             return self.powc(self.args[a][0], c)

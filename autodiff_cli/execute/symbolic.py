@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
 
-from ..errors import InputError, ProgramError, Source, variables_hint
+from ..engine.ops import OPS, OVERFLOW_HINT, DomainError
+from ..errors import EvaluationError, InputError, ProgramError, Source, variables_hint
 from ..language.program import (
     CONST,
     INPUT,
@@ -47,6 +48,8 @@ from ..language.program import (
     output_name,
 )
 from .expressions import COPY, Expressions, GraphTooLarge
+from .scalar import _domain_error as domain_error
+from .scalar import _shown_op as shown_op
 
 __all__ = [
     "MAX_NODES",
@@ -223,13 +226,17 @@ def _read(program: Program, graph: Expressions, wrt: set[str]) -> tuple[list[int
     """
     cut = {v.register: v.name for v in program.variables.values() if v.name in wrt and v.kind != INPUT}
     registers: list[int] = []
+    constants: list[float | None] = []  # each register's value where it is computed from constants only
     for register, (op, args, param, position) in enumerate(program.instructions):
         graph.position = position
         if op == INPUT:
             node = graph.input(param)  # type: ignore[arg-type]
+            constants.append(None)
         elif op == CONST:
             node = graph.const(param)  # type: ignore[arg-type]
+            constants.append(param)  # type: ignore[arg-type]
         else:
+            constants.append(_constant(program, op, [constants[a] for a in args], param, position))
             node = graph.apply(op, [registers[a] for a in args], param)
         if register in cut:
             node = graph.copy(node, cut[register])
@@ -240,6 +247,31 @@ def _read(program: Program, graph: Expressions, wrt: set[str]) -> tuple[list[int
         if variable.kind != INPUT and not graph.is_leaf(node):
             hints.setdefault(node, variable.name)
     return registers, hints
+
+
+def _constant(program: Program, op: str, operands: list[float | None], param: object,
+              position: object) -> float | None:
+    """The value of ``op`` on constant ``operands`` (None if any is not constant).  Where it
+    overflows, the program fails for every input, and ``eval`` refuses it: so does ``diff``,
+    with the same error at the same place, rather than write an infinity (``inf`` reads back
+    as a variable).  Other failures (``log(0)``) are kept as written, to fail where they run."""
+    if None in operands or op == COPY:
+        return None
+    kernel = OPS.get(op)
+    if kernel is None:
+        return None
+    try:
+        value = kernel.scalar(*operands, *(() if param is None else (param,)))[0]
+    except DomainError as error:
+        if error.overflow:
+            raise domain_error(error, position, program) from None
+        return None
+    except (ArithmeticError, ValueError):
+        return None
+    if not math.isfinite(value):
+        raise EvaluationError(f"the result of '{shown_op(op)}' overflows a float ({value})",
+                              position, program.source, OVERFLOW_HINT)  # type: ignore[arg-type]
+    return value
 
 
 def _sweep(graph: Expressions, root: int, targets: Sequence[int]) -> tuple[dict[int, int], dict[int, int]]:
