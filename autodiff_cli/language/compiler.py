@@ -883,6 +883,17 @@ class _Compiler:
                            f"it was first assigned on line {known.position.line}; each name is assigned once "
                            f"(use a new name, e.g. '{name}2')")
 
+    def _refuse_loose_initializers(self) -> None:
+        """An initializer is the whole right side of a statement (``W = normal([2, 2], 0.1)``), which
+        makes it an input drawn from the seed; inside an expression it would be drawn again on every
+        run (fit's every step), so it is refused there."""
+        instructions = self.instructions
+        for register, param in enumerate(instructions.params):
+            if isinstance(param, Initializer) and instructions.op_names[instructions.ops[register]] == CONST:
+                raise self._error(f"{param.kind}() draws a starting value, so it is the whole right side of a "
+                                  "statement", instructions.where[register],
+                                  f"name it first, then use the name: W = {param.written()}")
+
     def _syntax_error(self, tokens: list[str], kinds: bytearray, bad: int, base: int,
                       chunk_states: list[int], chunk_state: int) -> ParseError:
         tables = self.tables
@@ -918,6 +929,8 @@ class _Compiler:
             while result in self.variables:
                 result += "_"
             self.variables[result] = Variable(result, INTERMEDIATE, where, register, None, self.source)
+        if self.tensor_syntax:
+            self._refuse_loose_initializers()
         tensor_syntax = self.tensor_syntax or "@" in self.instructions.op_names  # @ is a plain binary operator
         return Program(self.source, self.instructions, self.variables, result, tensor_syntax)
 

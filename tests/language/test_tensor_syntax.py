@@ -595,3 +595,14 @@ def test_scalar_syntax_errors_read_as_before_tensors(text: str, message: str) ->
     error = error_of(text)
     assert isinstance(error, ParseError)
     assert error.message == message
+
+
+@pytest.mark.parametrize(("text", "column"), [("W = 0.1*normal([2, 2]); y = sum(W)", 9),
+                                              ("y = sum(normal([2]))", 9),
+                                              ("y = 1\nz = uniform([3], -1, 1) + y", 5)])
+def test_an_initializer_inside_an_expression_is_refused_where_it_is_written(text: str, column: int) -> None:
+    with pytest.raises(ProgramError) as raised:
+        parse(text)
+    assert "draws a starting value, so it is the whole right side of a statement" in raised.value.message
+    assert raised.value.position.column == column
+    assert raised.value.hint.startswith("name it first, then use the name: W = ")
