@@ -10,6 +10,8 @@ from .console import Progress, print_rich, warn
 from .options import (
     CONTEXT_SETTINGS,
     FiniteFloat,
+    ReportedError,
+    complete_file_name,
     load_inputs,
     program_options,
     reporting_errors,
@@ -31,6 +33,9 @@ Exit status:
   2    command-line usage error (unknown option, malformed --set, ...)
   3    none disagrees, but the finite difference could not decide for some
        input (listed on stderr as inconclusive, with the reason)
+  With --claim, --claims or --claim-latex: 0 every claim is proved or agrees
+  at every point tried, 1 some claim is wrong, 3 none is wrong but some is
+  inconclusive, 2 a claim that does not parse or names an unknown variable.
   130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
 
@@ -52,15 +57,24 @@ Exit status:
 @click.option("--entries", type=click.IntRange(0, 100_000), default=16, show_default=True, metavar="N",
               help="Tensor programs: how many input entries, drawn at random, are checked one by one "
                    "(besides --directions random directions; every entry when there are no more).")
-@click.option("--format", "output_format", type=click.Choice(["table", "plain", "json"]),
-              help="Output format [default: table on a terminal, plain when piped].")
+@click.option("--claim", "claim_texts", multiple=True, metavar="CLAIM",
+              help="Check a derivative you worked out, 'dOUT/dNAME = expression' in the language "
+                   "(repeatable): dL/dw = 2*(w*x + b - y)*x, d2f/dx2 = 6, d2f/dxdy = 1.")
+@click.option("--claims", "claims_file", metavar="FILE", shell_complete=complete_file_name,
+              help="Check the claims of a file, one a line ('#' comments; 'name = expression' defines a "
+                   "name for the lines below); LaTeX when it ends in .tex or starts with a backslash.")
+@click.option("--claim-latex", "claim_latex", multiple=True, metavar="LATEX",
+              help="A claim (or a whole aligned block) in LaTeX, as 'autodiff diff --format latex' writes it.")
+@click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
+              help="Output format [default: table on a terminal, plain when piped]; csv with claims only.")
 @text_options
 @click.pass_context
 @reporting_errors
 def check_command(
     ctx: click.Context, source: str | None, expr: str | None, file: str | None,
     assignments: dict[str, float], values_file: str | None, output: str | None, rtol: float,
-    atol: float, fast: bool, directions: int, seed: int, entries: int, output_format: str | None,
+    atol: float, fast: bool, directions: int, seed: int, entries: int, claim_texts: tuple[str, ...],
+    claims_file: str | None, claim_latex: tuple[str, ...], output_format: str | None,
     precision: int | None, no_color: bool,
 ) -> None:
     """Check the gradient of every input three ways: reverse mode, forward mode
@@ -76,6 +90,14 @@ def check_command(
     derivative.  It is inconclusive when the difference cannot decide: no step
     stays in the function's domain, or no step is both small enough for the
     output's curvature and large enough for its rounding error.
+
+    With --claim (or --claims FILE, --claim-latex) it checks derivatives you
+    worked out instead: each claim is proved (it minus the symbolic derivative
+    simplifies to 0), wrong (with the simplest point found where they differ,
+    and the likeliest slip: a use of a variable left out, a wrong local
+    derivative, a constant factor, a flipped sign, a dropped term), agrees at
+    every point tried, or inconclusive.  Points keep to the program's domain
+    and include the given values.
 
     A tensor program is checked along --directions random directions and at
     --entries input entries drawn at random (--seed), each as one input: the
@@ -94,6 +116,8 @@ def check_command(
       autodiff check samples/neuron.ad --rtol 1e-6 --format json
       autodiff check samples/mlp.ad --fast --directions 4
       autodiff check samples/moons_mlp.ad --set x='[0.5, -0.3]' --entries 32
+      autodiff check samples/karpathy.ad --claim "dL/da = b*f"
+      autodiff check samples/quadratic.ad --claim "df/dx = 6*x"   # exit 1: + y missing
     """
     from ..analysis import check as ck
     from ..execute import evaluate
@@ -102,6 +126,13 @@ def check_command(
     from ..language.program import runs_as_tensors
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
+    if claim_texts or claims_file is not None or claim_latex:
+        _check_claims(ctx, source, expr, file, assignments, values_file, claim_texts, claims_file, claim_latex,
+                      seed, output_format, precision, no_color)
+        return
+    if output_format == "csv":
+        raise click.UsageError("--format csv is for claims (--claim, --claims, --claim-latex); "
+                               "the gradient check writes table, plain or json")
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if runs_as_tensors(program, values):
         from ..analysis.tensor_check import check_tensors
@@ -132,3 +163,64 @@ def check_command(
         click.echo(f"check inconclusive: {message}", err=True)
     if result.verdict != ck.OK:
         ctx.exit(1 if result.verdict == ck.FAIL else INCONCLUSIVE_EXIT)
+
+
+class ClaimError(ReportedError):
+    """A claim that does not parse or names what the program lacks: exit 2, a usage error."""
+
+    exit_code = 2
+
+
+def _check_claims(
+    ctx: click.Context, source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None, claim_texts: tuple[str, ...], claims_file: str | None, claim_latex: tuple[str, ...],
+    seed: int, output_format: str | None, precision: int | None, no_color: bool,
+) -> None:
+    """``check --claim``: each claim's verdict against the symbolic derivative (``analysis.claims``)."""
+    from ..analysis import claims as cl
+    from ..errors import AutodiffError, ProgramError, Source
+    from ..files.text import read_file
+    from ..language.program import first_tensor_instruction, runs_as_tensors
+    from ..render import claims as render_claims
+
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    if runs_as_tensors(program, values):
+        first = first_tensor_instruction(program)
+        raise ClaimError(ProgramError(
+            "claims are checked on scalar programs only for now, and this is a tensor program",
+            None if first is None else program.position(first.position), program.source,
+            "write the claim for a scalar form of the program (as samples/regression.ad is of "
+            "samples/regression_rows.ad), or check the tensor program's gradients without --claim"))
+    variables = set(program.variables)
+    sources: list[tuple[Source, bool]] = []
+    for number, text in enumerate(claim_texts, start=1):
+        sources.append((Source("<claim>" if len(claim_texts) == 1 else f"<claim {number}>", text), False))
+    for number, text in enumerate(claim_latex, start=1):
+        sources.append((Source("<claim-latex>" if len(claim_latex) == 1 else f"<claim-latex {number}>", text), True))
+    if claims_file is not None:
+        text = read_file(claims_file, "claims file")
+        first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        sources.append((Source(claims_file, text), claims_file.endswith(".tex") or first_line.startswith("\\")))
+    items = []
+    try:
+        for claim_source, latex in sources:
+            items.extend(cl.read_claims(claim_source, variables, latex=latex))
+    except AutodiffError as error:
+        raise ClaimError(error) from None
+    with Progress("checking claims") as progress:
+        progress(0, 1)
+        report = cl.check_claims(program, values, items, seed=seed)
+    keep_until_exit(program)
+    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
+    if output_format == "json":
+        emit(render_claims.to_json(report))
+    elif output_format == "csv":
+        emit(render_claims.to_csv(report, precision))
+    elif output_format == "plain":
+        emit(render_claims.to_plain(report, precision))
+    else:
+        print_rich(render_claims.to_table(report, precision), no_color)
+    if report.verdict == cl.WRONG:
+        ctx.exit(1)
+    if report.verdict == cl.INCONCLUSIVE:
+        ctx.exit(INCONCLUSIVE_EXIT)

@@ -1,0 +1,591 @@
+"""Checking a person's derivative: ``autodiff check --claim "dL/dw = ..."``.
+
+Each claim gets one verdict, the strongest that holds:
+
+* **proved**: the claim minus the tool's symbolic derivative (``execute.symbolic``)
+  simplifies to 0, in the differentiator's self-simplifying graph or, expanded, as
+  polynomials over the same atoms (``claim_algebra.normal_form``);
+* **wrong**: a point of the program's domain where the two differ; the smallest, most
+  readable one found (small integers where possible), both values and the difference;
+* **agrees**: equal at every point tried (how many, and where from), but not proved;
+* **inconclusive**: no point tried gave both values (overflow, or no point in the domain).
+
+Points are the inputs' given values (defaults and ``--set``), then small integers, then
+random numbers, each kept only where the program and the derivative are defined (log,
+sqrt and division respected) and no relu, abs, sign or step sits at its kink.
+
+For a wrong claim, the likeliest slip is named by building the derivatives that the usual
+slips give and finding the one equal to the claim: a use of a variable left out (an
+overwritten gradient, micrograd's classic bug), a wrong local derivative (``tanh'`` as
+``1 - x**2``), a constant factor, the sign of one term or one contribution flipped, a
+term dropped.  The per-use terms are the chain-rule steps ``explain`` shows (local
+derivative times the upstream gradient, one per edge), built symbolically here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..engine.ops import OPS, short_number
+from ..execute.expressions import COPY, Expressions
+from ..execute.symbolic import differentiate
+from ..language.program import CONST, INPUT, INTERMEDIATE, POWER_CONST, Program
+from .claim_algebra import Points, Printer, equal_forms, instantiate, signed_term, substitute, sweep, uses
+from .claim_text import ClaimLine, read_claims
+
+__all__ = [
+    "AGREES",
+    "INCONCLUSIVE",
+    "PROVED",
+    "WRONG",
+    "ClaimResult",
+    "ClaimsReport",
+    "Counterexample",
+    "Slip",
+    "check_claims",
+    "read_claims",
+]
+
+PROVED, WRONG, AGREES, INCONCLUSIVE = "proved", "wrong", "agrees", "inconclusive"
+# Two values agree when |claim - derivative| <= ABSOLUTE + RELATIVE * max(|claim|, |derivative|).
+RELATIVE = 1e-8
+ABSOLUTE = 1e-12
+# The graph may not grow past this many nodes per claim.
+MAX_NODES = 200_000
+# How many slip candidates of each kind are tried at most.
+MAX_CANDIDATES = 150
+# A correct derivative longer than this is cut in messages ("..."): diff writes it whole.
+SHOWN_LENGTH = 160
+
+# Local derivatives people often get wrong, by op and operand: (the wrong rule, what it is).
+WRONG_RULES: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
+    ("tanh", 0): (("1 - x**2", "1 - x**2"), ("1 - out", "1 - tanh(x)"), ("1 + out**2", "1 + tanh(x)**2")),
+    ("sigmoid", 0): (("x*(1 - x)", "x*(1 - x)"), ("out", "sigmoid(x)"), ("out*(1 + out)", "sigmoid(x)*(1 + sigmoid(x))")),
+    ("sin", 0): (("-cos(x)", "-cos(x)"),),
+    ("cos", 0): (("sin(x)", "sin(x)"),),
+    ("exp", 0): (("x*exp(x - 1)", "x*exp(x - 1)"),),
+    ("log", 0): (("1/out", "1/log(x)"),),
+    ("sqrt", 0): (("1/out", "1/sqrt(x)"), ("1/(2*x)", "1/(2*x)")),
+    ("**c", 0): (("c*x**c", "c*x**c"), ("x**(c - 1)", "x**(c - 1)"), ("(c - 1)*x**(c - 1)", "(c - 1)*x**(c - 1)")),
+    ("/", 1): (("x/y**2", "x/y**2"), ("-1/y**2", "-1/y**2"), ("-x/y", "-x/y")),
+    ("/", 0): (("-1/y**2", "-1/y**2"),),
+    ("**", 0): (("x**(y - 1)", "x**(y - 1)"),),
+    ("**", 1): (("out", "x**y"), ("y*x**(y - 1)", "y*x**(y - 1)")),
+}
+
+
+@dataclass
+class Counterexample:
+    """Where a claim and the derivative differ: the inputs, both values (``claimed`` None when
+    the claim is undefined there) and their difference (claim - derivative)."""
+
+    point: dict[str, float]
+    claimed: float | None
+    correct: float
+    difference: float | None
+
+
+@dataclass
+class Slip:
+    """The likeliest mistake behind a wrong claim: ``kind`` (a short key) and a sentence."""
+
+    kind: str
+    message: str
+
+
+@dataclass
+class ClaimResult:
+    """One claim's verdict and what supports it."""
+
+    label: str
+    written: str
+    expression: str
+    where: str
+    verdict: str
+    correct: str
+    points: int = 0
+    domain: str = ""
+    reason: str = ""
+    counterexample: Counterexample | None = None
+    slip: Slip | None = None
+
+
+@dataclass
+class ClaimsReport:
+    results: list[ClaimResult]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {r.verdict for r in self.results}
+        for worst in (WRONG, INCONCLUSIVE, AGREES):
+            if worst in verdicts:
+                return worst
+        return PROVED
+
+
+# --- points ---------------------------------------------------------------------------------
+
+SMALL_INTEGERS = (1.0, 2.0, -1.0, 3.0, -2.0, 0.0, -3.0, 4.0)
+DOMAIN_TEXT = ("the given values, small integers and random numbers in [-3, 3], (0, 2] and [-10, 10], "
+               "within the program's domain")
+
+
+def _points(names: Sequence[str], given: dict[str, float], seed: int) -> list[dict[str, float]]:
+    rng = random.Random(seed)
+    points: list[dict[str, float]] = []
+    if names and all(name in given for name in names):
+        points.append({name: given[name] for name in names})
+    for value in (1.0, 2.0, -1.0, 3.0, -2.0, 0.5):
+        points.append({name: value for name in names})
+    weights = (6, 5, 5, 3, 3, 2, 2, 1)
+    for _ in range(60):
+        points.append({name: rng.choices(SMALL_INTEGERS, weights)[0] for name in names})
+    for _ in range(25):
+        points.append({name: round(rng.uniform(-3, 3), 3) for name in names})
+    for _ in range(15):
+        points.append({name: round(rng.uniform(0.05, 2), 3) for name in names})
+    for _ in range(10):
+        points.append({name: round(rng.uniform(-10, 10), 3) for name in names})
+    return points
+
+
+def _cost(value: float) -> float:
+    """How hard a number is to read: 0, 1, 2, -1... cheapest; halves next; the rest after."""
+    if value.is_integer():
+        return abs(value) + (0.5 if value < 0 else 0.0)
+    if (2 * value).is_integer():
+        return abs(value) + 2.0
+    return abs(value) + 10.0
+
+
+# --- one claim -------------------------------------------------------------------------------
+
+
+class _Claim:
+    """The graph of one claim: the program, the tool's derivative and the claim, side by side."""
+
+    def __init__(self, program: Program, item: ClaimLine, definitions: dict[str, ClaimLine]) -> None:
+        self.program = program
+        self.item = item
+        graph = Expressions(MAX_NODES)
+        self.graph = graph
+        self.plain = _read(program, graph, set())
+        wrt = list(dict.fromkeys(item.wrt))
+        result = differentiate(program, wrt=wrt, order=len(item.wrt), output=item.output)
+        derivative = next(d for d in result.derivatives if d.wrt == item.wrt)
+        names = {v.name: self.plain[v.register] for v in program.inputs}
+        self.truth = _read_expression(result.program, graph, names, derivative.name)
+        # The names a claim may use: the program's variables, then the definitions before it.
+        known = {name: self.plain[v.register] for name, v in program.variables.items()}
+        for name, definition in definitions.items():
+            known[name] = _read_expression(definition.expression, graph, known, None)
+        self.claim = _read_expression(item.expression, graph, known, None)
+        self.hints = _hints(program, self.plain)
+        self.printer = Printer(graph, self.hints)
+        # For the slips, reverse mode on a reading that keeps a computed variable apart (a COPY).
+        self.cut_registers = _read(program, graph, set(item.wrt) if len(item.wrt) == 1 else set())
+        self.root = self.cut_registers[program.variables[item.output].register]
+        self.target = self.cut_registers[program.variables[item.wrt[0]].register]
+        self.output_nodes = _needed(graph, self.plain[program.variables[item.output].register])
+
+    def proved(self) -> bool:
+        graph = self.graph
+        difference = graph.sub(self.claim, self.truth)
+        if graph.value(difference) == 0.0:
+            return True
+        return equal_forms(graph, self.claim, self.truth)
+
+
+def _read(program: Program, graph: Expressions, wrt: set[str]) -> list[int]:
+    cut = {v.register: v.name for v in program.variables.values() if v.name in wrt and v.kind != INPUT}
+    registers: list[int] = []
+    for register, (op, args, param, position) in enumerate(program.instructions):
+        graph.position = position
+        if op == INPUT:
+            node = graph.input(param)
+        elif op == CONST:
+            node = graph.const(param)
+        else:
+            node = graph.apply(op, [registers[a] for a in args], param)
+        if register in cut:
+            node = graph.copy(node, cut[register])
+        registers.append(node)
+    return registers
+
+
+def _read_expression(program: Program, graph: Expressions, names: Mapping[str, int], result: str | None) -> int:
+    """A program read into ``graph`` with its inputs bound to ``names`` (by name)."""
+    registers: list[int] = []
+    for op, args, param, _ in program.instructions:
+        if op == INPUT:
+            node = names[param] if param in names else graph.input(param)
+        elif op == CONST:
+            node = graph.const(param)
+        else:
+            node = graph.apply(op, [registers[a] for a in args], param)
+        registers.append(node)
+    return registers[program.variables[result or program.result].register]
+
+
+def _hints(program: Program, registers: list[int]) -> dict[int, str]:
+    """The program's name for each computed node that holds one of its variables."""
+    hints: dict[int, str] = {}
+    for variable in program.variables.values():
+        if variable.kind == INTERMEDIATE:
+            hints.setdefault(registers[variable.register], variable.name)
+    return hints
+
+
+def _needed(graph: Expressions, root: int) -> list[int]:
+    seen = {root}
+    stack = [root]
+    while stack:
+        for operand in graph.args[stack.pop()]:
+            if operand not in seen:
+                seen.add(operand)
+                stack.append(operand)
+    return sorted(seen)
+
+
+# --- checking ---------------------------------------------------------------------------------
+
+
+def check_claims(program: Program, values: Mapping[str, float], items: Sequence[ClaimLine], *,
+                 seed: int = 0) -> ClaimsReport:
+    """The verdict of every claim in ``items`` (definitions among them are used, not judged)."""
+    results = []
+    definitions: dict[str, ClaimLine] = {}
+    given = {v.name: float(values[v.name]) if v.name in values else float(v.default)  # type: ignore[arg-type]
+             for v in program.inputs if v.name in values or isinstance(v.default, (int, float))}
+    for item in items:
+        if item.name is not None:
+            definitions[item.name] = item
+            continue
+        results.append(_check_one(program, item, dict(definitions), given, seed))
+    return ClaimsReport(results)
+
+
+def _check_one(program: Program, item: ClaimLine, definitions: dict[str, ClaimLine], given: dict[str, float],
+               seed: int) -> ClaimResult:
+    claim = _Claim(program, item, definitions)
+    correct = _shown(claim.printer.text(claim.truth, named_root=False))
+    result = ClaimResult(item.label, item.written, item.rhs, item.where, PROVED, correct)
+    if claim.proved():
+        result.reason = "the claim minus the derivative simplifies to 0"
+        return result
+    names = [v.name for v in program.inputs]
+    points = _points(names, given, seed)
+    evaluation = _evaluate(claim, names, points)
+    usable, agree, claimed, truth = evaluation
+    import numpy as np
+
+    if not usable.any():
+        result.verdict = INCONCLUSIVE
+        result.reason = _why_no_points(claim, names, points)
+        return result
+    disagree = usable & ~agree
+    if not disagree.any():
+        result.verdict = AGREES
+        result.points = int(usable.sum())
+        result.domain = DOMAIN_TEXT
+        result.reason = "equal at every point tried, but not shown equal symbolically"
+        return result
+    result.verdict = WRONG
+    candidates = [points[i] for i in np.flatnonzero(disagree)]
+    best = min(candidates, key=lambda p: sum(_cost(v) for v in p.values()))
+    best = _shrink(claim, names, best)
+    result.counterexample = _counterexample(claim, names, best)
+    result.slip = _diagnose(claim, names, points, usable)
+    return result
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= SHOWN_LENGTH else text[: SHOWN_LENGTH - 3] + "..."
+
+
+def _evaluate(claim: _Claim, names: Sequence[str], points: Sequence[dict[str, float]],
+              nodes: Sequence[int] | None = None) -> tuple[Any, Any, Any, Any]:
+    """(usable, agree, claim values, derivative values) at ``points``: usable where the
+    program and the derivative are finite and no kink is at 0."""
+    import numpy as np
+
+    columns = {name: np.array([p[name] for p in points], dtype=float) for name in names}
+    values = Points(claim.graph, columns, len(points))
+    truth = values[claim.truth]
+    claimed = values[claim.claim]
+    usable = np.isfinite(truth)
+    for node in claim.output_nodes:
+        usable &= np.isfinite(values[node])
+    usable &= ~values.kinked(claim.output_nodes)
+    agree = _agree(claimed, truth)
+    claim.points = values  # type: ignore[attr-defined]
+    return usable, agree, claimed, truth
+
+
+def _agree(a: Any, b: Any) -> Any:
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        return np.isfinite(a) & (np.abs(a - b) <= ABSOLUTE + RELATIVE * np.maximum(np.abs(a), np.abs(b)))
+
+
+def _why_no_points(claim: _Claim, names: Sequence[str], points: Sequence[dict[str, float]]) -> str:
+    return (f"no point tried ({len(points)}: {DOMAIN_TEXT.split(', within')[0]}) gives finite values of the "
+            "program and its derivative: they overflow, or the program's domain was not found")
+
+
+def _shrink(claim: _Claim, names: Sequence[str], point: dict[str, float]) -> dict[str, float]:
+    """Simpler numbers, one input at a time, while the claim still differs there."""
+    order = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -0.5, 4.0, 5.0)
+    current = dict(point)
+    for _ in range(3):
+        changed = False
+        for name in names:
+            cost = _cost(current[name])
+            trials = [dict(current, **{name: v}) for v in order if _cost(v) < cost]
+            if not trials:
+                continue
+            usable, agree, claimed, truth = _evaluate(claim, names, trials)
+            for i, trial in enumerate(trials):
+                if usable[i] and not agree[i] and abs(claimed[i] - truth[i]) > 1e-6 * max(1.0, abs(truth[i])):
+                    current = trial
+                    changed = True
+                    break
+        if not changed:
+            break
+    return current
+
+
+def _counterexample(claim: _Claim, names: Sequence[str], point: dict[str, float]) -> Counterexample:
+    _, _, claimed, truth = _evaluate(claim, names, [point])
+    graph = claim.graph
+    relevant = {graph.params[n] for n in _needed(graph, claim.truth) + _needed(graph, claim.claim)
+                + claim.output_nodes if graph.ops[n] == INPUT}
+    shown = {name: point[name] for name in names if name in relevant}
+    value = float(claimed[0]) if math.isfinite(claimed[0]) else None
+    correct = float(truth[0])
+    return Counterexample(shown, value, correct, None if value is None else value - correct)
+
+
+# --- naming the slip ---------------------------------------------------------------------------
+
+
+def _diagnose(claim: _Claim, names: Sequence[str], points: Sequence[dict[str, float]], usable: Any) -> Slip:
+    import numpy as np
+
+    chosen = [p for p, ok in zip(points, usable) if ok]
+    values_at = _evaluate(claim, names, chosen)[2:]
+    claimed = values_at[0]
+    finite = np.isfinite(claimed)
+    pts = claim.points  # type: ignore[attr-defined]
+
+    def matches(node: int) -> bool:
+        candidate = pts[node]
+        both = finite & np.isfinite(candidate)
+        if both.sum() < min(3, len(chosen)):
+            return False
+        return bool(_agree(claimed[both], candidate[both]).all())
+
+    graph = claim.graph
+    text = claim.printer.text
+    item = claim.item
+    label = item.label
+    for finder in (_missing_use, _wrong_local, _factor, _flipped_contribution, _term_slips):
+        slip = finder(claim, matches, text, label)
+        if slip is not None:
+            return slip
+    del graph
+    return Slip("unknown", f"no usual slip explains the difference; the derivative is {label} = "
+                           f"{_shown(claim.printer.text(claim.truth, named_root=False))}")
+
+
+def _statement(claim: _Claim, node: int) -> str:
+    """Where the program writes a node: ``line 3: e = a + b``."""
+    position = claim.graph.positions[node]
+    program = claim.program
+    if position is None:
+        return ""
+    line = program.source.position(position).line
+    if node in claim.hints:
+        return f"line {line}: {program.source.line(line).strip()}"
+    return f"{_shown(claim.printer.text(node, named_root=False))} on line {line}"
+
+
+def _first_order(claim: _Claim) -> bool:
+    return len(claim.item.wrt) == 1
+
+
+def _missing_use(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
+    if not _first_order(claim):
+        return None
+    graph = claim.graph
+    _, adjoints, contributions = sweep(graph, claim.root, claim.target)
+    found = uses(graph, claim.root, claim.target)
+    tried = 0
+    ordinals = ("first", "second", "third", "fourth", "fifth")
+    for node in sorted(found, key=lambda n: (n != claim.target, -n)):
+        edges = found[node]
+        if len(edges) < 2:
+            continue
+        for k, edge in enumerate(edges):
+            tried += 1
+            if tried > MAX_CANDIDATES:
+                return None
+            candidate, _, _ = sweep(graph, claim.root, claim.target, drop=edge)
+            if not matches(candidate):
+                continue
+            name = claim.printer.text(node, named_root=True) if node != claim.target else claim.item.wrt[0]
+            term = contributions[edge]
+            added = signed_term(text(term), False)
+            where = _statement(claim, edge[0])
+            where = f" ({where})" if where else ""
+            if node == claim.target and len(edges) == 2:
+                kept = edges[1 - k]
+                kept_where = _statement(claim, kept[0])
+                kept_where = f" ({kept_where})" if kept_where else ""
+                return Slip("missing use", f"your formula is the contribution of the {ordinals[1 - k]} use of "
+                                           f"{name} only{kept_where}; the {ordinals[k]} use{where} adds {added}")
+            if node == claim.target:
+                return Slip("missing use", f"your formula leaves out the {ordinals[min(k, 4)]} of the {len(edges)} "
+                                           f"uses of {name}{where}, which adds {added}")
+            return Slip("missing use", f"the gradient of {name} counts only some of its uses: its "
+                                       f"{ordinals[min(k, 4)]} use{where} is missing, which adds {added} "
+                                       f"to d{claim.item.output}/d{name}")
+    return None
+
+
+def _wrong_local(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
+    if not _first_order(claim):
+        return None
+    graph = claim.graph
+    found = uses(graph, claim.root, claim.target)
+    tried = 0
+    for operand, edges in found.items():
+        for node, index in edges:
+            op = graph.ops[node]
+            for wrong, spelled in WRONG_RULES.get((op, index), ()):
+                tried += 1
+                if tried > MAX_CANDIDATES:
+                    return None
+                local = instantiate(graph, wrong, node)
+                candidate, _, _ = sweep(graph, claim.root, claim.target, local={(node, index): local})
+                if not matches(candidate):
+                    continue
+                return Slip("local derivative", _local_message(claim, node, index, spelled))
+    return None
+
+
+def _local_message(claim: _Claim, node: int, index: int, spelled: str) -> str:
+    """``d/dn tanh(n) written as 1 - n**2 instead of 1 - tanh(n)**2``, on the operands' names
+    (``u`` for an operand the program does not name, said after)."""
+    graph = claim.graph
+    op = graph.ops[node]
+    args = graph.args[node]
+    names = []
+    explained = []
+    for i, operand in enumerate(args):
+        written = claim.printer.text(operand)
+        if graph.ops[operand] in (INPUT, COPY) or operand in claim.hints:
+            names.append(written)
+        else:
+            placeholder = ("u", "v")[i]
+            names.append(placeholder)
+            explained.append(f"{placeholder} = {_shown(written)}")
+    small = Expressions()
+    inputs = [small.input(name) for name in names]
+    local_node = small.apply(op, inputs, graph.params[node])
+    wrong = instantiate(small, spelled.replace("sigmoid(x)", "out").replace("tanh(x)", "out")
+                        .replace("log(x)", "out").replace("sqrt(x)", "out").replace("x**y", "out"), local_node)
+    right = small.derivative(local_node, index)
+    printer = Printer(small)
+    where = _statement(claim, node)
+    notes = [f"at {where}"] if where else []
+    notes.extend(f"where {text}" for text in explained)
+    return (f"d/d{names[index]} {printer.text(local_node)} written as {printer.text(wrong)} instead of "
+            f"{printer.text(right)}" + (f" ({'; '.join(notes)})" if notes else ""))
+
+
+def _ratio_text(ratio: float) -> str | None:
+    fraction = Fraction(ratio).limit_denominator(16)
+    if abs(float(fraction) - ratio) > 1e-9 * max(1.0, abs(ratio)):
+        return None
+    return str(fraction)
+
+
+def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
+    import numpy as np
+
+    pts = claim.points  # type: ignore[attr-defined]
+    truth, claimed = pts[claim.truth], pts[claim.claim]
+    with np.errstate(all="ignore"):
+        ok = np.isfinite(truth) & np.isfinite(claimed) & (np.abs(truth) > 1e-9)
+        if ok.sum() < 2:
+            return None
+        ratios = claimed[ok] / truth[ok]
+    ratio = float(np.median(ratios))
+    if not np.all(np.abs(ratios - ratio) <= 1e-8 * max(1.0, abs(ratio))) or abs(ratio - 1.0) < 1e-9:
+        return None
+    graph = claim.graph
+    candidate = graph.mul(graph.const(ratio), claim.truth)
+    if not matches(candidate):
+        return None
+    if abs(ratio + 1.0) < 1e-9:
+        return Slip("sign", "the sign of the whole derivative is flipped")
+    written = _ratio_text(ratio) or short_number(ratio)
+    return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label}")
+
+
+def _flipped_contribution(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
+    if not _first_order(claim):
+        return None
+    graph = claim.graph
+    found = uses(graph, claim.root, claim.target)
+    _, _, contributions = sweep(graph, claim.root, claim.target)
+    tried = 0
+    for node, edges in found.items():
+        if len(edges) < 2:
+            continue
+        for edge in edges:
+            tried += 1
+            if tried > MAX_CANDIDATES:
+                return None
+            candidate, _, _ = sweep(graph, claim.root, claim.target, flip=edge)
+            if matches(candidate):
+                where = _statement(claim, edge[0])
+                name = claim.item.wrt[0] if node == claim.target else claim.printer.text(node)
+                return Slip("sign", f"the sign of the contribution of {name}'s use"
+                                    f"{f' ({where})' if where else ''} is flipped: it adds "
+                                    f"{signed_term(text(contributions[edge]), False)}")
+    return None
+
+
+def _term_slips(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
+    """A term of a sum inside the derivative with its sign flipped, or left out."""
+    graph = claim.graph
+    sums = [n for n in _needed(graph, claim.truth) if graph.ops[n] in ("+", "-")]
+    sums.reverse()  # the outermost first
+    flips: list[tuple[int, int, str]] = []
+    drops: list[tuple[int, int, str]] = []
+    for node in sums[:MAX_CANDIDATES // 4]:
+        a, b = graph.args[node]
+        minus = graph.ops[node] == "-"
+        flips.append((node, graph.add(a, b) if minus else graph.sub(a, b), signed_term(text(b), minus)))
+        drops.append((node, a, signed_term(text(b), minus)))
+        if graph.ops[a] not in ("+", "-"):
+            flips.append((node, graph.sub(b, a) if not minus else graph.neg(graph.add(a, b)), text(a)))
+            drops.append((node, graph.neg(b) if minus else b, text(a)))
+    for node, replacement, term in flips:
+        if matches(substitute(graph, claim.truth, {node: replacement})):
+            inside = "" if node == claim.truth else f" in {text(node, named_root=False)}"
+            return Slip("sign", f"the sign of the {term} term{inside} is flipped")
+    for node, replacement, term in drops:
+        if matches(substitute(graph, claim.truth, {node: replacement})):
+            inside = "" if node == claim.truth else f" of {text(node, named_root=False)}"
+            return Slip("dropped term", f"the term {term}{inside} is missing")
+    return None
