@@ -396,7 +396,7 @@ def _diagnose(claim: _Claim, names: Sequence[str], points: Sequence[dict[str, fl
     text = claim.printer.text
     item = claim.item
     label = item.label
-    for finder in (_missing_use, _wrong_local, _factor, _flipped_contribution, _term_slips):
+    for finder in (_missing_use, _wrong_local, _factor, _flipped_contribution, _no_upstream, _term_slips):
         slip = finder(claim, matches, text, label)
         if slip is not None:
             return slip
@@ -509,6 +509,27 @@ def _local_message(claim: _Claim, node: int, index: int, spelled: str) -> str:
     notes.extend(f"where {text}" for text in explained)
     return (f"d/d{names[index]} {printer.text(local_node)} written as {printer.text(wrong)} instead of "
             f"{printer.text(right)}" + (f" ({'; '.join(notes)})" if notes else ""))
+
+
+def _no_upstream(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
+    """The chain rule stopped early: a local derivative (or a gradient part-way up) given as
+    the whole derivative, without the upstream gradient that multiplies it."""
+    if not _first_order(claim):
+        return None
+    graph = claim.graph
+    _, adjoints, _ = sweep(graph, claim.root, claim.target)
+    found = uses(graph, claim.root, claim.target)
+    for node, index in found.get(claim.target, [])[:MAX_CANDIDATES]:
+        local = graph.derivative(node, index)
+        if not matches(local) or node == claim.root:
+            continue
+        user = claim.hints.get(node, text(node, named_root=False))
+        upstream = adjoints.get(node)
+        times = f" = {text(upstream, named_root=False)}" if upstream is not None else ""
+        return Slip("no upstream", f"your formula is the local derivative d{user}/d{claim.item.wrt[0]} = "
+                                   f"{text(local, named_root=False)} alone; the chain rule multiplies it by the "
+                                   f"upstream gradient d{claim.item.output}/d{user}{times}")
+    return None
 
 
 def _ratio_text(ratio: float) -> str | None:
