@@ -1,0 +1,150 @@
+"""`autodiff check --claim/--claims/--claim-latex`: verdicts, formats, exit codes, errors in place."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import click
+import pytest
+
+from autodiff_cli.cli import main
+
+CLASSIC = "a = 2\nb = 3\nd = a*b\ne = a + b\nf = d*e\n"
+
+
+@pytest.fixture
+def cli() -> click.Group:
+    return main
+
+
+def run(runner, cli, *args, input=None):
+    return runner.invoke(cli, ["check", *args], input=input, catch_exceptions=False)
+
+
+def test_the_done_when_example(runner, cli) -> None:
+    # df/da = b*e + d; the claim b*e counts the first use of a only.  At a = b = 1 the claim
+    # is 1*2 = 2 and the derivative 2 + 1 = 3.
+    result = run(runner, cli, "-e", CLASSIC, "--claim", "df/da = b*e")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "df/da = b*e: WRONG\n"
+        "  at a = 1, b = 1: the claim gives 2, the derivative 3 (difference -1)\n"
+        "  likely slip: your formula is the contribution of the first use of a only (line 3: d = a*b); "
+        "the second use (line 4: e = a + b) adds + d\n"
+        "  correct: df/da = b*e + d\n"
+        "1 claim: 1 wrong\n"
+    )
+
+
+def test_proved_claims_exit_0(runner, cli, samples) -> None:
+    result = run(runner, cli, str(samples / "karpathy.ad"), "--claim", "dL/da = b*f", "--claim", "dL/db = a*f")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "2 claims: 2 proved"
+
+
+def test_agrees_exits_0_and_says_how_many(runner, cli) -> None:
+    result = run(runner, cli, "x = 0.5\ny = tanh(x)", "--claim", "dy/dx = 4/(exp(x) + exp(-x))**2")
+    assert result.exit_code == 0, result.output
+    assert "dy/dx = 4/(exp(x) + exp(-x))**2: agrees" in result.stdout
+    assert "not proved symbolically" in result.stdout
+
+
+def test_inconclusive_exits_3(runner, cli) -> None:
+    result = run(runner, cli, "x = 1\ny = exp(exp(exp(x + 800)))", "--claim", "dy/dx = y")
+    assert result.exit_code == 3
+    assert "inconclusive" in result.stdout
+
+
+def test_claims_file(runner, cli, samples, tmp_path) -> None:
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims",
+                 str(samples / "derivations" / "quadratic_wrong.txt"))
+    assert result.exit_code == 1
+    assert "the second use (x*y on line 5) adds + y" in result.stdout
+    assert result.stdout.splitlines()[-1] == "3 claims: 3 wrong"
+
+
+def test_claims_file_error_is_file_line_column(runner, cli, samples, tmp_path) -> None:
+    path = tmp_path / "mine.txt"
+    path.write_text("# my derivation\ndf/dx = 6*x + y\ndf/dy = x + 10*z\n")
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", str(path))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{path}:3:16: error: 'z' is not a variable of the program")
+    assert " 3 | df/dy = x + 10*z\n" in result.stderr
+
+
+def test_claim_error_is_a_column_in_the_claim(runner, cli, samples) -> None:
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim", "df/dq = 1")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:3] == [
+        "<claim>:1:5: error: 'q' is not a variable of the program",
+        " 1 | df/dq = 1",
+        "   |     ^",
+    ]
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim", "df/dx = 1", "--claim", "df/dy = (x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("<claim 2>:1:11: error:")
+
+
+def test_latex_claims(runner, cli, samples) -> None:
+    latex = "\\begin{aligned}\n\\frac{\\partial f}{\\partial x} &= 6 x + y \\\\\n" \
+            "\\frac{\\partial^{2} f}{\\partial y^{2}} &= 10\n\\end{aligned}"
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", latex)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "2 claims: 2 proved"
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", str(samples / "derivations" / "quadratic.tex"))
+    assert result.exit_code == 0, result.output
+
+
+def test_latex_error_points_into_the_latex(runner, cli, samples) -> None:
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", r"\frac{\partial f}{\partial q} = 1")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("<claim-latex>:1:28: error: 'q' is not a variable")
+
+
+def test_json(runner, cli, samples) -> None:
+    result = run(runner, cli, str(samples / "regression.ad"), "--claim", "dL/dw = 2*(w*x + b + y)*x",
+                 "--format", "json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["verdict"] == "wrong"
+    (claim,) = document["claims"]
+    # at w = b = 0, x = y = 1: claim 2*(0 + 0 + 1)*1 = 2, derivative 2*(0 + 0 - 1)*1 = -2
+    assert claim["counterexample"] == {"point": {"w": 0.0, "b": 0.0, "x": 1.0, "y": 1.0}, "claimed": 2.0,
+                                       "correct": -2.0, "difference": 4.0}
+    assert claim["slip"]["kind"] == "sign"
+
+
+def test_csv(runner, cli, samples) -> None:
+    result = run(runner, cli, str(samples / "regression.ad"), "--claim", "dL/db = 2*(w*x + b - y)",
+                 "--claim", "dL/db = (w*x + b - y)", "--format", "csv")
+    assert result.exit_code == 1
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["verdict"] for r in rows] == ["proved", "wrong"]
+    assert rows[1]["slip"] == "local derivative"
+
+
+def test_table_at_a_terminal(runner, cli, samples) -> None:
+    result = run(runner, cli, "-e", CLASSIC, "--claim", "df/da = b*e", "--format", "table", "--no-color")
+    assert result.exit_code == 1
+    assert "claims checked against the symbolic derivative" in result.stdout
+    assert "likely slip: your formula is the contribution of the first use of a only" in result.stdout
+
+
+def test_tensor_program_is_a_clear_error(runner, cli, samples) -> None:
+    result = run(runner, cli, str(samples / "regression_rows.ad"), "--claim", "dL/dW = 2")
+    assert result.exit_code == 2
+    assert "claims are checked on scalar programs only" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_csv_without_claims_is_a_usage_error(runner, cli) -> None:
+    result = run(runner, cli, "y = 2*x", "--set", "x=1", "--format", "csv")
+    assert result.exit_code == 2
+
+
+def test_set_values_are_used(runner, cli) -> None:
+    # y = log(x): d/dx = 1/x.  The claim is right only at x = 3, the given value: still wrong.
+    result = run(runner, cli, "y = log(x)", "--set", "x=3", "--claim", "dy/dx = 1/3")
+    assert result.exit_code == 1
