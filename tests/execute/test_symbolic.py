@@ -635,8 +635,19 @@ def test_unknown_output() -> None:
 def test_too_large_is_an_error_with_a_hint() -> None:
     with pytest.raises(ProgramError) as raised:
         differentiate(parse("y = tanh(x)", "t.ad"), order=6, max_nodes=50)
-    assert raised.value.message == "the derivatives would take more than 50 operations"
+    assert raised.value.message.startswith("the derivatives would take more than 50 operations")
     assert "--order" in raised.value.hint and raised.value.position.line == 1
+
+
+def test_sizes_are_projected_from_the_orders_done() -> None:
+    from autodiff_cli.execute.symbolic import projected_sizes
+
+    # samples/neuron_exp.ad's graph after orders 1-7: 32, 165, 1121, 6462, 34597, 159794, 695360
+    assert projected_sizes([32], 5) == {}
+    assert round(projected_sizes([32, 165], 4)[4]) == round(165 * (165 / 32) ** 2)
+    falling = projected_sizes([32, 165, 1121, 6462, 34597], 7)  # the factor fell from 5.76 to 5.35
+    assert 150_000 < falling[6] < 200_000 and 500_000 < falling[7] < 1_000_000
+    assert projected_sizes([10, 5, 2], 6) == {4: 2.0, 5: 2.0, 6: 2.0}  # never below 1
 
 
 def test_order_below_one_is_refused() -> None:
