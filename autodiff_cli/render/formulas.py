@@ -356,7 +356,7 @@ def latex_name(name: str) -> str:
     indexed = _INDEXED.match(name)
     if indexed and (len(indexed.group(1)) == 1 or indexed.group(1) in _GREEK):
         return f"{latex_name(indexed.group(1))}_{{{indexed.group(2)}}}"
-    if len(name) == 1:
+    if len(name) == 1 and name != "_":  # a bare _ would start a subscript
         return name
     if name in _GREEK:
         return "\\" + name

@@ -65,3 +65,13 @@ def test_a_column_name_longer_than_the_field_limit_is_placed(runner, tmp_path, f
     assert result.exit_code == 1
     assert result.stderr.startswith(f"h.{fmt}:1:3: error: this column name is longer than 131,072 characters"), \
         result.stderr[:300]
+
+
+# --- small lies ----------------------------------------------------------------------------------
+
+
+def test_latex_writes_a_variable_named_underscore_as_text(runner) -> None:
+    result = runner.invoke(main, ["diff", "f = _*x", "--format", "latex"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ("\\begin{aligned}\n\\frac{\\partial f}{\\partial \\mathrm{\\_}} &= x \\\\\n"
+                             "\\frac{\\partial f}{\\partial x} &= \\mathrm{\\_}\n\\end{aligned}\n")
