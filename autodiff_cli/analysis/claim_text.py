@@ -26,6 +26,8 @@ from ..language.program import INPUT, Program
 
 __all__ = ["ClaimLine", "read_claims"]
 
+_RESULT_NAME = "__claim__"
+_RESULT = f"{_RESULT_NAME} = 0 + "  # "0 + ": a number alone would declare an input
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SUPERSCRIPTS = {"²": 2, "³": 3, "⁴": 4}
 
@@ -158,14 +160,16 @@ def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, 
     if not rhs.strip():
         raise _error(ParseError, "nothing after '=': the claim's right-hand side is missing", source, number,
                      text.column(offset), 1)
+    # Parsed as an assignment, so that the right-hand side may use any name (a bare expression
+    # would be named 'output', which a program may use for a variable of its own).
     try:
-        program = parse(rhs, source.name)
+        program = parse(_RESULT + rhs, source.name)
     except AutodiffError as error:
-        position = error.position or Position(1, len(rhs) + 1)
-        index = offset + position.column - 1
+        position = error.position or Position(1, len(_RESULT) + len(rhs) + 1)
+        index = offset + max(1, position.column - len(_RESULT)) - 1
 
         def moved(found: re.Match[str]) -> str:
-            return f"at line {number}, column {text.column(offset + int(found.group(1)) - 1)}"
+            return f"at line {number}, column {text.column(offset + int(found.group(1)) - len(_RESULT) - 1)}"
 
         hint = re.sub(r"at line 1, column (\d+)", moved, error.hint) if error.hint else None
         raise type(error)(error.message, Position(number, text.column(index), position.width), source,
@@ -174,18 +178,19 @@ def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, 
         bad = None
         if variable.kind == INPUT and variable.default is not None:
             bad = "a right-hand side is one expression, not an assignment"
-        elif variable.kind != INPUT and variable.name != "output":
+        elif variable.kind != INPUT and variable.name != _RESULT_NAME:
             bad = "a right-hand side is one expression, not statements"
         if bad is None and program.has_tensors:
             bad = "claims in matrix form (on tensors) are not checked yet: write each claim on scalars"
         if bad:
             where = variable.position
-            raise _error(ParseError, bad, source, number, text.column(offset + where.column - 1), where.width)
+            raise _error(ParseError, bad, source, number, text.column(offset + where.column - len(_RESULT) - 1),
+                         where.width)
     for variable in program.inputs:
         if variable.name not in known:
             where = variable.position
             raise _error(InputError, f"'{variable.name}' is not a variable of the program (nor defined above)",
-                         source, number, text.column(offset + where.column - 1), where.width,
+                         source, number, text.column(offset + where.column - len(_RESULT) - 1), where.width,
                          variables_hint(sorted(known), [variable.name]))
     return program
 
