@@ -13,7 +13,7 @@ bytes on every run.  The traversal is the engine's iterative one: no recursion l
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.graph_model import GraphModel
@@ -145,6 +145,40 @@ def to_digraph(
                             show_grad=show_grad, edge_grads=edge_grads, name=name)
 
 
+_EXPRESSION_LIMIT = 24  # characters of an operand's expression shown inside another's
+_BINDING = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "**": 4}  # names, numbers and calls: 5
+
+
+def _binding(node: Value) -> int:
+    op = node._op
+    if node.label or node._a is None:
+        return 5
+    return _BINDING.get("**" if op.startswith("**") else op, 5)
+
+
+def _expression(op: str, shown: list[str], order: Sequence[Value], a: int, b: int) -> str:
+    """An unnamed node as an expression of its operands' names or expressions: ``a*b + c``,
+    ``tanh(n)``, ``x**2``, ``(a + b)*c``; an operand whose expression is too long is '…'."""
+    mine = _BINDING.get("**" if op.startswith("**") else op, 5)
+
+    def operand(position: int, right: bool = False) -> str:
+        text = shown[position]
+        if not text:
+            return "…"
+        binding = _binding(order[position])
+        tighter = binding > mine or (binding == mine and not right and op != "**") or mine == 5
+        return text if tighter else f"({text})"
+
+    if b >= 0:
+        spaced = f" {op} " if op in ("+", "-") else op
+        return f"{operand(a)}{spaced}{operand(b, right=True)}"
+    if op.startswith("**"):
+        return f"{operand(a, right=True)}{op}"
+    if op == "neg":
+        return f"-{operand(a)}"
+    return f"{op}({operand(a)})"
+
+
 def _check_options(rankdir: str, precision: int) -> None:
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
@@ -183,13 +217,20 @@ def model_to_digraph(
     kinds = model.kinds
     body = dot.body
     fmt = format_number
+    # Structure only: an unnamed box shows what it computes from its operands ("a*b + c"), not
+    # its op alone, which the circle beside it already shows.
+    shown: list[str] = [] if show_values else [""] * len(order)
     for index, node in enumerate(order):
         if node.label:
             title = node.label
         elif node._a is None:
             title = short_number(node.data)
-        else:
+        elif show_values:
             title = node._op
+        else:
+            title = _expression(node._op, shown, order, a_of[index], b_of[index])
+        if not show_values and not shown[index]:
+            shown[index] = title if len(title) <= _EXPRESSION_LIMIT else ""
         label = _record_field(title)
         if show_values:  # our own text: nothing in it needs escaping
             label += f" | data {fmt(node.data, precision)}"

@@ -75,3 +75,10 @@ def test_latex_writes_a_variable_named_underscore_as_text(runner) -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ("\\begin{aligned}\n\\frac{\\partial f}{\\partial \\mathrm{\\_}} &= x \\\\\n"
                              "\\frac{\\partial f}{\\partial x} &= \\mathrm{\\_}\n\\end{aligned}\n")
+
+
+def test_a_structure_only_graph_labels_unnamed_boxes_with_what_they_compute(runner) -> None:
+    result = runner.invoke(main, ["graph", "y = (a + b)*c - tanh(a)**2", "--format", "dot"])
+    assert result.exit_code == 0, result.stderr
+    boxes = [line.split('"{ ')[1].split(' }"')[0] for line in result.stdout.splitlines() if '[label="{ ' in line]
+    assert boxes == ["a", "b", "a + b", "c", "(a + b)*c", "tanh(a)", "tanh(a)**2", "y"]

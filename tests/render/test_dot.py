@@ -151,7 +151,7 @@ def test_without_values_only_the_structure_is_drawn() -> None:
     assert not evaluation.has_values
     text = to_dot(evaluation, edge_grads=True)
     assert "data" not in text and "grad" not in text and "nan" not in text
-    assert records(text) == {"2": [], "x": [], "*": [], "w": [], "y": []}
+    assert records(text) == {"2": [], "x": [], "2*x": [], "w": [], "y": []}  # the box says what it holds
     assert "label" not in "".join(line for line in text.splitlines() if "->" in line)
 
 
