@@ -190,6 +190,8 @@ class _Claim:
         self.printer = Printer(graph, self.hints)
         # For the slips, reverse mode on a reading that keeps a computed variable apart (a COPY).
         self.cut_registers = _read(program, graph, set(item.wrt) if len(item.wrt) == 1 else set())
+        for node, name in _hints(program, self.cut_registers).items():
+            self.hints.setdefault(node, name)
         self.root = self.cut_registers[program.variables[item.output].register]
         self.target = self.cut_registers[program.variables[item.wrt[0]].register]
         self.output_nodes = _needed(graph, self.plain[program.variables[item.output].register])
