@@ -204,6 +204,8 @@ def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, l
 
 def _matmul_shape(shapes: Any, param: Any) -> Shape:
     a, b = (tuple(s) for s in shapes)
+    if 1 <= len(a) <= 2 and 1 <= len(b) <= 2 and a[-1] == b[0]:  # the usual case: no message to write
+        return a[:-1] + b[1:]
     written = f"{format_shape(a)} @ {format_shape(b)}"
     for side, s in (("left", a), ("right", b)):
         if not s:
@@ -266,7 +268,10 @@ def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
         gx = None
     elif batched and not leads[0]:
         n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(b)[-2]
-        gx = np.matmul(np.reshape(np.swapaxes(gm, 0, 1), (n, n_rows * m)), np.reshape(_swap(np, b), (n_rows * m, k)))
+        if m == 1:  # y a vector per row (W @ x): (n, N) @ (N, k) as a transposed view, not a copy of g
+            gx = np.matmul(_swap(np, np.reshape(gm, (n_rows, n))), np.reshape(b, (n_rows, k)))
+        else:
+            gx = np.matmul(np.reshape(np.swapaxes(gm, 0, 1), (n, n_rows * m)), np.reshape(_swap(np, b), (n_rows * m, k)))
     else:
         gx = _rowwise(np, gm, _swap(np, b), bool(batched), leads[1])
     # dL/dy = x^T @ dL/dout; for an unbatched y, (k, N*n) @ (N*n, m).

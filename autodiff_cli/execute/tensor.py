@@ -188,40 +188,55 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
 
 
 def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
-                first_row: int = 0, check: bool = True) -> TensorRun:
+                first_row: int = 0, check: bool = True, shapes_cache: dict[Any, list[Shape]] | None = None
+                ) -> TensorRun:
     """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
     leading batch axis).  Shapes are inferred and checked first (``ShapeError``); every result
     must be finite (``EvaluationError`` at the first op that is not, unless ``check`` is off: the
-    caller then looks at the rows itself, ``check_register``)."""
-    shapes = infer(program, {name: value.shape[1:] if name in batched else value.shape
-                             for name, value in inputs.items()})
+    caller then looks at the rows itself, ``check_register``).
+
+    ``shapes_cache``: a dict the caller keeps for one program, which runs it many times (``fit``'s
+    steps, ``batch``'s chunks): the shapes inferred are kept there by the inputs' per-row shapes,
+    and inferred again only for new ones (the inference depends on nothing else)."""
+    input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
+    if shapes_cache is None:
+        shapes = infer(program, input_shapes)
+    else:
+        key = tuple(input_shapes.items())
+        shapes = shapes_cache.get(key)  # type: ignore[assignment]
+        if shapes is None:
+            shapes = shapes_cache[key] = infer(program, input_shapes)
     values: list[Any] = []
     leads: list[int] = []
     run = TensorRun(program, values, shapes, leads, rows=list(program.rows()))
-    for register, (op, first, second, param, where) in enumerate(run.rows):
-        if op == INPUT:
-            values.append(inputs[param])
-            leads.append(1 if param in batched else 0)
-            continue
-        if op == CONST:
-            values.append(as_array(param) if isinstance(param, ArrayLiteral) else np.float64(param))
-            leads.append(0)
-            continue
-        operands = (first,) if second < 0 else (first, second)
-        args = [values[r] for r in operands]
-        arg_leads = [leads[r] for r in operands]
-        try:
-            with np.errstate(all="ignore"):
+    slopes = run.slopes
+    with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
+        for register, (op, first, second, param, where) in enumerate(run.rows):
+            if op == INPUT:
+                values.append(inputs[param])
+                leads.append(1 if param in batched else 0)
+                continue
+            if op == CONST:
+                values.append(as_array(param) if isinstance(param, ArrayLiteral) else np.float64(param))
+                leads.append(0)
+                continue
+            if second < 0:
+                args = [values[first]]
+                arg_leads = [leads[first]]
+            else:
+                args = [values[first], values[second]]
+                arg_leads = [leads[first], leads[second]]
+            try:
                 if op in TENSOR_OPS:
                     out = TENSOR_OPS[op].forward(np, args, arg_leads, param)
                 else:
-                    out, run.slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
-        except DomainError as error:
-            raise EvaluationError(error.message, where, program.source) from None
-        values.append(out)
-        leads.append(max(arg_leads))
-        if check:
-            check_register(run, register, first_row)
+                    out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+            except DomainError as error:
+                raise EvaluationError(error.message, where, program.source) from None
+            values.append(out)
+            leads.append(max(arg_leads))
+            if check:
+                check_register(run, register, first_row)
     return run
 
 

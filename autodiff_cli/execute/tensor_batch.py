@@ -87,6 +87,7 @@ class TensorBatchEvaluator:
         self.inputs = [variable.name for variable in program.inputs]
         self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
         self.values_of = list(dict.fromkeys([self.output, *self._names(values_of, "values_of")]))
+        self._shapes: dict[Any, Any] = {}  # run_forward's shapes_cache: every chunk has the same shapes
 
     def _names(self, names: Iterable[str], option: str) -> list[str]:
         names = list(dict.fromkeys([names] if isinstance(names, str) else names))
@@ -146,7 +147,7 @@ class TensorBatchEvaluator:
 
     def _run(self, arrays: dict[str, Any], batched: set[str]) -> TensorRun:
         with np.errstate(all="ignore"):
-            return run_forward(self.program, arrays, frozenset(batched), check=False)
+            return run_forward(self.program, arrays, frozenset(batched), check=False, shapes_cache=self._shapes)
 
     def _results(self, run: TensorRun | None, per_row: bool, reduce: str | None, count: int, nan_rows: int | None,
                  failed: Any) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -91,6 +91,7 @@ class TensorObjective:
         self.rows = len(next(iter(self.data.values()))) if self.data else 1
         self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
         self._checked = False
+        self._shapes: dict[Any, Any] = {}  # run_forward's shapes_cache: every step has the same shapes
 
     def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
         run, count = self._run(params, rows)
@@ -108,7 +109,7 @@ class TensorObjective:
         for name, column in self.data.items():
             inputs[name] = column if rows is None else column[rows]
         try:
-            run = run_forward(self.program, inputs, self.batched)
+            run = run_forward(self.program, inputs, self.batched, shapes_cache=self._shapes)
         except EvaluationError as error:
             raise self._in_the_data(error, rows) from None
         if not self._checked:
