@@ -1,0 +1,544 @@
+"""Tensor programs against NumPy written by hand, PyTorch, and the scalar language, as ratios
+measured in one run (issue 22, "Performance").
+
+Three sub-benchmarks (all by default; ``--step``, ``--moons``, ``--batch`` pick some):
+
+* ``--step``: one training step of an MLP 64-128-10 at batch 256 (forward, softmax
+  cross-entropy, backward, an Adam step; float64).  Ours is the program written per row
+  (``h = relu(W1 @ x + b1)``, ``z = W2 @ h + b2``, ``L = cross_entropy(z, label)``) through
+  ``TensorObjective.loss_and_grad`` and ``AdamRule.update`` on the flat parameter vector,
+  what ``fit`` does per step; also ``fit``'s whole ``train()`` loop, and the eager
+  ``autodiff_cli.Tensor`` / ``autodiff_cli.nn`` / ``autodiff_cli.optim`` version.  Baselines:
+  a hand-written NumPy step (goal: ours <= 1.3x) and PyTorch on the CPU in float64 with as
+  many threads as OpenBLAS has (goal: no slower).  The same data and starting weights for
+  all; the losses of the first steps must agree (the first to 1e-12 relative) or nothing is
+  timed.
+* ``--moons``: micrograd's moons demo, 100 full-batch steps with the header's settings
+  (lr 1, linear schedule to 0.1): the tensor program ``samples/moons_mlp.ad`` against the
+  scalar ``samples/moons.ad``, as the training loop in this process (``train()`` with each
+  objective) and as whole ``autodiff fit`` processes.  Goal: tensor >= 10x faster.
+* ``--batch``: ``--rows`` rows (1e6) of a per-row 2-16-1 tanh MLP with a squared error, every
+  row's L and its gradient with respect to every input (per row, what ``autodiff batch``
+  writes), then with ``--reduce mean``: ``TensorBatchEvaluator.evaluate`` over chunks of
+  ``CHUNK_LINES`` (16,384) rows given as entry columns ``x[0]``, ``x[1]``, ``y``, as ``batch``
+  feeds it, against the same forward and reverse sweeps written with NumPy over the whole
+  arrays (goal: <= 1.5x).  Results are compared first.  Then the peak of traced memory
+  (tracemalloc, which sees NumPy's buffers) of each, to show no Python object per element.
+
+Contenders take turns round after round (wall time), and medians are reported.  BLAS
+threading: run as the environment has it (the header says what OpenBLAS runs with), and
+``--blas-threads 1`` sets OPENBLAS_NUM_THREADS=1 before NumPy loads (and PyTorch's threads
+to match), to see how much of a ratio is OpenBLAS threads fighting other processes for
+the two cores.
+
+    python benchmarks/bench_tensor.py                       # everything: 40-90 s on the 2-core VM
+    python benchmarks/bench_tensor.py --step --rounds 30    # just the training step
+    python benchmarks/bench_tensor.py --batch --rows 100000
+    python benchmarks/bench_tensor.py --blas-threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    parser.add_argument("--step", action="store_true", help="the MLP 64-128-10 training step")
+    parser.add_argument("--moons", action="store_true", help="moons_mlp.ad against moons.ad, 100 steps")
+    parser.add_argument("--batch", action="store_true", help="batch over --rows rows, and its memory")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds of the step (default 15)")
+    parser.add_argument("--steps-per-round", type=int, default=20, help="training steps per round (default 20)")
+    parser.add_argument("--moons-rounds", type=int, default=3, help="rounds of the moons demo (default 3)")
+    parser.add_argument("--batch-rounds", type=int, default=3, help="rounds of batch (default 3)")
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of --batch (default 1e6)")
+    parser.add_argument("--blas-threads", type=int, default=None,
+                        help="set OPENBLAS_NUM_THREADS to this before NumPy loads (default: the environment's)")
+    args = parser.parse_args()
+    if not (args.step or args.moons or args.batch):
+        args.step = args.moons = args.batch = True
+    return args
+
+
+ARGS = parse_args() if __name__ == "__main__" else None
+if ARGS is not None and ARGS.blas_threads is not None:
+    os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.blas_threads)
+
+import numpy as np  # noqa: E402  (after OPENBLAS_NUM_THREADS is set)
+
+
+# --- the machine ----------------------------------------------------------------------------------
+
+
+def openblas() -> tuple[str, int]:
+    """The OpenBLAS kernel NumPy runs (e.g. 'Haswell') and its thread count, where it can be asked."""
+    import ctypes
+    import glob
+
+    here = os.path.dirname(np.__file__)
+    for path in glob.glob(os.path.join(here, "..", "numpy.libs", "*openblas*")) + \
+            glob.glob(os.path.join(here, ".libs", "*openblas*")):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", ""), ("scipy_openblas", "")):
+            core = getattr(lib, f"{prefix}_get_corename{suffix}", None)
+            threads = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            if core is not None and threads is not None:
+                core.restype = ctypes.c_char_p
+                return core().decode(), int(threads())
+    return "unknown", os.cpu_count() or 1
+
+
+def header() -> int:
+    core, threads = openblas()
+    shown = {k: v for k, v in os.environ.items() if k.startswith(("OPENBLAS_", "OMP_", "MKL_"))}
+    print(f"bench_tensor.py: Python {sys.version.split()[0]}, NumPy {np.__version__}, {os.cpu_count()} cores, "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"  OpenBLAS kernel {core}, {threads} thread(s); environment: "
+          + (", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or "no OPENBLAS_/OMP_/MKL_ variable set"))
+    try:
+        import torch
+        torch.set_num_threads(threads)
+        print(f"  PyTorch {torch.__version__}, set_num_threads({threads})")
+    except ImportError:
+        print("  PyTorch not installed: its rows are skipped")
+    try:
+        import jax  # noqa: F401
+        print("  (JAX is installed but not compared here)")
+    except ImportError:
+        print("  JAX not installed: not compared")
+    return threads
+
+
+def interleaved(functions: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """Median wall seconds of each function, the functions taking turns round after round."""
+    times: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(rounds):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            function()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+# --- 1. the training step --------------------------------------------------------------------------
+
+N, D, HIDDEN, CLASSES = 256, 64, 128, 10
+LR = 1e-3
+MLP_PROGRAM = f"""\
+x = zeros([{D}])
+label = 0
+W1 = zeros([{HIDDEN}, {D}])
+b1 = zeros([{HIDDEN}])
+W2 = zeros([{CLASSES}, {HIDDEN}])
+b2 = zeros([{CLASSES}])
+h = relu(W1 @ x + b1)
+z = W2 @ h + b2
+L = cross_entropy(z, label)
+"""
+
+
+def step_data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((N, D))
+    labels = rng.integers(0, CLASSES, N).astype(np.float64)
+    weights = {"W1": rng.normal(0.0, (2.0 / D) ** 0.5, (HIDDEN, D)), "b1": rng.normal(0.0, 0.1, HIDDEN),
+               "W2": rng.normal(0.0, (2.0 / HIDDEN) ** 0.5, (CLASSES, HIDDEN)), "b2": rng.normal(0.0, 0.1, CLASSES)}
+    return x, labels, weights
+
+
+class OursStep:
+    """What ``fit`` does per step: the program's objective, then Adam on the flat vector."""
+
+    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+        from autodiff_cli.engine.optim import AdamRule
+        from autodiff_cli.execute.fit import plan_fit
+        from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+        from autodiff_cli.language import parse
+
+        program = parse(MLP_PROGRAM, "mlp.ad")
+        plan = plan_fit(program, [f"x[{i}]" for i in range(D)] + ["label"], {})
+        layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0)
+        self.objective = TensorObjective(program, plan.output, layout, plan.fixed, {"x": x, "label": labels})
+        self.rule, self.state, self.count = AdamRule(), None, 0
+
+    def step(self) -> float:
+        loss, grad = self.objective.loss_and_grad(self.params, None)
+        self.count += 1
+        self.params, self.state = self.rule.update(self.params, grad, self.state, self.count, LR)
+        return loss
+
+
+class OursTrain:
+    """``fit``'s ``train()`` loop for k steps (it also checks the gradient's norm and the new
+    parameters every step, and measures the loss once more at the end)."""
+
+    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+        self.inner = OursStep(x, labels, weights)
+
+    def steps(self, k: int) -> list[float]:
+        from autodiff_cli.execute.fit import FitSettings, train
+
+        result = train(self.inner.objective, self.inner.params, FitSettings(optimizer="adam", lr=LR, steps=k))
+        self.inner.params = result.params  # (Adam's state starts again each call: the same work)
+        return [record.loss for record in result.history]
+
+
+class EagerStep:
+    """``autodiff_cli.nn`` and ``autodiff_cli.optim`` as a PyTorch user writes them."""
+
+    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+        from autodiff_cli import Tensor, nn, optim
+
+        self.model = nn.Sequential(nn.Linear(D, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, CLASSES))
+        for layer, (w, b) in ((self.model[0], ("W1", "b1")), (self.model[2], ("W2", "b2"))):
+            layer.weight.data[...] = weights[w]
+            layer.bias.data[...] = weights[b]
+        self.x, self.labels = Tensor(x), Tensor(labels)
+        self.loss_fn = nn.cross_entropy
+        self.optimizer = optim.Adam(self.model.parameters(), lr=LR)
+
+    def step(self) -> float:
+        loss = self.loss_fn(self.model(self.x), self.labels)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+
+class NumpyStep:
+    """The step written out by hand: forward, softmax cross-entropy, backward, Adam in place."""
+
+    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+        self.x, self.labels = x, labels.astype(np.intp)
+        self.p = {name: w.copy() for name, w in weights.items()}
+        self.m = {name: np.zeros_like(w) for name, w in weights.items()}
+        self.v = {name: np.zeros_like(w) for name, w in weights.items()}
+        self.t = 0
+        self.rows = np.arange(N)
+
+    def step(self) -> float:
+        p, x, labels, rows = self.p, self.x, self.labels, self.rows
+        a = x @ p["W1"].T + p["b1"]
+        h = np.maximum(a, 0.0)
+        z = h @ p["W2"].T + p["b2"]
+        top = z.max(axis=1, keepdims=True)
+        e = np.exp(z - top)
+        total = e.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(total[:, 0]) + top[:, 0] - z[rows, labels]))
+        dz = e / total
+        dz[rows, labels] -= 1.0
+        dz /= N
+        grads = {"W2": dz.T @ h, "b2": dz.sum(axis=0)}
+        da = dz @ p["W2"]
+        da *= a > 0
+        grads["W1"], grads["b1"] = da.T @ x, da.sum(axis=0)
+        self.t += 1
+        c1, c2 = 1.0 - 0.9 ** self.t, (1.0 - 0.999 ** self.t) ** 0.5
+        for name, g in grads.items():
+            m, v = self.m[name], self.v[name]
+            m += 0.1 * (g - m)
+            v *= 0.999
+            v += 0.001 * g * g
+            p[name] -= (LR / c1) * m / (np.sqrt(v) / c2 + 1e-8)
+        return loss
+
+
+class TorchStep:
+    """PyTorch on the CPU in float64: nn.Linear, F.cross_entropy, torch.optim.Adam."""
+
+    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+        import torch
+
+        self.torch = torch
+        self.model = torch.nn.Sequential(torch.nn.Linear(D, HIDDEN, dtype=torch.float64), torch.nn.ReLU(),
+                                         torch.nn.Linear(HIDDEN, CLASSES, dtype=torch.float64))
+        with torch.no_grad():
+            for layer, (w, b) in ((self.model[0], ("W1", "b1")), (self.model[2], ("W2", "b2"))):
+                layer.weight.copy_(torch.from_numpy(weights[w]))
+                layer.bias.copy_(torch.from_numpy(weights[b]))
+        self.x, self.labels = torch.from_numpy(x.copy()), torch.from_numpy(labels.astype(np.int64))
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=LR)
+
+    def step(self) -> float:
+        loss = self.torch.nn.functional.cross_entropy(self.model(self.x), self.labels)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+
+def run_step(rounds: int, per_round: int) -> None:
+    x, labels, weights = step_data()
+    kinds: dict[str, Any] = {"ours (objective + AdamRule)": OursStep, "ours, fit's train() loop": OursTrain,
+                             "eager Tensor / nn / optim": EagerStep, "hand-written NumPy": NumpyStep}
+    try:
+        import torch  # noqa: F401
+        kinds["PyTorch CPU float64"] = TorchStep
+    except ImportError:
+        pass
+    print(f"\n1. training step: MLP {D}-{HIDDEN}-{CLASSES}, batch {N}, softmax cross-entropy, Adam (lr {LR}), "
+          f"float64; {rounds} rounds of {per_round} steps, median per step")
+    # the same computation? the losses of the first three steps, from fresh copies
+    first: dict[str, list[float]] = {}
+    for name, kind in kinds.items():
+        trainer = kind(x, labels, weights)
+        first[name] = trainer.steps(3) if name.endswith("train() loop") else [trainer.step() for _ in range(3)]
+    reference = first["hand-written NumPy"]
+    worst = 0.0
+    for name, losses in first.items():
+        for k, (got, want) in enumerate(zip(losses, reference)):
+            error = abs(got - want) / abs(want)
+            worst = max(worst, error)
+            if error > (1e-12 if k == 0 else 1e-9):
+                sys.exit(f"error: step {k + 1}'s loss differs: {name} {got!r}, NumPy {want!r}; not timing")
+    print(f"  the first 3 losses agree (first {reference[0]:.15f}; largest relative difference {worst:.1e})")
+    trainers = {name: kind(x, labels, weights) for name, kind in kinds.items()}
+    functions: dict[str, Callable[[], Any]] = {}
+    for name, trainer in trainers.items():
+        if name.endswith("train() loop"):
+            functions[name] = lambda t=trainer: t.steps(per_round)
+        else:
+            functions[name] = lambda t=trainer: [t.step() for _ in range(per_round)]
+    for function in functions.values():  # warm up (first BLAS calls, PyTorch's allocator)
+        function()
+    medians = {name: seconds / per_round for name, seconds in interleaved(functions, rounds).items()}
+    ours = medians["ours (objective + AdamRule)"]
+    for name, seconds in medians.items():
+        print(f"  {name:30} {seconds * 1e3:8.3f} ms/step   this / NumPy {seconds / medians['hand-written NumPy']:5.2f}x")
+    print(f"  ours / hand-written NumPy: {ours / medians['hand-written NumPy']:.2f}x   (target <= 1.3x)")
+    if "PyTorch CPU float64" in medians:
+        print(f"  ours / PyTorch:            {ours / medians['PyTorch CPU float64']:.2f}x   (target <= 1x)")
+        print(f"  eager Tensor / PyTorch:    "
+              f"{medians['eager Tensor / nn / optim'] / medians['PyTorch CPU float64']:.2f}x")
+    else:
+        print("  PyTorch: not installed, skipped")
+
+
+# --- 2. the moons demo -----------------------------------------------------------------------------
+
+MOONS_ARGS = ["--lr", "1", "--lr-schedule", "linear", "--steps", "100"]
+
+
+def moons_objective(tensor: bool) -> tuple[Any, np.ndarray]:
+    """The objective and start ``autodiff fit`` makes for moons_mlp.ad (tensor) or moons.ad."""
+    from autodiff_cli.execute.fit import ProgramObjective, plan_fit
+    from autodiff_cli.execute.tensor_batch import input_rows
+    from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+    from autodiff_cli.language import parse
+
+    name, data = ("moons_mlp.ad", "moons_xy.csv") if tensor else ("moons.ad", "moons.csv")
+    program = parse((SAMPLES / name).read_text(), name)
+    with open(SAMPLES / data) as handle:
+        columns = handle.readline().strip().split(",")
+    table = np.loadtxt(SAMPLES / data, delimiter=",", skiprows=1)
+    values = {column: table[:, i] for i, column in enumerate(columns)}
+    plan = plan_fit(program, columns, {})
+    if not tensor:
+        return ProgramObjective(program, plan, values), np.array([plan.start[p] for p in plan.parameters])
+    layout, start = starting_parameters(program, plan.parameters, plan.start, "normal", 0)  # fit's --seed 0
+    return TensorObjective(program, plan.output, layout, plan.fixed, input_rows(program, values)), start
+
+
+def run_moons(rounds: int) -> None:
+    from autodiff_cli.execute.fit import FitSettings, train
+
+    settings = FitSettings(lr=1.0, lr_schedule="linear", final_lr=0.1, steps=100)
+    objectives = {kind: moons_objective(kind == "tensor") for kind in ("tensor", "scalar")}
+    results: dict[str, Any] = {}
+
+    def loop(kind: str) -> None:
+        objective, start = objectives[kind]
+        results[kind] = train(objective, start, settings)
+
+    def process(kind: str) -> None:
+        name, data = ("moons_mlp.ad", "moons_xy.csv") if kind == "tensor" else ("moons.ad", "moons.csv")
+        subprocess.run([sys.executable, "-m", "autodiff_cli", "fit", str(SAMPLES / name), "--data", str(SAMPLES / data),
+                        *MOONS_ARGS, "-q", "-o", "/dev/null"], check=True, cwd=REPO)
+
+    print(f"\n2. moons demo: MLP(2, [16, 16, 1]), 100 rows, 100 full-batch steps (lr 1 -> 0.1 linear); "
+          f"median of {rounds}")
+    loop("tensor")
+    loop("scalar")
+    for kind, result in results.items():
+        print(f"  {kind}: final loss {result.loss:.6f} after {result.steps_done} steps")
+    medians = interleaved({"tensor: train() loop": lambda: loop("tensor"), "scalar: train() loop": lambda: loop("scalar"),
+                           "tensor: autodiff fit process": lambda: process("tensor"),
+                           "scalar: autodiff fit process": lambda: process("scalar")}, rounds)
+    for name, seconds in medians.items():
+        print(f"  {name:30} {seconds * 1e3:9.1f} ms")
+    in_process = medians["scalar: train() loop"] / medians["tensor: train() loop"]
+    whole = medians["scalar: autodiff fit process"] / medians["tensor: autodiff fit process"]
+    print(f"  scalar / tensor, training loop: {in_process:6.1f}x   (target >= 10x: {'met' if in_process >= 10 else 'MISSED'})")
+    print(f"  scalar / tensor, whole process: {whole:6.1f}x   (target >= 10x: {'met' if whole >= 10 else 'MISSED'};"
+          " start-up is shared)")
+
+
+# --- 3. batch over many rows -----------------------------------------------------------------------
+
+BATCH_HIDDEN = 16
+BATCH_PROGRAM = f"""\
+x = [0, 0]
+y = 0
+W1 = normal([{BATCH_HIDDEN}, 2], 0.7)
+b1 = normal([{BATCH_HIDDEN}], 0.1)
+w2 = normal([{BATCH_HIDDEN}], 0.25)
+c = 0.1
+h = tanh(W1 @ x + b1)
+p = w2 @ h + c
+L = (p - y)**2
+"""
+
+
+def batch_columns(rows: int, seed: int = 3) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"x[0]": rng.standard_normal(rows), "x[1]": rng.standard_normal(rows), "y": rng.standard_normal(rows)}
+
+
+def batch_params(program: Any) -> dict[str, np.ndarray]:
+    from autodiff_cli.execute.tensor import input_arrays
+
+    arrays = input_arrays(program, {}, 0)
+    return {name: arrays[name] for name in ("W1", "b1", "w2", "c")}
+
+
+def hand_batch(columns: dict[str, np.ndarray], w: dict[str, np.ndarray], reduce: bool) -> dict[str, np.ndarray]:
+    """L and dL/d(every input) per row (or their means), written by hand over whole arrays."""
+    x = np.stack([columns["x[0]"], columns["x[1]"]], axis=1)  # (N, 2)
+    y = columns["y"]
+    h = np.tanh(x @ w["W1"].T + w["b1"])  # (N, 16)
+    d = h @ w["w2"] + w["c"] - y
+    gp = 2.0 * d
+    gz = (gp[:, None] * w["w2"]) * (1.0 - h * h)  # (N, 16)
+    if reduce:
+        n = len(y)
+        return {"L": np.mean(d * d), "dL/dW1": gz.T @ x / n, "dL/db1": gz.sum(axis=0) / n, "dL/dw2": gp @ h / n,
+                "dL/dc": gp.sum() / n, "dL/dx": (gz @ w["W1"]).sum(axis=0) / n, "dL/dy": -gp.sum() / n}
+    return {"L": d * d, "dL/dW1": gz[:, :, None] * x[:, None, :], "dL/db1": gz, "dL/dw2": gp[:, None] * h,
+            "dL/dc": gp, "dL/dx": gz @ w["W1"], "dL/dy": -gp}
+
+
+def ours_batch(evaluator: Any, columns: dict[str, np.ndarray], reduce: bool, chunk: int) -> list[Any]:
+    """The evaluator over chunks of rows, as ``autodiff batch`` feeds it; the results kept only
+    for checking (``batch`` writes each chunk and drops it)."""
+    rows = len(columns["y"])
+    kept = []
+    for start in range(0, rows, chunk):
+        part = {name: column[start:start + chunk] for name, column in columns.items()}
+        result = evaluator.evaluate(part, reduce="sum" if reduce else None)
+        kept.append(result.grads if reduce else result.columns())
+    return kept
+
+
+def check_batch(ours: list[Any], hand: dict[str, np.ndarray], reduce: bool, rows: int) -> float:
+    worst = 0.0
+    if reduce:
+        for name in ("W1", "b1", "w2", "c", "x", "y"):
+            got = sum(np.asarray(part[name]) for part in ours) / rows
+            want = hand[f"dL/d{name}"]
+            worst = max(worst, float(np.max(np.abs(got - want)) / max(1e-300, float(np.max(np.abs(want))))))
+        return worst
+    joined = {name: np.concatenate([part[name] for part in ours]) for name in ours[0]}
+    for name, want in hand.items():
+        flat = want.reshape(len(want), -1)
+        for j in range(flat.shape[1]):
+            if flat.shape[1] == 1:
+                column = name
+            else:
+                index = np.unravel_index(j, want.shape[1:])
+                column = f"{name}[{', '.join(map(str, index))}]"
+            got = joined[column]
+            worst = max(worst, float(np.max(np.abs(got - flat[:, j])) / max(1e-300, float(np.max(np.abs(flat[:, j]))))))
+    return worst
+
+
+def traced_peak(function: Callable[[], Any]) -> int:
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def run_batch(rows: int, rounds: int) -> None:
+    from autodiff_cli.execute.tensor_batch import TensorBatchEvaluator
+    from autodiff_cli.files.rows.lines import CHUNK_LINES
+    from autodiff_cli.language import parse
+
+    program = parse(BATCH_PROGRAM, "mlp_2_16_1.ad")
+    weights = batch_params(program)
+    columns = batch_columns(rows)
+    print(f"\n3. batch: {rows:,} rows of a per-row 2-{BATCH_HIDDEN}-1 tanh MLP with a squared error, "
+          f"chunks of {CHUNK_LINES:,} rows; median of {rounds}")
+    for reduce in (False, True):
+        evaluator = TensorBatchEvaluator(program, values_of=["L"] if reduce else ())
+        label = "--reduce mean: L and the mean gradient" if reduce else \
+            "per row: L and dL/d(every input), 69 numbers a row"
+        error = check_batch(ours_batch(evaluator, columns, reduce, CHUNK_LINES), hand_batch(columns, weights, reduce),
+                            reduce, rows)
+        if error > 1e-10:
+            sys.exit(f"error: batch ({label}) disagrees with hand-written NumPy ({error:.1e}); not timing")
+        medians = interleaved({"ours": lambda: ours_batch(evaluator, columns, reduce, CHUNK_LINES) and None,
+                               "hand": lambda: hand_batch(columns, weights, reduce) and None}, rounds)
+        ratio = medians["ours"] / medians["hand"]
+        print(f"  {label} (results agree to {error:.0e})")
+        print(f"    TensorBatchEvaluator over chunks {medians['ours'] * 1e3:8.1f} ms   "
+              f"{rows / medians['ours'] / 1e6:5.2f} M rows/s")
+        print(f"    hand-written NumPy, whole arrays {medians['hand'] * 1e3:8.1f} ms   "
+              f"{rows / medians['hand'] / 1e6:5.2f} M rows/s")
+        print(f"    ours / NumPy: {ratio:.2f}x   (target <= 1.5x)")
+        if reduce:
+            continue
+
+        def chunks_dropped() -> None:  # as batch does: each chunk's results written and dropped
+            for start in range(0, rows, CHUNK_LINES):
+                part = {name: column[start:start + CHUNK_LINES] for name, column in columns.items()}
+                evaluator.evaluate(part).columns()
+
+        ours_peak = traced_peak(chunks_dropped)
+        hand_peak = traced_peak(lambda: hand_batch(columns, weights, False))
+        per_chunk = 69 * 8 * CHUNK_LINES
+        print(f"    peak traced memory: ours {ours_peak / 2**20:7.1f} MiB over {rows:,} rows "
+              f"({ours_peak / per_chunk:.1f}x one chunk's 69 result columns, {per_chunk / 2**20:.1f} MiB); "
+              f"hand NumPy on whole arrays {hand_peak / 2**20:7.1f} MiB")
+        print(f"    (a Python float per element of one chunk's results alone would be "
+              f"{69 * 24 * CHUNK_LINES / 2**20:.1f} MiB more; the data columns, {3 * 8 * rows / 2**20:.1f} MiB, "
+              f"are made before tracing)")
+
+
+def main() -> int:
+    assert ARGS is not None
+    header()
+    began = time.perf_counter()
+    if ARGS.step:
+        run_step(ARGS.rounds, ARGS.steps_per_round)
+    if ARGS.moons:
+        run_moons(ARGS.moons_rounds)
+    if ARGS.batch:
+        run_batch(ARGS.rows, ARGS.batch_rounds)
+    print(f"\n(total {time.perf_counter() - began:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
