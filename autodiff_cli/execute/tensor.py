@@ -288,7 +288,9 @@ def _describe_operands(run: TensorRun, register: int, operands: tuple[int, ...],
         if run.leads[r]:  # its per-row axes lined up with the result's, as the op saw them
             value = align(np, value, 1, np.shape(value)[1:], np.ndim(out) - lead)
         entry = float(np.broadcast_to(value, np.shape(out))[bad])
-        parts.append(f"{names[r]} = {entry:g}" if r in names else f"{label} is {entry:g}")
+        index = bad[lead:] if np.shape(run.values[r])[run.leads[r]:] == np.shape(out)[lead:] else ()
+        named = names[r] + (f"[{', '.join(map(str, index))}]" if index else "") if r in names else None
+        parts.append(f"{named} = {entry:g}" if named else f"{label} is {entry:g}")
     return ", where " + " and ".join(parts)
 
 

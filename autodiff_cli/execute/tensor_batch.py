@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import EvaluationError, InputError, Source, variables_hint
-from ..language.program import INPUT, Program, missing_inputs, missing_inputs_error, output_name
-from ..language.shapes import Shape, infer
+from ..language.program import INPUT, Program, TensorConstant, missing_inputs, missing_inputs_error, output_name
+from ..language.shapes import Shape, infer, shape_text
 from .tensor import TensorRun, as_array, check_register, input_arrays, run_forward
 from .columns import entry_column, split_column
 from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
@@ -134,7 +134,13 @@ class TensorBatchEvaluator:
         if failed.any():
             if on_error == "raise":
                 raise self.row_error(arrays, int(np.argmax(failed)), batched)
-            if on_error == "skip" or not per_row:  # sums over the good rows only
+            if on_error == "nan" and not per_row:  # a sum over a row that failed is NaN
+                values, grads = self._results(run, per_row, reduce, rows, None, failed)
+                values = {name: np.full(np.shape(value), np.nan) for name, value in values.items()}
+                grads = {name: np.full(np.shape(grad), np.nan) for name, grad in grads.items()}
+                return TensorBatchResult(self.output, values, grads, rows, failed, None, rows, reduce, [], self,
+                                         given, None)
+            if on_error == "skip":  # the results of the good rows only
                 kept = np.flatnonzero(~failed)
                 arrays = {name: value[kept] if name in batched else value for name, value in arrays.items()}
                 run = self._run(arrays, batched) if len(kept) else None
@@ -246,17 +252,28 @@ def input_rows(program: Program, columns: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _stacked(name: str, entries: Mapping[tuple[int, ...], Any], program: Program) -> Any:
-    """An input's rows ``(N, *shape)`` from its entry columns, which must cover its shape."""
+    """An input's rows ``(N, *shape)`` from its entry columns, which must cover its shape: the shape
+    of its default when the program declares one (``x = [0, 0]``), else the one the columns span."""
     rank = {len(index) for index in entries}
-    shape = tuple(max(index[axis] for index in entries) + 1 for axis in range(max(rank)))
+    default = program.variables[name].default
+    if isinstance(default, TensorConstant):
+        shape = default.shape
+    else:
+        shape = tuple(max(index[axis] for index in entries) + 1 for axis in range(max(rank)))
     wanted = set(itertools.product(*map(range, shape)))
     if len(rank) > 1 or set(entries) != wanted:
         absent = sorted(wanted - set(entries))
-        example = entry_column(name, absent[0]) if absent else entry_column(name, sorted(entries)[0])
-        raise InputError(f"the columns of input '{name}' do not make a tensor: "
-                         + (f"{example} is missing" if absent else "they mix numbers of indices"),
+        extra = sorted(set(entries) - wanted)
+        problem = (f"the column {entry_column(name, absent[0])} is missing" if absent else
+                   f"there is a column {entry_column(name, extra[0])}" if extra else "they mix numbers of indices")
+        declared = f" (the program declares '{name}' of shape {shape_text(shape)})" if isinstance(
+            default, TensorConstant) else ""
+        raise InputError(f"the columns of input '{name}' do not make a tensor{declared}: {problem}",
                          program.variables[name].position, program.source,
-                         f"a tensor input of shape [2, 3] is read from the columns {name}[0, 0] ... {name}[1, 2]")
+                         f"an input of shape {shape_text(shape)} is read from the columns "
+                         f"{', '.join(entry_column(name, index) for index in sorted(wanted)[:3])}"
+                         f"{' ...' if len(wanted) > 3 else ''}"
+                         f"{' ' + entry_column(name, max(wanted)) if len(wanted) > 3 else ''}")
     rows = len(next(iter(entries.values())))
     stacked = np.empty((rows, *shape))
     for index, column in entries.items():

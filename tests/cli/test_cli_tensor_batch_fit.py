@@ -158,19 +158,12 @@ def test_an_entry_column_missing_before_others_is_named(runner) -> None:
     assert first.startswith(f"{ROWS_PROGRAM}:8:1: error: ") and "x[0] is missing" in first
 
 
-@pytest.mark.xfail(strict=True, reason="bug: x[0] without x[1] is read as a vector of 1 entry (the shape "
-                   "is the bounding box of the columns, execute/tensor_batch.py:250, never the declared "
-                   "[2]), so the error is a shape error at 'x @ W' ([1] @ [2, 1]) that never names the "
-                   "missing column x[1]")
 def test_an_entry_column_missing_at_the_end_is_named(runner) -> None:
     result = run(runner, "batch", ROWS_PROGRAM, "-", "--wrt", "W", input="x[0],y\n1.5,2\n")
     assert result.exit_code == 1
     assert "x[1]" in result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="bug: with x declared [1, 1] and only the column x[0], batch silently "
-                   "runs x as a vector of 1 entry and writes L = 9 for x[0] = 3 (neither an error nor the "
-                   "default x[1]); execute/tensor_batch.py:250 takes the shape from the columns present")
 def test_a_missing_entry_column_is_never_a_silent_answer(runner) -> None:
     result = run(runner, "batch", "x = [1, 1]\nL = sum(x*x)", "-", input="x[0]\n3\n")
     assert result.exit_code == 1
@@ -237,9 +230,6 @@ def test_on_error_skip_with_reduce_means_the_good_rows(runner, tmp_path) -> None
     assert [doc["grads"][k] for k in ("x[0]", "x[1]", "w[0]", "w[1]")] == pytest.approx(want[1:], rel=1e-14)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: --on-error nan with --reduce skips the failed rows for a tensor "
-                   "program (execute/tensor_batch.py:136 `on_error == \"skip\" or not per_row`), while a "
-                   "scalar program's sum or mean is NaN, and the warning still says 'wrote NaN'")
 def test_on_error_nan_with_reduce_is_nan_as_for_a_scalar_program(runner, tmp_path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text(LOG_ROWS)

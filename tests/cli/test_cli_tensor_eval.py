@@ -206,9 +206,6 @@ def test_table_at_a_fixed_width_has_the_shape_column(runner) -> None:
     assert "\x1b[" not in result.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="bug: at 80 columns the tensor table crops numbers of the value/grad "
-                   "columns with an ellipsis (render/tensor_report.py:94-95 columns wrap/crop; "
-                   "cli/console.py:75 widens only to Measurement.minimum, which Rich still crops)")
 def test_table_at_80_columns_never_cuts_a_number(runner) -> None:
     result = run(runner, "eval", MATRIX, "--set", "W=[[2.5], [-1.25]]", "--format", "table", "--no-color",
                  env={"COLUMNS": "80"})
