@@ -765,7 +765,7 @@ _ROWS = (
     TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
              ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
              "{x}[{index}]", "{x}_{{index}}",
-             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b:step]", "{x}[{index}]"),
+             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]"),
     TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
              ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
              "np.mean(({x} - {y}) ** 2)", r"\operatorname{MSE}\left({x}, {y}\right)",

@@ -364,7 +364,7 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
                                 jacobian=out_value.ndim > 0)
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
-        return TensorEvaluation(program, run, output, derivatives, jacobian=False)
+        return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, ()), jacobian=False)
     rows: dict[str, list[Any]] = {name: [] for name in names}
     for entry in range(out_value.shape[0]):  # one reverse sweep per entry of the output
         seed_vector = np.zeros_like(out_value)
@@ -372,7 +372,16 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
         for name, grad in run.gradients(output, names, seed_vector).items():
             rows[name].append(grad)
     derivatives = {name: np.stack(grads) for name, grads in rows.items()}
-    return TensorEvaluation(program, run, output, derivatives, jacobian=True)
+    return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, out_value.shape), jacobian=True)
+
+
+def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_shape: Shape) -> dict[str, Any]:
+    """The derivatives, and zeros for the variables computed after the output (it cannot depend on them)."""
+    last = run.register(output)
+    for name, variable in run.program.variables.items():
+        if variable.register > last:
+            derivatives[name] = np.zeros(out_shape + np.shape(run.values[variable.register]))
+    return derivatives
 
 
 def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> dict[str, Any]:

@@ -82,8 +82,9 @@ def _cells(evaluation: TensorEvaluation, names: Sequence[str], precision: int | 
 def _names(evaluation: TensorEvaluation, wrt: Sequence[str] | None) -> list[str]:
     """The variables reported: every one up to the output (those ``--wrt`` names, and the output)."""
     last = evaluation.run.register(evaluation.output)
-    return [name for name, variable in evaluation.program.variables.items() if variable.register <= last
-            and (wrt is None or name in wrt or name == evaluation.output)]
+    if wrt is None:
+        return [name for name, variable in evaluation.program.variables.items() if variable.register <= last]
+    return [name for name in evaluation.program.variables if name in wrt or name == evaluation.output]
 
 
 def tensor_table(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
