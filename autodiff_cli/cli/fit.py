@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import EvaluationError, InputError, OutputError, Source, listed
-from ..files.atomic import check_writable, write_atomic
+from ..files.atomic import check_writable, keep_elsewhere, write_atomic
 from ..files.formats import ROW_FORMATS, format_by_extension, row_format, sniffs
 from ..files.stdout import emit
 from ..files.streams import is_stream, names_stdin, names_stdout, stderr_is_terminal
@@ -175,8 +175,14 @@ def fit_command(
         interrupts.notify = reporter.notice
         with reporter:
             result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested)
-        interrupts.ignore()  # from here on a signal must not cut the results short
-        _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout)
+        interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
+        try:
+            _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout)
+        except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
+            stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
+            click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
+                       err=True)
+            raise click.exceptions.Exit(interrupts.status) from None
         _conclude(result, settings, out, quiet, interrupts, objective.rows)
 
 
@@ -321,9 +327,13 @@ def _plan(program: Program, data_set: _DataSet, values: dict[str, float], output
 class _Interrupts:
     """Ctrl-C during training: the first asks it to stop after the current step (and says so),
     a second interrupts the step.  SIGTERM interrupts the step at once (a scheduler's time
-    limit: there may be no time for another).  While the results are written, both wait."""
+    limit: there may be no time for another).  While the results are written, a first Ctrl-C
+    waits for them (and says so); a second, or a SIGTERM, abandons them, so that a write that
+    cannot go on (a named pipe no one reads) does not hold the process for ever.  Each file is
+    written whole or not at all, so an abandoned one is left as it was."""
 
     NOTICE = "stopping after this step (Ctrl-C again to stop now)"
+    WRITING_NOTICE = "writing the results (Ctrl-C again to abandon them)"
 
     def __init__(self) -> None:
         self.count = 0
@@ -355,16 +365,15 @@ class _Interrupts:
             self.terminated = True
         else:
             self.count += 1
-        if self.ignoring:
-            return
         if self.terminated or self.count > 1:
             raise KeyboardInterrupt
-        self.notify(self.NOTICE)
+        self.notify(self.WRITING_NOTICE if self.ignoring else self.NOTICE)
 
     def requested(self) -> bool:
         return self.count > 0 or self.terminated
 
-    def ignore(self) -> None:
+    def writing(self) -> None:
+        """Training is over and the results are being written."""
         self.ignoring = True
 
     @property
@@ -478,13 +487,29 @@ def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], valu
 
         writes.append((plot, curve))
     failed: OutputError | None = None
-    for path, data in writes:
+    for index, (path, make) in enumerate(writes):
+        data = make()
         try:
-            _write(path, data())
+            _write(path, data)
         except OutputError as error:
+            if index == 0 and result.params is not None:
+                error = _kept_elsewhere(error, path, data)
             failed = failed or error
     if failed is not None:
         raise failed
+
+
+def _kept_elsewhere(error: OutputError, path: str | None, data: bytes) -> OutputError:
+    """The learned parameters could not be written (a full disk): training may have taken hours,
+    so they are written somewhere else, next to ``path`` or in the temporary directory, and the
+    error says where."""
+    place = keep_elsewhere(path, data)
+    if place is None:
+        return OutputError(f"{error.message}; nor could the learned parameters be kept anywhere else "
+                           "(next to it, or in the temporary directory)", hint=error.hint, notes=error.notes)
+    return OutputError(f"{error.message}; the learned parameters are kept in {place}",
+                       hint=f"{error.hint + '; then ' if error.hint else ''}move {place} where it should go "
+                            "(it is what -o would have held)", notes=error.notes)
 
 
 def _write(path: str | None, data: bytes) -> None:
