@@ -28,6 +28,7 @@ from .plot import plot_command
 __all__ = ["CONTEXT_SETTINGS", "EXIT_CODES_HELP", "main", "run"]
 
 INTERRUPTED = 128 + 2  # 128 + SIGINT: the shell's status for a program stopped by Ctrl-C
+OUT_OF_MEMORY = object()  # what a command that ran out of memory returns, to be said without a traceback
 
 
 class AutodiffGroup(click.Group):
@@ -64,9 +65,16 @@ class AutodiffGroup(click.Group):
                 error.message = "\n".join(printable(shorten(line)) for line in error.message.split("\n"))
                 error.show()
                 sys.exit(error.exit_code)
+            except MemoryError:
+                status = OUT_OF_MEMORY  # said below, once the frames that held the memory are gone
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(INTERRUPTED)
+        if status is OUT_OF_MEMORY:
+            click.echo("error: out of memory: the input is too large for the memory this process may use\n"
+                       "  hint: give a smaller input (fewer statements or rows, or --batch-size with fit), "
+                       "or run where more memory is free", err=True)
+            sys.exit(1)
         sys.exit(status if isinstance(status, int) else 0)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import BinaryIO
 
 from ..errors import InputError, Position, Source
 from .streams import waiting_notice
@@ -65,7 +66,7 @@ def read_stdin(what: str, notify: Callable[[str], None]) -> str:
     notice = waiting_notice(_WAITING_FOR.get(what, what))
     if notice is not None:
         notify(notice)
-    return decode(sys.stdin.buffer.read(), "<stdin>", what)
+    return decode(_read_capped(sys.stdin.buffer, "<stdin>", what), "<stdin>", what)
 
 
 def read_file(path: str, what: str) -> str:
@@ -74,11 +75,46 @@ def read_file(path: str, what: str) -> str:
                          hint=f"name the {what.removesuffix(' file')} file itself, not its directory")
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = _read_capped(handle, path, what)
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror or error}",
                          hint="check the path and its permissions") from None
     return decode(data, path, what)
+
+
+MAX_TEXT_BYTES = 1 << 28  # 256 MiB: a program or values file larger than this is surely not one
+_BLOCK = 1 << 20
+
+
+def _read_capped(handle: BinaryIO, name: str, what: str) -> bytes:
+    """All of ``handle``, up to ``MAX_TEXT_BYTES``: more is an error, not a read that fills the
+    memory (``--values /dev/zero``, a log file named by mistake)."""
+    import stat
+
+    try:
+        status = os.fstat(handle.fileno())
+        if stat.S_ISREG(status.st_mode) and status.st_size > MAX_TEXT_BYTES:
+            raise _too_large(name, what)
+    except (OSError, AttributeError, ValueError):
+        pass  # no descriptor (an embedding program's stream): the blocks below count
+    blocks: list[bytes] = []
+    total = 0
+    try:
+        while block := handle.read(_BLOCK):
+            total += len(block)
+            if total > MAX_TEXT_BYTES:
+                raise _too_large(name, what)
+            blocks.append(block)
+        return b"".join(blocks)
+    except MemoryError:
+        blocks.clear()
+        raise InputError(f"cannot read {name}: not enough memory for its {total:,} bytes",
+                         hint=f"give a smaller {what}") from None
+
+
+def _too_large(name: str, what: str) -> InputError:
+    return InputError(f"cannot read {name}: it holds more than {MAX_TEXT_BYTES:,} bytes, more than any {what} "
+                      f"this tool reads", hint=f"check that {name} is the {what} you meant")
 
 
 def underflows(text: str, value: float) -> bool:

@@ -191,7 +191,8 @@ def _run_to_completion(command: list[str], data: bytes, timeout: float | None) -
     try:
         # In UTC, cairo's PDF date ends in "Z" wherever we run, not in the local offset ("+09'00").
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env={**os.environ, "TZ": "UTC"})
+                                   stderr=subprocess.PIPE, env={**os.environ, "TZ": "UTC"},
+                                   preexec_fn=_tied_to_us(timeout))
     except BaseException:
         if can_hold:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
@@ -206,6 +207,54 @@ def _run_to_completion(command: list[str], data: bytes, timeout: float | None) -
             process.communicate()
             raise
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def _tied_to_us(timeout: float | None) -> Any:
+    """What the renderer's child runs before the layout program: it dies with us and within its
+    time.  On Linux the kernel sends it SIGKILL when we die, whatever kills us (even SIGKILL,
+    which no handler sees, so the ``kill`` in ``_run_to_completion`` never runs); and everywhere
+    a limit on its CPU time ends a layout that the timeout could not stop (we were stopped).
+    None where there is nothing to set (Windows)."""
+    if os.name != "posix":
+        return None
+    import resource
+
+    prctl = _prctl()
+    parent = os.getpid()
+    seconds = None if timeout is None else int(timeout) + 5  # the timeout acts first when we are alive
+
+    def in_the_child() -> None:  # after fork, before exec: system calls only, nothing that allocates much
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL when the thread that forked us ends
+            if os.getppid() != parent:  # we died before that was set: nothing would send it now
+                os._exit(1)
+        if seconds is not None:
+            try:
+                _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+                if hard == resource.RLIM_INFINITY or hard > seconds:
+                    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+            except (OSError, ValueError):
+                pass
+
+    return in_the_child
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Any:
+    """Linux's ``prctl``, loaded before the fork (loading a library in the child is not safe)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        function = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_int
+    function.argtypes = [ctypes.c_int, ctypes.c_ulong]
+    return function
 
 
 # cairo writes the time of the run into every PDF: /CreationDate (D:YYYYMMDDHHmmSS...).

@@ -34,6 +34,22 @@ from ..text import LineSource, not_utf8
 
 BLOCK_BYTES = 1 << 20
 CHUNK_LINES = 16_384
+MAX_LINE = 1 << 26  # characters in one line of rows (64 Mi): memory stays bounded on a file with no line breaks
+SHOWN = 60  # characters of such a line the error shows
+RECENT = 1024  # characters of a line cut between blocks looked at again for a number read as 0
+
+
+def _size_to_read(fd: int | None) -> int | None:
+    """The bytes left to read from ``fd`` when it is a regular file, else None."""
+    import stat
+
+    if fd is None:
+        return None
+    try:
+        status = os.fstat(fd)
+        return status.st_size - os.lseek(fd, 0, os.SEEK_CUR) if stat.S_ISREG(status.st_mode) else None
+    except OSError:
+        return None
 
 
 def data_error(name: str, line: int, message: str, hint: str, text: str | None = None,
@@ -76,7 +92,9 @@ class Lines:
         except (AttributeError, OSError, io.UnsupportedOperation):
             self.fd = None  # an in-memory stream (tests, embedding programs)
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
-        self.tail = ""
+        self.pieces: list[str] = []  # the line not ended yet, as it came: joined once it ends
+        self.held = 0  # its length in characters
+        self.size = _size_to_read(self.fd)  # a regular file's bytes, to notice it shrinking
         self.pending: list[str] = []
         self.eof = False
         self.taken = 0  # lines handed out so far
@@ -100,6 +118,11 @@ class Lines:
         except (OSError, ValueError):  # no select on this kind of descriptor (Windows pipes)
             return True
 
+    @property
+    def tail(self) -> str:
+        """The text of the line not ended yet."""
+        return "".join(self.pieces)
+
     def _fill(self) -> None:
         data = self._read()
         self.consumed += len(data)
@@ -108,22 +131,67 @@ class Lines:
         except UnicodeDecodeError as error:
             raise self._not_utf8(error, not data) from None
         if not data:
+            self._check_size()
             self.eof = True
-            if self.tail:
+            if self.pieces:
                 self.pending.append(self.tail)
-                self.tail = ""
+                self.pieces, self.held = [], 0
             return
-        text = self.tail + text  # the tail too: a number may be cut between two blocks
-        if not self.tiny and may_underflow(text):
+        if not self.tiny and may_underflow(self._recent() + text):  # a number may be cut between two blocks
             self.tiny = True  # from here on, chunks look for numbers read as 0 that are not 0
+        if "\n" not in text and "\r" not in text and not (self.pieces and self.pieces[-1].endswith("\r")):
+            self._hold(text)  # the line goes on: kept as a piece, so a long line is not copied block after block
+            return
+        text = self.tail + text
         if "\r" in text:  # universal newlines: classic Mac's lone CR ends a line too
             held = text.endswith("\r")  # perhaps half of a CRLF: the next block says
             body = text[:-1] if held else text
             if LONE_CR.search(body):  # not just CRLF, which the parsers take as it is
                 text = body.replace("\r\n", "\n").replace("\r", "\n") + ("\r" if held else "")
         parts = text.split("\n")
-        self.tail = parts.pop()
+        tail = parts.pop()
+        if len(text) > MAX_LINE:  # a line may have ended past the limit (the limit is far above a block)
+            for number, line in enumerate(parts, self.taken + len(self.pending) + 1):
+                if len(line) > MAX_LINE:
+                    raise self._too_long(number, line[:SHOWN], True)
         self.pending.extend(parts)
+        self.pieces, self.held = [], 0
+        if tail:
+            self._hold(tail)
+
+    def _recent(self) -> str:
+        """The end of the line not ended yet, enough to hold a number cut between blocks."""
+        recent: list[str] = []
+        size = 0
+        for piece in reversed(self.pieces):
+            recent.append(piece[-(RECENT - size):])
+            size += len(recent[-1])
+            if size >= RECENT:
+                break
+        return "".join(reversed(recent))
+
+    def _hold(self, text: str) -> None:
+        self.pieces.append(text)
+        self.held += len(text)
+        if self.held > MAX_LINE:
+            start = self.pieces[0][:SHOWN]
+            raise self._too_long(self.taken + len(self.pending) + 1, start, self.held > len(start))
+
+    def _too_long(self, line: int, start: str, cut: bool) -> InputError:
+        return data_error(self.name, line, f"line {line:,} is longer than {MAX_LINE:,} characters, the most a "
+                          "line of rows may hold", "check that this is a file of rows, with a line break after "
+                          "each row", start + ("..." if cut else ""))
+
+    def _check_size(self) -> None:
+        """At the end of a regular file: fail if it ended before the size it had when reading began
+        (something truncated it meanwhile), rather than hand out its first part as if it were all."""
+        if self.size is not None and self.consumed < self.size:
+            line = self.taken + len(self.pending) + (1 if self.pieces else 0)
+            raise InputError(f"{self.name} shrank while it was read: it held {self.size:,} bytes when reading "
+                             f"began, and ended after {self.consumed:,} (in line {max(line, 1):,})",
+                             source=Source(self.name, ""),
+                             hint="something truncated or rewrote it meanwhile: read it again once nothing "
+                                  "writes to it, or read a copy")
 
     def _not_utf8(self, error: UnicodeDecodeError, at_end: bool) -> InputError:
         """The error for a byte that is not UTF-8, at its line and column, with the line shown."""
