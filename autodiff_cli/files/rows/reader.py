@@ -12,7 +12,7 @@ from typing import IO
 
 from ...errors import InputError
 from ..streams import waiting_notice
-from .delimited import SEPARATORS, DelimitedChunks
+from .delimited import SEPARATORS, DelimitedChunks, read_cells
 from ...execute.columns import split_column
 from .jsonl import JsonChunks, json_columns, parse_json_line
 from .lines import CHUNK_LINES, Chunk, Lines, Overflows, Underflows, cell_at, data_error, key_span, row_error, scan_cells
@@ -58,7 +58,7 @@ class RowReader:
                                  "here is never closed", 'close the quoted name ("..."), or remove the quote')
             text += "\n" + more[0].rstrip("\r")
         self.header_text = text
-        names = [name.strip() for name in next(csv.reader([text + "\n"], delimiter=separator))]
+        names = [name.strip() for name in read_cells(self.name, line, text, separator, what="first line")]
         seen: dict[str, int] = {}
         for index, name in enumerate(names):
             if not name:
