@@ -444,7 +444,7 @@ def _remove_abandoned(directory: str, base: str) -> None:
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
+    if pid == os.getpid() or os.name == "nt":  # Windows' os.kill would end the process, not ask about it
         return True
     try:
         os.kill(pid, 0)

@@ -121,6 +121,21 @@ def _lines_of(stream, into: list[str]) -> threading.Thread:
     return thread
 
 
+def _wait_until_blocked(pid: int) -> None:
+    """Until ``pid`` waits in the kernel for the other end of a named pipe (where Linux says so),
+    or a second at least."""
+    time.sleep(1.0)
+    deadline = time.monotonic() + 30
+    wchan = Path(f"/proc/{pid}/wchan")
+    while wchan.exists() and time.monotonic() < deadline:
+        try:
+            if wchan.read_text() in ("wait_for_partner", "pipe_wait", "pipe_write", "0", ""):
+                return
+        except OSError:
+            return
+        time.sleep(0.05)
+
+
 @posix_only
 @pytest.mark.parametrize("signals", [[signal.SIGTERM], [signal.SIGINT, signal.SIGINT]], ids=["sigterm", "ctrl-c-twice"])
 def test_fit_blocked_writing_to_a_pipe_no_one_reads_still_stops(tmp_path, signals) -> None:
@@ -136,7 +151,7 @@ def test_fit_blocked_writing_to_a_pipe_no_one_reads_still_stops(tmp_path, signal
             while not any("step 5/5" in line for line in said) and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert any("step 5/5" in line for line in said), said
-            time.sleep(1.0)  # training is over: the process is opening the pipe, which waits for a reader
+            _wait_until_blocked(process.pid)  # training is over: opening the pipe waits for a reader
             for signum in signals:
                 process.send_signal(signum)
                 time.sleep(0.5)
