@@ -22,6 +22,7 @@ from ..files.stdout import StdoutBytes, emit, stdout_closed
 from ..files.streams import names_stdin, stdin_is_piped, stdout_is_terminal
 from .console import notify, print_rich, reading_progress, warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
@@ -57,7 +58,7 @@ def _advice() -> Any:
 
 
 
-@click.command("batch", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+@click.command("batch", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Values and gradients on every row of a data file.")
 @program_options
 @click.argument("rows", metavar="[ROWS]", required=False, shell_complete=complete_file_name)

@@ -9,6 +9,7 @@ from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
@@ -29,7 +30,7 @@ MAX_DERIVATIVES = 10_000
 FORMATS = ("text", "program", "latex", "python", "json")
 
 
-@click.command("diff", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+@click.command("diff", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Write the derivatives as formulas or as a program.")
 @click.argument("source", required=False, shell_complete=complete_file_name)
 @click.option("-e", "--expr", help="Read the program from this text.")

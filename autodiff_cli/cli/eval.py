@@ -11,6 +11,7 @@ from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, print_rich, warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     load_inputs,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["eval_command"]
 
 
-@click.command("eval", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+@click.command("eval", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Print a program's value and the gradient of its output.")
 @program_options
 @click.option("--wrt", "wrt", multiple=True, metavar="NAMES",

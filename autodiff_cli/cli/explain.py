@@ -10,6 +10,7 @@ from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, print_rich, warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     load_inputs,
@@ -22,7 +23,7 @@ from .process import collector_off_until_exit, keep_until_exit
 
 __all__ = ["explain_command"]
 
-@click.command("explain", context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+@click.command("explain", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Show the backward pass as chain-rule steps.")
 @program_options
 @click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown"]),

@@ -17,6 +17,7 @@ from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
 from .console import Progress, warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     FiniteFloat,
@@ -64,7 +65,7 @@ A failed render or an output file that cannot be written is also status 1
 (nothing is written then); PNG or PDF to a terminal is a usage error (2)."""
 
 
-@click.command("graph", context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP,
+@click.command("graph", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=GRAPH_EXIT_HELP,
                short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,

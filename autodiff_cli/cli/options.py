@@ -38,6 +38,40 @@ Exit status:
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+class Command(click.Command):
+    """A subcommand whose single-valued options may be given once: Click's default, the last
+    one wins, would let ``--output y1 --output y2`` silently answer for y2.  Options that take
+    several values (``--set``, ``--wrt``) and plain flags (``-q``) may repeat; a flag pair
+    (``--grad``/``--no-grad``) may not, since its two halves disagree."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            refuse_repeated_options(self, ctx, args)
+        return super().parse_args(ctx, args)
+
+
+def refuse_repeated_options(command: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """A usage error naming the first single-valued option of ``command`` that ``args`` give twice."""
+    from click.parser import _OptionParser
+
+    parser = _OptionParser(ctx)
+    for param in command.get_params(ctx):
+        param.add_to_parser(parser, ctx)
+    try:
+        _, _, order = parser.parse_args(args=list(args))
+    except click.UsageError:
+        return  # the real parse says what is wrong
+    seen: set[str] = set()
+    for param in order:
+        if (not isinstance(param, click.Option) or param.multiple or param.count
+                or (param.is_flag and not param.secondary_opts) or param.name is None):
+            continue
+        if param.name in seen:
+            spelled = "/".join(param.opts + param.secondary_opts)
+            raise click.UsageError(f"{spelled} is given more than once; it takes one value: give it once", ctx)
+        seen.add(param.name)
+
+
 class ReportedError(click.ClickException):
     """An AutodiffError on its way out: printed as ``FILE:LINE:COL: error: ...``, exit 1."""
 

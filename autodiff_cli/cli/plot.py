@@ -14,6 +14,7 @@ from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
 from .console import warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     _parse_number,
@@ -94,7 +95,7 @@ def _parse_points(
     return points
 
 
-@click.command("plot", context_settings=CONTEXT_SETTINGS, epilog=PLOT_EXIT_HELP,
+@click.command("plot", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=PLOT_EXIT_HELP,
                short_help="Plot the output and its derivative along one input.")
 @program_options
 @click.option("--range", "span", required=True, multiple=True, metavar="NAME=LOW:HIGH", callback=_parse_range,

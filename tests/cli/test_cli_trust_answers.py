@@ -33,3 +33,24 @@ def test_diff_refuses_a_high_order_before_doing_the_work(runner, samples) -> Non
 def test_diff_of_an_order_that_fits_is_not_refused(runner, samples) -> None:
     result = runner.invoke(main, ["diff", str(samples / "neuron_exp.ad"), "--order", "4", "--format", "program"])
     assert result.exit_code == 0, result.stderr
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("args, option", [
+    (["eval", "y1 = x; y2 = 2*x", "--set", "x=1", "--output", "y1", "--output", "y2"], "--output"),
+    (["eval", "y = x", "--set", "x=1", "--format", "plain", "--format=json"], "--format"),
+    (["diff", "y1 = x; y2 = x**2", "--output", "y1", "--output=y2"], "--output"),
+    (["diff", "y = x**3", "--order", "1", "--order", "2"], "--order"),
+    (["graph", "y = 2*x", "--set", "x=1", "--format", "dot", "--rankdir", "LR", "--rankdir", "TB"], "--rankdir"),
+    (["explain", "y = 2*x", "--set", "x=1", "--output", "y", "--output", "x"], "--output"),
+    (["plot", "y = x**2", "--range", "x=0:1", "--points", "10", "--points", "20", "--format", "text"], "--points"),
+    (["batch", "y = 2*x", "-", "--on-error", "skip", "--on-error", "fail"], "--on-error"),
+], ids=["eval-output", "eval-format", "diff-output", "diff-order", "graph-rankdir", "explain-output", "plot-points",
+        "batch-on-error"])
+def test_a_single_valued_option_given_twice_is_refused(runner, args, option) -> None:
+    result = runner.invoke(main, args, input="x\n1\n")
+    assert result.exit_code == 2, result.output
+    assert f"Error: {option} is given more than once; it takes one value: give it once" in result.stderr
+    assert result.stdout == ""
