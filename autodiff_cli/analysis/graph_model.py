@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..engine.value import Value
     from ..execute.scalar import Evaluation
 
-__all__ = ["KINDS", "GraphModel", "LongEdges", "node_names", "operand_text"]
+__all__ = ["KINDS", "GraphModel", "LongEdges", "NonFinite", "node_names", "non_finite_origin", "operand_text"]
 
 # The kinds of value nodes: the three that ``Evaluation.kind`` reports, plus "result"
 # (an unnamed intermediate, a sub-expression) and "constant" (a number written in the program).
@@ -178,3 +178,41 @@ def node_names(order: Sequence[Value]) -> list[str]:
             count += 1
             append(f"{prefix}{count}")
     return names
+
+
+class NonFinite(NamedTuple):
+    """Where a gradient stopped being finite: ``node``'s local derivative with respect to its
+    operand number ``operand`` is ``local`` (or is finite, but times ``node``'s finite gradient
+    it overflows); ``statement`` is the nearest named node that uses it (itself if named)."""
+
+    node: Value
+    operand: int
+    local: float
+    statement: Value | None
+
+
+def non_finite_origin(root: Value) -> NonFinite | None:
+    """The node nearest ``root`` whose gradient is finite but passes a non-finite one to an
+    operand (the ``sqrt`` of ``y = sqrt(x)`` at 0), after ``root.backward()``; None when every
+    gradient is finite.  One pass over the graph."""
+    import math
+
+    order = topological_order(root)
+    user: dict[int, Value] = {}  # id of a node -> the first node (nearest the root) that uses it
+    found: NonFinite | None = None
+    for node in reversed(order):
+        for operand in (node._a, node._b):
+            if operand is not None and id(operand) not in user:
+                user[id(operand)] = node
+        if found is not None or not math.isfinite(node.grad):
+            continue
+        for index, (operand, local) in enumerate(((node._a, node._da), (node._b, node._db))):
+            if operand is not None and not math.isfinite(operand.grad) and not math.isfinite(local * node.grad):
+                found = NonFinite(node, index, local, None)
+                break
+    if found is None:
+        return None
+    statement: Value | None = found.node
+    while statement is not None and not statement.label:
+        statement = user.get(id(statement))
+    return found._replace(statement=statement)

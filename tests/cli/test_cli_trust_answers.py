@@ -54,3 +54,22 @@ def test_a_single_valued_option_given_twice_is_refused(runner, args, option) -> 
     assert result.exit_code == 2, result.output
     assert f"Error: {option} is given more than once; it takes one value: give it once" in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("args, warning", [
+    (["eval", "y = sqrt(x)", "--set", "x=0", "--format", "plain"],
+     "warning: a gradient is not finite: dy/dx = inf; the derivative of 'sqrt' at 0 is inf "
+     "(in the statement of y, <expr>:1:1)"),
+    (["eval", "z = 2*x\ny = sqrt(z)*3 + x", "--set", "x=0", "--format", "json"],
+     "warning: a gradient is not finite: dy/dx = inf, dy/dz = inf; the derivative of 'sqrt' at 0 is inf "
+     "(in the statement of y, <expr>:2:1)"),
+])
+def test_eval_warns_of_a_gradient_that_is_not_finite(runner, args, warning) -> None:
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    assert warning in result.stderr.splitlines(), result.stderr
+
+
+def test_eval_says_nothing_of_finite_gradients(runner) -> None:
+    result = runner.invoke(main, ["eval", "y = sqrt(x)", "--set", "x=4", "--format", "plain"])
+    assert result.exit_code == 0 and result.stderr == ""
