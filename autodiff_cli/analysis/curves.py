@@ -96,6 +96,9 @@ class Curves:
     gaps: list[Gap]
     fixed: dict[str, float]
     tangents: list[Tangent] = field(default_factory=list)
+    # Poles between neighbouring points: (i, where) for a pole between x[i] and x[i + 1], near
+    # ``where``.  The curves are drawn broken there, not joined by a line through the pole.
+    poles: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def order(self) -> int:
@@ -169,6 +172,7 @@ def sample_curves(
         d2f, left_out, why = _second_derivative(evaluator, fixed, variable, x, df, df_defined)
         gaps += _gaps("d2f", x, left_out, why)
     curves = Curves(program, output, variable, x, column.value, df, d2f, gaps, fixed)
+    curves.poles = _poles_between(evaluator, fixed, variable, x, column.value, df)
     curves.tangents = [tangent(program, fixed, variable, at, output) for at in tangents_at]
     return curves
 
@@ -309,6 +313,47 @@ def _second_derivative(
     return np.where(df_defined & ~left_out, d2f, np.nan), left_out, why
 
 
+# A pole is confirmed where, next to the place the derivative points at, |f| is this many times
+# larger than at the two neighbouring points (or f is undefined there).
+POLE_GROWTH = 100.0
+
+
+def _poles_between(evaluator: BatchEvaluator, fixed: Mapping[str, float], variable: str, x: np.ndarray,
+                   f: np.ndarray, df: np.ndarray) -> list[tuple[int, float]]:
+    """The poles that fall between two neighbouring points, where a line would join the two
+    branches (1/x sampled at +-0.001: -999 to 999).  Near a pole of order p at x0, f'/f is
+    -p/(x - x0), so f/f' at each neighbour says how far off a pole would be: where |f| grows
+    toward the inside from both ends and those distances meet within the step, a pole is
+    likely.  A steep but continuous slope (tanh(1000*x)) does not grow toward the inside; a
+    narrow peak (exp(-1e6*x**2)) does, so each candidate is refined: f is evaluated at the
+    place and just either side of it, and only where |f| there is undefined or far larger than
+    at the neighbours is it a pole."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        left, right = f[:-1], f[1:]
+        defined = (np.isfinite(left) & np.isfinite(right) & np.isfinite(df[:-1]) & np.isfinite(df[1:])
+                   & (left != 0) & (right != 0))
+        to_right, to_left = df[:-1] / left, df[1:] / right  # > 0: |f| grows to the right; < 0: to the left
+        step = np.diff(x)
+        reach_left, reach_right = 1.0 / to_right, -1.0 / to_left
+        candidate = defined & (to_right > 0) & (to_left < 0) & (reach_left + reach_right <= 1.5 * step)
+    indices = np.flatnonzero(candidate)
+    if not indices.size:
+        return []
+    # The place each end points at, weighted by the distances (they agree for a simple pole).
+    where = x[indices] + step[indices] * reach_left[indices] / (reach_left[indices] + reach_right[indices])
+    offsets = (0.0, -1e-3, 1e-3)
+    probes = np.concatenate([np.clip(where + o * step[indices], x[indices], x[indices + 1]) for o in offsets])
+    column = _gradients_along(evaluator, fixed, variable, probes)
+    with np.errstate(all="ignore"):
+        size = np.abs(column.value).reshape(len(offsets), -1)
+        undefined = (column.failed | ~np.isfinite(column.value)).reshape(len(offsets), -1).any(axis=0)
+        ends = np.maximum(np.abs(left[indices]), np.abs(right[indices]))
+        grows = np.nanmax(np.where(np.isfinite(size), size, np.inf), axis=0) >= POLE_GROWTH * ends
+    return [(int(i), float(w)) for i, w, pole in zip(indices, where, undefined | grows) if pole]
+
+
 def _not_finite(what: str, value: float) -> str:
     return f"the {what} is {value:g}" if not math.isnan(value) else f"the {what} is not a number"
 
@@ -337,4 +382,11 @@ def describe_gaps(curves: Curves, shown: int = 5) -> list[str]:
                      "the curve has a gap")
     if len(curves.gaps) > shown:
         lines.append(f"... and {len(curves.gaps) - shown:,} more gaps")
+    for index, where in curves.poles[:shown]:
+        low, high = curves.x[index], curves.x[index + 1]
+        lines.append(f"{curves.output} has a pole between {curves.variable} = {low:.6g} and {high:.6g} "
+                     f"(near {where:.6g}), between two points: {curves.f[index]:.4g} and {curves.f[index + 1]:.4g} "
+                     "are not joined, the curves break there")
+    if len(curves.poles) > shown:
+        lines.append(f"... and {len(curves.poles) - shown:,} more poles")
     return lines

@@ -64,6 +64,18 @@ def _panels(curves: Curves) -> list[tuple[str, Any]]:
     return panels
 
 
+def _broken_at_poles(curves: Curves, values: Any) -> tuple[Any, Any]:
+    """x and ``values`` with a NaN point put between the two neighbours of each pole, so that
+    the line breaks there instead of joining the branches (-999 to 999 through 1/x at 0)."""
+    import numpy as np
+
+    if not curves.poles:
+        return curves.x, values
+    after = np.array([index + 1 for index, _ in curves.poles])
+    return (np.insert(curves.x, after, [where for _, where in curves.poles]),
+            np.insert(np.asarray(values, dtype=float), after, np.nan))
+
+
 def _drawable(values: Any) -> Any:
     """``values`` as a float array with NaN for what is not drawn: infinities and beyond ``DRAWABLE``."""
     import numpy as np
@@ -183,7 +195,7 @@ def _draw_panel(ax: Any, curves: Curves, key: str, values: Any, name: str) -> No
             gap_label = None  # one legend entry per panel
     limits = _finite_limits(values)
     ax.axhline(0.0, color="#999999", lw=0.6, zorder=1)
-    line, = ax.plot(curves.x, _drawable(values), color=colour, lw=1.8, label=name, zorder=3)
+    line, = ax.plot(*_broken_at_poles(curves, _drawable(values)), color=colour, lw=1.8, label=name, zorder=3)
     line.set_gid(f"curve-{key}")  # the SVG group's id: what tests and scripts can find
     ax.set_ylabel(name)
     ax.grid(True, color="#eeeeee", lw=0.6)
@@ -250,7 +262,7 @@ def _between(previous: int | None, row: int) -> range:
     return range(previous + step, row, step)
 
 
-def _line_at_columns(values: Sequence[float], width: int) -> tuple[Any, Any]:
+def _line_at_columns(values: Sequence[float], width: int, breaks: Sequence[int] = ()) -> tuple[Any, Any]:
     """The line through the points as ``to_image`` draws it, read at each of ``width`` columns.
 
     The columns are evenly spaced over the grid of points, the first on the first point and the
@@ -259,6 +271,7 @@ def _line_at_columns(values: Sequence[float], width: int) -> tuple[Any, Any]:
     beyond ``DRAWABLE``) leaves out both segments that touch it, so a column there is NaN: a gap
     stays a gap.  Returns the line's value at each column (NaN where it is not drawn) and, per
     column, whether no such point lies between it and the previous column (the two may be joined).
+    ``breaks`` are the segments (i: from point i to i + 1) not drawn at all: poles between points.
     """
     import numpy as np
 
@@ -274,6 +287,9 @@ def _line_at_columns(values: Sequence[float], width: int) -> tuple[Any, Any]:
     # Rounding must not carry a column past the ends of its segment (past the panel's edge).
     between = np.clip(between, np.fmin(low, high), np.fmax(low, high))
     along = np.where(fraction == 0, low, between)
+    broken = np.asarray(sorted(breaks), dtype=np.intp)
+    if broken.size:
+        along = np.where((fraction > 0) & np.isin(left, broken), np.nan, along)
     # The points from column c - 1 to column c are ceil(position[c - 1]) .. floor(position[c]);
     # the line is joined if none of them is left out (counted among the few that are).
     with np.errstate(invalid="ignore"):
@@ -282,6 +298,10 @@ def _line_at_columns(values: Sequence[float], width: int) -> tuple[Any, Any]:
     joined = np.zeros(width, dtype=bool)
     joined[1:] = (np.searchsorted(left_out, last[1:], side="right")
                   == np.searchsorted(left_out, first[:-1], side="left"))
+    if broken.size:  # the segments from column c - 1 to column c: left[c - 1] .. ceil(position[c]) - 1
+        through = np.ceil(position).astype(np.intp) - 1
+        joined[1:] &= (np.searchsorted(broken, through[1:], side="right")
+                       == np.searchsorted(broken, left[:-1], side="left"))
     return along, joined
 
 
@@ -308,7 +328,7 @@ def _text_panel(curves: Curves, key: str, values: Sequence[float], width: int, h
                 row = row_of(tangent(x))
                 if row is not None:
                     grid[row][c] = "."
-    along, joined = _line_at_columns(values, width)
+    along, joined = _line_at_columns(values, width, [index for index, _ in curves.poles])
     previous = None
     for c in range(width):
         row = row_of(float(along[c]))

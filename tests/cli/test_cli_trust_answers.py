@@ -73,3 +73,56 @@ def test_eval_warns_of_a_gradient_that_is_not_finite(runner, args, warning) -> N
 def test_eval_says_nothing_of_finite_gradients(runner) -> None:
     result = runner.invoke(main, ["eval", "y = sqrt(x)", "--set", "x=4", "--format", "plain"])
     assert result.exit_code == 0 and result.stderr == ""
+
+
+# --- plot: poles between sample points -------------------------------------------------------------
+
+
+def _panel_rows(text: str, name: str) -> list[str]:
+    lines = text.splitlines()
+    start = lines.index(name) + 1
+    return [line.split("|", 1)[1] for line in lines[start:start + 11]]
+
+
+def _vertical_lines(rows: list[str]) -> list[int]:
+    """The columns with a '*' in the top three rows and in the bottom three: a line through a pole."""
+    width = max(map(len, rows))
+    padded = [row.ljust(width) for row in rows]
+    return [c for c in range(width) if any(r[c] == "*" for r in padded[:4]) and any(r[c] == "*" for r in padded[-4:])]
+
+
+@pytest.mark.parametrize("source, span, points, count", [
+    ("y = 1/x", "x=-1:1", "1000", 1),
+    ("y = 1/sin(x)", "x=-10:10", "2001", 6),
+])
+def test_plot_breaks_the_curve_at_a_pole_between_points(runner, source, span, points, count) -> None:
+    result = runner.invoke(main, ["plot", source, "--range", span, "--points", points, "--format", "text"])
+    assert result.exit_code == 0, result.stderr
+    assert _vertical_lines(_panel_rows(result.stdout, "y")) == []
+    poles = [line for line in result.stderr.splitlines() if "has a pole between" in line]
+    assert len(poles) == min(count, 5) and all("the curves break there" in line for line in poles)
+    if count == 1:
+        assert poles[0] == ("warning: y has a pole between x = -0.001001 and 0.001001 (near 0), between two "
+                            "points: -999 and 999 are not joined, the curves break there")
+
+
+def test_plot_image_breaks_the_line_at_a_pole(runner, tmp_path) -> None:
+    import re
+
+    out = tmp_path / "p.svg"
+    result = runner.invoke(main, ["plot", "y = 1/x", "--range", "x=-1:1", "--points", "1000", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    svg = out.read_text()
+    group = svg[svg.index('<g id="curve-f"'):]
+    path = re.search(r' d="([^"]*)"', group).group(1)
+    assert path.count("M") == 2  # two branches, not one line through x = 0
+
+
+@pytest.mark.parametrize("source", ["y = tanh(1000*x)", "y = exp(-1000000*x**2)", "y = x**3 - 2*x"])
+def test_plot_joins_a_steep_or_narrow_but_continuous_curve(runner, source) -> None:
+    from autodiff_cli.analysis.curves import sample_curves
+    from autodiff_cli.language import parse
+
+    assert sample_curves(parse(source), {}, "x", -1.0, 1.0, points=1000).poles == []
+    result = runner.invoke(main, ["plot", source, "--range", "x=-1:1", "--points", "1000", "--format", "text"])
+    assert "pole" not in result.stderr
