@@ -7,6 +7,8 @@ stderr and decides where the result goes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..files.atomic import check_writable, write_atomic
@@ -27,6 +29,9 @@ from .options import (
     refuse_overwriting_inputs,
     reporting_errors,
 )
+
+if TYPE_CHECKING:
+    from ..language.program import Program
 
 __all__ = ["plot_command"]
 
@@ -169,6 +174,7 @@ def plot_command(
         warn([f"the value given for {variable} is not used: --range varies it from {low:g} to {high:g}"])
         values = {name: value for name, value in values.items() if name != variable}
     warn(check_inputs(program, values))
+    warn(_independence_warning(program, output, variable))
     curves = sample_curves(program, values, variable, low, high, points=points, order=order, output=output,
                            tangents_at=[at for _, at in tangents])
     warn(describe_gaps(curves))
@@ -183,6 +189,18 @@ def plot_command(
     else:
         assert out is not None
         write_atomic(out, data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def _independence_warning(program: Program, output: str | None, variable: str) -> list[str]:
+    """A warning when the output does not depend on the input --range varies: its curve is flat
+    and its derivative 0 whatever the range (graph warns of the same)."""
+    from ..language.program import output_name
+
+    name = output_name(program, output)
+    if program.dependencies(name)[program.variables[variable].register]:
+        return []
+    return [f"{name} does not depend on {variable}: its curve is flat and its derivative 0 over the whole "
+            f"range; plot another --output, or vary one of its inputs"]
 
 
 def _choose_format(out: str | None, given: str | None, to_stdout: bool, to_stream: bool) -> str:

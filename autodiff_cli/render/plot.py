@@ -189,9 +189,14 @@ def to_image(curves: Curves, fmt: str, *, title: str) -> bytes:
 def _draw_panel(ax: Any, curves: Curves, key: str, values: Any, name: str) -> None:
     colour = PLOT_COLOURS[key]
     gap_label = "undefined"
-    for gap in curves.gaps:
+    for number, gap in enumerate(curves.gaps):
         if gap.curve == "f" or gap.curve == key:
-            ax.axvspan(gap.start, gap.end, color=PLOT_COLOURS["gap"], lw=0, label=gap_label, zorder=0)
+            if gap.start == gap.end:  # one point: a span of no width would show nothing, so a line
+                shaded = ax.axvline(gap.start, color=PLOT_COLOURS["gap"], lw=3, label=gap_label, zorder=0)
+            else:
+                shaded = ax.axvspan(gap.start, gap.end, color=PLOT_COLOURS["gap"], lw=0, label=gap_label,
+                                    zorder=0)
+            shaded.set_gid(f"gap-{key}-{number}")
             gap_label = None  # one legend entry per panel
     limits = _finite_limits(values)
     ax.axhline(0.0, color="#999999", lw=0.6, zorder=1)

@@ -81,3 +81,27 @@ def test_a_structure_only_graph_labels_unnamed_boxes_with_what_they_compute(runn
     assert result.exit_code == 0, result.stderr
     boxes = [line.split('"{ ')[1].split(' }"')[0] for line in result.stdout.splitlines() if '[label="{ ' in line]
     assert boxes == ["a", "b", "a + b", "c", "(a + b)*c", "tanh(a)", "tanh(a)**2", "y"]
+
+
+def test_plot_warns_when_the_output_does_not_depend_on_the_range(runner) -> None:
+    result = runner.invoke(main, ["plot", "u = w*2; y = x**2", "--output", "u", "--range", "x=0:1", "--set", "w=1",
+                                  "--format", "text"])
+    assert result.exit_code == 0, result.stderr
+    assert ("warning: u does not depend on x: its curve is flat and its derivative 0 over the whole range; plot "
+            "another --output, or vary one of its inputs") in result.stderr.splitlines()
+    plotted = runner.invoke(main, ["plot", "u = w*2; y = x**2", "--range", "x=0:1", "--set", "w=1", "--format", "text"])
+    assert "does not depend" not in plotted.stderr
+
+
+def test_a_one_point_gap_is_drawn_where_the_legend_says_undefined(runner, tmp_path) -> None:
+    import re
+
+    out = tmp_path / "p.svg"
+    result = runner.invoke(main, ["plot", "y = 1/x", "--range", "x=-1:1", "--points", "1001", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "(1 point)" in result.stderr
+    svg = out.read_text()
+    for key in ("f", "df"):
+        group = svg[svg.index(f'<g id="gap-{key}-0"'):]
+        element = group[:group.index("</g>")]
+        assert re.search(r"stroke-width: [1-9]", element), element  # a visible line, not a span of no width
