@@ -1,7 +1,7 @@
 """JSON Lines to chunks of rows: one object per line, the keys of the first naming the columns.
 
-A key whose value is an array of numbers (``"x": [1, 2]``, ``"W": [[1, 2], [3, 4]]``) gives a
-tensor on every row: one column per entry, named as ``execute.columns.entry_column`` names them
+A key whose value on the first line is an array of numbers (``"x": [1, 2]``, ``"W": [[1, 2],
+[3, 4]]``) gives a tensor on every row: one column per entry, named as ``execute.columns.entry_column`` names them
 (``x[0]``, ``x[1]``, ``W[0, 1]``), each line's array of the first line's shape."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def json_columns(first: dict[str, Any]) -> list[str]:
 
     columns = []
     for key, value in first.items():
-        shape = _shape(value)
-        if shape:
+        shape = _shape(value) if _all_numbers(value) else ()  # other arrays are text, passed through
+        if shape and _rectangular(value, shape):
             columns += [entry_column(key, index) for index in np.ndindex(shape)]
         else:
             columns.append(key)
@@ -139,8 +139,9 @@ class JsonChunks:
         self.name, self.columns, self.numeric, self.passed = name, list(columns), list(numeric), list(passed)
         self.key_list = list(columns) if first is None else list(first)  # the objects' keys
         self.keys = set(self.key_list)
-        # The shape of each key that holds arrays, as the first line gives it.
-        self.shapes = {key: _shape(value) for key, value in (first or {}).items() if _shape(value)}
+        # The shape of each key that holds arrays of numbers, as the first line gives it.
+        self.shapes = {key: _shape(value) for key, value in (first or {}).items()
+                       if _shape(value) and _all_numbers(value)}
         self.underflows = underflows or Underflows(name)
         self.overflows = overflows or Overflows(name)
         self.source = source  # the Lines, whose ``tiny`` says whether to look for underflows at all
