@@ -118,14 +118,19 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
     evaluation = evaluate_tensors(program, values, output, forward=mode == "forward")
     names = _known_names(wrt, list(evaluation.derivatives), program.source.name)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
+    work = tensor_report.tensor_work_summary(evaluation) if mode == "forward" else None
     if output_format == "table":
         print_rich(tensor_report.tensor_table(evaluation, names, precision), no_color)
-    elif output_format == "json":
+        if work:
+            click.echo(work)  # below the table, as for a scalar program
+    elif output_format == "json":  # the work is in the document
         emit(tensor_report.tensor_json(evaluation, names, mode))
     elif output_format == "csv":
         emit(tensor_report.tensor_csv(evaluation, names))
     else:
         emit(tensor_report.tensor_plain(evaluation, names, precision))
+    if work and output_format in ("csv", "plain"):
+        click.echo(f"note: {work}", err=True)
 
 
 def non_finite_gradient_warnings(evaluation: Evaluation, names: list[str] | None = None) -> list[str]:

@@ -104,9 +104,6 @@ def test_forward_mode_gives_the_same_numbers_as_reverse(runner) -> None:
         np.testing.assert_allclose(np.array(grad), np.array(reverse["grads"][name]), rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: eval --help says forward mode reports the work of both modes "
-                   "('under \"work\" in JSON, on stderr for plain and CSV'); a tensor program's report "
-                   "has neither")
 def test_forward_mode_reports_its_work_for_a_tensor_program(runner) -> None:
     result = run(runner, "eval", MATRIX, "--mode", "forward", "--format", "csv")
     assert "forward mode" in result.stderr
