@@ -161,6 +161,7 @@ def batch_command(
             evaluator = TensorBatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
                                              advice=_advice())
             evaluator.shapes_of_rows = evaluator.shapes(_one_row(plan, broadcast))
+            evaluator.check_output(evaluator.shapes_of_rows, reduce)  # before a line is written
         else:
             evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
                                        advice=_advice())
@@ -380,6 +381,9 @@ class _Failures:
         self.rows = 0
         self.first: str | None = None
 
+        self.infinite = 0  # rows that did not fail but have a gradient that is inf or NaN
+        self.first_infinite: str | None = None
+
     def add(self, result: BatchResult, chunk: Chunk) -> None:
         self.rows += result.rows
         failures = result.failures
@@ -387,12 +391,43 @@ class _Failures:
             row = int(result.failed.argmax())
             self.first = f"{self.rows_name} {chunk.unit} {int(chunk.lines[row])}: {result.error(row).message}"
         self.count += failures
+        if result.reduce is None:
+            self._look_for_infinite_gradients(result, chunk)
+
+    def _look_for_infinite_gradients(self, result: BatchResult, chunk: Chunk) -> None:
+        """Count the rows whose gradient is not finite though the row did not fail (sqrt at 0)."""
+        import numpy as np
+
+        rows = result.count
+        if not result.grads or not rows:
+            return
+        bad = np.zeros(rows, dtype=bool)
+        for grad in result.grads.values():
+            grad = np.asarray(grad)
+            if grad.ndim:
+                bad |= ~np.isfinite(grad.reshape(rows, -1)).all(axis=1)
+        if result.kept is None:
+            bad &= ~result.failed  # a row that failed is counted as failed
+        if not bad.any():
+            return
+        self.infinite += int(np.count_nonzero(bad))
+        if self.first_infinite is None:
+            row = int(np.argmax(bad))
+            line = int(chunk.lines[row if result.kept is None else int(result.kept[row])])
+            names = [name for name, grad in result.grads.items() if not np.isfinite(np.asarray(grad)[row]).all()]
+            self.first_infinite = (f"{self.rows_name} {chunk.unit} {line}, where "
+                                   f"{', '.join(f'd{result.output}/d{name}' for name in names[:5])} is not finite")
 
     def report(self) -> None:
-        if not self.count:
-            return
-        did = "skipped" if self.on_error == "skip" else "wrote NaN for"
-        warn([f"{did} {self.count:,} of {self.rows:,} rows where the program failed; the first, {self.first}"])
+        notes = []
+        if self.count:
+            did = "skipped" if self.on_error == "skip" else "wrote NaN for"
+            notes.append(f"{did} {self.count:,} of {self.rows:,} rows where the program failed; the first, "
+                         f"{self.first}")
+        if self.infinite:
+            notes.append(f"{self.infinite:,} of {self.rows:,} rows have a gradient that is inf or NaN (a derivative "
+                         f"that does not exist there, e.g. sqrt at 0); the first, {self.first_infinite}")
+        warn(notes)
 
 
 # --- --reduce --------------------------------------------------------------------------------
@@ -444,11 +479,17 @@ def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: Batc
         if same is not None and count:
             values[name] = float(same) if how == "mean" else float(same) * count
     # Every listed name is differentiated; d output / d output is 1 on every row.
-    gradient = {name: total(grads[name]) if name in grads or name != evaluator.output
-                else (1.0 if how == "mean" else float(count)) for name in names}
+    gradient = {name: total(grads[name]) if name in grads else
+                (1.0 if how == "mean" else float(count)) if name == evaluator.output else math.nan for name in names}
     if shapes is not None:  # the report lists each entry; a number input's row values are exact sums
         for name in names:
             values.setdefault(name, math.nan)
+    infinite = [name for name in names if name in grads and not math.isfinite(gradient[name])
+                and math.isfinite(values[name])]
+    if infinite and not failures.count:
+        warn([f"the {how} of {', '.join(f'd{evaluator.output}/d{name}' for name in infinite[:5])} is not finite: "
+              f"some row's gradient is inf or NaN (a derivative that does not exist there, e.g. sqrt at 0); "
+              f"without --reduce, batch names the first such row"])
     reduction = render.Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient)
     if report_format is None and out not in (None, "-"):  # report.json, report.csv
         report_format = format_by_extension(out, REPORT_EXTENSIONS)

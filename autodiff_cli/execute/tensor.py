@@ -75,6 +75,12 @@ class TensorRun:
                 reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
                     (second >= 0 and reaches[second])
         adjoints: dict[int, Any] = {out: np.ones_like(values[out]) if seed is None else seed}
+        with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
+            self._sweep_back(out, reaches, adjoints)
+        return adjoints
+
+    def _sweep_back(self, out: int, reaches: list[bool], adjoints: dict[int, Any]) -> None:
+        rows = self.rows
         for register in range(out, -1, -1):
             g = adjoints.get(register)
             if g is None:
@@ -89,11 +95,14 @@ class TensorRun:
             for r, grad in zip(operands, self._vjp(register, op, param, operands, g, needs)):
                 if grad is not None:
                     adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
-        return adjoints
 
     def jvp(self, output: str, tangents: Mapping[str, Any]) -> Any:
         """The directional derivative of ``output`` along ``tangents`` (arrays shaped like the
         inputs' values): forward mode over the same program."""
+        with np.errstate(all="ignore"):  # as in the reverse sweep: an inf says itself
+            return self._sweep_forward(output, tangents)
+
+    def _sweep_forward(self, output: str, tangents: Mapping[str, Any]) -> Any:
         values, leads = self.values, self.leads
         dots: list[Any] = [None] * len(values)
         for name, tangent in tangents.items():

@@ -106,10 +106,7 @@ class TensorBatchEvaluator:
 
     def shapes(self, given: Mapping[str, Any]) -> dict[str, Shape]:
         """Each variable's shape (per row) for inputs given as ``evaluate`` takes them."""
-        arrays, batched = self._arrays(given)
-        registers = infer(self.program, {name: np.shape(value)[1:] if name in batched else np.shape(value)
-                                         for name, value in arrays.items()})
-        return {name: registers[v.register] for name, v in self.program.variables.items()}
+        return self._shapes_of(*self._arrays(given))
 
     # --- evaluating ----------------------------------------------------------------------------
 
@@ -127,48 +124,86 @@ class TensorBatchEvaluator:
                 if name in arrays and name not in batched:
                     arrays[name] = np.broadcast_to(arrays[name], (rows, *np.shape(arrays[name])))
             batched = batched | {name for name in self.wrt if name in arrays}
-        run = self._run(arrays, batched)
-        failed = self._failed_rows(run, rows, bool(batched))
+        self.check_output(self._shapes_of(arrays, batched), reduce)
         given = (arrays, batched)  # every row, for the errors of failed ones
-        kept = None
-        if failed.any():
-            if on_error == "raise":
-                raise self.row_error(arrays, int(np.argmax(failed)), batched)
-            if on_error == "nan" and not per_row:  # a sum over a row that failed is NaN
-                values, grads = self._results(run, per_row, reduce, rows, None, failed)
-                values = {name: np.full(np.shape(value), np.nan) for name, value in values.items()}
-                grads = {name: np.full(np.shape(grad), np.nan) for name, grad in grads.items()}
-                return TensorBatchResult(self.output, values, grads, rows, failed, None, rows, reduce, [], self,
-                                         given, None)
-            if on_error == "skip":  # the results of the good rows only
-                kept = np.flatnonzero(~failed)
-                arrays = {name: value[kept] if name in batched else value for name, value in arrays.items()}
-                run = self._run(arrays, batched) if len(kept) else None
+        failed = self._raising_rows(arrays, batched, rows)  # rows an op refuses outright (a bad label)
+        run = self._run(arrays, batched) if not failed.any() else None
+        if run is not None:
+            failed = self._failed_rows(run, rows, bool(batched))
+        if failed.any() and on_error == "raise":
+            raise self.row_error(arrays, int(np.argmax(failed)), batched)
+        if failed.any() and on_error == "nan" and not per_row:  # a sum over a row that failed is NaN
+            shapes = self._shapes_of(arrays, batched)
+            values = {name: np.full(shapes[name], np.nan) for name in self.values_of}
+            grads = {name: np.full(shapes[name], np.nan) for name in self.wrt}
+            return TensorBatchResult(self.output, values, grads, rows, failed, None, rows, reduce, [], self, given,
+                                     None)
+        kept = np.flatnonzero(~failed) if failed.any() else None
+        if kept is not None:  # the results of the good rows only
+            run = self._run(*_rows_of(given, kept)) if len(kept) else None
         count = rows if kept is None else len(kept)
-        values, grads = self._results(run, per_row, reduce, count, rows if on_error == "nan" else None, failed)
-        if per_row and on_error == "nan":
-            kept = None
+        values, grads = self._results(run, per_row, reduce, count)
+        if kept is not None and on_error == "nan":  # per row: every row, NaN where it failed
+            values, grads = (_scattered(table, kept, rows) for table in (values, grads))
+            kept, count = None, rows
         return TensorBatchResult(self.output, values, grads, rows, failed, kept, count, reduce, [], self, given,
                                  None)
+
+    def check_output(self, shapes: Mapping[str, Shape], reduce: str | None = None) -> None:
+        """A gradient, and a --reduce report, are of a number per row: a vector or matrix output is
+        refused unless each row's entries are written as columns, with no gradient (--wrt '')."""
+        shape = shapes[self.output]
+        if shape and reduce is not None:
+            raise InputError(f"--reduce reports one number, and '{self.output}' has shape {shape_text(shape)} on "
+                             f"each row", self.program.variables[self.output].position, self.program.source,
+                             f"reduce sum({self.output}), mean({self.output}) or an entry such as "
+                             f"{self.output}[0]; without --reduce (and with --wrt '') each entry is a column")
+        if shape and self.wrt:
+            raise InputError(f"'{self.output}' has shape {shape_text(shape)} on each row, and a gradient is of a "
+                             f"number", self.program.variables[self.output].position, self.program.source,
+                             f"differentiate sum({self.output}), mean({self.output}) or an entry such as "
+                             f"{self.output}[0]; asked for no gradients (batch --wrt ''), its entries are "
+                             f"written as columns")
+
+    def _shapes_of(self, arrays: dict[str, Any], batched: set[str]) -> dict[str, Shape]:
+        registers = infer(self.program, {name: np.shape(value)[1:] if name in batched else np.shape(value)
+                                         for name, value in arrays.items()})
+        return {name: registers[v.register] for name, v in self.program.variables.items()}
+
+    def _raising_rows(self, arrays: dict[str, Any], batched: set[str], rows: int) -> Any:
+        """The rows on which an op raises rather than giving NaN (cross_entropy's labels), found by
+        halving the rows that raise; none at all in the common case, at the cost of one run."""
+        raising = np.zeros(rows, dtype=bool)
+        pending = [np.arange(rows)]
+        first = True
+        while pending:
+            part = pending.pop()
+            try:
+                if not first:  # the whole batch is tried by the caller's own run
+                    self._run(*_rows_of((arrays, batched), part))
+                else:
+                    self._run(arrays, batched)
+            except EvaluationError:
+                if len(part) == 1 or not batched:
+                    raising[part] = True
+                else:
+                    half = len(part) // 2
+                    pending += [part[half:], part[:half]]
+            first = False
+        return raising
 
     def _run(self, arrays: dict[str, Any], batched: set[str]) -> TensorRun:
         with np.errstate(all="ignore"):
             return run_forward(self.program, arrays, frozenset(batched), check=False, shapes_cache=self._shapes)
 
-    def _results(self, run: TensorRun | None, per_row: bool, reduce: str | None, count: int, nan_rows: int | None,
-                 failed: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _results(self, run: TensorRun | None, per_row: bool, reduce: str | None,
+                 count: int) -> tuple[dict[str, Any], dict[str, Any]]:
         if run is None:  # every row failed and was left out
             return ({name: np.float64(np.nan) for name in self.values_of},
                     {name: np.float64(np.nan) for name in self.wrt})
         values = {name: run.value(name) for name in self.values_of}
         grads = run.gradients(self.output, self.wrt) if self.wrt else {}
         if per_row:
-            if nan_rows is not None:  # the failed rows' results are NaN
-                for table in (values, grads):
-                    for name, array in table.items():
-                        array = np.array(array, dtype=float)
-                        array[failed] = np.nan
-                        table[name] = array
             return values, grads
         scale = 1.0 / count if reduce == "mean" and count else 1.0
         def lead(name: str) -> int:
@@ -226,6 +261,22 @@ class TensorBatchEvaluator:
                             [*error.notes, f"in row {row}"], row=row, inputs=shown)
         return RowError("a value computed on this row is not a finite number", None, self.program.source,
                         "check the row's values", [f"in row {row}"], row=row, inputs=shown)
+
+
+def _rows_of(given: tuple[dict[str, Any], set[str]], rows: Any) -> tuple[dict[str, Any], set[str]]:
+    """The inputs of some rows only (those with the batch axis are cut; the others are shared)."""
+    arrays, batched = given
+    return {name: value[rows] if name in batched else value for name, value in arrays.items()}, batched
+
+
+def _scattered(table: dict[str, Any], kept: Any, rows: int) -> dict[str, Any]:
+    """Per-row results of the ``kept`` rows laid out over every row, NaN on the others."""
+    spread = {}
+    for name, value in table.items():
+        full = np.full((rows, *np.shape(value)[1:]), np.nan)
+        full[kept] = value
+        spread[name] = full
+    return spread
 
 
 def _is_column(name: str, value: Any, program: Program) -> bool:

@@ -391,3 +391,47 @@ def test_digits_header_commands_reach_95_percent_held_out(runner, tmp_path, monk
     # the logits are the MLP's, by NumPy from the written parameters
     h = np.maximum((x / 16) @ params["W1"].T + params["b1"], 0)
     np.testing.assert_allclose(z, h @ params["W2"].T + params["b2"], rtol=1e-9, atol=1e-9)
+
+
+# --- rows an op refuses, vector outputs, gradients that are not finite --------------------------------
+
+CE = "z = [0, 0]\nlab = 0\nL = cross_entropy(z, lab)"
+CE_ROWS = "z[0],z[1],lab\n1,2,0\n1,2,5\n1,3,1\n"
+
+
+def ce_loss(z: list[float], label: int) -> float:
+    z = np.array(z)
+    return float(np.log(np.exp(z).sum()) - z[label])
+
+
+def test_a_label_that_is_no_class_fails_its_row_only(runner) -> None:
+    fail = run(runner, "batch", CE, "-", "--wrt", "z", input=CE_ROWS)
+    assert fail.exit_code == 1 and "label 5 is not a class" in fail.stderr and "line 3" in fail.stderr
+    skip = table(ok(run(runner, "batch", CE, "-", "--wrt", "z", "--on-error", "skip", input=CE_ROWS)).stdout)
+    assert [float(r["L"]) for r in skip] == pytest.approx([ce_loss([1, 2], 0), ce_loss([1, 3], 1)], rel=1e-14)
+    nan = table(ok(run(runner, "batch", CE, "-", "--wrt", "z", "--on-error", "nan", input=CE_ROWS)).stdout)
+    assert [r["L"] for r in nan][1] == "nan" and float(nan[2]["L"]) == pytest.approx(ce_loss([1, 3], 1), rel=1e-14)
+    mean = json.loads(ok(run(runner, "batch", CE, "-", "--wrt", "z", "--on-error", "skip", "--reduce", "mean",
+                             "--format", "json", input=CE_ROWS)).stdout)
+    assert mean["rows"] == 2 and mean["value"] == pytest.approx((ce_loss([1, 2], 0) + ce_loss([1, 3], 1)) / 2)
+
+
+def test_a_vector_output_is_refused_for_gradients_and_written_without_them(runner) -> None:
+    program = "W = [[1, 2], [3, 4]]\nx = [1, 1]\ny = W @ x"
+    rows = "x[0],x[1]\n1,2\n"
+    refused = run(runner, "batch", program, "-", input=rows)
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert "'y' has shape [2] on each row, and a gradient is of a number" in refused.stderr
+    written = table(ok(run(runner, "batch", program, "-", "--wrt", "", input=rows)).stdout)
+    assert (float(written[0]["y[0]"]), float(written[0]["y[1]"])) == (1 + 2 * 2, 3 + 4 * 2)
+    reduced = run(runner, "batch", program, "-", "--wrt", "", "--reduce", "mean", input=rows)
+    assert reduced.exit_code == 1 and "--reduce reports one number, and 'y' has shape [2]" in reduced.stderr
+
+
+def test_rows_whose_gradient_is_not_finite_are_counted_and_the_first_named(runner) -> None:
+    scalar = run(runner, "batch", "y = sqrt(x)", "-", input="x\n4\n0\n1\n")
+    assert scalar.exit_code == 0 and "1 of 3 rows have a gradient that is inf or NaN" in scalar.stderr
+    assert "line 3, where dy/dx is not finite" in scalar.stderr
+    tensor = run(runner, "batch", "x = [1, 1]\ny = sum(sqrt(x))", "-", input="x[0],x[1]\n4,1\n0,1\n")
+    assert tensor.exit_code == 0 and "1 of 2 rows have a gradient that is inf or NaN" in tensor.stderr
+    assert "line 3, where dy/dx is not finite" in tensor.stderr
