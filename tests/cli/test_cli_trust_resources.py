@@ -185,11 +185,11 @@ def test_the_renderer_runs_under_a_cpu_time_limit(tmp_path) -> None:
 GRAPH_WITH_FAKE_RENDERER = """
 import sys
 from autodiff_cli.render import backends
-backends.bundled_program = lambda: sys.argv[1]
+program, out = sys.argv[1], sys.argv[2]
+backends.bundled_program = lambda: program
 backends.system_program = lambda: None
 from autodiff_cli.cli.main import run
-sys.argv = ["autodiff", "graph", "y = 2*x", "--set", "x=1", "--renderer", "bundled", "--format", "svg",
-            "-o", sys.argv[2]]
+sys.argv = ["autodiff", "graph", "y = 2*x", "--set", "x=1", "--renderer", "bundled", "--format", "svg", "-o", out]
 run()
 """
 

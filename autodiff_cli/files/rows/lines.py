@@ -6,7 +6,12 @@ and cut into complete lines.  ``RowReader.chunks`` hands out a chunk of lines at
 time: either a fixed number (``wait``: the chunks, and so any sums over them, are
 the same however the bytes arrive) or as many as have arrived, so that output can
 start while a slow producer is still writing.  The first line names the columns
-(CSV, TSV) or the first object's keys do (JSON Lines).
+(CSV, TSV) or the first object's keys do (JSON Lines).  A line not ended yet is kept
+as the pieces it came in, joined once when it ends (so a long line costs time in
+proportion to its length), and may not pass ``MAX_LINE`` characters (``/dev/zero``
+is an error, not a process that grows until it is killed).  A regular file that
+ends before the size it had when reading began was cut short meanwhile: an error,
+not a silent prefix whose last number may be cut.
 
 A quoted CSV or TSV cell may hold line breaks (RFC 4180, as the ``csv`` module,
 pandas and spreadsheets write them), so a row may go on past the lines of a chunk:
