@@ -8,6 +8,7 @@ from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, print_rich, warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     FiniteFloat,
     ReportedError,
@@ -39,7 +40,7 @@ Exit status:
   130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
 
-@click.command("check", context_settings=CONTEXT_SETTINGS, epilog=CHECK_EXIT_HELP,
+@click.command("check", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=CHECK_EXIT_HELP,
                short_help="Check every input's gradient against a finite difference.")
 @program_options
 @click.option("--rtol", type=FiniteFloat(min=0.0), default=1e-3, show_default=True,
@@ -136,7 +137,9 @@ def check_command(
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if runs_as_tensors(program, values):
         from ..analysis.tensor_check import check_tensors
+        from ..language.program import check_inputs
 
+        warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
         with Progress("checking gradients") as progress:
             result = check_tensors(program, values, output, directions=directions, entries=entries, seed=seed,
                                    rtol=rtol, atol=atol, progress=progress)

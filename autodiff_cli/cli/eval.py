@@ -113,8 +113,10 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
     """eval of a tensor program: each variable's shape, value and gradient (or the Jacobian of a
     vector output); --mode forward computes the same derivatives with JVPs, one per input entry."""
     from ..execute.tensor import evaluate_tensors
+    from ..language.program import check_inputs
     from ..render import tensor_report
 
+    warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
     evaluation = evaluate_tensors(program, values, output, forward=mode == "forward")
     names = _known_names(wrt, list(evaluation.derivatives), program.source.name)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")

@@ -24,6 +24,7 @@ from ..files.streams import is_stream, names_stdin, names_stdout, stderr_is_term
 from ..files.values import value_literals
 from .console import Progress, notify, reading_progress, warn
 from .options import (
+    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
@@ -69,13 +70,14 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
     return check
 
 
-@click.command("fit", context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
+@click.command("fit", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
                short_help="Learn a program's parameters from rows of data.")
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
               help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
 @click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
-              help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
+              help="Format of the --data rows [default: from its extension; else jsonl if it starts with '{', "
+                   "csv if not].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
 @click.option("--init", type=click.Choice(["normal", "uniform"]),
@@ -120,9 +122,9 @@ def fit_command(
     out: str | None, history: str | None, plot: str | None, progress_every: int | None, quiet: bool,
 ) -> None:
     """Learn a program's parameters from data: minimise the mean of its output
-    (a per-row loss) over the rows of ROWS by gradient descent.
+    (a per-row loss) over the rows of the --data file by gradient descent.
 
-    Each column of ROWS supplies the input of the same name, row by row; the
+    Each column of the --data rows supplies the input of the same name, row by row; the
     parameters are the inputs that no column supplies (or --params).  They start
     at the program's defaults, --set or --values, or at random with --init.  The
     result is a JSON object, the format --values reads: the values given (--values,
@@ -280,11 +282,15 @@ def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict
     if not (runs_as_tensors(program, values) or feeds_tensors(program, data_set.plan)):
         return ProgramObjective(program, plan, data_set.columns, data_set.label, _advice(data_set.name))
     from ..execute.tensor_batch import input_rows
+    from ..execute.tensor import input_arrays
     from ..execute.tensor_fit import TensorObjective, starting_parameters
+    from ..language.program import Initializer
 
     layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
     data = input_rows(program, {name: data_set.columns[name] for name in data_set.plan.numeric})
-    objective = TensorObjective(program, plan.output, layout, plan.fixed, data, data_set.label)
+    drawn = input_arrays(program, {}, seed)  # an input left fixed may be declared with an initializer
+    fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
+    objective = TensorObjective(program, plan.output, layout, fixed, data, data_set.label)
     objective.start = start
     return objective
 

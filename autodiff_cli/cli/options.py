@@ -430,8 +430,13 @@ def program_title(source: Source, limit: int = 80) -> str:
 
 def name_list(items: tuple[str, ...]) -> list[str]:
     """The names of a repeatable, comma-separated option: ('a,b', 'c') -> ['a', 'b', 'c'], each
-    once, in order (an empty item gives nothing: --keep '' keeps no column)."""
-    return list(dict.fromkeys(name.strip() for item in items for name in item.split(",") if name.strip()))
+    once, in order (an empty item gives nothing: --keep '' keeps no column).  A comma inside
+    brackets belongs to the name: 'W[0, 1],b' is W[0, 1] and b (a matrix entry's column)."""
+    return list(dict.fromkeys(name.strip() for item in items for name in _BETWEEN_COMMAS.findall(item)
+                              if name.strip()))
+
+
+_BETWEEN_COMMAS = re.compile(r"(?:[^,\[]|\[[^\]]*\]?)+")
 
 
 def set_advice(names: list[str]) -> str:

@@ -374,14 +374,29 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
         return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, ()), jacobian=False)
-    rows: dict[str, list[Any]] = {name: [] for name in names}
+    _check_jacobian_size(run, output, names)
+    derivatives = {name: np.zeros(out_value.shape + np.shape(run.value(name))) for name in names}
     for entry in range(out_value.shape[0]):  # one reverse sweep per entry of the output
         seed_vector = np.zeros_like(out_value)
         seed_vector[entry] = 1.0
         for name, grad in run.gradients(output, names, seed_vector).items():
-            rows[name].append(grad)
-    derivatives = {name: np.stack(grads) for name, grads in rows.items()}
+            derivatives[name][entry] = grad
     return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, out_value.shape), jacobian=True)
+
+
+JACOBIAN_LIMIT = 10_000_000  # numbers a Jacobian may hold (80 MB), and reverse sweeps it may take
+
+
+def _check_jacobian_size(run: TensorRun, output: str, names: Sequence[str]) -> None:
+    """Refuse a Jacobian too large to be worth computing and printing: one sweep per entry of the
+    output, one number per entry of output and variable."""
+    entries = int(run.value(output).size)
+    size = entries * sum(int(np.size(run.value(name))) for name in names)
+    if size > JACOBIAN_LIMIT:
+        raise InputError(f"the Jacobian of '{output}' ({entries:,} entries) would hold {size:,} numbers, over the "
+                         f"limit of {JACOBIAN_LIMIT:,}", hint=f"differentiate a number: sum({output}), mean({output}) "
+                         f"or an entry such as {output}[0]; --wrt NAMES narrows the variables",
+                         source=run.program.source)
 
 
 def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_shape: Shape) -> dict[str, Any]:

@@ -27,6 +27,7 @@ line ``+ c`` would otherwise make ``+c`` the output and silently drop ``a*b``.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from bisect import bisect_right
@@ -65,6 +66,10 @@ __all__ = ["CHUNK", "GRAMMAR_FILE", "grammar_text", "parse", "tiny_numbers"]
 
 GRAMMAR_FILE = "autodiff.lark"
 CHUNK = 1 << 16  # characters parsed at a time (a chunk ends at the first line break after this)
+# The largest tensor the language writes: NumPy's own limit is 64 axes, and a billion float64 entries
+# (8 GB) is more than any program here needs.
+MAX_AXES = 32
+MAX_ENTRIES = 1_000_000_000
 
 Progress = Callable[[int, int], None]
 """Called after each chunk with the characters parsed so far and the total."""
@@ -766,6 +771,9 @@ class _Compiler:
             shapes.add(shape)
             flat.extend(value.values if isinstance(value, ArrayLiteral) else (value,))
         assert first_shape is not None  # the grammar gives a list at least one entry
+        if len(first_shape) >= MAX_AXES:
+            raise self._error(f"a list literal nested {len(first_shape) + 1} deep has more axes than a tensor may "
+                              f"({MAX_AXES})", where, "a tensor of that many axes is no program's; check the brackets")
         count = self._drop_constants(entries, count)
         self._emit(CONST, -1, -1, ArrayLiteral((len(entries), *first_shape), tuple(flat)), where)
         self.tensor_syntax = True
@@ -838,11 +846,18 @@ class _Compiler:
         if name == "normal" and numbers[0] < 0:
             raise self._error(f"the std of normal() must not be negative (it is {numbers[0]:g})",
                               self._where(arguments[1]), "a standard deviation is 0 or more: normal([3, 2], 0.5)")
+        if name == "uniform" and not math.isfinite(numbers[1] - numbers[0]):
+            raise self._error(f"uniform() draws between {numbers[0]:g} and {numbers[1]:g}, a range too wide for a "
+                              "float", self._where(arguments[1]), "draw from a narrower range: uniform([3], -1, 1)")
         if name == "uniform" and numbers[0] > numbers[1]:
             raise self._error(f"uniform() draws from low to high, and low {numbers[0]:g} is above high {numbers[1]:g}",
                               self._where(arguments[1]), "write the smaller bound first: uniform([3], -1, 1)")
-        register = self._drop_constants(arguments, register)
         shape = tuple(int(v) for v in shape_value.values)
+        if len(shape) > MAX_AXES or math.prod(shape) > MAX_ENTRIES:
+            raise self._error(f"{name}() of shape [{', '.join(map(str, shape))}] is too large: a tensor has at most "
+                              f"{MAX_AXES} axes and {MAX_ENTRIES:,} entries", self._where(arguments[0]),
+                              f"write {usage}")
+        register = self._drop_constants(arguments, register)
         self._emit(CONST, -1, -1, Initializer(name, shape, tuple(numbers)), where)
         self.tensor_syntax = True
         return register + 1

@@ -105,6 +105,9 @@ class TensorConstant:
     shape: tuple[int, ...]
 
 
+MAX_AXES = 32  # the most axes a tensor given as nested lists may have (NumPy's own limit is 64)
+
+
 class ArrayLiteral(TensorConstant):
     """A list literal, ``[[1, 2], [3, 4]]``: its shape and its entries in row-major order."""
 
@@ -124,6 +127,8 @@ class ArrayLiteral(TensorConstant):
             if not level:
                 raise ValueError("an empty list has no entries to give a tensor")
             shape.append(len(level))
+            if len(shape) > MAX_AXES:
+                raise ValueError(f"the lists are nested more than {MAX_AXES} deep, more axes than a tensor may have")
             level = level[0]
         flat: list[float] = []
         stack = [(value, 0, "")]
@@ -417,7 +422,9 @@ class Program:
 def runs_as_tensors(program: Program, values: Mapping[str, object]) -> bool:
     """Whether a run needs the tensor interpreter: the program writes a tensor, or a value given
     for an input is one.  Otherwise every shape is ``()`` and the scalar interpreters run it."""
-    return program.has_tensors or any(isinstance(value, TensorConstant) for value in values.values())
+    variables = program.variables
+    return program.has_tensors or any(isinstance(value, TensorConstant) for name, value in values.items()
+                                      if name in variables)  # a value for no name of the program is unused
 
 
 def first_tensor_instruction(program: Program) -> Instruction | None:

@@ -187,7 +187,10 @@ def tensor_work_summary(evaluation: TensorEvaluation) -> str:
 def _jacobian_rows(evaluation: TensorEvaluation, inputs: list[str]) -> Iterator[Any]:
     import numpy as np
 
-    blocks = [evaluation.derivatives[name].reshape(evaluation.derivatives[name].shape[0], -1) for name in inputs]
+    blocks = []
+    for name in inputs:
+        derivative = evaluation.derivatives[name]
+        blocks.append(derivative.reshape(derivative.shape[0], int(np.prod(derivative.shape[1:]))))
     yield from np.concatenate(blocks, axis=1) if blocks else []
 
 

@@ -401,3 +401,24 @@ def test_karpathy_sample_is_unchanged(runner) -> None:
 def test_scalar_plain_output_has_no_shape_column(runner) -> None:
     result = run(runner, "eval", SAMPLES / "karpathy.ad", "--format", "plain")
     assert result.stdout.splitlines()[0].split() == ["name", "kind", "op", "value", "grad"]
+
+
+def test_an_empty_vector_output_has_an_empty_jacobian_in_every_format(runner) -> None:
+    for fmt in ("json", "csv", "plain", "table"):
+        result = run(runner, "eval", "x = [1, 2, 3]\ny = x[2:1]", "--format", fmt)
+        assert result.exit_code == 0, (fmt, result.output)
+    assert json.loads(run(runner, "eval", "x = [1, 2, 3]\ny = x[2:1]", "--format", "json").stdout)["value"] == []
+
+
+def test_a_jacobian_too_large_is_refused_with_the_way_out(runner) -> None:
+    result = run(runner, "eval", "x = zeros([5000])\ny = x*2", "--format", "json")
+    assert result.exit_code == 1 and "would hold 50,000,000 numbers" in result.stderr
+    assert "sum(y), mean(y) or an entry such as y[0]" in result.stderr
+
+
+def test_a_value_for_a_name_the_program_does_not_use_is_warned_about(runner) -> None:
+    typo = run(runner, "eval", str(MATRIX), "--set", "w=[[2.5], [-1.25]]", "--wrt", "W", "--format", "json")
+    assert typo.exit_code == 0 and "'w' is not used by the program" in typo.stderr
+    scalar = run(runner, "eval", "y = x*x", "--set", "x=2", "--set", "z=[1, 2]", "--format", "json")
+    assert json.loads(scalar.stdout)["grads"]["x"] == 4.0  # still the scalar report: z is no input
+    assert "'z' is not used by the program" in scalar.stderr

@@ -606,3 +606,15 @@ def test_an_initializer_inside_an_expression_is_refused_where_it_is_written(text
     assert "draws a starting value, so it is the whole right side of a statement" in raised.value.message
     assert raised.value.position.column == column
     assert raised.value.hint.startswith("name it first, then use the name: W = ")
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("W = uniform([2], -1e308, 1e308)", "a range too wide for a float"),
+    ("W = zeros([100000000000000000000])", "is too large: a tensor has at most 32 axes and 1,000,000,000 entries"),
+    ("W = zeros([" + ", ".join(["1"] * 33) + "])", "is too large: a tensor has at most 32 axes"),
+    ("y = " + "[" * 33 + "1" + "]" * 33, "a list literal nested 33 deep has more axes than a tensor may (32)"),
+])
+def test_tensors_too_large_to_make_are_refused_when_parsing(text: str, words: str) -> None:
+    with pytest.raises(ProgramError) as raised:
+        parse(text)
+    assert words in raised.value.message
