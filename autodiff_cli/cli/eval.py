@@ -8,8 +8,7 @@ import click
 
 from ..errors import InputError, Source
 from ..files.stdout import emit
-from ..files.streams import stdout_is_terminal
-from .console import Progress, print_rich, warn
+from .console import Progress, layout_for, print_rich, warn
 from .options import (
     Command,
     CONTEXT_SETTINGS,
@@ -91,7 +90,7 @@ def eval_command(
         names = list(result.grads)
         work_text, work_data = report.work_summary(result), report.work_dict(result)
     warn(non_finite_gradient_warnings(evaluation, names))
-    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
+    output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.nodes))
     if output_format == "table":
         print_rich(report.to_table(evaluation, names, precision, note=work_text), no_color)
     else:
@@ -119,7 +118,7 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
     warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
     evaluation = evaluate_tensors(program, values, output, forward=mode == "forward")
     names = _known_names(wrt, list(evaluation.derivatives), program.source.name)
-    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
+    output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.names))
     work = tensor_report.tensor_work_summary(evaluation) if mode == "forward" else None
     if output_format == "table":
         print_rich(tensor_report.tensor_table(evaluation, names, precision), no_color)

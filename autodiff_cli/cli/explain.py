@@ -7,8 +7,7 @@ import sys
 import click
 
 from ..files.stdout import emit
-from ..files.streams import stdout_is_terminal
-from .console import Progress, print_rich, warn
+from .console import Progress, layout_for, print_rich, warn
 from .options import (
     Command,
     CONTEXT_SETTINGS,
@@ -77,7 +76,8 @@ def explain_command(
     # A limit beyond any graph is the same as none (and islice takes at most sys.maxsize).
     explanation = steps.explain(evaluation, 0 if max_steps > sys.maxsize else max_steps)
     keep_until_exit(explanation)
-    output_format = output_format or ("rich" if stdout_is_terminal() else "plain")
+    lines = len(explanation.definitions) + len(explanation.steps)
+    output_format = layout_for(output_format, "rich", lines)
     if output_format == "plain":
         with paused_cycle_collector():  # a line apiece for millions of steps: acyclic, and linear so
             text = render_explain.to_plain(explanation, precision)
