@@ -126,3 +126,10 @@ def test_plot_joins_a_steep_or_narrow_but_continuous_curve(runner, source) -> No
     assert sample_curves(parse(source), {}, "x", -1.0, 1.0, points=1000).poles == []
     result = runner.invoke(main, ["plot", source, "--range", "x=-1:1", "--points", "1000", "--format", "text"])
     assert "pole" not in result.stderr
+
+
+def test_fit_stops_on_a_gradient_that_is_not_finite(runner) -> None:
+    # the loss sqrt(w) + x is finite at w = 0, its gradient 1/(2 sqrt(w)) is not
+    result = runner.invoke(main, ["fit", "loss = sqrt(w) + x", "--data", "-", "--set", "w=0", "--steps", "5", "-q"],
+                           input="x\n1\n2\n", catch_exceptions=False)
+    assert result.exit_code == 1 and "the gradient's norm is inf at step 1" in result.stderr
