@@ -97,13 +97,15 @@ def _plain(text: str) -> _Text:
     return out
 
 
-def read_claims(source: Source, variables: set[str], *, latex: bool = False, first_line: int = 1) -> list[ClaimLine]:
+def read_claims(source: Source, variables: set[str], *, latex: bool = False, first_line: int = 1,
+                tensors: bool = False) -> list[ClaimLine]:
     """Every claim and definition of ``source`` (one a line), checked against the program's
-    ``variables``; a ParseError or InputError at the place in ``source`` that is wrong."""
+    ``variables``; a ParseError or InputError at the place in ``source`` that is wrong.  With
+    ``tensors`` (a tensor program), a claim may be written in matrix form (``transpose(X) @ D``)."""
     known = set(variables)
     found: list[ClaimLine] = []
     for number, original, text in _lines(source.text, latex, variables):
-        item = _read_line(source, number, original, text, variables, known)
+        item = _read_line(source, number, original, text, variables, known, tensors)
         if item.name is not None:
             known.add(item.name)
         found.append(item)
@@ -135,7 +137,7 @@ def _error(kind: type[AutodiffError], message: str, source: Source, line: int, c
 
 
 def _read_line(source: Source, number: int, original: str, text: _Text, variables: set[str],
-               known: set[str]) -> ClaimLine:
+               known: set[str], tensors: bool = False) -> ClaimLine:
     body = text.text
     where = f"{source.name}:{number}"
     equals = body.find("=")
@@ -146,7 +148,7 @@ def _read_line(source: Source, number: int, original: str, text: _Text, variable
                      "e.g. dL/dw = 2*(w*x + b - y)*x")
     lhs = body[:equals]
     rhs = body[equals + 1:]
-    expression = _parse_rhs(source, number, text, equals + 1, rhs, known)
+    expression = _parse_rhs(source, number, text, equals + 1, rhs, known, tensors)
     head = lhs.strip()
     if _NAME.fullmatch(head) and "/" not in head:
         return ClaimLine(original.strip(), rhs.strip(), expression, where, number, name=head)
@@ -154,7 +156,8 @@ def _read_line(source: Source, number: int, original: str, text: _Text, variable
     return ClaimLine(original.strip(), rhs.strip(), expression, where, number, output=output, wrt=wrt)
 
 
-def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, known: set[str]) -> Program:
+def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, known: set[str],
+               tensors: bool = False) -> Program:
     from ..language.compiler import parse
 
     if not rhs.strip():
@@ -180,7 +183,7 @@ def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, 
             bad = "a right-hand side is one expression, not an assignment"
         elif variable.kind != INPUT and variable.name != _RESULT_NAME:
             bad = "a right-hand side is one expression, not statements"
-        if bad is None and program.has_tensors:
+        if bad is None and program.has_tensors and not tensors:
             bad = "claims in matrix form (on tensors) are not checked yet: write each claim on scalars"
         if bad:
             where = variable.position

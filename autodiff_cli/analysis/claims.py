@@ -88,6 +88,7 @@ class Counterexample:
     claimed: float | None
     correct: float
     difference: float | None
+    entry: str | None = None  # a tensor claim: the entry that differs most, and where ("W[1, 0] at ...")
 
 
 @dataclass

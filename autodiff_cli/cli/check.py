@@ -181,19 +181,13 @@ def _check_claims(
 ) -> None:
     """``check --claim``: each claim's verdict against the symbolic derivative (``analysis.claims``)."""
     from ..analysis import claims as cl
-    from ..errors import AutodiffError, ProgramError, Source
+    from ..errors import AutodiffError, Source
     from ..files.text import read_file
-    from ..language.program import first_tensor_instruction, runs_as_tensors
+    from ..language.program import runs_as_tensors
     from ..render import claims as render_claims
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    if runs_as_tensors(program, values):
-        first = first_tensor_instruction(program)
-        raise ClaimError(ProgramError(
-            "claims are checked on scalar programs only for now, and this is a tensor program",
-            None if first is None else program.position(first.position), program.source,
-            "write the claim for a scalar form of the program (as samples/regression.ad is of "
-            "samples/regression_rows.ad), or check the tensor program's gradients without --claim"))
+    tensors = runs_as_tensors(program, values)
     variables = set(program.variables)
     sources: list[tuple[Source, bool]] = []
     for number, text in enumerate(claim_texts, start=1):
@@ -207,12 +201,20 @@ def _check_claims(
     items = []
     try:
         for claim_source, latex in sources:
-            items.extend(cl.read_claims(claim_source, variables, latex=latex))
+            items.extend(cl.read_claims(claim_source, variables, latex=latex, tensors=tensors))
     except AutodiffError as error:
         raise ClaimError(error) from None
     with Progress("checking claims") as progress:
         progress(0, 1)
-        report = cl.check_claims(program, values, items, seed=seed)
+        if tensors:  # matrix-form claims, judged by their values
+            from ..analysis.tensor_claims import check_tensor_claims
+
+            try:
+                report = check_tensor_claims(program, values, items, seed=seed)
+            except AutodiffError as error:
+                raise ClaimError(error) from None
+        else:
+            report = cl.check_claims(program, values, items, seed=seed)
     keep_until_exit(program)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":

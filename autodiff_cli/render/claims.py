@@ -38,6 +38,8 @@ def _claim(result: ClaimResult) -> str:
 def _point(result: ClaimResult, precision: int | None) -> str:
     if result.counterexample is None:
         return ""
+    if result.counterexample.entry is not None:  # a tensor claim: the entry that differs most
+        return result.counterexample.entry
     return ", ".join(f"{name} = {_number(value, precision)}" for name, value in result.counterexample.point.items())
 
 
@@ -142,6 +144,7 @@ def _document(result: ClaimResult) -> dict[str, Any]:
             "claimed": _json_number(example.claimed),
             "correct": _json_number(example.correct),
             "difference": _json_number(example.difference),
+            **({"entry": example.entry} if example.entry is not None else {}),
         },
         "slip": None if result.slip is None else {"kind": result.slip.kind, "message": result.slip.message},
     }

@@ -1,0 +1,133 @@
+"""Claims about a tensor program's gradient, in matrix form: ``dL/dW = transpose(X) @ (P - Y) * 2 / 8``.
+
+The scalar claims (``claims.py``) are proved symbolically; a tensor program has no symbolic
+derivative here, so a matrix-form claim is judged by its values: the claim's expression (in the
+language, over the program's variables) against the tool's reverse-mode gradient, entry by entry,
+at the given values and at random points around them (seeded).  The verdicts are ``wrong`` (with
+the entry that differs most, both values, and the slip if it is a known one: a transposed
+result, a flipped sign, a constant factor such as a missing ``2/N``), ``agrees`` at every point
+tried (never ``proved``), or ``inconclusive`` where the program fails at every point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import AutodiffError, InputError, Source
+from ..execute.tensor import TensorRun, input_arrays, run_forward
+from ..language.program import Program
+from ..language.shapes import shape_text
+from .claim_text import ClaimLine
+from .claims import ABSOLUTE, AGREES, INCONCLUSIVE, RELATIVE, WRONG, ClaimResult, ClaimsReport, Counterexample, \
+    Slip, _ratio_text
+
+__all__ = ["POINTS", "check_tensor_claims"]
+
+POINTS = 8  # the given values and this many less one random points around them
+DOMAIN = "the given values and random points around them (each entry moved by up to its size, at least 1)"
+
+
+def check_tensor_claims(program: Program, values: Mapping[str, Any], items: Sequence[ClaimLine], *,
+                        seed: int = 0) -> ClaimsReport:
+    """The verdict of every claim in ``items`` on a tensor program (definitions are refused)."""
+    base = input_arrays(program, values, seed)
+    points = [base] + [_around(base, np.random.default_rng([seed, k])) for k in range(1, POINTS)]
+    runs = []
+    for point in points:
+        try:
+            runs.append(run_forward(program, point))
+        except AutodiffError:
+            continue  # outside the program's domain: not a point to judge at
+    results = []
+    for item in items:
+        if item.name is not None:
+            raise InputError(f"{item.where}: a definition ('{item.name} = ...') is for scalar claims; a tensor "
+                             "claim writes its expression whole", source=Source(program.source.name, ""))
+        results.append(_check(program, item, runs))
+    return ClaimsReport(results)
+
+
+def _around(point: Mapping[str, Any], generator: Any) -> dict[str, Any]:
+    return {name: value + generator.uniform(-1.0, 1.0, np.shape(value)) * np.maximum(1.0, np.abs(value))
+            for name, value in point.items()}
+
+
+def _check(program: Program, item: ClaimLine, runs: Sequence[TensorRun]) -> ClaimResult:
+    if len(item.wrt) != 1:
+        raise InputError(f"{item.where}: {item.label}: second derivatives of a tensor program are not checked",
+                         source=Source(program.source.name, ""), hint="claim a first derivative, dL/dW")
+    output, wrt = item.output, item.wrt[0]
+    result = ClaimResult(item.label, item.written, item.rhs, item.where, AGREES,
+                         f"(the gradient by reverse mode: autodiff eval --wrt {wrt})")
+    pairs = []
+    for run in runs:
+        if np.ndim(run.value(output)):
+            raise InputError(f"{item.where}: {item.label}: '{output}' has shape "
+                             f"{shape_text(np.shape(run.value(output)))}; a gradient is of a number",
+                             source=Source(program.source.name, ""),
+                             hint=f"claim the derivative of sum({output}) or mean({output}) by naming it")
+        truth = run.gradients(output, [wrt])[wrt]
+        try:
+            claimed = run_forward(item.expression, {name: run.value(name) for name in _inputs(item)}).value(
+                item.expression.result)
+        except AutodiffError:
+            continue
+        pairs.append((truth, np.asarray(claimed, dtype=float)))
+    if not pairs:
+        result.verdict, result.reason = INCONCLUSIVE, "the program or the claim fails at every point tried"
+        return result
+    truth, claimed = pairs[0]
+    if np.shape(claimed) != np.shape(truth):
+        result.verdict = WRONG
+        transposed = np.ndim(claimed) == 2 and np.shape(claimed) == np.shape(truth)[::-1]
+        detail = "your formula is transposed" if transposed else "the shapes differ"
+        result.slip = Slip("transposed" if transposed else "shape",
+                           f"{detail}: it has shape {shape_text(np.shape(claimed))}, and {item.label} has the shape "
+                           f"of {wrt}, {shape_text(np.shape(truth))}")
+        return result
+    differs = [not np.all(_agree(c, t)) for t, c in pairs]
+    if not any(differs):
+        result.points, result.domain = len(pairs), DOMAIN
+        result.reason = "equal at every point tried (a tensor claim is judged by its values, not proved)"
+        return result
+    result.verdict = WRONG
+    first = differs.index(True)
+    truth, claimed = pairs[first]
+    gap = np.abs(claimed - truth)
+    worst = np.unravel_index(int(np.argmax(gap)), np.shape(gap)) if np.ndim(gap) else ()
+    entry = f"{wrt}[{', '.join(map(str, worst))}]" if worst else wrt
+    entry += " at the given values" if first == 0 else " at a random point near the given values"
+    result.counterexample = Counterexample({}, float(claimed[worst]), float(truth[worst]),
+                                           float(claimed[worst] - truth[worst]), entry)
+    result.slip = _slip(pairs, item.label)
+    return result
+
+
+def _inputs(item: ClaimLine) -> list[str]:
+    return [variable.name for variable in item.expression.inputs]
+
+
+def _agree(a: Any, b: Any) -> Any:
+    with np.errstate(all="ignore"):
+        return np.isfinite(a) & (np.abs(a - b) <= ABSOLUTE + RELATIVE * np.maximum(np.abs(a), np.abs(b)))
+
+
+def _slip(pairs: Sequence[tuple[Any, Any]], label: str) -> Slip:
+    """A constant ratio of claim to gradient at every point: a flipped sign or a factor."""
+    ratios = []
+    with np.errstate(all="ignore"):
+        for truth, claimed in pairs:
+            usable = np.abs(truth) > 1e-9
+            ratios.extend((claimed[usable] / truth[usable]).ravel().tolist())
+    if len(ratios) >= 2:
+        ratio = float(np.median(ratios))
+        if np.all(np.abs(np.array(ratios) - ratio) <= 1e-8 * max(1.0, abs(ratio))) and abs(ratio - 1.0) > 1e-9:
+            if abs(ratio + 1.0) < 1e-9:
+                return Slip("sign", "the sign of the whole derivative is flipped")
+            written = _ratio_text(ratio) or f"{ratio:g}"
+            return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label} (a "
+                                  "mean's 1/N, or the 2 of a square?)")
+    return Slip("unknown", f"no known slip explains the difference; eval --wrt shows {label} entry by entry")
