@@ -225,7 +225,7 @@ def train(
                     error.notes.append("at the starting values of the parameters, before any step")
                     raise
                 return run.diverged(step, error.message, error)
-            grad_norm = math.hypot(*grad.tolist())  # scaled: no overflow before the result does
+            grad_norm = _norm(grad)
             if not math.isfinite(loss):
                 return run.diverged(step, f"the loss is {loss}")
             if not math.isfinite(grad_norm):
@@ -252,6 +252,18 @@ def train(
     except KeyboardInterrupt:
         return run.interrupted_mid_step(batches.full)
     return run.finish(StopReason.STEPS, objective, batches.full)
+
+
+def _norm(vector: np.ndarray) -> float:
+    """The Euclidean norm, scaled by the largest entry so that squaring overflows no sooner than the
+    result does (as math.hypot), in NumPy: a tensor program's gradient has thousands of entries."""
+    import numpy as np
+
+    largest = float(np.max(np.abs(vector))) if vector.size else 0.0
+    if largest == 0.0 or not math.isfinite(largest):
+        return largest  # 0, inf, or NaN where an entry is NaN
+    scaled = vector / largest
+    return largest * math.sqrt(float(np.dot(scaled, scaled)))
 
 
 class _Run:
