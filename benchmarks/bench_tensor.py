@@ -78,6 +78,7 @@ if ARGS is not None and ARGS.blas_threads is not None:
     os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.blas_threads)
 
 import numpy as np  # noqa: E402  (after OPENBLAS_NUM_THREADS is set)
+from bench_batch import interleaved  # noqa: E402  (the same interleaved medians as the batch benchmark)
 
 
 # --- the machine ----------------------------------------------------------------------------------
@@ -123,17 +124,6 @@ def header() -> int:
     except ImportError:
         print("  JAX not installed: not compared")
     return threads
-
-
-def interleaved(functions: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
-    """Median wall seconds of each function, the functions taking turns round after round."""
-    times: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(rounds):
-        for name, function in functions.items():
-            start = time.perf_counter()
-            function()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 # --- 1. the training step --------------------------------------------------------------------------
