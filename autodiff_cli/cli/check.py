@@ -139,10 +139,10 @@ def check_command(
         from ..analysis.tensor_check import check_tensors
         from ..language.program import check_inputs
 
-        warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
         with Progress("checking gradients") as progress:
             result = check_tensors(program, values, output, directions=directions, entries=entries, seed=seed,
                                    rtol=rtol, atol=atol, progress=progress)
+        warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
     else:
         with Progress("evaluating") as progress:
             evaluation = evaluate(program, values, output, progress=progress)

@@ -115,8 +115,8 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
     from ..language.program import check_inputs
     from ..render import tensor_report
 
-    warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
     evaluation = evaluate_tensors(program, values, output, forward=mode == "forward")
+    warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
     names = _known_names(wrt, list(evaluation.derivatives), program.source.name)
     output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.names))
     work = tensor_report.tensor_work_summary(evaluation) if mode == "forward" else None
