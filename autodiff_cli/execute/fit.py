@@ -255,15 +255,21 @@ def train(
 
 
 def _norm(vector: np.ndarray) -> float:
-    """The Euclidean norm, scaled by the largest entry so that squaring overflows no sooner than the
-    result does (as math.hypot), in NumPy: a tensor program's gradient has thousands of entries."""
+    """The Euclidean norm, without overflow before the result does: ``math.hypot`` (correctly
+    rounded) up to ``HYPOT_ENTRIES`` entries; beyond, a tensor program's thousands, the sum of
+    squares scaled by the largest entry in NumPy (hypot over a list cost a third of a millisecond)."""
     import numpy as np
 
+    if vector.size <= HYPOT_ENTRIES:
+        return math.hypot(*vector.tolist())
     largest = float(np.max(np.abs(vector))) if vector.size else 0.0
     if largest == 0.0 or not math.isfinite(largest):
         return largest  # 0, inf, or NaN where an entry is NaN
     scaled = vector / largest
     return largest * math.sqrt(float(np.dot(scaled, scaled)))
+
+
+HYPOT_ENTRIES = 4096
 
 
 class _Run:

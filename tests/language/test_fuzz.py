@@ -50,8 +50,9 @@ def assert_clean(result, command: str = "eval") -> None:  # type: ignore[no-unty
     if result.exit_code == 0:
         assert result.stdout.strip()
     elif result.exit_code == 1:
-        # The first line after any notes is `[FILE:LINE:COL: ]error: message` (or check's verdict).
-        first = [line for line in result.stderr.splitlines() if not line.startswith("note: ")][0]
+        # The first line after any notes and warnings (a number too small for a float, read as 0, is
+        # said when the program is read) is `[FILE:LINE:COL: ]error: message` (or check's verdict).
+        first = [line for line in result.stderr.splitlines() if not line.startswith(("note: ", "warning: "))][0]
         assert "error: " in first or (command == "check" and first.startswith("check failed: ")), first
     else:  # a usage error, or a command given a program it does not take (graph of a tensor program)
         first = result.stderr.splitlines()[0]
