@@ -140,13 +140,13 @@ def non_finite_gradient_warnings(evaluation: Evaluation, names: list[str] | None
     statement it is in.  None of a derivative that is finite."""
     import math
 
-    from ..analysis.graph_model import non_finite_origin
-    from ..engine.ops import short_number
-
     shown = names if names is not None else list(evaluation.nodes)
     bad = [name for name in shown if not math.isfinite(evaluation.nodes[name].grad)]
     if not bad:
         return []
+    from ..analysis.graph_model import non_finite_origin  # only now: start-up does not pay for it
+    from ..engine.ops import short_number
+
     output = evaluation.output
     said = ", ".join(f"d{output}/d{name} = {evaluation.nodes[name].grad}" for name in bad[:5])
     more = f" and {len(bad) - 5:,} more" if len(bad) > 5 else ""
