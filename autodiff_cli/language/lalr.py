@@ -44,7 +44,7 @@ from itertools import accumulate, repeat
 from operator import itemgetter, sub
 from typing import Any
 
-TABLE_FORMAT = 4  # bump when the cached layout changes
+TABLE_FORMAT = 5  # bump when the cached layout changes
 END = "$END"
 ERROR = "ERROR"
 NL, SEMI = "NL", "SEMI"
@@ -419,52 +419,46 @@ def _cache_dir() -> str | None:
 def load_tables(grammar: str) -> Tables:
     """The tables for ``grammar``: from the cache when it holds them, else built (and cached).
 
-    A cached file is used only if its digest matches its content and its tables are well formed
-    (``_well_formed``); anything else (a truncated file, an edited one, a bad disk) is rebuilt
-    and written again, so a broken cache costs one rebuild, never a wrong parse or a traceback."""
+    A cached file is used only if it starts with the checksum of the rest of its text, which
+    catches any change to it (a truncated file, an edited one, a bad disk) for the cost of one
+    CRC over the text; anything else is rebuilt and written again, so a broken cache costs one
+    rebuild, never a wrong parse or a traceback."""
     key = f"{zlib.crc32(grammar.encode('utf-8')):08x}-{len(grammar)}-v{TABLE_FORMAT}"
     directory = _cache_dir()
     path = None if directory is None else os.path.join(directory, f"parser-{key}.json")
     if path is not None:
         try:
             with open(path, encoding="utf-8") as cached:
-                data = json.load(cached)
-            if (isinstance(data, dict) and data.get("format") == TABLE_FORMAT and data.get("grammar") == key
-                    and data.get("digest") == _digest(data) and _well_formed(data)):
-                return Tables(data)
+                text = cached.read()
+            if _checked(text):
+                data = json.loads(text)
+                data.pop("checksum")
+                if data.get("format") == TABLE_FORMAT and data.get("grammar") == key:
+                    return Tables(data)
         except (OSError, ValueError, LookupError, TypeError, AttributeError, re.error, RecursionError):
             pass  # no cache yet, or an unreadable one: rebuild below
     data = build_tables(grammar)
     data["grammar"] = key
-    data["digest"] = _digest(data)
     if path is not None:
         _save(path, data)
     return Tables(data)
 
 
-def _digest(data: dict[str, Any]) -> str:
-    """A checksum of the tables (everything but the checksum itself), in a canonical form."""
-    body = {name: value for name, value in data.items() if name != "digest"}
-    return f"{zlib.crc32(json.dumps(body, separators=(',', ':'), sort_keys=True).encode('utf-8')):08x}"
+# A cache file is '{"checksum":"<8 hex digits>",' and then the rest of the JSON object, whose
+# text the checksum (CRC-32) is of.
+_CHECKSUM_AT = len('{"checksum":"')
+_REST_AT = _CHECKSUM_AT + len('01234567",')
 
 
-def _well_formed(data: dict[str, Any]) -> bool:
-    """Whether the tables' numbers stay in their ranges: every action a state, a rule or one of
-    the three codes, every goto a state, so that the driver cannot index out of its lists."""
-    kinds = len(data["kinds"])
-    action, limit, rules = data["action"], data["limit"], data["rules"]
-    if not (isinstance(limit, int) and kinds and limit == len(action) and limit % kinds == 0):
-        return False
-    if not all(type(code) is int for code in action) or min(action) < -len(rules) - 2 or max(action) > limit + 2:
-        return False
-    if len(data["final"]) != len(rules) or len(data["passes_through"]) != len(rules):
-        return False
-    for rows in data["final"]:
-        for below, targets in rows:
-            if not (0 <= below and below + len(targets) <= limit and all(-1 <= t < limit for t in targets)):
-                return False
-    start = data["start_state"]
-    return isinstance(start, int) and 0 <= start < limit and start % kinds == 0
+def _checked(text: str) -> bool:
+    """Whether a cache file's text is whole and unchanged: its checksum is of the rest of it."""
+    return (text.startswith('{"checksum":"') and text[_REST_AT - 2:_REST_AT] == '",'
+            and text[_CHECKSUM_AT:_REST_AT - 2] == f"{zlib.crc32(text[_REST_AT:].encode('utf-8')):08x}")
+
+
+def _with_checksum(data: dict[str, Any]) -> str:
+    rest = json.dumps(data, separators=(",", ":"))[1:]  # the object's members, after its "{"
+    return f'{{"checksum":"{zlib.crc32(rest.encode("utf-8")):08x}",{rest}'
 
 
 def _save(path: str, data: dict[str, Any]) -> None:
@@ -473,7 +467,7 @@ def _save(path: str, data: dict[str, Any]) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+            handle.write(_with_checksum(data))
         os.replace(temporary, path)
     except OSError:
         try:
