@@ -29,7 +29,7 @@ import numpy as np
 from ..engine.ops import OPS, DomainError
 from ..engine.tensor_ops import TENSOR_OPS, align, elementwise_forward, elementwise_jvp, elementwise_vjp
 from ..errors import EvaluationError, InputError
-from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program, TensorConstant
+from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
 __all__ = ["TensorRun", "as_array", "draw_initializers", "input_arrays", "run_forward"]
@@ -301,16 +301,6 @@ def _describe_operands(run: TensorRun, register: int, operands: tuple[int, ...],
         named = names[r] + (f"[{', '.join(map(str, index))}]" if index else "") if r in names else None
         parts.append(f"{named} = {entry:g}" if named else f"{label} is {entry:g}")
     return ", where " + " and ".join(parts)
-
-
-def shapes_summary(run: TensorRun) -> dict[str, str]:
-    """Each named variable's shape as text, for reports."""
-    return {name: shape_text(run.shapes[v.register]) for name, v in run.program.variables.items()}
-
-
-def is_tensor_value(value: Any) -> bool:
-    """Whether a value given for an input is more than a number."""
-    return isinstance(value, (list, tuple, TensorConstant)) or getattr(value, "ndim", 0) > 0
 
 
 def check_scalar_output(run: TensorRun, output: str) -> None:

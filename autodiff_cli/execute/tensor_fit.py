@@ -121,7 +121,7 @@ class TensorObjective:
         if shape:
             raise InputError(f"fit minimises a number, and '{self.output}' has shape {shape_text(shape)} per row",
                              source=Source(self.program.source.name, ""),
-                             hint=f"make the loss a number: mean(...), sum(...), mse(p, y) or cross_entropy(z, y)")
+                             hint="make the loss a number: mean(...), sum(...), mse(p, y) or cross_entropy(z, y)")
         self._checked = True
 
     def _in_the_data(self, error: EvaluationError, rows: Any) -> EvaluationError:
