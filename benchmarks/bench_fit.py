@@ -56,7 +56,8 @@ def ours_cli_moons() -> float:
 
 def ours_train_moons() -> tuple[float, float]:
     """The training loop alone (program parsed and data read beforehand); and the first loss."""
-    from autodiff_cli.execute.fit import FitSettings, ProgramObjective, plan_fit, train
+    from autodiff_cli.execute.fit import FitSettings, plan_fit, train
+    from autodiff_cli.execute.objective import ProgramObjective
     from autodiff_cli.language import parse
 
     program = parse((SAMPLES / "moons.ad").read_text(), "moons.ad")
@@ -160,7 +161,8 @@ def numpy_line(x: np.ndarray, y: np.ndarray, steps: int, lr: float) -> tuple[flo
 
 
 def ours_line(x: np.ndarray, y: np.ndarray, steps: int, lr: float) -> tuple[float, np.ndarray]:
-    from autodiff_cli.execute.fit import FitSettings, ProgramObjective, plan_fit, train
+    from autodiff_cli.execute.fit import FitSettings, plan_fit, train
+    from autodiff_cli.execute.objective import ProgramObjective
     from autodiff_cli.language import parse
 
     program = parse((SAMPLES / "line.ad").read_text(), "line.ad")

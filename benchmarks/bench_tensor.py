@@ -326,7 +326,8 @@ MOONS_ARGS = ["--lr", "1", "--lr-schedule", "linear", "--steps", "100"]
 
 def moons_objective(tensor: bool) -> tuple[Any, np.ndarray]:
     """The objective and start ``autodiff fit`` makes for moons_mlp.ad (tensor) or moons.ad."""
-    from autodiff_cli.execute.fit import ProgramObjective, plan_fit
+    from autodiff_cli.execute.fit import plan_fit
+    from autodiff_cli.execute.objective import ProgramObjective
     from autodiff_cli.execute.tensor_batch import input_rows
     from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
     from autodiff_cli.language import parse

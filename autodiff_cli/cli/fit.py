@@ -276,7 +276,7 @@ def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict
     for a tensor program (or tensor data: columns x[0], x[1]) the tensor executor's, with the
     parameters laid end to end in one vector (``start``) and initializers drawn from --seed."""
     from ..execute.columns import feeds_tensors
-    from ..execute.fit import ProgramObjective
+    from ..execute.objective import ProgramObjective
     from ..language.program import runs_as_tensors
 
     if not (runs_as_tensors(program, values) or feeds_tensors(program, data_set.plan)):
