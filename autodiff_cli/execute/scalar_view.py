@@ -1,0 +1,400 @@
+"""The scalar view of a tensor program: the same computation unrolled into scalar instructions.
+
+A tensor program's ``P = X @ W`` is, entry by entry, micrograd's graph: ``P[i, 0] = X[i, 0] *
+W[0, 0] + X[i, 1] * W[1, 0]``.  ``scalar_view`` writes that graph as a scalar ``Program`` (ops of
+``engine.ops.OPS`` only, every register a number), so the scalar machinery draws and explains
+it unchanged: ``execute.scalar.evaluate`` builds its ``Value`` graph, ``render.dot`` draws it,
+``analysis.steps`` explains it.  ``layer_view`` does the same for one statement ("a layer") and
+one row of it, with the entries it reads as inputs.
+
+Each tensor op is unrolled into the scalar ops of its definition:
+
+- elementwise ops: one op per entry of the broadcast result;
+- ``@``: each entry is a sum of products, added left to right;
+- ``sum``/``mean``: sums left to right (``mean`` then divides by the count);
+- ``softmax``, ``log_softmax``, ``logsumexp``, ``cross_entropy``: ``exp``, sums and ``log`` around
+  a shift ``m`` (the row's maximum), a constant as in the tensor op; the results do not depend on
+  ``m``, so neither do the derivatives;
+- ``max``/``min``: the entry that is the extreme (the first, at a tie: where the tensor op splits
+  the gradient among tied entries, the scalar view gives it all to the first);
+- ``transpose``, indexing and slicing: no op, the entries are the operand's own;
+- ``mse``: differences, squares, a sum and a division.
+
+Values agree with the tensor interpreter's to rounding (sums are added in a different order).
+Nothing is recursive: each tensor instruction is unrolled with NumPy index arrays in one pass.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..engine.tensor_ops import TENSOR_OPS
+from ..errors import ProgramError
+from ..language.program import (CONST, INPUT, INTERMEDIATE, Instruction, Program, Variable, missing_inputs,
+                                missing_inputs_error)
+from .tensor import input_arrays, run_forward
+
+__all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view"]
+
+DEFAULT_LIMIT = 100_000
+
+
+class TooLarge(ProgramError):
+    """The scalar view would hold more scalar operations than the caller allows."""
+
+
+@dataclass
+class ScalarView:
+    """A scalar program equivalent to (part of) a tensor program.
+
+    ``entries`` maps each variable of the tensor program shown to the registers of ``program``
+    holding its entries (an int array shaped like the variable, or like its chosen row);
+    ``names`` maps registers to the entry names they are shown by (``W1[3, 0]``, ``b``)."""
+
+    program: Program
+    values: dict[str, float]
+    entries: dict[str, Any]
+    names: dict[int, str]
+    row: int | None
+    output: str
+
+
+def entry_name(name: str, index: tuple[int, ...]) -> str:
+    """The name of one entry, as entry columns are named: ``W[0, 1]``; a scalar keeps its name."""
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+class _Emitter:
+    """Appends scalar instructions, counting them against the limit."""
+
+    def __init__(self, program: Program, limit: int) -> None:
+        self.source = program.source
+        self.instructions: list[Instruction] = []
+        self.variables: dict[str, Variable] = {}
+        self.values: dict[str, float] = {}
+        self.limit = limit
+
+    def emit(self, op: str, args: tuple[int, ...], param: Any, where: Any) -> int:
+        if len(self.instructions) >= self.limit:
+            raise TooLarge(
+                f"the scalar view has more than {self.limit:,} scalar operations", None, self.source,
+                "show one layer (--expand NAME) for one row (--row i), or allow more with --max-nodes")
+        self.instructions.append(Instruction(op, args, param, where))
+        return len(self.instructions) - 1
+
+    def const(self, number: float, where: Any) -> int:
+        return self.emit(CONST, (), float(number), where)
+
+    def input(self, name: str, value: float, where: Any, declared: Any) -> int:
+        register = self.emit(INPUT, (), name, where)
+        self.variables[name] = Variable(name, INPUT, declared, register, float(value), self.source)
+        self.values[name] = float(value)
+        return register
+
+    def name(self, name: str, register: int, declared: Any) -> None:
+        if name not in self.variables:
+            self.variables[name] = Variable(name, INTERMEDIATE, declared, register, source=self.source)
+
+    def fold(self, registers: Any, where: Any) -> int:
+        """The sum of ``registers``, added left to right."""
+        flat = [int(r) for r in np.ravel(registers)]
+        total = flat[0]
+        for register in flat[1:]:
+            total = self.emit("+", (total, register), None, where)
+        return total
+
+
+def scalar_view(program: Program, given: Mapping[str, Any], *, seed: int | None = 0,
+                limit: int = DEFAULT_LIMIT) -> ScalarView:
+    """The whole program, every entry of every tensor, as one scalar program."""
+    arrays, run = _forward(program, given, seed)
+    emitter = _Emitter(program, limit)
+    declared = {v.register: v for v in program.variables.values()}
+    ids: list[Any] = []
+    for register, (op, first, second, param, where) in enumerate(run.rows):
+        if op == INPUT:
+            ids.append(_entry_inputs(emitter, param, arrays[param], where, declared[register]._where))
+        else:
+            ids.append(_unroll(emitter, run, ids, register, op, first, second, param, where))
+    entries = _name_entries(emitter, program, ids)
+    output = program.result
+    out = ids[program.variables[output].register]
+    if np.ndim(out):
+        raise ProgramError(f"the output {output} is a tensor of shape {list(np.shape(out))}", None, program.source,
+                           "the scalar view follows one number back: give the program a scalar output")
+    return _view(emitter, program, entries, None, output)
+
+
+def layer_view(program: Program, given: Mapping[str, Any], name: str, *, row: int | None = None,
+               upstream: Any = None, seed: int | None = 0, limit: int = DEFAULT_LIMIT) -> ScalarView:
+    """The statement that defines ``name`` alone, for one row of it.
+
+    The entries of ``name`` (row ``row`` of its first axis when it has two or more axes, every
+    entry otherwise) are computed from the entries of the registers the statement reads, which
+    become inputs holding their forward values.  The view's output adds those entries, each
+    weighted by ``upstream`` when it is given (the tensor program's dL/d``name`` for that row),
+    so that its backward pass gives each operand entry's share of dL/d operand through this
+    statement and row; summed over the rows, the shares are the matrix-form gradient."""
+    variable = program.variables.get(name)
+    if variable is None:
+        raise ProgramError(f"there is no variable {name!r} to expand", None, program.source,
+                           "name a variable the program writes or takes as an input")
+    arrays, run = _forward(program, given, seed)
+    target = variable.register
+    first_of_statement = _statement_start(program, target)
+    emitter = _Emitter(program, limit)
+    declared = {v.register: v for v in program.variables.values()}
+    names = program.names_by_register()
+    chosen, row = _row_of(run.shapes[target], row, name, program)
+    ids: dict[int, Any] = {}
+    for register in range(first_of_statement, target + 1):
+        op, first, second, param, where = run.rows[register]
+        for operand in (first, second):
+            if operand >= 0 and operand not in ids:
+                shown = names.get(operand) or f"({_operand_text(run, operand)})"
+                ids[operand] = _entry_inputs(emitter, shown, np.asarray(run.values[operand]), where,
+                                             (declared.get(operand) or variable)._where)
+        if op == INPUT:
+            ids[register] = _entry_inputs(emitter, param, arrays[param], where, declared[register]._where)
+        else:
+            ids[register] = _unroll(emitter, run, ids, register, op, first, second, param, where)
+    mine = np.asarray(ids[target])[chosen]
+    entries = {name: mine}
+    base = (row,) if row is not None else ()
+    for index in np.ndindex(np.shape(mine)):
+        register = int(mine[index])
+        if emitter.instructions[register].op != INPUT:
+            emitter.name(entry_name(name, base + index), register, variable._where)
+    weights = None if upstream is None else np.broadcast_to(np.asarray(upstream, dtype=float), np.shape(mine))
+    root = _weighted_sum(emitter, mine, weights, run.rows[target][4])
+    label = f"sum({name})" if weights is None else f"dL/d{name} . {name}"
+    emitter.name(label, root, variable._where)
+    return _view(emitter, program, entries, row, label)
+
+
+def _forward(program: Program, given: Mapping[str, Any], seed: int | None) -> tuple[dict[str, Any], Any]:
+    """Every input's array and the forward run: the values constants are taken from (a row's
+    shift, an extreme's position, a label)."""
+    arrays = input_arrays(program, given, seed)
+    missing = missing_inputs(program, arrays)
+    if missing:
+        raise missing_inputs_error(program, missing)
+    return arrays, run_forward(program, arrays, check=False)
+
+
+def _view(emitter: _Emitter, program: Program, entries: dict[str, Any], row: int | None, output: str) -> ScalarView:
+    scalar = Program(program.source, emitter.instructions, emitter.variables, output, tensor_syntax=False)
+    names = {v.register: v.name for v in reversed(list(emitter.variables.values()))}
+    return ScalarView(scalar, emitter.values, entries, names, row, output)
+
+
+def _statement_start(program: Program, target: int) -> int:
+    """The first register of the statement whose value is ``target``: just after the previous
+    named register (a statement's operands that are names are read, not recomputed)."""
+    named = {v.register for v in program.variables.values()}
+    start = target
+    rows = list(program.rows())
+    while start > 0 and (start - 1) not in named and rows[start - 1][0] != INPUT:
+        start -= 1
+    return start
+
+
+def _row_of(shape: tuple[int, ...], row: int | None, name: str, program: Program) -> tuple[Any, int | None]:
+    """The index of the entries shown: one row of the first axis of a matrix (or higher), all of
+    a vector or a scalar."""
+    if len(shape) < 2:
+        return (), None
+    row = 0 if row is None else row
+    if not -shape[0] <= row < shape[0]:
+        raise ProgramError(f"{name} has {shape[0]} rows: there is no row {row}", None, program.source,
+                           f"rows of {name} run from 0 to {shape[0] - 1}")
+    return (row % shape[0],), row % shape[0]
+
+
+def _operand_text(run: Any, register: int) -> str:
+    op = run.rows[register][0]
+    return "..." if op != CONST else "constant"
+
+
+def _entry_inputs(emitter: _Emitter, name: str, value: Any, where: Any, declared: Any) -> Any:
+    value = np.asarray(value, dtype=float)
+    registers = np.empty(value.shape, dtype=np.int64)
+    for index in np.ndindex(value.shape):
+        registers[index] = emitter.input(entry_name(name, index), value[index], where, declared)
+    return registers
+
+
+def _name_entries(emitter: _Emitter, program: Program, ids: list[Any]) -> dict[str, Any]:
+    """Give every entry of every named variable its name, in the order the program writes them."""
+    entries = {}
+    for variable in sorted(program.variables.values(), key=lambda v: v.register):
+        registers = np.asarray(ids[variable.register])
+        entries[variable.name] = registers
+        for index in np.ndindex(registers.shape):
+            emitter.name(entry_name(variable.name, index), int(registers[index]), variable._where)
+    return entries
+
+
+def _weighted_sum(emitter: _Emitter, registers: Any, weights: Any, where: Any) -> int:
+    flat = [int(r) for r in np.ravel(registers)]
+    if weights is not None:
+        flat = [emitter.emit("*", (emitter.const(w, where), r), None, where)
+                for w, r in zip(np.ravel(weights), flat)]
+    return emitter.fold(np.asarray(flat), where)
+
+
+# --- unrolling one tensor instruction -------------------------------------------------------------
+
+
+def _unroll(emitter: _Emitter, run: Any, ids: Any, register: int, op: str, first: int, second: int,
+            param: Any, where: Any) -> Any:
+    if op == CONST:
+        value = run.values[register]
+        out = np.empty(np.shape(value), dtype=np.int64)
+        for index in np.ndindex(out.shape):
+            out[index] = emitter.const(np.asarray(value)[index], where)
+        return out
+    if op in TENSOR_OPS:
+        return _TENSOR_UNROLL[op](emitter, run, ids, first, second, param, where)
+    operands = [np.asarray(ids[first])] + ([np.asarray(ids[second])] if second >= 0 else [])
+    operands = np.broadcast_arrays(*operands)
+    out = np.empty(operands[0].shape, dtype=np.int64)
+    for index in np.ndindex(out.shape):
+        out[index] = emitter.emit(op, tuple(int(a[index]) for a in operands), param, where)
+    return out
+
+
+def _matmul(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+    a, b = np.asarray(ids[first]), np.asarray(ids[second])
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    a = a[None, :] if vector_a else a
+    b = b[:, None] if vector_b else b
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=np.int64)
+    for index in np.ndindex(out.shape):
+        *lead, i, j = index
+        row, column = a[tuple(lead) + (i,)], b[tuple(lead) + (slice(None), j)]
+        products = [emitter.emit("*", (int(x), int(y)), None, where) for x, y in zip(row, column)]
+        out[index] = emitter.fold(np.asarray(products), where)
+    if vector_b:
+        out = out[..., 0]
+    if vector_a:
+        out = out[..., 0] if vector_b else out[..., 0, :]
+    return out
+
+
+def _reduction(mean: bool) -> Any:
+    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any) -> Any:
+        x = np.asarray(ids[first])
+        moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
+        count = moved.shape[-1]
+        out = np.empty(moved.shape[:-1], dtype=np.int64)
+        for index in np.ndindex(out.shape):
+            total = emitter.fold(moved[index], where)
+            if mean:
+                total = emitter.emit("/", (total, emitter.const(count, where)), None, where)
+            out[index] = total
+        return out[0] if axis is None else out
+
+    return unroll
+
+
+def _extreme(largest: bool) -> Any:
+    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any) -> Any:
+        x, value = np.asarray(ids[first]), np.asarray(run.values[first])
+        if axis is None:
+            x, value = x.reshape(1, -1), value.reshape(1, -1)
+        else:
+            x, value = np.moveaxis(x, axis, -1), np.moveaxis(value, axis, -1)
+        picked = np.argmax(value, axis=-1) if largest else np.argmin(value, axis=-1)
+        out = np.take_along_axis(x, picked[..., None], axis=-1)[..., 0]
+        return out[0] if axis is None else out
+
+    return unroll
+
+
+def _transpose(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+    return np.swapaxes(np.asarray(ids[first]), -1, -2)
+
+
+def _index(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, items: Any, where: Any) -> Any:
+    return np.asarray(ids[first])[tuple(items)]
+
+
+def _shifted_exps(emitter: _Emitter, x: Any, values: Any, where: Any) -> tuple[int, list[int], int]:
+    """For one row: the shift register m (its maximum, a constant), exp(x - m) for each entry
+    and their sum."""
+    top = float(np.max(values))
+    shift = top if math.isfinite(top) else 0.0
+    m = emitter.const(shift, where)
+    exps = [emitter.emit("exp", (emitter.emit("-", (int(r), m), None, where),), None, where) for r in x]
+    return m, exps, emitter.fold(np.asarray(exps), where)
+
+
+def _logsumexp_row(emitter: _Emitter, x: Any, values: Any, where: Any) -> int:
+    m, _, total = _shifted_exps(emitter, x, values, where)
+    return emitter.emit("+", (m, emitter.emit("log", (total,), None, where)), None, where)
+
+
+def _last_axis(kind: str) -> Any:
+    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+        x, values = np.asarray(ids[first]), np.asarray(run.values[first])
+        out = np.empty(x.shape[:-1] if kind == "logsumexp" else x.shape, dtype=np.int64)
+        for index in np.ndindex(x.shape[:-1]):
+            row, row_values = x[index], values[index]
+            if kind == "softmax":
+                _, exps, total = _shifted_exps(emitter, row, row_values, where)
+                out[index] = [emitter.emit("/", (e, total), None, where) for e in exps]
+            elif kind == "log_softmax":
+                lse = _logsumexp_row(emitter, row, row_values, where)
+                out[index] = [emitter.emit("-", (int(r), lse), None, where) for r in row]
+            else:
+                out[index] = _logsumexp_row(emitter, row, row_values, where)
+        return out
+
+    return unroll
+
+
+def _mse(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+    x, y = np.broadcast_arrays(np.asarray(ids[first]), np.asarray(ids[second]))
+    squares = []
+    for a, b in zip(np.ravel(x), np.ravel(y)):
+        difference = emitter.emit("-", (int(a), int(b)), None, where)
+        squares.append(emitter.emit("**c", (difference,), 2.0, where))
+    total = emitter.fold(np.asarray(squares), where)
+    return np.asarray(emitter.emit("/", (total, emitter.const(len(squares), where)), None, where))
+
+
+def _cross_entropy(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+    x, values = np.asarray(ids[first]), np.asarray(run.values[first])
+    labels = np.broadcast_to(np.asarray(run.values[second]), x.shape[:-1])
+    losses = []
+    for index in np.ndindex(x.shape[:-1]):
+        lse = _logsumexp_row(emitter, x[index], values[index], where)
+        picked = int(x[index][int(labels[index])])
+        losses.append(emitter.emit("-", (lse, picked), None, where))
+    total = emitter.fold(np.asarray(losses), where)
+    return np.asarray(emitter.emit("/", (total, emitter.const(len(losses), where)), None, where))
+
+
+_TENSOR_UNROLL = {
+    "@": _matmul,
+    "sum": _reduction(mean=False),
+    "mean": _reduction(mean=True),
+    "max": _extreme(largest=True),
+    "min": _extreme(largest=False),
+    "transpose": _transpose,
+    "softmax": _last_axis("softmax"),
+    "log_softmax": _last_axis("log_softmax"),
+    "logsumexp": _last_axis("logsumexp"),
+    "index": _index,
+    "mse": _mse,
+    "cross_entropy": _cross_entropy,
+}
