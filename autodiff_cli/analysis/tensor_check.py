@@ -56,7 +56,9 @@ def check_tensors(program: Program, given: Mapping[str, Any], output: str | None
         raise InputError(f"check takes a number output, and '{output}' has shape {list(np.shape(f0))}",
                          source=Source(program.source.name, ""),
                          hint=f"check sum({output}), mean({output}) or one entry such as {output}[0]")
-    names = list(point)
+    labels = _labels(run)
+    moving = {name: value for name, value in point.items() if name not in labels}
+    names = list(moving)
     grads = run.gradients(output, names)
     rounding = _rounding_error(run, output)
     f0 = float(f0)
@@ -67,11 +69,11 @@ def check_tensors(program: Program, given: Mapping[str, Any], output: str | None
         return float(run_forward(program, inputs).value(output))
 
     generator = np.random.default_rng(seed)
-    picked = _sample_entries(point, entries, generator)
+    picked = _sample_entries(moving, entries, generator)
     total = directions + len(picked)
     checks: list[InputCheck] = []
     for k in range(directions if names else 0):
-        direction = _direction(point, generator)
+        direction = _direction(moving, generator)
         reverse = math.fsum(float(np.sum(grads[name] * v)) for name, v in direction.items())
         forward = float(run.jvp(output, direction))
 
@@ -96,10 +98,20 @@ def check_tensors(program: Program, given: Mapping[str, Any], output: str | None
 
         checks.append(_check_one(label, x, reverse, forward, f0, moved, rtol, atol, rounding))
         _tell(progress, len(checks), total)
-    count = sum(int(np.size(value)) for value in point.values())
+    count = sum(int(np.size(value)) for value in moving.values())
     notes = [f"checked along {directions} random direction{'s' if directions != 1 else ''} (seed {seed}) and at "
              f"{len(picked)} of the {count} input entr{'y' if count == 1 else 'ies'}"]
+    if labels:
+        notes.append(f"not moved: {', '.join(sorted(labels))}, the class labels of cross_entropy (whole numbers, "
+                     "with no derivative)")
     return CheckResult(output, f0, rtol, atol, checks, mode="inputs", seed=seed, input_count=count, notes=notes)
+
+
+def _labels(run: TensorRun) -> set[str]:
+    """The inputs given to cross_entropy as its labels: class numbers, which have no derivative
+    there and which a finite difference cannot move (a label must stay a whole number)."""
+    inputs = {variable.register: variable.name for variable in run.program.inputs}
+    return {inputs[second] for op, _, second, _, _ in run.rows if op == "cross_entropy" and second in inputs}
 
 
 def _tell(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:

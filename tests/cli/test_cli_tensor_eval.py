@@ -340,6 +340,22 @@ def test_check_with_a_relu_kink_in_a_tensor_fails_naming_the_entry(runner) -> No
     assert "kink" in result.stderr
 
 
+def test_check_leaves_cross_entropy_labels_alone(runner) -> None:
+    # a label is a class number: moving it by a finite difference's step makes it no class at all
+    text = "z = [2, -1, 0.5]\nlabel = 1\nL = cross_entropy(z, label)"
+    doc = document(run(runner, "check", text, "--format", "json"))
+    assert doc["ok"] is True and doc["verdict"] == "ok"
+    assert not any("label" in item["name"] for item in doc["inputs"])
+    z = np.array([2.0, -1.0, 0.5])
+    softmax = np.exp(z) / np.exp(z).sum()
+    want = softmax - np.eye(3)[1]  # d/dz of logsumexp(z) - z[1]
+    for item in doc["inputs"]:
+        found = re.fullmatch(r"z\[(\d)\]", item["name"])
+        if found:
+            assert item["reverse"] == pytest.approx(want[int(found.group(1))], rel=1e-12)
+    assert any("not moved: label" in note for note in doc["notes"])
+
+
 def test_check_is_seeded(runner) -> None:
     args = ["check", MOONS_MLP, "--set", "x=[0.5, -0.3]", "--entries", "8", "--format", "json"]
     first, second = run(runner, *args), run(runner, *args)
