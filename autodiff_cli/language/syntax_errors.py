@@ -82,27 +82,26 @@ def end_position(text: str) -> Position:
     return Position(stripped.count("\n") + 1, len(stripped) - line_start + 1)
 
 
-def _unclosed_parenthesis(text: str, line: int, column: int) -> Position | None:
-    """The last '(' still open before (line, column), ignoring comments.
+def _unclosed_bracket(text: str, line: int, column: int) -> tuple[str, Position] | None:
+    """The innermost '(' or '[' still open before (line, column), ignoring comments, and which.
 
-    Line breaks inside parentheses continue the statement, so an unclosed '('
-    can be lines above the place where the parser gave up.
+    Line breaks inside brackets continue the statement, so an unclosed one can be lines
+    above the place where the parser gave up.
     """
-    open_positions: list[Position] = []
+    open_brackets: list[tuple[str, Position]] = []
+    closing = {")": "(", "]": "["}
     for number, content in enumerate(text.split("\n")[:line], start=1):
         end = column - 1 if number == line else len(content)
         for index, char in enumerate(content[:end]):
             if char == "#":
                 break
-            if char == "(":
-                open_positions.append(Position(number, index + 1))
-            elif char == ")" and open_positions:
-                open_positions.pop()
+            if char in "([":
+                open_brackets.append((char, Position(number, index + 1)))
+            elif char in closing and open_brackets and open_brackets[-1][0] == closing[char]:
+                open_brackets.pop()
             elif char == ";":
-                open_positions.clear()
-    return open_positions[-1] if open_positions else None
-
-
+                open_brackets.clear()
+    return open_brackets[-1] if open_brackets else None
 
 
 def _continue(which: str) -> str:
@@ -116,15 +115,16 @@ def syntax_error(terminal: str, text: str, position: Position, expected: set[str
     found = _describe_token(terminal, text)
     message = f"unexpected {found}; expected {_describe_expected(expected)}"
     hint = None
-    opened = _unclosed_parenthesis(source.text, position.line, position.column)
-    if "RPAR" in expected and opened is not None:
-        hint = f"the '(' at line {opened.line}, column {opened.column} is never closed"
+    bracket = _unclosed_bracket(source.text, position.line, position.column)
+    kind, opened = bracket if bracket is not None else (None, None)
+    if kind is not None and opened is not None and {"(": "RPAR", "[": "RSQB"}[kind] in expected:
+        hint = f"the '{kind}' at line {opened.line}, column {opened.column} is never closed"
     elif _OPERATORS <= expected and terminal in ("NAME", "NUMBER", "LPAR"):
         hint = "write the operator between the operands, e.g. 2*x rather than 2x"
     elif terminal == "EQUAL":
         hint = "only a plain name can be assigned to: 'name = expression' (comparisons are not supported)"
     elif terminal == "RPAR" and "RPAR" not in expected:
-        if opened is not None:  # '()' or '(a + )': the ')' closes a '(' but comes too early
+        if kind == "(":  # '()' or '(a + )': the ')' closes a '(' but comes too early
             hint = "an operand is missing before this ')': write an expression inside the parentheses"
         else:
             hint = "this ')' has no matching '('"

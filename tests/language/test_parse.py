@@ -181,6 +181,19 @@ def test_unclosed_parenthesis_hint_names_where_it_opened() -> None:
     assert raised.value.hint == "the '(' at line 1, column 9 is never closed"
 
 
+@pytest.mark.parametrize("text, hint", [
+    ("x = [1, 2\ny = sum(x)", "the '[' at line 1, column 5 is never closed"),
+    ("x = [[1, 2], [3, 4]", "the '[' at line 1, column 5 is never closed"),
+    ("y = x[0", "the '[' at line 1, column 6 is never closed"),
+    ("y = ([1, 2)", "the '[' at line 1, column 6 is never closed"),
+    ("y = [(1]", "the '(' at line 1, column 6 is never closed"),
+])
+def test_unclosed_bracket_hint_names_the_innermost(text: str, hint: str) -> None:
+    with pytest.raises(ParseError) as raised:
+        parse(text)
+    assert raised.value.hint == hint
+
+
 def test_unknown_function_suggests_the_closest() -> None:
     with pytest.raises(ProgramError) as raised:
         parse("y = sigmod(x)")
