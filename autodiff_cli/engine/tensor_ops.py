@@ -362,7 +362,13 @@ def _sum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: An
 def _mean_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
     x = _f64(np, args[0])
     _reduce_shape("mean")(_rows(np, args, leads), axis)
-    return np.mean(x, axis=_axes(np.ndim(x), leads[0], axis))
+    axes = _axes(np.ndim(x), leads[0], axis)
+    with np.errstate(over="ignore"):  # looked for here: an overflowed sum is redone
+        out = np.mean(x, axis=axes)
+        if not np.all(np.isfinite(out)) and np.all(np.isfinite(x)):
+            # the sum overflowed though the mean does not (mean([1e308, 1e308])): divide first
+            out = np.sum(x / _count(np, x, leads[0], axis), axis=axes)
+    return out
 
 
 def _mean_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:

@@ -54,6 +54,26 @@ def jvp(name, tangents, args, leads, param=None):
     return op.jvp(np, tangents, out, args, leads, param)
 
 
+# --- a mean whose sum overflows -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("x, axis, leads, want", [
+    ([1e308, 1e308], None, 0, 1e308),
+    ([1e308, 1e308, -1e308], None, 0, 1e308 / 3),
+    ([[1e308, 1.0], [1e308, 2.0]], 0, 0, [1e308, 1.5]),
+    ([[1e308, 1e308], [1.0, 3.0]], None, 1, [1e308, 2.0]),  # per row of a batch
+])
+def test_a_mean_is_finite_where_only_its_sum_overflows(x, axis, leads, want):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning escapes either
+        got = TENSOR_OPS["mean"].forward(np, [np.array(x)], [leads], axis)
+    close(got, want)
+
+
+def test_a_mean_of_an_infinity_stays_infinite():
+    assert TENSOR_OPS["mean"].forward(np, [np.array([np.inf, 1.0])], [0], None) == np.inf
+
+
 # --- max and min at ties ----------------------------------------------------------------------------
 
 
