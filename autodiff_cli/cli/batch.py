@@ -86,6 +86,12 @@ def _advice() -> Any:
                    "the row, or write NaN for its results.  skip and nan count the rows on stderr.")
 @click.option("--precision", type=click.IntRange(1, 17), metavar="N",
               help="Significant digits of the numbers computed [default: all, round-trip].")
+@click.option("--dask", "scheduler", metavar="SCHEDULER",
+              help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local[:N] to start N "
+                   "worker processes here [N: one per core].  ROWS may then be a glob or a directory of files, "
+                   "one partition each; per-row output is a directory of parts (-o DIR).  Needs "
+                   "pip install 'autodiff-cli[dask]'.")
+@click.option("--force", is_flag=True, help="Replace an existing -o directory of parts (partitioned rows).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--no-color", is_flag=True, help="No colour in --reduce's table (also when NO_COLOR is set).")
 @reporting_errors
@@ -93,15 +99,16 @@ def batch_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, rows: str | None, out: str | None, input_format: str | None,
     output_format: str | None, wrt: tuple[str, ...], keep: tuple[str, ...], values_of: tuple[str, ...],
-    reduce: str | None, report_format: str | None, on_error: str, precision: int | None, quiet: bool,
-    no_color: bool,
+    reduce: str | None, report_format: str | None, on_error: str, precision: int | None, scheduler: str | None,
+    force: bool, quiet: bool, no_color: bool,
 ) -> None:
     """Evaluate a program and its gradients on every row of a CSV, TSV, JSON Lines or
     Parquet file.
 
     PROGRAM follows eval's SOURCE rules (a file, '-' for stdin, or the program
     text; or -e/-f).  ROWS is a file, or '-' for stdin (also read when ROWS is
-    omitted and stdin is a pipe).  The first line names the columns (JSON
+    omitted and stdin is a pipe), or a glob or directory of files read as
+    partitions in name order (with --dask, on a cluster).  The first line names the columns (JSON
     Lines: each line is an object).  A column gives an input a value per row;
     inputs no column gives take --set, --values or the program's defaults, the
     same on every row.  Parquet needs pyarrow (pip install 'autodiff-cli[parquet]').
@@ -118,6 +125,7 @@ def batch_command(
       cat rows.jsonl | autodiff batch model.ad - --to jsonl --wrt w,b
       autodiff batch model.ad rows.csv --reduce mean --format json
       autodiff batch samples/regression.ad samples/regression.csv --keep x --to tsv
+      autodiff batch model.ad 'rows/*.parquet' --dask local:2 -o out/
     """
     from ..execute.vectorized import BatchEvaluator
 
@@ -126,6 +134,13 @@ def batch_command(
             raise click.UsageError("with -e/-f the program is given; pass only ROWS as an argument")
         rows, source = rows or source, None
     _check_options(reduce, report_format, output_format, keep, out)
+    from ..files.partitions import is_partitioned
+
+    if scheduler is not None or force or is_partitioned(rows):
+        _batch_partitions(source, expr, file, assignments, values_file, output, rows, out, input_format,
+                          output_format, wrt, keep, values_of, reduce, report_format, on_error, precision,
+                          scheduler, force, quiet, no_color)
+        return
     rows_from_stdin = rows is None or names_stdin(rows)
     if rows_from_stdin and (sys.stdin is None or (rows is None and not stdin_is_piped())):
         raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
@@ -262,10 +277,206 @@ def _values_of(values_of: tuple[str, ...], program: Program, wrt: tuple[str, ...
     return names
 
 
+# --- partitioned rows: a glob or directory of files, here or on a Dask cluster -----------------
+
+
+def _batch_partitions(
+    source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
+    values_file: str | None, output: str | None, rows: str | None, out: str | None, input_format: str | None,
+    output_format: str | None, wrt: tuple[str, ...], keep: tuple[str, ...], values_of: tuple[str, ...],
+    reduce: str | None, report_format: str | None, on_error: str, precision: int | None, scheduler: str | None,
+    force: bool, quiet: bool, no_color: bool,
+) -> None:
+    """Each file of ROWS is a partition, run through the same steps as one file (on a cluster's
+    workers with --dask); per-row output is a directory of parts, --reduce's sums are added in
+    partition order, so the numbers are the same for any number of workers."""
+    import os
+
+    from ..execute.distributed import cluster_or_here, parse_scheduler, partition_labels
+    from ..files.partitions import PartsDirectory, part_name, partition_paths
+
+    if rows is None or names_stdin(rows):
+        raise click.UsageError("--dask reads ROWS on the workers: name the files (a glob such as 'rows/*.parquet' "
+                               "or a directory), not standard input")
+    if scheduler is not None:
+        try:
+            parse_scheduler(scheduler)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--dask") from None
+    written = row_format(out, output_format)
+    if reduce is None:
+        if out is None or out == "-":
+            raise click.UsageError("per-row output of partitioned rows is a directory of parts, one per "
+                                   "partition: give -o DIR (or --reduce for one report)")
+        if written == "parquet" and precision is not None:
+            raise click.UsageError("--precision rounds the numbers of text output; Parquet keeps every bit")
+    elif force:
+        raise click.UsageError("--force replaces a directory of parts; --reduce writes one report")
+    elif out is not None and out != "-":
+        check_writable(out, "report.json")
+    paths = partition_paths(rows)
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    job = _plan_job(program, values, paths[0], input_format, output, wrt, keep, values_of, reduce, on_error,
+                    precision, written)
+    parts = [_Part(path, row_format(path, input_format), sniffs(path, input_format),
+                   part_name(index, len(paths), written)) for index, path in enumerate(paths)]
+    sizes = [_size_of(path) for path in paths]
+    labels = partition_labels(paths)
+    directory = PartsDirectory(out, force) if reduce is None else None  # refuses an existing one up front
+    with reading_progress(sum(sizes), quiet, rows) as advance:
+        read = [0]
+
+        def done(index: int) -> None:
+            read[0] += sizes[index]
+            advance(read[0])
+
+        with cluster_or_here(scheduler) as cluster:
+            if directory is None:
+                summed = cluster.map(_partition_sums, parts, job, done=done, labels=labels)
+            else:
+                with directory:
+                    job.directory = directory.temporary
+                    counted = cluster.map(_partition_rows, parts, job, done=done, labels=labels)
+                    directory.publish([part.output for part in parts])
+    if directory is not None:
+        failures = counted[0]
+        for later in counted[1:]:
+            failures.then(later)
+        warn([said for part in counted for said in part.misread])
+        failures.report()
+        return
+    total = summed[0]
+    for later in summed[1:]:
+        total.then(later)
+    name = os.path.basename(rows.rstrip("/")) if len(paths) > 1 else paths[0]
+    _report_sums(total, name, job.plan, job.evaluator, job.broadcast, reduce, out, report_format, precision,
+                 no_color)
+
+
+class _Part:
+    """One partition: its file, how to read it, and the name of its part of the output."""
+
+    def __init__(self, path: str, fmt: str, sniff: bool, output: str) -> None:
+        self.path, self.format, self.sniff, self.output = path, fmt, sniff, output
+
+
+class _Job:
+    """What every partition is run with: the evaluator and the columns planned from the first
+    partition, and what each partition is checked against (its columns must be the same)."""
+
+    def __init__(self, program: Program, values: dict[str, float], keep: tuple[str, ...], plan: ColumnPlan,
+                 evaluator: Any, broadcast: dict[str, Any], names: list[str], reduce: str | None, on_error: str,
+                 precision: int | None, written: str, first: str) -> None:
+        self.program, self.values, self.keep, self.plan = program, values, keep, plan
+        self.evaluator, self.broadcast, self.names = evaluator, broadcast, names
+        self.reduce, self.on_error, self.precision, self.written = reduce, on_error, precision, written
+        self.first = first  # the first partition's file, whose columns every other must have
+        self.directory: str | None = None  # where the parts are written (the temporary directory)
+
+
+def _plan_job(program: Program, values: dict[str, float], first: str, input_format: str | None, output: str | None,
+              wrt: tuple[str, ...], keep: tuple[str, ...], values_of: tuple[str, ...], reduce: str | None,
+              on_error: str, precision: int | None, written: str) -> _Job:
+    """The evaluator and the output's columns, from the first partition's columns (its first line)."""
+    from ..execute.vectorized import BatchEvaluator
+    from ..files.rows import opened, reader_for
+
+    with opened(first, notify) as (stream, name, _size):
+        reader = reader_for(stream, name, row_format(first, input_format), sniffs(first, input_format))
+        plan = _plan(program, reader, values, keep, reduce is not None)
+        listed = _values_of(values_of, program, wrt, reduce)
+        differentiated = listed if reduce is not None else _wrt(wrt, program)
+        broadcast = _broadcast(plan, values)
+        evaluator: Any
+        if _runs_as_tensors(program, plan, values):
+            from ..execute.tensor_batch import TensorBatchEvaluator
+
+            evaluator = TensorBatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
+                                             advice=_advice())
+            evaluator.shapes_of_rows = evaluator.shapes(_one_row(plan, broadcast))
+            evaluator.check_output(evaluator.shapes_of_rows, reduce)
+        else:
+            evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
+                                       advice=_advice())
+        names = _output_names(plan, evaluator, reader) if reduce is None else []
+    return _Job(program, values, keep, plan, evaluator, broadcast, names, reduce, ON_ERROR[on_error], precision,
+                written, name)
+
+
+def _size_of(path: str) -> int:
+    import os
+
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # reading it says what is wrong, with the partition's name
+
+
+def _no_progress(consumed: int) -> None:
+    """A partition's progress is its whole file, counted on the client when it is done."""
+
+
+def _partition_reader(part: _Part, job: _Job, run: Callable[[Any, ColumnPlan], Any]) -> Any:
+    """On a worker (or here): ``run(reader, plan)`` on the partition's rows, once its columns are
+    known to be the first partition's (an error otherwise, at its first line)."""
+    from ..files.rows import opened, reader_for
+
+    with opened(part.path, _no_notice) as (stream, name, _size):
+        reader = reader_for(stream, name, part.format, part.sniff)
+        plan = _plan(job.program, reader, job.values, job.keep, job.reduce is not None)
+        if plan.missing:
+            raise plan.missing_error(job.program, reader.name)
+        if set(reader.columns) != set(job.plan.columns):
+            other = sorted(set(reader.columns) ^ set(job.plan.columns))
+            raise InputError(f"the columns of {name} are not those of {job.first}: "
+                             f"{', '.join(other[:10])} {'is' if len(other) == 1 else 'are'} in one and not the other",
+                             source=Source(name, ""), hint="give every file of the rows the same columns")
+        return run(reader, plan)
+
+
+def _no_notice(notice: str) -> None:
+    """Partitions are files, never a terminal: there is nothing to wait for."""
+
+
+def _partition_sums(part: _Part, job: _Job) -> _Sums:
+    """--reduce's sums over one partition."""
+    return _partition_reader(part, job, lambda reader, plan: _sums(reader, plan, job.evaluator, job.broadcast,
+                                                                    job.on_error, _no_progress))
+
+
+def _partition_rows(part: _Part, job: _Job) -> _Failures:
+    """One partition's rows written to its part of the output directory, whole or not at all."""
+    import os
+
+    from ..files.rows import misread_warnings, writer_for
+
+    assert job.directory is not None
+    path = os.path.join(job.directory, part.output)
+
+    def run(reader: Any, plan: ColumnPlan) -> _Failures:
+        target = StreamedFile(path)
+        stream = target if job.written != "parquet" else target.handle
+        writer = writer_for(stream, job.written, job.names, set(plan.passed), job.precision,
+                            set(plan.kept) - set(plan.passed))
+        try:
+            failures = _stream_rows(reader, plan, job.evaluator, job.broadcast, writer, target, job.on_error,
+                                    _no_progress)
+            target.commit()
+        except OSError as error:
+            raise OutputError(f"cannot write {path}: {error.strerror or error}",
+                              hint="check that the disk is not full, or write somewhere else") from None
+        finally:
+            target.discard()
+        failures.misread = misread_warnings(reader)
+        return failures
+
+    return _partition_reader(part, job, run)
+
+
 # --- per-row output --------------------------------------------------------------------------
 
 
-def _output_names(plan: ColumnPlan, evaluator: BatchEvaluator) -> list[str]:
+def _output_names(plan: ColumnPlan, evaluator: BatchEvaluator, reader: RowReader | ParquetReader) -> list[str]:
     names = list(plan.kept)
     taken = set(names)
     shapes = getattr(evaluator, "shapes_of_rows", None)  # a tensor program's columns are its entries'
@@ -277,7 +488,7 @@ def _output_names(plan: ColumnPlan, evaluator: BatchEvaluator) -> list[str]:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise plan.reader.column_error(
+            raise reader.column_error(
                 name, f"the output would have two columns named '{name}'",
                 "rename the column passed through with --keep, or leave it out")
         seen.add(name)
@@ -289,7 +500,7 @@ def _write_rows(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: 
                 advance: Callable[[int], None]) -> None:
     from ..files.rows import writer_for
 
-    names = _output_names(plan, evaluator)
+    names = _output_names(plan, evaluator, reader)
     to_stdout = out is None or out == "-"
     if to_stdout and sys.stdout is None:
         raise InputError("standard output is closed, so there is nowhere to write the rows",
@@ -298,18 +509,8 @@ def _write_rows(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: 
     # Parquet's writer needs a real file; the text formats write through the checks of target.
     stream = target if fmt != "parquet" else target.buffer if to_stdout else target.handle
     writer = writer_for(stream, fmt, names, set(plan.passed), precision, set(plan.kept) - set(plan.passed))
-    failures = _Failures(on_error, reader.name)
     try:
-        writer.header()
-        target.flush()
-        for chunk in reader.chunks(plan.numeric, plan.passed, wait=False):
-            result = _evaluate(evaluator, chunk, broadcast, on_error, None, reader)
-            failures.add(result, chunk)
-            writer.write(_row_columns(plan, evaluator, chunk, result), result.count)
-            target.flush()  # rows go out as soon as they are computed
-            advance(chunk.consumed)
-        writer.finish()
-        target.flush()
+        failures = _stream_rows(reader, plan, evaluator, broadcast, writer, target, on_error, advance)
         if not to_stdout:
             target.commit()
     except BrokenPipeError:
@@ -324,6 +525,24 @@ def _write_rows(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: 
             target.discard()
     _warn_misread(reader)
     failures.report()
+
+
+def _stream_rows(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: BatchEvaluator,
+                 broadcast: dict[str, float], writer: Any, target: Any, on_error: str,
+                 advance: Callable[[int], None]) -> _Failures:
+    """Every row of ``reader`` through ``evaluator`` into ``writer``, flushed chunk by chunk."""
+    failures = _Failures(on_error, reader.name)
+    writer.header()
+    target.flush()
+    for chunk in reader.chunks(plan.numeric, plan.passed, wait=False):
+        result = _evaluate(evaluator, chunk, broadcast, on_error, None, reader)
+        failures.add(result, chunk)
+        writer.write(_row_columns(plan, evaluator, chunk, result), result.count)
+        target.flush()  # rows go out as soon as they are computed
+        advance(chunk.consumed)
+    writer.finish()
+    target.flush()
+    return failures
 
 
 def _warn_misread(reader: RowReader | ParquetReader) -> None:
@@ -383,6 +602,7 @@ class _Failures:
 
         self.infinite = 0  # rows that did not fail but have a gradient that is inf or NaN
         self.first_infinite: str | None = None
+        self.misread: list[str] = []  # a partition's cells read as 0 or inf, said by the client
 
     def add(self, result: BatchResult, chunk: Chunk) -> None:
         self.rows += result.rows
@@ -418,6 +638,14 @@ class _Failures:
             self.first_infinite = (f"{self.rows_name} {chunk.unit} {line}, where "
                                    f"{', '.join(f'd{result.output}/d{name}' for name in names[:5])} is not finite")
 
+    def then(self, later: _Failures) -> None:
+        """Count the rows of ``later`` (the next partition's) too; the first failures stay first."""
+        self.rows += later.rows
+        self.count += later.count
+        self.infinite += later.infinite
+        self.first = self.first or later.first
+        self.first_infinite = self.first_infinite or later.first_infinite
+
     def report(self) -> None:
         notes = []
         if self.count:
@@ -436,27 +664,62 @@ class _Failures:
 def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: BatchEvaluator,
             broadcast: dict[str, float], how: str, out: str | None, report_format: str | None,
             precision: int | None, on_error: str, no_color: bool, advance: Callable[[int], None]) -> None:
+    summed = _sums(reader, plan, evaluator, broadcast, on_error, advance)
+    _report_sums(summed, reader.name, plan, evaluator, broadcast, how, out, report_format, precision, no_color)
+
+
+class _Sums:
+    """What --reduce adds up: each chunk's sums, in the order the chunks were read (a list per
+    name, added exactly at the end), the rows counted, the rows that failed and the cells misread."""
+
+    def __init__(self, failures: _Failures) -> None:
+        self.values: dict[str, list[float]] = {}
+        self.grads: dict[str, list[float]] = {}
+        self.count = 0
+        self.failures = failures
+        self.misread: list[str] = []
+
+    def then(self, later: _Sums) -> None:
+        """Add the sums of the rows after these (the next partition's)."""
+        for mine, theirs in ((self.values, later.values), (self.grads, later.grads)):
+            for name, parts in theirs.items():
+                mine.setdefault(name, []).extend(parts)
+        self.count += later.count
+        self.failures.then(later.failures)
+        self.misread += later.misread
+
+
+def _sums(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: BatchEvaluator,
+          broadcast: dict[str, float], on_error: str, advance: Callable[[int], None]) -> _Sums:
+    from ..files.rows import misread_warnings
+
+    summed = _Sums(_Failures(on_error, reader.name))
+    shapes = getattr(evaluator, "shapes_of_rows", None)  # a tensor program's report lists its entries
+    for chunk in reader.chunks(plan.numeric, plan.passed, wait=True):  # fixed chunks: the same sums every run
+        result = _evaluate(evaluator, chunk, broadcast, on_error, "sum", reader)
+        summed.failures.add(result, chunk)
+        summed.count += result.count
+        chunk_values, chunk_grads = (result.values, result.grads) if shapes is None else result.entries()
+        for name, value in chunk_values.items():
+            summed.values.setdefault(name, []).append(float(value))
+        for name, value in chunk_grads.items():
+            summed.grads.setdefault(name, []).append(float(value))
+        advance(chunk.consumed)
+    summed.misread = misread_warnings(reader)
+    return summed
+
+
+def _report_sums(summed: _Sums, rows_name: str, plan: ColumnPlan, evaluator: BatchEvaluator,
+                 broadcast: dict[str, float], how: str, out: str | None, report_format: str | None,
+                 precision: int | None, no_color: bool) -> None:
     from ..language.program import INPUT, OUTPUT
     from ..render import batch as render
 
-    failures = _Failures(on_error, reader.name)
-    shapes = getattr(evaluator, "shapes_of_rows", None)  # a tensor program's report lists its entries
-    sums: dict[str, list[float]] = {}
-    grads: dict[str, list[float]] = {}
-    count = 0
-    for chunk in reader.chunks(plan.numeric, plan.passed, wait=True):  # fixed chunks: the same sums every run
-        result = _evaluate(evaluator, chunk, broadcast, on_error, "sum", reader)
-        failures.add(result, chunk)
-        count += result.count
-        chunk_values, chunk_grads = (result.values, result.grads) if shapes is None else result.entries()
-        for name, value in chunk_values.items():
-            sums.setdefault(name, []).append(float(value))
-        for name, value in chunk_grads.items():
-            grads.setdefault(name, []).append(float(value))
-        advance(chunk.consumed)
+    failures, count, sums, grads = summed.failures, summed.count, summed.values, summed.grads
+    shapes = getattr(evaluator, "shapes_of_rows", None)
     if count == 0 and how == "mean":
         why = f" (every row failed; the first, {failures.first})" if failures.count else ""
-        raise InputError(f"there are no rows to average in {reader.name}{why}",
+        raise InputError(f"there are no rows to average in {rows_name}{why}",
                          hint="give at least one row the program can evaluate")
     divide = count if how == "mean" else 1
 
@@ -505,5 +768,5 @@ def _report(reader: RowReader | ParquetReader, plan: ColumnPlan, evaluator: Batc
             emit(data)
         else:
             write_atomic(out, data.encode("utf-8"))
-    _warn_misread(reader)
+    warn(summed.misread)
     failures.report()

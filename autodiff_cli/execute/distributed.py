@@ -1,0 +1,302 @@
+"""Past one machine: work mapped over partitions of rows on a Dask cluster, in a fixed order.
+
+``Cluster`` connects to a scheduler (``tcp://host:8786``) or starts a local cluster of worker
+processes (``local[:N]``); ``InProcess`` runs the same work here, one partition after another.
+Both ``map`` a function over partitions and hand back the results in partition order, so
+whatever combines them (sums, part files) does so in the same order for any number of
+workers.  A remote failure comes back as one of our ``AutodiffError`` classes, never a
+traceback: our own errors pickle and are raised as they are; a worker that died running a
+partition (Dask retries it elsewhere first) and any other exception become an
+``EvaluationError`` naming the partition.  Ctrl-C cancels the cluster's work before it goes on.
+
+``DistributedObjective`` is ``execute.fit``'s ``Objective`` over partitions held in the
+workers' memory: each step scatters the parameters, maps the loss and gradient of each
+partition's own objective (``ProgramObjective`` or ``TensorObjective``) and combines them,
+weighted by rows, in partition order.
+
+What a partition is (a file, its rows) is the caller's: functions that read one are handed in,
+so this layer knows nothing of files.  Dask is imported only when a cluster is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AutodiffError, EvaluationError, InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .fit import Objective
+
+__all__ = ["Cluster", "DistributedObjective", "InProcess", "PartitionRows", "parse_scheduler"]
+
+# Tries of a partition whose worker dies under it (Dask's allowed-failures, then it gives up).
+RETRIES = 3
+
+
+def parse_scheduler(scheduler: str) -> tuple[str, int | None]:
+    """('local', N) or ('address', None) for a --dask value; N is None for one worker per core.
+
+    Raises ``ValueError`` with the reason for anything else.
+    """
+    if scheduler == "local" or scheduler.startswith("local:"):
+        count = scheduler[len("local:"):]
+        if not count:
+            return "local", None
+        if not count.isdigit() or int(count) < 1:
+            raise ValueError(f"'{count}' is not a number of workers: write local:2")
+        return "local", int(count)
+    if "://" in scheduler or (":" in scheduler and scheduler.rsplit(":", 1)[1].isdigit()):
+        return scheduler, None
+    raise ValueError(f"'{scheduler}' is neither a scheduler address (tcp://host:8786) nor local[:N]")
+
+
+@dataclass
+class PartitionRows:
+    """One partition's rows in memory: numeric columns, and where each row came from."""
+
+    name: str  # the file, as reported
+    columns: dict[str, Any]  # float64 arrays, one per column
+    lines: Any  # the line (or Parquet row) of each row
+    unit: str = "line"
+
+    @property
+    def rows(self) -> int:
+        return len(self.lines)
+
+    def label(self, index: int) -> str:
+        """Where row ``index`` (from 0) of the partition is: 'line 12 of rows/part-3.csv'."""
+        return f"{self.unit} {int(self.lines[index])} of {self.name}"
+
+
+class InProcess:
+    """The single-machine run of partitioned work: each partition here, in order."""
+
+    def map(self, function: Callable[..., Any], items: Sequence[Any], *shared: Any,
+            done: Callable[[int], None] | None = None, labels: Sequence[str] | None = None) -> list[Any]:
+        """``function(item, *shared)`` for every item, in order (``labels`` are the cluster's business)."""
+        results = []
+        for index, item in enumerate(items):
+            results.append(function(item, *shared))
+            if done is not None:
+                done(index)
+        return results
+
+
+class Cluster:
+    """A Dask client: on the scheduler at an address, or on a local cluster it starts (and stops)."""
+
+    def __init__(self, scheduler: str) -> None:
+        self.where, self.workers = parse_scheduler(scheduler)
+        self.scheduler = scheduler
+        self.client: Any = None
+        self._local: Any = None
+
+    def __enter__(self) -> Cluster:
+        import dask
+        from dask import distributed
+
+        _quiet_dask()
+        self._config = dask.config.set({"distributed.scheduler.allowed-failures": RETRIES - 1})
+        self._config.__enter__()
+        try:
+            if self.where == "local":
+                workers = self.workers or os.cpu_count() or 1
+                with _quiet_workers():
+                    self._local = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                                           processes=True, dashboard_address=None)
+                self.client = distributed.Client(self._local)
+            else:
+                self.client = distributed.Client(self.where, timeout="10s")
+        except (OSError, TimeoutError) as error:
+            self.__exit__(None, None, None)
+            raise InputError(f"cannot reach the Dask scheduler at {self.scheduler}: {error}",
+                             hint="start one with `dask scheduler` and workers with `dask worker ADDRESS`, "
+                                  "or run here with --dask local:2") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        if self._local is not None:
+            self._local.close()
+            self._local = None
+        self._config.__exit__(None, None, None)
+
+    def map(self, function: Callable[..., Any], items: Sequence[Any], *shared: Any,
+            done: Callable[[int], None] | None = None, labels: Sequence[str] | None = None) -> list[Any]:
+        """``function(item, *shared)`` for every item on the cluster, the results in the items' order."""
+        futures = [self.client.submit(function, item, *shared, pure=False) for item in items]
+        return self.gather(futures, done, labels or [f"partition {i + 1}" for i in range(len(items))])
+
+    def gather(self, futures: list[Any], done: Callable[[int], None] | None, labels: Sequence[str]) -> list[Any]:
+        """The futures' results in order.  The first failure (the lowest partition of those that
+        fail before the rest are cancelled) is raised as our error; Ctrl-C cancels them all."""
+        from dask.distributed import as_completed
+
+        index_of = {future.key: index for index, future in enumerate(futures)}
+        results: list[Any] = [None] * len(futures)
+        try:
+            for future in as_completed(futures):
+                index = index_of[future.key]
+                if future.status == "error":
+                    self._raise_first_failure(futures, index, labels)
+                results[index] = future.result()
+                if done is not None:
+                    done(index)
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+        return results
+
+    def _raise_first_failure(self, futures: list[Any], failed: int, labels: Sequence[str]) -> None:
+        from dask.distributed import wait
+
+        self.client.cancel(futures[failed + 1:])
+        wait(futures[:failed])  # a partition before this one may fail too: the first is reported
+        first = next(i for i, future in enumerate(futures) if i == failed or future.status == "error")
+        raise remote_error(futures[first].exception(), labels[first])
+
+
+def remote_error(error: BaseException, where: str) -> AutodiffError:
+    """A cluster's exception as ours: our errors as they are, a dead worker or a surprise explained."""
+    if isinstance(error, AutodiffError):
+        return error
+    if type(error).__name__ == "KilledWorker":
+        return EvaluationError(f"the Dask workers running {where} died {RETRIES} times, so the run stopped",
+                               hint="a worker that runs out of memory dies: give the workers more memory "
+                                    "(dask worker --memory-limit) or split the rows into smaller files")
+    return EvaluationError(f"{where} failed on the cluster: {type(error).__name__}: {error}",
+                           hint="check that every worker has the same autodiff-cli and can read the files")
+
+
+@contextmanager
+def _quiet_workers() -> Iterator[None]:
+    """Worker processes started here log only what is critical: a task's failure comes back to
+    the client as an error, and is said once, by the command.  (They read the setting from the
+    environment when they start.)"""
+    name = "DASK_LOGGING__DISTRIBUTED"
+    before = os.environ.get(name)
+    os.environ[name] = "critical"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
+def _quiet_dask() -> None:
+    """Dask's own log lines (a worker restarted, a connection closed) are not ours to print:
+    what matters comes back as an error."""
+    for name in ("distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+# --- training on a cluster ---------------------------------------------------------------------
+
+
+def _objective_of(load: Callable[[Any], PartitionRows], make: Callable[[PartitionRows], Objective],
+                  part: Any) -> Objective:
+    """On a worker: the partition's rows read and its objective made, once; kept there."""
+    return make(load(part))
+
+
+def _rows_of(objective: Objective) -> int:
+    return objective.rows
+
+
+def _weighted_loss_and_grad(objective: Objective, params: Any, rows: Any) -> tuple[float, Any, int]:
+    """On a worker: the partition's loss and gradient summed over its rows (the mean times the rows)."""
+    count = objective.rows if rows is None else len(rows)
+    loss, grad = objective.loss_and_grad(params, rows)
+    return loss * count, grad * count, count
+
+
+def _weighted_loss(objective: Objective, params: Any) -> float:
+    return objective.loss(params) * objective.rows
+
+
+class DistributedObjective:
+    """The mean loss over every partition's rows, computed where the rows are.
+
+    ``load(part)`` reads a partition (on a worker) and ``make(rows)`` makes its objective
+    there; both run once per partition, and the objectives stay in the workers' memory for
+    every step (should a worker die, Dask reads its partitions again elsewhere).  Each step
+    sends only the parameters (scattered) and the step's row indices of each partition, and
+    gets back a loss, a gradient and a count per partition, added up in partition order:
+    the same numbers for any number of workers.  Mini-batches index all rows, partition after
+    partition, as a single-machine run indexes one file of the same rows.
+    """
+
+    def __init__(self, cluster: Cluster, parts: Sequence[Any], load: Callable[[Any], PartitionRows],
+                 make: Callable[[PartitionRows], Objective], labels: Sequence[str] | None = None) -> None:
+        import numpy as np
+
+        self.cluster = cluster
+        self.labels = list(labels or [f"partition {i + 1}" for i in range(len(parts))])
+        client = cluster.client
+        self._objectives = [client.submit(_objective_of, load, make, part, pure=False) for part in parts]
+        counts = cluster.gather([client.submit(_rows_of, objective) for objective in self._objectives], None,
+                                self.labels)
+        self.counts = np.array(counts, dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.counts)])
+        self.rows = int(self.offsets[-1])
+
+    def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
+        import numpy as np
+
+        client = self.cluster.client
+        shared = client.scatter(params, broadcast=True, hash=False)
+        futures, labels = [], []
+        for index, objective in enumerate(self._objectives):
+            local = self._local_rows(index, rows)
+            if local is not None and not len(local):
+                continue  # none of this mini-batch's rows are here
+            futures.append(client.submit(_weighted_loss_and_grad, objective, shared, local, pure=False))
+            labels.append(self.labels[index])
+        parts = self.cluster.gather(futures, None, labels)
+        count = sum(part[2] for part in parts)
+        loss = math.fsum(part[0] for part in parts) / count
+        grad = np.zeros_like(np.asarray(params, dtype=np.float64))
+        for part in parts:  # partition order: the same bits for any number of workers
+            grad = grad + part[1]
+        return loss, grad / count
+
+    def loss(self, params: np.ndarray) -> float:
+        client = self.cluster.client
+        shared = client.scatter(params, broadcast=True, hash=False)
+        futures = [client.submit(_weighted_loss, objective, shared, pure=False) for objective in self._objectives]
+        return math.fsum(self.cluster.gather(futures, None, self.labels)) / self.rows
+
+    def _local_rows(self, index: int, rows: np.ndarray | None) -> np.ndarray | None:
+        """The step's rows that are in partition ``index``, counted from its first row."""
+        if rows is None:
+            return None
+        start, end = self.offsets[index], self.offsets[index + 1]
+        return rows[(rows >= start) & (rows < end)] - start
+
+
+@contextmanager
+def cluster_or_here(scheduler: str | None) -> Iterator[Cluster | InProcess]:
+    """A ``Cluster`` on ``scheduler``, or ``InProcess`` when there is none."""
+    if scheduler is None:
+        yield InProcess()
+        return
+    with Cluster(scheduler) as cluster:
+        yield cluster
+
+
+def partition_labels(names: Sequence[str]) -> list[str]:
+    """'partition 17 (rows/part-16.parquet)': how a failed partition is named."""
+    return [f"partition {index + 1} ({name})" for index, name in enumerate(names)]
+
