@@ -1,0 +1,730 @@
+"""The training flight recorder: what ``fit --report`` shows, recorded while training runs.
+
+``TrainingRecorder`` is told about every recorded step (``wants`` says which: the first, every
+``every``-th, and the last) with the parameters the step started from, their gradient, the
+training and validation loss there and the metrics.  ``observe`` only copies what it is given,
+so recording costs training little; the work of the report (the model's prediction over a grid
+of its two inputs or along its one input, the activations of its relu, tanh and sigmoid layers,
+histograms) is done in ``recording()``, and each recorded step's share of it only once, however
+often the report is rewritten.
+
+``Recording`` is plain data for ``render.training_report``: the loss, metric and gradient-norm
+curves, per parameter group (a tensor, or the scalars sharing a name prefix: ``w1_3_2`` is in
+``w1``) the histograms and heat maps of values and gradients, the data view (decision boundary,
+fitted surface or fitted curve) at the recorded steps, the graph of one row, and ``diagnoses``:
+sentences naming what went wrong (a learning rate too high, saturated or dead layers,
+vanishing or exploding gradients), for the report and ``fit``'s final line.
+
+The model is run on the tensor interpreter (``execute.tensor.run_forward``) in both cases: a
+scalar program is a tensor program whose shapes are all ``()``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..language.program import INPUT, Initializer, Program
+
+if TYPE_CHECKING:
+    from ..execute.fit import FitPlan, FitResult
+
+__all__ = [
+    "ACTIVATIONS",
+    "DataView",
+    "LayerActivity",
+    "ParameterGroup",
+    "Recording",
+    "TrainingRecorder",
+    "diagnose",
+]
+
+ACTIVATIONS = ("relu", "tanh", "sigmoid")
+GRID = 40  # points per axis of a two-input view: 1,600 rows per recorded step
+CURVE_POINTS = 200  # points along a one-input view
+MAX_POINTS = 600  # data points shown (every k-th row beyond)
+MAX_VIEW_FRAMES = 60  # recorded steps that get a boundary or curve (evenly chosen beyond)
+MAX_HEAT_FRAMES = 20  # recorded steps that get heat maps of a matrix
+MAX_HEAT_ENTRIES = 4096  # matrices larger than this get histograms only
+BINS = 24
+SATURATED = 0.9  # the share of a tanh/sigmoid layer's activations near its limits that is saturation
+NEAR_LIMIT = 0.01  # "near": within this of -1 or 1 (tanh), of 0 or 1 (sigmoid)
+ANALYSIS_ROWS = 4000  # training rows the activations are measured on (evenly chosen beyond)
+GRAPH_INSTRUCTIONS = 300  # larger scalar programs get no drawn graph (it would be unreadable)
+
+
+@dataclass
+class ParameterGroup:
+    """One parameter tensor, or the scalar parameters sharing a name prefix, over the recorded steps."""
+
+    name: str
+    shape: list[int]  # the tensor's shape; [count] for a group of scalars
+    members: list[str]  # the parameters in the group
+    value_range: list[float]  # [low, high] of every histogram of values
+    grad_range: list[float]
+    value_hist: list[list[int]]  # per recorded step, BINS counts
+    grad_hist: list[list[int]]
+    grad_norm: list[float]  # per recorded step, the norm of the group's gradient
+    value_rms: list[float]  # per recorded step
+    heat_steps: list[int] = field(default_factory=list)  # the steps of heat_values
+    heat_values: list[list[float]] = field(default_factory=list)  # a matrix's entries, row by row
+    heat_grads: list[list[float]] = field(default_factory=list)
+    image_side: int = 0  # >0: each row of the matrix is a side x side image (the first layer of digits)
+
+
+@dataclass
+class DataView:
+    """The model over its inputs at recorded steps: a boundary, classes, a surface or a curve."""
+
+    kind: str  # "boundary" (sign or 0.5 level), "classes" (argmax), "surface" (a number), "curve" (one input)
+    features: list[str]  # the axes: 'x1', 'x2', or 'x[0]', 'x[1]'
+    prediction: str  # the variable drawn
+    label: str | None  # the data input it is compared with
+    level: float  # the boundary's level ("boundary")
+    x_range: list[float]
+    y_range: list[float]  # of the grid ("boundary", "classes", "surface"), of the values ("curve")
+    size: int  # grid points per axis, or points along the curve
+    points: list[list[float]]  # [x, y, label] or [x, label] of shown data rows
+    steps: list[int]  # the recorded steps with a frame
+    frames: list[list[float]]  # per step: the grid row by row (y outer), or the curve's values
+    classes: int = 0  # "classes": how many
+
+
+@dataclass
+class LayerActivity:
+    """An activation layer's units at one step, measured over the training rows."""
+
+    name: str  # the variable, or the name prefix of a scalar program's units
+    op: str  # relu, tanh or sigmoid
+    units: int
+    dead: int  # relu units that are 0 on every row
+    near_limit: float  # tanh/sigmoid: the share of activations within NEAR_LIMIT of a limit
+    zero_share: float  # relu: the share of activations that are 0
+
+
+@dataclass
+class Recording:
+    """Everything the training report shows, as plain data."""
+
+    meta: dict[str, Any]  # command, seed, versions, program, data: shown as given
+    steps: list[int] = field(default_factory=list)  # the recorded steps
+    train_loss: list[float] = field(default_factory=list)
+    validation_loss: list[float | None] = field(default_factory=list)
+    metrics: dict[str, list[float | None]] = field(default_factory=dict)
+    grad_norm: list[float] = field(default_factory=list)
+    history_steps: list[int] = field(default_factory=list)  # every step's loss, once training ends
+    history_loss: list[float] = field(default_factory=list)
+    groups: list[ParameterGroup] = field(default_factory=list)
+    view: DataView | None = None
+    view_note: str = ""  # why there is no view
+    layers: list[list[str]] = field(default_factory=list)  # a tensor program's [name, op, shape] rows
+    activity_step: int = 0
+    activity: list[LayerActivity] = field(default_factory=list)
+    graph: Any = None  # analysis.graph_model.GraphModel of one row, or None
+    graph_note: str = ""  # which row and step, or why there is no graph
+    diagnoses: list[str] = field(default_factory=list)
+    finished: bool = False
+    reason: str = ""  # FitResult.reason once finished
+    steps_done: int = 0
+    final_loss: float | None = None
+
+
+class TrainingRecorder:
+    """Records a training run for ``fit --report`` (see the module docstring)."""
+
+    def __init__(self, program: Program, plan: FitPlan, given_values: Mapping[str, Any],
+                 train_columns: Mapping[str, Any], validation_columns: Mapping[str, Any] | None, *,
+                 every: int, meta: Mapping[str, Any], seed: int, steps: int | None = None) -> None:
+        self.program = program
+        self.plan = plan
+        self.every = max(1, int(every))
+        self.last_step = steps if steps is not None else meta.get("steps")
+        self.meta = dict(meta)
+        self.seed = seed
+        self.model = _Model(program, plan, given_values, train_columns, seed)
+        self.validation = validation_columns
+        self.steps: list[int] = []
+        self.train_loss: list[float] = []
+        self.validation_loss: list[float | None] = []
+        self.metrics: dict[str, list[float | None]] = {}
+        self.grad_norm: list[float] = []
+        self.params: list[np.ndarray] = []
+        self.grads: list[np.ndarray] = []
+        self.result: FitResult | None = None
+        self._frames: dict[int, list[float]] = {}  # the view's frame of each step, computed once
+        self._view: Any = None  # _ViewPlan once worked out
+        self._activity: tuple[int, list[LayerActivity]] | None = None
+        self._graph: tuple[int, Any, str] | None = None
+
+    def wants(self, step: int) -> bool:
+        """Whether step ``step`` (from 1) is recorded: the first, every ``every``-th, the last."""
+        return step == 1 or step % self.every == 0 or (self.last_step is not None and step == self.last_step)
+
+    def observe(self, step: int, params: np.ndarray, grad: np.ndarray, train_loss: float,
+                validation_loss: float | None, metrics: Mapping[str, float]) -> None:
+        """Record step ``step``: the parameters it started from, their gradient and loss, the
+        validation loss there (None without validation data) and the metrics."""
+        if self.steps and step <= self.steps[-1]:
+            return  # told twice about a step (the last, say): the first word stands
+        self.steps.append(int(step))
+        self.train_loss.append(float(train_loss))
+        self.validation_loss.append(None if validation_loss is None else float(validation_loss))
+        for name in metrics:
+            self.metrics.setdefault(name, [None] * (len(self.steps) - 1))
+        for name, series in self.metrics.items():
+            value = metrics.get(name)
+            series.append(None if value is None else float(value))
+        self.params.append(np.array(params, dtype=np.float64))
+        self.grads.append(np.array(grad, dtype=np.float64))
+        self.grad_norm.append(float(np.linalg.norm(grad)) if np.all(np.isfinite(grad)) else math.inf)
+
+    def finish(self, result: FitResult) -> None:
+        """Training ended with ``result``: its full loss history and its reason join the recording."""
+        self.result = result
+
+    # --- the recording ------------------------------------------------------------------------
+
+    def recording(self) -> Recording:
+        """What has been recorded so far, with the views and analyses worked out."""
+        record = Recording(meta=dict(self.meta), steps=list(self.steps), train_loss=list(self.train_loss),
+                           validation_loss=list(self.validation_loss),
+                           metrics={name: list(values) for name, values in sorted(self.metrics.items())},
+                           grad_norm=list(self.grad_norm))
+        result = self.result
+        if result is not None:
+            record.finished = True
+            record.reason = result.reason
+            record.steps_done = result.steps_done
+            record.final_loss = float(result.loss) if math.isfinite(result.loss) else None
+            record.history_steps = [s.step for s in result.history]
+            record.history_loss = [float(s.loss) for s in result.history]
+        else:
+            record.steps_done = self.steps[-1] if self.steps else 0
+        record.groups = self._groups()
+        record.layers = self.model.layers()
+        if self.steps:
+            record.view, record.view_note = self._data_view()
+            record.activity_step, record.activity = self._layer_activity()
+            record.graph, record.graph_note = self._row_graph()
+        else:
+            record.view_note = "nothing recorded yet"
+        record.diagnoses = diagnose(record)
+        return record
+
+    def _groups(self) -> list[ParameterGroup]:
+        groups = []
+        params = np.array(self.params) if self.params else np.zeros((0, 0))
+        grads = np.array(self.grads) if self.grads else np.zeros((0, 0))
+        for name, shape, members, where in self.model.groups():
+            values = params[:, where]
+            gradients = grads[:, where]
+            value_range = _range(values)
+            grad_range = _range(gradients)
+            group = ParameterGroup(
+                name=name, shape=list(shape), members=members, value_range=value_range, grad_range=grad_range,
+                value_hist=[_histogram(row, value_range) for row in values],
+                grad_hist=[_histogram(row, grad_range) for row in gradients],
+                grad_norm=[_finite(np.linalg.norm(row)) for row in gradients],
+                value_rms=[_finite(np.sqrt(np.mean(row * row))) if row.size else 0.0 for row in values])
+            if len(shape) == 2 and values.shape[1] <= MAX_HEAT_ENTRIES and self.steps:
+                chosen = _evenly(len(self.steps), MAX_HEAT_FRAMES)
+                group.heat_steps = [self.steps[i] for i in chosen]
+                group.heat_values = [_rounded(values[i], 3) for i in chosen]
+                group.heat_grads = [_rounded(gradients[i], 3) for i in chosen]
+                side = math.isqrt(shape[1])
+                group.image_side = side if side * side == shape[1] and side >= 4 else 0
+            groups.append(group)
+        return groups
+
+    def _data_view(self) -> tuple[DataView | None, str]:
+        if self._view is None:
+            self._view = _ViewPlan.of(self.model, self.params[0])
+        plan = self._view
+        if isinstance(plan, str):
+            return None, plan
+        chosen = [self.steps[i] for i in _evenly(len(self.steps), MAX_VIEW_FRAMES)]
+        by_step = dict(zip(self.steps, self.params))
+        for step in chosen:
+            if step not in self._frames:
+                self._frames[step] = plan.frame(self.model, by_step[step])
+        frames = [self._frames[step] for step in chosen]
+        return plan.view(chosen, frames), ""
+
+    def _layer_activity(self) -> tuple[int, list[LayerActivity]]:
+        step = self.steps[-1]
+        if self._activity is None or self._activity[0] != step:
+            self._activity = (step, self.model.activity(self.params[-1]))
+        return self._activity
+
+    def _row_graph(self) -> tuple[Any, str]:
+        step = self.steps[-1]
+        if self._graph is None or self._graph[0] != step:
+            graph, note = self.model.row_graph(self.params[-1], step)
+            self._graph = (step, graph, note)
+        return self._graph[1], self._graph[2]
+
+
+# --- the model: the program with its parameters, fixed inputs and data -------------------------
+
+
+class _Model:
+    """The program as a function of the flat parameter vector, run on the tensor interpreter."""
+
+    def __init__(self, program: Program, plan: FitPlan, given: Mapping[str, Any], columns: Mapping[str, Any],
+                 seed: int) -> None:
+        from ..execute.tensor import as_array, input_arrays
+        from ..execute.tensor_batch import input_rows
+        from ..language.program import runs_as_tensors
+
+        self.program = program
+        self.plan = plan
+        data_inputs = set(plan.data_inputs)
+        self.data = {name: rows for name, rows in input_rows(program, dict(columns)).items() if name in data_inputs}
+        self.rows = len(next(iter(self.data.values()))) if self.data else 0
+        drawn = input_arrays(program, {}, seed)  # a fixed input may be declared with an initializer
+        self.fixed = {name: drawn[name] if isinstance(value, Initializer) else as_array(value)
+                      for name, value in plan.fixed.items()}
+        self.tensors = runs_as_tensors(program, given) or any(np.ndim(rows) > 1 for rows in self.data.values())
+        if self.tensors:
+            from ..execute.tensor_fit import starting_parameters
+
+            self.layout = starting_parameters(program, plan.parameters, plan.start, "normal", seed)[0]
+        else:
+            self.layout = None
+        self._shapes: dict[Any, Any] = {}
+        self._evaluators: dict[str, Any] = {}
+        self.masks = _dependency_masks(program, plan)
+
+    def parameters(self, params: np.ndarray) -> dict[str, Any]:
+        if self.layout is not None:
+            return self.layout.unpack(params)
+        return {name: np.float64(value) for name, value in zip(self.plan.parameters, params)}
+
+    def run(self, params: np.ndarray, data: Mapping[str, Any]) -> Any:
+        """The tensor interpreter's run over rows of ``data`` (one array per data input), unchecked:
+        a row outside an op's domain gives NaN, which the pictures leave blank."""
+        from ..execute.tensor import run_forward
+
+        inputs = dict(self.fixed)
+        inputs.update(self.parameters(params))
+        inputs.update(data)
+        return run_forward(self.program, inputs, frozenset(data), check=False, shapes_cache=self._shapes)
+
+    def predict(self, params: np.ndarray, data: Mapping[str, Any], name: str) -> np.ndarray:
+        """The values of variable ``name`` over the rows of ``data``, NaN where a row fails: for a
+        scalar program on the vectorized executor, which runs only what ``name`` needs."""
+        if self.layout is not None:
+            run = self.run(params, data)
+            out = np.asarray(run.value(name), dtype=np.float64)
+            if not run.leads[run.register(name)]:
+                out = np.broadcast_to(out, (len(next(iter(data.values()))), *out.shape))
+            return out
+        evaluator = self._evaluators.get(name)
+        if evaluator is None:
+            from ..execute.vectorized import BatchEvaluator
+
+            evaluator = self._evaluators[name] = BatchEvaluator(self.program, output=name, wrt=())
+        inputs = {key: float(value) for key, value in self.fixed.items()}
+        inputs.update(zip(self.plan.parameters, params.tolist()))
+        inputs.update(data)
+        return np.asarray(evaluator.evaluate(inputs, on_error="nan").values[name], dtype=np.float64)
+
+    def groups(self) -> list[tuple[str, tuple[int, ...], list[str], Any]]:
+        """(name, shape, members, positions in the flat vector) of each parameter group."""
+        if self.layout is not None:
+            layout = self.layout
+            return [(name, shape, [name], slice(start, end))
+                    for name, shape, start, end in zip(layout.names, layout.shapes, layout.offsets, layout.offsets[1:])]
+        by_prefix: dict[str, list[int]] = {}
+        for index, name in enumerate(self.plan.parameters):
+            by_prefix.setdefault(name_prefix(name), []).append(index)
+        names = self.plan.parameters
+        return [(prefix, (len(where),), [names[i] for i in where], np.array(where))
+                for prefix, where in by_prefix.items()]
+
+    def layers(self) -> list[list[str]]:
+        """A tensor program's activation and product layers as [name, op, shape] rows."""
+        if self.layout is None or not self.data:
+            return []
+        from ..language.shapes import shape_text
+
+        run = self.run(self._params_guess(), {name: rows[:1] for name, rows in self.data.items()})
+        names = self.program.names_by_register()
+        table = []
+        for register, (op, _first, _second, _param, _where) in enumerate(run.rows):
+            if register in names and op != INPUT and run.shapes[register]:
+                table.append([names[register], op, shape_text(run.shapes[register])])
+        return table
+
+    def _params_guess(self) -> np.ndarray:
+        return np.zeros(self.layout.size if self.layout is not None else len(self.plan.parameters))
+
+    def activity(self, params: np.ndarray) -> list[LayerActivity]:
+        """The relu, tanh and sigmoid layers the prediction (else the output) depends on, over the training rows."""
+        if not self.data:
+            return []
+        rows = _evenly(self.rows, ANALYSIS_ROWS)
+        run = self.run(params, {name: values[rows] for name, values in self.data.items()})
+        wanted = self.masks.layer_registers(self.program)
+        names = self.program.names_by_register()
+        layers: dict[tuple[str, str], list[Any]] = {}
+        for register in wanted:
+            op = run.rows[register][0]
+            value = np.asarray(run.values[register], dtype=np.float64)
+            value = value.reshape(len(rows), -1) if run.leads[register] else np.broadcast_to(
+                value.reshape(1, -1), (len(rows), max(1, value.size)))
+            name = names.get(register) or f"line {self.program.position(run.rows[register][4]).line}"
+            key = (name if self.layout is not None else name_prefix(name), op)
+            layers.setdefault(key, []).append(value)
+        activity = []
+        for (name, op), parts in layers.items():
+            units = np.concatenate(parts, axis=1)
+            finite = np.where(np.isfinite(units), units, 0.0)
+            if op == "relu":
+                dead = int(np.sum(np.all(finite == 0.0, axis=0)))
+                activity.append(LayerActivity(name, op, units.shape[1], dead, 0.0, float(np.mean(finite == 0.0))))
+            else:
+                low = -1.0 if op == "tanh" else 0.0
+                near = np.mean((finite <= low + NEAR_LIMIT) | (finite >= 1.0 - NEAR_LIMIT))
+                activity.append(LayerActivity(name, op, units.shape[1], 0, float(near), 0.0))
+        return activity
+
+    def row_graph(self, params: np.ndarray, step: int) -> tuple[Any, str]:
+        """The graph of the loss on the first training row at ``step`` (a scalar program small
+        enough to read), or None and why not."""
+        if self.layout is not None:
+            return None, "layers"
+        if len(self.program) > GRAPH_INSTRUCTIONS:
+            return None, (f"the program has {len(self.program)} instructions, too many to draw here: "
+                          f"'autodiff graph' draws it")
+        from ..errors import AutodiffError
+        from ..execute.scalar import evaluate
+        from .graph_model import GraphModel
+
+        values: dict[str, float] = {name: float(value) for name, value in self.fixed.items()}
+        values.update({name: float(value) for name, value in zip(self.plan.parameters, params)})
+        values.update({name: float(rows[0]) for name, rows in self.data.items()})
+        try:
+            evaluation = evaluate(self.program, values, self.plan.output)
+        except AutodiffError as error:
+            return None, f"the first row could not be evaluated: {error.message}"
+        return GraphModel.of(evaluation), f"the first row of the data at step {step}"
+
+
+def name_prefix(name: str) -> str:
+    """The group of a scalar parameter or unit: its name without trailing ``_<number>`` parts
+    (``w1_3_2`` -> ``w1``, ``h2_16`` -> ``h2``, ``b`` -> ``b``)."""
+    prefix = re.sub(r"(_\d+)+$", "", name)
+    return prefix or name
+
+
+class _Masks:
+    """For every register: which data inputs (bits 0...) and whether any parameter (the top bit)
+    it depends on, worked out in one pass front to back."""
+
+    def __init__(self, program: Program, plan: FitPlan) -> None:
+        data_bit = {name: 1 << i for i, name in enumerate(plan.data_inputs)}
+        self.param_bit = 1 << len(plan.data_inputs)
+        self.all_data = self.param_bit - 1
+        parameters = set(plan.parameters)
+        masks: list[int] = []
+        for op, first, second, param, _where in program.rows():
+            if op == INPUT:
+                masks.append(data_bit.get(param, self.param_bit if param in parameters else 0))
+            else:
+                masks.append((masks[first] if first >= 0 else 0) | (masks[second] if second >= 0 else 0))
+        self.masks = masks
+        self.data_inputs = list(plan.data_inputs)
+        self.prediction = self._prediction(program)
+
+    def _prediction(self, program: Program) -> str | None:
+        """The variable that predicts: the latest one, of those that depend on the parameters
+        and on some but not all data inputs, with the most data inputs (``score`` beside the
+        label ``y``; ``prediction`` beside ``y``)."""
+        best: tuple[int, int] | None = None
+        name = None
+        for variable in program.variables.values():
+            if variable.kind == INPUT:
+                continue
+            mask = self.masks[variable.register]
+            data = mask & self.all_data
+            if not mask & self.param_bit or not data or data == self.all_data:
+                continue
+            key = (bin(data).count("1"), variable.register)
+            if best is None or key > best:
+                best, name = key, variable.name
+        return name
+
+    def inputs_of(self, name: str, program: Program) -> list[str]:
+        mask = self.masks[program.variables[name].register]
+        return [data for i, data in enumerate(self.data_inputs) if mask & (1 << i)]
+
+    def layer_registers(self, program: Program) -> list[int]:
+        """The activation registers that depend on a parameter and that the prediction (else the
+        output) depends on: not a hinge on the label."""
+        target = self.prediction or None
+        needed = program.dependencies(target) if target else [True] * len(self.masks)
+        return [register for register, (op, *_rest) in enumerate(program.rows())
+                if op in ACTIVATIONS and needed[register] and self.masks[register] & self.param_bit]
+
+
+def _dependency_masks(program: Program, plan: FitPlan) -> _Masks:
+    return _Masks(program, plan)
+
+
+class _ViewPlan:
+    """How to draw the model over its inputs: which variable, which axes, which grid."""
+
+    def __init__(self, kind: str, prediction: str, label: str | None, features: list[tuple[str, tuple[int, ...]]],
+                 level: float, bounds: list[list[float]], points: list[list[float]], classes: int,
+                 entry: int | None) -> None:
+        self.kind, self.prediction, self.label = kind, prediction, label
+        self.features = features  # (input, entry index) per axis
+        self.level, self.bounds, self.points, self.classes = level, bounds, points, classes
+        self.entry = entry  # the entry of a [1]-shaped prediction
+        self.grid = self._grid()
+
+    @classmethod
+    def of(cls, model: _Model, params: np.ndarray) -> _ViewPlan | str:
+        """The view of the model, or why it has none."""
+        masks = model.masks
+        prediction = masks.prediction
+        if prediction is None or not model.data:
+            return "no variable was found that depends on the inputs read from the data and not on the label"
+        inputs = masks.inputs_of(prediction, model.program)
+        others = [name for name in model.plan.data_inputs if name not in inputs]
+        label = others[0] if others else None
+        features = []
+        for name in inputs:
+            shape = model.data[name].shape[1:]
+            features += [(name, index) for index in np.ndindex(*shape)] if shape else [(name, ())]
+        if len(features) not in (1, 2):
+            return (f"'{prediction}' depends on {len(features)} numbers of each row; the picture of the model "
+                    f"is drawn for one or two")
+        run = model.run(params, {name: rows[:1] for name, rows in model.data.items()})
+        shape = run.shapes[run.register(prediction)]
+        labels = np.asarray(model.data[label], dtype=np.float64).reshape(model.rows, -1)[:, 0] if label else None
+        entry = None
+        classes = 0
+        level = 0.0
+        if len(shape) == 1 and shape[0] == 1:
+            entry = 0
+        elif shape:
+            if len(shape) == 1 and labels is not None and len(features) == 2 and _class_numbers(labels, shape[0]):
+                classes = shape[0]
+            else:
+                return f"'{prediction}' has shape {list(shape)} per row; the picture is drawn for a number or classes"
+        shown = _evenly(model.rows, MAX_POINTS)
+        columns = [np.asarray(model.data[name], dtype=np.float64).reshape(model.rows, -1)[:, _flat(index, model.data[name])]
+                   for name, index in features]
+        bounds = [_padded(column) for column in columns]
+        points = [[*(_round(float(c[i]), 5) for c in columns), _round(float(labels[i]), 5) if labels is not None else 0.0]
+                  for i in shown]
+        if len(features) == 1:
+            kind = "curve"
+        elif classes:
+            kind = "classes"
+        elif labels is not None and _binary(labels):
+            kind = "boundary"
+            first = cls("surface", prediction, label, _spelled(features), 0.0, bounds, points, 0, entry)
+            values = np.array(first.frame(model, params), dtype=np.float64)
+            finite = values[np.isfinite(values)]
+            if set(np.unique(labels)) == {0.0, 1.0} and finite.size and finite.min() >= 0 and finite.max() <= 1:
+                level = 0.5  # probabilities
+        else:
+            kind = "surface"
+        return cls(kind, prediction, label, _spelled(features), level, bounds, points, classes, entry)
+
+    def _grid(self) -> dict[str, Any]:
+        """The rows the model is run on: each axis's values, as feature columns."""
+        if len(self.features) == 1:
+            low, high = self.bounds[0]
+            return {"axes": [np.linspace(low, high, CURVE_POINTS)]}
+        (x_low, x_high), (y_low, y_high) = self.bounds
+        xs = np.linspace(x_low, x_high, GRID)
+        ys = np.linspace(y_low, y_high, GRID)
+        grid_x, grid_y = np.meshgrid(xs, ys)  # row by row, y outer
+        return {"axes": [grid_x.ravel(), grid_y.ravel()]}
+
+    def frame(self, model: _Model, params: np.ndarray) -> list[float]:
+        """The prediction over the grid at ``params``, rounded for the page."""
+        axes = self.grid["axes"]
+        count = len(axes[0])
+        data: dict[str, Any] = {}
+        for name, rows in model.data.items():
+            data[name] = np.zeros((count, *rows.shape[1:]))
+        for (name, index), values in zip(self.feature_places, axes):
+            data[name][(slice(None), *index)] = values
+        out = model.predict(params, data, self.prediction)
+        if self.classes:
+            finite = np.where(np.isfinite(out), out, -np.inf)
+            return [float(c) for c in np.argmax(finite, axis=1)]
+        if self.entry is not None:
+            out = out[:, self.entry]
+        return _rounded(out, 5)
+
+    @property
+    def feature_places(self) -> list[tuple[str, tuple[int, ...]]]:
+        return [(name, index) for name, index, _spelled_name in self.features]
+
+    def view(self, steps: list[int], frames: list[list[float]]) -> DataView:
+        if self.kind == "curve":
+            finite = [v for frame in frames for v in frame if v is not None and math.isfinite(v)]
+            finite += [p[1] for p in self.points]
+            y_range = _padded(np.array(finite)) if finite else [0.0, 1.0]
+            size = CURVE_POINTS
+        else:
+            y_range = self.bounds[1]
+            size = GRID
+        return DataView(kind=self.kind, features=[spelled for _n, _i, spelled in self.features],
+                        prediction=self.prediction, label=self.label, level=self.level,
+                        x_range=self.bounds[0], y_range=y_range, size=size, points=self.points,
+                        steps=list(steps), frames=frames, classes=self.classes)
+
+
+def _spelled(features: list[tuple[str, tuple[int, ...]]]) -> list[tuple[str, tuple[int, ...], str]]:
+    from ..execute.columns import entry_column
+
+    return [(name, index, entry_column(name, index)) for name, index in features]
+
+
+def _flat(index: tuple[int, ...], rows: Any) -> int:
+    return int(np.ravel_multi_index(index, rows.shape[1:])) if index else 0
+
+
+def _class_numbers(labels: np.ndarray, classes: int) -> bool:
+    return bool(np.all(labels == np.round(labels)) and labels.min() >= 0 and labels.max() < classes)
+
+
+def _binary(labels: np.ndarray) -> bool:
+    kinds = set(np.unique(labels).tolist())
+    return kinds in ({-1.0, 1.0}, {0.0, 1.0})
+
+
+# --- diagnostics -------------------------------------------------------------------------------
+
+EXPLODING = 1e3  # the gradient norm grew this many times over
+VANISHING = 1e-6  # a group's gradient norm, relative to the largest group's, below this
+
+
+def diagnose(record: Recording) -> list[str]:
+    """Sentences naming what went wrong in the run ``record`` holds; empty when nothing did."""
+    found = []
+    found += _learning_rate(record)
+    found += _layers(record)
+    found += _gradients(record)
+    return found
+
+
+def _learning_rate(record: Recording) -> list[str]:
+    losses = record.history_loss or record.train_loss
+    lr = record.meta.get("lr")
+    lower = f" (try --lr {_short(lr / 10)})" if isinstance(lr, (int, float)) and lr > 0 else ""
+    if record.reason == "diverged":
+        return [f"training diverged at step {record.steps_done + 1}: the learning rate is probably too high{lower}"]
+    if len(losses) < 4:
+        return []
+    first, last = losses[0], losses[-1]
+    if last > first:
+        return [f"the loss rose from {_short(first)} to {_short(last)}: the learning rate is probably too high{lower}"]
+    rises = sum(1 for a, b in zip(losses, losses[1:]) if b > a)
+    full_batch = record.meta.get("batch_size") in (None, 0)
+    if full_batch and rises / (len(losses) - 1) > 0.3 and last > 0.5 * first:
+        return [f"the loss went up at {rises} of {len(losses) - 1} steps and ended at {_short(last)} from "
+                f"{_short(first)}: it oscillates, the learning rate is probably too high{lower}"]
+    return []
+
+
+def _layers(record: Recording) -> list[str]:
+    found = []
+    for layer in record.activity:
+        if layer.op == "relu" and layer.dead:
+            found.append(f"{layer.dead} of the {layer.units} relu units of '{layer.name}' are dead: 0 on every "
+                         f"training row at step {record.activity_step}, so they no longer learn")
+        elif layer.op in ("tanh", "sigmoid") and layer.near_limit >= SATURATED:
+            limits = "-1 or 1" if layer.op == "tanh" else "0 or 1"
+            found.append(f"the {layer.op} layer '{layer.name}' is saturated: {_percent(layer.near_limit)} of its "
+                         f"activations are within {NEAR_LIMIT:g} of {limits} at step {record.activity_step}, "
+                         f"where its gradient vanishes (scale the inputs, or start the weights smaller)")
+    return found
+
+
+def _gradients(record: Recording) -> list[str]:
+    found = []
+    norms = [n for n in record.grad_norm if math.isfinite(n)]
+    if len(norms) >= 2 and norms[0] > 0 and max(norms[1:]) > EXPLODING * norms[0]:
+        found.append(f"the gradient norm exploded from {_short(norms[0])} to {_short(max(norms[1:]))}")
+    if len(record.groups) >= 2 and record.steps:
+        last = [(group.name, group.grad_norm[-1] / math.sqrt(max(1, int(np.prod(group.shape)))))
+                for group in record.groups if group.grad_norm]
+        largest = max((norm for _name, norm in last), default=0.0)
+        if largest > 0:
+            faint = [name for name, norm in last if norm < VANISHING * largest]
+            if faint:
+                found.append(f"the gradients of {', '.join(repr(n) for n in faint)} vanish: under {VANISHING:g} "
+                             f"of the largest group's (per entry) at step {record.steps[-1]}")
+    return found
+
+
+def _short(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+# --- numbers for the page ----------------------------------------------------------------------
+
+
+def _evenly(count: int, most: int) -> list[int]:
+    """Indices of ``count`` items, all of them up to ``most``, else ``most`` evenly spread
+    (the first and the last among them)."""
+    if count <= most:
+        return list(range(count))
+    return sorted(set(np.linspace(0, count - 1, most).round().astype(int).tolist()))
+
+
+def _round(x: float, digits: int) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def _rounded(values: Any, digits: int) -> list[float]:
+    """Values to ``digits`` significant digits; NaN and infinities as NaN (the page leaves them blank)."""
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    return [float(f"{v:.{digits}g}") if math.isfinite(v) else math.nan for v in flat.tolist()]
+
+
+def _finite(x: Any) -> float:
+    value = float(x)
+    return value if math.isfinite(value) else math.inf
+
+
+def _range(values: np.ndarray) -> list[float]:
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return [-1.0, 1.0]
+    low, high = float(finite.min()), float(finite.max())
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    return [low, high]
+
+
+def _histogram(row: np.ndarray, bounds: list[float]) -> list[int]:
+    finite = row[np.isfinite(row)]
+    counts, _edges = np.histogram(finite, bins=BINS, range=(bounds[0], bounds[1]))
+    return [int(c) for c in counts]
+
+
+def _padded(column: np.ndarray) -> list[float]:
+    finite = column[np.isfinite(column)]
+    if not finite.size:
+        return [-1.0, 1.0]
+    low, high = float(finite.min()), float(finite.max())
+    pad = 0.1 * (high - low) if high > low else 1.0
+    return [_round(low - pad, 6), _round(high + pad, 6)]

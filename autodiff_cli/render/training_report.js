@@ -1,0 +1,377 @@
+// The training report's script (render/training_report.py): draws the curves, the model over its
+// inputs, the parameter histograms and heat maps from the JSON in #report-data.  Loads nothing.
+"use strict";
+(function () {
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const SVG = "http://www.w3.org/2000/svg";
+  const COLOURS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#882255",
+                   "#117733", "#999933", "#332288"];
+  const W = 560, H = 240, PAD = {left: 64, right: 12, top: 12, bottom: 34};
+
+  function el(name, attrs, parent, ns) {
+    const node = ns ? document.createElementNS(SVG, name) : document.createElement(name);
+    for (const key in attrs) node.setAttribute(key, attrs[key]);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+  function text(parent, x, y, words, attrs) {
+    const node = el("text", Object.assign({x: x, y: y}, attrs || {}), parent, true);
+    node.textContent = words;
+    return node;
+  }
+  function fmt(x) {
+    if (x === null || x === undefined) return "";
+    const a = Math.abs(x);
+    if (a !== 0 && (a < 1e-3 || a >= 1e5)) return x.toExponential(2);
+    return String(Number(x.toPrecision(4)));
+  }
+
+  // --- line charts -------------------------------------------------------------------------------
+
+  // series: [{name, xs, ys, dashed}]; a log chart leaves out values that are not positive.
+  function lineChart(container, series, log, yLabel) {
+    container.textContent = "";
+    const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img",
+                          "aria-label": yLabel}, container, true);
+    const keep = (y) => y !== null && isFinite(y) && (!log || y > 0);
+    let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (const s of series) {
+      s.xs.forEach((x, i) => {
+        if (!keep(s.ys[i])) return;
+        const y = log ? Math.log10(s.ys[i]) : s.ys[i];
+        x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+      });
+    }
+    if (!isFinite(x0)) { text(svg, W / 2, H / 2, "nothing to draw", {"text-anchor": "middle"}); return svg; }
+    if (x1 === x0) { x1 = x0 + 1; }
+    if (y1 === y0) { y0 -= 0.5; y1 += 0.5; }
+    const px = (x) => PAD.left + (x - x0) / (x1 - x0) * (W - PAD.left - PAD.right);
+    const py = (y) => H - PAD.bottom - (y - y0) / (y1 - y0) * (H - PAD.top - PAD.bottom);
+    el("rect", {x: PAD.left, y: PAD.top, width: W - PAD.left - PAD.right, height: H - PAD.top - PAD.bottom,
+                class: "frame"}, svg, true);
+    for (let t = 0; t <= 4; t++) {
+      const y = y0 + (y1 - y0) * t / 4;
+      text(svg, PAD.left - 4, py(y) + 4, fmt(log ? Math.pow(10, y) : y), {"text-anchor": "end", class: "tick"});
+      const x = x0 + (x1 - x0) * t / 4;
+      text(svg, px(x), H - PAD.bottom + 14, String(Math.round(x)), {"text-anchor": "middle", class: "tick"});
+    }
+    text(svg, (W + PAD.left) / 2, H - 4, "step", {"text-anchor": "middle", class: "tick"});
+    series.forEach((s, k) => {
+      const points = [];
+      s.xs.forEach((x, i) => { if (keep(s.ys[i])) points.push(`${px(x).toFixed(1)},${py(log ? Math.log10(s.ys[i]) : s.ys[i]).toFixed(1)}`); });
+      const colour = s.colour || COLOURS[k % COLOURS.length];
+      el("polyline", {points: points.join(" "), fill: "none", stroke: colour, "stroke-width": 1.6,
+                      "stroke-dasharray": s.dashed ? "5 3" : "none", class: "series", "data-name": s.name}, svg, true);
+      text(svg, W - PAD.right - 4, PAD.top + 14 + 14 * k, s.name, {"text-anchor": "end", fill: colour, class: "key"});
+    });
+    svg.dataset.log = log ? "true" : "false";
+    return svg;
+  }
+
+  const logBox = document.getElementById("log-scale");
+  function drawCurves() {
+    const log = logBox.checked;
+    const series = [];
+    if (data.history_steps.length) series.push({name: "training loss", xs: data.history_steps, ys: data.history_loss});
+    else series.push({name: "training loss", xs: data.steps, ys: data.train_loss});
+    if (data.validation_loss.some((v) => v !== null)) {
+      series.push({name: "validation loss", xs: data.steps, ys: data.validation_loss, dashed: true});
+    }
+    lineChart(document.getElementById("loss-chart"), series, log, "loss by step");
+    const metrics = document.getElementById("metric-charts");
+    metrics.textContent = "";
+    Object.keys(data.metrics).sort().forEach((name) => {
+      const box = el("div", {class: "chart"}, metrics);
+      el("h3", {}, box).textContent = name;
+      const holder = el("div", {}, box);
+      lineChart(holder, [{name: name, xs: data.steps, ys: data.metrics[name]}], log, name + " by step");
+    });
+  }
+  logBox.addEventListener("change", drawCurves);
+
+  function drawGradientNorms() {
+    const series = [{name: "all parameters", xs: data.steps, ys: data.grad_norm, colour: "#111"}];
+    data.groups.slice(0, 9).forEach((g) => series.push({name: g.name, xs: data.steps, ys: g.grad_norm, dashed: true}));
+    lineChart(document.getElementById("grad-chart"), series, true, "gradient norm by step (log scale)");
+    const box = document.getElementById("activity");
+    if (!data.activity.length) return;
+    el("h3", {}, box).textContent = `Activation layers at step ${data.activity_step}`;
+    const table = el("table", {}, box);
+    const head = el("tr", {}, el("thead", {}, table));
+    ["layer", "op", "units", "dead (relu)", "share at 0 (relu)", "share near a limit (tanh, sigmoid)"].forEach((h) => {
+      el("th", {}, head).textContent = h;
+    });
+    const body = el("tbody", {}, table);
+    data.activity.forEach((a) => {
+      const row = el("tr", {}, body);
+      [a.name, a.op, a.units, a.op === "relu" ? a.dead : "", a.op === "relu" ? fmt(a.zero_share) : "",
+       a.op === "relu" ? "" : fmt(a.near_limit)].forEach((v) => { el("td", {}, row).textContent = v; });
+    });
+  }
+
+  // --- the model over its inputs -----------------------------------------------------------------
+
+  const SIDE = 360;
+  const view = data.view;
+  let surfaceRange = null;
+  if (view && view.kind === "surface") {
+    let lo = Infinity, hi = -Infinity;
+    for (const f of view.frames) for (const v of f) if (v !== null) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    for (const p of view.points) { lo = Math.min(lo, p[2]); hi = Math.max(hi, p[2]); }
+    surfaceRange = hi > lo ? [lo, hi] : [lo - 1, lo + 1];
+  }
+  function ramp(t) {  // dark blue to yellow, through teal: readable in grey too
+    t = Math.max(0, Math.min(1, t));
+    const r = Math.round(40 + 210 * t * t), g = Math.round(30 + 200 * t), b = Math.round(120 + 60 * Math.sin(Math.PI * t) - 80 * t);
+    return `rgb(${r},${g},${b})`;
+  }
+  function sideColour(v) {  // the boundary's two sides: blue above the level, orange below
+    if (v === null) return "#fff";
+    const d = v - view.level, t = Math.min(1, Math.abs(d)) * 0.55 + 0.1;
+    return d >= 0 ? `rgba(0,114,178,${t})` : `rgba(213,94,0,${t})`;
+  }
+  function pointColour(label) {
+    if (view.kind === "classes") return COLOURS[label % COLOURS.length];
+    if (view.kind === "surface") return ramp((label - surfaceRange[0]) / (surfaceRange[1] - surfaceRange[0]));
+    return label > (view.level === 0.5 ? 0.5 : 0) ? "#0072b2" : "#d55e00";
+  }
+
+  // The level set of the grid at view.level, as segments through the cells (marching squares).
+  function contour(frame, n) {
+    const at = (i, j) => frame[j * n + i];
+    const pos = (i, j) => [i / (n - 1) * SIDE, SIDE - j / (n - 1) * SIDE];
+    const parts = [];
+    for (let j = 0; j < n - 1; j++) {
+      for (let i = 0; i < n - 1; i++) {
+        const corners = [[i, j], [i + 1, j], [i + 1, j + 1], [i, j + 1]];
+        const values = corners.map(([a, b]) => at(a, b));
+        if (values.some((v) => v === null)) continue;
+        const crossings = [];
+        for (let e = 0; e < 4; e++) {
+          const va = values[e] - view.level, vb = values[(e + 1) % 4] - view.level;
+          if ((va < 0) !== (vb < 0)) {
+            const t = va / (va - vb), [ia, ja] = corners[e], [ib, jb] = corners[(e + 1) % 4];
+            crossings.push(pos(ia + t * (ib - ia), ja + t * (jb - ja)));
+          }
+        }
+        for (let c = 0; c + 1 < crossings.length; c += 2) {
+          parts.push(`M${crossings[c][0].toFixed(1)},${crossings[c][1].toFixed(1)}L${crossings[c + 1][0].toFixed(1)},${crossings[c + 1][1].toFixed(1)}`);
+        }
+      }
+    }
+    return parts.join("");
+  }
+  // Between cells of different classes: the edges where the argmax changes.
+  function classEdges(frame, n) {
+    const step = SIDE / (n - 1), parts = [];
+    for (let j = 0; j < n; j++) {
+      for (let i = 0; i < n; i++) {
+        const x = i * step, y = SIDE - j * step;
+        if (i + 1 < n && frame[j * n + i] !== frame[j * n + i + 1]) parts.push(`M${(x + step / 2).toFixed(1)},${(y - step / 2).toFixed(1)}v${step.toFixed(1)}`);
+        if (j + 1 < n && frame[j * n + i] !== frame[(j + 1) * n + i]) parts.push(`M${(x - step / 2).toFixed(1)},${(y - step / 2).toFixed(1)}h${step.toFixed(1)}`);
+      }
+    }
+    return parts.join("");
+  }
+
+  let modelParts = null;
+  function setUpModel() {
+    const box = document.getElementById("model-view");
+    const note = document.getElementById("model-note");
+    if (!view) { note.textContent = data.view_note ? `No picture of the model: ${data.view_note}.` : ""; return; }
+    const title = document.getElementById("model-title");
+    const what = {boundary: "decision boundary", classes: "predicted class", surface: "fitted surface", curve: "fitted curve"}[view.kind];
+    title.textContent = `The model: ${view.prediction}, its ${what}, over the data`;
+    const holder = el("div", {class: "model-holder"}, box);
+    let canvas = null;
+    if (view.kind !== "curve") {
+      canvas = el("canvas", {width: SIDE, height: SIDE, id: "model-field"}, holder);
+    }
+    const svg = el("svg", {viewBox: `-50 -10 ${SIDE + 60} ${SIDE + 50}`, width: SIDE + 60, height: SIDE + 50, id: "model-svg"}, holder, true);
+    const [x0, x1] = view.x_range, [y0, y1] = view.y_range;
+    const px = (x) => (x - x0) / (x1 - x0) * SIDE, py = (y) => SIDE - (y - y0) / (y1 - y0) * SIDE;
+    el("rect", {x: 0, y: 0, width: SIDE, height: SIDE, class: "frame"}, svg, true);
+    text(svg, SIDE / 2, SIDE + 30, view.features[0], {"text-anchor": "middle"});
+    text(svg, -40, SIDE / 2, view.kind === "curve" ? view.prediction : view.features[1], {"text-anchor": "middle", transform: `rotate(-90 -40 ${SIDE / 2})`});
+    [[x0, 0], [x1, SIDE]].forEach(([v, x]) => text(svg, x, SIDE + 14, fmt(v), {"text-anchor": "middle", class: "tick"}));
+    [[y0, SIDE], [y1, 0]].forEach(([v, y]) => text(svg, -4, y + 4, fmt(v), {"text-anchor": "end", class: "tick"}));
+    const line = el("path", {id: view.kind === "curve" ? "fitted-curve" : "boundary", class: "boundary", d: ""}, svg, true);
+    const dots = el("g", {class: "points"}, svg, true);
+    view.points.forEach((p) => {
+      const y = view.kind === "curve" ? p[1] : p[1];
+      el("circle", {cx: px(p[0]).toFixed(1), cy: py(y).toFixed(1), r: 2.6,
+                    fill: view.kind === "curve" ? "#555" : pointColour(p[p.length - 1]), class: "point"}, dots, true);
+    });
+    modelParts = {canvas: canvas, line: line, px: px, py: py};
+  }
+  function drawModel(step) {
+    if (!view || !modelParts) return;
+    const index = nearest(view.steps, step);
+    const frame = view.frames[index], n = view.size;
+    const note = document.getElementById("model-note");
+    note.textContent = `At step ${view.steps[index]}` + (view.label ? `; points coloured by ${view.label}.` : ".");
+    if (view.kind === "curve") {
+      const xs = [], [x0, x1] = view.x_range;
+      const d = [];
+      frame.forEach((v, i) => {
+        if (v === null) return;
+        const x = x0 + (x1 - x0) * i / (n - 1);
+        d.push(`${d.length ? "L" : "M"}${modelParts.px(x).toFixed(1)},${modelParts.py(v).toFixed(1)}`);
+        xs.push(x);
+      });
+      modelParts.line.setAttribute("d", d.join(""));
+      return;
+    }
+    const ctx = modelParts.canvas.getContext("2d");
+    ctx.clearRect(0, 0, SIDE, SIDE);
+    const cell = SIDE / (n - 1);
+    for (let j = 0; j < n; j++) {
+      for (let i = 0; i < n; i++) {
+        const v = frame[j * n + i];
+        if (view.kind === "classes") ctx.fillStyle = v === null ? "#fff" : COLOURS[v % COLOURS.length] + "55";
+        else if (view.kind === "surface") ctx.fillStyle = v === null ? "#fff" : ramp((v - surfaceRange[0]) / (surfaceRange[1] - surfaceRange[0]));
+        else ctx.fillStyle = sideColour(v);
+        ctx.fillRect((i - 0.5) * cell, SIDE - (j + 0.5) * cell, cell + 0.5, cell + 0.5);
+      }
+    }
+    modelParts.line.setAttribute("d", view.kind === "classes" ? classEdges(frame, n) : view.kind === "boundary" ? contour(frame, n) : "");
+  }
+
+  // --- parameters: histograms and heat maps ------------------------------------------------------
+
+  function histogram(container, counts, range, colour, label) {
+    const w = 220, h = 80;
+    const svg = el("svg", {viewBox: `0 0 ${w} ${h + 16}`, width: w, height: h + 16, class: "histogram", role: "img",
+                          "aria-label": label}, container, true);
+    const most = Math.max(1, ...counts);
+    const bw = w / counts.length;
+    counts.forEach((c, i) => {
+      const bh = c / most * h;
+      el("rect", {x: (i * bw).toFixed(1), y: (h - bh).toFixed(1), width: (bw - 1).toFixed(1), height: bh.toFixed(1), fill: colour}, svg, true);
+    });
+    text(svg, 0, h + 13, fmt(range[0]), {class: "tick"});
+    text(svg, w, h + 13, fmt(range[1]), {"text-anchor": "end", class: "tick"});
+    return svg;
+  }
+  function heatColour(v, scale) {
+    if (v === null) return "#fff";
+    const t = Math.max(-1, Math.min(1, v / scale));
+    return t >= 0 ? `rgb(255,${Math.round(255 - 200 * t)},${Math.round(255 - 230 * t)})`
+                  : `rgb(${Math.round(255 + 230 * t)},${Math.round(255 + 140 * t)},255)`;
+  }
+  function heatMap(canvas, entries, shape, side) {
+    const rows = shape[0], cols = shape[1];
+    const scale = Math.max(1e-300, ...entries.map((v) => (v === null ? 0 : Math.abs(v))));
+    const ctx = canvas.getContext("2d");
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    if (side) {  // each row an image: side x side, laid out in a grid
+      const per = Math.ceil(Math.sqrt(rows)), px = Math.max(2, Math.floor(canvas.width / (per * (side + 1))));
+      for (let r = 0; r < rows; r++) {
+        const ox = (r % per) * (side + 1) * px, oy = Math.floor(r / per) * (side + 1) * px;
+        for (let k = 0; k < cols; k++) {
+          ctx.fillStyle = heatColour(entries[r * cols + k], scale);
+          ctx.fillRect(ox + (k % side) * px, oy + Math.floor(k / side) * px, px, px);
+        }
+      }
+      return;
+    }
+    const cw = canvas.width / cols, ch = canvas.height / rows;
+    for (let r = 0; r < rows; r++) {
+      for (let k = 0; k < cols; k++) {
+        ctx.fillStyle = heatColour(entries[r * cols + k], scale);
+        ctx.fillRect(k * cw, r * ch, Math.ceil(cw), Math.ceil(ch));
+      }
+    }
+  }
+  function heatSize(g) {
+    const rows = g.shape[0], cols = g.shape[1];
+    if (g.image_side) {
+      const per = Math.ceil(Math.sqrt(rows)), px = Math.max(2, Math.floor(240 / (per * (g.image_side + 1))));
+      return [per * (g.image_side + 1) * px, Math.ceil(rows / per) * (g.image_side + 1) * px];
+    }
+    const cell = Math.max(3, Math.min(16, Math.floor(240 / Math.max(rows, cols))));
+    return [cols * cell, rows * cell];
+  }
+
+  const groupParts = [];
+  function setUpGroups() {
+    const box = document.getElementById("groups");
+    data.groups.forEach((g) => {
+      const card = el("div", {class: "group"}, box);
+      const head = el("h4", {}, card);
+      head.textContent = `${g.name} [${g.shape.join(", ")}]`;
+      if (g.members.length > 1 || g.members[0] !== g.name) {
+        el("p", {class: "members"}, card).textContent = g.members.join(", ");
+      }
+      const hists = el("div", {class: "hists"}, card);
+      const parts = {g: g, hists: hists, heat: null};
+      if (g.heat_steps.length) {
+        const maps = el("div", {class: "heat"}, card);
+        const [w, h] = heatSize(g);
+        const values = el("figure", {}, maps), grads = el("figure", {}, maps);
+        parts.heat = [el("canvas", {width: w, height: h, class: "heat-values"}, values),
+                      el("canvas", {width: w, height: h, class: "heat-grads"}, grads)];
+        parts.heatCaptions = [el("figcaption", {}, values), el("figcaption", {}, grads)];
+      }
+      groupParts.push(parts);
+    });
+  }
+  function drawGroups(step) {
+    const index = nearest(data.steps, step);
+    groupParts.forEach((parts) => {
+      const g = parts.g;
+      parts.hists.textContent = "";
+      const a = el("figure", {}, parts.hists), b = el("figure", {}, parts.hists);
+      histogram(a, g.value_hist[index], g.value_range, "#0072b2", `${g.name} values`);
+      el("figcaption", {}, a).textContent = `values (rms ${fmt(g.value_rms[index])})`;
+      histogram(b, g.grad_hist[index], g.grad_range, "#d55e00", `${g.name} gradients`);
+      el("figcaption", {}, b).textContent = `gradients (norm ${fmt(g.grad_norm[index])})`;
+      if (parts.heat) {
+        const k = nearest(g.heat_steps, step);
+        heatMap(parts.heat[0], g.heat_values[k], g.shape, g.image_side);
+        heatMap(parts.heat[1], g.heat_grads[k], g.shape, g.image_side);
+        const how = g.image_side ? `each row as a ${g.image_side} x ${g.image_side} image` : "rows by columns";
+        parts.heatCaptions[0].textContent = `values at step ${g.heat_steps[k]}, ${how} (red +, blue -)`;
+        parts.heatCaptions[1].textContent = `gradients at step ${g.heat_steps[k]}`;
+      }
+    });
+  }
+
+  // --- the slider ---------------------------------------------------------------------------------
+
+  function nearest(steps, step) {  // the last recorded index at or before step (else the first)
+    let best = 0;
+    for (let i = 0; i < steps.length; i++) if (steps[i] <= step) best = i;
+    return best;
+  }
+  const slider = document.getElementById("step-slider");
+  const label = document.getElementById("step-label");
+  function show() {
+    const step = data.steps.length ? data.steps[Number(slider.value)] : 0;
+    label.textContent = data.steps.length ? `step ${step} of ${data.steps[data.steps.length - 1]}` : "nothing recorded";
+    drawModel(step);
+    drawGroups(step);
+  }
+  slider.max = String(Math.max(0, data.steps.length - 1));
+  slider.value = slider.max;
+  slider.addEventListener("input", show);
+  let timer = null;
+  const play = document.getElementById("play");
+  play.addEventListener("click", () => {
+    if (timer !== null) { clearInterval(timer); timer = null; play.textContent = "play"; return; }
+    if (Number(slider.value) >= Number(slider.max)) slider.value = "0";
+    play.textContent = "pause";
+    timer = setInterval(() => {
+      if (Number(slider.value) >= Number(slider.max)) { clearInterval(timer); timer = null; play.textContent = "play"; return; }
+      slider.value = String(Number(slider.value) + 1);
+      show();
+    }, 150);
+  });
+
+  drawCurves();
+  drawGradientNorms();
+  setUpModel();
+  setUpGroups();
+  show();
+  document.body.dataset.ready = "true";
+})();
