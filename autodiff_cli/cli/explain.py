@@ -1,8 +1,10 @@
-"""``autodiff explain``: the backward pass as chain-rule steps (``analysis.steps``, ``render.explain``)."""
+"""``autodiff explain``: the backward pass as chain-rule steps (``analysis.steps``, ``render.explain``;
+a tensor program's in matrix form: ``analysis.tensor_steps``, ``render.tensor_explain``)."""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,12 +15,14 @@ from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     load_inputs,
-    refuse_tensors,
     program_options,
     reporting_errors,
     text_options,
 )
 from .process import collector_off_until_exit, keep_until_exit
+
+if TYPE_CHECKING:
+    from ..language.program import Program
 
 __all__ = ["explain_command"]
 
@@ -31,12 +35,17 @@ __all__ = ["explain_command"]
 # would cost every command start-up, which is measured.
 @click.option("--max-steps", type=click.IntRange(min=0), metavar="N",
               help="Show at most N lines of each pass; the rest are counted (0 = show all) [default: 500].")
+@click.option("--scalar", is_flag=True,
+              help="A tensor program: each statement's matrix-form steps, then one row of it in scalars "
+                   "(micrograd's chain rule, entry by entry).")
+@click.option("--row", type=click.IntRange(min=0), metavar="I",
+              help="With --scalar: the row of each matrix shown in scalars [default: 0].")
 @text_options
 @reporting_errors
 def explain_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, output_format: str | None, max_steps: int | None,
-    precision: int | None, no_color: bool,
+    scalar: bool, row: int | None, precision: int | None, no_color: bool,
 ) -> None:
     """Show the backward pass as chain-rule steps, one per edge of the graph.
 
@@ -52,27 +61,48 @@ def explain_command(
     path to the output), ∂/∂ a local derivative (of one operation alone).  A variable used in several places
     gets one '+=' step per use, then a line with the sum.
 
+    A tensor program is explained in matrix form, one step per tensor
+    operation, with the shapes it works on and its value (the entries of a
+    small tensor, else a summary):
+
+    \b
+      dL/dW = transpose(X) @ dL/dP   [2, 8] @ [8, 1] -> [2, 1]   = [[-7.63], [2.67]]
+
+    A bias added to every row gets its gradient summed over the rows, and the
+    step says so.  --scalar shows each statement's steps again for one row
+    (--row I) as scalar chain-rule lines: summed over the rows, they are the
+    matrix-form numbers.
+
     \b
     Examples:
       autodiff explain "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
       autodiff explain samples/neuron.ad --format markdown > neuron.md
       autodiff explain big.ad --max-steps 50 | less
+      autodiff explain samples/regression_matrix.ad
+      autodiff explain samples/regression_matrix.ad --scalar --row 3
     """
     from ..analysis import steps
     from ..engine.graph import paused_cycle_collector
     from ..execute import evaluate
     from ..render import explain as render_explain
 
+    from ..language.program import runs_as_tensors
+
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    refuse_tensors(program, values, "explain")
+    if max_steps is None:
+        max_steps = steps.DEFAULT_MAX_STEPS
+    if runs_as_tensors(program, values):
+        _explain_tensors(program, values, output, output_format, max_steps, scalar, row, precision, no_color)
+        return
+    if scalar or row is not None:
+        raise click.UsageError(f"{'--scalar' if scalar else '--row'} shows one row of a tensor program in "
+                               "scalars, and this program is already scalar; drop it")
     # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=False, progress=progress)
     keep_until_exit(program, evaluation)  # not freed node by node when the command returns
     warn(evaluation.warnings)
-    if max_steps is None:
-        max_steps = steps.DEFAULT_MAX_STEPS
     # A limit beyond any graph is the same as none (and islice takes at most sys.maxsize).
     explanation = steps.explain(evaluation, 0 if max_steps > sys.maxsize else max_steps)
     keep_until_exit(explanation)
@@ -88,3 +118,27 @@ def explain_command(
         emit(text)
     else:
         print_rich(render_explain.to_rich(explanation, precision), no_color)
+
+
+def _explain_tensors(program: Program, values: dict[str, Any], output: str | None, output_format: str | None,
+                     max_steps: int, scalar: bool, row: int | None, precision: int | None, no_color: bool) -> None:
+    """explain of a tensor program: the chain rule in matrix form; with --scalar, each statement's
+    steps and one row of it as scalar chain-rule lines."""
+    from ..analysis.tensor_steps import explain_tensors, scalar_layers
+    from ..language.program import check_inputs
+    from ..render import tensor_explain
+
+    if row is not None and not scalar:
+        raise click.UsageError("--row chooses the row --scalar shows; add --scalar", ctx=None)
+    limit = 0 if max_steps > sys.maxsize else max_steps
+    explanation = explain_tensors(program, values, output, max_steps=limit)
+    warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
+    layers = scalar_layers(program, values, explanation, row or 0, max_steps=limit) if scalar else None
+    lines = len(explanation.definitions) + len(explanation.steps)
+    output_format = layout_for(output_format, "rich", lines)
+    if output_format == "plain":
+        emit(tensor_explain.to_plain(explanation, precision, layers))
+    elif output_format == "markdown":
+        emit(tensor_explain.to_markdown(explanation, precision, layers))
+    else:
+        print_rich(tensor_explain.to_rich(explanation, precision, layers), no_color)

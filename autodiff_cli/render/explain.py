@@ -36,8 +36,10 @@ __all__ = [
     "gradients_line",
     "header_line",
     "local_text",
+    "omitted_note",
     "rule_text",
     "step_sentence",
+    "table",
     "to_markdown",
     "to_plain",
     "to_rich",
@@ -168,7 +170,8 @@ def header_line(explanation: Explanation, precision: int | None = None) -> str:
     return _header(explanation, precision)
 
 
-def _omitted_note(count: int, what: str, limit: int) -> str:
+def omitted_note(count: int, what: str, limit: int) -> str:
+    """What a capped pass leaves out: ``... 12 more steps not shown (--max-steps 500; ...)``."""
     what = what if count != 1 else what.removesuffix("s")
     return (f"... {count:,} more {what} not shown (--max-steps {limit}; "
             "use --max-steps 0 to show all)")
@@ -198,7 +201,7 @@ def to_plain(explanation: Explanation, precision: int | None = None) -> str:
     for value, definition in zip(values, explanation.definitions):
         lines.append("  " + _definition_line(definition, value, width, width_value))
     if explanation.definitions_omitted:
-        lines.append("  " + _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps))
+        lines.append("  " + omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps))
     lines += ["", BACKWARD_HEADING]
     rows = _rows(explanation, precision)
     width_target = max((len(r.target) for r in rows), default=0)
@@ -208,7 +211,7 @@ def to_plain(explanation: Explanation, precision: int | None = None) -> str:
     for equation, r in zip(equations, rows):
         lines.append(f"  {equation.ljust(width_equation)}   {_annotation(r)}".rstrip())
     if explanation.steps_omitted:
-        lines.append("  " + _omitted_note(explanation.steps_omitted, "steps", explanation.max_steps))
+        lines.append("  " + omitted_note(explanation.steps_omitted, "steps", explanation.max_steps))
     lines += ["", _gradients_line(explanation, precision)]
     return "\n".join(lines) + "\n"
 
@@ -227,7 +230,7 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
     for d in explanation.definitions:
         lines.append(f"| {_code(d.name)} | {_code(d.expression) or 'input'} | {_number(d.value, precision)} |")
     if explanation.definitions_omitted:
-        lines += ["", _omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)]
+        lines += ["", omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)]
     lines += ["", BACKWARD_HEADING.replace("backward", "Backward", 1).replace("+=", "`+=`") + ":", "",
               "| gradient | chain rule | local rule | local | upstream | product | total |",
               "|---|---|---|---:|---:|---:|---:|"]
@@ -243,7 +246,7 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
         else:
             lines.append(f"| **{_code(lhs)}** | {_code(r.numbers)} | | | | | **{r.result}** |")
     if explanation.steps_omitted:
-        lines += ["", _omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)]
+        lines += ["", omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)]
     lines += ["", _code(_gradients_line(explanation, precision))]
     return "\n".join(lines) + "\n"
 
@@ -251,7 +254,7 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
 # --- Rich ----------------------------------------------------------------------------------
 
 
-def _table(headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
+def table(headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
     """A Rich table whose columns never shrink below their widest cell (Rich would cut numbers)."""
     from rich.table import Table
 
@@ -280,9 +283,9 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
         for d in explanation.definitions
     ]
     parts.append(Text(FORWARD_HEADING, style="italic"))
-    parts.append(_table(("variable", "definition", "value"), forward_rows))
+    parts.append(table(("variable", "definition", "value"), forward_rows))
     if explanation.definitions_omitted:
-        parts.append(Text(_omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
+        parts.append(Text(omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
     backward_rows = []
     for item, r in zip(explanation.steps, _rows(explanation, precision)):
         lhs = f"{r.target} {r.sign}"
@@ -296,9 +299,9 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
         else:
             backward_rows.append(([lhs, r.numbers, "", "", "", "", r.result], "bold yellow"))
     parts.append(Text(BACKWARD_HEADING, style="italic"))
-    parts.append(_table(("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"),
+    parts.append(table(("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"),
                         backward_rows))
     if explanation.steps_omitted:
-        parts.append(Text(_omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)))
+        parts.append(Text(omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)))
     parts.append(Text(_gradients_line(explanation, precision), style="bold"))
     return Group(*parts)
