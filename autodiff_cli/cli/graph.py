@@ -7,7 +7,8 @@ any slow work, and decides where the result goes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,7 +25,7 @@ from .options import (
     complete_file_name,
     format_of_file,
     load_inputs,
-    refuse_tensors,
+    name_list,
     program_options,
     program_title,
     refuse_overwriting_inputs,
@@ -74,8 +75,9 @@ A failed render or an output file that cannot be written is also status 1
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot", "html"]),
               help="Output format [default: from FILE's extension, else svg]. html: a page that steps "
                    "through the forward and backward passes.")
-@click.option("--rankdir", type=click.Choice(["LR", "TB"]), default="LR",
-              show_default=True, help="Left to right, or top to bottom.")
+@click.option("--rankdir", type=click.Choice(["LR", "TB"]),
+              help="Left to right, or top to bottom [default: LR; TB for a tensor program's layers, which "
+                   "then fit on a screen].")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True, metavar="N",
               help="Decimal places of data, grad and edge labels.")
 @click.option("--no-grad", is_flag=True,
@@ -92,11 +94,23 @@ A failed render or an output file that cannot be written is also status 1
 @click.option("--timeout", type=FiniteFloat(min=0, max=MAX_TIMEOUT, meaning="0 for no limit"), default=120.0,
               show_default=True, metavar="SECONDS",
               help=f"Stop a layout that takes longer (at most {MAX_TIMEOUT:.0f}; 0: wait forever).")
+@click.option("--level", type=click.Choice(["layers", "ops", "scalar"]), default="layers", show_default=True,
+              help="Tensor programs: a box per statement (layers: h1 = relu(W1 @ x + b1)), per tensor "
+                   "operation (ops), or per scalar value, every entry unrolled (scalar).")
+@click.option("--expand", "expand", multiple=True, metavar="NAME",
+              help="Tensor programs: open the statement computing NAME (a layer such as h1) into its scalar "
+                   "graph for one row (--row); repeatable, or comma-separated.")
+@click.option("--row", type=click.IntRange(min=0), default=0, show_default=True, metavar="I",
+              help="Tensor programs: the row (first index) of a matrix an expanded statement computes.")
+@click.option("--params", "params", multiple=True, metavar="NAMES",
+              help="Tensor programs: the inputs whose entries are counted as parameters [default: those "
+                   "drawn by an initializer, such as uniform([16, 2], -1, 1)].")
 @reporting_errors
 def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
-    values_file: str | None, output: str | None, out: str | None, output_format: str | None, rankdir: str,
-    precision: int, no_grad: bool, edge_grads: bool, renderer: str, max_nodes: int, timeout: float,
+    values_file: str | None, output: str | None, out: str | None, output_format: str | None,
+    rankdir: str | None, precision: int, no_grad: bool, edge_grads: bool, renderer: str, max_nodes: int, timeout: float,
+    level: str = "layers", expand: tuple[str, ...] = (), row: int = 0, params: tuple[str, ...] = (),
 ) -> None:
     """Draw the computational graph of a program: every value a box with its name, data and
     gradient, every operation a small node between its operands and its result.
@@ -115,6 +129,16 @@ def graph_command(
     explain's words.  Keys: right/left arrow, space (play/pause), Home, End.
     It needs every input's value, and opens from disk with no network.
 
+    A tensor program (one that writes a tensor, or is given one) is drawn at
+    the layer level: a box per tensor operation or named tensor with its
+    shape, its values and gradient (the numbers when there are at most 12,
+    else mean, std, min and max over a heat map: blue negative, orange
+    positive), a parameter's count of entries, and each edge labelled with
+    the shape that flows.  --expand NAME opens the statement computing NAME
+    into its scalar graph for one row (--row), drawn as above; --level scalar
+    draws the whole program entry by entry.  Its page steps through the
+    passes layer by layer; a click on a layer shows its scalar graph.
+
     \b
     Examples:
       autodiff graph samples/karpathy.ad -o karpathy.svg
@@ -123,6 +147,9 @@ def graph_command(
       autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.svg
       autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
       autodiff graph samples/neuron.ad --format png > neuron.png
+      autodiff graph samples/moons_mlp.ad -o moons.svg           # a tensor program's layers
+      autodiff graph samples/moons_mlp.ad --expand h1 -o h1.svg  # with h1 entry by entry
+      autodiff graph samples/regression_matrix.ad --level scalar -o scalar.png
     """
     from ..analysis.graph_model import GraphModel
     from ..execute import evaluate
@@ -147,7 +174,16 @@ def graph_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    refuse_tensors(program, values, "graph")
+    from ..language.program import runs_as_tensors
+
+    if runs_as_tensors(program, values):
+        request = TensorRequest(output, level, name_list(expand), row, name_list(params) if params else None,
+                                rankdir or ("TB" if level != "scalar" else "LR"), precision, not no_grad, edge_grads, max_nodes)
+        data = _tensor_graph(program, values, request, fmt, backend, timeout)
+        _write(data, out, to_stdout)
+        return
+    _refuse_tensor_options(level, expand, params)
+    rankdir = rankdir or "LR"
     # The page steps through numbers, so it needs them all: a missing input is an error there.
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=not no_grad, allow_missing=not page,
@@ -179,11 +215,85 @@ def graph_command(
             raise
     if page:
         data = _page(evaluation, model, data, precision, not no_grad)
+    _write(data, out, to_stdout)
+
+
+def _write(data: bytes, out: str | None, to_stdout: bool) -> None:
     if to_stdout:
         emit(data)
     else:
         assert out is not None
         write_atomic(out, data)
+
+
+def _refuse_tensor_options(level: str, expand: tuple[str, ...], params: tuple[str, ...]) -> None:
+    """--level scalar, --expand and --params are about tensors: a scalar program is already drawn
+    value by value, so asking for them there is a mistake worth saying."""
+    used = [option for option, given in (("--level scalar", level == "scalar"), ("--expand", bool(expand)),
+                                         ("--params", bool(params))) if given]
+    if used:
+        raise click.UsageError(f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for tensor programs; "
+                               "this one is drawn value by value already")
+
+
+@dataclass(frozen=True)
+class TensorRequest:
+    """What the options ask of a tensor program's picture."""
+
+    output: str | None
+    level: str
+    expand: list[str]
+    row: int
+    params: list[str] | None
+    rankdir: str
+    precision: int
+    grads: bool
+    edge_grads: bool
+    max_nodes: int
+
+
+def _tensor_graph(program: Program, values: dict[str, Any], request: TensorRequest, fmt: str,
+                  backend: Any, timeout: float) -> bytes:
+    """A tensor program's layer graph (with its expansions), or its whole scalar graph, as ``fmt``."""
+    from ..analysis.tensor_graph import layer_graph
+    from ..language.program import check_inputs
+    from ..render import backends, tensor_dot
+
+    with Progress("evaluating") as progress:
+        progress(0, 1)
+        graph = layer_graph(program, values, request.output, level=request.level, gradients=request.grads,
+                            parameters=request.params)
+    warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
+    if graph.omitted:
+        omitted = graph.omitted
+        verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
+        warn([f"{listed(omitted, NAMES_SHOWN)} {verb} not affect {graph.output}, so {pronoun} not drawn"])
+    page = fmt == "html"
+    if page:
+        raise click.UsageError("the step-through page of a tensor program is not written yet; "
+                               "write .svg, .png, .pdf or .dot")
+    if backend is not None and request.max_nodes and graph.size > request.max_nodes:
+        raise GraphTooLarge(
+            f"the layer graph of {graph.output} has {graph.size:,} boxes, more than --max-nodes "
+            f"{request.max_nodes:,}",
+            hint=f"raise the limit (--max-nodes {_round_up(graph.size)}, or 0 for none), or write --format dot, "
+                 "which needs no layout")
+    text = tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
+                                show_grad=request.grads)
+    if backend is None:
+        return text.encode("utf-8")
+    return _laid_out(text, fmt, backend, timeout)
+
+
+def _laid_out(text: str, fmt: str, backend: Any, timeout: float) -> bytes:
+    from ..render import backends
+
+    try:
+        return backends.render(text, fmt, backend, timeout=timeout or None)
+    except backends.RenderTimeout as error:
+        error.hint = (f"allow more time with --timeout {max(1, round(timeout * 4))} (0: no limit), draw "
+                      "a smaller graph (--output NAME), or write --format dot, which needs no layout")
+        raise
 
 
 def _page(evaluation: Evaluation, model: GraphModel, svg: bytes, precision: int, backward: bool) -> bytes:

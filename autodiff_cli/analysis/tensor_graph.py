@@ -1,0 +1,294 @@
+"""The layer-level graph of a tensor program: one node per tensor operation or named tensor.
+
+Where ``graph_model`` walks the scalar ``Value`` graph, this module reads the tensor
+interpreter's run (``execute.tensor``): every register the output depends on is a node,
+with its name (when a statement gives it one), the op and its operands as written
+(``W1 @ x``, ``relu(·)``), its shape, its value and, after the reverse sweep, the gradient
+of the output with respect to it.  Inputs that are parameters carry their count of
+entries.  Edges run from each operand to the op that reads it, with the shape that flows.
+
+A **statement** (a "layer", ``h1 = relu(W1 @ x + b1)``) is the run of registers the
+compiler emits for one assignment: its unnamed sub-expressions and constants, closed by
+the named register.  ``statement`` gives them, so a picture can open one statement into
+its scalar graph (``expansion``, for one row) in place of its nodes.
+
+Data only: nothing here draws; ``render.tensor_dot`` and ``render.page`` do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..execute.tensor import TensorRun
+    from ..language.program import Program
+
+__all__ = ["LEVELS", "LayerNode", "TensorGraph", "layer_graph", "parameters_of", "statement_text"]
+
+OPERAND = "\u00b7"  # how an operand without a name is written in an expression: relu(·)
+
+
+@dataclass(frozen=True)
+class LayerNode:
+    """One register as a picture shows it.
+
+    ``kind`` is one of ``graph_model.KINDS`` (input, intermediate, output, result, constant),
+    so the layer graph uses the scalar graph's colours; ``expression`` is the op written with
+    its operands' names (empty for inputs and constants); ``parameters`` is the number of
+    entries of a parameter (None for anything else); ``grad`` is None when the graph is drawn
+    without gradients."""
+
+    register: int
+    name: str | None
+    kind: str
+    op: str
+    expression: str
+    shape: tuple[int, ...]
+    value: Any
+    grad: Any
+    parameters: int | None
+    operands: tuple[int, ...]
+
+    @property
+    def title(self) -> str:
+        """The node's name, else its expression (an unnamed result), else its value's text."""
+        return self.name or self.expression
+
+
+@dataclass
+class TensorGraph:
+    """The layer graph of ``output``: ``nodes`` in register order (operands before their uses),
+    ``omitted`` the program's variables the output does not depend on (not drawn)."""
+
+    program: Program
+    run: TensorRun
+    output: str
+    nodes: list[LayerNode]
+    omitted: list[str]
+    has_grad: bool
+    index: dict[int, int] = field(default_factory=dict)  # register -> position in nodes
+
+    def __post_init__(self) -> None:
+        self.index = {node.register: i for i, node in enumerate(self.nodes)}
+
+    @property
+    def size(self) -> int:
+        return len(self.nodes)
+
+    def edges(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        """(operand register, register, the operand's shape) for every use, in order; an op
+        using one register twice (``x * x``) has two edges from it.  A number written in the
+        program is no node (its uses write it: ``1 - ·``), so it has no edge."""
+        shapes = self.run.shapes
+        return [(operand, node.register, shapes[operand]) for node in self.nodes for operand in node.operands]
+
+    def node(self, register: int) -> LayerNode:
+        return self.nodes[self.index[register]]
+
+    def statement(self, name: str) -> list[int]:
+        """The registers of the statement that computes ``name``, in order (its drawn ones): the
+        unnamed sub-expressions and constants the compiler emitted for it, then ``name``'s own.
+        An input is a statement of one register.  InputError for a name the program lacks."""
+        variable = self.program.variables.get(name)
+        if variable is None:
+            from ..errors import variables_hint
+
+            raise InputError(f"--expand {name}: the program has no variable '{name}'",
+                             hint=variables_hint(list(self.program.variables), [name]))
+        last = variable.register
+        if last not in self.index:
+            raise InputError(f"--expand {name}: '{name}' does not affect {self.output}, so it is not drawn",
+                             hint=f"expand a variable {self.output} depends on, or draw another output (--output)")
+        if self.node(last).kind == "input":
+            return [last]
+        named = set(self.program.names_by_register())
+        rows = self.run.rows
+        first = last
+        while first - 1 >= 0 and first - 1 not in named and rows[first - 1][0] != "input":
+            first -= 1
+        return [r for r in range(first, last + 1) if r in self.index]
+
+    def statement_name(self, register: int) -> str | None:
+        """The name of the statement a register belongs to: its own name, or that of the first
+        named register after it (the compiler emits a statement's registers together)."""
+        names = self.program.names_by_register()
+        if self.node(register).kind == "input":
+            return names.get(register)
+        for r in range(register, len(self.run.rows)):
+            if r in names:
+                return names[r]
+            if self.run.rows[r][0] == "input":
+                break
+        return None
+
+
+def parameters_of(program: Program, named: Collection[str] | None = None) -> set[str]:
+    """The inputs counted as parameters: those ``named`` (checked), else those declared with an
+    initializer (``W = uniform([16, 2], -1, 1)``), the weights a program draws."""
+    from ..language.program import Initializer
+
+    inputs = {v.name: v for v in program.inputs}
+    if named is None:
+        return {name for name, v in inputs.items() if isinstance(v.default, Initializer)}
+    for name in named:
+        if name not in inputs:
+            kind = "computed by the program" if name in program.variables else "not a variable of the program"
+            raise InputError(f"--params {name}: '{name}' is {kind}; parameters are inputs",
+                             hint=f"the inputs are: {', '.join(inputs) or 'none'}")
+    return set(named)
+
+
+LEVELS = ("layers", "ops")
+
+
+def layer_graph(program: Program, given: Mapping[str, Any], output: str | None = None, *,
+                level: str = "layers", gradients: bool = True, parameters: Collection[str] | None = None,
+                seed: int | None = 0) -> TensorGraph:
+    """Run ``program`` on ``given`` values (the other inputs take their defaults, initializers drawn
+    from ``seed``) and describe what ``output`` (default: the result) depends on.
+
+    ``level`` "layers": a node per input and per statement (``h1 = relu(W1 @ x + b1)`` is one
+    node, its expression as written, its value and gradient ``h1``'s); "ops": a node per tensor
+    operation, but the numbers written in the program, which their uses' expressions show
+    (``1 - ·``).  With ``gradients``, one reverse sweep gives d output / d register for every
+    node; the output must then be a number (InputError otherwise, naming the ways out)."""
+    import numpy as np
+
+    from ..execute.tensor import input_arrays, run_forward
+    from ..language.program import missing_inputs, missing_inputs_error, output_name
+    from ..language.shapes import shape_text
+
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    missing = missing_inputs(program, given)
+    if missing:
+        raise missing_inputs_error(program, missing)
+    output = output_name(program, output)
+    run = run_forward(program, input_arrays(program, given, seed))
+    out_register = run.register(output)
+    out_shape = run.shapes[out_register]
+    if gradients and out_shape:
+        raise InputError(f"'{output}' has the shape {shape_text(out_shape)}; a gradient is of a number",
+                         hint=f"draw it without gradients (--no-grad), or draw a number: --output another "
+                              f"variable, or write sum({output}) or mean({output}) in the program")
+    needed = program.dependencies(output)
+    adjoints = run.adjoints(output) if gradients else {}
+    names = program.names_by_register()
+    learned = parameters_of(program, parameters)
+    nodes: list[LayerNode] = []
+    constants: dict[int, str] = {}  # a number's register -> its text, to write it in its uses
+    owner: dict[int, int] = {}  # layers: an unnamed register -> the named one closing its statement
+    for register in range(out_register, -1, -1):
+        if register in names:
+            closing = register
+        if needed[register] and register not in names and level == "layers":
+            owner[register] = closing
+    for register, (op, first, second, param, _) in enumerate(run.rows):
+        if not needed[register]:
+            continue
+        operands = () if first < 0 else (first,) if second < 0 else (first, second)
+        expression = _expression(op, operands, param, names, constants)
+        if op == "const" and not run.shapes[register]:
+            constants[register] = expression  # written in its uses (1 - ·), not drawn alone
+            continue
+        if register in owner:
+            continue  # layers: a part of its statement's node
+        name = names.get(register)
+        if level == "layers" and op != "input":
+            operands = _read_by_statement(register, owner, run.rows)
+            expression = statement_text(program, name) if name else expression
+        value = run.values[register]
+        grad = None
+        if gradients:
+            grad = adjoints.get(register)
+            grad = np.zeros_like(value) if grad is None else grad
+        nodes.append(LayerNode(
+            register=register, name=name, kind=_kind(op, name, register == out_register), op=op,
+            expression=expression, shape=run.shapes[register], value=value, grad=grad,
+            parameters=int(np.size(value)) if op == "input" and name in learned else None,
+            operands=tuple(r for r in operands if r not in constants and r not in owner)))
+    omitted = [name for name, v in program.variables.items() if not needed[v.register]]
+    return TensorGraph(program, run, output, nodes, omitted, gradients)
+
+
+def _read_by_statement(register: int, owner: Mapping[int, int], rows: Sequence[Any]) -> tuple[int, ...]:
+    """The registers a statement reads from outside itself (inputs, other statements), in the
+    order it first reads them, each once."""
+    parts = [r for r, closing in owner.items() if closing == register] + [register]
+    read: dict[int, None] = {}
+    for part in sorted(parts):
+        _, first, second, _, _ = rows[part]
+        for operand in (first, second):
+            if operand >= 0 and owner.get(operand) != register:
+                read.setdefault(operand)
+    return tuple(read)
+
+
+def statement_text(program: Program, name: str) -> str:
+    """The right-hand side of the statement that assigns ``name``, as written in the program
+    (comments dropped, spaces collapsed): ``relu(W1 @ x + b1)``."""
+    variable = program.variables[name]
+    source = program.source
+    position = variable.position
+    lines = source.text.split("\n")
+    offset = sum(len(line) + 1 for line in lines[:position.line - 1]) + position.column - 1
+    text = source.text
+    after = text[offset:]
+    if after.startswith(name) and after[len(name):].lstrip(" \t").startswith("="):
+        after = after[len(name):].lstrip(" \t")[1:]
+    out: list[str] = []
+    depth = 0
+    comment = False
+    for char in after:
+        if comment:
+            comment = char != "\n"
+            if comment or depth == 0:
+                if not comment:
+                    break
+                continue
+        if char == "#":
+            comment = True
+            continue
+        if depth == 0 and char in "\n;":
+            break
+        depth += char in "([{"
+        depth -= char in ")]}"
+        out.append(char)
+    return " ".join("".join(out).split())
+
+
+def _kind(op: str, name: str | None, is_output: bool) -> str:
+    if is_output:
+        return "output"
+    if op == "input":
+        return "input"
+    if op == "const":
+        return "constant"
+    return "intermediate" if name else "result"
+
+
+def _expression(op: str, operands: Sequence[int], param: Any, names: Mapping[int, str],
+                constants: Mapping[int, str]) -> str:
+    """The op as written, its operands by name, a number written in the program by its text
+    (``constants``), anything else as ``·``: ``W1 @ x``, ``relu(·)``, ``1 - ·``, ``·**2``; a
+    constant is its value's text; an input has none."""
+    from ..engine.ops import OPS, short_number
+    from ..engine.tensor_ops import TENSOR_OPS, write
+    from ..language.program import POWER_CONST, ArrayLiteral
+
+    if op == "input":
+        return ""
+    if op == "const":
+        if isinstance(param, ArrayLiteral):
+            return "[…]" if len(param.values) > 4 else repr(param.nested()).replace("'", "")
+        return short_number(float(param)) if isinstance(param, (int, float)) else str(param)
+    words = [names.get(r) or constants.get(r, OPERAND) for r in operands]
+    if op == POWER_CONST:
+        return f"{words[0]}**{short_number(float(param))}"
+    if op in TENSOR_OPS:
+        return write(op, words, param)
+    return OPS[op].written.format(x=words[0], y=words[1] if len(words) > 1 else "", c=param)

@@ -1,0 +1,248 @@
+"""The layer graph of a tensor program as Graphviz DOT text.
+
+One box per node of ``analysis.tensor_graph`` (a tensor operation or a named tensor), in
+the scalar graph's colours (``render.dot.KIND_STYLES``): its name and expression, its
+shape, a parameter's count of entries, its value and, with gradients, its gradient.  A
+tensor of at most ``tensor_report.SHOWN_WHOLE`` entries is a grid of its numbers, each
+cell tinted by its sign and size; a larger one is ``tensor_report``'s summary (mean, std,
+min, max) over a tiny heat map of its entries (up to ``HEAT_ENTRIES``).  Each edge says
+the shape that flows along it.
+
+A statement opened into its scalar graph (``Expansion``) is a cluster holding
+``render.dot``'s own boxes for one row, in place of the statement's layer boxes; the
+edges from and to its neighbours end at the cluster's border.
+
+Pure: text in, text out.  Node ids are ``t`` and the register (``t8``), an expansion's
+``x`` and its number before the scalar graph's own ids, so the same program gives the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .dot import KIND_STYLES, RANKDIRS, model_to_digraph
+from .numbers import format_number
+from .tensor_report import SHOWN_WHOLE
+from .tensor_report import _text as summary_text
+
+if TYPE_CHECKING:
+    from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph
+
+__all__ = ["HEAT_ENTRIES", "NEGATIVE", "POSITIVE", "heat_colour", "layer_dot", "layer_id"]
+
+HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
+HEAT_CELL = 5  # points a side
+# The two ends of the diverging scale (blue for negative, orange for positive: told apart by
+# every kind of colour vision), mixed with white by the entry's size against the largest.
+NEGATIVE = (0x21, 0x66, 0xAC)
+POSITIVE = (0xD9, 0x5F, 0x0E)
+NUMBER_TINT = 0.55  # how far a grid cell of numbers goes towards the full colour: the text stays readable
+
+_GRAPH = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white", "compound": "true", "nslimit": "1"}
+_NODE = {"shape": "box", "style": "filled", "color": "#333333", "fontname": "Helvetica", "fontsize": "10",
+         "margin": "0.05,0.04"}
+_EDGE = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555", "color": "#555555", "arrowsize": "0.7"}
+_CLUSTER = {"style": "dashed", "color": "#777777", "fontname": "Helvetica", "fontsize": "12", "labeljust": "l"}
+
+
+def layer_id(register: int) -> str:
+    """The DOT id of a layer box: ``t`` and its register."""
+    return f"t{register}"
+
+
+def heat_colour(x: float, largest: float, strength: float = 1.0) -> str:
+    """``#rrggbb`` for ``x`` on a scale from -``largest`` (blue) through white (0) to ``largest``
+    (orange); ``strength`` < 1 stops short of the full colour."""
+    if not largest or x != x:  # all zeros, or NaN: white
+        return "#ffffff"
+    share = min(1.0, abs(x) / largest) * strength
+    end = POSITIVE if x > 0 else NEGATIVE
+    return "#" + "".join(f"{round(255 + (c - 255) * share):02x}" for c in end)
+
+
+def _attributes(attributes: dict[str, str]) -> str:
+    return " ".join(f'{key}="{value}"' for key, value in sorted(attributes.items()))
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _largest(array: Any) -> float:
+    import numpy as np
+
+    return float(np.max(np.abs(array))) if array.size else 0.0
+
+
+def _as_rows(array: Any) -> Any:
+    """The entries as a matrix to lay out: a vector is one row, a matrix itself, more axes folded."""
+    if array.ndim == 1:
+        return array.reshape(1, -1)
+    return array.reshape(-1, array.shape[-1])
+
+
+def _grid(array: Any, precision: int) -> str:
+    """A small tensor as a table of its numbers, each cell tinted by its value."""
+    largest = _largest(array)
+    rows = []
+    for row in _as_rows(array):
+        cells = "".join(f'<TD BGCOLOR="{heat_colour(float(x), largest, NUMBER_TINT)}">'
+                        f"{html.escape(format_number(float(x), precision))}</TD>" for x in row)
+        rows.append(f"<TR>{cells}</TR>")
+    return f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="2" COLOR="#999999">{"".join(rows)}</TABLE>'
+
+
+def _heat(array: Any) -> str:
+    """A tensor of up to ``HEAT_ENTRIES`` entries as a map of small squares, one per entry."""
+    largest = _largest(array)
+    matrix = _as_rows(array)
+    rows = []
+    for row in matrix:
+        cells = "".join(f'<TD BGCOLOR="{heat_colour(float(x), largest)}" WIDTH="{HEAT_CELL}" '
+                        f'HEIGHT="{HEAT_CELL}" FIXEDSIZE="TRUE"></TD>' for x in row)
+        rows.append(f"<TR>{cells}</TR>")
+    # A fixed size (the cells and the border), or the table would stretch to the width of its cell.
+    height, width = (n * HEAT_CELL + 2 for n in matrix.shape)
+    return (f'<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" COLOR="#999999" FIXEDSIZE="TRUE" '
+            f'WIDTH="{width}" HEIGHT="{height}">{"".join(rows)}</TABLE>')
+
+
+def _tensor_cell(array: Any, precision: int) -> str:
+    """What a box shows of one tensor: the number, the grid, or the summary over its heat map."""
+    if array.ndim == 0:
+        return html.escape(format_number(float(array), precision))
+    if array.size <= SHOWN_WHOLE:
+        return _grid(array, precision)
+    parts = summary_text(array, precision).split(", ")  # mean, std, min, max
+    text = "".join(html.escape("  ".join(parts[i:i + 2])) + '<BR ALIGN="LEFT"/>' for i in range(0, len(parts), 2))
+    if array.size > HEAT_ENTRIES:
+        return text
+    return f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD ALIGN="LEFT" BALIGN="LEFT">{text}</TD></TR>' \
+           f'<TR><TD ALIGN="LEFT">{_heat(array)}</TD></TR></TABLE>'
+
+
+def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
+    """The HTML-like label of a layer box (without the enclosing ``<`` ``>``)."""
+    title = f"<B>{html.escape(node.name)}</B>" if node.name else ""
+    if node.expression and node.kind != "constant":
+        title += (" = " if title else "") + _wrapped(node.expression)
+    elif not title:
+        title = _wrapped(node.expression)
+    rows = [f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{title}</TD><TD ALIGN="RIGHT" VALIGN="TOP">{_shape(node.shape)}</TD></TR>']
+    if node.parameters is not None:
+        count = f"{node.parameters:,} parameter{'s' * (node.parameters != 1)}"
+        rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2"><I>{count}</I></TD></TR>')
+    fields = [_field("data", node.value, precision)]
+    if show_grad and node.grad is not None:
+        fields.append(_field("grad", node.grad, precision))
+    # The value and the gradient side by side: a box grows wider rather than twice as tall.
+    rows.append(f'<TR><TD COLSPAN="2" ALIGN="LEFT"><TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1"><TR>'
+                f'{"".join(fields)}</TR></TABLE></TD></TR>')
+    return f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1">{"".join(rows)}</TABLE>'
+
+
+WRAP = 44  # characters of an expression on one line of a box
+
+
+def _wrapped(text: str) -> str:
+    """An expression escaped, its long lines broken at spaces (left-aligned line breaks)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= WRAP:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return '<BR ALIGN="LEFT"/>'.join(html.escape(line) for line in lines) + ('<BR ALIGN="LEFT"/>' * (len(lines) > 1))
+
+
+def _field(word: str, array: Any, precision: int) -> str:
+    """One cell: ``data`` or ``grad`` and the tensor under it (beside it, for a number)."""
+    if array.ndim == 0:
+        return f'<TD ALIGN="LEFT" VALIGN="TOP">{word} {_tensor_cell(array, precision)}</TD>'
+    return (f'<TD ALIGN="LEFT" VALIGN="TOP"><TABLE BORDER="0" CELLSPACING="0" CELLPADDING="0">'
+            f'<TR><TD ALIGN="LEFT">{word}</TD></TR><TR><TD ALIGN="LEFT">{_tensor_cell(array, precision)}</TD></TR>'
+            f"</TABLE></TD>")
+
+
+def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, show_grad: bool = True,
+              expansions: Sequence[Expansion] = ()) -> str:
+    """DOT text for ``graph``: a box per node, the ``expansions`` as clusters of scalar boxes in
+    place of their statements' boxes.  ``precision`` is significant digits in layer boxes (as
+    ``eval``'s table of a tensor program) and decimal places in scalar boxes (as today's graph)."""
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    replaced: dict[int, int] = {}  # register -> the expansion drawn in its place
+    for number, expansion in enumerate(expansions):
+        for register in expansion.registers:
+            replaced.setdefault(register, number)
+    lines = [f"digraph {_quoted(graph.output)} {{",
+             f"\tgraph [{_attributes({'rankdir': rankdir, **_GRAPH})}]",
+             f"\tnode [{_attributes(_NODE)}]",
+             f"\tedge [{_attributes(_EDGE)}]"]
+    for node in graph.nodes:
+        if node.register in replaced:
+            continue
+        style = dict(KIND_STYLES[node.kind])
+        lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad)}> "
+                     f"{_attributes(style)}]")
+    for number, expansion in enumerate(expansions):
+        lines.extend(_cluster(number, expansion, precision, show_grad))
+    seen: set[tuple[str, str]] = set()
+    for tail, head, shape in graph.edges():
+        into, out_of = replaced.get(head), replaced.get(tail)
+        if into is not None and into == out_of:
+            continue  # inside one expansion: its scalar graph draws it
+        tail_id = layer_id(tail) if out_of is None else _anchor(out_of, expansions[out_of], tail, last=True)
+        head_id = layer_id(head) if into is None else _anchor(into, expansions[into], tail, last=False)
+        attributes = {"label": _shape(shape)}
+        if out_of is not None:
+            attributes["ltail"] = f"cluster_x{out_of}"
+        if into is not None:
+            attributes["lhead"] = f"cluster_x{into}"
+            if (tail_id, head_id) in seen:
+                continue  # one edge per operand into a cluster
+        seen.add((tail_id, head_id))
+        lines.append(f"\t{tail_id} -> {head_id} [{_attributes(attributes)}]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_SCALAR_ID = re.compile(r"^\t(v\d+(?:_op)?)(?: -> (v\d+(?:_op)?))?(?=[ \n])")
+
+
+def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool) -> list[str]:
+    """The expansion's scalar graph, drawn by ``render.dot`` with its ids prefixed, as a cluster."""
+    digraph = model_to_digraph(expansion.model, precision=precision, show_grad=show_grad)
+    prefix = f"x{number}"
+
+    def prefixed(match: re.Match[str]) -> str:
+        tail, head = match.groups()
+        return f"\t{prefix}{tail}" + (f" -> {prefix}{head}" if head else "")
+
+    lines = [f"\tsubgraph cluster_{prefix} {{",
+             f"\t\tgraph [{_attributes({**_CLUSTER, 'label': _plain(expansion.title)})}]",
+             f"\t\tnode [{_attributes(digraph.node_attr)}]",
+             f"\t\tedge [{_attributes(digraph.edge_attr)}]"]
+    for statement in digraph.body:
+        lines.append("\t" + _SCALAR_ID.sub(prefixed, statement).rstrip("\n"))
+    lines.append("\t}")
+    return lines
+
+
+def _plain(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _anchor(number: int, expansion: Expansion, operand: int, last: bool) -> str:
+    """The scalar box an edge into (or out of) a cluster is attached to: the first entry of the
+    operand where the view has it, else the view's first box; out of it, its last box."""
+    position = expansion.model.size - 1 if last else expansion.anchors.get(operand, 0)
+    return f"x{number}v{position}"
