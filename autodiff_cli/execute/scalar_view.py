@@ -39,7 +39,7 @@ from ..language.program import (CONST, INPUT, INTERMEDIATE, Instruction, Program
                                 missing_inputs_error)
 from .tensor import input_arrays, run_forward
 
-__all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view"]
+__all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view", "statement_start"]
 
 DEFAULT_LIMIT = 100_000
 
@@ -131,7 +131,8 @@ def scalar_view(program: Program, given: Mapping[str, Any], *, seed: int | None 
 
 
 def layer_view(program: Program, given: Mapping[str, Any], name: str, *, row: int | None = None,
-               upstream: Any = None, seed: int | None = 0, limit: int = DEFAULT_LIMIT) -> ScalarView:
+               upstream: Any = None, label: str | None = None, seed: int | None = 0,
+               limit: int = DEFAULT_LIMIT) -> ScalarView:
     """The statement that defines ``name`` alone, for one row of it.
 
     The entries of ``name`` (row ``row`` of its first axis when it has two or more axes, every
@@ -139,14 +140,16 @@ def layer_view(program: Program, given: Mapping[str, Any], name: str, *, row: in
     become inputs holding their forward values.  The view's output adds those entries, each
     weighted by ``upstream`` when it is given (the tensor program's dL/d``name`` for that row),
     so that its backward pass gives each operand entry's share of dL/d operand through this
-    statement and row; summed over the rows, the shares are the matrix-form gradient."""
+    statement and row; summed over the rows, the shares are the matrix-form gradient.  The
+    output is named ``label``: by default ``sum(NAME)``, or with ``upstream`` ``L_via_NAME``
+    (``L`` the program's output)."""
     variable = program.variables.get(name)
     if variable is None:
         raise ProgramError(f"there is no variable {name!r} to expand", None, program.source,
                            "name a variable the program writes or takes as an input")
     arrays, run = _forward(program, given, seed)
     target = variable.register
-    first_of_statement = _statement_start(program, target)
+    first_of_statement = statement_start(program, target)
     emitter = _Emitter(program, limit)
     declared = {v.register: v for v in program.variables.values()}
     names = program.names_by_register()
@@ -172,7 +175,7 @@ def layer_view(program: Program, given: Mapping[str, Any], name: str, *, row: in
             emitter.name(entry_name(name, base + index), register, variable._where)
     weights = None if upstream is None else np.broadcast_to(np.asarray(upstream, dtype=float), np.shape(mine))
     root = _weighted_sum(emitter, mine, weights, run.rows[target][4])
-    label = f"sum({name})" if weights is None else f"dL/d{name} . {name}"
+    label = label or (f"sum({name})" if weights is None else f"{program.result}_via_{name}")
     emitter.name(label, root, variable._where)
     return _view(emitter, program, entries, row, label)
 
@@ -193,7 +196,7 @@ def _view(emitter: _Emitter, program: Program, entries: dict[str, Any], row: int
     return ScalarView(scalar, emitter.values, entries, names, row, output)
 
 
-def _statement_start(program: Program, target: int) -> int:
+def statement_start(program: Program, target: int) -> int:
     """The first register of the statement whose value is ``target``: just after the previous
     named register (a statement's operands that are names are read, not recomputed)."""
     named = {v.register for v in program.variables.values()}

@@ -92,7 +92,7 @@ class TensorRun:
             needs = tuple(reaches[r] for r in operands)
             if not any(needs):
                 continue
-            for r, grad in zip(operands, self._vjp(register, op, param, operands, g, needs)):
+            for r, grad in zip(operands, self.vjp(register, g, needs)):
                 if grad is not None:
                     adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
 
@@ -123,9 +123,12 @@ class TensorRun:
         out = dots[self.register(output)]
         return np.zeros_like(values[self.register(output)]) if out is None else out
 
-    def _vjp(self, register: int, op: str, param: Any, operands: tuple[int, ...], g: Any,
-             needs: tuple[bool, ...]) -> tuple[Any, ...]:
-        """Each operand's share of ``g``; None for an operand ``needs`` leaves out (binary ops)."""
+    def vjp(self, register: int, g: Any, needs: tuple[bool, ...] | None = None) -> tuple[Any, ...]:
+        """Each operand's share of ``g`` (d something / d register): one array per operand of the
+        register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
+        op, first, second, param, _ = self.rows[register]
+        operands = (first,) if second < 0 else (first, second)
+        needs = needs or (True,) * len(operands)
         values, leads = self.values, self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
@@ -134,6 +137,9 @@ class TensorRun:
         if len(operands) == 1:
             return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param)
         return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param, needs)
+
+    def _vjp(self, register: int, op: str, param: Any, operands: Any, g: Any, needs: Any) -> tuple[Any, ...]:
+        return self.vjp(register, g, needs)  # TEMPORARY: the old name, for helpers; removed before landing
 
     def _slopes(self, register: int) -> Any:
         """The op's local derivatives as the kernels give them (a function that makes them),

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from ..execute.tensor import TensorEvaluation
 
-__all__ = ["SHOWN_WHOLE", "tensor_csv", "tensor_json", "tensor_plain", "tensor_table", "tensor_work",
+__all__ = ["SHOWN_WHOLE", "tensor_text", "tensor_csv", "tensor_json", "tensor_plain", "tensor_table", "tensor_work",
            "tensor_work_summary"]
 
 SHOWN_WHOLE = 12  # a tensor of at most this many entries is shown whole in the table
@@ -41,7 +41,7 @@ def _shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
-def _text(array: Any, precision: int | None) -> str:
+def tensor_text(array: Any, precision: int | None) -> str:
     """A tensor in a table cell: whole when small, else a summary."""
     if array.ndim == 0:
         return format_number(float(array), precision)
@@ -50,6 +50,9 @@ def _text(array: Any, precision: int | None) -> str:
     digits = 4 if precision is None else precision
     return (f"mean {format_number(float(array.mean()), digits)}, std {format_number(float(array.std()), digits)}, "
             f"min {format_number(float(array.min()), digits)}, max {format_number(float(array.max()), digits)}")
+
+
+_text = tensor_text  # TEMPORARY: helpers' imports move to tensor_text; removed before landing
 
 
 def _nested_text(value: Any, precision: int | None) -> str:
@@ -74,8 +77,8 @@ def _derivative_header(evaluation: TensorEvaluation) -> str:
 def _cells(evaluation: TensorEvaluation, names: Sequence[str], precision: int | None) -> list[list[str]]:
     run = evaluation.run
     return [[name, evaluation.kind(name), _op(evaluation, name), _shape(evaluation.shape(name)),
-             _text(run.value(name), precision),
-             _text(evaluation.derivatives[name], precision) if name in evaluation.derivatives else ""]
+             tensor_text(run.value(name), precision),
+             tensor_text(evaluation.derivatives[name], precision) if name in evaluation.derivatives else ""]
             for name in names]
 
 
@@ -91,7 +94,7 @@ def tensor_table(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
                  precision: int | None = None) -> RenderableType:
     from rich.table import Table
 
-    value = _text(evaluation.run.value(evaluation.output), precision)
+    value = tensor_text(evaluation.run.value(evaluation.output), precision)
     title = f"{evaluation.output} = {value}    (grad = {_derivative_header(evaluation)})"
     table = Table(title=title, title_justify="left")
     for header in ("name", "kind", "op", "shape"):
