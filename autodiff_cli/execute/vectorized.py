@@ -111,11 +111,15 @@ def _python_output(name: str) -> str:
 # Functions, not lambdas: an evaluator and its advice are pickled to Dask's workers.
 PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give, _python_output)
 
-# Working memory of one chunk (registers, local derivatives, adjoints), and the most rows
-# a chunk has: columns of 16,384 float64 (128 KiB) stay in the CPU's cache between the
-# ops that use them, which makes a chunked sweep faster than whole columns.
+# Working memory of one chunk (registers, local derivatives, adjoints).
 CHUNK_BYTES = 48 * 2**20
-MAX_CHUNK_ROWS = 16_384
+# A sum or mean over the rows adds each run of SUM_ROWS rows with NumPy's pairwise sum, then
+# adds those sums exactly (fsum).  The last bits of every reduced result (what `fit` trains
+# on) depend on it, so it stays put; only a program too large for CHUNK_BYTES makes it smaller.
+SUM_ROWS = 16_384
+# A chunk is up to CHUNK_SUMS such runs: the Python work per instruction is paid per chunk, and
+# it cost as much as the arithmetic on runs of 16,384 rows (a training step over 1e6 rows).
+CHUNK_SUMS = 4
 
 _FLOAT = np.float64
 _ONE = _FLOAT(1.0)
@@ -256,9 +260,17 @@ class BatchEvaluator:
         # warnings would only repeat it.  The sweeps make no reference cycles either.
         with np.errstate(all="ignore"), paused_cycle_collector():
             uniform = plan.uniform(columns)
+            sum_rows = plan.sum_rows if reduce is not None else None
+            # The output's check stands for the values it covers, until a chunk has a row
+            # that is not finite: from there on every value is checked (see _Chunk.forward).
+            check_each = plan.output_register in uniform
             for start in range(0, rows, plan.chunk_rows):
-                chunk = _Chunk(plan, uniform, columns, start, min(rows, start + plan.chunk_rows))
-                chunk.forward()
+                stop = min(rows, start + plan.chunk_rows)
+                chunk = _Chunk(plan, uniform, columns, start, stop, sum_rows)
+                if not chunk.forward(check_each):
+                    check_each = True
+                    chunk = _Chunk(plan, uniform, columns, start, stop, sum_rows)
+                    chunk.forward(check_each)
                 if plan.wrt_registers:
                     chunk.reverse()
                 collected.add(chunk)
@@ -403,7 +415,21 @@ class _Plan:
             self.dies_at[last].append(register)
 
         self.kernels = [None if op in (INPUT, CONST) else OPS[op].vector for op, *_ in instructions]
-        self.chunk_rows = max(1, min(MAX_CHUNK_ROWS, CHUNK_BYTES // (8 * self._peak_columns(last_use))))
+        # The instruction list as plain lists: a chunk reads them at every instruction, and
+        # indexing ``Program.instructions`` builds an ``Instruction`` each time.
+        self.ops = [op for op, *_ in instructions]
+        self.args: list[tuple[int, ...]] = [args for _op, args, *_ in instructions]
+        self.params: list[Any] = [param for _op, _args, param, _where in instructions]
+        # The reverse sweep's steps: a register and the (position, operand) pairs it pushes to.
+        self.reverse_steps = [(r, [(i, a) for i, a in enumerate(self.args[r]) if on_path[a]])
+                              for r in self.reverse_order]
+        self.covered = _covered_by_output(self.ops, self.args, self.params, self.output_register)
+        self.nothing_covered = [False] * count
+        self.wrt_set = frozenset(self.wrt_registers)
+        peak = self._peak_columns(last_use)
+        self.sum_rows = max(1, min(SUM_ROWS, CHUNK_BYTES // (8 * peak)))
+        pieces = max(1, min(CHUNK_SUMS, CHUNK_BYTES // (8 * peak * self.sum_rows)))
+        self.chunk_rows = self.sum_rows * pieces
 
     def result_key(self, name: str) -> tuple[str, int]:
         return ("value", self._registers[name])
@@ -465,6 +491,48 @@ class _Plan:
         return done
 
 
+# The positions of the operands whose non-finite values always give a non-finite result,
+# whatever the other operand is (inf - inf and inf * 0 are NaN; NaN gives NaN): tested
+# against the kernels.  Not tanh, exp, relu, sigmoid, sign or step (finite at an infinity),
+# nor x ** y (1 ** nan is 1) or a divisor (1 / inf is 0).
+_PROPAGATING: dict[str, tuple[int, ...]] = {
+    "+": (0, 1), "-": (0, 1), "*": (0, 1), "/": (0,), "neg": (0,), "=": (0,),
+    "abs": (0,), "sqrt": (0,), "log": (0,), "sin": (0,), "cos": (0,),
+}
+
+
+def _covered_by_output(ops: list[str], args: list[tuple[int, ...]], params: list[Any], output: int) -> list[bool]:
+    """For each register, whether the output's values are not finite on every row where its own
+    values are not: the output, and what reaches it only through propagating operands (x ** c
+    propagates for c > 0).  Checking the output then checks them all."""
+    covered = [False] * len(ops)
+    covered[output] = True
+    for register in range(output, -1, -1):  # operands come before the instructions that use them
+        if not covered[register]:
+            continue
+        op = ops[register]
+        positions = ((0,) if params[register] > 0 else ()) if op == POWER_CONST else _PROPAGATING.get(op, ())
+        for position in positions:
+            covered[args[register][position]] = True
+    return covered
+
+
+def _run_sums(column: Any, rows: int, size: int) -> list[float]:
+    """NumPy's pairwise sum of each run of ``size`` rows of a chunk's column (or of one number
+    on each of ``rows`` rows), from the chunk's start; the last run may be shorter."""
+    if np.ndim(column) == 0:
+        column = np.broadcast_to(column, (rows,))
+    whole = rows // size * size
+    if column.flags.c_contiguous and whole:
+        # The rows of a (runs, size) view are summed exactly as each run alone would be.
+        sums: list[float] = np.add.reduce(column[:whole].reshape(-1, size), axis=1).tolist()
+    else:
+        sums = [float(np.add.reduce(column[start:start + size])) for start in range(0, whole, size)]
+    if whole < rows:
+        sums.append(float(np.add.reduce(column[whole:])))
+    return sums
+
+
 def _backward_order(instructions: Sequence[Any], root: int) -> list[int]:
     """``engine.graph.topological_order`` on registers: the same depth-first walk, so the
     reverse sweep adds each adjoint's contributions in the order ``Value.backward`` does
@@ -496,45 +564,63 @@ def _backward_order(instructions: Sequence[Any], root: int) -> list[int]:
 
 
 class _Chunk:
-    """The forward and reverse sweeps over rows ``start:stop``."""
+    """The forward and reverse sweeps over rows ``start:stop``.
+
+    ``sum_rows``: with a reduction, the length of its runs (see ``SUM_ROWS``); the output's
+    run sums, which its check computes, are then kept in ``sums`` for ``_Collected``."""
 
     def __init__(self, plan: _Plan, uniform: dict[int, tuple[Any, Any, bool]], columns: Mapping[str, Any],
-                 start: int, stop: int) -> None:
+                 start: int, stop: int, sum_rows: int | None) -> None:
         self.plan = plan
         self.uniform = uniform
         self.columns = columns
         self.start, self.stop = start, stop
-        self.slopes: list[Any] = [None] * len(plan.instructions)
+        self.sum_rows = sum_rows
+        self.slopes: list[Any] = [None] * len(plan.ops)
         self.results: dict[tuple[str, int], Any] = {}
+        self.sums: dict[tuple[str, int], list[float]] = {}
         self.failed: np.ndarray | None = None  # created when a row fails
         self.failed_at: np.ndarray | None = None
 
-    def forward(self) -> None:
+    def forward(self, check_each: bool) -> bool:
+        """The forward sweep.  Each value not finite on some row fails that row (``_mark``).
+
+        With ``check_each`` False, the values the output's check covers (``_Plan.covered``)
+        are not checked one by one: if the output is finite on every row, so are they, and
+        the sweep returns True; if it is not, the sweep stops and returns False, and the
+        chunk is to be swept again with ``check_each``, which finds the instruction where
+        each row failed.  The output must not be uniform then (it has no check per chunk)."""
         plan, uniform, slopes = self.plan, self.uniform, self.slopes
-        start, stop = self.start, self.stop
-        pushes, kernels, dies_at = plan.pushes, plan.kernels, plan.dies_at
-        reported = plan.value_reported
-        registers: list[Any] = [None] * len(plan.instructions)
+        start, stop, columns = self.start, self.stop, self.columns
+        ops, operands, params, kernels = plan.ops, plan.args, plan.params, plan.kernels
+        pushes, dies_at, reported = plan.pushes, plan.dies_at, plan.value_reported
+        output = plan.output_register
+        unchecked = plan.nothing_covered if check_each else plan.covered
+        registers: list[Any] = [None] * len(ops)
         isfinite, add_reduce = math.isfinite, np.add.reduce
-        for register, (op, args, param, _position) in enumerate(plan.instructions):
+        for register, op in enumerate(ops):
             known = uniform.get(register)
             if known is not None:
                 value, slopes[register], finite = known
                 if not finite:
                     self._fail_everywhere(register)
             else:
+                args = operands[register]
                 if op == INPUT:
-                    value = self.columns[param][start:stop]
+                    value = columns[params[register]][start:stop]
                 elif op == POWER_CONST:
-                    value, make_slopes = kernels[register](np, registers[args[0]], param)
+                    value, make_slopes = kernels[register](np, registers[args[0]], params[register])
                 elif len(args) == 2:
                     value, make_slopes = kernels[register](np, registers[args[0]], registers[args[1]])
                 else:
                     value, make_slopes = kernels[register](np, registers[args[0]])
-                # One cheap sum tells whether every row is finite; only when one is not
-                # are the rows looked at one by one.
-                if not isfinite(add_reduce(value)):
-                    value = self._fail_where_not_finite(register, value)
+                if not unchecked[register]:
+                    # One cheap sum tells whether every row is finite; only when one is not
+                    # are the rows looked at one by one.
+                    if not isfinite(add_reduce(value)):
+                        value = self._fail_where_not_finite(register, value)
+                elif register == output and not self._output_is_finite(value):
+                    return False
                 if op != INPUT and pushes[register]:
                     slopes[register] = make_slopes()
             registers[register] = value
@@ -542,6 +628,16 @@ class _Chunk:
                 self.results[("value", register)] = value
             for dead in dies_at[register]:
                 registers[dead] = None
+        return True
+
+    def _output_is_finite(self, value: np.ndarray) -> bool:
+        """Whether the output is finite on every row (a sum that overflows says no, wrongly but
+        safely), by its sum, or its run sums when they are wanted for a reduction."""
+        if self.sum_rows is None:
+            return math.isfinite(np.add.reduce(value))
+        sums = _run_sums(value, self.stop - self.start, self.sum_rows)
+        self.sums[("value", self.plan.output_register)] = sums
+        return all(map(math.isfinite, sums))
 
     def _mark(self, register: int, rows: np.ndarray) -> None:
         if self.failed is None:
@@ -566,17 +662,16 @@ class _Chunk:
 
     def reverse(self) -> None:
         plan, slopes = self.plan, self.slopes
-        instructions, on_path = plan.instructions, plan.on_path
-        adjoints: list[Any] = [None] * len(instructions)
-        owned = [False] * len(instructions)  # adjoints this sweep allocated, safe to add into
+        count = len(plan.ops)
+        adjoints: list[Any] = [None] * count
+        owned = [False] * count  # adjoints this sweep allocated, safe to add into
         adjoints[plan.output_register] = _ONE
-        keep = set(plan.wrt_registers)
-        for register in plan.reverse_order:
+        keep = plan.wrt_set
+        for register, targets in plan.reverse_steps:
             g = adjoints[register]
             local = slopes[register]
-            for a, slope in zip(instructions[register].args, local):
-                if not on_path[a]:
-                    continue
+            for position, a in targets:
+                slope = local[position]
                 # slope * g, without the multiplications that change nothing: a constant
                 # slope of 1 or -1 (+ - neg =, a parameter equal to 1), or g = 1 at the top.
                 if isinstance(slope, float) and (slope == 1.0 or slope == -1.0):
@@ -587,12 +682,12 @@ class _Chunk:
                     contribution, fresh = slope * g, True
                 current = adjoints[a]
                 if current is None:
-                    adjoints[a], owned[a] = contribution, fresh and np.ndim(contribution) == 1
-                elif owned[a] and np.ndim(contribution) <= 1:
+                    adjoints[a], owned[a] = contribution, fresh and _ndim(contribution) == 1
+                elif owned[a] and _ndim(contribution) <= 1:
                     np.add(current, contribution, out=current)
                 else:
                     adjoints[a] = current + contribution
-                    owned[a] = np.ndim(adjoints[a]) == 1
+                    owned[a] = _ndim(adjoints[a]) == 1
             slopes[register] = None
             if register not in keep:
                 adjoints[register] = None
@@ -601,12 +696,18 @@ class _Chunk:
             self.results[("grad", register)] = _FLOAT(0.0) if gradient is None else gradient
 
 
+def _ndim(value: Any) -> int:
+    """``np.ndim`` without its conversion of a Python float to an array."""
+    return getattr(value, "ndim", 0)  # type: ignore[no-any-return]
+
+
 class _Collected:
     """The results of the chunks: one array per result (written chunk by chunk), or the
     chunks' sums; which rows failed, and at which instruction."""
 
     def __init__(self, plan: _Plan, rows: int, reduce: str | None, on_error: str) -> None:
         self.rows, self.reduce, self.on_error = rows, reduce, on_error
+        self.sum_rows = plan.sum_rows
         self.failed = np.zeros(rows, dtype=bool)  # calloc'd: free until written
         # Filled with -1 only once a row fails: filling it at every call was 15% of a
         # training step over 1e6 rows (autodiff fit calls this once per step).
@@ -643,11 +744,20 @@ class _Collected:
                     target[...] = column
                 if failed is not None:
                     target[failed] = np.nan
+            elif failed is None:
+                sums = chunk.sums.get(key)
+                self.sums[key] += _run_sums(column, stop - start, self.sum_rows) if sums is None else sums
             else:
-                full = np.broadcast_to(column, (stop - start,))
-                if failed is not None:
-                    full = full[~failed] if self.on_error == "skip" else np.where(failed, np.nan, full)
-                self.sums[key].append(float(np.add.reduce(full)))
+                self.sums[key] += self._sums_without(column, failed)
+
+    def _sums_without(self, column: Any, failed: np.ndarray) -> list[float]:
+        """A chunk's run sums over its rows that did not fail (``skip``), or with NaN on them."""
+        full = np.broadcast_to(column, failed.shape)
+        if self.on_error != "skip":
+            return _run_sums(np.where(failed, np.nan, full), len(failed), self.sum_rows)
+        size = self.sum_rows
+        return [float(np.add.reduce(full[start:start + size][~failed[start:start + size]]))
+                for start in range(0, len(failed), size)]
 
     def finish(self) -> tuple[dict[tuple[str, int], Any], np.ndarray | None, int]:
         """The results by key, the rows kept (``skip``) and how many rows the results hold."""

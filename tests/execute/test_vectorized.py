@@ -240,9 +240,10 @@ def test_chunks_do_not_change_any_bit(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "a = log(x)*w\nb = sqrt(a + c)\ny = b*b*w + relu(x - 1)"
     whole = evaluate_batch(text, inputs, on_error="nan", wrt=["x", "w", "c", "a"])
     whole_sum = evaluate_batch(text, inputs, on_error="skip", reduce="sum")
-    monkeypatch.setattr(vectorized, "MAX_CHUNK_ROWS", 7)
+    monkeypatch.setattr(vectorized, "SUM_ROWS", 7)
+    monkeypatch.setattr(vectorized, "CHUNK_SUMS", 3)
     chunked = BatchEvaluator(text, wrt=["x", "w", "c", "a"])
-    assert chunked._plan.chunk_rows == 7
+    assert (chunked._plan.sum_rows, chunked._plan.chunk_rows) == (7, 21)
     small = chunked.evaluate(inputs, on_error="nan")
     assert whole.failures > 100 and small.failed.tolist() == whole.failed.tolist()
     for name, column in whole.columns().items():
@@ -255,7 +256,8 @@ def test_chunks_do_not_change_any_bit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_chunks_shrink_for_large_programs_and_keep_memory_bounded() -> None:
     small = BatchEvaluator("y = 2*x")
-    assert small._plan.chunk_rows == vectorized.MAX_CHUNK_ROWS
+    assert small._plan.sum_rows == vectorized.SUM_ROWS
+    assert small._plan.chunk_rows == vectorized.SUM_ROWS * vectorized.CHUNK_SUMS
     chain = "x0 = 1\n" + "\n".join(f"x{i} = tanh(x{i - 1} * 1.01)" for i in range(1, 100_001))
     large = BatchEvaluator(chain, wrt=["x0"])
     rows = large._plan.chunk_rows
