@@ -1,0 +1,130 @@
+"""`autodiff explain` of a tensor program: the matrix form, --scalar --row, formats and errors.
+
+The post's gradient is computed by hand in NumPy, 2/N X^T (X W - Y), and compared to the numbers
+the command prints (round-trip text, so equal to the last bit or within rounding of a sum).
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from autodiff_cli.cli import main
+
+
+def run(runner, *args, input=None):
+    return runner.invoke(main, ["explain", *args], input=input, catch_exceptions=False)
+
+
+def numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", text)]
+
+
+def spaced(text: str) -> str:
+    """Runs of spaces as one: the columns' padding depends on the other lines."""
+    return re.sub(r" +", " ", text)
+
+
+def post_data(samples):
+    from autodiff_cli.execute.tensor import input_arrays
+    from autodiff_cli.language import parse
+
+    arrays = input_arrays(parse((samples / "regression_matrix.ad").read_text()), {})
+    return arrays["X"], arrays["Y"]
+
+
+def test_regression_in_matrix_form_with_the_posts_gradient(runner, samples) -> None:
+    result = run(runner, str(samples / "regression_matrix.ad"), "--set", "W=[[2.5], [-1.25]]")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    X, Y = post_data(samples)
+    W = np.array([[2.5], [-1.25]])
+    expected = 2 / 8 * X.T @ (X @ W - Y)
+    line = next(line for line in result.stdout.splitlines() if line.startswith("  dL/dW "))
+    assert "dL/dW = transpose(X) @ dL/dP [2, 8] @ [8, 1] -> [2, 1]" in spaced(line)
+    np.testing.assert_allclose(numbers(line.split("= [[")[1]), expected.ravel(), rtol=1e-13)
+    assert "  dL/dX  = dL/dP @ transpose(W)" in result.stdout
+    assert "  P = X @ W      [8, 2] @ [2, 1] -> [8, 1]" in result.stdout
+    assert result.stdout.splitlines()[0].startswith("L = ")
+
+
+@pytest.mark.parametrize("sample", ["moons_mlp.ad", "regression_rows.ad"])
+def test_the_posts_other_samples(runner, samples, sample) -> None:
+    result = run(runner, str(samples / sample), "--precision", "4")
+    assert result.exit_code == 0, result.output
+    assert "backward pass (reverse order, in matrix form" in result.stdout
+    assert "gradients:" in result.stdout
+
+
+def test_moons_mlp_says_how_a_vector_enters_a_product(runner, samples) -> None:
+    result = run(runner, str(samples / "moons_mlp.ad"), "--precision", "3")
+    out = spaced(result.stdout)
+    assert "dloss/dW1 += dloss/dt1 @ transpose(x) [16, 1] @ [1, 2] -> [16, 2]" in out
+    assert "x [2] as a column [2, 1]" in out
+    assert "dloss/dW1 = sum of its 2 contributions" in out
+
+
+def test_bias_broadcast_is_explained(runner) -> None:
+    program = "X = [[1, 2], [3, 4], [5, 6]]\nb = [0.5, -0.5]\nZ = X + b\nL = sum(Z * Z)"
+    result = run(runner, "-e", program)
+    assert result.exit_code == 0, result.output
+    assert "b was added to every row of Z, so dL/db sums dL/dZ over the rows" in result.stdout
+    # dL/dZ = 2Z; dL/db sums it over the three rows: 2 * (1.5 + 3.5 + 5.5, 1.5 + 3.5 + 5.5)
+    line = next(line for line in result.stdout.splitlines() if line.startswith("  dL/db "))
+    assert "sum(dL/dZ, 0)" in line and "[21.0, 21.0]" in line
+
+
+def test_markdown_and_rich_formats(runner, samples) -> None:
+    markdown = run(runner, str(samples / "regression_matrix.ad"), "--format", "markdown", "--precision", "4")
+    assert markdown.exit_code == 0
+    assert "| `dL/dW =` | `transpose(X) @ dL/dP` | `[2, 8] @ [8, 1] -> [2, 1]` | [[-7.627], [2.666]] |  |" \
+        in markdown.stdout
+    rich = run(runner, str(samples / "regression_matrix.ad"), "--format", "rich", "--no-color", "--precision", "4")
+    assert rich.exit_code == 0
+    assert "┃ gradient" in rich.stdout and "transpose(X) @ dL/dP" in rich.stdout
+
+
+def test_scalar_row_shows_each_statement_in_scalars(runner, samples) -> None:
+    result = run(runner, str(samples / "regression_matrix.ad"), "--scalar", "--row", "3", "--precision", "6")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "statement P (row 3)" in out and "statement L (every entry)" in out
+    X, Y = post_data(samples)
+    # Row 3 with W = 0: dL/dP[3] = 2/8 (0 - Y[3]) and W[0, 0]'s share is X[3, 0] times it.
+    upstream = 2 / 8 * (0 - Y[3, 0])
+    share = X[3, 0] * upstream
+    assert f"= {upstream:.6g}" in out
+    match = re.search(r"/dW\[0, 0\] = (-?[\d.e-]+)", out.split("statement P")[1])
+    assert match is not None and float(match.group(1)) == pytest.approx(share, rel=1e-5)
+
+
+def test_row_without_scalar_is_a_usage_error(runner, samples) -> None:
+    result = run(runner, str(samples / "regression_matrix.ad"), "--row", "1")
+    assert result.exit_code == 2
+    assert "--row chooses the row --scalar shows; add --scalar" in result.stderr
+
+
+def test_scalar_on_a_scalar_program_is_a_usage_error(runner) -> None:
+    result = run(runner, "-e", "y = x * 2", "--set", "x=1", "--scalar")
+    assert result.exit_code == 2
+    assert "already scalar" in result.stderr
+
+
+def test_row_beyond_the_matrix_is_located(runner, samples) -> None:
+    result = run(runner, str(samples / "regression_matrix.ad"), "--scalar", "--row", "8")
+    assert result.exit_code == 1, result.output
+    assert "--row 8: P has 8 rows (0 to 7)" in result.stderr
+    assert "regression_matrix.ad:" in result.stderr and "choose a row from 0 to 7" in result.stderr
+
+
+def test_vector_output_is_refused_with_the_way_out(runner) -> None:
+    result = run(runner, "-e", "x = [1, 2]\ny = x * 2")
+    assert result.exit_code == 1, result.output
+    assert "vector" in result.stderr and "sum(y)" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_shape_error_is_located(runner) -> None:
+    result = run(runner, "-e", "X = [[1, 2], [3, 4]]\nW = [[1, 2, 3]]\nL = sum(X @ W)")
+    assert result.exit_code == 1, result.output  # as eval: the program is fine, these values' shapes are not
+    assert "<expr>:3:11: error: X @ W: [2, 2] @ [1, 3]: the inner sizes 2 and 1 differ" in result.stderr
