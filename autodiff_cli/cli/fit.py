@@ -1,16 +1,19 @@
 """``autodiff fit``: learn a program's parameters from rows of data by gradient descent.
 
 A thin Click layer over ``execute.fit``: it reads the program and the data, sorts the
-inputs into parameters, data and fixed values (``plan_fit``), runs ``train`` while showing
-progress on stderr, and writes the learned values (the ``--values`` format: the values it
-was given, parameters updated), the history and the plot whole or not at all, whatever way
-training ended.
+inputs into parameters, data and fixed values (``plan_fit``), holds out validation rows,
+runs ``train`` while showing progress on stderr (with ``execute.metrics.Measurer`` measuring
+the validation loss and the metrics, and ``analysis.training_record`` recording the report),
+and writes the learned values (the ``--values`` format: the values it was given, parameters
+updated), the history, the plot and the report whole or not at all, whatever way training
+ended.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +42,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..execute.columns import ColumnPlan
-    from ..execute.fit import FitPlan, FitResult, FitSettings, Step
+    from ..execute.fit import FitPlan, FitResult, FitSettings, Measurement, Step
+    from ..execute.metrics import Metric
     from ..language.program import Program
 
 __all__ = ["fit_command"]
@@ -102,7 +106,26 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
               help="L2 penalty added to the gradient (PyTorch's weight_decay).")
 @click.option("--tol", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
               help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
-                   "(epochs with --batch-size); 0: never.")
+                   "(epochs with --batch-size; measurements with --watch validation); 0: never.")
+@click.option("--validation", "validation_fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              metavar="FRACTION",
+              help="Hold out this fraction of the --data rows, chosen with --seed, to measure the validation "
+                   "loss on; training does not see them.")
+@click.option("--validation-data", metavar="ROWS", shell_complete=complete_file_name,
+              help="Measure the validation loss on these rows (formats as --data, with its columns); "
+                   "training does not see them.")
+@click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
+              help="Also measure METRIC on the training and validation rows (repeatable): NAME, a variable's "
+                   "mean over rows; accuracy:PRED:TARGET (by sign, or by the argmax of a vector against "
+                   "a class number); mse:PRED:TARGET; mae:PRED:TARGET.")
+@click.option("--eval-every", type=click.IntRange(min=1), metavar="N",
+              help="Measure the validation loss and the metrics every N steps [default: every epoch, "
+                   "which is every step without --batch-size].")
+@click.option("--watch", type=click.Choice(["training", "validation"]),
+              help="The loss --tol watches [default: validation with --validation or --validation-data].")
+@click.option("--keep", type=click.Choice(["best-validation"]),
+              help="Write the parameters with the lowest validation loss measured [default: the last; the "
+                   "best by training loss after Ctrl-C or --tol].")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write the learned parameters, with the other values given, to FILE as a JSON object "
                    "('--values' format; FILE may be the --values file) [default: stdout].")
@@ -110,6 +133,10 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
               help="Write step, loss, grad_norm and lr of every step as CSV.")
 @click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
               help="Draw the loss curve to FILE (.svg, .png or .pdf; SVG to a stream such as /dev/stdout).")
+@click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
+              help="Write a self-contained HTML report of the training run to FILE, rewritten as it runs.")
+@click.option("--report-every", type=click.IntRange(min=1), metavar="N",
+              help="Record a step for --report every N steps, and rewrite it then [default: --steps / 50].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
               help="When stderr is not a terminal, print a progress line every N steps [default: --steps / 10].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr (errors still show).")
@@ -119,7 +146,10 @@ def fit_command(
     values_file: str | None, output: str | None, data: str, data_format: str | None, params: tuple[str, ...],
     init: str | None, seed: int, optimizer: str, lr: float, lr_schedule: str, final_lr: float | None,
     momentum: float | None, steps: int, batch_size: int | None, weight_decay: float, tol: float,
-    out: str | None, history: str | None, plot: str | None, progress_every: int | None, quiet: bool,
+    validation_fraction: float | None, validation_data: str | None, metric_texts: tuple[str, ...],
+    eval_every: int | None, watch: str | None, keep: str | None,
+    out: str | None, history: str | None, plot: str | None, report: str | None, report_every: int | None,
+    progress_every: int | None, quiet: bool,
 ) -> None:
     """Learn a program's parameters from data: minimise the mean of its output
     (a per-row loss) over the rows of the --data file by gradient descent.
@@ -132,10 +162,12 @@ def fit_command(
     parameters not given after them, so that --values reads back the trained model
     and -o may name the --values file to go on training from it.
 
-    Progress shows on stderr (a bar at a terminal, a line every N steps
-    otherwise); the last line says why training stopped.  Ctrl-C stops after the
-    current step and writes the best parameters so far (the latest with
-    --batch-size, whose step losses cannot be compared).
+    Held-out rows (--validation 0.2, or --validation-data FILE) give a validation
+    loss beside the training loss; --metric adds accuracy, mse, mae or any
+    variable's mean.  Progress shows on stderr (a bar at a terminal, a line every
+    N steps otherwise); the last line says what was learned and why training
+    stopped.  Ctrl-C stops after the current step and writes the best parameters
+    so far (the latest with --batch-size, whose step losses cannot be compared).
 
     \b
     Examples:
@@ -143,6 +175,8 @@ def fit_command(
       autodiff eval samples/line.ad --values params.json --set x=3
       autodiff fit samples/moons.ad --data samples/moons.csv --lr 1 --lr-schedule linear --steps 100
       autodiff fit model.ad --data rows.jsonl --optimizer adam --lr 0.05 --batch-size 32 --history h.csv
+      autodiff fit samples/digits.ad --data samples/digits_train.csv --validation 0.2 --metric accuracy:z:label \\
+          --optimizer adam --steps 300 --batch-size 64 --report digits.html
     """
     from ..execute.fit import FitSettings
 
@@ -152,40 +186,68 @@ def fit_command(
         raise click.UsageError("--final-lr needs --lr-schedule linear or cosine")
     plot_format = _plot_format(plot)
     _check_destinations(out, history, plot, {"the --data file": data, "the program file": file or source,
-                                             RESUMABLE: values_file})
+                                             RESUMABLE: values_file, "the --validation-data file": validation_data},
+                        report)
+    held_out = validation_fraction is not None or validation_data is not None
+    _check_validation_options(validation_fraction, validation_data, watch, keep, report, report_every)
     settings = FitSettings(optimizer=optimizer, lr=lr, lr_schedule=lr_schedule, final_lr=final_lr,
                            momentum=0.9 if momentum is None else momentum, weight_decay=weight_decay,
-                           steps=steps, batch_size=batch_size, tol=tol, seed=seed)
+                           steps=steps, batch_size=batch_size, tol=tol, seed=seed, measure_every=eval_every,
+                           watch_validation=held_out if watch is None else watch == "validation",
+                           keep_best_validation=keep == "best-validation")
 
-    if names_stdin(data) and (names_stdin(source) or names_stdin(file) or names_stdin(values_file)
-                              or (source is None and expr is None and file is None)):
+    if (names_stdin(data) or names_stdin(validation_data)) and (
+            names_stdin(source) or names_stdin(file) or names_stdin(values_file)
+            or (source is None and expr is None and file is None) or (names_stdin(data) and names_stdin(validation_data))):
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
     program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
+    metrics = _metrics(program, metric_texts)
     data_set = _read_data(data, data_format, program, values, quiet)
+    validation_set = None
+    if validation_data is not None:
+        validation_set = _read_data(validation_data, data_format, program, values, quiet)
+        _check_same_columns(data_set, validation_set)
+    elif validation_fraction is not None:
+        data_set, validation_set = _split(data_set, validation_fraction, seed)
+    if eval_every is not None and not metrics and validation_set is None:
+        raise click.UsageError("--eval-every needs something to measure: --metric, --validation or --validation-data")
     plan, start = _plan(program, data_set, values, output, params, init, seed)
     warn(plan.warnings)
 
-    from ..execute.fit import train
+    from ..execute.fit import Monitor, train
 
     objective = _objective(program, plan, data_set, values, init, seed)
     layout = getattr(objective, "layout", None)  # a tensor program: its parameters laid end to end
     if layout is not None:
         start = objective.start
-    reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10))
+    measurer = _measurer(program, plan, metrics, objective, validation_set, values, init, seed)
+    reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
+                         held_out, measurer.names if measurer is not None else [])
+    recorder = None
+    if report is not None:
+        recorder = _recorder(program, plan, values, data_set, validation_set, settings,
+                             report_every or max(1, settings.steps // 50))
+    observer = _Observer(reporter, recorder, report)
+    monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
+                      observe=observer)
+    started = time.perf_counter()
     with _Interrupts() as interrupts:
         interrupts.notify = reporter.notice
         with reporter:
-            result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested)
+            result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested,
+                           monitor=monitor)
+        elapsed = time.perf_counter() - started
         interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
         try:
-            _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout)
+            _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout,
+                           recorder, report, held_out, reporter.metrics)
         except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
             stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
             click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
                        err=True)
             raise click.exceptions.Exit(interrupts.status) from None
-        _conclude(result, settings, out, quiet, interrupts, objective.rows)
+        _conclude(result, settings, out, quiet, interrupts, objective.rows, elapsed)
 
 
 # --- before training -------------------------------------------------------------------------
@@ -206,16 +268,18 @@ def _plot_format(plot: str | None) -> str | None:
 
 
 def _check_destinations(out: str | None, history: str | None, plot: str | None,
-                        inputs: dict[str, str | None]) -> None:
+                        inputs: dict[str, str | None], report: str | None = None) -> None:
     """Fail before training, not after it, when a result could not be written, or would be
     written over another result or over a file this run reads (the data, the program)."""
     on_stdout = [option for option, path in (("the parameters", out or "-"), ("--history", history),
-                                             ("--plot", plot)) if path is not None and names_stdout(path)]
+                                             ("--plot", plot), ("--report", report))
+                 if path is not None and names_stdout(path)]
     if len(on_stdout) > 1:
         both, which = ("both", "one of them") if len(on_stdout) == 2 else ("all", "all but one")
         raise click.UsageError(f"{', '.join(on_stdout[:-1])} and {on_stdout[-1]} cannot {both} go to stdout: "
                                f"name a file for {which}")
-    files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot))
+    files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot),
+                                                 ("--report", report))
              if path is not None and path != "-"]
     read = {os.path.realpath(path): what for what, path in inputs.items()
             if path is not None and path != "-" and os.path.isfile(path)}
@@ -232,6 +296,25 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
         check_writable(path)
 
 
+def _check_validation_options(fraction: float | None, validation_data: str | None, watch: str | None,
+                              keep: str | None, report: str | None, report_every: int | None) -> None:
+    if fraction is not None and validation_data is not None:
+        raise click.UsageError("--validation and --validation-data both choose the validation rows: give one of them")
+    held_out = fraction is not None or validation_data is not None
+    for option, used in (("--watch validation", watch == "validation"), ("--keep best-validation", keep is not None)):
+        if used and not held_out:
+            raise click.UsageError(f"{option} needs validation rows: add --validation 0.2 or --validation-data FILE")
+    if report_every is not None and report is None:
+        raise click.UsageError("--report-every applies to --report only")
+
+
+def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:
+    """The --metric options, each checked against the program's variables."""
+    from ..execute.metrics import check_metrics, parse_metric
+
+    return check_metrics(program, [parse_metric(text) for text in texts])
+
+
 class _DataSet:
     """Every row of the data in memory (training passes over them again and again), by column,
     with the line (or Parquet row) each came from."""
@@ -243,6 +326,43 @@ class _DataSet:
     def label(self, index: int) -> str:
         """Where row ``index`` (from 0) is: 'line 12 of rows.csv'."""
         return f"{self.unit} {int(self.lines[index])} of {self.name}"
+
+    def rows(self, indices: np.ndarray) -> _DataSet:
+        """The rows at ``indices``, still named by their lines in the file."""
+        return _DataSet(self.name, {column: values[indices] for column, values in self.columns.items()},
+                        self.lines[indices], self.unit, self.plan)
+
+
+def _split(data_set: _DataSet, fraction: float, seed: int) -> tuple[_DataSet, _DataSet]:
+    """The training rows and the validation rows: ``fraction`` of them (rounded), drawn with
+    ``seed`` from NumPy's legacy ``RandomState`` (the same on every installation); each part
+    keeps the file's order."""
+    import numpy as np
+
+    count = len(data_set.lines)
+    held = int(round(fraction * count))
+    if held == 0 or held == count:
+        which = "no row for validation" if held == 0 else "no row to train on"
+        raise InputError(f"--validation {fraction:g} of {count:,} row{'s' * (count != 1)} leaves {which}",
+                         source=Source(data_set.name, ""),
+                         hint="choose a fraction that leaves rows on both sides, or give --validation-data FILE")
+    chosen = np.zeros(count, dtype=bool)
+    chosen[np.random.RandomState(seed).permutation(count)[:held]] = True
+    return data_set.rows(np.flatnonzero(~chosen)), data_set.rows(np.flatnonzero(chosen))
+
+
+def _check_same_columns(data_set: _DataSet, validation_set: _DataSet) -> None:
+    """The validation rows must give the inputs the training rows give, no more and no fewer."""
+    given, held = set(data_set.plan.inputs_given), set(validation_set.plan.inputs_given)
+    if given == held:
+        return
+    missing, extra = sorted(given - held), sorted(held - given)
+    if missing:
+        what = f"has no column for {listed(missing, 5)}, which {data_set.name} gives"
+    else:
+        what = f"gives {listed(extra, 5)}, which {data_set.name} does not"
+    raise InputError(f"the validation rows {what}", source=Source(validation_set.name, ""),
+                     hint="validation rows have the training rows' columns (in any order)")
 
 
 def _read_data(data: str, data_format: str | None, program: Program, values: dict[str, float],
@@ -293,6 +413,53 @@ def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict
     objective = TensorObjective(program, plan.output, layout, fixed, data, data_set.label)
     objective.start = start
     return objective
+
+
+def _measurer(program: Program, plan: FitPlan, metrics: list[Metric], objective: Any,
+              validation_set: _DataSet | None, values: dict[str, Any], init: str | None, seed: int) -> Any:
+    """What is measured besides the training loss (``execute.metrics.Measurer``), or None."""
+    if not metrics and validation_set is None:
+        return None
+    from ..execute.metrics import Measurer
+
+    validation = None
+    if validation_set is not None:
+        validation = _objective(program, plan, validation_set, values, init, seed)
+    return Measurer(program, metrics, objective, validation)
+
+
+def _recorder(program: Program, plan: FitPlan, values: dict[str, Any], data_set: _DataSet,
+              validation_set: _DataSet | None, settings: FitSettings, every: int) -> Any:
+    """The --report's recorder, told the command line, the seed and the versions."""
+    from ..analysis.training_record import TrainingRecorder
+
+    meta = {"command": _command_line(), "seed": settings.seed, "versions": _versions(), "steps": settings.steps,
+            "program": program.source.name, "data": data_set.name,
+            "validation": None if validation_set is None else validation_set.name}
+    return TrainingRecorder(program, plan, values, data_set.columns,
+                            None if validation_set is None else validation_set.columns,
+                            every=every, meta=meta, seed=settings.seed, steps=settings.steps)
+
+
+def _command_line() -> str:
+    """This run's command line, as a shell would take it back."""
+    import shlex
+    import sys
+
+    return shlex.join(["autodiff", *sys.argv[1:]])
+
+
+def _versions() -> dict[str, str]:
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    import numpy as np
+
+    try:
+        own = version("autodiff-cli")
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        own = "unknown"
+    return {"autodiff-cli": own, "python": platform.python_version(), "numpy": np.__version__}
 
 
 def _advice(data_name: str) -> Any:
@@ -390,16 +557,23 @@ class _Interrupts:
 
 class _Reporter:
     """Progress on stderr: at a terminal, a bar once training has taken a second (``Progress``:
-    short runs stay silent); otherwise a plain line every N steps."""
+    short runs stay silent); otherwise a plain line every N steps.  The validation loss and
+    the metrics shown are the latest measured."""
 
-    def __init__(self, steps: int, quiet: bool, every: int) -> None:
+    def __init__(self, steps: int, quiet: bool, every: int, held_out: bool = False,
+                 metrics: list[str] | None = None) -> None:
         self.steps = steps
         self.quiet = quiet
         self.every = every
+        self.held_out = held_out
+        self.metrics = metrics or []
+        self.latest: Measurement | None = None
+        fields_text = "loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}"
+        if held_out or self.metrics:
+            fields_text += "  {task.fields[measured]}"
         self.bar = Progress("fitting", enabled=not quiet and stderr_is_terminal(),
-                            count_text="step {task.completed:,}/{task.total:,}",
-                            fields_text="loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}",
-                            fields={"loss": "-", "grad_norm": "-"}, every=0.1)
+                            count_text="step {task.completed:,}/{task.total:,}", fields_text=fields_text,
+                            fields={"loss": "-", "grad_norm": "-", "measured": ""}, every=0.1)
 
     def __enter__(self) -> _Reporter:
         return self
@@ -417,14 +591,69 @@ class _Reporter:
         except OSError:
             pass
 
+    def measured(self, measurement: Measurement) -> None:
+        self.latest = measurement
+
     def step(self, record: Step) -> None:
         if self.quiet:
             return
+        measured = ""
+        if self.latest is not None:
+            measured = measured_text(self.latest)
+            if measured and self.latest.step != record.step:  # measured once an epoch, or every --eval-every
+                measured += f" (at step {self.latest.step:,})"
         if self.bar.enabled:
-            self.bar(record.step, self.steps, loss=f"{record.loss:.6g}", grad_norm=f"{record.grad_norm:.3g}")
+            self.bar(record.step, self.steps, loss=f"{record.loss:.6g}", grad_norm=f"{record.grad_norm:.3g}",
+                     measured=measured)
         elif record.step % self.every == 0 or record.step == 1:
             click.echo(f"step {record.step}/{self.steps}  loss {record.loss:.6g}  "
-                       f"grad norm {record.grad_norm:.3g}  lr {record.lr:.6g}", err=True)
+                       f"grad norm {record.grad_norm:.3g}  lr {record.lr:.6g}{'  ' if measured else ''}{measured}",
+                       err=True)
+
+
+def measured_text(measurement: Measurement, separator: str = "  ") -> str:
+    """'validation loss 0.31  accuracy 0.9  validation accuracy 0.85': a measurement as the
+    progress line and the final line show it."""
+    parts = [] if measurement.validation_loss is None else [f"validation loss {measurement.validation_loss:.6g}"]
+    for name, value in measurement.training.items():
+        parts.append(f"{name} {value:.6g}")
+        if name in measurement.validation:
+            parts.append(f"validation {name} {measurement.validation[name]:.6g}")
+    return separator.join(parts)
+
+
+# The least time between two rewrites of --report while training runs: a report takes a tenth
+# of a second or so to render, which every recorded step would otherwise pay.
+REPORT_PAUSE = 2.0
+
+
+class _Observer:
+    """At each measured step: the measurement to the progress line, and the step to the
+    report's recorder; the report is rewritten whole when a step is recorded, at most every
+    ``REPORT_PAUSE`` seconds (and at the end, by ``_write_results``)."""
+
+    def __init__(self, reporter: _Reporter, recorder: Any, report: str | None) -> None:
+        self.reporter, self.recorder, self.report = reporter, recorder, report
+        self.written = -math.inf  # when the report was last written (time.monotonic)
+
+    def __call__(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
+        if measurement is not None:
+            self.reporter.measured(measurement)
+        if self.recorder is None or not self.recorder.wants(record.step):
+            return
+        validation_loss = None if measurement is None else measurement.validation_loss
+        metrics = {} if measurement is None else measurement.metrics()
+        self.recorder.observe(record.step, params, grad, record.loss, validation_loss, metrics)
+        if time.monotonic() - self.written >= REPORT_PAUSE:
+            assert self.report is not None
+            write_atomic(self.report, _report_html(self.recorder))
+            self.written = time.monotonic()
+
+
+def _report_html(recorder: Any) -> bytes:
+    from ..render.training_report import training_report_html
+
+    return training_report_html(recorder.recording())  # type: ignore[no-any-return]
 
 
 # --- after training --------------------------------------------------------------------------
@@ -459,17 +688,44 @@ def _read_literal(text: Any) -> Any:
     return [_read_literal(item) for item in text] if isinstance(text, list) else float(text)
 
 
-def history_csv(history: list[Step]) -> str:
-    lines = ["step,loss,grad_norm,lr"]
-    lines += [f"{s.step},{s.loss!r},{s.grad_norm!r},{s.lr!r}" for s in history]
+def history_csv(history: list[Step], measurements: list[Measurement] | None = None,
+                held_out: bool = False, metrics: list[str] | None = None) -> str:
+    """Every step's loss, gradient norm and learning rate; with ``held_out`` the validation
+    loss, and each of ``metrics`` on the training then the validation rows, at the steps
+    measured (empty cells at the others)."""
+    header = ["step", "loss", "grad_norm", "lr"]
+    measured_columns = (["validation_loss"] if held_out else []) + list(metrics or [])
+    measured_columns += [f"validation_{name}" for name in metrics or [] if held_out]
+    by_step = {measurement.step: _measured_cells(measurement) for measurement in measurements or []}
+    lines = [",".join(header + [_csv_field(name) for name in measured_columns])]
+    for s in history:
+        cells = [str(s.step), repr(s.loss), repr(s.grad_norm), repr(s.lr)]
+        if measured_columns:
+            measured = by_step.get(s.step, {})
+            cells += [repr(measured[name]) if name in measured else "" for name in measured_columns]
+        lines.append(",".join(cells))
     return "\n".join(lines) + "\n"
+
+
+def _measured_cells(measurement: Measurement) -> dict[str, float]:
+    cells = measurement.metrics()
+    if measurement.validation_loss is not None:
+        cells["validation_loss"] = measurement.validation_loss
+    return cells
+
+
+def _csv_field(text: str) -> str:
+    """A header cell, quoted if it needs to be (a metric named by its text holds colons only)."""
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
 
 
 def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], values_source: Source | None,
                    out: str | None, history: str | None, plot: str | None, plot_format: str | None,
-                   layout: Any = None) -> None:
-    """The learned values first, then the history and the plot: each file is tried even when one
-    before it cannot be written (a full disk), and the first failure is raised after them all."""
+                   layout: Any = None, recorder: Any = None, report: str | None = None,
+                   held_out: bool = False, metrics: list[str] | None = None) -> None:
+    """The learned values first, then the history, the plot and the report: each file is tried
+    even when one before it cannot be written (a full disk), and the first failure is raised
+    after them all."""
     writes: list[tuple[str | None, Callable[[], bytes]]] = []
     if result.params is not None:
         params = result.params
@@ -484,7 +740,8 @@ def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], valu
 
         writes.append((out, values))
     if history is not None:
-        writes.append((history, lambda: history_csv(result.history).encode()))
+        writes.append((history, lambda: history_csv(result.history, result.measurements, held_out,
+                                                    metrics).encode()))
     if plot is not None and plot_format is not None and result.history:
         def curve() -> bytes:
             from ..render.loss_plot import loss_curve
@@ -492,6 +749,12 @@ def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], valu
             return loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format)
 
         writes.append((plot, curve))
+    if recorder is not None and report is not None:
+        def training_report() -> bytes:
+            recorder.finish(result)
+            return _report_html(recorder)
+
+        writes.append((report, training_report))
     failed: OutputError | None = None
     for index, (path, make) in enumerate(writes):
         data = make()
@@ -526,14 +789,18 @@ def _write(path: str | None, data: bytes) -> None:
 
 
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
-              interrupts: _Interrupts, rows: int) -> None:
-    """The last line: why training stopped; and the exit status that goes with it."""
+              interrupts: _Interrupts, rows: int, elapsed: float | None = None) -> None:
+    """The last line: what was learned (the losses and metrics of the parameters written), why
+    training stopped and the time a step took; and the exit status that goes with it."""
     from ..execute.fit import StopReason
 
     where = f" to {out}" if out not in (None, "-") else ""
     if result.reason == StopReason.DIVERGED:
         raise _divergence_error(result, settings, where)
-    loss = f"loss {result.loss:.6g}" if math.isfinite(result.loss) else "loss not measured"
+    learned = _learned(result)
+    pace = _pace(result, elapsed)
+    if result.measure_error is not None and not quiet:
+        warn([f"the parameters written could not be measured: {result.measure_error.message}"])
     if result.reason == StopReason.INTERRUPTED:
         when = (f"during step {result.steps_done + 1:,}" if result.mid_step else f"after step {result.steps_done:,}")
         if result.params is None:
@@ -541,10 +808,12 @@ def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: 
         else:
             # Mini-batch step losses are of different rows, so train keeps the latest parameters.
             which = "the best parameters so far" if _full_batch(settings, rows) else "the latest parameters"
-            kept = (f"wrote {which} ({loss}, after {result.params_step - 1:,} "
+            if settings.keep_best_validation and result.measurements:
+                which = "the parameters with the lowest validation loss so far"
+            kept = (f"wrote {which} ({learned}, after {result.params_step - 1:,} "
                     f"update{'s' if result.params_step != 2 else ''}){where}")
         stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
-        click.echo(f"{stopped} {when} of {settings.steps:,}: {kept}", err=True)
+        click.echo(f"{stopped} {when} of {settings.steps:,}: {kept}{pace}", err=True)
         raise click.exceptions.Exit(interrupts.status)
     if quiet:
         return
@@ -552,14 +821,41 @@ def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: 
     if result.reason == StopReason.TOL:
         from ..execute.fit import PATIENCE
 
+        if settings.watch_validation and result.measurements:
+            click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the validation loss has not "
+                       f"improved by more than --tol {settings.tol:g} of itself for {PATIENCE} measurements; kept "
+                       f"the best, of step {result.params_step:,}: {learned} (from {first:.6g}){where}{pace}", err=True)
+            return
         full_batch = _full_batch(settings, rows)
         checks = "steps" if full_batch else "epochs"
-        kept = f"kept the best, {loss}" if full_batch else loss
+        kept = f"kept the best, {learned}" if full_batch else learned
         click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss has not improved by more "
                    f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept} (from {first:.6g})"
-                   f"{where}", err=True)
+                   f"{where}{pace}", err=True)
     else:
-        click.echo(f"finished {settings.steps:,} step{'s' * (settings.steps != 1)}: {loss} (from {first:.6g} at the start){where}", err=True)
+        finished = f"finished {settings.steps:,} step{'s' * (settings.steps != 1)}"
+        if settings.keep_best_validation and result.params_step != result.steps_done + 1:
+            finished += f", kept step {result.params_step:,}'s parameters, the lowest validation loss"
+        click.echo(f"{finished}: {learned} (from {first:.6g} at the start){where}{pace}", err=True)
+
+
+def _learned(result: FitResult) -> str:
+    """'loss 0.09, validation loss 0.12, accuracy 0.97, validation accuracy 0.95': the
+    parameters written, on the training rows and on the validation rows."""
+    loss = f"loss {result.loss:.6g}" if math.isfinite(result.loss) else "loss not measured"
+    if result.measurement is None:
+        return loss
+    measured = measured_text(result.measurement, ", ")
+    return f"{loss}, {measured}" if measured else loss
+
+
+def _pace(result: FitResult, elapsed: float | None) -> str:
+    """'; 1.23 ms a step': the time of training (measurements included) over the steps taken."""
+    if elapsed is None or not result.steps_done:
+        return ""
+    seconds = elapsed / result.steps_done
+    text = f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1000:.3g} ms"
+    return f"; {text} a step"
 
 
 def _full_batch(settings: FitSettings, rows: int) -> bool:

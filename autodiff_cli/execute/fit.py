@@ -10,6 +10,13 @@ parameter.  It stops when the steps run out, when the loss stops improving (``to
 ``FitResult`` says which, and holds the parameters to keep: the last ones, the best ones
 seen when interrupted or on a plateau, the last ones with a finite loss after a divergence.
 
+A ``Monitor`` adds what is measured besides the training loss (``execute.metrics.Measurer``:
+the loss of held-out rows, metrics): at step 1, once an epoch (every step without
+mini-batches) or every ``measure_every`` steps, at the steps its ``also_at`` asks for (a
+recording's), and at the parameters kept.  The validation loss can then be what ``tol``
+watches (``watch_validation``), and the parameters with the lowest validation loss the ones
+kept (``keep_best_validation``).
+
 Nothing here prints or knows about files: progress goes to a callback.  NumPy is
 imported by the caller's objective; this module needs it only for its arrays.
 """
@@ -35,6 +42,8 @@ __all__ = [
     "FitPlan",
     "FitResult",
     "FitSettings",
+    "Measurement",
+    "Monitor",
     "Objective",
     "Step",
     "StopReason",
@@ -74,6 +83,9 @@ class FitSettings:
     batch_size: int | None = None  # None: every row at every step
     tol: float = 0.0  # 0: never stop early
     seed: int = 0
+    measure_every: int | None = None  # a Monitor's measurements: None, once an epoch
+    watch_validation: bool = False  # tol watches the validation loss instead of the training loss
+    keep_best_validation: bool = False  # keep the parameters with the lowest validation loss measured
 
     def rule(self) -> SGDRule | AdamRule:
         """The update rule of ``optimizer``: PyTorch's SGD, SGD with momentum, or Adam."""
@@ -101,6 +113,44 @@ class Step(NamedTuple):
     lr: float
 
 
+class Measurement(NamedTuple):
+    """What a ``Monitor`` measured at the parameters where step ``step`` started: the mean loss
+    over the validation rows (None without them) and each metric over the training rows and
+    over the validation rows, by name."""
+
+    step: int
+    validation_loss: float | None
+    training: Mapping[str, float]
+    validation: Mapping[str, float]
+
+    def metrics(self) -> dict[str, float]:
+        """The metrics by one name each: the training rows' as named, the validation rows'
+        prefixed with ``validation_``."""
+        values = dict(self.training)
+        values.update((f"validation_{name}", value) for name, value in self.validation.items())
+        return values
+
+
+@dataclass
+class Monitor:
+    """What ``train`` measures and shows besides the training loss.
+
+    ``measure(params, step)`` gives the ``Measurement`` at ``params`` (None: measure nothing);
+    ``also_at(step)`` asks for a measurement at more steps than ``FitSettings.measure_every``'s;
+    ``observe(record, measurement, params, grad)`` is called at each measured step, before its
+    update, with the parameters the step started from and their gradient (not to be changed).
+    """
+
+    measure: Callable[[np.ndarray, int], Measurement] | None = None
+    also_at: Callable[[int], bool] | None = None
+    observe: Callable[[Step, Measurement | None, np.ndarray, np.ndarray], None] | None = None
+
+    def due(self, step: int, epoch_ends: bool, every: int | None) -> bool:
+        if step == 1 or (epoch_ends if every is None else step % every == 0):
+            return True
+        return self.also_at is not None and self.also_at(step)
+
+
 class StopReason:
     STEPS = "steps"  # every step was taken
     TOL = "tol"  # the loss stopped improving by more than tol (for PATIENCE checks)
@@ -120,6 +170,9 @@ class FitResult:
     bad_value: str = ""  # DIVERGED: what was not finite, e.g. "the loss is nan"
     error: AutodiffError | None = None  # DIVERGED: the error the objective raised, if it raised one
     mid_step: bool = False  # INTERRUPTED: during a step rather than after one
+    measurements: list[Measurement] = field(default_factory=list)  # a Monitor's, by step
+    measurement: Measurement | None = None  # a Monitor's of the parameters kept (None: not measured)
+    measure_error: AutodiffError | None = None  # why the parameters kept could not be measured
 
 
 def initial_values(count: int, init: str, seed: int) -> np.ndarray:
@@ -198,21 +251,25 @@ def train(
     settings: FitSettings,
     on_step: Callable[[Step], None] | None = None,
     stop_requested: Callable[[], bool] | None = None,
+    monitor: Monitor | None = None,
 ) -> FitResult:
     """Minimise ``objective`` from ``start``; see the module docstring for when it stops and what it keeps.
 
     ``on_step`` is called after every step; ``stop_requested`` after every step too, and
     training ends there when it returns True.  A ``KeyboardInterrupt`` during a step ends
-    training as well, keeping only what was complete before it.
+    training as well, keeping only what was complete before it.  ``monitor``: what else to
+    measure, and when (see ``Monitor``); an error in a measurement at the start is raised, a
+    later one stops training as a divergence does.
     """
     import numpy as np
 
     rule = settings.rule()
     rule.check()
     batches = _Batches(objective.rows, settings.batch_size, settings.seed)
-    run = _Run(np.array(start, dtype=np.float64))
+    run = _Run(np.array(start, dtype=np.float64), objective, batches.full, settings, monitor)
     state = None
     plateau = _Plateau(settings.tol)
+    watch_validation = settings.watch_validation and monitor is not None and monitor.measure is not None
     epoch_losses: list[float] = []
     try:
         for step in range(1, settings.steps + 1):
@@ -233,13 +290,25 @@ def train(
             record = Step(step, loss, grad_norm, settings.lr_at(step))
             run.measured(record, params, full_batch=batches.full)
             epoch_losses.append(loss)
-            if epoch_ends:
+            converged = False
+            if monitor is not None and monitor.due(step, epoch_ends, settings.measure_every):
+                try:
+                    measurement = run.monitored(record, params, grad)
+                except AutodiffError as error:
+                    if len(run.history) == 1:
+                        error.notes.append("at the starting values of the parameters, before any step")
+                        raise
+                    return run.diverged(step, error.message, error)
+                if watch_validation and measurement is not None:
+                    converged = plateau.reached(measurement.validation_loss)  # type: ignore[arg-type]
+            if epoch_ends and not watch_validation:
                 converged = plateau.reached(math.fsum(epoch_losses) / len(epoch_losses))
+            if epoch_ends:
                 epoch_losses = []
-                if converged:
-                    if on_step is not None:
-                        on_step(record)
-                    return run.plateaued(objective, batches.full)
+            if converged:
+                if on_step is not None:
+                    on_step(record)
+                return run.plateaued()
             with np.errstate(all="ignore"):  # an overflow is looked for below, not warned about
                 new_params, state = rule.update(params, grad, state, step, record.lr)
             if not np.all(np.isfinite(new_params)):
@@ -248,10 +317,10 @@ def train(
             if on_step is not None:
                 on_step(record)
             if stop_requested is not None and stop_requested():
-                return run.finish(StopReason.INTERRUPTED, objective, batches.full)
+                return run.finish(StopReason.INTERRUPTED)
     except KeyboardInterrupt:
-        return run.interrupted_mid_step(batches.full)
-    return run.finish(StopReason.STEPS, objective, batches.full)
+        return run.interrupted_mid_step()
+    return run.finish(StopReason.STEPS)
 
 
 def _norm(vector: np.ndarray) -> float:
@@ -279,12 +348,20 @@ class _Run:
     reference to a parameter array keeps those values.
     """
 
-    def __init__(self, start: np.ndarray) -> None:
+    def __init__(self, start: np.ndarray, objective: Objective, full_batch: bool, settings: FitSettings,
+                 monitor: Monitor | None) -> None:
+        self.objective, self.full_batch = objective, full_batch
         self.params = start  # the current parameters
         self.updated = False  # whether params moved since the last measurement
         self.history: list[Step] = []
         self.last_params = start  # where the last finite loss was measured
         self.best: tuple[float, np.ndarray, int] = (math.inf, start, 0)  # loss, params, step
+        self.settings = settings
+        self.monitor = monitor
+        self.measurements: list[Measurement] = []
+        self.last_measured: tuple[np.ndarray, Measurement] | None = None  # the latest parameters measured
+        # the lowest validation loss measured: loss, params, step, and the measurement
+        self.best_validation: tuple[float, np.ndarray, int, Measurement] | None = None
 
     def measured(self, record: Step, params: np.ndarray, full_batch: bool) -> None:
         self.history.append(record)
@@ -293,59 +370,124 @@ class _Run:
         if full_batch and record.loss < self.best[0]:
             self.best = (record.loss, params, record.step)
 
+    def monitored(self, record: Step, params: np.ndarray, grad: np.ndarray) -> Measurement | None:
+        """The monitor's measurement at the step's parameters, and its observer told."""
+        assert self.monitor is not None
+        measurement = None
+        if self.monitor.measure is not None:
+            measurement = self._measure(params, record.step)
+        if self.monitor.observe is not None:
+            self.monitor.observe(record, measurement, params, grad)
+        return measurement
+
+    def _measure(self, params: np.ndarray, step: int) -> Measurement:
+        assert self.monitor is not None and self.monitor.measure is not None
+        measurement = self.monitor.measure(params, step)
+        self.measurements.append(measurement)
+        self.last_measured = (params, measurement)
+        loss = measurement.validation_loss
+        if loss is not None and math.isfinite(loss) and (self.best_validation is None
+                                                         or loss < self.best_validation[0]):
+            self.best_validation = (loss, params, step, measurement)
+        return measurement
+
     @property
     def steps_done(self) -> int:
         return len(self.history)
 
-    def plateaued(self, objective: Objective, full_batch: bool) -> FitResult:
-        """The loss stopped improving: keep the best parameters seen (full batch), or the current
-        ones, measured over every row (mini-batches, whose step losses are of different rows)."""
-        if full_batch:
-            loss, params, step = self.best
-            return FitResult(params, loss, StopReason.TOL, self.steps_done, self.history, params_step=step)
+    def result(self, params: np.ndarray | None, loss: float, reason: str, params_step: int,
+               computing: bool = True, **details: Any) -> FitResult:
+        """The result keeping ``params``: those of the lowest validation loss instead with
+        ``keep_best_validation`` (not after a divergence), measured by the monitor (unless not
+        ``computing``: a second Ctrl-C asks for nothing more to be computed)."""
+        if (self.settings.keep_best_validation and self.best_validation is not None and params is not None
+                and reason != StopReason.DIVERGED and self.best_validation[1] is not params):
+            _, params, params_step, _ = self.best_validation
+            loss = self._loss_of(params, params_step, computing)
+        result = FitResult(params, loss, reason, self.steps_done, self.history, params_step=params_step,
+                           measurements=self.measurements, **details)
+        if params is None or self.monitor is None or self.monitor.measure is None:
+            return result
+        result.measurement = self._measurement_of(params)
+        if result.measurement is None and computing:
+            try:
+                result.measurement = self.monitor.measure(params, params_step)
+            except AutodiffError as error:
+                result.measure_error = error
+        return result
+
+    def _measurement_of(self, params: np.ndarray) -> Measurement | None:
+        """The measurement already made of ``params`` (the very array), if one was kept."""
+        kept = [] if self.last_measured is None else [self.last_measured]
+        if self.best_validation is not None:
+            kept.append((self.best_validation[1], self.best_validation[3]))
+        return next((measurement for measured, measurement in kept if measured is params), None)
+
+    def _loss_of(self, params: np.ndarray, step: int, computing: bool) -> float:
+        """The mean training loss over every row of ``params``, where step ``step`` started:
+        the history's without mini-batches, else computed (NaN when it may not be)."""
+        if self.full_batch and 1 <= step <= len(self.history):
+            return self.history[step - 1].loss
+        if not computing:
+            return math.nan
         try:
-            loss = objective.loss(self.params)
+            return self.objective.loss(params)
+        except AutodiffError:
+            return math.nan
+
+    def plateaued(self) -> FitResult:
+        """The loss stopped improving: keep the best parameters seen (full batch; by the validation
+        loss when that is what stopped), or the current ones, measured over every row (mini-batches,
+        whose step losses are of different rows)."""
+        if self.settings.watch_validation and self.best_validation is not None:
+            _, params, step, _ = self.best_validation
+            return self.result(params, self._loss_of(params, step, True), StopReason.TOL, step)
+        if self.full_batch:
+            loss, params, step = self.best
+            return self.result(params, loss, StopReason.TOL, step)
+        try:
+            loss = self.objective.loss(self.params)
         except AutodiffError as error:
             return self.diverged(self.steps_done, error.message, error)
         step = self.steps_done + (1 if self.updated else 0)
-        return FitResult(self.params, loss, StopReason.TOL, self.steps_done, self.history, params_step=step)
+        return self.result(self.params, loss, StopReason.TOL, step)
 
-    def finish(self, reason: str, objective: Objective, full_batch: bool) -> FitResult:
+    def finish(self, reason: str) -> FitResult:
         """After the last update: measure it; when interrupted, keep the best parameters seen."""
         try:
-            loss = objective.loss(self.params)
+            loss = self.objective.loss(self.params)
         except AutodiffError as error:
             return self.diverged(self.steps_done, f"after its update, {error.message}", error)
         if not math.isfinite(loss):
             return self.diverged(self.steps_done, f"the loss after its update is {loss}")
-        result = FitResult(self.params, loss, reason, self.steps_done, self.history,
-                           params_step=self.steps_done + 1)
+        params, params_step = self.params, self.steps_done + 1
+        if self.settings.keep_best_validation and self.monitor is not None and self.monitor.measure is not None:
+            try:  # the last parameters may be the best: measured before choosing
+                self._measure(params, params_step)
+            except AutodiffError as error:
+                return self.diverged(self.steps_done, f"after its update, {error.message}", error)
         best_loss, best_params, best_step = self.best
-        if reason == StopReason.INTERRUPTED and full_batch and best_loss < loss:
-            result.params, result.loss, result.params_step = best_params, best_loss, best_step
-        return result
+        if reason == StopReason.INTERRUPTED and self.full_batch and best_loss < loss:
+            params, loss, params_step = best_params, best_loss, best_step
+        return self.result(params, loss, reason, params_step)
 
-    def interrupted_mid_step(self, full_batch: bool) -> FitResult:
+    def interrupted_mid_step(self) -> FitResult:
         """A second Ctrl-C during a step: nothing more is computed (and nothing kept before a first step)."""
         if not self.history:
-            return FitResult(None, math.nan, StopReason.INTERRUPTED, 0, self.history,  # type: ignore[arg-type]
-                             mid_step=True)
-        if full_batch:
+            return self.result(None, math.nan, StopReason.INTERRUPTED, 0, mid_step=True)
+        if self.full_batch:
             loss, params, step = self.best
-            return FitResult(params, loss, StopReason.INTERRUPTED, self.steps_done, self.history, params_step=step,
-                             mid_step=True)
+            return self.result(params, loss, StopReason.INTERRUPTED, step, computing=False, mid_step=True)
         step = self.steps_done + (1 if self.updated else 0)
-        return FitResult(self.params, math.nan, StopReason.INTERRUPTED, self.steps_done, self.history,
-                         params_step=step, mid_step=True)
+        return self.result(self.params, math.nan, StopReason.INTERRUPTED, step, computing=False, mid_step=True)
 
     def diverged(self, step: int, bad: str, error: AutodiffError | None = None) -> FitResult:
         """Stop: keep the parameters where the loss was last finite (None if it never was)."""
         if not self.history:
-            return FitResult(None, math.nan, StopReason.DIVERGED, 0, self.history,  # type: ignore[arg-type]
-                             params_step=0, bad_step=step, bad_value=bad, error=error)
+            return self.result(None, math.nan, StopReason.DIVERGED, 0, bad_step=step, bad_value=bad, error=error)
         last = self.history[-1]
-        return FitResult(self.last_params, last.loss, StopReason.DIVERGED, self.steps_done, self.history,
-                         params_step=last.step, bad_step=step, bad_value=bad, error=error)
+        return self.result(self.last_params, last.loss, StopReason.DIVERGED, last.step, computing=False,
+                           bad_step=step, bad_value=bad, error=error)
 
 
 # --- a program and its data as an objective ---------------------------------------------------
