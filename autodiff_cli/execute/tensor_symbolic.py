@@ -1,0 +1,803 @@
+"""The symbolic differentiator of tensor programs: a ``Program`` -> a program of its gradients.
+
+Reverse mode over the instructions, written out instead of run: each instruction's VJP is a
+rule of ``VJP_RULES`` (keyed by op name: every elementwise op of ``engine.ops.OPS`` and every
+op of ``engine.tensor_ops.TENSOR_OPS``) that builds the adjoints of its operands as
+expressions of the language (``Term`` trees), from the adjoint of its result ``g``, its
+operands and its result.  An elementwise op's local derivative is the op table's own
+``symbolic`` rule (``expressions.rule_program``), so the maths of ``tanh`` is still written
+once; what the tensor rules add is the shapes: an operand that broadcasting stretched gets its
+adjoint summed back (``sum(g, 0)``...), and a reduction's adjoint is spread back over the
+axes it removed.
+
+The language has no ``broadcast_to``, ``ones_like``, keepdims or one-hot, so the rules write
+them with forms it has (every value of a run is finite, so these are exact):
+
+* ``g + 0*x`` spreads ``g`` to the shape of ``x`` when NumPy's right-aligned broadcasting
+  already lines them up (a total, or a sum over axis 0);
+* ``transpose(g + 0*transpose(x))`` spreads a vector ``g`` of a matrix's rows along its
+  columns (a sum over axis 1, softmax's row totals);
+* one-hot rows are ``1 - step(abs(labels - [0, 1, ..., C-1]))``, indexing's scatter a product
+  with constant selection matrices.
+
+These cover vectors and matrices, all the shapes ``@`` and ``transpose`` take; a reduction
+along an inner axis of a tensor of 3 or more axes (and indexing one) is refused with a
+``ProgramError`` at the op that names it.
+
+Every adjoint of a named variable is a statement ``dL_dW = ...``; an intermediate adjoint is
+named too when a rule uses it more than once or it nests deeply, and a forward value a rule
+reads is named (``t3 = ...``) when the program left it unnamed.  So the result grows linearly
+with the program.  ``--order 2`` differentiates the derivative program again: the gradient of
+``dir_L = sum(dL_dW * v_W) + ...`` with respect to the same variables is the Hessian-vector
+product ``H v`` (reverse over reverse), for a direction ``v`` given as inputs shaped like the
+variables (ones by default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.ops import OPS
+from ..engine.tensor_ops import TENSOR_OPS
+from ..errors import ProgramError
+from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Program, output_name
+from ..language.shapes import infer
+from .expressions import rule_program
+
+__all__ = [
+    "NAME",
+    "NUMBER",
+    "LITERAL",
+    "MAX_ORDER",
+    "Term",
+    "TensorDerivatives",
+    "VJP_RULES",
+    "differentiate_tensors",
+    "input_shapes",
+]
+
+Shape = tuple[int, ...]
+MAX_ORDER = 2  # the gradient, and the Hessian-vector product
+
+# Leaves of a Term: a variable, a number, a constant tensor (``ArrayLiteral``).
+NAME, NUMBER, LITERAL = "name", "number", "literal"
+_FORWARD = "register"  # a forward value, named when the sweep is done
+_ADJOINT = "adjoint"  # the adjoint being propagated, a placeholder while a rule runs
+_SPREAD = "spread"  # (g, x): g broadcast to x's shape, written g + 0*x where nothing else gives that shape
+_INLINE_DEPTH = 6  # an adjoint nested deeper than this is named rather than written inline
+
+
+class Term(namedtuple("Term", "op args param")):
+    """An expression: ``op`` is a leaf kind (``NAME``, ``NUMBER``, ``LITERAL``) or an op of
+    ``OPS``/``TENSOR_OPS``/``**c``; ``args`` its operand Terms; ``param`` the name, the
+    number, the literal, the exponent of ``**c``, or the tensor op's axis or index."""
+
+    __slots__ = ()
+
+
+def name(text: str) -> Term:
+    return Term(NAME, (), text)
+
+
+def number(value: float) -> Term:
+    return Term(NUMBER, (), float(value))
+
+
+def literal(shape: Shape, values: Iterable[float]) -> Term:
+    return Term(LITERAL, (), ArrayLiteral(tuple(shape), tuple(float(v) for v in values)))
+
+
+def _is(term: Term, value: float) -> bool:
+    return term.op == NUMBER and term.param == value
+
+
+def apply(op: str, *args: Term, param: Any = None) -> Term:
+    """``op`` of ``args``, with the simplifications that keep every shape: numbers folded,
+    ``1*x``, ``x/1``, ``--x``, and a number exponent written ``x**c``."""
+    if op in ("+", "-", "*", "/", "neg") and all(a.op == NUMBER for a in args):
+        x = args[0].param
+        y = args[1].param if len(args) > 1 else 0.0
+        if not (op == "/" and y == 0.0):
+            return number({"+": x + y, "-": x - y, "*": x * y, "/": x / (y or 1.0), "neg": -x}[op])
+    if op == "*" and _is(args[0], 1.0):
+        return args[1]
+    if op in ("*", "/") and _is(args[1], 1.0):
+        return args[0]
+    if op == "*" and _is(args[0], -1.0):
+        return apply("neg", args[1])
+    if op == "*" and _is(args[1], -1.0):
+        return apply("neg", args[0])
+    if op == "neg" and args[0].op == "neg":
+        return args[0].args[0]
+    if op == "**" and args[1].op == NUMBER:
+        return args[0] if args[1].param == 1.0 else Term(POWER_CONST, (args[0],), args[1].param)
+    return Term(op, tuple(args), param)
+
+
+def _computed(term: Term) -> Term:
+    """A statement's term: ``d = 2`` would read back as an input, ``2 + 0`` stays computed."""
+    return Term("+", (term, number(0.0)), None) if term.op == NUMBER else term
+
+
+def _walk(term: Term) -> Iterable[Term]:
+    """Every node of a term, without recursion."""
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.args)
+
+
+def _depth(term: Term) -> int:
+    deepest, stack = 0, [(term, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((a, depth + 1) for a in node.args)
+    return deepest
+
+
+def _replace(term: Term, find: Callable[[Term], Term | None]) -> Term:
+    """The term with every node for which ``find`` gives a Term replaced by it (post-order, no recursion)."""
+    done: dict[int, Term] = {}
+    stack = [(term, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in done:
+            continue
+        found = find(node)
+        if found is not None:
+            done[id(node)] = found
+            continue
+        if not node.args:
+            done[id(node)] = node
+            continue
+        if not ready:
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args)
+            continue
+        done[id(node)] = apply(node.op, *(done[id(a)] for a in node.args), param=node.param)
+    return done[id(term)]
+
+
+# --- the rules' helpers: shapes the language has no words for ---------------------------------------
+
+
+class Builder:
+    """What a VJP rule may ask for: a named intermediate (``let``), spreading and summing over
+    axes, and an error at the instruction being differentiated."""
+
+    def __init__(self, sweep: _Sweep, register: int) -> None:
+        self.sweep = sweep
+        self.register = register
+
+    def let(self, term: Term, hint: str = "t") -> Term:
+        """``term`` as a statement of its own, so that a rule can use it twice."""
+        if term.op in (NAME, NUMBER, _FORWARD):
+            return term
+        title = self.sweep.fresh(hint)
+        self.sweep.backward.append((title, term))  # written (g filled in) when the rule is done
+        return name(title)
+
+    def refuse(self, what: str) -> ProgramError:
+        program = self.sweep.program
+        where = program.instructions[self.register].position
+        return ProgramError(f"diff cannot write {what} in the language", where, program.source,
+                            "the language has no keepdims or broadcast_to: diff writes these adjoints for vectors "
+                            "and matrices only; eval --wrt gives the gradient's numbers")
+
+    def zeros_like(self, x: Term) -> Term:
+        return apply("*", number(0.0), x)
+
+    def broadcast(self, g: Term, x: Term) -> Term:
+        """``g`` broadcast to ``x``'s shape: ``g + 0*x``, or just ``g`` where the expression
+        around it broadcasts it anyway (decided when the statement is written)."""
+        return Term(_SPREAD, (g, x), None)
+
+    def spread(self, g: Term, x: Term, x_shape: Shape, axis: int | None) -> Term:
+        """``g``, a reduction of ``x`` over ``axis`` (None: all), repeated back to ``x``'s shape."""
+        if not x_shape:
+            return g
+        if axis is None or axis % len(x_shape) == 0:  # right-aligned broadcasting lines them up
+            return self.broadcast(g, x)
+        if len(x_shape) == 2:  # a vector of the rows, repeated along each row
+            return apply("transpose", self.broadcast(g, apply("transpose", x)))
+        raise self.refuse(f"the adjoint of a reduction along axis {axis} of a tensor of {len(x_shape)} axes")
+
+    def columns(self, v: Term, like: Term, like_shape: Shape) -> Term:
+        """A matrix shaped like ``like`` [n, k] whose row i repeats v[i] (v of n entries)."""
+        return self.spread(v, like, like_shape, 1)
+
+    def sum_to(self, t: Term, t_shape: Shape, x: Term, x_shape: Shape) -> Term:
+        """``t`` summed back to ``x``'s shape over the axes broadcasting added or stretched
+        (tensor_ops.unbroadcast, in the language)."""
+        t_shape, x_shape = tuple(t_shape), tuple(x_shape)
+        if t_shape == x_shape:
+            return t
+        if not x_shape:
+            return apply("sum", t)
+        rank = len(t_shape)
+        for _ in range(rank - len(x_shape)):  # axes added in front
+            t = apply("sum", t, param=0)
+        t_shape = t_shape[rank - len(x_shape):]
+        stretched = [k for k, (n, m) in enumerate(zip(x_shape, t_shape)) if n == 1 and m != 1]
+        if not stretched:
+            return t
+        if len(stretched) == len(x_shape) or len(x_shape) == 1:
+            return self.broadcast(apply("sum", t), x)
+        if len(x_shape) == 2:
+            if stretched == [0]:
+                return self.broadcast(apply("sum", t, param=0), x)
+            return apply("transpose", self.broadcast(apply("sum", t, param=1), apply("transpose", x)))
+        raise self.refuse(f"the sum of a gradient over axes {stretched} of a tensor of {len(x_shape)} axes")
+
+
+# --- the VJP rules ----------------------------------------------------------------------------------
+
+# A rule: (builder, g, operands, out, operand shapes, out shape, param, needs) -> one Term or None
+# per operand (None: no gradient flows, or none is wanted).
+Rule = Callable[[Builder, Term, tuple[Term, ...], Term, tuple[Shape, ...], Shape, Any, tuple[bool, ...]],
+                tuple["Term | None", ...]]
+
+
+def _slope(op: str, operand: int, args: Sequence[Term], out: Term, param: Any) -> Term:
+    """The op table's symbolic rule d op / d operand, its x, y, out and c filled in."""
+    rule = rule_program(op, operand)
+    fill = {"x": args[0], "out": out, "c": number(param) if param is not None else None}
+    if len(args) > 1:
+        fill["y"] = args[1]
+    terms: list[Term] = []
+    for instruction in rule.instructions:
+        kind, operands, value = instruction.op, instruction.args, instruction.param
+        if kind == INPUT:
+            terms.append(fill[value])
+        elif kind == CONST:
+            terms.append(number(value))
+        elif kind == "=":
+            terms.append(terms[operands[0]])
+        else:
+            terms.append(apply(kind, *(terms[a] for a in operands), param=value if kind == POWER_CONST else None))
+    return terms[rule.variables[rule.result].register]
+
+
+def _elementwise(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+                 out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    """g times the op table's local derivative, summed back over what broadcasting stretched."""
+    op = b.sweep.program.instructions[b.register].op
+    grads: list[Term | None] = []
+    for k, (x, shape, need) in enumerate(zip(args, shapes, needs)):
+        slope = _slope(op, k, args, out, param) if need else number(0.0)
+        if not need or _is(slope, 0.0):
+            grads.append(None)
+            continue
+        grads.append(b.sum_to(apply("*", g, slope), out_shape, x, shape))
+    return tuple(grads)
+
+
+def _matmul(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+            out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    (x, y), (xs, ys) = args, shapes
+    if len(xs) == 2 and len(ys) == 2:  # dL/dx = g @ y^T, dL/dy = x^T @ g
+        return (apply("@", g, apply("transpose", y)) if needs[0] else None,
+                apply("@", apply("transpose", x), g) if needs[1] else None)
+    if len(xs) == 2:  # W @ v: dL/dW = outer(g, v), dL/dv = W^T @ g
+        return (apply("*", b.columns(g, x, xs), y) if needs[0] else None,
+                apply("@", apply("transpose", x), g) if needs[1] else None)
+    if len(ys) == 2:  # v @ W: dL/dv = W @ g, dL/dW = outer(v, g)
+        return (apply("@", y, g) if needs[0] else None,
+                apply("*", b.columns(x, y, ys), g) if needs[1] else None)
+    return (apply("*", g, y) if needs[0] else None, apply("*", g, x) if needs[1] else None)  # a dot product
+
+
+def _axis(param: Any, shape: Shape) -> int | None:
+    return None if param is None else param % len(shape)
+
+
+def _sum(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+         out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    return (b.spread(g, args[0], shapes[0], _axis(param, shapes[0])),)
+
+
+def _mean(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+          out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    count = math.prod(shapes[0]) if param is None else shapes[0][param]
+    return (b.spread(apply("/", g, number(count)), args[0], shapes[0], _axis(param, shapes[0])),)
+
+
+def _extreme(sign: float) -> Rule:
+    """max (sign 1) or min (-1): the gradient split evenly among the elements that tie for it."""
+
+    def rule(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+             out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+        (x,), (shape,) = args, shapes
+        axis = _axis(param, shape)
+        gap = apply("-", b.spread(out, x, shape, axis), x)  # >= 0 for max, <= 0 for min; 0 at a tie
+        hit = b.let(apply("-", number(1.0), apply("step", gap if sign > 0 else apply("neg", gap))), "hit")
+        count = b.spread(apply("sum", hit, param=param), x, shape, axis)
+        return (apply("/", apply("*", hit, b.spread(g, x, shape, axis)), count),)
+
+    return rule
+
+
+def _transpose(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+               out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    return (apply("transpose", g),)
+
+
+def _last(b: Builder, t: Term, x: Term, shape: Shape) -> Term:
+    """A per-row total along the last axis, repeated back along it."""
+    return b.spread(t, x, shape, len(shape) - 1)
+
+
+def _softmax(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+             out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    # dL/dx = p * (g - sum(g * p, -1)), p the softmax
+    total = apply("sum", apply("*", g, out), param=-1)
+    return (apply("*", out, apply("-", g, _last(b, total, out, out_shape))),)
+
+
+def _log_softmax(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+                 out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    # dL/dx = g - softmax(x) * sum(g, -1), softmax(x) = exp(out)
+    return (apply("-", g, apply("*", apply("exp", out), _last(b, apply("sum", g, param=-1), out, out_shape))),)
+
+
+def _logsumexp(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+               out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    # dL/dx = softmax(x) * g, g repeated along the last axis
+    return (apply("*", apply("softmax", args[0]), _last(b, g, args[0], shapes[0])),)
+
+
+def _one_hot(n: int, at: int, column: bool = False) -> Term:
+    return literal((n, 1) if column else (n,), (1.0 if i == at else 0.0 for i in range(n)))
+
+
+def _selection(n: int, item: slice) -> Term:
+    """The constant matrix S [k, n] with x[item] = S @ x along an axis of n."""
+    taken = range(*item.indices(n))
+    return literal((len(taken), n), (1.0 if j == i else 0.0 for i in taken for j in range(n)))
+
+
+def _index(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+           out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    # the elements taken get their gradient, scattered back with constant one-hot vectors and
+    # selection matrices: x[i] = e_i . x, x[a:b] = S @ x
+    (shape,) = shapes
+    items = tuple(param or ())
+    if len(shape) > 2:
+        raise b.refuse(f"the adjoint of indexing a tensor of {len(shape)} axes")
+    items = items + (slice(None),) * (len(shape) - len(items))
+    full = [isinstance(item, slice) and len(range(*item.indices(n))) == n and item.indices(n)[2] == 1
+            for item, n in zip(items, shape)]
+    ints = [None if isinstance(item, slice) else item % n for item, n in zip(items, shape)]
+
+    def rows(v: Term, k: int) -> Term:  # v along axis k put back to its n entries: v @ S
+        return v if full[k] else apply("@", v, _selection(shape[k], items[k]))
+
+    if len(shape) == 1:
+        return (apply("*", g, _one_hot(shape[0], ints[0])) if ints[0] is not None else rows(g, 0),)
+    i, j = ints
+    if i is None and j is None:
+        t = g if full[1] else apply("@", g, _selection(shape[1], items[1]))
+        return (t if full[0] else apply("@", apply("transpose", _selection(shape[0], items[0])), t),)
+    if j is None:  # row i: the column e_i times the row's gradient
+        return (apply("*", _one_hot(shape[0], i, column=True), rows(g, 1)),)
+    if i is None:  # column j
+        return (apply("transpose", apply("*", _one_hot(shape[1], j, column=True), rows(g, 0))),)
+    return (apply("*", _one_hot(shape[0], i, column=True), apply("*", g, _one_hot(shape[1], j))),)
+
+
+def _mse(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+         out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    # mean((x - y)**2) over n entries: dL/dx = g * 2 * (x - y) / n, dL/dy its negative
+    n = math.prod(shapes[0])
+    gx = apply("*", apply("-", args[0], args[1]), apply("*", g, number(2.0 / n)))
+    if needs[0] and needs[1]:
+        gx = b.let(gx, "dmse")
+    return (gx if needs[0] else None, apply("neg", gx) if needs[1] else None)
+
+
+def _cross_entropy(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
+                   out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+    # dL/dx = g * (softmax(x) - onehot(y)) / n; labels are not differentiated
+    (x, labels), (shape, _) = args, shapes
+    if len(shape) > 2:
+        raise b.refuse(f"the adjoint of cross_entropy of logits of {len(shape)} axes")
+    classes = shape[-1]
+    rows = math.prod(shape[:-1])
+    spread = labels if len(shape) == 1 else b.columns(labels, x, shape)
+    distance = apply("abs", apply("-", spread, literal((classes,), range(classes))))
+    one_hot = apply("-", number(1.0), apply("step", distance))
+    return (apply("*", apply("-", apply("softmax", x), one_hot), apply("/", g, number(rows))), None)
+
+
+VJP_RULES: dict[str, Rule] = {
+    **{op: _elementwise for op in ("+", "-", "*", "/", "neg", "**", POWER_CONST, "=", "tanh", "exp", "log",
+                                   "sqrt", "relu", "sigmoid", "sin", "cos", "abs", "sign", "step")},
+    "@": _matmul,
+    "sum": _sum,
+    "mean": _mean,
+    "max": _extreme(1.0),
+    "min": _extreme(-1.0),
+    "transpose": _transpose,
+    "softmax": _softmax,
+    "log_softmax": _log_softmax,
+    "logsumexp": _logsumexp,
+    "index": _index,
+    "mse": _mse,
+    "cross_entropy": _cross_entropy,
+}
+"""The VJP of every op, by name: elementwise ops read the op table's symbolic rule."""
+
+
+# --- the result ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class TensorDerivatives:
+    """A derivative program of a tensor program.
+
+    ``statements`` are (name, Term) in order: the forward values the derivatives read, then the
+    adjoints; ``inputs`` every input they use with its default (a number, an ``ArrayLiteral``, an
+    ``Initializer``, or None for one to be given); ``shapes`` the shape of every input and
+    statement.  ``derivatives`` maps each variable differentiated with respect to to the statement
+    holding its gradient (order 1) or its Hessian-vector product (order 2); ``directions`` maps
+    each to the input holding its part of ``v`` (order 2), and ``directional`` names the
+    statement ``sum(dL_dW * v_W) + ...``.  ``first`` is the statement of each first derivative."""
+
+    output: str
+    wrt: tuple[str, ...]
+    order: int
+    inputs: list[tuple[str, Any]]
+    statements: list[tuple[str, Term]]
+    shapes: dict[str, Shape]
+    derivatives: dict[str, str]
+    first: dict[str, str] = field(default_factory=dict)
+    directions: dict[str, str] = field(default_factory=dict)
+    directional: str | None = None
+    adjoints: set[str] = field(default_factory=set)
+    labels: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return [n for n, _ in self.inputs] + [n for n, _ in self.statements]
+
+
+def input_shapes(program: Program, given: Mapping[str, Shape] | None = None) -> dict[str, Shape]:
+    """Each input's shape: from ``given`` (the shapes of values to be given), else from its
+    default (a number, or an input without one: a scalar)."""
+    given = given or {}
+    return {v.name: tuple(given.get(v.name, getattr(v.default, "shape", ()))) for v in program.inputs}
+
+
+def differentiate_tensors(program: Program, wrt: Sequence[str], output: str | None = None,
+                          order: int = 1, shapes_given: Mapping[str, Shape] | None = None) -> TensorDerivatives:
+    """The program of the gradient of ``output`` (a number) with respect to ``wrt``, or with
+    ``order`` 2 of the Hessian-vector product.  The shapes are those of the inputs' defaults,
+    or of ``shapes_given`` for inputs given values when the program runs."""
+    output = output_name(program, output)
+    shapes = infer(program, input_shapes(program, shapes_given))
+    out_shape = shapes[program.variables[output].register]
+    if out_shape:
+        variable = program.variables[output]
+        raise ProgramError(f"'{output}' has shape {list(out_shape)}; diff writes the gradient of a number",
+                           variable.position, program.source,
+                           f"differentiate sum({output}) or mean({output}), or an entry such as {output}[0]")
+    first = _Sweep(program, shapes, output, tuple(wrt), lambda w: f"d{output}_d{w}").run()
+    if order == 1:
+        return first
+    return _second_order(first)
+
+
+def _second_order(first: TensorDerivatives) -> TensorDerivatives:
+    """Reverse over reverse: the gradient of ``dL_v = sum(dL_dW * v_W) + ...`` is H v."""
+    taken = set(first.names)
+    directions: dict[str, str] = {}
+    inputs = list(first.inputs)
+    shapes = dict(first.shapes)
+    total: Term | None = None
+    for w in first.wrt:
+        direction = _unique_name(f"v_{w}", taken)
+        shape = first.shapes[w]
+        inputs.append((direction, ArrayLiteral(shape, (1.0,) * math.prod(shape)) if shape else 1.0))
+        shapes[direction] = shape
+        directions[w] = direction
+        term = apply("*", name(first.first[w]), name(direction))
+        term = apply("sum", term) if shape else term
+        total = term if total is None else apply("+", total, term)
+    directional = _unique_name(f"d{first.output}_v", taken)
+    assert total is not None
+    statements = [*first.statements, (directional, total)]
+    program = as_program(inputs, statements, directional)
+    second = _Sweep(program, infer(program, {n: shapes[n] for n, _ in inputs}), directional, first.wrt,
+                    lambda n: f"Hv_{n}" if n in first.wrt else f"d{directional}_d{n}").run()
+    second.order, second.first = 2, first.first
+    second.output, second.directions, second.directional = first.output, directions, directional
+    second.labels = {**first.labels, **second.labels}
+    return second
+
+
+def _unique_name(wanted: str, taken: set[str]) -> str:
+    candidate, n = wanted, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{wanted}_{n}"
+    taken.add(candidate)
+    return candidate
+
+
+def as_program(inputs: Sequence[tuple[str, Any]], statements: Sequence[tuple[str, Term]], result: str) -> Program:
+    """Inputs and statements as a ``Program`` (inputs first, in order), as the compiler would
+    make of their text: every interpreter, and a second sweep, can read it."""
+    from ..errors import Source
+    from ..language.program import INTERMEDIATE, Instruction, Variable
+
+    instructions: list[Instruction] = []
+    variables: dict[str, Variable] = {}
+    registers: dict[str, int] = {}
+    for title, default in inputs:
+        registers[title] = len(instructions)
+        variables[title] = Variable(title, INPUT, None, len(instructions), default)  # type: ignore[arg-type]
+        instructions.append(Instruction(INPUT, (), title, None))
+    for title, term in statements:
+        done: dict[int, int] = {}
+        stack = [(term, False)]
+        while stack:
+            node, ready = stack.pop()
+            if id(node) in done:
+                continue
+            if node.op == NAME:
+                done[id(node)] = registers[node.param]
+            elif node.op in (NUMBER, LITERAL):
+                done[id(node)] = len(instructions)
+                instructions.append(Instruction(CONST, (), node.param, None))
+            elif not ready:
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args)
+            else:
+                done[id(node)] = len(instructions)
+                instructions.append(Instruction(node.op, tuple(done[id(a)] for a in node.args), node.param, None))
+        register = done[id(term)]
+        if term.op == NAME:  # `b = a`: a copy of its own
+            instructions.append(Instruction("=", (register,), None, None))
+            register = len(instructions) - 1
+        registers[title] = register
+        variables[title] = Variable(title, INTERMEDIATE, None, register)  # type: ignore[arg-type]
+    return Program(Source("<derivative program>", ""), instructions, variables, result, True)
+
+
+class _Sweep:
+    """One reverse sweep over a program, writing statements."""
+
+    def __init__(self, program: Program, shapes: list[Shape], output: str, wrt: tuple[str, ...],
+                 adjoint_name: Callable[[str], str]) -> None:
+        self.program = program
+        self.shapes = shapes
+        self.output = output
+        self.wrt = wrt
+        self.adjoint_name = adjoint_name
+        self.taken = set(program.variables)
+        self.rows = list(program.rows())
+        self.names = program.names_by_register()
+        self.backward: list[tuple[str, Term]] = []
+        self.statement_shapes: dict[str, Shape] = {}
+        self.temporaries = 0
+        self.labels: dict[str, tuple[str, str]] = {}
+
+    def fresh(self, hint: str) -> str:
+        while True:
+            self.temporaries += 1
+            candidate = f"{hint}{self.temporaries}"
+            if candidate not in self.taken:
+                self.taken.add(candidate)
+                return candidate
+
+    def unique(self, wanted: str) -> str:
+        candidate, n = wanted, 1
+        while candidate in self.taken:
+            n += 1
+            candidate = f"{wanted}_{n}"
+        self.taken.add(candidate)
+        return candidate
+
+    def statement(self, title: str, term: Term) -> Term:
+        term = self.resolve(term)
+        self.statement_shapes[title] = self.shape(term)
+        self.backward.append((title, term))
+        return name(title)
+
+    def shape(self, term: Term) -> Shape:
+        return _shape_of(term, self.statement_shapes, self.shapes)
+
+    def resolve(self, term: Term) -> Term:
+        """Each ``_SPREAD`` dropped where an elementwise op's other operand already has the
+        result's shape, else written ``g + 0*x``."""
+        def operand(node: Term, k: int) -> Term:
+            arg = node.args[k]
+            if arg.op != _SPREAD:
+                return arg
+            other = node.args[1 - k] if len(node.args) == 2 else arg
+            if node.op in OPS and other.op != _SPREAD and self.shape(other) == self.shape(node):
+                return arg.args[0]
+            return apply("+", arg.args[0], self.zeros_like(arg.args[1]))
+
+        def find(node: Term) -> Term | None:
+            if not any(a.op == _SPREAD for a in node.args):
+                return None
+            return apply(node.op, *(_replace(operand(node, k), find) for k in range(len(node.args))),
+                         param=node.param)
+
+        if term.op == _SPREAD:
+            term = apply("+", term.args[0], self.zeros_like(term.args[1]))
+        return _replace(term, find)
+
+    def zeros_like(self, x: Term) -> Term:
+        return apply("*", number(0.0), x)
+
+    def run(self) -> TensorDerivatives:
+        program, rows = self.program, self.rows
+        out_register = program.variables[self.output].register
+        needed = program.dependencies(self.output)
+        sources = {program.variables[w].register for w in self.wrt}
+        varies = [False] * len(rows)
+        for register, (op, first, second, _, _) in enumerate(rows):
+            varies[register] = (register in sources or (first >= 0 and varies[first])
+                                or (second >= 0 and varies[second]))
+        adjoints: dict[int, list[Term]] = {out_register: [number(1.0)]}
+        derivative_of: dict[int, str] = {}
+        lowest = min(sources) if sources else out_register + 1
+        for register in range(out_register, lowest - 1, -1):
+            parts = adjoints.pop(register, None)
+            if not parts or not varies[register]:
+                continue
+            g = parts[0]
+            for part in parts[1:]:
+                g = apply("+", g, part)
+            op, first, second, param, _ = rows[register]
+            title = self.names.get(register)
+            if register in sources or (title is not None and register != out_register):
+                if register == out_register:  # d L / d L, shaped like L
+                    g = apply("+", g, apply("*", number(0.0), Term(_FORWARD, (), register)))
+                adjoint = self.unique(self.adjoint_name(self._title(register)))
+                g = self.statement(adjoint, g)
+                derivative_of[register] = adjoint
+                self.labels[adjoint] = (self.output, self._title(register))
+            if op in (INPUT, CONST):
+                continue
+            operands = (first,) if second < 0 else (first, second)
+            needs = tuple(varies[a] for a in operands)
+            grads = self._vjp(register, g, operands, needs)
+            for operand, grad in zip(operands, grads):
+                if grad is not None:
+                    adjoints.setdefault(operand, []).append(grad)
+        derivatives: dict[str, str] = {}
+        for w in self.wrt:
+            register = program.variables[w].register
+            if register not in derivative_of:  # no path from it to the output: zeros of its shape
+                derivative_of[register] = self.unique(self.adjoint_name(w))
+                self.labels[derivative_of[register]] = (self.output, w)
+                self.statement(derivative_of[register], apply("*", number(0.0), Term(_FORWARD, (), register)))
+            derivatives[w] = derivative_of[register]
+        return self._finish(needed, derivatives, set(derivative_of.values()))
+
+    def _vjp(self, register: int, g: Term, operands: tuple[int, ...], needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
+        op, _, _, param, _ = self.rows[register]
+        placeholder = Term(_ADJOINT, (), register)
+        args = tuple(Term(_FORWARD, (), a) for a in operands)
+        out = Term(_FORWARD, (), register)
+        start = len(self.backward)
+        grads = VJP_RULES[op](Builder(self, register), placeholder, args, out,
+                              tuple(self.shapes[a] for a in operands), self.shapes[register], param, needs)
+        made = self.backward[start:]  # statements the rule wrote (``let``), which may read g
+        del self.backward[start:]
+        terms = [grad for grad in grads if grad is not None] + [term for _, term in made]
+        uses = sum(1 for term in terms for node in _walk(term) if node is placeholder)
+        if uses > 1 and g.op not in (NAME, NUMBER) or _depth(g) > _INLINE_DEPTH:
+            adjoint = self.unique(self.adjoint_name(self._title(register)))
+            self.labels[adjoint] = (self.output, self._title(register))
+            g = self.statement(adjoint, g)
+
+        def fill(node: Term) -> Term | None:
+            return g if node is placeholder else None
+
+        for title, term in made:
+            self.statement(title, _replace(term, fill))
+        return tuple(None if grad is None else _replace(grad, fill) for grad in grads)
+
+    def _title(self, register: int) -> str:
+        if register not in self.names:
+            self.names[register] = self.fresh("t")
+        return self.names[register]
+
+    def _finish(self, needed: list[bool], derivatives: dict[str, str], adjoints: set[str]) -> TensorDerivatives:
+        """The forward statements the output and the adjoints read, then the adjoints."""
+        program, rows = self.program, self.rows
+        read = set()
+        for _, term in self.backward:
+            read.update(node.param for node in _walk(term) if node.op == _FORWARD)
+        uses = [0] * len(rows)
+        for register, (op, first, second, _, _) in enumerate(rows):
+            if needed[register] or register in read:
+                for a in (first, second):
+                    if a >= 0:
+                        uses[a] += 1
+        wanted = [needed[r] or r in read for r in range(len(rows))]
+        for register in range(len(rows) - 1, -1, -1):  # what the read registers are computed from
+            if wanted[register]:
+                for a in rows[register][1:3]:
+                    if a >= 0:
+                        wanted[a] = True
+        forward_terms: dict[int, Term] = {}
+        statements: list[tuple[str, Term]] = []
+        inputs: list[tuple[str, Any]] = []
+        shapes: dict[str, Shape] = {}
+        for register, (op, first, second, param, _) in enumerate(rows):
+            if not wanted[register]:
+                continue
+            shape = self.shapes[register]
+            if op == INPUT:
+                inputs.append((param, program.variables[param].default))
+                forward_terms[register] = name(param)
+                shapes[param] = shape
+                continue
+            if op == CONST:
+                term = literal(param.shape, param.values) if isinstance(param, ArrayLiteral) else number(param)
+            else:
+                operands = (first,) if second < 0 else (first, second)
+                term = apply(op, *(forward_terms[a] for a in operands), param=param)
+                if op == POWER_CONST:
+                    term = Term(POWER_CONST, term.args, param)
+            named = self.names.get(register)
+            if op != CONST and named is None and (register in read or uses[register] > 1
+                                                  or _depth(term) > _INLINE_DEPTH):
+                named = self._title(register)
+            if op == CONST and register in read and isinstance(param, ArrayLiteral):
+                named = self._title(register)
+            if named is not None and (op != CONST or register in read):
+                statements.append((named, term))
+                shapes[named] = shape
+                term = name(named)
+            forward_terms[register] = term
+        backward = [(title, _computed(_replace(term, lambda node: forward_terms[node.param]
+                                               if node.op == _FORWARD else None)))
+                    for title, term in self.backward]
+        shapes.update(self.statement_shapes)
+        return TensorDerivatives(self.output, self.wrt, 1, inputs, statements + backward, shapes, derivatives,
+                                 first=dict(derivatives), adjoints=adjoints, labels=self.labels)
+
+
+def _shape_of(term: Term, names: dict[str, Shape], registers: Sequence[Shape]) -> Shape:
+    """The shape of a term (the same rules as language.shapes): ``names`` holds the shapes of
+    the statements it reads, ``registers`` those of the forward values."""
+    from ..engine.tensor_ops import broadcast_shape
+
+    done: dict[int, Shape] = {}
+    stack = [(term, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in done:
+            continue
+        if node.op == NAME:
+            done[id(node)] = names[node.param]
+        elif node.op == NUMBER:
+            done[id(node)] = ()
+        elif node.op == LITERAL:
+            done[id(node)] = node.param.shape
+        elif node.op == _FORWARD:
+            done[id(node)] = registers[node.param]
+        elif not ready:
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args)
+        else:
+            operands = tuple(done[id(a)] for a in node.args)
+            if node.op == POWER_CONST or (node.op in OPS and OPS[node.op].arity == 1):
+                done[id(node)] = operands[0]
+            elif node.op in OPS or node.op == _SPREAD:
+                done[id(node)] = broadcast_shape(operands)
+            else:
+                done[id(node)] = TENSOR_OPS[node.op].shape(operands, node.param)
+    return done[id(term)]

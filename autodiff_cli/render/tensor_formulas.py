@@ -1,0 +1,318 @@
+"""Derivative programs of tensor programs (``execute.tensor_symbolic``) as text, program text,
+LaTeX in matrix notation and a Python (NumPy) module.
+
+One writer serves the three syntaxes: it lays each ``Term`` out bottom-up from an explicit
+stack (no recursion, however deep an expression), with how tightly it binds, and puts
+parentheses where an operand binds more loosely than its place needs (the precedence levels
+of ``render.formulas``).  Pure: returns text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..engine.ops import OPS, short_number
+from ..engine.tensor_ops import TENSOR_OPS, write
+from ..execute.tensor_symbolic import LITERAL, NAME, NUMBER, Term, TensorDerivatives
+from ..language.program import ArrayLiteral, Initializer
+from .formulas import ATOM, FRACTION, POWER, PRODUCT, SUM, UNARY, latex_name
+
+__all__ = ["tensor_latex", "tensor_program", "tensor_python", "tensor_text"]
+
+Layout = tuple[float, str]  # binding, text
+Part = tuple[float, str, str]  # binding, text, its first character ("-" matters)
+
+
+def _wrap(part: Part, at_least: float, open_: str = "(", close: str = ")", minus: bool = False) -> str:
+    binding, text, first = part
+    if binding < at_least or (minus and first == "-"):
+        return f"{open_}{text}{close}"
+    return text
+
+
+def _nested(values: ArrayLiteral, number: Callable[[float], str]) -> str:
+    items: list[Any] = [number(v) for v in values.values]
+    for size in reversed(values.shape[1:]):
+        items = ["[" + ", ".join(items[i:i + size]) + "]" for i in range(0, len(items), size)]
+    return "[" + ", ".join(items) + "]" if values.shape else items[0]
+
+
+class _Syntax:
+    """The language's own syntax; the others override what differs."""
+
+    open, close = "(", ")"
+
+    def name(self, text: str) -> str:
+        return text
+
+    def number(self, value: float) -> Part:
+        text = short_number(value)
+        return (UNARY if text.startswith("-") else ATOM), text, text[0]
+
+    def literal(self, values: ArrayLiteral) -> str:
+        return _nested(values, short_number)
+
+    def wrap(self, part: Part, at_least: float, minus: bool = False) -> str:
+        return _wrap(part, at_least, self.open, self.close, minus)
+
+    def operator(self, op: str, term: Term, parts: list[Part]) -> tuple[float, str]:
+        if op in ("+", "-"):
+            return SUM, f"{self.wrap(parts[0], SUM)} {op} {self.wrap(parts[1], PRODUCT, True)}"
+        if op in ("*", "/", "@"):
+            return PRODUCT, f"{self.wrap(parts[0], PRODUCT)} {op} {self.wrap(parts[1], UNARY, True)}"
+        if op == "neg":
+            return UNARY, "-" + self.wrap(parts[0], UNARY, True)
+        if op == "**c":
+            exponent = short_number(term.param)
+            return POWER, f"{self.wrap(parts[0], ATOM)}**{f'({exponent})' if term.param < 0 else exponent}"
+        if op == "**":
+            return POWER, f"{self.wrap(parts[0], ATOM)}**{self.wrap(parts[1], POWER)}"
+        if op == "=":
+            return parts[0][0], parts[0][1]
+        if op == "index":
+            return ATOM, write("index", [self.wrap(parts[0], ATOM)], term.param)
+        if op in TENSOR_OPS:
+            return ATOM, write(op, [p[1] for p in parts], term.param)
+        return ATOM, OPS[op].written.format(x=parts[0][1])
+
+    def layout(self, term: Term, parts: list[Part]) -> Part:
+        binding, text = self.operator(term.op, term, parts)
+        return binding, text, text[:1]
+
+    def expression(self, term: Term) -> str:
+        done: dict[int, Part] = {}
+        stack = [(term, False)]
+        while stack:
+            node, ready = stack.pop()
+            if id(node) in done:
+                continue
+            if node.op == NAME:
+                text = self.name(node.param)
+                done[id(node)] = (ATOM, text, text[:1])
+            elif node.op == NUMBER:
+                done[id(node)] = self.number(node.param)
+            elif node.op == LITERAL:
+                text = self.literal(node.param)
+                done[id(node)] = (ATOM, text, text[:1])
+            elif not ready:
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args)
+            else:
+                done[id(node)] = self.layout(node, [done[id(a)] for a in node.args])
+        return done[id(term)][1]
+
+
+_program = _Syntax()
+
+
+def _default_text(default: Any) -> str | None:
+    if default is None:
+        return None
+    if isinstance(default, Initializer):
+        return default.written()
+    if isinstance(default, ArrayLiteral):
+        return _program.literal(default)
+    return short_number(float(default))
+
+
+def tensor_program(result: TensorDerivatives) -> str:
+    """The derivative program in the language: the inputs with their values, the forward
+    values the derivatives read, then the adjoints.  Feed it to eval (``--output L``: its last
+    statement is a gradient, which may be a matrix), graph or diff."""
+    lines = [f"{n} = {text}" for n, default in result.inputs if (text := _default_text(default)) is not None]
+    lines.extend(f"{n} = {_program.expression(term)}" for n, term in result.statements)
+    return "\n".join(lines) + "\n"
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def tensor_text(result: TensorDerivatives) -> str:
+    """The statements with the shape of each (inputs' values left out): what the derivatives are."""
+    rows = [(f"{n} = {_program.expression(term)}", _shape(result.shapes[n])) for n, term in result.statements]
+    inputs = ", ".join(f"{n} {_shape(result.shapes[n])}" for n, _ in result.inputs)
+    width = min(max((len(text) for text, _ in rows), default=0), 60)
+    lines = [f"# inputs: {inputs}"]
+    lines.extend(f"{text.ljust(width)}  # {shape}" for text, shape in rows)
+    what = "Hessian-vector products H v" if result.order == 2 else "gradients"
+    lines.append(f"# {what}: " + ", ".join(f"{w} -> {d}" for w, d in result.derivatives.items()))
+    return "\n".join(lines) + "\n"
+
+
+# --- LaTeX ---------------------------------------------------------------------------------------
+
+
+class _Latex(_Syntax):
+    open, close = r"\left(", r"\right)"
+
+    def __init__(self, result: TensorDerivatives) -> None:
+        self.result = result
+
+    def name(self, text: str) -> str:
+        label = self.result.labels.get(text)
+        if label is not None:
+            return rf"\frac{{\partial {latex_name(label[0])}}}{{\partial {latex_name(label[1])}}}"
+        return latex_name(text)
+
+    def number(self, value: float) -> Part:
+        binding, text, first = super().number(value)
+        mantissa, e, exponent = text.partition("e")
+        if e:
+            return PRODUCT, rf"{mantissa} \times 10^{{{int(exponent)}}}", first
+        return binding, text, first
+
+    def literal(self, values: ArrayLiteral) -> str:
+        rows = [values.values] if len(values.shape) <= 1 else [
+            values.values[i:i + values.shape[1]] for i in range(0, len(values.values), values.shape[1])]
+        body = r" \\ ".join(" & ".join(short_number(v) for v in row) for row in rows)
+        if len(values.shape) == 1:  # a vector is a column on paper
+            body = r" \\ ".join(short_number(v) for v in values.values)
+        return r"\begin{bmatrix}" + body + r"\end{bmatrix}"
+
+    def operator(self, op: str, term: Term, parts: list[Part]) -> tuple[float, str]:
+        if op == "*":
+            scalar = any(a.op == NUMBER for a in term.args)
+            joint = r" \cdot " if scalar else r" \odot "
+            return PRODUCT, f"{self.wrap(parts[0], PRODUCT)}{joint}{self.wrap(parts[1], PRODUCT, True)}"
+        if op == "@":
+            return PRODUCT, f"{self.wrap(parts[0], PRODUCT)} {self.wrap(parts[1], POWER, True)}"
+        if op == "/":
+            return FRACTION, rf"\frac{{{parts[0][1]}}}{{{parts[1][1]}}}"
+        if op == "**c":
+            return POWER, f"{self.wrap(parts[0], ATOM)}^{{{short_number(term.param)}}}"
+        if op == "**":
+            return POWER, f"{self.wrap(parts[0], ATOM)}^{{{parts[1][1]}}}"
+        if op == "transpose":
+            return POWER, f"{self.wrap(parts[0], ATOM)}^\\top"
+        if op in ("sum", "mean", "max", "min"):
+            below = "" if term.param is None else f"_{{\\text{{axis }} {term.param}}}"
+            head = {"sum": r"\sum", "mean": r"\operatorname{mean}", "max": r"\max", "min": r"\min"}[op]
+            return PRODUCT, f"{head}{below} {self.wrap(parts[0], ATOM)}"
+        if op == "index":
+            return ATOM, f"{self.wrap(parts[0], ATOM)}_{{{write('index', [''], term.param)[1:-1]}}}"
+        if op in TENSOR_OPS:
+            return ATOM, TENSOR_OPS[op].latex.format(**dict(zip("xy", (p[1] for p in parts))))
+        if op in ("+", "-", "neg", "="):
+            return super().operator(op, term, parts)
+        return ATOM, OPS[op].latex.format(x=parts[0][1])
+
+
+def tensor_latex(result: TensorDerivatives) -> str:
+    """An ``aligned`` block in matrix notation (``X^\\top``, ``\\odot`` for elementwise
+    products): the forward values the derivatives read, then the adjoints."""
+    syntax = _Latex(result)
+    lines = [f"{syntax.name(n)} &= {syntax.expression(term)}" for n, term in result.statements]
+    return "\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}\n"
+
+
+# --- Python (NumPy) ----------------------------------------------------------------------------------
+
+FUNCTION_NAME = "derivatives"
+_NUMPY_FUNCTIONS = {"tanh": "np.tanh", "exp": "np.exp", "log": "np.log", "sqrt": "np.sqrt", "sin": "np.sin",
+                    "cos": "np.cos", "abs": "np.abs", "sign": "np.sign"}
+# The functions NumPy has no single call for, as the generated module defines them (the
+# engine's conventions: relu'(0) = step(0) = 0; softmax and its kin shifted by the row's max).
+_HELPERS = {
+    "relu": "def _relu(x):\n    return np.where(x > 0, x, 0.0)\n",
+    "step": "def _step(x):\n    return np.where(x > 0, 1.0, 0.0)\n",
+    "sigmoid": "def _sigmoid(x):\n    return 0.5 * (1.0 + np.tanh(0.5 * x))\n",
+    "softmax": "def _softmax(x):\n    e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n"
+               "    return e / np.sum(e, axis=-1, keepdims=True)\n",
+    "log_softmax": "def _log_softmax(x):\n    return x - _logsumexp(x)[..., None]\n",
+    "logsumexp": "def _logsumexp(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
+                 "    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]\n",
+    "mse": "def _mse(x, y):\n    return np.mean((x - y) ** 2)\n",
+    "cross_entropy": "def _cross_entropy(x, y):\n    picked = np.take_along_axis(_log_softmax(x), "
+                     "np.asarray(y, dtype=int)[..., None], axis=-1)\n    return -np.mean(picked)\n",
+}
+_NEEDS = {"log_softmax": ("logsumexp",), "cross_entropy": ("log_softmax", "logsumexp")}
+
+
+class _Python(_Syntax):
+    def __init__(self, rename: Callable[[str], str]) -> None:
+        self.rename = rename
+        self.used: set[str] = set()
+
+    def name(self, text: str) -> str:
+        return self.rename(text)
+
+    def number(self, value: float) -> Part:
+        text = repr(float(value))
+        return (UNARY if text.startswith("-") else ATOM), text, text[0]
+
+    def literal(self, values: ArrayLiteral) -> str:
+        return f"np.array({_nested(values, lambda v: repr(float(v)))})"
+
+    def operator(self, op: str, term: Term, parts: list[Part]) -> tuple[float, str]:
+        if op in ("sum", "mean", "max", "min"):
+            axis = "" if term.param is None else f", axis={term.param}"
+            return ATOM, f"np.{op}({parts[0][1]}{axis})"
+        if op == "transpose":
+            return ATOM, f"np.transpose({parts[0][1]})"
+        if op in _HELPERS:
+            self.used.add(op)
+            self.used.update(_NEEDS.get(op, ()))
+            return ATOM, f"_{op}({', '.join(p[1] for p in parts)})"
+        if op in _NUMPY_FUNCTIONS:
+            return ATOM, f"{_NUMPY_FUNCTIONS[op]}({parts[0][1]})"
+        if op in ("+", "-", "*", "/", "@", "neg", "**c", "**", "=", "index"):
+            return super().operator(op, term, parts)
+        raise ValueError(f"no NumPy form for the op {op!r}")  # a new op: give it one above
+
+
+_PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(f"_{op}" for op in _HELPERS)})
+
+
+def tensor_python(result: TensorDerivatives) -> str:
+    """A Python module with one function, ``derivatives``, computing them with NumPy.
+
+    Every input is a keyword parameter, by default the program's value (initializers drawn as
+    eval draws them, from ``seed``); the function returns a dict from each variable's name to
+    its gradient (order 1) or Hessian-vector product (order 2) as an array."""
+    import keyword
+
+    renamed: dict[str, str] = {}
+    used = set(_PYTHON_TAKEN) | set(keyword.kwlist)
+    for n in result.names:
+        new = n
+        while new in used:
+            new += "_"
+        renamed[n] = new
+        used.add(new)
+    syntax = _Python(renamed.__getitem__)
+    parameters, body = [], []
+    draws = [(n, d) for n, d in result.inputs if isinstance(d, Initializer)]
+    for n, default in result.inputs:
+        if default is None:
+            parameters.append(renamed[n])
+            continue
+        parameters.append(f"{renamed[n]}=None")
+        if isinstance(default, Initializer):
+            continue
+        value = syntax.literal(default) if isinstance(default, ArrayLiteral) else repr(float(default))
+        body.append(f"    {renamed[n]} = {value} if {renamed[n]} is None else {renamed[n]}")
+    if draws:
+        body.append("    generator = np.random.default_rng(seed)  # drawn in order, as autodiff eval --seed draws")
+        for n, init in draws:
+            if init.kind == "normal":
+                call = f"generator.normal(0.0, {init.arguments[0]!r}, {init.shape!r})"
+            elif init.kind == "uniform":
+                call = f"generator.uniform({init.arguments[0]!r}, {init.arguments[1]!r}, {init.shape!r})"
+            else:
+                call = f"np.zeros({init.shape!r})"
+            body.append(f"    drawn = {call}")
+            body.append(f"    {renamed[n]} = drawn if {renamed[n]} is None else {renamed[n]}")
+    body.extend(f"    {renamed[n]} = np.asarray({renamed[n]}, dtype=np.float64)" for n, _ in result.inputs)
+    body.extend(f"    {renamed[n]} = {syntax.expression(term)}" for n, term in result.statements)
+    returned = ", ".join(f'"{w}": {renamed[d]}' for w, d in result.derivatives.items())
+    body.append(f"    return {{{returned}}}")
+    what = "Hessian-vector products" if result.order == 2 else "gradients"
+    doc = (f'    """The {what} of {result.output} with respect to {", ".join(result.wrt)} '
+           '(written by autodiff diff)."""')
+    seed = ", seed=0" if draws else ""
+    signature = f"def {FUNCTION_NAME}(*, {', '.join(parameters)}{seed}):" if parameters else f"def {FUNCTION_NAME}():"
+    helpers = "".join(f"\n\n{_HELPERS[op]}" for op in sorted(syntax.used))
+    return "import numpy as np\n" + helpers + "\n\n" + signature + "\n" + doc + "\n" + "\n".join(body) + "\n"
+

@@ -1,0 +1,223 @@
+"""diff of tensor programs: the derivative program, read back by the language's own parser and
+run by the tensor executor, gives the executor's gradients; so does its Python (NumPy) form;
+its Hessian-vector product agrees with HIPS autograd's and with finite differences of the
+executor's gradient.  On the post's regression, on the moons MLP and on the random
+shape-typed programs of tests/properties/test_tensor_random.py."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import autograd
+import numpy as np
+import pytest
+
+from autodiff_cli.engine.ops import OPS
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.errors import ProgramError
+from autodiff_cli.execute.tensor import input_arrays, run_forward
+from autodiff_cli.execute.tensor_symbolic import VJP_RULES, differentiate_tensors
+from autodiff_cli.language.compiler import parse
+from autodiff_cli.render.tensor_formulas import tensor_latex, tensor_program, tensor_python, tensor_text
+from tests.properties.test_tensor_random import Gen, Tie
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+TOLERANCE = 1e-12
+PROGRAMS = 300  # random programs, in chunks
+CHUNK = 50
+
+
+def close(got: Any, want: Any, what: str, tolerance: float = TOLERANCE) -> None:
+    """Relative, and absolute against the largest entry for entries near 0 (as test_tensor_random)."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance * scale, err_msg=what)
+
+
+def run_text(text: str, given: dict[str, Any]) -> Any:
+    program = parse(text)
+    return run_forward(program, input_arrays(program, given, seed=3))
+
+
+def executor_gradients(program: Any, given: dict[str, Any], wrt: list[str]) -> dict[str, Any]:
+    run = run_forward(program, input_arrays(program, given, seed=3))
+    return run.gradients(program.result, wrt)
+
+
+def python_form(text: str, given: dict[str, Any], seed: int = 3) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(text, "<diff --format python>", "exec"), namespace)  # noqa: S102 - our own output, under test
+    kwargs = dict(given)
+    if "seed=0" in text.splitlines()[text.splitlines().index(next(
+            line for line in text.splitlines() if line.startswith("def derivatives")))]:
+        kwargs["seed"] = seed
+    return namespace["derivatives"](**kwargs)
+
+
+def check_first_order(program: Any, given: dict[str, Any], wrt: list[str]) -> Any:
+    result = differentiate_tensors(program, wrt, shapes_given={n: np.shape(v) for n, v in given.items()})
+    want = executor_gradients(program, given, wrt)
+    run = run_text(tensor_program(result), given)
+    python = python_form(tensor_python(result), given)
+    for name in wrt:
+        close(run.value(result.derivatives[name]), want[name], f"d/d{name} (program)")
+        close(python[name], want[name], f"d/d{name} (python)")
+    return result
+
+
+# --- every op has a VJP rule ------------------------------------------------------------------------
+
+
+def test_every_op_has_a_symbolic_vjp() -> None:
+    """A new op of either table fails here until execute/tensor_symbolic.py gives it a rule."""
+    missing = sorted(set(OPS) - set(VJP_RULES)) + sorted(set(TENSOR_OPS) - set(VJP_RULES))
+    assert not missing, f"ops without a symbolic VJP: {missing}"
+
+
+# --- the post's examples -------------------------------------------------------------------------------
+
+
+def test_regression_gives_the_posts_gradient() -> None:
+    program = parse((SAMPLES / "regression_matrix.ad").read_text())
+    result = check_first_order(program, {}, ["W"])
+    text = tensor_program(result)
+    assert "dL_dW = transpose(X) @ dL_dP\n" in text
+    # the post's dL/dW = (2/N) X^T (P - Y), computed by hand in NumPy
+    x = np.array(program.variables["X"].default.nested())
+    y = np.array(program.variables["Y"].default.nested())
+    w = np.array([[2.5], [-1.25]])
+    run = run_text(text, {"W": w})
+    close(run.value("dL_dW"), 2 / 8 * x.T @ (x @ w - y), "dL/dW by hand")
+    assert "X^\\top \\frac{\\partial L}{\\partial P}" in tensor_latex(result)
+    assert "# [2, 1]" in tensor_text(result).splitlines()[-2]
+
+
+def test_moons_mlp_every_parameter() -> None:
+    program = parse((SAMPLES / "moons_mlp.ad").read_text())
+    wrt = ["W1", "b1", "W2", "b2", "W3", "b3", "x"]
+    for x, y in (([0.5, -0.25], 1.0), ([1.5, 0.75], -1.0)):
+        result = check_first_order(program, {"x": x, "y": y}, wrt)
+    # linear in the program: one statement per forward value read and per adjoint
+    assert len(result.statements) < 3 * len(program.instructions)
+
+
+def test_derivative_of_derivative_program_reads_back() -> None:
+    """The program text is a program of the language: diff can differentiate it again."""
+    program = parse((SAMPLES / "regression_matrix.ad").read_text())
+    text = tensor_program(differentiate_tensors(program, ["W"]))
+    again = parse(text + "S = sum(dL_dW)\n")
+    second = differentiate_tensors(again, ["W"], "S")
+    x = np.array(program.variables["X"].default.nested())
+    close(run_text(tensor_program(second), {}).value(second.derivatives["W"]),
+          2 / 8 * x.T @ x @ np.ones((2, 1)), "d sum(dL/dW) / dW = H 1")
+
+
+# --- random shape-typed programs -----------------------------------------------------------------------
+
+
+def draw(seed: int) -> tuple[Any, Any, dict[str, Any]]:
+    """A random program of test_tensor_random's generator that its reference accepts (no ties)."""
+    while True:
+        spec = Gen(seed).program()
+        program = parse(spec.text)
+        given = {name: spec.values[name] for name, _, kind in spec.inputs
+                 if kind == "given" or kind == "label" and program.variables[name].default is None}
+        arrays = input_arrays(program, given, seed=3)
+        values = {**spec.values, **{name: arrays[name] for name, _, kind in spec.inputs if kind == "init"}}
+        try:
+            spec.reference(dict(values))
+        except Tie:
+            seed += 7_919_000
+            continue
+        return spec, program, given
+
+
+@pytest.mark.parametrize("chunk", range(PROGRAMS // CHUNK))
+def test_random_programs_gradients(chunk: int) -> None:
+    for seed in range(chunk * CHUNK, (chunk + 1) * CHUNK):
+        spec, program, given = draw(seed)
+        wrt = [name for name, _, _ in spec.inputs]  # labels too: their gradient is 0
+        try:
+            check_first_order(program, given, wrt)
+        except ProgramError:
+            raise
+        except BaseException as error:
+            raise AssertionError(f"seed {seed}, program:\n{spec.text}") from error
+
+
+def hvp_reference(spec: Any, values: dict[str, Any], v: dict[str, Any]) -> dict[str, Any]:
+    """autograd's Hessian-vector product of the generator's own autograd function."""
+    names = spec.differentiable()
+    constants = {name: values[name] for name, _, kind in spec.inputs if kind == "label"}
+
+    def f(xs: tuple[Any, ...]) -> Any:
+        return spec.reference({**constants, **dict(zip(names, xs))}, spec.result)[spec.result]
+
+    def directional(xs: tuple[Any, ...]) -> Any:
+        grads = autograd.grad(f)(xs)
+        return sum(autograd.numpy.sum(g * v[n]) for g, n in zip(grads, names))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hv = autograd.grad(directional)(tuple(np.asarray(values[n], dtype=float) for n in names))
+    return dict(zip(names, hv))
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_random_programs_hessian_vector_products(chunk: int) -> None:
+    rng = np.random.default_rng(chunk)
+    for seed in range(chunk * CHUNK, (chunk + 1) * CHUNK):
+        spec, program, given = draw(seed)
+        wrt = spec.differentiable()
+        result = differentiate_tensors(program, wrt, order=2, shapes_given={n: np.shape(v) for n, v in given.items()})
+        arrays = input_arrays(program, given, seed=3)
+        v = {name: rng.normal(size=np.shape(arrays[name])) for name in wrt}
+        directions = {result.directions[name]: v[name] for name in wrt}
+        run = run_text(tensor_program(result), {**given, **directions})
+        want = hvp_reference(spec, {**spec.values, **arrays}, v)
+        python = python_form(tensor_python(result), {**given, **directions})
+        for name in wrt:
+            close(run.value(result.derivatives[name]), want[name], f"seed {seed}: H v for {name}\n{spec.text}",
+                  1e-10)
+            close(python[name], want[name], f"seed {seed}: H v for {name} (python)", 1e-10)
+
+
+def test_hessian_vector_product_of_moons_mlp_against_finite_differences() -> None:
+    program = parse((SAMPLES / "moons_mlp.ad").read_text())
+    wrt = ["W1", "b1", "W2", "b2", "W3", "b3"]
+    given = {"x": [0.5, -0.25], "y": 1.0}
+    result = differentiate_tensors(program, wrt, order=2)
+    arrays = input_arrays(program, given, seed=3)
+    rng = np.random.default_rng(5)
+    v = {name: rng.normal(size=arrays[name].shape) for name in wrt}
+    run = run_text(tensor_program(result), {**given, **{result.directions[n]: v[n] for n in wrt}})
+    h = 1e-5
+
+    def gradient(sign: float) -> dict[str, Any]:
+        moved = {**arrays, **{n: arrays[n] + sign * h * v[n] for n in wrt}}
+        return run_forward(program, moved).gradients(program.result, wrt)
+
+    plus, minus = gradient(1.0), gradient(-1.0)
+    for name in wrt:
+        close(run.value(result.derivatives[name]), (plus[name] - minus[name]) / (2 * h), f"H v for {name}", 1e-6)
+
+
+# --- what diff cannot write ----------------------------------------------------------------------------
+
+
+def test_an_inner_axis_of_a_three_axis_tensor_is_refused_at_the_op() -> None:
+    program = parse("A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nL = sum(sum(A, 1)**2)\n")
+    with pytest.raises(ProgramError) as caught:
+        differentiate_tensors(program, ["A"])
+    assert "axis 1 of a tensor of 3 axes" in caught.value.message
+    assert caught.value.position.line == 2
+
+
+def test_a_matrix_output_is_refused_with_the_way_out() -> None:
+    program = parse("W = [[1, 2], [3, 4]]\nM = W * 2\n")
+    with pytest.raises(ProgramError) as caught:
+        differentiate_tensors(program, ["W"])
+    assert "sum(M)" in caught.value.hint
