@@ -38,6 +38,7 @@ import numpy as np
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
 from ..errors import InputError
+from ..execute.scalar_view import statement_start
 from ..execute.tensor import TensorRun, evaluate_tensors
 from ..language.program import CONST, INPUT, ArrayLiteral, Program
 from .graph_model import operand_text
@@ -45,12 +46,12 @@ from .steps import Explanation
 
 __all__ = [
     "Broadcast",
+    "LayerSteps",
     "TensorDefinition",
     "TensorExplanation",
     "TensorSeed",
     "TensorStep",
     "TensorTotal",
-    "LayerSteps",
     "explain_tensors",
     "gradient_name",
     "scalar_layers",
@@ -197,20 +198,13 @@ def _expression(op: str, operands: Sequence[str], param: Any) -> str:
 
 
 def statement_registers(program: Program) -> dict[int, str]:
-    """The statement (the named variable it computes) of every register an instruction writes: from
-    just after the previous named register or input up to the name, as
-    ``execute.scalar_view.layer_view`` takes a statement."""
-    named = {v.register for v in program.variables.values()}
-    ops = [row[0] for row in program.rows()]
+    """The statement (the named variable it computes) of every register an instruction writes, as
+    ``execute.scalar_view.layer_view`` takes a statement (``statement_start``)."""
     statement: dict[int, str] = {}
     for variable in program.variables.values():
-        if variable.kind == INPUT:
-            continue
-        start = variable.register
-        while start > 0 and (start - 1) not in named and ops[start - 1] != INPUT:
-            start -= 1
-        for register in range(start, variable.register + 1):
-            statement[register] = variable.name
+        if variable.kind != INPUT:
+            for register in range(statement_start(program, variable.register), variable.register + 1):
+                statement[register] = variable.name
     return statement
 
 
@@ -367,7 +361,7 @@ def _backward(run: TensorRun, names: list[str], output: str
               ) -> tuple[list[TensorItem], dict[str, dict[str, Any]], dict[int, Any]]:
     """The seed, then every edge's step and every total, in the order of the interpreter's reverse
     sweep (so totals equal its gradients); each statement's shares; every register's gradient."""
-    rows, shapes = run.rows, run.shapes
+    rows = run.rows
     out = run.register(output)
     statements = statement_registers(run.program)
     variables = {v.register for v in run.program.variables.values()}
@@ -383,15 +377,14 @@ def _backward(run: TensorRun, names: list[str], output: str
                 continue
             if counts[register] > 1:  # every use is done: the sum is final
                 items.append(TensorTotal(output, names[register], counts[register], g))
-            op, first, second, param, _ = rows[register]
+            _, first, second, _, _ = rows[register]
             if first < 0:
                 continue
             operands = (first,) if second < 0 else (first, second)
             needs = tuple(learns[r] for r in operands)
             if not any(needs):
                 continue
-            # The interpreter's own VJP of this instruction (request: a public name for it).
-            products = run._vjp(register, op, param, operands, g, needs)
+            products = run.vjp(register, g, needs)  # the interpreter's own VJP of this instruction
             statement = statements.get(register, names[register])
             for position, (child, product) in enumerate(zip(operands, products)):
                 if product is None or not learns[child]:
@@ -466,7 +459,8 @@ def scalar_layers(program: Program, given: Mapping[str, Any], explanation: Tenso
                              program.variables[name].position, program.source,
                              f"choose a row from 0 to {adjoint.shape[0] - 1}")
         upstream = adjoint[chosen] if chosen is not None else adjoint
-        view = layer_view(program, given, name, row=chosen, upstream=upstream, seed=seed)
+        view = layer_view(program, given, name, row=chosen, upstream=upstream, label=f"{explanation.output}_via_{name}",
+                          seed=seed)
         evaluation = evaluate(view.program, view.values, view.output, backward=False)
         steps = [item for item in explanation.steps if isinstance(item, TensorStep) and item.statement == name]
         layers.append(LayerSteps(name, chosen, upstream, steps, explain(evaluation, max_steps)))

@@ -11,9 +11,9 @@ import click
 from ..files.stdout import emit
 from .console import Progress, layout_for, print_rich, warn
 from .options import (
-    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    Command,
     load_inputs,
     program_options,
     reporting_errors,
@@ -84,9 +84,8 @@ def explain_command(
     from ..analysis import steps
     from ..engine.graph import paused_cycle_collector
     from ..execute import evaluate
-    from ..render import explain as render_explain
-
     from ..language.program import runs_as_tensors
+    from ..render import explain as render_explain
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)

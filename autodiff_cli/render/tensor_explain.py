@@ -28,7 +28,7 @@ from ..analysis.tensor_steps import (
 )
 from . import explain as scalar_explain
 from .explain import omitted_note
-from .tensor_report import _text as tensor_text  # request: a public name in tensor_report
+from .tensor_report import tensor_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

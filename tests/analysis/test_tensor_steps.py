@@ -94,7 +94,7 @@ def test_regression_gradient_is_the_posts_formula_in_matrix_form() -> None:
 
 
 def test_regression_steps_in_backward_order_with_rules_from_the_tables() -> None:
-    program, X, Y = regression()
+    program, _, Y = regression()
     explanation = explain_tensors(program, {})
     assert isinstance(explanation.steps[0], TensorSeed)
     lines = [(s.child, s.formula, s.computation, s.notes) for s in steps_of(explanation)]
@@ -156,7 +156,7 @@ def test_a_variable_used_twice_gets_a_further_step_and_a_total() -> None:
 
 def test_vectors_in_a_product_are_said_to_be_a_row_or_a_column() -> None:
     explanation = explain_tensors(parse((SAMPLES / "moons_mlp.ad").read_text()), {})
-    w1 = [s for s in steps_of(explanation) if s.child == "W1" and s.op == "@"][0]
+    w1 = next(s for s in steps_of(explanation) if s.child == "W1" and s.op == "@")
     assert w1.formula == "dloss/dt1 @ transpose(x)"
     assert w1.computation == "[16, 1] @ [1, 2] -> [16, 2]"
     assert w1.notes == ("x [2] as a column [2, 1]",)
