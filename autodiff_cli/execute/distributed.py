@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,9 +33,11 @@ from ..errors import AutodiffError, EvaluationError, InputError
 if TYPE_CHECKING:
     import numpy as np
 
-    from .fit import Objective
+    from ..language.program import Program
+    from .fit import FitPlan, Objective
 
-__all__ = ["Cluster", "DistributedObjective", "InProcess", "PartitionRows", "parse_scheduler"]
+__all__ = ["Cluster", "DistributedObjective", "InProcess", "PartitionObjective", "PartitionRows", "cluster_or_here",
+           "parse_scheduler", "partition_labels"]
 
 # Tries of a partition whose worker dies under it (Dask's allowed-failures, then it gives up).
 RETRIES = 3
@@ -284,6 +286,30 @@ class DistributedObjective:
             return None
         start, end = self.offsets[index], self.offsets[index + 1]
         return rows[(rows >= start) & (rows < end)] - start
+
+
+class PartitionObjective:
+    """Makes a partition's own objective from its rows, on the worker that holds them: a
+    ``ProgramObjective`` for a program of numbers, a ``TensorObjective`` when ``layout`` (the
+    tensor parameters' layout, ``execute.tensor_fit.starting_parameters``) is given, with the
+    fixed inputs ``fixed`` as drawn.  ``columns`` are the data's columns that feed inputs.
+    Rows that fail are named by the partition's file and line."""
+
+    def __init__(self, program: Program, plan: FitPlan, columns: Sequence[str], layout: Any = None,
+                 fixed: Mapping[str, Any] | None = None, advice: Any = None) -> None:
+        self.program, self.plan, self.columns = program, plan, list(columns)
+        self.layout, self.fixed, self.advice = layout, dict(fixed or {}), advice
+
+    def __call__(self, rows: PartitionRows) -> Objective:
+        if self.layout is None:
+            from .objective import ProgramObjective
+
+            return ProgramObjective(self.program, self.plan, rows.columns, rows.label, self.advice)
+        from .tensor_batch import input_rows
+        from .tensor_fit import TensorObjective
+
+        data = input_rows(self.program, {name: rows.columns[name] for name in self.columns})
+        return TensorObjective(self.program, self.plan.output, self.layout, self.fixed, data, rows.label)
 
 
 @contextmanager

@@ -1,21 +1,36 @@
-"""Past one machine: the executor on Dask DataFrame partitions, with a local cluster of two workers.
+"""Past one machine: the executor on Dask partitions, with one local cluster of two worker processes.
 
-The README's recipe, run for real: each partition (a pandas DataFrame) goes through
+The Python API's recipe, run for real: each partition (a pandas DataFrame) goes through
 the same ``BatchEvaluator``, pickled to two worker processes; per-row results come
 back as partitions of their own, and sums over partitions give the batch mean
-gradient.  Two million rows, generated on the workers from seeds, so the test stays
-a few seconds long (most of it the cluster's start).
+gradient.  Two million rows, generated on the workers from seeds.
+
+Then ``execute.distributed``: ``DistributedObjective`` trained by ``execute.fit.train`` gives
+the parameters a single-machine run gives (and least squares' closed form); a row that
+fails is named by its file and line; a worker that dies is replaced and its partition run
+again, or, dying every time, reported; Ctrl-C cancels the cluster's work.  The module's
+cluster is started once (``Cluster('local:2')``, as ``batch --dask local:2`` starts one).
 """
 
 from __future__ import annotations
+
+import os
+import signal
+import threading
+import _thread
+from pathlib import Path
 
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from dask import distributed
 
 from autodiff_cli import BatchEvaluator
+from autodiff_cli.errors import EvaluationError
+from autodiff_cli.execute.distributed import Cluster, DistributedObjective, PartitionObjective, PartitionRows
+from autodiff_cli.execute.fit import FitSettings, plan_fit, train
+from autodiff_cli.files.partitions import PartitionReader
+from autodiff_cli.language import parse
 
 PARTITIONS, ROWS = 8, 250_000
 PROGRAM = "w = 0.5\nb = 0.1\nL = (w*x + b - y)**2"
@@ -35,10 +50,14 @@ def closed_form_sums(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
+def cluster():
+    with Cluster("local:2") as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def client(cluster):
+    return cluster.client
 
 
 def test_mean_gradient_over_partitions_on_two_workers(client) -> None:
@@ -74,3 +93,158 @@ def test_per_row_results_are_partitions_too(client) -> None:
     assert len(third) == ROWS
     for name in meta:
         np.testing.assert_array_equal(third[name].to_numpy(), here[name])  # the same bits on a worker
+
+
+# --- training over partitions: DistributedObjective ----------------------------------------------
+
+
+def split_rows(source: Path, directory: Path, cuts: list[int]) -> list[str]:
+    """The rows of ``source`` as files part-0.csv, part-1.csv ... cut before the rows ``cuts``
+    (counting rows from 0), each with the header."""
+    header, *rows = source.read_text().splitlines()
+    bounds = [0, *cuts, len(rows)]
+    paths = []
+    for index, (start, end) in enumerate(zip(bounds, bounds[1:])):
+        path = directory / f"part-{index}.csv"
+        path.write_text("\n".join([header, *rows[start:end]]) + "\n")
+        paths.append(str(path))
+    return paths
+
+
+def all_columns(paths: list[str]) -> dict[str, np.ndarray]:
+    frames = [pd.read_csv(path) for path in paths]
+    return {name: np.concatenate([frame[name].to_numpy(dtype=float) for frame in frames]) for name in frames[0]}
+
+
+def regression_objectives(cluster: Cluster, paths: list[str]):
+    """samples/regression_rows.ad on the rows of ``paths``: over the partitions, and over all
+    rows in this process (the single-machine run), with the parameters' starting vector."""
+    from autodiff_cli.execute.tensor_batch import input_rows
+    from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+
+    program = parse((SAMPLES / "regression_rows.ad").read_text(), "regression_rows.ad")
+    columns = all_columns(paths)
+    plan = plan_fit(program, list(columns), {})
+    layout, start = starting_parameters(program, plan.parameters, plan.start, "normal", 0)
+    spread = DistributedObjective(cluster, paths, PartitionReader(), PartitionObjective(program, plan, list(columns),
+                                                                                      layout, plan.fixed))
+    here = TensorObjective(program, plan.output, layout, plan.fixed, input_rows(program, columns))
+    return spread, here, start, columns
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def test_full_batch_fit_over_partitions_is_the_single_machine_fit(cluster, tmp_path) -> None:
+    paths = split_rows(SAMPLES / "line_ones.csv", tmp_path, [70, 140])
+    spread, here, start, columns = regression_objectives(cluster, paths)
+    assert spread.rows == here.rows == 200
+    settings = FitSettings(lr=0.25, steps=60)
+    on_cluster, alone = train(spread, start, settings), train(here, start, settings)
+    np.testing.assert_allclose(on_cluster.params, alone.params, rtol=1e-12, atol=1e-15)
+    assert on_cluster.loss == pytest.approx(alone.loss, rel=1e-12)
+    # least squares' closed form, computed without autodiff
+    X = np.column_stack([columns["x[0]"], columns["x[1]"]])
+    best, *_ = np.linalg.lstsq(X, columns["y"], rcond=None)
+    np.testing.assert_allclose(on_cluster.params, best, rtol=1e-9)
+
+
+def test_mini_batches_over_partitions_are_the_single_machine_ones(cluster, tmp_path) -> None:
+    paths = split_rows(SAMPLES / "line_ones.csv", tmp_path, [33, 34, 150])  # a partition of one row
+    spread, here, start, _ = regression_objectives(cluster, paths)
+    settings = FitSettings(optimizer="adam", lr=0.05, steps=30, batch_size=16, seed=7)
+    on_cluster, alone = train(spread, start, settings), train(here, start, settings)
+    np.testing.assert_allclose([step.loss for step in on_cluster.history], [step.loss for step in alone.history],
+                               rtol=1e-12)
+    np.testing.assert_allclose(on_cluster.params, alone.params, rtol=1e-12, atol=1e-15)
+
+
+def test_a_program_of_numbers_trains_over_partitions(cluster, tmp_path) -> None:
+    from autodiff_cli.execute.objective import ProgramObjective
+
+    paths = split_rows(SAMPLES / "line.csv", tmp_path, [100])
+    program = parse("w = 0\nb = 0\nL = (w*x + b - y)**2", "line")
+    columns = all_columns(paths)
+    plan = plan_fit(program, list(columns), {})
+    spread = DistributedObjective(cluster, paths, PartitionReader(), PartitionObjective(program, plan, list(columns)))
+    start = np.zeros(2)
+    on_cluster = train(spread, start, FitSettings(lr=0.25, steps=60))
+    alone = train(ProgramObjective(program, plan, columns), start, FitSettings(lr=0.25, steps=60))
+    np.testing.assert_allclose(on_cluster.params, alone.params, rtol=1e-12)
+    slope, intercept = np.polyfit(columns["x"], columns["y"], 1)
+    np.testing.assert_allclose(on_cluster.params, [slope, intercept], rtol=1e-9)
+
+
+def test_a_row_that_fails_is_named_by_its_file_and_line(cluster, tmp_path) -> None:
+    paths = split_rows(SAMPLES / "line.csv", tmp_path, [50, 120])
+    with open(paths[1], "a") as rows:
+        rows.write("-3.0,-101.0\n")  # log(-1): line 72 of part-1.csv (its header, 70 rows, then this)
+    program = parse("w = 1\nL = (w*x - log(y + 100))**2", "logs")
+    plan = plan_fit(program, ["x", "y"], {})
+    spread = DistributedObjective(cluster, paths, PartitionReader(), PartitionObjective(program, plan, ["x", "y"]))
+    with pytest.raises(EvaluationError) as caught:
+        spread.loss_and_grad(np.array([1.0]), None)
+    assert "log of -1" in caught.value.message
+    assert any(f"line 72 of {paths[1]}" in note for note in caught.value.notes)
+
+
+def test_a_bad_cell_in_a_partition_is_located(cluster, tmp_path) -> None:
+    from autodiff_cli.errors import InputError
+
+    paths = split_rows(SAMPLES / "line.csv", tmp_path, [50, 120])
+    text = Path(paths[2]).read_text().splitlines()
+    text[5] = text[5].split(",")[0] + ",oops"
+    Path(paths[2]).write_text("\n".join(text) + "\n")
+    program = parse("w = 1\nL = (w*x - y)**2", "line")
+    plan = plan_fit(program, ["x", "y"], {})
+    with pytest.raises(InputError) as caught:
+        DistributedObjective(cluster, paths, PartitionReader(), PartitionObjective(program, plan, ["x", "y"]))
+    assert caught.value.source.name == paths[2]
+    assert caught.value.position.line == 6
+    assert caught.value.position.column == len(text[5].split(",")[0]) + 2
+
+
+def test_a_worker_that_dies_is_replaced_and_its_partition_run_again(cluster, tmp_path) -> None:
+    marker = tmp_path / "died-once"
+
+    def square_dying_once(item: int) -> int:
+        if item == 2 and not marker.exists():
+            marker.write_text("")
+            os.kill(os.getpid(), signal.SIGKILL)  # the worker process, killed mid-task
+        return item * item
+
+    assert cluster.map(square_dying_once, list(range(6))) == [0, 1, 4, 9, 16, 25]
+    assert marker.exists()
+
+
+def test_a_partition_that_kills_every_worker_is_reported(cluster) -> None:
+    def die(item: int) -> int:
+        if item == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return item
+
+    with pytest.raises(EvaluationError) as caught:
+        cluster.map(die, [0, 1, 2], labels=["partition 1 (a)", "partition 2 (b)", "partition 3 (c)"])
+    assert caught.value.message == "the Dask workers running partition 2 (b) died 3 times, so the run stopped"
+    assert cluster.map(lambda item: item + 1, [1, 2]) == [2, 3]  # the cluster goes on
+
+
+def test_ctrl_c_cancels_the_work_on_the_cluster(cluster) -> None:
+    import time
+
+    def slow(item: int) -> int:
+        time.sleep(60)
+        return item
+
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        cluster.map(slow, [1, 2, 3, 4])
+    assert time.monotonic() - started < 30  # did not wait for the tasks
+    processing = cluster.client.processing()
+    deadline = time.monotonic() + 20
+    while any(processing.values()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        processing = cluster.client.processing()
+    assert not any(processing.values())  # cancelled on the workers, not left running
