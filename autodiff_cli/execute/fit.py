@@ -269,7 +269,7 @@ def train(
     run = _Run(np.array(start, dtype=np.float64), objective, batches.full, settings, monitor)
     state = None
     plateau = _Plateau(settings.tol)
-    watch_validation = settings.watch_validation and monitor is not None and monitor.measure is not None
+    watching_validation = False  # tol watches the validation loss: once one is measured (at step 1)
     epoch_losses: list[float] = []
     try:
         for step in range(1, settings.steps + 1):
@@ -299,9 +299,10 @@ def train(
                         error.notes.append("at the starting values of the parameters, before any step")
                         raise
                     return run.diverged(step, error.message, error)
-                if watch_validation and measurement is not None:
-                    converged = plateau.reached(measurement.validation_loss)  # type: ignore[arg-type]
-            if epoch_ends and not watch_validation:
+                if settings.watch_validation and measurement is not None and measurement.validation_loss is not None:
+                    watching_validation = True
+                    converged = plateau.reached(measurement.validation_loss)
+            if epoch_ends and not watching_validation:
                 converged = plateau.reached(math.fsum(epoch_losses) / len(epoch_losses))
             if epoch_ends:
                 epoch_losses = []

@@ -17,7 +17,6 @@ validation rows, at the parameters it is given: ``train``'s ``measure`` hook.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
