@@ -115,9 +115,11 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
     from ..language.program import check_inputs
     from ..render import tensor_report
 
-    evaluation = evaluate_tensors(program, values, output, forward=mode == "forward")
+    names = _known_names(wrt, list(program.variables), program.source.name)
+    evaluation = evaluate_tensors(program, values, output, forward=mode == "forward", wrt=names)
+    if evaluation.forward_inputs is not None and names is None:
+        names = list(evaluation.forward_inputs)  # forward mode shows what it differentiated, as for scalars
     warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
-    names = _known_names(wrt, list(evaluation.derivatives), program.source.name)
     output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.names))
     work = tensor_report.tensor_work_summary(evaluation) if mode == "forward" else None
     if output_format == "table":

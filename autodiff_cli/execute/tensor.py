@@ -333,6 +333,7 @@ class TensorEvaluation:
     output: str
     derivatives: dict[str, Any]
     jacobian: bool
+    forward_inputs: tuple[str, ...] | None = None  # forward mode: the inputs given a JVP pass per entry
 
     @property
     def names(self) -> list[str]:
@@ -346,13 +347,15 @@ class TensorEvaluation:
 
 
 def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | None = None,
-                     seed: int | None = 0, forward: bool = False) -> TensorEvaluation:
+                     seed: int | None = 0, forward: bool = False, wrt: Sequence[str] | None = None
+                     ) -> TensorEvaluation:
     """Run ``program`` once on ``given`` values (numbers or nested lists; the other inputs take
     their defaults, initializers drawn from ``seed``) and differentiate ``output`` (default: the
     result) with respect to every named variable it depends on or that comes before it.
 
-    Reverse mode sweeps back once per entry of the output; ``forward`` mode (inputs only) runs
-    one JVP per entry of the inputs instead, and gives the same numbers."""
+    Reverse mode sweeps back once per entry of the output; ``forward`` mode (inputs only: those
+    of ``wrt`` when it is given) runs one JVP per entry of the inputs instead, and gives the same
+    numbers."""
     from ..language.program import missing_inputs, missing_inputs_error, output_name
 
     missing = missing_inputs(program, given)
@@ -364,9 +367,13 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
     out_value = run.value(output)
     if forward:
-        inputs = [v.name for v in program.inputs if v.register <= run.register(output)]
-        return TensorEvaluation(program, run, output, _forward_derivatives(run, output, inputs),
-                                jacobian=out_value.ndim > 0)
+        wanted = None if wrt is None else set(wrt)
+        inputs = [v.name for v in program.inputs
+                  if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
+        derivatives = _forward_derivatives(run, output, inputs)
+        derivatives.setdefault(output, np.eye(out_value.size).reshape(out_value.shape * 2))  # d out / d out
+        return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
+                                forward_inputs=tuple(inputs))
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
         return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, ()), jacobian=False)

@@ -170,8 +170,10 @@ def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None, 
 def tensor_work(evaluation: TensorEvaluation) -> dict[str, object]:
     """What each mode costs for this program, as data: forward mode runs one JVP sweep per entry
     of the inputs, reverse mode one backward sweep per entry of the output."""
-    inputs = [name for name, v in evaluation.program.variables.items() if v.kind == "input"
-              and v.register <= evaluation.run.register(evaluation.output)]
+    inputs = evaluation.forward_inputs
+    if inputs is None:  # reverse mode: what forward mode would take for every input
+        inputs = tuple(name for name, v in evaluation.program.variables.items() if v.kind == "input"
+                       and v.register <= evaluation.run.register(evaluation.output))
     forward = sum(int(evaluation.run.value(name).size) for name in inputs)
     reverse = max(1, int(evaluation.run.value(evaluation.output).size))
     ops = sum(1 for op, first, *_ in evaluation.run.rows if first >= 0)

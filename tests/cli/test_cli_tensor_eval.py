@@ -97,11 +97,24 @@ def test_forward_mode_gives_the_same_numbers_as_reverse(runner) -> None:
     reverse, forward = document(run(runner, *args)), document(run(runner, *args, "--mode", "forward"))
     assert (reverse["mode"], forward["mode"]) == ("reverse", "forward")
     assert forward["value"] == reverse["value"]
-    # forward mode differentiates the inputs only (eval --help), one pass per input
-    assert set(forward["grads"]) == {"X", "Y", "W"}
+    # forward mode differentiates the inputs only (eval --help), one pass per input; the
+    # output's derivative with respect to itself is 1 without a pass
+    assert set(forward["grads"]) == {"X", "Y", "W", "L"} and forward["grads"]["L"] == 1.0
     for name, grad in forward["grads"].items():
         assert forward["shapes"][name] == reverse["shapes"][name]
         np.testing.assert_allclose(np.array(grad), np.array(reverse["grads"][name]), rtol=1e-12, atol=1e-15)
+
+
+def test_forward_mode_with_wrt_takes_one_pass_per_entry_of_those_inputs(runner) -> None:
+    text = "y = W @ x"
+    args = ["eval", text, "--set", "W=[[1, 2], [3, 4]]", "--set", "x=[1, 1]", "--mode", "forward"]
+    doc = document(run(runner, *args, "--wrt", "x", "--format", "json"))
+    assert doc["work"]["forward"]["passes"] == 2  # x has 2 entries; W's 4 are not differentiated
+    assert doc["jacobian"]["inputs"] == ["x[0]", "x[1]"]  # W's entries are not differentiated
+    assert doc["jacobian"]["rows"] == [[1.0, 2.0], [3.0, 4.0]]  # d(W x)/dx = W
+    table = run(runner, *args, "--wrt", "x", "--format", "plain").stdout
+    assert "[[1.0, 0.0], [0.0, 1.0]]" in table  # the output's own rows: the identity, not blank
+    assert document(run(runner, *args, "--format", "json"))["work"]["forward"]["passes"] == 6
 
 
 def test_forward_mode_reports_its_work_for_a_tensor_program(runner) -> None:
