@@ -249,15 +249,21 @@ def _parse_tensor(text: str, what: str) -> Any:
     """``--set W='[[0.1, 0.2], [0.3, 0.4]]'``: a tensor as JSON's nested arrays of numbers."""
     import json
 
+    from ..files.text import float_noting_underflows
     from ..language.program import ArrayLiteral
 
+    tiny: list[str] = []
     try:
-        return ArrayLiteral.from_nested(json.loads(text, parse_int=float))
+        value = ArrayLiteral.from_nested(json.loads(text, parse_int=float, parse_float=float_noting_underflows(tiny)))
     except json.JSONDecodeError as error:
         raise click.BadParameter(f"{what}: {text!r} is not a JSON array of numbers ({error.msg} at character "
                                  f"{error.pos + 1}); write it as [1, 2] or [[1, 2], [3, 4]]") from None
     except (ValueError, RecursionError) as error:
         raise click.BadParameter(f"{what}: {error}; write it as [1, 2] or [[1, 2], [3, 4]]") from None
+    if tiny:
+        warn([f"{what}: {listed(tiny, 5)} {'is' if len(tiny) == 1 else 'are'} smaller than the smallest float "
+              "(about 5e-324), so taken as 0"])
+    return value
 
 
 def _load_npy(path: str, what: str) -> Any:

@@ -105,6 +105,13 @@ def test_forward_mode_gives_the_same_numbers_as_reverse(runner) -> None:
         np.testing.assert_allclose(np.array(grad), np.array(reverse["grads"][name]), rtol=1e-12, atol=1e-15)
 
 
+def test_a_tensor_set_with_numbers_below_the_smallest_float_warns(runner) -> None:
+    result = run(runner, "eval", "y = sum(x)", "--set", "x=[1e-400, 2, 3e-999]", "--format", "json")
+    assert result.exit_code == 0
+    assert "1e-400, 3e-999 are smaller than the smallest float" in result.stderr
+    assert document(result)["values"]["x"] == [0.0, 2.0, 0.0]
+
+
 def test_forward_mode_with_wrt_takes_one_pass_per_entry_of_those_inputs(runner) -> None:
     text = "y = W @ x"
     args = ["eval", text, "--set", "W=[[1, 2], [3, 4]]", "--set", "x=[1, 1]", "--mode", "forward"]
