@@ -21,6 +21,9 @@ import pytest
 from autodiff_cli.cli import main
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
+from tests.files import rows_paths
+
+rows_path = rows_paths.rows_path  # autouse: every test here runs on both rows paths (Arrow, pure Python)
 
 REPO = Path(__file__).resolve().parents[2]
 LINE = "L = (w*x - y)**2"  # dL/dw = 2(wx - y)x, dL/dx = 2(wx - y)w, dL/dy = -2(wx - y)

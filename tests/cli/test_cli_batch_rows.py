@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from autodiff_cli.cli import main
+from tests.files import rows_paths
+
+rows_path = rows_paths.rows_path  # autouse: every test here runs on both rows paths (Arrow, pure Python)
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"

@@ -2,8 +2,9 @@
 
 ``reader`` opens the rows and reads their first line (``RowReader``, ``reader_for``); ``lines``
 cuts bytes into lines and holds what every text format shares (``Chunk``, positions, numbers
-read as 0 or inf); ``delimited`` and ``jsonl`` turn lines into chunks; ``parquet`` reads and
-writes Parquet (pyarrow); ``writers`` writes text rows (``RowWriter``, ``writer_for``).
+read as 0 or inf); ``delimited`` and ``jsonl`` turn lines into chunks; ``arrow_csv`` reads and
+writes CSV and TSV through pyarrow when it is installed, to the same rows and text; ``parquet``
+reads and writes Parquet (pyarrow); ``writers`` writes text rows (``RowWriter``, ``writer_for``).
 
 These modules import NumPy: import them where rows are read, not at start-up.
 """

@@ -105,8 +105,12 @@ class Lines:
         self.taken = 0  # lines handed out so far
         self.tiny = False  # whether a number too small for a float may have been read (1e-400)
         self.consumed = 0  # bytes read so far
+        self.resumed = b""  # see ``resume``
 
     def _read(self) -> bytes:
+        if self.resumed:  # bytes handed back by ``resume``, read before the stream's next ones
+            data, self.resumed = self.resumed, b""
+            return data
         if self.fd is not None:
             return os.read(self.fd, BLOCK_BYTES)
         read1 = getattr(self.stream, "read1", None)
@@ -217,6 +221,46 @@ class Lines:
                               "index is at the end of the file)", hint="name the Parquet file as ROWS instead")
         return InputError(f"{self.name} holds Parquet, not text rows", source=Source(self.name, ""),
                           hint="name it .parquet, or give --from parquet")
+
+    def read_raw(self) -> bytes:
+        """The stream's next bytes as they come (b"" at its end, once checked for shrinking), for a
+        reader that cuts lines itself (``arrow_csv``) after ``detach``."""
+        data = self._read()
+        self.consumed += len(data)
+        if not data:
+            self._check_size()
+        return data
+
+    def more_now(self) -> bool:
+        """Whether a read would return at once (always true of files and unknown streams)."""
+        return bool(self.resumed) or self._more_now()
+
+    def detach(self) -> bytes | None:
+        """The bytes not handed out as lines yet, exactly as the stream held them, so that another
+        reader can go on from here with ``read_raw``; None (and nothing changes) when the text
+        read so far has a carriage return, whose lines this class has rewritten."""
+        state, _flag = self.decoder.getstate()
+        if any("\r" in line for line in self.pending) or any("\r" in piece for piece in self.pieces):
+            return None
+        text = "".join(line + "\n" for line in self.pending) + self.tail
+        self.pending, self.pieces, self.held = [], [], 0
+        return text.encode("utf-8") + state
+
+    def resume(self, data: bytes, taken: int) -> None:
+        """Go on cutting lines after ``detach``: from ``data`` (the stream's bytes after line
+        ``taken``, already read), then from the stream's next bytes."""
+        self.resumed = data
+        self.consumed -= len(data)  # counted again when _read hands them out
+        self.taken = taken
+        self.pending, self.pieces, self.held = [], [], 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")()  # the byte order mark is long gone
+        self.eof = False
+        self.tiny = True  # look for numbers read as 0 in every chunk from here
+
+    def end(self, taken: int) -> None:
+        """The stream has ended after line ``taken``, read by another reader since ``detach``."""
+        self.taken, self.eof = taken, True
+        self.pending, self.pieces, self.held = [], [], 0
 
     @property
     def finished(self) -> bool:

@@ -12,6 +12,7 @@ from typing import IO
 
 from ...errors import InputError
 from ..streams import waiting_notice
+from .arrow_csv import ArrowBlocks, arrow_csv
 from .delimited import SEPARATORS, DelimitedChunks, read_cells
 from ...execute.columns import split_column
 from .jsonl import JsonChunks, json_columns, parse_json_line
@@ -112,9 +113,14 @@ class RowReader:
         """CSV or TSV rows.  A quoted cell may hold line breaks, so a row may go on past the lines
         taken: the chunk ends before that row, whose lines are given back for the next one, or
         (when it is the chunk's only row) takes more lines until it ends.  Its cells are at most
-        ``csv.field_size_limit()`` characters, so memory stays bounded by a quote never closed."""
+        ``csv.field_size_limit()`` characters, so memory stays bounded by a quote never closed.
+        With pyarrow, Arrow reads the blocks it reads as the ``csv`` module does (``arrow_csv``),
+        and these lines go on from the first block it cannot."""
         parse = DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed,
                                  self.underflows, self.lines, self.overflows)
+        pa_csv = arrow_csv()
+        if pa_csv is not None:  # then on from wherever Arrow stops (the end, or a block it cannot read)
+            yield from ArrowBlocks(self.lines, parse, pa_csv).chunks(size, wait)
         limit = csv.field_size_limit()
         while True:
             start = self.lines.taken + 1

@@ -4,7 +4,8 @@ Writing.  Numbers are written with ``%r`` (the shortest text that reads back as 
 same float, as everywhere else in the tool) or ``%.Ng``, a chunk at a time with one
 ``%`` over a row template, which is several times faster than formatting cell by
 cell; JSON Lines write non-finite numbers as the strings "NaN", "Infinity" and
-"-Infinity", as ``eval --format json`` does.  A text cell holding a line break is
+"-Infinity", as ``eval --format json`` does.  With pyarrow, CSV and TSV rows of numbers
+only, written in full, are formatted by Arrow to the same text (``arrow_csv.delimited_bytes``).  A text cell holding a line break is
 quoted and written over several lines, which the reader takes back; one holding a CR
 without an LF is refused in CSV and TSV, since the reader would take it as a line end.
 """
@@ -21,6 +22,7 @@ import numpy as np
 
 from ...errors import OutputError
 from ...render.numbers import json_number
+from .arrow_csv import arrow_csv, delimited_bytes
 from .delimited import SEPARATORS
 from .lines import LONE_CR
 from .parquet import ParquetWriter
@@ -59,11 +61,13 @@ class RowWriter:
         """``columns``: name -> float64 array (or one number for every row) or a list of passed cells."""
         if not size:
             return
-        if self.fmt == "jsonl":
-            text = self._jsonl(columns, size)
+        pa_csv = arrow_csv() if self.fmt != "jsonl" and not self.passed and self.precision is None else None
+        if pa_csv is not None:  # every cell a number written with %r: Arrow formats them
+            self.stream.write(delimited_bytes(columns, self.names, SEPARATORS[self.fmt], size, pa_csv))
+        elif self.fmt == "jsonl":
+            self.stream.write(self._jsonl(columns, size).encode("utf-8"))
         else:
-            text = self._delimited(columns, size)
-        self.stream.write(text.encode("utf-8"))
+            self.stream.write(self._delimited(columns, size).encode("utf-8"))
         self.rows += size
 
     def _numbers(self, columns: dict[str, Any], size: int) -> tuple[list[float], bool]:

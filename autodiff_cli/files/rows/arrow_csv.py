@@ -1,0 +1,233 @@
+"""CSV and TSV rows through pyarrow, when it is installed: parsing and number formatting in C.
+
+Reading.  After the first line (read by ``RowReader`` as always), the bytes are cut into
+blocks of whole lines, ``CHUNK_LINES`` at a time as ``Lines.take`` cuts them (so ``--reduce``
+adds up the same chunks, and every row's line number is its place in the block), and each
+block is parsed by pyarrow's CSV parser.  Not ``pyarrow.csv.open_csv``: its batches do not
+say which lines they came from, and a block it cannot read has to be read again from its
+first line.  A block takes Arrow's path only when it has nothing Arrow reads differently
+from the ``csv`` module: no quote (a quoted cell may span lines), no carriage return (the
+line ends are rewritten), UTF-8 throughout, no cell longer than ``csv.field_size_limit()``.
+Such a block with a blank line, a bad cell, a row of the wrong length, or a number read as
+0 or inf that may be written otherwise (1e-400, 1e400), is read again by ``DelimitedChunks``,
+which names the line, the column and the cell as it always has, or skips the blank lines;
+any other block hands the rest of the stream, from its first line, back to ``Lines``.
+Arrow accepts a subset of what ``float`` accepts and reads it to the same float (both
+round correctly); anything else fails Arrow's conversion and so goes the old way.
+
+Writing.  Arrow formats a float64 column as the shortest text that reads back as the same
+float, as ``repr`` does, but lays it out differently: ``1`` for 1.0, ``0.00001`` for
+1e-05, ``1e+10`` for 10000000000.0, ``1e-7`` for 1e-07.  Which layout a number gets
+depends only on its magnitude, so ``repr_column`` adds ``.0`` to the whole numbers below
+1e10 and lets ``repr`` write the few in [1e-9, 1e-4) and [1e10, 1e16); the text is then
+the one ``%r`` writes, byte for byte.
+
+``AUTODIFF_ROWS_ARROW=0`` in the environment (read at each call) keeps both on the
+pure-Python path, as when pyarrow is not installed.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .delimited import DelimitedChunks
+from .lines import MAX_LINE, Chunk, Lines, may_overflow, may_underflow
+
+SWITCH = "AUTODIFF_ROWS_ARROW"
+
+
+def arrow_csv() -> Any:
+    """pyarrow's ``csv`` module, or None when it is not installed or turned off (``SWITCH``)."""
+    if os.environ.get(SWITCH, "1") == "0":
+        return None
+    try:
+        import pyarrow.compute  # noqa: F401
+        import pyarrow.csv
+    except ImportError:
+        return None
+    return pyarrow.csv
+
+
+class ArrowBlocks:
+    """The rows after the first line as Arrow reads them, a block of lines at a time, while every
+    block is one Arrow reads as the ``csv`` module does; then the rest goes back to ``lines``."""
+
+    def __init__(self, lines: Lines, parse: DelimitedChunks, pa_csv: Any) -> None:
+        import pyarrow as pa
+
+        self.lines, self.parse, self.pa = lines, parse, pa
+        columns = parse.columns
+        names = [f"c{index}" for index in range(len(columns))]  # the file's names may be any text
+        types = {names[j]: pa.float64() for j in parse.numeric_index}
+        types.update({names[j]: pa.string() for j in parse.passed_index})
+        self.wanted = [names[j] for j in parse.numeric_index] + [names[j] for j in parse.passed_index]
+        self.options = (
+            pa_csv.ReadOptions(column_names=names, use_threads=False),
+            pa_csv.ParseOptions(delimiter=parse.separator, quote_char=False, double_quote=False,
+                                newlines_in_values=False, ignore_empty_lines=False),
+            pa_csv.ConvertOptions(column_types=types, include_columns=list(dict.fromkeys(self.wanted)),
+                                  null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                  check_utf8=True))
+        self.pa_csv = pa_csv
+
+    def _read(self, block: bytes) -> Any:
+        """``block`` as an Arrow table: the numbers as float64, the passed columns as text."""
+        read_options, parse_options, convert_options = self.options
+        return self.pa_csv.read_csv(self.pa.py_buffer(block), read_options=read_options,
+                                    parse_options=parse_options, convert_options=convert_options)
+
+    def chunks(self, size: int, wait: bool) -> Iterator[Chunk]:
+        """Chunks of rows until the stream ends, or until a block Arrow cannot be trusted with:
+        ``lines`` then goes on from that block's first line."""
+        held = self.lines.detach()
+        if held is None:
+            return
+        pieces, ended = [held], False
+        while True:
+            buffer = b"".join(pieces)
+            count = buffer.count(b"\n")
+            while count < size and not ended:
+                if not wait and count and not self.lines.more_now():
+                    break  # what has come so far goes out now
+                data = self.lines.read_raw()
+                ended = not data
+                buffer += data
+                count += data.count(b"\n")
+                if count == 0 and len(buffer) > MAX_LINE:
+                    break  # Lines says which line is too long
+            if count >= size:
+                cut = _after_line(buffer, size)
+            else:
+                cut = len(buffer) if ended else buffer.rfind(b"\n") + 1
+            block, pieces = buffer[:cut], [buffer[cut:]]
+            start = self.lines.taken + 1
+            if not block:
+                if ended:
+                    self.lines.end(self.lines.taken)
+                    return
+                self.lines.resume(buffer, self.lines.taken)  # a line longer than Lines allows
+                return
+            chunk = self._block(block, start)
+            if chunk is None:
+                self.lines.resume(buffer, start - 1)
+                return
+            self.lines.taken = start - 1 + chunk_lines(block)
+            chunk.consumed = self.lines.consumed
+            if chunk.size:
+                yield chunk
+
+    def _block(self, block: bytes, start: int) -> Chunk | None:
+        """The rows of ``block`` (whole lines, the first being line ``start``); None when the
+        ``csv`` module must read it with what follows it."""
+        if b'"' in block or b"\r" in block:
+            return None
+        if not block.isascii():
+            try:
+                block.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        if _longest_line(block) > csv.field_size_limit():
+            return None
+        if b"\n\n" in block or block.startswith(b"\n"):
+            return self._by_csv_module(block, start)  # blank lines: skipped there
+        try:
+            table = self._read(block)
+        except (self.pa.ArrowException, ValueError):
+            return self._by_csv_module(block, start)  # a bad cell or row, said there
+        count = chunk_lines(block)
+        if table.num_rows != count:
+            return self._by_csv_module(block, start)
+        parse = self.parse
+        numbers = {}
+        for name, column in zip(parse.numeric, self.wanted):
+            numbers[name] = np.ascontiguousarray(table.column(column).to_numpy())
+        if numbers and self._may_be_misread(numbers, block):
+            return self._by_csv_module(block, start)
+        passed = {name: table.column(column).to_pylist()
+                  for name, column in zip(parse.passed, self.wanted[len(parse.numeric):])}
+        return Chunk(numbers, passed, np.arange(start, start + count))
+
+    @staticmethod
+    def _may_be_misread(numbers: dict[str, np.ndarray], block: bytes) -> bool:
+        """Whether a number read as 0 or inf may be written as one a float cannot hold (1e-400,
+        1e400), which ``DelimitedChunks`` counts for the warning."""
+        zero = infinite = False
+        for values in numbers.values():
+            zero = zero or bool((values == 0).any())
+            infinite = infinite or bool(np.isinf(values).any())
+        if not zero and not infinite:
+            return False
+        text = block.decode("utf-8")
+        return (zero and may_underflow(text)) or (infinite and may_overflow([text]))
+
+    def _by_csv_module(self, block: bytes, start: int) -> Chunk:
+        self.lines.tiny = True  # Lines has not seen these bytes: the parser is to look for 1e-400 itself
+        lines = block.decode("utf-8").split("\n")
+        if block.endswith(b"\n"):
+            lines.pop()
+        chunk, _unfinished = self.parse(lines, start, True)  # no quote, so every row ends in the block
+        return chunk
+
+
+def chunk_lines(block: bytes) -> int:
+    """The lines in ``block``: its line breaks, and one more if it does not end with one."""
+    return block.count(b"\n") + (not block.endswith(b"\n"))
+
+
+def _after_line(buffer: bytes, count: int) -> int:
+    """The offset just after line break number ``count`` of ``buffer`` (it has at least that many)."""
+    breaks = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == 10)
+    return int(breaks[count - 1]) + 1
+
+
+def _longest_line(block: bytes) -> int:
+    breaks = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+    ends = np.append(breaks, len(block))
+    return int(np.diff(ends, prepend=-1).max()) - 1
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+# Magnitudes where Arrow's layout of the shortest digits differs from repr's by more than '.0'.
+_REPR_BANDS = ((1e-9, 1e-4), (1e10, 1e16))
+
+
+def repr_column(values: np.ndarray) -> Any:
+    """A float64 column as a pyarrow string array holding ``repr`` of each number."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pc.cast(pa.array(values), pa.string())
+    size = np.abs(values)
+    with np.errstate(invalid="ignore"):  # trunc of a NaN
+        whole = (values == np.trunc(values)) & (size < _REPR_BANDS[1][0])  # 1 -> 1.0, -0 -> -0.0
+    if whole.any():
+        text = pc.if_else(pa.array(whole), pc.binary_join_element_wise(text, ".0", ""), text)
+    odd = np.zeros(len(values), dtype=bool)
+    for low, high in _REPR_BANDS:
+        odd |= (size >= low) & (size < high)
+    if odd.any():
+        text = pc.replace_with_mask(text, pa.array(odd), pa.array([repr(v) for v in values[odd].tolist()],
+                                                                  type=pa.string()))
+    return text
+
+
+def delimited_bytes(columns: dict[str, Any], names: list[str], separator: str, size: int, pa_csv: Any) -> bytes:
+    """Rows of number columns (float64 arrays, or one number for every row) as CSV or TSV lines,
+    each number written as ``%r`` writes it."""
+    import pyarrow as pa
+
+    arrays = []
+    for name in names:
+        values = np.broadcast_to(np.asarray(columns[name], dtype=np.float64), (size,))
+        arrays.append(repr_column(np.ascontiguousarray(values)))
+    table = pa.Table.from_arrays(arrays, names=[f"c{index}" for index in range(len(names))])
+    sink = pa.BufferOutputStream()
+    pa_csv.write_csv(table, sink, write_options=pa_csv.WriteOptions(include_header=False, delimiter=separator,
+                                                                    quoting_style="none"))
+    return sink.getvalue().to_pybytes()
