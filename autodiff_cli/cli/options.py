@@ -274,11 +274,21 @@ def _load_npy(path: str, what: str) -> Any:
 
     try:
         array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
+    except ValueError as error:
+        if "allow_pickle" in str(error):
+            raise click.BadParameter(f"{what}: {path!r} holds Python objects, which are never loaded (unpickling "
+                                     "can run code); save an array of numbers: np.save(path, array.astype(float))"
+                                     ) from None
         raise click.BadParameter(f"{what}: cannot read {path!r} as a .npy file: {error}") from None
-    if array.dtype.kind not in "biuf" or array.ndim == 0 or array.size == 0 or not np.isfinite(array).all():
+    except OSError as error:
+        raise click.BadParameter(f"{what}: cannot read {path!r} as a .npy file: {error}") from None
+    if array.dtype.kind not in "iuf" or array.size == 0 or not np.isfinite(array).all():
+        held = "booleans" if array.dtype.kind == "b" else f"{array.dtype}"
         raise click.BadParameter(f"{what}: {path!r} must hold a non-empty array of finite real numbers "
-                                 f"(it holds {array.dtype} of shape {list(array.shape)})")
+                                 f"(it holds {held} of shape {list(array.shape)}); "
+                                 "save numbers: np.save(path, array.astype(float))")
+    if array.ndim == 0:
+        return float(array)  # a number saved alone is a number
     return ArrayLiteral(tuple(array.shape), tuple(array.astype(float).ravel().tolist()))
 
 

@@ -316,6 +316,26 @@ def test_a_npy_file_gives_a_tensor_input(runner, tmp_path, dtype) -> None:
     np.testing.assert_allclose(np.array(doc["grads"]["W"]), grad, rtol=1e-12)
 
 
+def test_a_npy_file_of_one_number_is_a_number(runner, tmp_path) -> None:
+    path = tmp_path / "x.npy"
+    np.save(path, np.float64(3.5))
+    doc = document(run(runner, "eval", "y = 2*x", "--set", f"x={path}", "--format", "json"))
+    assert doc["value"] == 7.0 and doc["grads"]["x"] == 2.0
+
+
+@pytest.mark.parametrize("array, said", [
+    (np.array([True, False]), "it holds booleans"),
+    (np.array([1, "a"], dtype=object), "holds Python objects, which are never loaded"),
+    (np.array([1.0, np.nan]), "finite real numbers"),
+], ids=["bool", "object", "nan"])
+def test_a_npy_file_not_of_finite_numbers_is_refused(runner, tmp_path, array, said) -> None:
+    path = tmp_path / "x.npy"
+    np.save(path, array, allow_pickle=True)
+    result = run(runner, "eval", "y = sum(x)", "--set", f"x={path}")
+    assert result.exit_code == 2 and said in result.stderr and "astype(float)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_a_missing_npy_file_is_a_usage_error(runner, tmp_path) -> None:
     result = run(runner, "eval", MATRIX, "--set", f"W={tmp_path / 'absent.npy'}")
     assert result.exit_code == 2 and "absent.npy" in result.stderr
