@@ -24,10 +24,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 
 if TYPE_CHECKING:
+    from ..execute.scalar_view import ScalarView
     from ..execute.tensor import TensorRun
     from ..language.program import Program
+    from .graph_model import GraphModel
 
-__all__ = ["LEVELS", "LayerNode", "TensorGraph", "layer_graph", "parameters_of", "statement_text"]
+__all__ = ["LEVELS", "Expansion", "LayerNode", "TensorGraph", "expand", "layer_graph", "parameters_of",
+           "statement_text"]
 
 OPERAND = "\u00b7"  # how an operand without a name is written in an expression: relu(·)
 
@@ -70,6 +73,8 @@ class TensorGraph:
     nodes: list[LayerNode]
     omitted: list[str]
     has_grad: bool
+    given: Mapping[str, Any] = field(default_factory=dict)  # the values it was run on, for expansions
+    seed: int | None = 0
     index: dict[int, int] = field(default_factory=dict)  # register -> position in nodes
 
     def __post_init__(self) -> None:
@@ -124,6 +129,55 @@ class TensorGraph:
             if self.run.rows[r][0] == "input":
                 break
         return None
+
+
+@dataclass
+class Expansion:
+    """One statement of a layer graph opened into its scalar graph for one row.
+
+    ``registers`` are the layer graph's nodes it takes the place of; ``model`` is the scalar
+    graph (``graph_model.GraphModel`` of ``execute.scalar_view.layer_view``'s program), whose
+    output is the sum of the statement's entries weighted by the tensor program's gradient, so
+    each box's grad is its share of d output for this row; ``anchors`` maps each register the
+    statement reads to the position of its first entry's box, where edges from it attach."""
+
+    name: str
+    title: str
+    registers: list[int]
+    view: ScalarView
+    model: GraphModel
+    anchors: dict[int, int]
+
+
+def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = None) -> Expansion:
+    """The statement computing ``name`` (or the input ``name``) in ``graph``, entry by entry, for
+    row ``row`` of a matrix (a vector or a number is shown whole).  ``limit`` caps the scalar
+    operations (``execute.scalar_view.TooLarge`` beyond it)."""
+    from ..execute.scalar import evaluate
+    from ..execute.scalar_view import DEFAULT_LIMIT, layer_view
+    from .graph_model import GraphModel
+
+    registers = graph.statement(name)
+    own = graph.node(registers[-1])
+    upstream = None
+    if graph.has_grad:
+        upstream = own.grad[row] if own.grad.ndim >= 2 and row < own.grad.shape[0] else own.grad
+    view = layer_view(graph.program, graph.given, name, row=row, upstream=upstream, seed=graph.seed,
+                      limit=limit or DEFAULT_LIMIT)
+    evaluation = evaluate(view.program, view.values, view.output, backward=graph.has_grad)
+    model = GraphModel.of(evaluation)
+    names = model.names
+    anchors: dict[int, int] = {}
+    read = {operand for register in registers for operand in graph.node(register).operands} - set(registers)
+    for operand in sorted(read):
+        shown = graph.node(operand).name
+        for position, text in enumerate(names):
+            if shown and (text == shown or text.startswith(shown + "[")):
+                anchors[operand] = position
+                break
+    which = "all entries" if view.row is None else f"row {view.row}"
+    text = f"{name}: its entries" if own.kind == "input" else f"{name} = {statement_text(graph.program, name)}"
+    return Expansion(name, f"{text}   ({which}, scalar by scalar)", registers, view, model, anchors)
 
 
 def parameters_of(program: Program, named: Collection[str] | None = None) -> set[str]:
@@ -212,7 +266,7 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
             parameters=int(np.size(value)) if op == "input" and name in learned else None,
             operands=tuple(r for r in operands if r not in constants and r not in owner)))
     omitted = [name for name, v in program.variables.items() if not needed[v.register]]
-    return TensorGraph(program, run, output, nodes, omitted, gradients)
+    return TensorGraph(program, run, output, nodes, omitted, gradients, given, seed)
 
 
 def _read_by_statement(register: int, owner: Mapping[int, int], rows: Sequence[Any]) -> tuple[int, ...]:

@@ -36,6 +36,7 @@ from .process import keep_until_exit
 
 if TYPE_CHECKING:
     from ..analysis.graph_model import GraphModel
+    from ..analysis.tensor_graph import Expansion, TensorGraph
     from ..execute.scalar import Evaluation
     from ..language import Program
 
@@ -257,8 +258,15 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
     """A tensor program's layer graph (with its expansions), or its whole scalar graph, as ``fmt``."""
     from ..analysis.tensor_graph import layer_graph
     from ..language.program import check_inputs
-    from ..render import backends, tensor_dot
+    from ..render import tensor_dot
 
+    if fmt == "html":
+        raise click.UsageError("the step-through page of a tensor program is not written yet; "
+                               "write .svg, .png, .pdf or .dot")
+    limit = request.max_nodes if backend is not None and request.max_nodes else None
+    if request.level == "scalar":
+        warn(check_inputs(program, values))
+        return _scalar_level(program, values, request, fmt, backend, timeout, limit)
     with Progress("evaluating") as progress:
         progress(0, 1)
         graph = layer_graph(program, values, request.output, level=request.level, gradients=request.grads,
@@ -268,21 +276,63 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
         omitted = graph.omitted
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
         warn([f"{listed(omitted, NAMES_SHOWN)} {verb} not affect {graph.output}, so {pronoun} not drawn"])
-    page = fmt == "html"
-    if page:
-        raise click.UsageError("the step-through page of a tensor program is not written yet; "
-                               "write .svg, .png, .pdf or .dot")
-    if backend is not None and request.max_nodes and graph.size > request.max_nodes:
+    expansions = _expansions(graph, request)
+    size = graph.size + sum(expansion.model.size for expansion in expansions)
+    if limit and size > limit:
         raise GraphTooLarge(
-            f"the layer graph of {graph.output} has {graph.size:,} boxes, more than --max-nodes "
-            f"{request.max_nodes:,}",
-            hint=f"raise the limit (--max-nodes {_round_up(graph.size)}, or 0 for none), or write --format dot, "
-                 "which needs no layout")
+            f"the layer graph of {graph.output} has {size:,} boxes"
+            + (f" ({graph.size:,} layers and {size - graph.size:,} scalar values)" if expansions else "")
+            + f", more than --max-nodes {limit:,}",
+            hint=f"expand fewer layers (--expand; one row of a matrix with --row), raise the limit (--max-nodes {_round_up(size)}, or 0 for none), "
+                 "or write --format dot, which needs no layout")
     text = tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
-                                show_grad=request.grads)
+                                show_grad=request.grads, expansions=expansions)
     if backend is None:
         return text.encode("utf-8")
     return _laid_out(text, fmt, backend, timeout)
+
+
+def _expansions(graph: TensorGraph, request: TensorRequest) -> list[Expansion]:
+    from ..analysis.tensor_graph import expand
+
+    expansions = []
+    for name in request.expand:
+        expansions.append(expand(graph, name, request.row))  # counted against --max-nodes below
+    return expansions
+
+
+def _scalar_level(program: Program, values: dict[str, Any], request: TensorRequest, fmt: str, backend: Any,
+                  timeout: float, limit: int | None) -> bytes:
+    """Every entry of every tensor as today's scalar graph (``execute.scalar_view``)."""
+    from ..analysis.graph_model import GraphModel
+    from ..execute import evaluate
+    from ..execute.scalar_view import scalar_view
+    from ..render import dot
+
+    if request.expand:
+        raise click.UsageError("--level scalar draws every statement entry by entry already; --expand is for "
+                               "the layer graph")
+    with Progress("unrolling") as progress:
+        progress(0, 1)
+        view = scalar_view(program, values, limit=limit or 10_000_000)
+        evaluation = evaluate(view.program, view.values, request.output and _entry_output(view, request.output),
+                              backward=request.grads)
+    model = GraphModel.of(evaluation)
+    if limit:
+        _check_layout_size(model, limit)
+    text = dot.to_dot(model, rankdir=request.rankdir, precision=request.precision, show_grad=request.grads,
+                      edge_grads=request.edge_grads)
+    if backend is None:
+        return text.encode("utf-8")
+    return _laid_out(text, fmt, backend, timeout)
+
+
+def _entry_output(view: Any, output: str) -> str:
+    """--output of the tensor program, as the scalar view names it (a number keeps its name)."""
+    registers = view.entries.get(output)
+    if registers is None or registers.ndim:
+        raise click.UsageError(f"--level scalar draws the graph of a number; '{output}' is not one")
+    return view.names[int(registers)]
 
 
 def _laid_out(text: str, fmt: str, backend: Any, timeout: float) -> bytes:

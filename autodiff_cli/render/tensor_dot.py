@@ -215,7 +215,7 @@ def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_SCALAR_ID = re.compile(r"^\t(v\d+(?:_op)?)(?: -> (v\d+(?:_op)?))?(?=[ \n])")
+_SCALAR_ID = re.compile(r"^\t(v\d+(?:_op)?)(?: -> (v\d+(?:_op)?))?(?= |$)")
 
 
 def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool) -> list[str]:
@@ -231,8 +231,9 @@ def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool)
              f"\t\tgraph [{_attributes({**_CLUSTER, 'label': _plain(expansion.title)})}]",
              f"\t\tnode [{_attributes(digraph.node_attr)}]",
              f"\t\tedge [{_attributes(digraph.edge_attr)}]"]
-    for statement in digraph.body:
-        lines.append("\t" + _SCALAR_ID.sub(prefixed, statement).rstrip("\n"))
+    for statements in digraph.body:  # an entry may hold several statements, one a line
+        for statement in statements.rstrip("\n").split("\n"):
+            lines.append("\t" + _SCALAR_ID.sub(prefixed, statement))
     lines.append("\t}")
     return lines
 

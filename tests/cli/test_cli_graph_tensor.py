@@ -1,0 +1,104 @@
+"""`autodiff graph` of a tensor program: the layer graph, expansions, the scalar level, limits."""
+
+import re
+
+import pytest
+
+from autodiff_cli.cli import main
+from autodiff_cli.render import backends
+
+needs_bundled = pytest.mark.skipif(backends.bundled_program() is None, reason="graphviz-pure is not installed")
+
+
+@pytest.fixture
+def run(runner):
+    def invoke(*args):
+        return runner.invoke(main, ["graph", *args], catch_exceptions=False)
+
+    return invoke
+
+
+def test_the_layer_graph_as_dot(run, samples) -> None:
+    result = run(str(samples / "moons_mlp.ad"), "--format", "dot")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert 'rankdir="TB"' in text
+    for layer in ("<B>h1</B> = relu(W1 @ x + b1)", "<B>h2</B> = relu(W2 @ h1 + b2)", "<B>score</B> = (W3 @ h2 + b3)[0]"):
+        assert layer in text
+    assert len(re.findall(r"^\tt\d+ \[label=<", text, re.M)) == 13  # 8 inputs and 5 statements
+    assert '[label="[16, 2]"]' in text  # W1 -> h1
+
+
+@needs_bundled
+@pytest.mark.parametrize("name, start", [("g.svg", b"<?xml"), ("g.png", b"\x89PNG"), ("g.dot", b"digraph")])
+def test_formats(run, samples, tmp_path, name, start) -> None:
+    out = tmp_path / name
+    result = run(str(samples / "regression_matrix.ad"), "--renderer", "bundled", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(start)
+
+
+@pytest.mark.skipif(backends.system_program() is None, reason="no system Graphviz for PDF")
+def test_pdf_with_the_system_graphviz(run, samples, tmp_path) -> None:
+    out = tmp_path / "g.pdf"
+    result = run(str(samples / "regression_matrix.ad"), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"%PDF")
+
+
+@needs_bundled
+def test_the_same_program_gives_the_same_svg(run, samples, tmp_path) -> None:
+    first, second = tmp_path / "a.svg", tmp_path / "b.svg"
+    for out in (first, second):
+        assert run(str(samples / "moons_mlp.ad"), "--renderer", "bundled", "-o", str(out)).exit_code == 0
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_ops_level_draws_each_tensor_operation(run, samples) -> None:
+    result = run(str(samples / "moons_mlp.ad"), "--level", "ops", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    assert "W1 @ x" in result.stdout and "\u00b7 + b1" in result.stdout
+
+
+def test_expand_opens_a_layer_for_one_row(run, samples) -> None:
+    result = run(str(samples / "regression_matrix.ad"), "--expand", "P", "--row", "3", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "subgraph cluster_x0" in text and "row 3" in text
+    assert "P[3, 0]" in text and "P[0, 0]" not in text
+    assert "X[3, 1]" in text
+
+
+def test_level_scalar_is_todays_graph_of_every_entry(run, samples) -> None:
+    result = run(str(samples / "regression_matrix.ad"), "--level", "scalar", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "shape=record" in text and "rankdir=LR" in text  # render.dot's graph, as for a scalar program
+    for entry in ("P[0, 0]", "P[7, 0]", "W[1, 0]", "X[7, 1]"):
+        assert entry in text
+
+
+def test_max_nodes_names_the_ways_out(run, samples) -> None:
+    result = run(str(samples / "regression_matrix.ad"), "--expand", "P", "--max-nodes", "6", "-o", "-",
+                 "--format", "svg")
+    assert result.exit_code == 1
+    assert "more than --max-nodes 6" in result.stderr
+    assert "--expand" in result.stderr and "--format dot" in result.stderr
+
+
+def test_tensor_options_on_a_scalar_program_are_a_usage_error(run) -> None:
+    result = run("-e", "y = x*2", "--set", "x=1", "--expand", "y", "--format", "dot")
+    assert result.exit_code == 2
+    assert "--expand is for tensor programs" in result.stderr
+
+
+def test_expanding_an_unknown_name(run, samples) -> None:
+    result = run(str(samples / "regression_matrix.ad"), "--expand", "Q", "--format", "dot")
+    assert result.exit_code == 2 or result.exit_code == 1
+    assert "no variable 'Q'" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_vector_output_needs_no_grad(run) -> None:
+    result = run("-e", "x = [1, 2]\ny = x*3", "--format", "dot")
+    assert result.exit_code != 0 and "--no-grad" in result.stderr
+    assert run("-e", "x = [1, 2]\ny = x*3", "--no-grad", "--format", "dot").exit_code == 0
