@@ -288,20 +288,20 @@ def train(
             if not math.isfinite(grad_norm):
                 return run.diverged(step, f"the gradient's norm is {grad_norm}")
             record = Step(step, loss, grad_norm, settings.lr_at(step))
-            run.measured(record, params, full_batch=batches.full)
-            epoch_losses.append(loss)
             converged = False
             if monitor is not None and monitor.due(step, epoch_ends, settings.measure_every):
                 try:
                     measurement = run.monitored(record, params, grad)
                 except AutodiffError as error:
-                    if len(run.history) == 1:
+                    if step == 1:
                         error.notes.append("at the starting values of the parameters, before any step")
                         raise
                     return run.diverged(step, error.message, error)
                 if settings.watch_validation and measurement is not None and measurement.validation_loss is not None:
                     watching_validation = True
                     converged = plateau.reached(measurement.validation_loss)
+            run.measured(record, params, full_batch=batches.full)
+            epoch_losses.append(loss)
             if epoch_ends and not watching_validation:
                 converged = plateau.reached(math.fsum(epoch_losses) / len(epoch_losses))
             if epoch_ends:

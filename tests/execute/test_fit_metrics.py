@@ -325,9 +325,9 @@ def test_a_measurement_that_fails_at_the_start_is_an_error_and_later_stops_train
     assert caught.value.notes[-1] == "at the starting values of the parameters, before any step"
     result = train(TRAIN, np.zeros(2), FitSettings(lr=0.05, steps=5), monitor=Monitor(failing_from(3)))
     assert (result.reason, result.bad_step, result.bad_value) == (StopReason.DIVERGED, 3, "log of a negative number")
-    # kept: where step 3 started, the last training loss measured (and finite), as after any divergence
-    assert result.params_step == 3
-    np.testing.assert_allclose(result.params, sgd_path(2, 0.05)[2], rtol=1e-14)
+    # kept: where step 2 started, the last step measured in full, as after any divergence
+    assert result.params_step == 2
+    np.testing.assert_allclose(result.params, sgd_path(2, 0.05)[1], rtol=1e-14)
 
 
 def test_a_measurement_without_validation_rows_leaves_the_plateau_on_the_training_loss() -> None:
