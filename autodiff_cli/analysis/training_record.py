@@ -41,13 +41,15 @@ __all__ = [
     "ParameterGroup",
     "Recording",
     "TrainingRecorder",
+    "default_every",
     "diagnose",
 ]
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
-GRID = 40  # points per axis of a two-input view: 1,600 rows per recorded step
+GRID = 32  # points per axis of a two-input view: 1,024 rows per recorded step
 CURVE_POINTS = 200  # points along a one-input view
 MAX_POINTS = 600  # data points shown (every k-th row beyond)
+FRAME_BATCH = 8  # frames of a scalar program computed in one run of the executor
 MAX_VIEW_FRAMES = 60  # recorded steps that get a boundary or curve (evenly chosen beyond)
 MAX_HEAT_FRAMES = 20  # recorded steps that get heat maps of a matrix
 MAX_HEAT_ENTRIES = 4096  # matrices larger than this get histograms only
@@ -58,6 +60,14 @@ ANALYSIS_ROWS = 4000  # training rows the activations are measured on (evenly ch
 GRAPH_INSTRUCTIONS = 300  # larger scalar programs get no drawn graph (it would be unreadable)
 
 
+FRAMES = 30  # recorded steps at the default interval
+
+
+def default_every(steps: int) -> int:
+    """The default recording interval: about ``FRAMES`` recorded steps over a run of ``steps``."""
+    return max(1, math.ceil(steps / FRAMES))
+
+
 @dataclass
 class ParameterGroup:
     """One parameter tensor, or the scalar parameters sharing a name prefix, over the recorded steps."""
@@ -65,15 +75,15 @@ class ParameterGroup:
     name: str
     shape: list[int]  # the tensor's shape; [count] for a group of scalars
     members: list[str]  # the parameters in the group
-    value_range: list[float]  # [low, high] of every histogram of values
-    grad_range: list[float]
+    value_range: list[float]  # [low, high] of every histogram of values, so that their moves show
+    grad_range: list[list[float]]  # per recorded step, [low, high] of its histogram of gradients (they shrink)
     value_hist: list[list[int]]  # per recorded step, BINS counts
     grad_hist: list[list[int]]
     grad_norm: list[float]  # per recorded step, the norm of the group's gradient
     value_rms: list[float]  # per recorded step
     heat_steps: list[int] = field(default_factory=list)  # the steps of heat_values
-    heat_values: list[list[float]] = field(default_factory=list)  # a matrix's entries, row by row
-    heat_grads: list[list[float]] = field(default_factory=list)
+    heat_values: list[np.ndarray] = field(default_factory=list)  # a matrix's entries, flat, row by row
+    heat_grads: list[np.ndarray] = field(default_factory=list)
     image_side: int = 0  # >0: each row of the matrix is a side x side image (the first layer of digits)
 
 
@@ -91,7 +101,7 @@ class DataView:
     size: int  # grid points per axis, or points along the curve
     points: list[list[float]]  # [x, y, label] or [x, label] of shown data rows
     steps: list[int]  # the recorded steps with a frame
-    frames: list[list[float]]  # per step: the grid row by row (y outer), or the curve's values
+    frames: list[np.ndarray]  # per step: the grid row by row (y outer), or the curve's values; NaN where a row fails
     classes: int = 0  # "classes": how many
 
 
@@ -224,18 +234,18 @@ class TrainingRecorder:
             values = params[:, where]
             gradients = grads[:, where]
             value_range = _range(values)
-            grad_range = _range(gradients)
+            grad_range = [_range(row) for row in gradients]
             group = ParameterGroup(
                 name=name, shape=list(shape), members=members, value_range=value_range, grad_range=grad_range,
                 value_hist=[_histogram(row, value_range) for row in values],
-                grad_hist=[_histogram(row, grad_range) for row in gradients],
+                grad_hist=[_histogram(row, bounds) for row, bounds in zip(gradients, grad_range)],
                 grad_norm=[_finite(np.linalg.norm(row)) for row in gradients],
                 value_rms=[_finite(np.sqrt(np.mean(row * row))) if row.size else 0.0 for row in values])
             if len(shape) == 2 and values.shape[1] <= MAX_HEAT_ENTRIES and self.steps:
                 chosen = _evenly(len(self.steps), MAX_HEAT_FRAMES)
                 group.heat_steps = [self.steps[i] for i in chosen]
-                group.heat_values = [_rounded(values[i], 3) for i in chosen]
-                group.heat_grads = [_rounded(gradients[i], 3) for i in chosen]
+                group.heat_values = [values[i].copy() for i in chosen]
+                group.heat_grads = [gradients[i].copy() for i in chosen]
                 side = math.isqrt(shape[1])
                 group.image_side = side if side * side == shape[1] and side >= 4 else 0
             groups.append(group)
@@ -249,9 +259,10 @@ class TrainingRecorder:
             return None, plan
         chosen = [self.steps[i] for i in _evenly(len(self.steps), MAX_VIEW_FRAMES)]
         by_step = dict(zip(self.steps, self.params))
-        for step in chosen:
-            if step not in self._frames:
-                self._frames[step] = plan.frame(self.model, by_step[step])
+        missing = [step for step in chosen if step not in self._frames]
+        for start in range(0, len(missing), FRAME_BATCH):
+            batch = missing[start:start + FRAME_BATCH]
+            self._frames.update(zip(batch, plan.frames(self.model, [by_step[step] for step in batch])))
         frames = [self._frames[step] for step in chosen]
         return plan.view(chosen, frames), ""
 
@@ -324,15 +335,35 @@ class _Model:
             if not run.leads[run.register(name)]:
                 out = np.broadcast_to(out, (len(next(iter(data.values()))), *out.shape))
             return out
+        evaluator = self._evaluator(name)
+        inputs = {key: float(value) for key, value in self.fixed.items()}
+        inputs.update(zip(self.plan.parameters, params.tolist()))
+        inputs.update(data)
+        return np.asarray(evaluator.evaluate(inputs, on_error="nan").values[name], dtype=np.float64)
+
+    def predict_frames(self, params: list[np.ndarray], data: Mapping[str, Any], name: str) -> list[np.ndarray]:
+        """``predict`` at each of ``params``.  A scalar program runs them all at once, each parameter
+        a column (its value at each step, repeated over the rows): the vectorized executor's cost
+        per call, a walk of the program, is paid once rather than per step."""
+        if self.layout is not None or len(params) == 1:
+            return [self.predict(one, data, name) for one in params]
+        count = len(next(iter(data.values())))
+        stacked = np.array(params)
+        columns: dict[str, Any] = {key: np.repeat(stacked[:, i], count) for i, key in enumerate(self.plan.parameters)}
+        columns.update({key: np.tile(values, len(params)) for key, values in data.items()})
+        evaluator = self._evaluator(name)
+        inputs: dict[str, Any] = {key: float(value) for key, value in self.fixed.items()}
+        inputs.update(columns)
+        out = np.asarray(evaluator.evaluate(inputs, on_error="nan").values[name], dtype=np.float64)
+        return list(out.reshape(len(params), count))
+
+    def _evaluator(self, name: str) -> Any:
         evaluator = self._evaluators.get(name)
         if evaluator is None:
             from ..execute.vectorized import BatchEvaluator
 
             evaluator = self._evaluators[name] = BatchEvaluator(self.program, output=name, wrt=())
-        inputs = {key: float(value) for key, value in self.fixed.items()}
-        inputs.update(zip(self.plan.parameters, params.tolist()))
-        inputs.update(data)
-        return np.asarray(evaluator.evaluate(inputs, on_error="nan").values[name], dtype=np.float64)
+        return evaluator
 
     def groups(self) -> list[tuple[str, tuple[int, ...], list[str], Any]]:
         """(name, shape, members, positions in the flat vector) of each parameter group."""
@@ -355,9 +386,11 @@ class _Model:
 
         run = self.run(self._params_guess(), {name: rows[:1] for name, rows in self.data.items()})
         names = self.program.names_by_register()
+        target = self.masks.prediction or self.plan.output
+        needed = self.program.dependencies(target)
         table = []
         for register, (op, _first, _second, _param, _where) in enumerate(run.rows):
-            if register in names and op != INPUT and run.shapes[register]:
+            if register in names and needed[register] and op != INPUT and run.shapes[register]:
                 table.append([names[register], op, shape_text(run.shapes[register])])
         return table
 
@@ -532,7 +565,7 @@ class _ViewPlan:
         elif labels is not None and _binary(labels):
             kind = "boundary"
             first = cls("surface", prediction, label, _spelled(features), 0.0, bounds, points, 0, entry)
-            values = np.array(first.frame(model, params), dtype=np.float64)
+            values = first.frame(model, params)
             finite = values[np.isfinite(values)]
             if set(np.unique(labels)) == {0.0, 1.0} and finite.size and finite.min() >= 0 and finite.max() <= 1:
                 level = 0.5  # probabilities
@@ -551,8 +584,12 @@ class _ViewPlan:
         grid_x, grid_y = np.meshgrid(xs, ys)  # row by row, y outer
         return {"axes": [grid_x.ravel(), grid_y.ravel()]}
 
-    def frame(self, model: _Model, params: np.ndarray) -> list[float]:
-        """The prediction over the grid at ``params``, rounded for the page."""
+    def frame(self, model: _Model, params: np.ndarray) -> np.ndarray:
+        """The prediction over the grid at ``params`` (the class numbers, for "classes")."""
+        return self.frames(model, [params])[0]
+
+    def frames(self, model: _Model, params: list[np.ndarray]) -> list[np.ndarray]:
+        """``frame`` at each of ``params``, in one run of the executor where it can."""
         axes = self.grid["axes"]
         count = len(axes[0])
         data: dict[str, Any] = {}
@@ -560,23 +597,23 @@ class _ViewPlan:
             data[name] = np.zeros((count, *rows.shape[1:]))
         for (name, index), values in zip(self.feature_places, axes):
             data[name][(slice(None), *index)] = values
-        out = model.predict(params, data, self.prediction)
+        return [self._shown(out) for out in model.predict_frames(params, data, self.prediction)]
+
+    def _shown(self, out: np.ndarray) -> np.ndarray:
         if self.classes:
             finite = np.where(np.isfinite(out), out, -np.inf)
-            return [float(c) for c in np.argmax(finite, axis=1)]
+            return np.argmax(finite, axis=1).astype(np.float64)
         if self.entry is not None:
             out = out[:, self.entry]
-        return _rounded(out, 5)
+        return np.array(out, dtype=np.float64)
 
     @property
     def feature_places(self) -> list[tuple[str, tuple[int, ...]]]:
         return [(name, index) for name, index, _spelled_name in self.features]
 
-    def view(self, steps: list[int], frames: list[list[float]]) -> DataView:
+    def view(self, steps: list[int], frames: list[np.ndarray]) -> DataView:
         if self.kind == "curve":
-            finite = [v for frame in frames for v in frame if v is not None and math.isfinite(v)]
-            finite += [p[1] for p in self.points]
-            y_range = _padded(np.array(finite)) if finite else [0.0, 1.0]
+            y_range = _padded(np.concatenate([*frames, np.array([p[1] for p in self.points])]))
             size = CURVE_POINTS
         else:
             y_range = self.bounds[1]
@@ -692,12 +729,6 @@ def _evenly(count: int, most: int) -> list[int]:
 
 def _round(x: float, digits: int) -> float:
     return float(f"{x:.{digits}g}")
-
-
-def _rounded(values: Any, digits: int) -> list[float]:
-    """Values to ``digits`` significant digits; NaN and infinities as NaN (the page leaves them blank)."""
-    flat = np.asarray(values, dtype=np.float64).ravel()
-    return [float(f"{v:.{digits}g}") if math.isfinite(v) else math.nan for v in flat.tolist()]
 
 
 def _finite(x: Any) -> float:

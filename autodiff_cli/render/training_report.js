@@ -114,21 +114,33 @@
   const SIDE = 360;
   const view = data.view;
   let surfaceRange = null;
+  // A frame's values: sent as integer steps of its range (render/training_report.py, quantized).
+  function decoded(frame) {
+    if (Array.isArray(frame)) return frame.map((c) => (c < 0 ? null : c));  // class numbers
+    const span = (frame.hi - frame.lo) / data.quant;
+    return frame.q.map((q) => (q < 0 ? null : frame.lo + q * span));
+  }
+  if (view) view.frames = view.frames.map(decoded);
   if (view && view.kind === "surface") {
     let lo = Infinity, hi = -Infinity;
     for (const f of view.frames) for (const v of f) if (v !== null) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
     for (const p of view.points) { lo = Math.min(lo, p[2]); hi = Math.max(hi, p[2]); }
     surfaceRange = hi > lo ? [lo, hi] : [lo - 1, lo + 1];
   }
-  function ramp(t) {  // dark blue to yellow, through teal: readable in grey too
+  function ramp(t) { return `rgb(${rampRgb(t).join(",")})`; }
+  function rgb(hex) { return [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)); }
+  function rampRgb(t) {  // dark blue to yellow, through teal: readable in grey too
     t = Math.max(0, Math.min(1, t));
-    const r = Math.round(40 + 210 * t * t), g = Math.round(30 + 200 * t), b = Math.round(120 + 60 * Math.sin(Math.PI * t) - 80 * t);
-    return `rgb(${r},${g},${b})`;
+    return [Math.round(40 + 210 * t * t), Math.round(30 + 200 * t), Math.round(120 + 60 * Math.sin(Math.PI * t) - 80 * t)];
   }
-  function sideColour(v) {  // the boundary's two sides: blue above the level, orange below
-    if (v === null) return "#fff";
-    const d = v - view.level, t = Math.min(1, Math.abs(d)) * 0.55 + 0.1;
-    return d >= 0 ? `rgba(0,114,178,${t})` : `rgba(213,94,0,${t})`;
+  // [r, g, b, a] of a grid value: the boundary's two sides (blue above the level, orange below,
+  // paler near it), a class's colour, or the surface's ramp.
+  function fieldColour(v) {
+    if (v === null) return [255, 255, 255, 0];
+    if (view.kind === "classes") return [...rgb(COLOURS[v % COLOURS.length]), 90];
+    if (view.kind === "surface") return [...rampRgb((v - surfaceRange[0]) / (surfaceRange[1] - surfaceRange[0])), 255];
+    const d = v - view.level, t = Math.min(1, Math.abs(d) / (view.level === 0.5 ? 0.5 : 1));
+    return [...(d >= 0 ? [0, 114, 178] : [213, 94, 0]), Math.round(40 + 120 * t)];
   }
   function pointColour(label) {
     if (view.kind === "classes") return COLOURS[label % COLOURS.length];
@@ -198,8 +210,8 @@
     const line = el("path", {id: view.kind === "curve" ? "fitted-curve" : "boundary", class: "boundary", d: ""}, svg, true);
     const dots = el("g", {class: "points"}, svg, true);
     view.points.forEach((p) => {
-      const y = view.kind === "curve" ? p[1] : p[1];
-      el("circle", {cx: px(p[0]).toFixed(1), cy: py(y).toFixed(1), r: 2.6,
+      const y = p[1];
+      el("circle", {cx: px(p[0]).toFixed(1), cy: py(y).toFixed(1), r: 3.4,
                     fill: view.kind === "curve" ? "#555" : pointColour(p[p.length - 1]), class: "point"}, dots, true);
     });
     modelParts = {canvas: canvas, line: line, px: px, py: py};
@@ -222,18 +234,22 @@
       modelParts.line.setAttribute("d", d.join(""));
       return;
     }
-    const ctx = modelParts.canvas.getContext("2d");
-    ctx.clearRect(0, 0, SIDE, SIDE);
-    const cell = SIDE / (n - 1);
+    // One pixel per grid point, scaled up smoothly: the grid's first and last points sit on the
+    // frame's edges, so the image reaches half a cell beyond them on every side.
+    const small = document.createElement("canvas");
+    small.width = n; small.height = n;
+    const sctx = small.getContext("2d"), image = sctx.createImageData(n, n);
     for (let j = 0; j < n; j++) {
       for (let i = 0; i < n; i++) {
-        const v = frame[j * n + i];
-        if (view.kind === "classes") ctx.fillStyle = v === null ? "#fff" : COLOURS[v % COLOURS.length] + "55";
-        else if (view.kind === "surface") ctx.fillStyle = v === null ? "#fff" : ramp((v - surfaceRange[0]) / (surfaceRange[1] - surfaceRange[0]));
-        else ctx.fillStyle = sideColour(v);
-        ctx.fillRect((i - 0.5) * cell, SIDE - (j + 0.5) * cell, cell + 0.5, cell + 0.5);
+        const rgba = fieldColour(frame[j * n + i]), at = ((n - 1 - j) * n + i) * 4;
+        for (let c = 0; c < 4; c++) image.data[at + c] = rgba[c];
       }
     }
+    sctx.putImageData(image, 0, 0);
+    const ctx = modelParts.canvas.getContext("2d"), cell = SIDE / (n - 1);
+    ctx.clearRect(0, 0, SIDE, SIDE);
+    ctx.imageSmoothingEnabled = view.kind !== "classes";
+    ctx.drawImage(small, -cell / 2, -cell / 2, SIDE + cell, SIDE + cell);
     modelParts.line.setAttribute("d", view.kind === "classes" ? classEdges(frame, n) : view.kind === "boundary" ? contour(frame, n) : "");
   }
 
@@ -259,9 +275,8 @@
     return t >= 0 ? `rgb(255,${Math.round(255 - 200 * t)},${Math.round(255 - 230 * t)})`
                   : `rgb(${Math.round(255 + 230 * t)},${Math.round(255 + 140 * t)},255)`;
   }
-  function heatMap(canvas, entries, shape, side) {
-    const rows = shape[0], cols = shape[1];
-    const scale = Math.max(1e-300, ...entries.map((v) => (v === null ? 0 : Math.abs(v))));
+  function heatMap(canvas, sent, shape, side) {  // sent: {scale, q}, q in -99..99 of the largest magnitude
+    const rows = shape[0], cols = shape[1], entries = sent.q, scale = data.heat_quant;
     const ctx = canvas.getContext("2d");
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     if (side) {  // each row an image: side x side, laid out in a grid
@@ -324,15 +339,16 @@
       const a = el("figure", {}, parts.hists), b = el("figure", {}, parts.hists);
       histogram(a, g.value_hist[index], g.value_range, "#0072b2", `${g.name} values`);
       el("figcaption", {}, a).textContent = `values (rms ${fmt(g.value_rms[index])})`;
-      histogram(b, g.grad_hist[index], g.grad_range, "#d55e00", `${g.name} gradients`);
+      histogram(b, g.grad_hist[index], g.grad_range[index], "#d55e00", `${g.name} gradients`);
       el("figcaption", {}, b).textContent = `gradients (norm ${fmt(g.grad_norm[index])})`;
       if (parts.heat) {
         const k = nearest(g.heat_steps, step);
         heatMap(parts.heat[0], g.heat_values[k], g.shape, g.image_side);
         heatMap(parts.heat[1], g.heat_grads[k], g.shape, g.image_side);
         const how = g.image_side ? `each row as a ${g.image_side} x ${g.image_side} image` : "rows by columns";
-        parts.heatCaptions[0].textContent = `values at step ${g.heat_steps[k]}, ${how} (red +, blue -)`;
-        parts.heatCaptions[1].textContent = `gradients at step ${g.heat_steps[k]}`;
+        parts.heatCaptions[0].textContent = `values at step ${g.heat_steps[k]}, ${how}: red +, blue -, ` +
+          `the strongest ±${fmt(g.heat_values[k].scale)}`;
+        parts.heatCaptions[1].textContent = `gradients at step ${g.heat_steps[k]}, the strongest ±${fmt(g.heat_grads[k].scale)}`;
       }
     });
   }

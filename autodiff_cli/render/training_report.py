@@ -29,18 +29,24 @@ if TYPE_CHECKING:
 __all__ = ["Report", "report_data", "row_graph_svg", "training_report_html"]
 
 
+QUANT = 1000  # a grid or curve value is sent as an integer step of 1/QUANT of its frame's range
+HEAT_QUANT = 99  # a heat map entry as an integer step of 1/HEAT_QUANT of its map's largest magnitude
+
+
 def report_data(recording: Recording) -> dict[str, Any]:
-    """The recording as the page's data: plain lists and dicts, NaN and infinities as None."""
+    """The recording as the page's data: plain lists and dicts, NaN and infinities as None.
+
+    The bulky parts are sent as integers (``quantized``, ``heat``): the page draws them at a few
+    hundred pixels, and integers keep the file small and quick to write while training runs."""
     groups = [{
         "name": g.name, "shape": g.shape, "members": _members(g.members),
         "value_range": g.value_range, "grad_range": g.grad_range,
         "value_hist": g.value_hist, "grad_hist": g.grad_hist,
         "grad_norm": g.grad_norm, "value_rms": g.value_rms,
-        "heat_steps": g.heat_steps, "heat_values": g.heat_values, "heat_grads": g.heat_grads,
-        "image_side": g.image_side,
+        "heat_steps": g.heat_steps, "image_side": g.image_side,
     } for g in recording.groups]
     view = recording.view
-    data = {
+    data = _plain({
         "meta": recording.meta,
         "steps": recording.steps,
         "train_loss": recording.train_loss,
@@ -53,7 +59,7 @@ def report_data(recording: Recording) -> dict[str, Any]:
         "view": None if view is None else {
             "kind": view.kind, "features": view.features, "prediction": view.prediction, "label": view.label,
             "level": view.level, "x_range": view.x_range, "y_range": view.y_range, "size": view.size,
-            "points": view.points, "steps": view.steps, "frames": view.frames, "classes": view.classes,
+            "points": view.points, "steps": view.steps, "classes": view.classes,
         },
         "view_note": recording.view_note,
         "layers": recording.layers,
@@ -67,8 +73,49 @@ def report_data(recording: Recording) -> dict[str, Any]:
         "reason": recording.reason,
         "steps_done": recording.steps_done,
         "final_loss": recording.final_loss,
-    }
-    return _plain(data)
+        "quant": QUANT,
+        "heat_quant": HEAT_QUANT,
+    })
+    for group, source in zip(data["groups"], recording.groups):
+        group["heat_values"] = [heat(entries) for entries in source.heat_values]
+        group["heat_grads"] = [heat(entries) for entries in source.heat_grads]
+    if view is not None:
+        data["view"]["frames"] = [classes(frame) if view.kind == "classes" else quantized(frame)
+                                  for frame in view.frames]
+    return data
+
+
+def quantized(values: Any) -> dict[str, Any]:
+    """``values`` as ``{"lo", "hi", "q"}``: ``lo + q * (hi - lo) / QUANT``, q = -1 where not finite."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(values)
+    if not finite.any():
+        return {"lo": 0.0, "hi": 0.0, "q": [-1] * values.size}
+    lo, hi = float(values[finite].min()), float(values[finite].max())
+    span = hi - lo if hi > lo else 1.0
+    steps = np.rint((np.where(finite, values, lo) - lo) / span * QUANT).astype(np.int64)
+    return {"lo": _round(lo, 9), "hi": _round(lo + span, 9), "q": np.where(finite, steps, -1).tolist()}
+
+
+def heat(values: Any) -> dict[str, Any]:
+    """A heat map's entries as ``{"scale", "q"}``: ``q * scale / HEAT_QUANT``; 0 where not finite."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.where(np.isfinite(values), values, 0.0)
+    scale = float(np.max(np.abs(finite))) if finite.size else 0.0
+    if scale == 0.0:
+        return {"scale": 0.0, "q": [0] * values.size}
+    return {"scale": _round(scale, 9), "q": np.rint(finite / scale * HEAT_QUANT).astype(np.int64).tolist()}
+
+
+def classes(values: Any) -> list[int]:
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.isfinite(values), values, -1).astype(np.int64).tolist()
 
 
 def training_report_html(recording: Recording, *, graph_svg: bytes | None = None) -> bytes:
@@ -198,8 +245,8 @@ def _number(x: float) -> str:
     return f"{x:.6g}"
 
 
-def _round(x: float) -> float:
-    return float(f"{x:.4g}")
+def _round(x: float, digits: int = 4) -> float:
+    return float(f"{x:.{digits}g}")
 
 
 def _plain(value: Any) -> Any:
