@@ -113,7 +113,7 @@ class Cluster:
                 workers = self.workers or os.cpu_count() or 1
                 with _quiet_workers():
                     self._local = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                                           processes=True, dashboard_address=None)
+                                                           processes=True, dashboard_address=":0")
                 self.client = distributed.Client(self._local)
             else:
                 self.client = distributed.Client(self.where, timeout="10s")
