@@ -157,6 +157,13 @@ class ArrayLiteral(TensorConstant):
             values = [values[i:i + size] for i in range(0, len(values), size)]
         return values
 
+    def written(self) -> str:
+        """The literal as the language writes it: ``[[1, 2], [3, 4]]``."""
+        def text(value: Any) -> str:
+            return "[" + ", ".join(map(text, value)) + "]" if isinstance(value, list) else _number_text(value)
+
+        return text(self.nested())
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArrayLiteral):
             return NotImplemented

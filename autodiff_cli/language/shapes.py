@@ -48,10 +48,28 @@ def infer(program: Program, input_shapes: Mapping[str, Shape]) -> list[Shape]:
             except ShapeMismatch as mismatch:
                 if not names:
                     names = program.names_by_register()
+                    _name_constants(program, names)
                 raise ShapeError(f"{_written(op, first, second, param, names)}: {mismatch.message}", where,
                                  program.source, mismatch.hint) from None
         shapes.append(shape)
     return shapes
+
+
+_SHOWN_ENTRIES = 6  # a literal of up to this many numbers is written out in messages
+
+
+def _name_constants(program: Program, names: dict[int, str]) -> None:
+    """Name the constants without a name by how they are written: ``2``, ``[1, 2, 3]`` (``[...]``
+    for a longer literal), so a message writes ``W @ [1, 2, 3]`` rather than ``W @ (...)``."""
+    from .program import ArrayLiteral, _number_text
+
+    for register, (op, _, _, param, _) in enumerate(program.rows()):
+        if op != CONST or register in names:
+            continue
+        if isinstance(param, ArrayLiteral):
+            names[register] = param.written() if len(param.values) <= _SHOWN_ENTRIES else "[...]"
+        elif not isinstance(param, TensorConstant):
+            names[register] = _number_text(param)
 
 
 def _written(op: str, first: int, second: int, param: object, names: Mapping[int, str]) -> str:

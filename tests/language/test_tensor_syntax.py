@@ -399,7 +399,7 @@ def test_the_matmul_error_with_shapes_given_for_inputs() -> None:
      (3, 7)),
     ("a = [1, 2]\nb = [1, 2, 3]\nc = a @ b", "a @ b: [2] @ [3]: the inner sizes 2 and 3 differ", (3, 7)),
     ("x = [[1, 2]]\ny = x @ x", "x @ x: [1, 2] @ [1, 2]: the inner sizes 2 and 1 differ", (2, 7)),
-    ("x = [1, 2] @ 3", "(...) @ (...): [2] @ []: @ takes vectors and matrices, and the right operand is a scalar",
+    ("x = [1, 2] @ 3", "[1, 2] @ 3: [2] @ []: @ takes vectors and matrices, and the right operand is a scalar",
      (1, 12)),
     ("s = 2\nx = [1]\ny = s @ x", "s @ x: [] @ [1]: @ takes vectors and matrices, and the left operand is a scalar",
      (3, 7)),
@@ -417,7 +417,7 @@ def test_matmul_shape_errors(text: str, message: str, at: tuple[int, int]) -> No
     ("a = [[1, 2, 3]]\nb = [1, 2]\nc = a * b", "a * b: [1, 3] and [2]: sizes 3 and 2 cannot broadcast", (3, 7)),
     ("a = [[1, 2], [3, 4]]\nb = [[1, 2], [3, 4], [5, 6]]\nc = a - b",
      "a - b: [2, 2] and [3, 2]: sizes 2 and 3 cannot broadcast", (3, 7)),
-    ("a = [1, 2]\nc = a / [1, 2, 3]", "a / (...): [2] and [3]: sizes 2 and 3 cannot broadcast", (2, 7)),
+    ("a = [1, 2]\nc = a / [1, 2, 3]", "a / [1, 2, 3]: [2] and [3]: sizes 2 and 3 cannot broadcast", (2, 7)),
     ("a = [1, 2]\nb = [1, 2, 3]\nc = a ** b", "a ** b: [2] and [3]: sizes 2 and 3 cannot broadcast", (3, 7)),
     ("a = [1, 2]\nb = [1, 2, 3]\nc = 1 + (a + b)", "a + b: [2] and [3]: sizes 2 and 3 cannot broadcast", (3, 12)),
 ])
@@ -618,3 +618,16 @@ def test_tensors_too_large_to_make_are_refused_when_parsing(text: str, words: st
     with pytest.raises(ProgramError) as raised:
         parse(text)
     assert words in raised.value.message
+
+
+@pytest.mark.parametrize("text, written", [
+    ("y = W @ [1, 2, 3]", "W @ [1, 2, 3]: "),
+    ("y = W @ [[1, 2, 3], [4, 5, 6], [7, 8, 9]]", "W @ [...]: "),  # 9 numbers: too many to write out
+    ("y = W @ [0.5, -2, 1e-3]", "W @ [0.5, -2, 0.001]: "),
+    ("y = W @ (x + 1)", "W @ (...): "),  # computed: the caret shows it
+])
+def test_a_shape_error_writes_a_literal_operand(text: str, written: str) -> None:
+    program = parse(text)
+    with pytest.raises(ShapeError) as caught:
+        infer(program, {"W": (2, 2), "x": (3,)})
+    assert caught.value.message.startswith(written), caught.value.message
