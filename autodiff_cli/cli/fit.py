@@ -309,10 +309,15 @@ def _check_validation_options(fraction: float | None, validation_data: str | Non
 
 
 def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:
-    """The --metric options, each checked against the program's variables."""
+    """The --metric options, each checked against the program's variables; a text that is no
+    metric at all is a usage error (exit 2), a name the program lacks an error in its input (1)."""
     from ..execute.metrics import check_metrics, parse_metric
 
-    return check_metrics(program, [parse_metric(text) for text in texts])
+    try:
+        metrics = [parse_metric(text) for text in texts]
+    except InputError as error:
+        raise click.UsageError(f"{error.message}: {error.hint}") from None
+    return check_metrics(program, metrics)
 
 
 class _DataSet:

@@ -215,10 +215,12 @@ class Measurer:
 
     @staticmethod
     def _rows(program: Program, objective: Any, variables: list[str]) -> _Rows:
+        from .tensor_fit import TensorObjective
+
         values = None
         if variables:
-            values = (program_row_values(program, objective, variables) if hasattr(objective, "plan")
-                      else tensor_row_values(objective, variables))
+            values = (tensor_row_values(objective, variables) if isinstance(objective, TensorObjective)
+                      else program_row_values(program, objective, variables))
         return _Rows(objective, values, objective.row_label)
 
     @property
