@@ -3,21 +3,25 @@ written by ``render.formulas``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, warn
 from .options import (
-    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    Command,
     complete_file_name,
     load_inputs,
-    refuse_tensors,
     name_list,
     reporting_errors,
 )
+
+if TYPE_CHECKING:
+    from ..language.program import Program
 
 __all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
 
@@ -99,11 +103,15 @@ def diff_command(
       autodiff diff samples/mlp.ad --format python > gradient.py
     """
     from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
-    from ..render import formulas
+    from ..language.program import runs_as_tensors
 
     program, _ = load_inputs(source, expr, file, {}, None)
-    refuse_tensors(program, {}, "diff")
     chosen = wrt_names(program, output, name_list(wrt) or None)
+    if runs_as_tensors(program, {}):
+        _diff_tensors(program, output, chosen, order, output_format)
+        return
+    from ..render import formulas
+
     count = derivative_count(len(chosen), order)
     if count > MAX_DERIVATIVES:
         raise click.UsageError(
@@ -125,5 +133,36 @@ def diff_command(
         "latex": formulas.derivatives_latex,
         "python": formulas.derivatives_python,
         "json": formulas.derivatives_json,
+    }
+    emit(writers[output_format](result))
+
+
+def _diff_tensors(program: Program, output: str | None, chosen: list[str], order: int,
+                  output_format: str | None) -> None:
+    """diff of a tensor program: its gradient (or Hessian-vector product) as a program."""
+    from ..execute.symbolic import unused_variables
+    from ..execute.tensor_symbolic import MAX_ORDER as MAX_TENSOR_ORDER
+    from ..execute.tensor_symbolic import differentiate_tensors
+    from ..render import tensor_formulas
+
+    if order > MAX_TENSOR_ORDER:
+        raise click.UsageError(
+            f"--order {order} on a tensor program: diff writes its gradient (--order 1) and its "
+            "Hessian-vector product (--order 2); differentiate the --order 2 program again for more"
+        )
+    warn(
+        [
+            f"'{result}' does not depend on '{name}': its gradient with respect to it is 0"
+            for result, name in unused_variables(program, output, chosen)
+        ]
+    )
+    result = differentiate_tensors(program, chosen, output, order)
+    output_format = output_format or ("text" if stdout_is_terminal() else "program")
+    writers = {
+        "text": tensor_formulas.tensor_text,
+        "program": tensor_formulas.tensor_program,
+        "latex": tensor_formulas.tensor_latex,
+        "python": tensor_formulas.tensor_python,
+        "json": tensor_formulas.tensor_json,
     }
     emit(writers[output_format](result))

@@ -49,13 +49,13 @@ from ..language.shapes import infer
 from .expressions import rule_program
 
 __all__ = [
-    "NAME",
-    "NUMBER",
     "LITERAL",
     "MAX_ORDER",
-    "Term",
-    "TensorDerivatives",
+    "NAME",
+    "NUMBER",
     "VJP_RULES",
+    "TensorDerivatives",
+    "Term",
     "differentiate_tensors",
     "input_shapes",
 ]
@@ -486,7 +486,8 @@ def differentiate_tensors(program: Program, wrt: Sequence[str], output: str | No
         variable = program.variables[output]
         raise ProgramError(f"'{output}' has shape {list(out_shape)}; diff writes the gradient of a number",
                            variable.position, program.source,
-                           f"differentiate sum({output}) or mean({output}), or an entry such as {output}[0]")
+                           f"differentiate sum({output}) or mean({output}), or an entry such as "
+                           f"{output}[{', '.join('0' * len(out_shape))}]")
     first = _Sweep(program, shapes, output, tuple(wrt), lambda w: f"d{output}_d{w}").run()
     if order == 1:
         return first
@@ -514,7 +515,7 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
     statements = [*first.statements, (directional, total)]
     program = as_program(inputs, statements, directional)
     second = _Sweep(program, infer(program, {n: shapes[n] for n, _ in inputs}), directional, first.wrt,
-                    lambda n: f"Hv_{n}" if n in first.wrt else f"d{directional}_d{n}").run()
+                    lambda n: f"Hv_{n}" if n in first.wrt else f"d2_{n}").run()
     second.order, second.first = 2, first.first
     second.output, second.directions, second.directional = first.output, directions, directional
     second.labels = {**first.labels, **second.labels}
@@ -657,7 +658,7 @@ class _Sweep:
             g = parts[0]
             for part in parts[1:]:
                 g = apply("+", g, part)
-            op, first, second, param, _ = rows[register]
+            op, first, second, _, _ = rows[register]
             title = self.names.get(register)
             if register in sources or (title is not None and register != out_register):
                 if register == out_register:  # d L / d L, shaped like L
@@ -731,6 +732,8 @@ class _Sweep:
                 for a in rows[register][1:3]:
                     if a >= 0:
                         wanted[a] = True
+        out_register = program.variables[self.output].register
+        last: tuple[str, Term] | None = None
         forward_terms: dict[int, Term] = {}
         statements: list[tuple[str, Term]] = []
         inputs: list[tuple[str, Any]] = []
@@ -757,14 +760,26 @@ class _Sweep:
                 named = self._title(register)
             if op == CONST and register in read and isinstance(param, ArrayLiteral):
                 named = self._title(register)
+            if register == out_register and op != INPUT:
+                # the output is written last, so that eval of the derivative program shows every
+                # value (it shows the variables up to its output); a rule that reads it reads a copy
+                last = (self.output, term)
+                shapes[self.output] = shape
+                if register not in read:
+                    forward_terms[register] = name(self.output)
+                    continue
+                named = self.fresh("t")
+                last = (self.output, name(named))
             if named is not None and (op != CONST or register in read):
-                statements.append((named, term))
+                statements.append((named, _computed(term)))
                 shapes[named] = shape
                 term = name(named)
             forward_terms[register] = term
         backward = [(title, _computed(_replace(term, lambda node: forward_terms[node.param]
                                                if node.op == _FORWARD else None)))
                     for title, term in self.backward]
+        if last is not None:
+            backward.append(last)
         shapes.update(self.statement_shapes)
         return TensorDerivatives(self.output, self.wrt, 1, inputs, statements + backward, shapes, derivatives,
                                  first=dict(derivatives), adjoints=adjoints, labels=self.labels)

@@ -14,11 +14,11 @@ from typing import Any
 
 from ..engine.ops import OPS, short_number
 from ..engine.tensor_ops import TENSOR_OPS, write
-from ..execute.tensor_symbolic import LITERAL, NAME, NUMBER, Term, TensorDerivatives
+from ..execute.tensor_symbolic import LITERAL, NAME, NUMBER, TensorDerivatives, Term
 from ..language.program import ArrayLiteral, Initializer
 from .formulas import ATOM, FRACTION, POWER, PRODUCT, SUM, UNARY, latex_name
 
-__all__ = ["tensor_latex", "tensor_program", "tensor_python", "tensor_text"]
+__all__ = ["tensor_json", "tensor_latex", "tensor_program", "tensor_python", "tensor_text"]
 
 Layout = tuple[float, str]  # binding, text
 Part = tuple[float, str, str]  # binding, text, its first character ("-" matters)
@@ -137,8 +137,30 @@ def tensor_text(result: TensorDerivatives) -> str:
     lines = [f"# inputs: {inputs}"]
     lines.extend(f"{text.ljust(width)}  # {shape}" for text, shape in rows)
     what = "Hessian-vector products H v" if result.order == 2 else "gradients"
+    if result.order == 2:
+        lines.append(f"# {result.directional} = the derivative of {result.output} along v; "
+                     f"d2_NAME is its adjoint of NAME")
     lines.append(f"# {what}: " + ", ".join(f"{w} -> {d}" for w, d in result.derivatives.items()))
     return "\n".join(lines) + "\n"
+
+
+def tensor_json(result: TensorDerivatives) -> str:
+    """One JSON object: what was differentiated, the shapes, each statement as an expression of
+    the language, which statement holds each derivative, and the whole program."""
+    import json
+
+    document = {
+        "of": result.output,
+        "wrt": list(result.wrt),
+        "order": result.order,
+        "derivatives": dict(result.derivatives),
+        "directions": dict(result.directions),
+        "inputs": [{"name": n, "shape": list(result.shapes[n])} for n, _ in result.inputs],
+        "statements": [{"name": n, "shape": list(result.shapes[n]), "expression": _program.expression(term)}
+                       for n, term in result.statements],
+        "program": tensor_program(result),
+    }
+    return json.dumps(document, indent=2) + "\n"
 
 
 # --- LaTeX ---------------------------------------------------------------------------------------
@@ -193,10 +215,17 @@ class _Latex(_Syntax):
         if op == "index":
             return ATOM, f"{self.wrap(parts[0], ATOM)}_{{{write('index', [''], term.param)[1:-1]}}}"
         if op in TENSOR_OPS:
-            return ATOM, TENSOR_OPS[op].latex.format(**dict(zip("xy", (p[1] for p in parts))))
+            return ATOM, _fill(TENSOR_OPS[op].latex, parts)
         if op in ("+", "-", "neg", "="):
             return super().operator(op, term, parts)
-        return ATOM, OPS[op].latex.format(x=parts[0][1])
+        return ATOM, _fill(OPS[op].latex, parts)
+
+
+def _fill(template: str, parts: list[Part]) -> str:
+    """A table's LaTeX template with its operands (``str.format`` would read ``\\operatorname{relu}``)."""
+    for field, part in zip(("{x}", "{y}"), parts):
+        template = template.replace(field, part[1])
+    return template
 
 
 def tensor_latex(result: TensorDerivatives) -> str:

@@ -1,0 +1,145 @@
+"""`autodiff diff` of a tensor program: its formats, the program fed back into eval and diff,
+--order 2, and the errors.  Expected numbers are the post's formulas computed with NumPy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from autodiff_cli.cli import main
+from autodiff_cli.language.compiler import parse
+
+REPO = Path(__file__).resolve().parents[2]
+REGRESSION = REPO / "samples" / "regression_matrix.ad"
+
+
+def run(runner, *args, input=None):  # type: ignore[no-untyped-def]
+    return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def shell(command: str) -> subprocess.CompletedProcess[str]:
+    command = command.replace("autodiff ", f"{sys.executable} -m autodiff_cli ")
+    return subprocess.run(command, shell=True, cwd=REPO, capture_output=True, text=True, check=False)
+
+
+def regression_data() -> tuple[Any, Any]:
+    program = parse(REGRESSION.read_text())
+    return (np.array(program.variables["X"].default.nested()), np.array(program.variables["Y"].default.nested()))
+
+
+def posts_gradient(w: Any) -> Any:
+    """The post's dL/dW = (2/N) X^T (X W - Y)."""
+    x, y = regression_data()
+    return 2 / len(x) * x.T @ (x @ w - y)
+
+
+def test_text_is_the_matrix_chain_rule_with_shapes(runner) -> None:
+    result = run(runner, "diff", str(REGRESSION), "--wrt", "W", "--format", "text")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (
+        "# inputs: X [8, 2], Y [8, 1], W [2, 1]\n"
+        "P = X @ W                     # [8, 1]\n"
+        "t1 = P - Y                    # [8, 1]\n"
+        "dL_dP = 0.125 * (2 * t1)      # [8, 1]\n"
+        "dL_dW = transpose(X) @ dL_dP  # [2, 1]\n"
+        "L = mean(t1**2)               # []\n"
+        "# gradients: W -> dL_dW\n"
+    )
+
+
+@pytest.mark.parametrize("w", [None, [[2.5], [-1.25]]])
+def test_program_feeds_eval(w: Any) -> None:
+    given = "" if w is None else f" --set W='{json.dumps(w)}'"
+    result = shell(f"autodiff diff samples/regression_matrix.ad --wrt W | autodiff eval -{given} --format json")
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)["values"]
+    want = posts_gradient(np.zeros((2, 1)) if w is None else np.array(w))
+    np.testing.assert_allclose(values["dL_dW"], want, rtol=1e-12, atol=1e-12)
+
+
+def test_program_feeds_diff_itself() -> None:
+    """The derivative program's own gradient of L is the same gradient again."""
+    result = shell("autodiff diff samples/regression_matrix.ad --wrt W | autodiff diff - --wrt W "
+                   "| autodiff eval - --format json")
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)["values"]
+    np.testing.assert_allclose(values["dL_dW_2"], posts_gradient(np.zeros((2, 1))), rtol=1e-12, atol=1e-12)
+
+
+def test_hessian_vector_product_of_the_regression(runner) -> None:
+    # L is quadratic in W: H = (2/N) X^T X, and v is ones by default
+    result = shell("autodiff diff samples/regression_matrix.ad --wrt W --order 2 "
+                   "| autodiff eval - --set v_W='[[1], [-2]]' --format json")
+    assert result.returncode == 0, result.stderr
+    x, _ = regression_data()
+    np.testing.assert_allclose(json.loads(result.stdout)["values"]["Hv_W"], 2 / 8 * x.T @ x @ [[1], [-2]],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_latex_is_matrix_notation(runner) -> None:
+    result = run(runner, "diff", str(REGRESSION), "--wrt", "W", "--format", "latex")
+    assert result.exit_code == 0, result.stderr
+    assert r"\frac{\partial L}{\partial W} &= X^\top \frac{\partial L}{\partial P}" in result.stdout
+    assert result.stdout.startswith("\\begin{aligned}\n") and result.stdout.endswith("\\end{aligned}\n")
+    mlp = run(runner, "diff", str(REPO / "samples" / "moons_mlp.ad"), "--wrt", "W1", "--format", "latex")
+    assert r"\odot" in mlp.stdout
+
+
+def test_python_returns_the_gradients(runner) -> None:
+    result = run(runner, "diff", str(REGRESSION), "--wrt", "W", "--format", "python")
+    assert result.exit_code == 0, result.stderr
+    namespace: dict[str, Any] = {}
+    exec(compile(result.stdout, "gradient.py", "exec"), namespace)  # noqa: S102 - the output under test
+    w = np.array([[0.5], [3.0]])
+    np.testing.assert_allclose(namespace["derivatives"](W=w)["W"], posts_gradient(w), rtol=1e-12, atol=1e-12)
+
+
+def test_json_names_each_gradient_and_its_shape(runner) -> None:
+    result = run(runner, "diff", str(REGRESSION), "--wrt", "W", "--format", "json")
+    document = json.loads(result.stdout)
+    assert document["derivatives"] == {"W": "dL_dW"}
+    assert {"name": "dL_dW", "shape": [2, 1], "expression": "transpose(X) @ dL_dP"} in document["statements"]
+
+
+def test_moons_mlp_program_gives_evals_gradients() -> None:
+    # eval's reverse mode on the original program against eval of the derivative program
+    want = shell("autodiff eval samples/moons_mlp.ad --set x='[0.5, -0.25]' --format json")
+    got = shell("autodiff diff samples/moons_mlp.ad --wrt W1,b3 | autodiff eval - --set x='[0.5, -0.25]' "
+                "--format json")
+    assert got.returncode == 0, got.stderr
+    grads, values = json.loads(want.stdout)["grads"], json.loads(got.stdout)["values"]
+    np.testing.assert_allclose(values["dloss_dW1"], grads["W1"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(values["dloss_db3"], grads["b3"], rtol=1e-12, atol=1e-15)
+
+
+def test_order_above_two_is_a_usage_error(runner) -> None:
+    result = run(runner, "diff", str(REGRESSION), "--order", "3")
+    assert result.exit_code == 2
+    assert "--order 3 on a tensor program" in result.stderr
+
+
+def test_matrix_output_says_what_to_differentiate(runner) -> None:
+    result = run(runner, "diff", "-e", "W = [[1, 2], [3, 4]]\nM = W * 2")
+    assert result.exit_code != 0
+    assert "<expr>:2:1: error: 'M' has shape [2, 2]; diff writes the gradient of a number" in result.stderr
+    assert "M[0, 0]" in result.stderr
+
+
+def test_a_form_the_language_cannot_write_is_refused_at_its_op(runner) -> None:
+    result = run(runner, "diff", "-e", "A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nL = sum(sum(A, 1)**2)")
+    assert result.exit_code != 0
+    assert "<expr>:2:9: error: diff cannot write the adjoint of a reduction along axis 1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_input_the_output_does_not_use_gets_zeros_and_a_warning(runner) -> None:
+    result = run(runner, "diff", "-e", "W = [1, 2]\nU = [3, 4]\nL = sum(W**2)", "--wrt", "W,U",
+                 "--format", "program")
+    assert "'L' does not depend on 'U'" in result.stderr
+    assert "dL_dU = 0 * U\n" in result.stdout
