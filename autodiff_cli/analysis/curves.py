@@ -6,10 +6,13 @@ reverse mode, and with ``order=2`` the second derivative f''.  Points where the 
 undefined (log of a negative number, division by zero, overflow) are NaN, so a plot leaves
 a gap there, and every run of such points is reported with its reason; nothing fails.
 
-Where the points come from is one function, ``_gradients_along``: the program's output and
-its gradient at every x of a column, in one pass of the vectorized executor
-(``execute.vectorized``: the op table's vector kernels, forward and reverse over NumPy
-columns), so thousands of points cost about as much as a few scalar evaluations.
+Where the points come from is one object, a sampler: the program's output and its gradient at
+every x of a column (``along``) and at one point (``point``).  For a scalar program it is one
+pass of the vectorized executor (``execute.vectorized``: the op table's vector kernels, forward
+and reverse over NumPy columns), so thousands of points cost about as much as a few scalar
+evaluations.  For a tensor program, where the varied input is a number or one entry of a tensor
+(``W[0, 1]``), it is the tensor interpreter with that input on a batch axis, one row per point
+(``execute.tensor.run_forward``): again one forward and one reverse sweep for the whole column.
 
 f'' is the central difference of the exact f' (reverse mode) at x +- h, with check's step
 h = eps**(1/3) * max(1, |x|): its error is about 1e-10 relative where f is smooth.  Where f'
@@ -40,8 +43,6 @@ from .check import step_size
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from ..execute.vectorized import BatchEvaluator
 
 __all__ = [
     "DEFAULT_POINTS", "Curves", "Gap", "Tangent", "check_variable", "describe_gaps", "describe_tangents",
@@ -142,24 +143,15 @@ def sample_curves(
     """
     import numpy as np
 
-    from ..execute.vectorized import BatchEvaluator
-
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, not {order}")
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise ValueError(f"need finite low < high, not {low}, {high}")
     if points < 2:
         raise ValueError(f"need at least 2 points, not {points}")
-    check_variable(program, variable)
-    output = output_name(program, output)
-    missing = [v for v in missing_inputs(program, values) if v.name != variable]
-    if missing:
-        raise missing_inputs_error(program, missing)
-    # Every other input at its given or default value: what the picture holds fixed.
-    fixed = {v.name: input_value(v, values) for v in program.inputs if v.name != variable}
+    sampler = _sampler(program, values, variable, output)
     x = np.linspace(low, high, points)
-    evaluator = BatchEvaluator(program, output=output, wrt=[variable])  # planned once, run once per column
-    column = _gradients_along(evaluator, fixed, variable, x)
+    column = sampler.along(x)
     gaps = _gaps("f", x, column.failed, column.why)
     # Each derivative is reported where it fails on its own: no derivative where no f goes without saying.
     with np.errstate(all="ignore"):
@@ -169,54 +161,53 @@ def sample_curves(
     df = np.where(df_defined, column.grad, np.nan)
     d2f = None
     if order == 2:
-        d2f, left_out, why = _second_derivative(evaluator, fixed, variable, x, df, df_defined)
+        d2f, left_out, why = _second_derivative(sampler.along, x, df, df_defined)
         gaps += _gaps("d2f", x, left_out, why)
-    curves = Curves(program, output, variable, x, column.value, df, d2f, gaps, fixed)
-    curves.poles = _poles_between(evaluator, fixed, variable, x, column.value, df)
-    curves.tangents = [tangent(program, fixed, variable, at, output) for at in tangents_at]
+    curves = Curves(program, sampler.output, variable, x, column.value, df, d2f, gaps, sampler.fixed)
+    curves.poles = _poles_between(sampler.along, x, column.value, df)
+    curves.tangents = [_tangent(sampler, at) for at in tangents_at]
     return curves
 
 
-def tangent(program: Program, values: Mapping[str, float], variable: str, at: float,
+def tangent(program: Program, values: Mapping[str, Any], variable: str, at: float,
             output: str | None = None) -> Tangent:
     """The tangent of the output at ``variable = at``: one evaluation, reverse mode.
 
     An error (EvaluationError, with the program position) where the output is undefined;
     an InputError where it has no finite derivative.
     """
-    from ..execute import evaluate
+    return _tangent(_sampler(program, values, variable, output), at)
 
-    check_variable(program, variable)
+
+def _tangent(sampler: _Sampler, at: float) -> Tangent:
+    variable = sampler.variable
     try:
-        evaluation = evaluate(program, {**values, variable: at}, output)
+        value, slope = sampler.point(at)
     except AutodiffError as error:  # the output is undefined there: say which option asked for it
         error.notes.append(f"--tangent-at {variable}={at:g} asks for the tangent at this point; choose one "
                            "where the output is defined")
         raise
-    value, slope = evaluation.root.data, evaluation.nodes[variable].grad
     if not (math.isfinite(value) and math.isfinite(slope)):
         raise InputError(
             f"--tangent-at {variable}={at:g}: the slope there is {slope:g}, so there is no tangent line",
-            source=Source(program.source.name, ""),
+            source=Source(sampler.program.source.name, ""),
             hint="choose a point where the output has a finite derivative",
         )
-    return Tangent(at, value, slope, _kink_at(program, values, variable, at, output))
+    return Tangent(at, value, slope, _kink_at(sampler, at))
 
 
-def _kink_at(program: Program, values: Mapping[str, float], variable: str, at: float,
-             output: str | None) -> tuple[float, float] | None:
+def _kink_at(sampler: _Sampler, at: float) -> tuple[float, float] | None:
     """The slopes just left and right of ``at`` if the output has a kink there (abs at 0), else None.
 
     Where f is smooth the gap between the two one-sided slopes shrinks with the step (it is
     about 2 h f''); at a kink it stays: so the gap is measured at two steps, h and h / 10.
     """
-    from ..execute import evaluate
 
     def slopes(step: float) -> tuple[float, float] | None:
         found = []
         for x in (at - step, at + step):
             try:
-                found.append(evaluate(program, {**values, variable: x}, output).nodes[variable].grad)
+                found.append(sampler.point(x)[1])
             except AutodiffError:
                 return None  # an edge of the domain on one side: no tangent question to ask
         return found[0], found[1]
@@ -255,26 +246,207 @@ class _Column:
     why: Callable[[int], str]
 
 
-def _gradients_along(evaluator: BatchEvaluator, fixed: Mapping[str, float], variable: str,
-                     xs: np.ndarray) -> _Column:
-    """The output and d output / d ``variable`` at every x of ``xs``, and where and why it failed.
+Along = Callable[["np.ndarray"], _Column]  # the output and its derivative at every x of a column
 
-    One pass of the vectorized executor (execute/vectorized.py) over the column, the other
-    inputs broadcast: the op table's vector kernels forward, adjoints back.  A failed point
-    (outside an op's domain, or overflowing) is NaN; its reason is the scalar engine's message
-    for that point, worked out only when a gap is reported.
-    """
-    result = evaluator.evaluate({**fixed, variable: xs}, on_error="nan")
 
-    def why(row: int) -> str:
-        return result.error(row).message
+class _Sampler:
+    """Where a plot's numbers come from: ``along(xs)`` for a column of points, ``point(x)`` for one
+    (value and slope, raising the AutodiffError of an undefined point); ``fixed`` is what the
+    picture holds fixed (every other input), ``output`` the output's name."""
 
-    return _Column(result.value, result.grads[variable], result.failed, why)
+    program: Program
+    variable: str
+    output: str
+    fixed: dict[str, Any]
+
+    def along(self, xs: np.ndarray) -> _Column:
+        raise NotImplementedError
+
+    def point(self, x: float) -> tuple[float, float]:
+        raise NotImplementedError
+
+
+def _sampler(program: Program, values: Mapping[str, Any], variable: str, output: str | None) -> _Sampler:
+    """The scalar sampler for a scalar program and input; the tensor one for a tensor program, or
+    for one entry of a tensor input (``W[0, 1]``)."""
+    from ..execute.columns import split_column
+    from ..language.program import runs_as_tensors
+
+    entry = split_column(variable)
+    name, index = entry if entry is not None else (variable, ())
+    check_variable(program, name)
+    output = output_name(program, output)
+    if entry is None and not runs_as_tensors(program, values):
+        return _ScalarSampler(program, values, variable, output)
+    return _TensorSampler(program, values, variable, name, index, output)
+
+
+class _ScalarSampler(_Sampler):
+    """A scalar program: the vectorized executor over a column, the scalar engine at one point."""
+
+    def __init__(self, program: Program, values: Mapping[str, Any], variable: str, output: str) -> None:
+        from ..execute.vectorized import BatchEvaluator
+
+        missing = [v for v in missing_inputs(program, values) if v.name != variable]
+        if missing:
+            raise missing_inputs_error(program, missing)
+        self.program, self.variable, self.output = program, variable, output
+        # Every other input at its given or default value: what the picture holds fixed.
+        self.fixed = {v.name: input_value(v, values) for v in program.inputs if v.name != variable}
+        self.evaluator = BatchEvaluator(program, output=output, wrt=[variable])  # planned once, run per column
+
+    def along(self, xs: np.ndarray) -> _Column:
+        """One pass of the vectorized executor (execute/vectorized.py) over the column, the other
+        inputs broadcast: the op table's vector kernels forward, adjoints back.  A failed point
+        (outside an op's domain, or overflowing) is NaN; its reason is the scalar engine's message
+        for that point, worked out only when a gap is reported."""
+        result = self.evaluator.evaluate({**self.fixed, self.variable: xs}, on_error="nan")
+
+        def why(row: int) -> str:
+            return result.error(row).message
+
+        return _Column(result.value, result.grads[self.variable], result.failed, why)
+
+    def point(self, x: float) -> tuple[float, float]:
+        from ..execute import evaluate
+
+        evaluation = evaluate(self.program, {**self.fixed, self.variable: x}, self.output)
+        return evaluation.root.data, evaluation.nodes[self.variable].grad
+
+
+class _TensorSampler(_Sampler):
+    """A tensor program: the tensor interpreter with the varied input (``name``, or its entry
+    ``index``) on a batch axis, one row per point, so a column is one forward and one reverse
+    sweep; one point is an unbatched run, whose error is the one ``eval`` gives there."""
+
+    def __init__(self, program: Program, values: Mapping[str, Any], variable: str, name: str,
+                 index: tuple[int, ...], output: str) -> None:
+        from ..execute.tensor import input_arrays
+
+        declared = input_arrays(program, values).get(name)  # its shape: given, or its default's
+        _check_entry(program, name, index, () if declared is None else declared.shape)
+        given = dict(values) if index else {**values, name: 0.0}  # a number varied: its own value is not used
+        missing = missing_inputs(program, given)
+        if missing:
+            raise missing_inputs_error(program, missing)
+        self.arrays = input_arrays(program, given)
+        self.program, self.variable, self.output = program, variable, output
+        self.name, self.index = name, index
+        self.fixed = {v.name: self.arrays[v.name] for v in program.inputs if v.name != name}
+        self.shapes: dict[Any, Any] = {}  # shapes inferred once for every column (run_forward's cache)
+        self.depends = program.dependencies(output)
+        self._check_number_output()
+
+    def _check_number_output(self) -> None:
+        from ..language.shapes import infer, shape_text
+
+        shapes = infer(self.program, {name: array.shape for name, array in self.arrays.items()})
+        shape = shapes[self.program.variables[self.output].register]
+        if shape:
+            raise InputError(f"{self.output} is a tensor of shape {shape_text(shape)}; a plot draws a number "
+                             f"along --range {self.variable}", self.program.variables[self.output].position,
+                             self.program.source, f"plot sum({self.output}), mean({self.output}) or an entry such "
+                             f"as {self.output}[{', '.join('0' * len(shape))}] (--output names another variable)")
+
+    def _inputs(self, varied: Any, batched: bool) -> dict[str, Any]:
+        import numpy as np
+
+        if not self.index:
+            return {**self.arrays, self.name: np.asarray(varied, dtype=float)}
+        base = self.arrays[self.name]
+        if not batched:
+            value = np.array(base, dtype=float)
+            value[self.index] = varied
+            return {**self.arrays, self.name: value}
+        stacked = np.repeat(base[None], len(varied), axis=0)
+        stacked[(slice(None), *self.index)] = varied
+        return {**self.arrays, self.name: stacked}
+
+    def along(self, xs: np.ndarray) -> _Column:
+        import numpy as np
+
+        from ..execute.tensor import run_forward
+
+        try:
+            run = run_forward(self.program, self._inputs(np.asarray(xs, dtype=float), True),
+                              batched=frozenset([self.name]), check=False, shapes_cache=self.shapes)
+        except AutodiffError:  # an op that refuses some point outright (a label that is no class): one by one
+            return self._point_by_point(xs)
+        count = len(xs)
+        out = run.register(self.output)
+        with np.errstate(all="ignore"):
+            value = np.array(np.broadcast_to(run.values[out], (count,)), dtype=float)
+            grad = run.gradients(self.output, [self.name])[self.name][(slice(None), *self.index)]
+            grad = np.array(np.broadcast_to(grad, (count,)), dtype=float)
+            failed = np.zeros(count, dtype=bool)
+            for register in range(out + 1):  # a point fails where any value the output reads is not finite
+                if self.depends[register] and run.leads[register]:
+                    rows = np.reshape(run.values[register], (count, -1))
+                    failed |= ~np.isfinite(rows).all(axis=1)
+        value[failed] = np.nan
+        grad[failed] = np.nan
+        return _Column(value, grad, failed, lambda i: self._why(float(xs[i])))
+
+    def _point_by_point(self, xs: np.ndarray) -> _Column:
+        import numpy as np
+
+        value, grad = np.full(len(xs), np.nan), np.full(len(xs), np.nan)
+        failed = np.zeros(len(xs), dtype=bool)
+        reasons: dict[int, str] = {}
+        for i, x in enumerate(xs):
+            try:
+                value[i], grad[i] = self.point(float(x))
+            except AutodiffError as error:
+                failed[i], reasons[i] = True, error.message
+        return _Column(value, grad, failed, reasons.__getitem__)
+
+    def point(self, x: float) -> tuple[float, float]:
+        import numpy as np
+
+        from ..execute.tensor import run_forward
+
+        run = run_forward(self.program, self._inputs(x, False))
+        with np.errstate(all="ignore"):
+            slope = run.gradients(self.output, [self.name])[self.name][self.index]
+        return float(run.value(self.output)), float(slope)
+
+    def _why(self, x: float) -> str:
+        try:
+            self.point(x)
+        except AutodiffError as error:
+            return error.message
+        return "the output is not finite here"  # the batched run saw what one point does not
+
+
+def _check_entry(program: Program, name: str, index: tuple[int, ...], shape: tuple[int, ...]) -> None:
+    """``--range W[i, j]`` names an entry that ``W``'s value has; a tensor input is varied one entry at
+    a time, a number as itself."""
+    variable = program.variables[name]
+    where = variable.position, program.source
+    shape_text = "[" + ", ".join(map(str, shape)) + "]"
+    written = f"{name}[{', '.join(map(str, index))}]"
+    if not index and shape:
+        first = f"{name}[{', '.join('0' * len(shape))}]"
+        raise InputError(f"--range {name}: {name} is a tensor of shape {shape_text}; a plot varies one number",
+                         *where, f"vary one entry, e.g. --range {first}=-1:1 (the others keep their values)")
+    if index and not shape:
+        raise InputError(f"--range {written}: {name} is a number, with no entries to index",
+                         *where, f"vary it as a whole: --range {name}=LOW:HIGH")
+    if len(index) != len(shape):
+        axes = f"{len(shape)} ax{'is' if len(shape) == 1 else 'es'}"
+        raise InputError(f"--range {written}: {name} has {axes} (shape {shape_text}), and {written} gives "
+                         f"{len(index)} ind{'ex' if len(index) == 1 else 'ices'}", *where,
+                         f"name one entry with {len(shape)} ind{'ex' if len(shape) == 1 else 'ices'}, e.g. "
+                         f"{name}[{', '.join('0' * len(shape))}]")
+    for axis, (i, size) in enumerate(zip(index, shape)):
+        if i >= size:
+            raise InputError(f"--range {written}: index {i} is out of range for axis {axis} of {name}, of size {size} "
+                             f"(shape {shape_text})", *where,
+                             f"indices of axis {axis} run from 0 to {size - 1}")
 
 
 def _second_derivative(
-    evaluator: BatchEvaluator, fixed: Mapping[str, float], variable: str, x: np.ndarray,
-    df: np.ndarray, df_defined: np.ndarray,
+    along: Along, x: np.ndarray, df: np.ndarray, df_defined: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, Callable[[int], str]]:
     """f'' by central differences of the exact f', where f' is defined and smooth.
 
@@ -287,8 +459,7 @@ def _second_derivative(
     import numpy as np
 
     h = step_size(1.0) * np.maximum(1.0, np.abs(x))  # check's step_size, for a column
-    right, left, right_wide, left_wide = (_gradients_along(evaluator, fixed, variable, x + s * h)
-                                          for s in (1, -1, 4, -4))
+    right, left, right_wide, left_wide = (along(x + s * h) for s in (1, -1, 4, -4))
     with np.errstate(all="ignore"):
         d2f = (right.grad - left.grad) / (2 * h)
         wide = (right_wide.grad - left_wide.grad) / (8 * h)
@@ -318,8 +489,7 @@ def _second_derivative(
 POLE_GROWTH = 100.0
 
 
-def _poles_between(evaluator: BatchEvaluator, fixed: Mapping[str, float], variable: str, x: np.ndarray,
-                   f: np.ndarray, df: np.ndarray) -> list[tuple[int, float]]:
+def _poles_between(along: Along, x: np.ndarray, f: np.ndarray, df: np.ndarray) -> list[tuple[int, float]]:
     """The poles that fall between two neighbouring points, where a line would join the two
     branches (1/x sampled at +-0.001: -999 to 999).  Near a pole of order p at x0, f'/f is
     -p/(x - x0), so f/f' at each neighbour says how far off a pole would be: where |f| grows
@@ -345,7 +515,7 @@ def _poles_between(evaluator: BatchEvaluator, fixed: Mapping[str, float], variab
     where = x[indices] + step[indices] * reach_left[indices] / (reach_left[indices] + reach_right[indices])
     offsets = (0.0, -1e-3, 1e-3)
     probes = np.concatenate([np.clip(where + o * step[indices], x[indices], x[indices + 1]) for o in offsets])
-    column = _gradients_along(evaluator, fixed, variable, probes)
+    column = along(probes)
     with np.errstate(all="ignore"):
         size = np.abs(column.value).reshape(len(offsets), -1)
         undefined = (column.failed | ~np.isfinite(column.value)).reshape(len(offsets), -1).any(axis=0)

@@ -16,14 +16,13 @@ from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
 from .console import warn
 from .options import (
-    Command,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    Command,
     _parse_number,
     complete_file_name,
     format_of_file,
     load_inputs,
-    refuse_tensors,
     program_options,
     program_title,
     refuse_overwriting_inputs,
@@ -58,9 +57,10 @@ def _parse_range(
     item, = items
     name, sep, span = item.partition("=")
     low_text, colon, high_text = span.partition(":")
-    name = name.strip()
-    if not sep or not colon or not name.isidentifier():
-        raise click.BadParameter(f"expected NAME=LOW:HIGH (e.g. x=-3:3), got {item!r}", ctx, param)
+    name = _input_name(name)
+    if not sep or not colon or name is None:
+        raise click.BadParameter(f"expected NAME=LOW:HIGH or NAME[i, j]=LOW:HIGH for one entry of a tensor "
+                                 f"(e.g. x=-3:3, W[0, 1]=-1:1), got {item!r}", ctx, param)
     low = _parse_number(low_text.strip(), f"low end of {name}")
     high = _parse_number(high_text.strip(), f"high end of {name}")
     if not low < high:
@@ -71,6 +71,18 @@ def _parse_range(
         raise click.BadParameter(f"a plot's range stays within \u00b1{DRAWABLE:g} (its axis cannot be scaled "
                                  f"nearer the largest float), got {low:g}:{high:g}", ctx, param)
     return name, low, high
+
+
+def _input_name(text: str) -> str | None:
+    """What --range and --tangent-at vary: an input's name, or one entry of a tensor input written
+    as entry columns are (``W[0,1]`` -> ``W[0, 1]``); None for anything else."""
+    from ..execute.columns import entry_column, split_column
+
+    text = text.strip()
+    if text.isidentifier():
+        return text
+    entry = split_column(text)
+    return None if entry is None else entry_column(*entry)
 
 
 def _one_range_only(items: tuple[str, ...]) -> str:
@@ -93,9 +105,9 @@ def _parse_points(
     points = []
     for item in items:
         name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name.isidentifier():
-            raise click.BadParameter(f"expected NAME=VALUE (e.g. x=0.5), got {item!r}", ctx, param)
+        name = _input_name(name)
+        if not sep or name is None:
+            raise click.BadParameter(f"expected NAME=VALUE (e.g. x=0.5, W[0, 1]=0.5), got {item!r}", ctx, param)
         points.append((name, _parse_number(text.strip(), f"tangent point of {name}")))
     return points
 
@@ -104,7 +116,8 @@ def _parse_points(
                short_help="Plot the output and its derivative along one input.")
 @program_options
 @click.option("--range", "span", required=True, multiple=True, metavar="NAME=LOW:HIGH", callback=_parse_range,
-              help="The input to vary and its range, e.g. x=-3:3 (one input: give the others with --set).")
+              help="The input to vary and its range, e.g. x=-3:3, or one entry of a tensor input, e.g. "
+                   "W[0, 1]=-1:1 (one input: give the others with --set).")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
               help="Write to FILE; its extension (.svg .png .pdf .txt) sets the format (a stream such as "
                    "/dev/stdout: svg unless --format). Default, or '-': standard output.")
@@ -133,14 +146,20 @@ def plot_command(
     derivative: the derivative is the slope.  Where the output is undefined
     (log of a negative number...) the curves have gaps, reported on stderr.
 
+    In a tensor program --range varies a number input, or one entry of a
+    tensor input (W[0, 1]=-1:1; its other entries keep their values); the
+    output must be a number.
+
     \b
     Examples:
       autodiff plot "y = tanh(x)" --range x=-3:3 -o tanh.svg
       autodiff plot samples/neuron.ad --range x1=-2:2 --tangent-at x1=0.5 -o neuron.png
       autodiff plot "y = log(x)" --range x=-1:3 --order 2 -o log.pdf
       autodiff plot "y = x**3 - 2*x" --range x=-2:2 --format text
+      autodiff plot samples/regression_matrix.ad --range "W[0, 0]=0:5" -o loss_w00.svg
     """
     from ..analysis.curves import check_variable, describe_gaps, describe_tangents, sample_curves
+    from ..execute.columns import split_column
     from ..language.program import check_inputs
     from ..render import plot
 
@@ -168,13 +187,14 @@ def plot_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    refuse_tensors(program, values, "plot")
-    check_variable(program, variable)
-    if variable in values:
+    entry = split_column(variable)
+    varied = variable if entry is None else entry[0]  # an entry's tensor keeps its other entries' values
+    check_variable(program, varied)
+    if entry is None and variable in values:
         warn([f"the value given for {variable} is not used: --range varies it from {low:g} to {high:g}"])
         values = {name: value for name, value in values.items() if name != variable}
     warn(check_inputs(program, values))
-    warn(_independence_warning(program, output, variable))
+    warn(_independence_warning(program, output, varied))
     curves = sample_curves(program, values, variable, low, high, points=points, order=order, output=output,
                            tangents_at=[at for _, at in tangents])
     warn(describe_gaps(curves))
@@ -199,8 +219,8 @@ def _independence_warning(program: Program, output: str | None, variable: str) -
     name = output_name(program, output)
     if program.dependencies(name)[program.variables[variable].register]:
         return []
-    return [f"{name} does not depend on {variable}: its curve is flat and its derivative 0 over the whole "
-            f"range; plot another --output, or vary one of its inputs"]
+    return [(f"{name} does not depend on {variable}: its curve is flat and its derivative 0 over the whole "
+             f"range; plot another --output, or vary one of its inputs")]
 
 
 def _choose_format(out: str | None, given: str | None, to_stdout: bool, to_stream: bool) -> str:

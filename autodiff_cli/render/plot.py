@@ -51,10 +51,22 @@ def curve_names(curves: Curves) -> dict[str, str]:
 
 
 def _fixed_text(curves: Curves, limit: int = 6) -> str:
-    items = [f"{name} = {value:g}" for name, value in curves.fixed.items()]
+    items = [f"{name} = {_fixed_value(value)}" for name, value in curves.fixed.items()]
     if not items:
         return ""
     return f"with {listed(items, limit)}"
+
+
+def _fixed_value(value: Any) -> str:
+    """A number as ``%g``; a tensor as its entries when it has few, else its shape."""
+    import numpy as np
+
+    array = np.asarray(value)
+    if array.ndim == 0:
+        return f"{float(array):g}"
+    if array.size <= 4:
+        return str(np.vectorize(lambda x: f"{x:g}")(array).tolist()).replace("'", "")
+    return "[" + ", ".join(map(str, array.shape)) + "] tensor"
 
 
 def _panels(curves: Curves) -> list[tuple[str, Any]]:
