@@ -697,14 +697,20 @@ def _gradients(record: Recording) -> list[str]:
     if len(norms) >= 2 and norms[0] > 0 and max(norms[1:]) > EXPLODING * norms[0]:
         found.append(f"the gradient norm exploded from {_short(norms[0])} to {_short(max(norms[1:]))}")
     if len(record.groups) >= 2 and record.steps:
-        last = [(group.name, group.grad_norm[-1] / math.sqrt(max(1, int(np.prod(group.shape)))))
-                for group in record.groups if group.grad_norm]
-        largest = max((norm for _name, norm in last), default=0.0)
-        if largest > 0:
-            faint = [name for name, norm in last if norm < VANISHING * largest]
-            if faint:
-                found.append(f"the gradients of {', '.join(repr(n) for n in faint)} vanish: under {VANISHING:g} "
-                             f"of the largest group's (per entry) at step {record.steps[-1]}")
+        # Per entry, so a big matrix is not favoured over a bias; at every recorded step, so a
+        # group that has merely converged before the others is not mistaken for one starved.
+        sizes = [math.sqrt(max(1, int(np.prod(group.shape)))) for group in record.groups]
+        starved = set(range(len(record.groups)))
+        for index in range(len(record.steps)):
+            norms = [group.grad_norm[index] / size for group, size in zip(record.groups, sizes)]
+            largest = max(norms)
+            if not largest > 0 or not math.isfinite(largest):
+                continue
+            starved &= {k for k, norm in enumerate(norms) if norm < VANISHING * largest}
+        if starved:
+            names = ", ".join(repr(record.groups[k].name) for k in sorted(starved))
+            found.append(f"the gradients of {names} vanish: under {VANISHING:g} of the largest group's "
+                         f"(per entry) at every recorded step")
     return found
 
 
@@ -741,13 +747,17 @@ def _range(values: np.ndarray) -> list[float]:
     if not finite.size:
         return [-1.0, 1.0]
     low, high = float(finite.min()), float(finite.max())
-    if low == high:
-        low, high = low - 0.5, high + 0.5
+    scale = max(abs(low), abs(high))
+    if high - low <= scale * 1e-9:  # one value (or nearly): a range around it that bins can split
+        pad = scale * 1e-6 if scale else 0.5
+        low, high = low - pad, high + pad
     return [low, high]
 
 
 def _histogram(row: np.ndarray, bounds: list[float]) -> list[int]:
     finite = row[np.isfinite(row)]
+    if not math.isfinite(bounds[1] - bounds[0]):  # a diverged run: split the range as halves
+        finite, bounds = finite / 2, [bounds[0] / 2, bounds[1] / 2]
     counts, _edges = np.histogram(finite, bins=BINS, range=(bounds[0], bounds[1]))
     return [int(c) for c in counts]
 
@@ -758,4 +768,4 @@ def _padded(column: np.ndarray) -> list[float]:
         return [-1.0, 1.0]
     low, high = float(finite.min()), float(finite.max())
     pad = 0.1 * (high - low) if high > low else 1.0
-    return [_round(low - pad, 6), _round(high + pad, 6)]
+    return [low - pad, high + pad]
