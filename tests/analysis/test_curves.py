@@ -194,3 +194,127 @@ def test_the_grid_is_even_and_includes_both_ends() -> None:
     curves = curves_of("y = x", low=-1.0, high=1.0, points=5)
     assert curves.x.tolist() == [-1.0, -0.5, 0.0, 0.5, 1.0]
     assert curves.f.tolist() == curves.x.tolist() and curves.df.tolist() == [1.0] * 5 and curves.d2f is None
+
+
+# --- tensor programs: a number input, or one entry of a tensor input ---------------------------------
+
+MATRIX_MLP = """\
+X = [[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]]
+y = [[1], [-1], [1]]
+W1 = [[0.3, -0.8, 0.5], [0.9, 0.2, -0.4]]
+b1 = [0.1, -0.2, 0.05]
+W2 = [[0.6], [-0.5], [0.4]]
+H = tanh(X @ W1 + b1)
+L = mean((H @ W2 - y)**2)
+"""
+
+
+def regression_arrays():
+    from autodiff_cli.execute.tensor import input_arrays
+
+    program = parse((SAMPLES / "regression_matrix.ad").read_text())
+    arrays = input_arrays(program, {})
+    return program, arrays["X"], arrays["Y"]
+
+
+def test_an_entry_of_a_tensor_is_varied_with_the_others_kept() -> None:
+    # L(w) = mean((X[:, 0] w + X[:, 1] W[1, 0] - Y)^2), W[1, 0] = -1.25 given; by hand in NumPy.
+    from autodiff_cli.language.program import ArrayLiteral
+
+    program, X, Y = regression_arrays()
+    given = {"W": ArrayLiteral((2, 1), (9.0, -1.25))}  # W[0, 0] = 9 is replaced by the range
+    curves = sample_curves(program, given, "W[0, 0]", -1.0, 4.0, points=51, order=2)
+    w = np.linspace(-1.0, 4.0, 51)
+    residual = X[:, :1] * w + X[:, 1:] * -1.25 - Y  # [8, 51]: one column per point
+    np.testing.assert_allclose(curves.f, np.mean(residual**2, axis=0), rtol=1e-13)
+    np.testing.assert_allclose(curves.df, 2 / 8 * np.sum(residual * X[:, :1], axis=0), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(curves.d2f, np.full(51, 2 / 8 * np.sum(X[:, 0] ** 2)), rtol=1e-6)
+    assert curves.variable == "W[0, 0]" and curves.gaps == [] and curves.poles == []
+    assert set(curves.fixed) == {"X", "Y"}
+
+
+def test_an_entry_of_a_matrix_mlp_has_autograds_derivative() -> None:
+    import autograd.numpy as anp
+    from autograd import grad
+
+    program = parse(MATRIX_MLP)
+    curves = sample_curves(program, {}, "W1[1, 2]", -2.0, 2.0, points=9)
+    X = np.array([[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    b1 = np.array([0.1, -0.2, 0.05])
+    W2 = np.array([[0.6], [-0.5], [0.4]])
+
+    def loss(entry):
+        W1 = anp.array([[0.3, -0.8, 0.5], [0.9, 0.2, 0.0]]) + entry * anp.array([[0, 0, 0], [0, 0, 1.0]])
+        H = anp.tanh(X @ W1 + b1)
+        return anp.mean((H @ W2 - y[:, None]) ** 2)
+
+    for x, f, df in zip(curves.x, curves.f, curves.df):
+        assert f == pytest.approx(loss(x), rel=1e-13)
+        assert df == pytest.approx(grad(loss)(x), rel=1e-11, abs=1e-14)
+
+
+def test_a_number_input_of_a_tensor_program() -> None:
+    # L(a) = sum(tanh([1, 2] a)): L' = sum(x (1 - tanh(x a)^2)).
+    curves = sample_curves(parse("x = [1, 2]\nL = sum(tanh(x * a))"), {}, "a", -2.0, 2.0, points=41)
+    a = np.linspace(-2.0, 2.0, 41)
+    np.testing.assert_allclose(curves.f, np.tanh(a) + np.tanh(2 * a), rtol=1e-14)
+    np.testing.assert_allclose(curves.df, (1 - np.tanh(a) ** 2) + 2 * (1 - np.tanh(2 * a) ** 2), rtol=1e-13)
+
+
+def test_a_tensor_programs_gaps_carry_the_interpreters_message() -> None:
+    curves = sample_curves(parse("x = [1, 2]\nL = sum(log(x * a))"), {}, "a", -1.0, 1.0, points=21)
+    gap = curves.gaps[0]
+    assert (gap.curve, gap.start, gap.count) == ("f", -1.0, 11)  # -1 to 0: log of x*a <= 0
+    assert "log is undefined at entry [0]" in gap.reason
+    assert np.isnan(curves.f[:11]).all() and np.isfinite(curves.f[11:]).all()
+    np.testing.assert_allclose(curves.df[11:], 2 / curves.x[11:], rtol=1e-13)  # d/da (log a + log 2a)
+
+
+def test_an_op_that_refuses_some_points_is_sampled_point_by_point() -> None:
+    # cross_entropy takes class labels 0, 1, 2: other values of c are gaps, each with its message.
+    program = parse("z = [0.5, 1.5, -1]\nL = cross_entropy(z, c)")
+    curves = sample_curves(program, {}, "c", 0.0, 2.0, points=5)  # 0, 0.5, 1, 1.5, 2
+    assert [bool(np.isnan(f)) for f in curves.f] == [False, True, False, True, False]
+    logsumexp = np.log(np.sum(np.exp([0.5, 1.5, -1.0])))
+    assert curves.f[2] == pytest.approx(logsumexp - 1.5, rel=1e-14)
+    assert "label 0.5 is not a class" in curves.gaps[0].reason
+
+
+def test_tangent_at_an_entry() -> None:
+    program, X, Y = regression_arrays()
+    line = tangent(program, {}, "W[1, 0]", 0.5)
+    residual = X[:, 1] * 0.5 - Y[:, 0]  # W[0, 0] = 0
+    assert line.value == pytest.approx(np.mean(residual**2), rel=1e-14)
+    assert line.slope == pytest.approx(2 / 8 * np.sum(residual * X[:, 1]), rel=1e-13)
+
+
+@pytest.mark.parametrize("variable, message, hint", [
+    ("W[2, 0]", "--range W[2, 0]: index 2 is out of range for axis 0 of W, of size 2 (shape [2, 1])",
+     "indices of axis 0 run from 0 to 1"),
+    ("W[0, 1]", "index 1 is out of range for axis 1 of W, of size 1", "indices of axis 1 run from 0 to 0"),
+    ("W[0]", "--range W[0]: W has 2 axes (shape [2, 1]), and W[0] gives 1 index",
+     "name one entry with 2 indices, e.g. W[0, 0]"),
+    ("W[0, 0, 0]", "and W[0, 0, 0] gives 3 indices", "e.g. W[0, 0]"),
+    ("W", "--range W: W is a tensor of shape [2, 1]; a plot varies one number", "--range W[0, 0]=-1:1"),
+], ids=["row", "column", "too-few", "too-many", "whole"])
+def test_a_bad_entry_is_located_at_the_input_with_a_hint(variable, message, hint) -> None:
+    program, _, _ = regression_arrays()
+    with pytest.raises(InputError) as error:
+        sample_curves(program, {}, variable, 0.0, 1.0, points=3)
+    assert message in error.value.message and hint in error.value.hint
+    assert error.value.position is not None and error.value.position.line == 23  # W = [[0], [0]]
+
+
+def test_a_number_is_not_indexed() -> None:
+    with pytest.raises(InputError) as error:
+        sample_curves(parse("x = [1, 2]\nL = sum(x * a)"), {"a": 1.0}, "a[0]", 0.0, 1.0, points=3)
+    assert "a is a number, with no entries to index" in error.value.message
+    assert "--range a=LOW:HIGH" in error.value.hint
+
+
+def test_a_tensor_output_is_refused_with_the_way_out() -> None:
+    with pytest.raises(InputError) as error:
+        sample_curves(parse("x = [1, 2]\ny = x * a"), {}, "a", 0.0, 1.0, points=3)
+    assert "y is a tensor of shape [2]; a plot draws a number" in error.value.message
+    assert "sum(y)" in error.value.hint and "y[0]" in error.value.hint
