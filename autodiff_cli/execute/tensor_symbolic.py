@@ -160,7 +160,9 @@ def _replace(term: Term, find: Callable[[Term], Term | None]) -> Term:
             stack.append((node, True))
             stack.extend((a, False) for a in node.args)
             continue
-        done[id(node)] = apply(node.op, *(done[id(a)] for a in node.args), param=node.param)
+        args = tuple(done[id(a)] for a in node.args)
+        unchanged = all(new is old for new, old in zip(args, node.args))  # kept as written (`2 + 0` too)
+        done[id(node)] = node if unchanged else apply(node.op, *args, param=node.param)
     return done[id(term)]
 
 
@@ -588,13 +590,16 @@ class _Sweep:
         self.statement_shapes: dict[str, Shape] = {}
         self.temporaries = 0
         self.labels: dict[str, tuple[str, str]] = {}
+        self.generated: dict[str, str] = {}  # name -> its hint, for names fresh() made
 
     def fresh(self, hint: str) -> str:
+        """A new name for a value the program leaves unnamed (renumbered in order by ``_renumber``)."""
         while True:
             self.temporaries += 1
             candidate = f"{hint}{self.temporaries}"
             if candidate not in self.taken:
                 self.taken.add(candidate)
+                self.generated[candidate] = hint
                 return candidate
 
     def unique(self, wanted: str) -> str:
@@ -781,8 +786,56 @@ class _Sweep:
         if last is not None:
             backward.append(last)
         shapes.update(self.statement_shapes)
-        return TensorDerivatives(self.output, self.wrt, 1, inputs, statements + backward, shapes, derivatives,
-                                 first=dict(derivatives), adjoints=adjoints, labels=self.labels)
+        result = TensorDerivatives(self.output, self.wrt, 1, inputs, statements + backward, shapes, derivatives,
+                                   first=dict(derivatives), adjoints=adjoints, labels=self.labels)
+        return self._renumber(result)
+
+    def _renumber(self, result: TensorDerivatives) -> TensorDerivatives:
+        """The names made up during the sweep (``t7``, ``hit3``, and ``dL_dt7``), which were
+        numbered as the backward sweep met them, numbered again in the order they are written."""
+        adjoint_of = {adjoint: title for adjoint, (_, title) in self.labels.items() if title in self.generated}
+        kept = set(self.program.variables) | {n for n, _ in result.statements
+                                              if n not in self.generated and n not in adjoint_of}
+        counts: dict[str, int] = {}
+        renamed: dict[str, str] = {}
+
+        def rename(old: str) -> None:
+            hint = self.generated[old]
+            while True:
+                counts[hint] = counts.get(hint, 0) + 1
+                new = f"{hint}{counts[hint]}"
+                if new not in kept:
+                    renamed[old] = new
+                    kept.add(new)
+                    return
+
+        for title, _ in result.statements:
+            if title in self.generated and title not in renamed:
+                rename(title)
+            elif title in adjoint_of and adjoint_of[title] not in renamed:
+                rename(adjoint_of[title])
+        for adjoint, title in adjoint_of.items():
+            if title not in renamed:
+                rename(title)
+            new = self.adjoint_name(renamed[title])
+            while new in kept:
+                new += "_"
+            renamed[adjoint] = new
+            kept.add(new)
+
+        def fix(node: Term) -> Term | None:
+            return name(renamed[node.param]) if node.op == NAME and node.param in renamed else None
+
+        def new(title: str) -> str:
+            return renamed.get(title, title)
+
+        result.statements = [(new(title), _replace(term, fix)) for title, term in result.statements]
+        result.shapes = {new(n): shape for n, shape in result.shapes.items()}
+        result.derivatives = {w: new(d) for w, d in result.derivatives.items()}
+        result.first = dict(result.derivatives)
+        result.adjoints = {new(a) for a in result.adjoints}
+        result.labels = {new(a): (of, new(title)) for a, (of, title) in result.labels.items()}
+        return result
 
 
 def _shape_of(term: Term, names: dict[str, Shape], registers: Sequence[Shape]) -> Shape:
