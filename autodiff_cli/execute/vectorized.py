@@ -425,6 +425,7 @@ class _Plan:
                               for r in self.reverse_order]
         self.covered = _covered_by_output(self.ops, self.args, self.params, self.output_register)
         self.nothing_covered = [False] * count
+        self._uniform_registers: dict[frozenset[str], list[int]] = {}  # by the inputs given as numbers
         self.wrt_set = frozenset(self.wrt_registers)
         peak = self._peak_columns(last_use)
         self.sum_rows = max(1, min(SUM_ROWS, CHUNK_BYTES // (8 * peak)))
@@ -468,27 +469,39 @@ class _Plan:
     def uniform(self, columns: Mapping[str, Any]) -> dict[int, tuple[Any, Any, bool]]:
         """The registers that are the same on every row, computed once: register ->
         (value, local derivatives or None, whether the value is finite)."""
+        numbers = frozenset(name for name, column in columns.items() if np.ndim(column) == 0)
+        registers = self._uniform_registers.get(numbers)
+        if registers is None:
+            registers = self._uniform_registers[numbers] = self._registers_of(numbers)
+        ops, operands, params, kernels, pushes = self.ops, self.args, self.params, self.kernels, self.pushes
         done: dict[int, tuple[Any, Any, bool]] = {}
-        for register, (op, args, param, _position) in enumerate(self.instructions):
+        for register in registers:
+            op = ops[register]
             if op == INPUT:
-                value = columns[param]
-                if np.ndim(value):
-                    continue
-                slopes = None
+                value, slopes = columns[params[register]], None
             elif op == CONST:
-                value, slopes = _FLOAT(param), None
-            elif all(a in done for a in args):
-                kernel = self.kernels[register]
-                operands = [done[a][0] for a in args]
-                value, make_slopes = (kernel(np, operands[0], param) if op == POWER_CONST
-                                      else kernel(np, *operands))
-                value = _FLOAT(value)
-                slopes = make_slopes() if self.pushes[register] else None
+                value, slopes = _FLOAT(params[register]), None
             else:
-                continue
-            finite = bool(np.isfinite(value))
+                args = operands[register]
+                kernel = kernels[register]
+                value, make_slopes = (kernel(np, done[args[0]][0], params[register]) if op == POWER_CONST
+                                      else kernel(np, *[done[a][0] for a in args]))
+                value = _FLOAT(value)
+                slopes = make_slopes() if pushes[register] else None
+            finite = math.isfinite(value)
             done[register] = (value if finite else _ONE, slopes, finite)
         return done
+
+    def _registers_of(self, numbers: frozenset[str]) -> list[int]:
+        """The registers that depend on no column when the inputs ``numbers`` are numbers (one
+        value for every row): constants, those inputs, and what is computed from them only."""
+        ops, params = self.ops, self.params
+        uniform = [False] * len(ops)
+        for register, args in enumerate(self.args):
+            op = ops[register]
+            uniform[register] = (params[register] in numbers if op == INPUT else op == CONST or
+                                 all(uniform[a] for a in args))
+        return [register for register, same in enumerate(uniform) if same]
 
 
 # The positions of the operands whose non-finite values always give a non-finite result,
@@ -522,6 +535,8 @@ def _run_sums(column: Any, rows: int, size: int) -> list[float]:
     on each of ``rows`` rows), from the chunk's start; the last run may be shorter."""
     if np.ndim(column) == 0:
         column = np.broadcast_to(column, (rows,))
+    if rows <= size:
+        return [float(np.add.reduce(column))]
     whole = rows // size * size
     if column.flags.c_contiguous and whole:
         # The rows of a (runs, size) view are summed exactly as each run alone would be.
