@@ -1,0 +1,134 @@
+"""The training report in a real browser: headless Chromium driven by Selenium.
+
+The browser and its skip (no Chromium, no chromedriver, no Selenium) are test_page_browser.py's
+``browser`` fixture.  Each test opens a report made from a short recorded run, moves the step
+slider or the log-scale box as a reader would, and reads what the page then draws: the boundary
+path, the fitted curve, the loss line.  Set AUTODIFF_SCREENSHOTS=DIR to keep the screenshot.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_page_browser import PNG_SIGNATURE, browser  # noqa: F401  (the fixture, shared)
+from test_training_report import read_csv, recorded_run
+
+from autodiff_cli.execute.fit import FitSettings
+from autodiff_cli.render.training_report import training_report_html
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+@pytest.fixture(scope="module")
+def moons_page(tmp_path_factory) -> Path:
+    """The tensor moons network (samples/moons_mlp.ad) trained as its docstring says, for 60 steps."""
+    recording = recorded_run((SAMPLES / "moons_mlp.ad").read_text(), read_csv(SAMPLES / "moons_xy.csv"),
+                             FitSettings(lr=1.0, lr_schedule="linear", steps=60), every=3)
+    path = tmp_path_factory.mktemp("report") / "moons.html"
+    path.write_bytes(training_report_html(recording))
+    return path
+
+
+@pytest.fixture(scope="module")
+def line_page(tmp_path_factory) -> Path:
+    recording = recorded_run((SAMPLES / "line.ad").read_text(), read_csv(SAMPLES / "line.csv"),
+                             FitSettings(lr=0.01, steps=40))
+    path = tmp_path_factory.mktemp("report") / "line.html"
+    path.write_bytes(training_report_html(recording))
+    return path
+
+
+class ReportPage:
+    """The report as a reader sees it, read from the DOM."""
+
+    def __init__(self, driver, path: Path) -> None:
+        from selenium.webdriver.common.by import By
+
+        self.driver, self.by = driver, By
+        driver.get(path.as_uri())
+        assert driver.execute_script("return document.body.dataset.ready") == "true"
+
+    def attribute(self, selector: str, name: str) -> str:
+        return self.driver.find_element(self.by.CSS_SELECTOR, selector).get_attribute(name)
+
+    def slide_to(self, key: str) -> None:
+        """Press ``key`` (Home, End, an arrow) on the focused step slider."""
+        from selenium.webdriver.common.keys import Keys
+
+        self.driver.find_element(self.by.ID, "step-slider").send_keys(getattr(Keys, key))
+
+    def label(self) -> str:
+        return self.driver.find_element(self.by.ID, "step-label").get_attribute("textContent")
+
+    def field_pixels(self) -> str:
+        return self.driver.execute_script("return document.getElementById('model-field').toDataURL()")
+
+    def errors(self) -> list[str]:
+        return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def test_the_page_loads_offline_and_fetches_nothing(browser, moons_page) -> None:  # noqa: F811
+    browser.get_log("browser")
+    page = ReportPage(browser, moons_page)
+    assert page.errors() == []  # a blocked fetch or script would be logged here (the page's CSP)
+    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+    assert page.label() == "step 60 of 60"
+    assert page.attribute("#boundary", "d").startswith("M")
+
+
+def test_the_slider_moves_the_decision_boundary(browser, moons_page) -> None:  # noqa: F811
+    page = ReportPage(browser, moons_page)
+    last, last_pixels = page.attribute("#boundary", "d"), page.field_pixels()
+    page.slide_to("HOME")
+    assert page.label() == "step 1 of 60"
+    first = page.attribute("#boundary", "d")
+    assert first != last
+    assert page.field_pixels() != last_pixels
+    page.slide_to("END")
+    assert page.attribute("#boundary", "d") == last  # each step has its own frame, drawn the same again
+
+
+def test_the_slider_moves_the_fitted_curve(browser, line_page) -> None:  # noqa: F811
+    page = ReportPage(browser, line_page)
+    last = page.attribute("#fitted-curve", "d")
+    page.slide_to("HOME")
+    first = page.attribute("#fitted-curve", "d")
+    assert first != last
+    # line.ad starts at w = b = 0: the first frame is the flat line prediction = 0 across the plot
+    ys = {point.split(",")[1] for point in first[1:].replace("L", " ").split()}
+    assert len(ys) == 1
+
+
+def test_the_log_toggle_redraws_the_loss_on_a_log_scale(browser, moons_page) -> None:  # noqa: F811
+    page = ReportPage(browser, moons_page)
+    linear = page.attribute("#loss-chart polyline", "points")
+    assert page.attribute("#loss-chart svg", "data-log") == "false"
+    browser.find_element(page.by.ID, "log-scale").click()
+    assert page.attribute("#loss-chart svg", "data-log") == "true"
+    logarithmic = page.attribute("#loss-chart polyline", "points")
+    assert logarithmic != linear
+    # on a log scale the height of each point is linear in log(loss): check three of them
+    losses = browser.execute_script("return JSON.parse(document.getElementById('report-data').textContent).history_loss")
+    heights = [float(p.split(",")[1]) for p in logarithmic.split()]
+    logs = np.log10(losses)
+    slope = (heights[-1] - heights[0]) / (logs[-1] - logs[0])
+    for i in (5, 20, 40):
+        assert heights[i] == pytest.approx(heights[0] + slope * (logs[i] - logs[0]), abs=0.15)
+
+
+def test_screenshot_of_the_moons_report(browser, moons_page, tmp_path) -> None:  # noqa: F811
+    page = ReportPage(browser, moons_page)
+    browser.execute_script("document.getElementById('stepping').scrollIntoView()")
+    png = browser.get_screenshot_as_png()
+    keep = os.environ.get("AUTODIFF_SCREENSHOTS")
+    for directory in [tmp_path] + ([Path(keep)] if keep else []):
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "moons_report.png").write_bytes(png)
+    assert png.startswith(PNG_SIGNATURE)
+    width, height = struct.unpack(">II", png[16:24])
+    assert width > 0 and height > 0
+    assert page.errors() == []
