@@ -306,6 +306,9 @@ def _check_validation_options(fraction: float | None, validation_data: str | Non
             raise click.UsageError(f"{option} needs validation rows: add --validation 0.2 or --validation-data FILE")
     if report_every is not None and report is None:
         raise click.UsageError("--report-every applies to --report only")
+    if report is not None and (report == "-" or is_stream(report)):
+        raise click.UsageError(f"--report {report}: the report is rewritten as training runs, so it goes to a "
+                               "file, not a stream: name a file such as run.html")
 
 
 def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:
@@ -640,6 +643,7 @@ class _Observer:
     def __init__(self, reporter: _Reporter, recorder: Any, report: str | None) -> None:
         self.reporter, self.recorder, self.report = reporter, recorder, report
         self.written = -math.inf  # when the report was last written (time.monotonic)
+        self.failed = False  # a rewrite failed (a full disk): no more until the end
 
     def __call__(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
         if measurement is not None:
@@ -649,9 +653,13 @@ class _Observer:
         validation_loss = None if measurement is None else measurement.validation_loss
         metrics = {} if measurement is None else measurement.metrics()
         self.recorder.observe(record.step, params, grad, record.loss, validation_loss, metrics)
-        if time.monotonic() - self.written >= REPORT_PAUSE:
+        if not self.failed and time.monotonic() - self.written >= REPORT_PAUSE:
             assert self.report is not None
-            write_atomic(self.report, _report_html(self.recorder))
+            try:
+                write_atomic(self.report, _report_html(self.recorder))
+            except OutputError as error:  # training goes on: the parameters matter more than the report
+                self.failed = True
+                warn([f"{error.message}; training goes on, and the report is written again when it ends"])
             self.written = time.monotonic()
 
 

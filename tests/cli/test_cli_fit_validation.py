@@ -311,3 +311,31 @@ def test_the_same_run_gives_the_same_report_byte_for_byte(fit, tmp_path) -> None
     first = (tmp_path / "a.html").read_bytes()
     assert first == (tmp_path / "b.html").read_bytes()
     assert b"<html" in first[:200].lower()
+
+
+def test_the_report_goes_to_a_file_not_a_stream(fit, tmp_path) -> None:
+    result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--report", "/dev/stdout", "-o", tmp_path / "p.json")
+    assert result.exit_code == 2
+    assert "the report is rewritten as training runs, so it goes to a file" in result.stderr
+
+
+def test_a_report_that_cannot_be_rewritten_does_not_stop_training(fit, tmp_path, fake_report, monkeypatch) -> None:
+    import autodiff_cli.cli.fit as fit_module
+    from autodiff_cli.errors import OutputError
+
+    written = fit_module.write_atomic
+    calls = []
+
+    def full_disk_once(path, data):
+        calls.append(path)
+        if len(calls) == 1:
+            raise OutputError(f"cannot write {path}: no space left on device")
+        written(path, data)
+
+    monkeypatch.setattr(fit_module, "write_atomic", full_disk_once)
+    result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--steps", 6, "--report", tmp_path / "run.html",
+                 "--report-every", 2, "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    assert "no space left on device; training goes on, and the report is written again when it ends" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("finished 6 steps")
+    assert (tmp_path / "run.html").read_text() == "<html>steps 1,2,4,6; finished True</html>"
