@@ -260,9 +260,6 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
     from ..language.program import check_inputs
     from ..render import tensor_dot
 
-    if fmt == "html":
-        raise click.UsageError("the step-through page of a tensor program is not written yet; "
-                               "write .svg, .png, .pdf or .dot")
     limit = request.max_nodes if backend is not None and request.max_nodes else None
     if request.level == "scalar":
         warn(check_inputs(program, values))
@@ -276,20 +273,72 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
         omitted = graph.omitted
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
         warn([f"{listed(omitted, NAMES_SHOWN)} {verb} not affect {graph.output}, so {pronoun} not drawn"])
+    if fmt == "html":
+        return _tensor_page(program, graph, request, backend, timeout)
     expansions = _expansions(graph, request)
     size = graph.size + sum(expansion.model.size for expansion in expansions)
     if limit and size > limit:
-        raise GraphTooLarge(
-            f"the layer graph of {graph.output} has {size:,} boxes"
-            + (f" ({graph.size:,} layers and {size - graph.size:,} scalar values)" if expansions else "")
-            + f", more than --max-nodes {limit:,}",
-            hint=f"expand fewer layers (--expand; one row of a matrix with --row), raise the limit (--max-nodes {_round_up(size)}, or 0 for none), "
-                 "or write --format dot, which needs no layout")
+        _refuse_layers(size, graph.size, limit)
     text = tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
                                 show_grad=request.grads, expansions=expansions)
     if backend is None:
         return text.encode("utf-8")
     return _laid_out(text, fmt, backend, timeout)
+
+
+# A layer's scalar graph on the page is laid out when the page is written: above this many values
+# it is left out (with the command that draws it), as a layout of thousands takes minutes.
+PAGE_SCALAR_VALUES = 400
+
+
+def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, backend: Any, timeout: float
+                 ) -> bytes:
+    """The step-through page of a tensor program: the layer graph, and each statement's scalar graph
+    for row ``request.row``."""
+    from ..analysis.tensor_graph import expand
+    from ..render import dot, page, tensor_dot
+
+    if request.max_nodes and graph.size > request.max_nodes:
+        _refuse_layers(graph.size, graph.size, request.max_nodes)
+    svg = _laid_out(tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
+                                         show_grad=False), "svg", backend, timeout)
+    views: dict[int, tuple[str, bytes]] = {}
+    notes: dict[int, str] = {}
+    statements = [(i, node) for i, node in enumerate(graph.nodes) if node.kind != "input"]
+    with Progress("drawing each layer's scalar graph") as progress:
+        for done, (i, node) in enumerate(statements):
+            progress(done, len(statements))
+            if not node.name:
+                notes[i] = f"a part of {graph.statement_name(node.register)}: its scalar graph shows this"
+                continue
+            expansion = expand(graph, node.name, request.row)
+            size = expansion.model.size
+            if size > PAGE_SCALAR_VALUES:
+                notes[i] = (f"its scalar graph has {size:,} values, too many to lay out here: draw it with "
+                            f"autodiff graph {_program_argument(program)} --expand {node.name} -o {node.name}.svg")
+                continue
+            text = dot.to_dot(expansion.model, rankdir="LR", precision=request.precision, show_grad=request.grads)
+            views[i] = (expansion.title, _laid_out(text, "svg", backend, timeout))
+    title = program_title(program.source)
+    return page.tensor_to_html(graph, svg, views, title=title, precision=request.precision,
+                               scalar_notes=notes).encode("utf-8")
+
+
+def _program_argument(program: Program) -> str:
+    """How a command names the program: its file, or -e with its text."""
+    import shlex
+
+    name = program.source.name
+    return shlex.quote(name) if not name.startswith("<") else "-e " + shlex.quote(program.source.text.strip())
+
+
+def _refuse_layers(size: int, layers: int, limit: int) -> None:
+    raise GraphTooLarge(
+        f"the layer graph has {size:,} boxes"
+        + (f" ({layers:,} layers and {size - layers:,} scalar values)" if size != layers else "")
+        + f", more than --max-nodes {limit:,}",
+        hint=f"expand fewer layers (--expand; one row of a matrix with --row), raise the limit (--max-nodes "
+             f"{_round_up(size)}, or 0 for none), or write --format dot, which needs no layout")
 
 
 def _expansions(graph: TensorGraph, request: TensorRequest) -> list[Expansion]:

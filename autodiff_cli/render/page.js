@@ -6,6 +6,10 @@
   "use strict";
   var SVG_NS = "http://www.w3.org/2000/svg";
   var data = JSON.parse(document.getElementById("autodiff-data").textContent);
+  if (data.kind === "tensor") {
+    tensorPage(data);
+    return;
+  }
   var frames = data.frames;
   var nodes = data.nodes;
   var last = frames.length - 1;
@@ -404,4 +408,197 @@
   });
 
   show(0);
+
+  // The page of a tensor program: the same controls over the layer graph.  A frame lights one
+  // layer (its value in the forward pass, its gradient in the backward pass) and shows that
+  // tensor as a grid under the sentence; a click on a layer shows both grids and its scalar graph.
+  function tensorPage(data) {
+    var frames = data.frames, layers = data.layers, last = frames.length - 1;
+    var svg = document.getElementById("graph").querySelector("svg");
+    var box = [], edgesInto = [], edgesOutOf = [];
+    Array.prototype.forEach.call(svg.querySelectorAll("[data-layer]"), function (g) {
+      box[Number(g.getAttribute("data-layer"))] = g;
+    });
+    Array.prototype.forEach.call(svg.querySelectorAll("[data-from]"), function (g) {
+      var from = Number(g.getAttribute("data-from")), to = Number(g.getAttribute("data-to"));
+      (edgesInto[to] = edgesInto[to] || []).push(g);
+      (edgesOutOf[from] = edgesOutOf[from] || []).push(g);
+    });
+    var stepText = document.getElementById("step-text"), phase = document.getElementById("phase");
+    var stepGrid = document.getElementById("step-grid"), counter = document.getElementById("counter");
+    var playButton = document.getElementById("play"), speed = document.getElementById("speed");
+    var large = document.getElementById("large"), detail = document.getElementById("layer-detail");
+    var width = parseFloat(svg.getAttribute("width")), height = parseFloat(svg.getAttribute("height"));
+    var unit = (svg.getAttribute("width") || "").replace(/^[0-9.]+/, "");
+    var position = 0, timer = null, selected = null, marked = [];
+
+    // A tensor as a table: its numbers on their colours, or its summary when it is too large.
+    function grid(view, caption) {
+      var wrap = document.createElement("div");
+      if (caption) {
+        var head = document.createElement("p");
+        head.className = "grid-caption";
+        head.textContent = caption;
+        wrap.appendChild(head);
+      }
+      if (view.rows) {
+        var table = document.createElement("table");
+        table.className = "grid";
+        view.rows.forEach(function (row, r) {
+          var line = document.createElement("tr");
+          row.forEach(function (text, c) {
+            var cell = document.createElement("td");
+            cell.textContent = text;
+            cell.style.background = view.colours[r][c];
+            line.appendChild(cell);
+          });
+          table.appendChild(line);
+        });
+        wrap.appendChild(table);
+      }
+      if (!view.rows) {  // a grid shows every number: its summary would only repeat them
+        var summary = document.createElement("p");
+        summary.className = "grid-summary";
+        summary.textContent = view.summary;
+        wrap.appendChild(summary);
+      }
+      return wrap;
+    }
+
+    function mark(element, state) {
+      if (!element) return;
+      element.classList.add(state);
+      marked.push([element, state]);
+    }
+
+    function show(k) {
+      position = Math.max(0, Math.min(last, k));
+      marked.forEach(function (pair) { pair[0].classList.remove(pair[1]); });
+      marked = [];
+      var frame = frames[position];
+      var known = {};
+      for (var f = 1; f <= position; f++) if (frames[f].pass === "forward") known[frames[f].layer] = true;
+      layers.forEach(function (layer, i) { if (!known[i]) mark(box[i], "ad-pending"); });
+      stepGrid.textContent = "";
+      if (frame.pass === "forward") {
+        mark(box[frame.layer], "ad-current");
+        (edgesInto[frame.layer] || []).forEach(function (edge) { mark(edge, "ad-flow"); });
+        stepGrid.appendChild(grid(layers[frame.layer].value, layers[frame.layer].name + " " +
+                                  layers[frame.layer].shape));
+      } else if (frame.pass === "backward") {
+        mark(box[frame.layer], "ad-receiving");
+        (edgesOutOf[frame.layer] || []).forEach(function (edge) { mark(edge, "ad-now"); });
+        layers[frame.layer].uses.forEach(function (use) { mark(box[use], "ad-upstream"); });
+        stepGrid.appendChild(grid(layers[frame.layer].grad, "d" + data.output + "/d" + layers[frame.layer].name));
+      }
+      if (selected !== null) mark(box[selected], "ad-selected");
+      if (box[frame.layer] && position > 0 && box[frame.layer].scrollIntoView) {
+        box[frame.layer].scrollIntoView({ block: "nearest", inline: "nearest" });
+      }
+      stepText.textContent = frame.text;
+      stepText.className = frame.pass;
+      phase.textContent = {
+        start: "before the forward pass", forward: data.headings.forward, backward: data.headings.backward,
+        end: data.backward ? "the full gradient picture" : "the forward pass is done"
+      }[frame.pass];
+      counter.textContent = "step " + position + " of " + last;
+      if (position === last) pause();
+    }
+
+    function select(i) {
+      selected = i;
+      var layer = layers[i];
+      document.getElementById("layer-title").textContent = layer.name + "  " + layer.shape;
+      document.getElementById("layer-about").textContent = layer.about;
+      var value = document.getElementById("layer-value"), grad = document.getElementById("layer-grad");
+      value.textContent = "";
+      grad.textContent = "";
+      value.appendChild(grid(layer.value, ""));
+      if (layer.grad) grad.appendChild(grid(layer.grad, ""));
+      else grad.textContent = "The backward pass is left out (--no-grad).";
+      document.getElementById("layer-grad-caption").textContent = "d" + data.output + "/d" + layer.name;
+      var found = false;
+      Array.prototype.forEach.call(document.querySelectorAll(".scalar-svg"), function (view) {
+        var mine = Number(view.getAttribute("data-layer")) === i;
+        view.hidden = !mine;
+        found = found || mine;
+      });
+      document.getElementById("scalar-heading").textContent = found ? "scalar graph: " + layer.scalarTitle : "";
+      document.getElementById("scalar-note").textContent = found ? "" : (layer.scalarNote ||
+        (layer.kind === "input" ? "An input: its entries are the inputs of the scalar graphs of the layers " +
+         "that use it." : ""));
+      detail.hidden = false;
+      show(position);
+    }
+
+    function unselect() {
+      selected = null;
+      detail.hidden = true;
+      show(position);
+    }
+
+    function play() {
+      if (position >= last) show(0);
+      clearInterval(timer);
+      timer = setInterval(function () { show(position + 1); }, 1000 / Number(speed.value));
+      playButton.textContent = "Pause";
+      playButton.setAttribute("aria-pressed", "true");
+      playButton.setAttribute("aria-label", "pause (space)");
+    }
+
+    function pause() {
+      clearInterval(timer);
+      timer = null;
+      playButton.textContent = "Play";
+      playButton.setAttribute("aria-pressed", "false");
+      playButton.setAttribute("aria-label", "play (space)");
+    }
+
+    document.getElementById("first").addEventListener("click", function () { show(0); });
+    document.getElementById("previous").addEventListener("click", function () { show(position - 1); });
+    document.getElementById("next").addEventListener("click", function () { show(position + 1); });
+    document.getElementById("last").addEventListener("click", function () { show(last); });
+    playButton.addEventListener("click", function () { if (timer === null) play(); else pause(); });
+    speed.addEventListener("change", function () { if (timer !== null) play(); });
+    large.addEventListener("change", function () {
+      var factor = large.checked ? 1.5 : 1;
+      document.body.classList.toggle("large", large.checked);
+      if (width && height) {
+        svg.setAttribute("width", width * factor + unit);
+        svg.setAttribute("height", height * factor + unit);
+      }
+    });
+    box.forEach(function (g, i) {
+      g.addEventListener("click", function () { if (selected === i) unselect(); else select(i); });
+    });
+    document.addEventListener("keydown", function (event) {
+      var tag = (event.target.tagName || "").toLowerCase();
+      var stepKey = /^(ArrowRight|ArrowLeft|Home|End)$/.test(event.key);
+      if (event.altKey || event.ctrlKey || event.metaKey) return;
+      if ((tag === "select" && !stepKey) || tag === "textarea" ||
+          (tag === "input" && (event.target.type !== "checkbox" || event.key === " " || event.key === "Enter"))) {
+        return;
+      }
+      var handled = true;
+      switch (event.key) {
+        case "ArrowRight": pause(); show(position + 1); break;
+        case "ArrowLeft": pause(); show(position - 1); break;
+        case "Home": pause(); show(0); break;
+        case "End": pause(); show(last); break;
+        case " ": case "Spacebar": if (!event.repeat) { if (timer === null) play(); else pause(); } break;
+        case "Escape": if (selected !== null) unselect(); else handled = false; break;
+        case "Enter":
+          var layer = event.target.getAttribute && event.target.getAttribute("data-layer");
+          if (layer !== null && layer !== undefined) select(Number(layer)); else handled = false;
+          break;
+        default: handled = false;
+      }
+      if (handled) event.preventDefault();
+    });
+    document.addEventListener("keyup", function (event) {
+      var space = event.key === " " || event.key === "Spacebar";
+      if (space && (event.target.tagName || "").toLowerCase() === "button") event.preventDefault();
+    });
+    show(0);
+  }
 })();

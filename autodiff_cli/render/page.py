@@ -26,7 +26,7 @@ import html
 import json
 import re
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.steps import Definition, Place, Seed, Step, Total, Walkthrough
 from ..errors import AutodiffError
@@ -40,7 +40,11 @@ from .explain import (
     step_sentence,
 )
 
-__all__ = ["PAGE_COLOURS", "PageError", "inline_svg", "page_data", "to_html"]
+if TYPE_CHECKING:
+    from ..analysis.tensor_graph import LayerNode, TensorGraph
+
+__all__ = ["GRID_ENTRIES", "PAGE_COLOURS", "PageError", "inline_svg", "page_data", "tensor_inline_svg",
+           "tensor_page_data", "tensor_to_html", "to_html"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
 
@@ -172,13 +176,7 @@ def inline_svg(svg: bytes, walk: Walkthrough, *, precision: int = 4, show_grad: 
     text is written back escaped.  A picture that does not have the boxes and fields of the
     graph model is a PageError, not a page whose script silently does nothing.
     """
-    import xml.etree.ElementTree as ET
-
-    try:
-        root = ET.fromstring(svg)
-    except ET.ParseError as error:
-        raise PageError(f"the renderer's SVG cannot be read: {error}",
-                        hint=OTHER_RENDERER) from None
+    root = _read_svg(svg)
     model, names = walk.model, walk.model.names
     about = {place.node: _about(d) for d, place in zip(walk.explanation.definitions, walk.definition_places)}
     tag_g, tag_title, tag_text = f"{{{SVG_NS}}}g", f"{{{SVG_NS}}}title", f"{{{SVG_NS}}}text"
@@ -230,14 +228,31 @@ def inline_svg(svg: bytes, walk: Walkthrough, *, precision: int = 4, show_grad: 
                         f"(the first is {names[first]})", hint=OTHER_RENDERER)
     root.set("role", "group")
     root.set("aria-label", f"the computational graph of {model.output}")
-    # HTML has no namespace prefixes: every element is written by its plain name, and the one
-    # namespace the page needs is declared on <svg> (ElementTree would write ns0:svg).
+    return _html_svg(root)
+
+
+def _html_svg(root: Any) -> str:
+    """An SVG element tree as markup for an HTML page.
+
+    HTML has no namespace prefixes: every element is written by its plain name, and the one
+    namespace the page needs is declared on <svg> (ElementTree would write ns0:svg)."""
+    import xml.etree.ElementTree as ET
+
     prefix = f"{{{SVG_NS}}}"
     for element in root.iter():
         if isinstance(element.tag, str) and element.tag.startswith(prefix):
             element.tag = element.tag[len(prefix):]
     root.set("xmlns", SVG_NS)
     return ET.tostring(root, encoding="unicode")
+
+
+def _read_svg(svg: bytes) -> Any:
+    import xml.etree.ElementTree as ET
+
+    try:
+        return ET.fromstring(svg)
+    except ET.ParseError as error:
+        raise PageError(f"the renderer's SVG cannot be read: {error}", hint=OTHER_RENDERER) from None
 
 
 def _mark_value(
@@ -330,6 +345,11 @@ def to_html(walk: Walkthrough, svg: bytes, *, title: str, precision: int = 4, ba
     """The whole page: ``svg`` is the graph drawn from the same model (``autodiff graph``'s DOT)."""
     data = page_data(walk, precision=precision, backward=backward)
     picture = inline_svg(svg, walk, precision=precision, show_grad=backward)
+    return _assemble(title, picture, data, _SCALAR_BELOW.format(legend=_legend()), SCALAR_NOSCRIPT, "")
+
+
+def _assemble(title: str, picture: str, data: dict[str, Any], below: str, noscript: str, now_extra: str) -> str:
+    """The page around its picture, data and the parts below the picture."""
     colours = "".join(f"--{name}:{value};" for name, value in PAGE_COLOURS.items())
     script = _asset("page.js")
     if "</script" in script.lower():  # the script is ours; this only guards against a careless edit
@@ -343,10 +363,196 @@ def to_html(walk: Walkthrough, svg: bytes, *, title: str, precision: int = 4, ba
         colours=colours,
         style=_asset("page.css"),
         picture=picture,
-        legend=_legend(),
+        below=below,
+        noscript=noscript,
+        now_extra=now_extra,
         data=_json_for_script(data),
         script=script,
     )
+
+
+# --- the page of a tensor program ----------------------------------------------------------
+
+GRID_ENTRIES = 256  # a tensor of up to this many entries (and at most two axes) is a grid of numbers
+TENSOR_START_TEXT = "Nothing is computed yet. Press \u2192 (Next) to run the forward pass, one layer at a time."
+TENSOR_NOSCRIPT = "Stepping needs JavaScript; the graph below shows every layer's value."
+
+
+def tensor_page_data(graph: TensorGraph, *, precision: int = 4, scalar_notes: dict[int, str] | None = None,
+                     scalar_titles: dict[int, str] | None = None) -> dict[str, Any]:
+    """The tensor page's content as data: a layer per node of ``graph`` (its value and gradient
+    as grids of numbers with their colours, or summaries), and the frames: the forward pass a
+    layer at a time, then the backward pass from the output back, each layer getting its
+    gradient from its uses.  ``scalar_notes`` says, by layer position, why a layer has no
+    scalar view, ``scalar_titles`` what the view of those that have one shows."""
+    from ..language.shapes import shape_text
+
+    output = graph.output
+    uses: list[list[int]] = [[] for _ in graph.nodes]
+    for i, node in enumerate(graph.nodes):
+        for operand in dict.fromkeys(node.operands):
+            uses[graph.index[operand]].append(i)
+    layers = []
+    for i, node in enumerate(graph.nodes):
+        layers.append({
+            "name": node.title,
+            "kind": node.kind,
+            "shape": shape_text(node.shape),
+            "about": _layer_about(node),
+            "parameters": node.parameters,
+            "value": _tensor_view(node.value, precision),
+            "grad": None if node.grad is None else _tensor_view(node.grad, precision),
+            "uses": uses[i],
+            "scalarNote": (scalar_notes or {}).get(i, ""),
+            "scalarTitle": (scalar_titles or {}).get(i, ""),
+        })
+    frames: list[dict[str, Any]] = [{"pass": "start", "text": TENSOR_START_TEXT}]
+    for i, node in enumerate(graph.nodes):
+        frames.append({"pass": "forward", "layer": i, "text": _forward_sentence(graph, node)})
+    if graph.has_grad:
+        for i in range(len(graph.nodes) - 1, -1, -1):
+            node = graph.nodes[i]
+            frames.append({"pass": "backward", "layer": i,
+                           "text": _gradient_sentence(output, node, [graph.nodes[u] for u in uses[i]])})
+        frames.append({"pass": "end", "text": f"Every layer has its gradient d{output}/d(layer); click one for its "
+                                              "numbers and its scalar graph."})
+    else:
+        frames.append({"pass": "end", "text": f"{output} is computed. {NO_BACKWARD_TEXT}"})
+    return {"kind": "tensor", "output": output, "backward": graph.has_grad, "layers": layers, "frames": frames,
+            "headings": {"forward": "forward pass (layer by layer)", "backward": "backward pass (layer by layer)"}}
+
+
+def _gradient_sentence(output: str, node: LayerNode, users: list[LayerNode]) -> str:
+    """Where a layer's gradient comes from: the seed at the output, else its uses (summed)."""
+    from ..language.shapes import shape_text
+
+    gradient = f"d{output}/d{node.title} {shape_text(node.shape)}"
+    if not users:
+        return f"{gradient} = 1: the backward pass starts at the output"
+    if len(users) == 1:
+        return f"{gradient}: from its use in {_layer_about(users[0])}"
+    shares = "; ".join(_layer_about(user) for user in users)
+    return f"{gradient}: the sum of the shares of its {len(users)} uses: {shares}"
+
+
+def _layer_about(node: LayerNode) -> str:
+    if node.kind == "input":
+        count = f", {node.parameters:,} parameters" if node.parameters is not None else ""
+        return f"an input{count}"
+    return f"{node.name} = {node.expression}" if node.name else node.expression
+
+
+def _forward_sentence(graph: TensorGraph, node: LayerNode) -> str:
+    from ..language.shapes import shape_text
+
+    if node.kind == "input":
+        return f"{node.title} {shape_text(node.shape)}: {_layer_about(node)}"
+    operands = ", ".join(f"{graph.node(r).title} {shape_text(graph.node(r).shape)}" for r in dict.fromkeys(node.operands))
+    return f"{_layer_about(node)}   from {operands} -> {shape_text(node.shape)}"
+
+
+def _tensor_view(array: Any, precision: int) -> dict[str, Any]:
+    """A tensor for the page: its numbers and their colours as rows when it is small enough
+    (``GRID_ENTRIES``, two axes at most), always its summary."""
+    from .tensor_dot import NUMBER_TINT, as_rows, heat_colour, largest_size
+    from .tensor_report import _text as summary_text
+
+    view: dict[str, Any] = {"summary": summary_text(array, precision), "rows": None, "colours": None}
+    if array.ndim <= 2 and array.size <= GRID_ENTRIES:
+        from .numbers import format_number as significant
+
+        largest = largest_size(array)
+        matrix = as_rows(array) if array.ndim else array.reshape(1, 1)
+        view["rows"] = [[significant(float(x), precision) for x in row] for row in matrix]
+        view["colours"] = [[heat_colour(float(x), largest, NUMBER_TINT if array.ndim else 0.0) for x in row]
+                           for row in matrix]
+    return view
+
+
+def tensor_inline_svg(svg: bytes, graph: TensorGraph) -> str:
+    """The layer graph's SVG as page markup: each layer box gets ``data-layer`` (its position),
+    focus, a role and a label; each edge ``data-from`` and ``data-to``.  A picture without a box
+    for every layer is a PageError."""
+    from .tensor_dot import layer_id
+
+    root = _read_svg(svg)
+    positions = {layer_id(node.register): i for i, node in enumerate(graph.nodes)}
+    tag_g, tag_title = f"{{{SVG_NS}}}g", f"{{{SVG_NS}}}title"
+    found = set()
+    for group in root.iter(tag_g):
+        kind = group.get("class")
+        title = group.find(tag_title)
+        if kind not in ("node", "edge") or title is None or title.text is None:
+            continue
+        if kind == "node" and title.text in positions:
+            i = positions[title.text]
+            node = graph.nodes[i]
+            group.set("data-layer", str(i))
+            group.set("tabindex", "0")
+            group.set("role", "button")
+            group.set("aria-label", f"{node.title}: {_layer_about(node)}")
+            title.text = _layer_about(node) if node.kind != "input" else node.title
+            found.add(i)
+        elif kind == "edge":
+            tail, _, head = title.text.partition("->")
+            if tail in positions and head in positions:
+                group.set("data-from", str(positions[tail]))
+                group.set("data-to", str(positions[head]))
+                title.text = f"{graph.nodes[positions[tail]].title} \u2192 {graph.nodes[positions[head]].title}"
+    if len(found) != len(graph.nodes):
+        first = min(set(range(len(graph.nodes))) - found)
+        raise PageError(f"the renderer's SVG lacks the boxes of {len(graph.nodes) - len(found)} layers "
+                        f"(the first is {graph.nodes[first].title})", hint=OTHER_RENDERER)
+    root.set("role", "group")
+    root.set("aria-label", f"the layer graph of {graph.output}")
+    return _html_svg(root)
+
+
+def _scalar_svg(svg: bytes, i: int, name: str) -> str:
+    """A layer's scalar graph for the page, hidden until its layer is chosen: the renderer's ids
+    go (every picture numbers its nodes from 1, and a page's ids must differ)."""
+    root = _read_svg(svg)
+    for element in root.iter():
+        element.attrib.pop("id", None)
+    root.set("role", "img")
+    root.set("aria-label", f"the scalar graph of {name}")
+    return f'<div class="scalar-svg" data-layer="{i}" hidden>{_html_svg(root)}</div>'
+
+
+def tensor_to_html(graph: TensorGraph, svg: bytes, scalar_views: dict[int, tuple[str, bytes]], *, title: str,
+                   precision: int = 4, scalar_notes: dict[int, str] | None = None) -> str:
+    """The whole page of a tensor program: ``svg`` is its layer graph (``render.tensor_dot``, without
+    gradients: the page shows them as they arrive), ``scalar_views`` each layer's scalar graph by
+    position (its title and ``autodiff graph --expand``'s SVG of it), ``scalar_notes`` why the
+    others have none."""
+    titles = {i: view_title for i, (view_title, _) in scalar_views.items()}
+    data = tensor_page_data(graph, precision=precision, scalar_notes=scalar_notes, scalar_titles=titles)
+    picture = tensor_inline_svg(svg, graph)
+    views = "".join(_scalar_svg(scalar_views[i][1], i, graph.nodes[i].title) for i in sorted(scalar_views))
+    return _assemble(title, picture, data, _TENSOR_BELOW.format(legend=_tensor_legend(), views=views),
+                     TENSOR_NOSCRIPT, _TENSOR_NOW)
+
+
+def _tensor_legend() -> str:
+    from .tensor_dot import NEGATIVE, POSITIVE
+
+    items = []
+    for kind in ("input", "intermediate", "output"):
+        style = KIND_STYLES[kind]
+        border = "3px" if style.get("penwidth") == "2" else "1px"
+        items.append(f'<li><span class="swatch" style="background:{html.escape(style["fillcolor"])};'
+                     f'border-width:{border}"></span>{html.escape(KIND_LEGEND[kind])}</li>')
+    for words, colour in (("negative entries (the deepest: the largest in size)", NEGATIVE),
+                          ("positive entries", POSITIVE)):
+        items.append(f'<li><span class="swatch" style="background:#{"".join(f"{c:02x}" for c in colour)}">'
+                     f"</span>{html.escape(words)}</li>")
+    lines = [("ad-flow", "forward: the layer being computed and the edges into it"),
+             ("ad-now", "backward: the edges its gradient comes back along")]
+    for state, words in lines:
+        items.append(f'<li><svg class="sample" width="32" height="10" aria-hidden="true">'
+                     f'<g class="edge {state}"><path d="M2 5H30" stroke="#555555"/></g></svg>'
+                     f"{html.escape(words)}</li>")
+    return "\n".join(items)
 
 
 _TEMPLATE = """<!DOCTYPE html>
@@ -390,13 +596,24 @@ _TEMPLATE = """<!DOCTYPE html>
 <section id="now" aria-label="the current step">
 <p id="phase"></p>
 <p id="step-text" aria-live="polite"></p>
-<noscript><p>Stepping needs JavaScript; the graph below shows the final values and gradients.</p></noscript>
-</section>
+<noscript><p>{noscript}</p></noscript>
+{now_extra}</section>
 <div id="graph">
 {picture}
 </div>
 <div id="below">
-<section id="node-detail" hidden aria-live="polite">
+{below}</div>
+</main>
+<script type="application/json" id="autodiff-data">{data}</script>
+<script>
+{script}</script>
+</body>
+</html>
+"""
+
+SCALAR_NOSCRIPT = "Stepping needs JavaScript; the graph below shows the final values and gradients."
+
+_SCALAR_BELOW = """<section id="node-detail" hidden aria-live="polite">
 <h2 id="node-title"></h2>
 <p id="node-sum"></p>
 <ol id="node-uses"></ol>
@@ -410,11 +627,28 @@ _TEMPLATE = """<!DOCTYPE html>
 </section>
 <p class="keys">Keys: → next, ← back, space play/pause, Home first, End last. Tab to a box and
 press Enter (or click it) for its gradient as the sum over its uses; Escape closes that.</p>
+"""
+
+_TENSOR_NOW = """<div id="step-grid" aria-live="polite"></div>
+"""
+
+_TENSOR_BELOW = """<section id="layer-detail" hidden aria-live="polite">
+<h2 id="layer-title"></h2>
+<p id="layer-about"></p>
+<div class="grids">
+<figure><figcaption>value</figcaption><div id="layer-value"></div></figure>
+<figure><figcaption id="layer-grad-caption">gradient</figcaption><div id="layer-grad"></div></figure>
 </div>
-</main>
-<script type="application/json" id="autodiff-data">{data}</script>
-<script>
-{script}</script>
-</body>
-</html>
+<h3 id="scalar-heading"></h3>
+<p id="scalar-note"></p>
+<div id="scalar-views">{views}</div>
+</section>
+<section>
+<h2>Legend</h2>
+<ul class="legend">
+{legend}
+</ul>
+</section>
+<p class="keys">Keys: → next, ← back, space play/pause, Home first, End last. Tab to a layer and
+press Enter (or click it) for its numbers and its scalar graph (row 0); Escape closes that.</p>
 """

@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..language.shapes import shape_text
 from .dot import KIND_STYLES, RANKDIRS, model_to_digraph
 from .numbers import format_number
 from .tensor_report import SHOWN_WHOLE
@@ -32,7 +33,8 @@ from .tensor_report import _text as summary_text
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph
 
-__all__ = ["HEAT_ENTRIES", "NEGATIVE", "POSITIVE", "heat_colour", "layer_dot", "layer_id"]
+__all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "heat_colour", "largest_size", "layer_dot",
+           "layer_id", "layer_label"]
 
 HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
 HEAT_CELL = 5  # points a side
@@ -68,17 +70,14 @@ def _attributes(attributes: dict[str, str]) -> str:
     return " ".join(f'{key}="{value}"' for key, value in sorted(attributes.items()))
 
 
-def _shape(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(map(str, shape)) + "]"
-
-
-def _largest(array: Any) -> float:
+def largest_size(array: Any) -> float:
+    """The largest entry in size: the end of the heat scale (0 for no entries)."""
     import numpy as np
 
     return float(np.max(np.abs(array))) if array.size else 0.0
 
 
-def _as_rows(array: Any) -> Any:
+def as_rows(array: Any) -> Any:
     """The entries as a matrix to lay out: a vector is one row, a matrix itself, more axes folded."""
     if array.ndim == 1:
         return array.reshape(1, -1)
@@ -87,9 +86,9 @@ def _as_rows(array: Any) -> Any:
 
 def _grid(array: Any, precision: int) -> str:
     """A small tensor as a table of its numbers, each cell tinted by its value."""
-    largest = _largest(array)
+    largest = largest_size(array)
     rows = []
-    for row in _as_rows(array):
+    for row in as_rows(array):
         cells = "".join(f'<TD BGCOLOR="{heat_colour(float(x), largest, NUMBER_TINT)}">'
                         f"{html.escape(format_number(float(x), precision))}</TD>" for x in row)
         rows.append(f"<TR>{cells}</TR>")
@@ -98,8 +97,8 @@ def _grid(array: Any, precision: int) -> str:
 
 def _heat(array: Any) -> str:
     """A tensor of up to ``HEAT_ENTRIES`` entries as a map of small squares, one per entry."""
-    largest = _largest(array)
-    matrix = _as_rows(array)
+    largest = largest_size(array)
+    matrix = as_rows(array)
     rows = []
     for row in matrix:
         cells = "".join(f'<TD BGCOLOR="{heat_colour(float(x), largest)}" WIDTH="{HEAT_CELL}" '
@@ -132,7 +131,7 @@ def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
         title += (" = " if title else "") + _wrapped(node.expression)
     elif not title:
         title = _wrapped(node.expression)
-    rows = [f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{title}</TD><TD ALIGN="RIGHT" VALIGN="TOP">{_shape(node.shape)}</TD></TR>']
+    rows = [f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{title}</TD><TD ALIGN="RIGHT" VALIGN="TOP">{shape_text(node.shape)}</TD></TR>']
     if node.parameters is not None:
         count = f"{node.parameters:,} parameter{'s' * (node.parameters != 1)}"
         rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2"><I>{count}</I></TD></TR>')
@@ -198,7 +197,7 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
             continue  # inside one expansion: its scalar graph draws it
         tail_id = layer_id(tail) if out_of is None else _anchor(out_of, expansions[out_of], tail, last=True)
         head_id = layer_id(head) if into is None else _anchor(into, expansions[into], tail, last=False)
-        attributes = {"label": _shape(shape)}
+        attributes = {"label": shape_text(shape)}
         if out_of is not None:
             attributes["ltail"] = f"cluster_x{out_of}"
         if into is not None:
