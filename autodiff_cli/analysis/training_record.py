@@ -200,7 +200,9 @@ class TrainingRecorder:
     # --- the recording ------------------------------------------------------------------------
 
     def recording(self) -> Recording:
-        """What has been recorded so far, with the views and analyses worked out."""
+        """What has been recorded so far, with the views and analyses worked out.  Before
+        ``finish`` the activation layers and the row's graph are left out: they need a run over
+        every training row, which a page rewritten while training runs would pay again and again."""
         record = Recording(meta=dict(self.meta), steps=list(self.steps), train_loss=list(self.train_loss),
                            validation_loss=list(self.validation_loss),
                            metrics={name: list(values) for name, values in sorted(self.metrics.items())},
@@ -219,8 +221,11 @@ class TrainingRecorder:
         record.layers = self.model.layers()
         if self.steps:
             record.view, record.view_note = self._data_view()
-            record.activity_step, record.activity = self._layer_activity()
-            record.graph, record.graph_note = self._row_graph()
+            if result is not None:  # once, at the end: a page rewritten while training runs goes without
+                record.activity_step, record.activity = self._layer_activity()
+                record.graph, record.graph_note = self._row_graph()
+            else:
+                record.graph_note = "drawn when training ends"
         else:
             record.view_note = "nothing recorded yet"
         record.diagnoses = diagnose(record)

@@ -221,7 +221,9 @@
     const index = nearest(view.steps, step);
     const frame = view.frames[index], n = view.size;
     const note = document.getElementById("model-note");
-    note.textContent = `At step ${view.steps[index]}` + (view.label ? `; points coloured by ${view.label}.` : ".");
+    const points = view.kind === "curve" ? (view.label ? `; the points are the rows' ${view.features[0]} and ${view.label}.` : ".")
+      : (view.label ? `; the points are the rows, coloured by ${view.label}.` : ".");
+    note.textContent = `At step ${view.steps[index]}` + points;
     if (view.kind === "curve") {
       const xs = [], [x0, x1] = view.x_range;
       const d = [];

@@ -22,7 +22,7 @@ from autodiff_cli.analysis.training_record import (
     name_prefix,
 )
 from autodiff_cli.execute.columns import plan_columns
-from autodiff_cli.execute.fit import FitSettings, plan_fit, train
+from autodiff_cli.execute.fit import FitResult, FitSettings, plan_fit, train
 from autodiff_cli.execute.objective import ProgramObjective
 from autodiff_cli.execute.tensor_batch import input_rows
 from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
@@ -52,6 +52,12 @@ def recorder_for(text: str, columns: dict[str, np.ndarray], every: int = 1, step
     plan = plan_fit(program, plan_columns(program, list(columns), values or {}, data_name="rows"), values or {})
     return TrainingRecorder(program, plan, values or {}, columns, None, every=every,
                             meta=meta or {"steps": steps}, seed=0, steps=steps)
+
+
+def finished(recorder: TrainingRecorder):
+    """The recording after training ends (here: after the steps observed, with no full history)."""
+    recorder.finish(FitResult(recorder.params[-1], recorder.train_loss[-1], "steps", recorder.steps[-1]))
+    return recorder.recording()
 
 
 def padded(column: np.ndarray) -> tuple[float, float]:
@@ -219,7 +225,8 @@ def test_dead_relu_units_are_counted_over_the_training_rows() -> None:
     x = np.linspace(0, 1, 11)
     recorder = recorder_for(text, {"x": x, "y": x})
     recorder.observe(1, np.array([1, 0, 1, -5, 1, 1.0]), np.ones(6), 1.0, None, {})
-    record = recorder.recording()
+    assert recorder.recording().activity == []  # while training runs: measured once, at the end
+    record = finished(recorder)
     [layer] = record.activity
     assert (layer.name, layer.op, layer.units, layer.dead) == ("h", "relu", 2, 1)
     # h_1 is 0 only at x = 0 (1 of 11 rows); h_2 on all 11
@@ -231,7 +238,7 @@ def test_a_hinge_on_the_label_is_not_a_layer() -> None:
     recorder = recorder_for(LINEAR_CLASSIFIER, {"x1": np.array([0.0, 1]), "x2": np.array([1.0, 0]),
                                                 "y": np.array([-1.0, 1])})
     recorder.observe(1, np.array([0.5, -1, 0.25]), np.zeros(3), 1.0, None, {})
-    assert recorder.recording().activity == []
+    assert finished(recorder).activity == []
 
 
 # --- diagnostics on bad runs ---------------------------------------------------------------------
