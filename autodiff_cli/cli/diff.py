@@ -58,7 +58,8 @@ FORMATS = ("text", "program", "latex", "python", "json")
     default=1,
     show_default=True,
     metavar="N",
-    help=f"Differentiate N times (at most {MAX_ORDER}): 2 gives the Hessian, each symmetric pair once.",
+    help=f"Differentiate N times (at most {MAX_ORDER}): 2 gives the Hessian, each symmetric pair once "
+    "(of a tensor program: the Hessian-vector product).",
 )
 @click.option(
     "--format",
@@ -85,13 +86,19 @@ def diff_command(
     linearly with the program), then simplified.  The derivative of relu is
     step(x), of abs sign(x), both 0 at 0 as in the engine.
 
+    A tensor program gets its gradient in matrix form, with every statement's
+    shape (dL_dW = transpose(X) @ dL_dP), and its output written last so that eval
+    of the result shows every gradient; --order 2 gives the Hessian-vector
+    product Hv_W along directions v_W (ones unless given with eval --set).
+
     \b
     Formats:
       text     df/dx = 6*x + y, after any shared intermediates
       program  a program of this language computing df_dx, df_dy, ... with the
                inputs' defaults: pipe it into eval, graph or diff
       latex    an aligned block of partial derivatives
-      python   a function 'derivatives' using math, returning a dict
+      python   a function 'derivatives' using math (NumPy for a tensor
+               program), returning a dict
       json     the derivatives, intermediates, inputs and program
 
     \b
@@ -101,6 +108,7 @@ def diff_command(
       autodiff diff samples/neuron.ad --wrt x1,w1 --format program | autodiff eval -
       autodiff diff "y = tanh(x)" --order 2
       autodiff diff samples/mlp.ad --format python > gradient.py
+      autodiff diff samples/regression_matrix.ad --wrt W | autodiff eval -
     """
     from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
     from ..language.program import runs_as_tensors

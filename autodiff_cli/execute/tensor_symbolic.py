@@ -118,6 +118,10 @@ def apply(op: str, *args: Term, param: Any = None) -> Term:
     return Term(op, tuple(args), param)
 
 
+def _zeros_like(x: Term) -> Term:
+    return apply("*", number(0.0), x)
+
+
 def _computed(term: Term) -> Term:
     """A statement's term: ``d = 2`` would read back as an input, ``2 + 0`` stays computed."""
     return Term("+", (term, number(0.0)), None) if term.op == NUMBER else term
@@ -191,9 +195,6 @@ class Builder:
         return ProgramError(f"diff cannot write {what} in the language", where, program.source,
                             "the language has no keepdims or broadcast_to: diff writes these adjoints for vectors "
                             "and matrices only; eval --wrt gives the gradient's numbers")
-
-    def zeros_like(self, x: Term) -> Term:
-        return apply("*", number(0.0), x)
 
     def broadcast(self, g: Term, x: Term) -> Term:
         """``g`` broadcast to ``x``'s shape: ``g + 0*x``, or just ``g`` where the expression
@@ -629,7 +630,7 @@ class _Sweep:
             other = node.args[1 - k] if len(node.args) == 2 else arg
             if node.op in OPS and other.op != _SPREAD and self.shape(other) == self.shape(node):
                 return arg.args[0]
-            return apply("+", arg.args[0], self.zeros_like(arg.args[1]))
+            return apply("+", arg.args[0], _zeros_like(arg.args[1]))
 
         def find(node: Term) -> Term | None:
             if not any(a.op == _SPREAD for a in node.args):
@@ -638,11 +639,8 @@ class _Sweep:
                          param=node.param)
 
         if term.op == _SPREAD:
-            term = apply("+", term.args[0], self.zeros_like(term.args[1]))
+            term = apply("+", term.args[0], _zeros_like(term.args[1]))
         return _replace(term, find)
-
-    def zeros_like(self, x: Term) -> Term:
-        return apply("*", number(0.0), x)
 
     def run(self) -> TensorDerivatives:
         program, rows = self.program, self.rows
