@@ -447,7 +447,7 @@ def scalar_layers(program: Program, given: Mapping[str, Any], explanation: Tenso
     """Every statement of ``explanation``'s backward pass, in its order, with row ``row`` of it in
     scalars (a statement whose variable has fewer than two axes is shown whole)."""
     from ..execute import evaluate
-    from ..execute.scalar_view import layer_view
+    from ..execute.scalar_view import TooLarge, layer_view
     from .steps import explain
 
     layers = []
@@ -459,8 +459,14 @@ def scalar_layers(program: Program, given: Mapping[str, Any], explanation: Tenso
                              program.variables[name].position, program.source,
                              f"choose a row from 0 to {adjoint.shape[0] - 1}")
         upstream = adjoint[chosen] if chosen is not None else adjoint
-        view = layer_view(program, given, name, row=chosen, upstream=upstream, label=f"{explanation.output}_via_{name}",
-                          seed=seed)
+        try:
+            view = layer_view(program, given, name, row=chosen, upstream=upstream,
+                              label=f"{explanation.output}_via_{name}", seed=seed)
+        except TooLarge as error:  # its hint names graph's options; explain's way out is another
+            raise InputError(f"--scalar: statement {name} is too large to write out in scalars: {error.message}",
+                             program.variables[name].position, program.source,
+                             "--scalar is for small examples: explain fewer rows, or the matrix form alone "
+                             "(without --scalar)") from None
         evaluation = evaluate(view.program, view.values, view.output, backward=False)
         steps = [item for item in explanation.steps if isinstance(item, TensorStep) and item.statement == name]
         layers.append(LayerSteps(name, chosen, upstream, steps, explain(evaluation, max_steps)))

@@ -128,3 +128,13 @@ def test_shape_error_is_located(runner) -> None:
     result = run(runner, "-e", "X = [[1, 2], [3, 4]]\nW = [[1, 2, 3]]\nL = sum(X @ W)")
     assert result.exit_code == 1, result.output  # as eval: the program is fine, these values' shapes are not
     assert "<expr>:3:11: error: X @ W: [2, 2] @ [1, 3]: the inner sizes 2 and 1 differ" in result.stderr
+
+
+def test_a_statement_too_large_for_scalars_names_explains_way_out(runner) -> None:
+    program = ("X = normal([300, 2], 1); W1 = normal([2, 16], 1); W2 = normal([16, 16], 1); "
+               "H1 = relu(X @ W1); H2 = relu(H1 @ W2); L = mean(H2)")
+    result = run(runner, "-e", program, "--scalar")
+    assert result.exit_code == 1, result.output
+    assert "--scalar: statement H2 is too large to write out in scalars" in result.stderr
+    assert "explain fewer rows, or the matrix form alone (without --scalar)" in result.stderr
+    assert "--max-nodes" not in result.stderr  # graph's option, not explain's
