@@ -164,6 +164,12 @@ def _markdown_backward(rows: Sequence[_Row]) -> list[str]:
     return lines
 
 
+def _markdown_gradients(explanation: TensorExplanation, precision: int | None) -> list[str]:
+    """The gradients as a list, one item per input."""
+    return ["- " + _code(line.strip()) if line.startswith("  ") else line
+            for line in _gradient_lines(explanation, precision)]
+
+
 def to_markdown(explanation: TensorExplanation, precision: int | None = None,
                 layers: Sequence[LayerSteps] | None = None) -> str:
     """GitHub-flavoured Markdown tables, for notes and slides."""
@@ -173,7 +179,7 @@ def to_markdown(explanation: TensorExplanation, precision: int | None = None,
             lines += [f"### {_layer_heading(layer, explanation.output, precision)}", "", "In matrix form:", ""]
             lines += _markdown_backward([_row(step, precision) for step in layer.steps])
             lines += ["", "In scalars:", "", scalar_explain.to_markdown(layer.scalar, precision)]
-        return "\n".join(lines + [_code(line.strip()) for line in _gradient_lines(explanation, precision)]) + "\n"
+        return "\n".join(lines + _markdown_gradients(explanation, precision)) + "\n"
     lines += ["Forward pass:", "", "| variable | definition | shapes | value |", "|---|---|---|---:|"]
     for d in explanation.definitions:
         lines.append(f"| {_code(d.name)} | {_code(d.expression) or 'input'} | {_code(d.shapes)} "
@@ -184,8 +190,7 @@ def to_markdown(explanation: TensorExplanation, precision: int | None = None,
     lines += _markdown_backward([_row(item, precision) for item in explanation.steps])
     if explanation.steps_omitted:
         lines += ["", omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)]
-    lines += [""] + ["- " + _code(line.strip()) if line.startswith("  ") else line
-                     for line in _gradient_lines(explanation, precision)]
+    lines += [""] + _markdown_gradients(explanation, precision)
     return "\n".join(lines) + "\n"
 
 
