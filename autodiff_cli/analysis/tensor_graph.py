@@ -139,7 +139,10 @@ class Expansion:
     graph (``graph_model.GraphModel`` of ``execute.scalar_view.layer_view``'s program), whose
     output is the sum of the statement's entries weighted by the tensor program's gradient, so
     each box's grad is its share of d output for this row; ``anchors`` maps each register the
-    statement reads to the position of its first entry's box, where edges from it attach."""
+    statement reads to the position of its first entry's box, where edges from it attach.
+    Only the statement's entries and what they are computed from are ``shown``: the weighting
+    that makes the root (the gradient times each entry, summed) is how the grads are found,
+    not a part of the layer.  ``exit`` is the last entry's position."""
 
     name: str
     title: str
@@ -147,12 +150,21 @@ class Expansion:
     view: ScalarView
     model: GraphModel
     anchors: dict[int, int]
+    shown: set[int]  # positions of the model drawn: the entries and what they are computed from
+    exit: int  # the position edges to the statement's uses leave from: its last entry
+
+    @property
+    def size(self) -> int:
+        """The number of scalar values drawn."""
+        return len(self.shown)
 
 
 def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = None) -> Expansion:
     """The statement computing ``name`` (or the input ``name``) in ``graph``, entry by entry, for
     row ``row`` of a matrix (a vector or a number is shown whole).  ``limit`` caps the scalar
     operations (``execute.scalar_view.TooLarge`` beyond it)."""
+    import numpy as np
+
     from ..execute.scalar import evaluate
     from ..execute.scalar_view import DEFAULT_LIMIT, layer_view
     from .graph_model import GraphModel
@@ -166,18 +178,38 @@ def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = N
                       limit=limit or DEFAULT_LIMIT)
     evaluation = evaluate(view.program, view.values, view.output, backward=graph.has_grad)
     model = GraphModel.of(evaluation)
+    entries = [model.tape.index[evaluation.nodes[view.names[int(r)]]] for r in np.ravel(view.entries[name])]
+    shown = _with_ancestors(model, entries)
     names = model.names
     anchors: dict[int, int] = {}
     read = {operand for register in registers for operand in graph.node(register).operands} - set(registers)
     for operand in sorted(read):
-        shown = graph.node(operand).name
+        operand_name = graph.node(operand).name
         for position, text in enumerate(names):
-            if shown and (text == shown or text.startswith(shown + "[")):
+            if position in shown and operand_name and (text == operand_name or text.startswith(operand_name + "[")):
                 anchors[operand] = position
                 break
-    which = "all entries" if view.row is None else f"row {view.row}"
+    if view.row is not None:
+        which = f"row {view.row}"
+    else:
+        which = "its only entry" if not own.shape else f"all {int(np.prod(own.shape)):,} entries"
     text = f"{name}: its entries" if own.kind == "input" else f"{name} = {statement_text(graph.program, name)}"
-    return Expansion(name, f"{text}   ({which}, scalar by scalar)", registers, view, model, anchors)
+    return Expansion(name, f"{text}   ({which}, scalar by scalar)", registers, view, model, anchors, shown,
+                     max(entries))
+
+
+def _with_ancestors(model: GraphModel, positions: list[int]) -> set[int]:
+    """``positions`` and every position they are computed from (a stack, not recursion)."""
+    tape = model.tape
+    seen = set(positions)
+    stack = list(positions)
+    while stack:
+        position = stack.pop()
+        for operand in (tape.a[position], tape.b[position]):
+            if operand >= 0 and operand not in seen:
+                seen.add(operand)
+                stack.append(operand)
+    return seen
 
 
 def parameters_of(program: Program, named: Collection[str] | None = None) -> set[str]:

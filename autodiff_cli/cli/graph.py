@@ -276,11 +276,14 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
     if fmt == "html":
         return _tensor_page(program, graph, request, backend, timeout)
     expansions = _expansions(graph, request)
-    size = graph.size + sum(expansion.model.size for expansion in expansions)
+    size = graph.size + sum(expansion.size for expansion in expansions)
     if limit and size > limit:
         _refuse_layers(size, graph.size, limit)
+    if request.edge_grads and not expansions:
+        warn(["--edge-grads labels the edges of scalar graphs; the layer graph's edges say the shapes that flow "
+              "(open a layer with --expand NAME to see its local derivatives)"])
     text = tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
-                                show_grad=request.grads, expansions=expansions)
+                                show_grad=request.grads, expansions=expansions, edge_grads=request.edge_grads)
     if backend is None:
         return text.encode("utf-8")
     return _laid_out(text, fmt, backend, timeout)
@@ -296,7 +299,7 @@ def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, b
     """The step-through page of a tensor program: the layer graph, and each statement's scalar graph
     for row ``request.row``."""
     from ..analysis.tensor_graph import expand
-    from ..render import dot, page, tensor_dot
+    from ..render import page, tensor_dot
 
     if request.max_nodes and graph.size > request.max_nodes:
         _refuse_layers(graph.size, graph.size, request.max_nodes)
@@ -312,12 +315,12 @@ def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, b
                 notes[i] = f"a part of {graph.statement_name(node.register)}: its scalar graph shows this"
                 continue
             expansion = expand(graph, node.name, request.row)
-            size = expansion.model.size
+            size = expansion.size
             if size > PAGE_SCALAR_VALUES:
                 notes[i] = (f"its scalar graph has {size:,} values, too many to lay out here: draw it with "
                             f"autodiff graph {_program_argument(program)} --expand {node.name} -o {node.name}.svg")
                 continue
-            text = dot.to_dot(expansion.model, rankdir="LR", precision=request.precision, show_grad=request.grads)
+            text = tensor_dot.scalar_dot(expansion, precision=request.precision, show_grad=request.grads)
             views[i] = (expansion.title, _laid_out(text, "svg", backend, timeout))
     title = program_title(program.source)
     return page.tensor_to_html(graph, svg, views, title=title, precision=request.precision,
@@ -346,7 +349,12 @@ def _expansions(graph: TensorGraph, request: TensorRequest) -> list[Expansion]:
 
     expansions = []
     for name in request.expand:
-        expansions.append(expand(graph, name, request.row))  # counted against --max-nodes below
+        expansion = expand(graph, name, request.row)  # counted against --max-nodes by the caller
+        if request.row and expansion.view.row is None:
+            warn([f"--row {request.row}: {name} has no rows to choose from (it is "
+                  f"{'a number' if not graph.node(expansion.registers[-1]).shape else 'a vector'}), so all of "
+                  "it is drawn"])
+        expansions.append(expansion)
     return expansions
 
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph
 
 __all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "heat_colour", "largest_size", "layer_dot",
-           "layer_id", "layer_label"]
+           "layer_id", "layer_label", "scalar_dot"]
 
 HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
 HEAT_CELL = 5  # points a side
@@ -168,10 +168,11 @@ def _field(word: str, array: Any, precision: int) -> str:
 
 
 def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, show_grad: bool = True,
-              expansions: Sequence[Expansion] = ()) -> str:
+              expansions: Sequence[Expansion] = (), edge_grads: bool = False) -> str:
     """DOT text for ``graph``: a box per node, the ``expansions`` as clusters of scalar boxes in
     place of their statements' boxes.  ``precision`` is significant digits in layer boxes (as
-    ``eval``'s table of a tensor program) and decimal places in scalar boxes (as today's graph)."""
+    ``eval``'s table of a tensor program) and decimal places in scalar boxes (as today's graph);
+    ``edge_grads`` labels the scalar edges with their local derivatives (layer edges say shapes)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     replaced: dict[int, int] = {}  # register -> the expansion drawn in its place
@@ -189,7 +190,7 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
         lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad)}> "
                      f"{_attributes(style)}]")
     for number, expansion in enumerate(expansions):
-        lines.extend(_cluster(number, expansion, precision, show_grad))
+        lines.extend(_cluster(number, expansion, precision, show_grad, edge_grads))
     seen: set[tuple[str, str]] = set()
     for tail, head, shape in graph.edges():
         into, out_of = replaced.get(head), replaced.get(tail)
@@ -217,9 +218,9 @@ def _quoted(text: str) -> str:
 _SCALAR_ID = re.compile(r"^\t(v\d+(?:_op)?)(?: -> (v\d+(?:_op)?))?(?= |$)")
 
 
-def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool) -> list[str]:
+def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool, edge_grads: bool) -> list[str]:
     """The expansion's scalar graph, drawn by ``render.dot`` with its ids prefixed, as a cluster."""
-    digraph = model_to_digraph(expansion.model, precision=precision, show_grad=show_grad)
+    digraph = _scalar_digraph(expansion, "LR", precision, show_grad, edge_grads)
     prefix = f"x{number}"
 
     def prefixed(match: re.Match[str]) -> str:
@@ -230,11 +231,35 @@ def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool)
              f"\t\tgraph [{_attributes({**_CLUSTER, 'label': _plain(expansion.title)})}]",
              f"\t\tnode [{_attributes(digraph.node_attr)}]",
              f"\t\tedge [{_attributes(digraph.edge_attr)}]"]
-    for statements in digraph.body:  # an entry may hold several statements, one a line
-        for statement in statements.rstrip("\n").split("\n"):
-            lines.append("\t" + _SCALAR_ID.sub(prefixed, statement))
+    lines.extend("\t" + _SCALAR_ID.sub(prefixed, statement) for statement in digraph.body)
     lines.append("\t}")
     return lines
+
+
+def scalar_dot(expansion: Expansion, *, rankdir: str = "LR", precision: int = 4, show_grad: bool = True,
+               edge_grads: bool = False) -> str:
+    """An expansion's scalar graph alone, as DOT: ``render.dot``'s picture of the boxes it shows."""
+    return _scalar_digraph(expansion, rankdir, precision, show_grad, edge_grads).source
+
+
+def _scalar_digraph(expansion: Expansion, rankdir: str, precision: int, show_grad: bool, edge_grads: bool) -> Any:
+    """``render.dot``'s Digraph of the expansion's model, its statements cut to one a line and to the
+    boxes ``shown`` (the weighting that makes the root, and its edges, left out)."""
+    digraph = model_to_digraph(expansion.model, rankdir=rankdir, precision=precision, show_grad=show_grad,
+                               edge_grads=edge_grads, name=expansion.name)
+    shown = expansion.shown
+    kept = []
+    for statements in digraph.body:  # an entry may hold several statements, one a line
+        for statement in statements.rstrip("\n").split("\n"):
+            match = _SCALAR_ID.match(statement)
+            if match is None or all(int(_NUMBER.search(found).group()) in shown
+                                     for found in match.groups() if found):
+                kept.append(statement)
+    digraph.body[:] = [statement + "\n" for statement in kept]
+    return digraph
+
+
+_NUMBER = re.compile(r"\d+")
 
 
 def _plain(text: str) -> str:
@@ -243,6 +268,6 @@ def _plain(text: str) -> str:
 
 def _anchor(number: int, expansion: Expansion, operand: int, last: bool) -> str:
     """The scalar box an edge into (or out of) a cluster is attached to: the first entry of the
-    operand where the view has it, else the view's first box; out of it, its last box."""
-    position = expansion.model.size - 1 if last else expansion.anchors.get(operand, 0)
+    operand where the view has it, else the view's first box; out of it, its last entry."""
+    position = expansion.exit if last else expansion.anchors.get(operand, min(expansion.shown))
     return f"x{number}v{position}"

@@ -153,3 +153,24 @@ def test_expanding_an_unknown_name_says_which_there_are() -> None:
     graph = layer_graph(regression(), {})
     with pytest.raises(InputError, match="no variable 'Q'"):
         expand(graph, "Q")
+
+
+def test_an_expansion_shows_the_layer_not_the_weighting_that_finds_its_gradients() -> None:
+    graph, X, Y, W = regression_arrays()
+    expansion = expand(graph, "P", row=0)
+    names = expansion.model.names
+    # P[0, 0] = X[0, 0]*W[0, 0] + X[0, 1]*W[1, 0]: four inputs, two products and the sum
+    assert expansion.size == 7
+    assert sorted(names[i] for i in expansion.shown if names[i][0] in "PXW") == [
+        "P[0, 0]", "W[0, 0]", "W[1, 0]", "X[0, 0]", "X[0, 1]"]
+    assert names[expansion.exit] == "P[0, 0]"
+    assert expansion.model.size > expansion.size  # the weighted sum to the root is there, not shown
+
+
+def test_a_vector_layer_is_expanded_whole_and_an_input_into_its_entries() -> None:
+    graph = layer_graph(moons(), {"x": _literal([1.8, -0.1])})
+    h1 = expand(graph, "h1", row=5)
+    assert h1.view.row is None and "all 16 entries" in h1.title
+    assert sum(1 for i in h1.shown if h1.model.names[i].startswith("h1[")) == 16
+    w1 = expand(graph, "W1")
+    assert "row 0" in w1.title and w1.size == 2  # W1[0, 0] and W1[0, 1]
