@@ -148,6 +148,7 @@ def diff_command(
 def _diff_tensors(program: Program, output: str | None, chosen: list[str], order: int,
                   output_format: str | None) -> None:
     """diff of a tensor program: its gradient (or Hessian-vector product) as a program."""
+    from ..errors import ShapeError
     from ..execute.symbolic import unused_variables
     from ..execute.tensor_symbolic import MAX_ORDER as MAX_TENSOR_ORDER
     from ..execute.tensor_symbolic import differentiate_tensors
@@ -164,7 +165,17 @@ def _diff_tensors(program: Program, output: str | None, chosen: list[str], order
             for result, name in unused_variables(program, output, chosen)
         ]
     )
-    result = differentiate_tensors(program, chosen, output, order)
+    try:
+        result = differentiate_tensors(program, chosen, output, order)
+    except ShapeError as error:
+        unsized = [v.name for v in program.inputs if v.default is None]
+        if unsized:
+            error.notes.append(
+                f"diff takes the inputs' shapes from their values in the program; {', '.join(unsized)} "
+                f"{'has' if len(unsized) == 1 else 'have'} none, so {'it is a number' if len(unsized) == 1 else 'they are numbers'} "
+                f"here: write a value (X = [[1, 2], [3, 4]]) or an initializer (W = zeros([2, 1]))"
+            )
+        raise
     output_format = output_format or ("text" if stdout_is_terminal() else "program")
     writers = {
         "text": tensor_formulas.tensor_text,

@@ -736,6 +736,7 @@ class _Sweep:
                     if a >= 0:
                         wanted[a] = True
         out_register = program.variables[self.output].register
+        later = any(wanted[out_register + 1:])  # a value after the output is read: it stays in place
         last: tuple[str, Term] | None = None
         forward_terms: dict[int, Term] = {}
         statements: list[tuple[str, Term]] = []
@@ -763,7 +764,7 @@ class _Sweep:
                 named = self._title(register)
             if op == CONST and register in read and isinstance(param, ArrayLiteral):
                 named = self._title(register)
-            if register == out_register and op != INPUT:
+            if register == out_register and op != INPUT and not later:
                 # the output is written last, so that eval of the derivative program shows every
                 # value (it shows the variables up to its output); a rule that reads it reads a copy
                 last = (self.output, term)

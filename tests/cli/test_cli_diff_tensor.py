@@ -143,3 +143,17 @@ def test_an_input_the_output_does_not_use_gets_zeros_and_a_warning(runner) -> No
                  "--format", "program")
     assert "'L' does not depend on 'U'" in result.stderr
     assert "dL_dU = 0 * U\n" in result.stdout
+
+
+def test_inputs_without_a_value_are_numbers_and_the_note_says_so(runner) -> None:
+    result = run(runner, "diff", "-e", "L = sum(X @ W)")
+    assert result.exit_code != 0
+    assert "X @ W: [] @ []: @ takes vectors and matrices" in result.stderr
+    assert "X, W have none, so they are numbers here" in result.stderr
+
+
+def test_a_variable_after_the_output_keeps_the_output_in_place(runner) -> None:
+    # M is computed from L: the output cannot move after it
+    result = run(runner, "diff", "-e", "W = [1, 2]; L = sum(W**2); M = L*2", "--output", "L", "--wrt", "W,M",
+                 "--format", "program")
+    assert result.stdout == "W = [1, 2]\nL = sum(W**2)\nM = L * 2\ndL_dW = 2 * W\ndL_dM = 0 * M\n"

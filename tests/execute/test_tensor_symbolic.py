@@ -118,6 +118,38 @@ def test_derivative_of_derivative_program_reads_back() -> None:
           2 / 8 * x.T @ x @ np.ones((2, 1)), "d sum(dL/dW) / dW = H 1")
 
 
+def layers(n: int) -> str:
+    lines = ["x = [1, 2]", "W = [[0.5, -0.25], [0.1, 0.3]]", "h0 = x"]
+    lines += [f"h{i} = tanh(W @ h{i - 1} + 0.1)" for i in range(1, n + 1)]
+    return "\n".join([*lines, f"L = sum(h{n}**2)"]) + "\n"
+
+
+def test_the_result_grows_linearly_with_the_program() -> None:
+    sizes = {}
+    for n in (50, 100, 200):
+        result = differentiate_tensors(parse(layers(n)), ["W", "x"])
+        sizes[n] = (len(result.statements), len(tensor_program(result)))
+    for small, big in ((50, 100), (100, 200)):
+        assert sizes[big][0] <= 2 * sizes[small][0] + 10, sizes
+        assert sizes[big][1] <= 2.1 * sizes[small][1], sizes
+    program = parse(layers(20))
+    check_first_order(program, {}, ["W", "x"])
+
+
+def test_a_deeply_nested_expression_needs_no_recursion() -> None:
+    depth = 3000
+    program = parse("x = [1, 2]\nL = sum(" + "sin(" * depth + "x" + ")" * depth + ")\n")
+    result = differentiate_tensors(program, ["x"])
+    for render in (tensor_program, tensor_latex, tensor_python, tensor_text):
+        render(result)
+    want = np.array([1.0, 2.0])
+    slope = np.ones(2)
+    for _ in range(depth):  # the chain rule by hand: d sin^n(x) = prod cos(sin^k(x))
+        slope *= np.cos(want)
+        want = np.sin(want)
+    close(run_text(tensor_program(result), {}).value(result.derivatives["x"]), slope, "d/dx", 1e-10)
+
+
 # --- random shape-typed programs -----------------------------------------------------------------------
 
 
