@@ -80,11 +80,16 @@
     lineChart(document.getElementById("loss-chart"), series, log, "loss by step");
     const metrics = document.getElementById("metric-charts");
     metrics.textContent = "";
-    Object.keys(data.metrics).sort().forEach((name) => {
+    // A metric and its validation_ twin share a chart, as the losses do.
+    const names = Object.keys(data.metrics).sort();
+    names.filter((name) => !(name.startsWith("validation_") && names.includes(name.slice(11)))).forEach((name) => {
       const box = el("div", {class: "chart"}, metrics);
       el("h3", {}, box).textContent = name;
       const holder = el("div", {}, box);
-      lineChart(holder, [{name: name, xs: data.steps, ys: data.metrics[name]}], log, name + " by step");
+      const series = [{name: name, xs: data.steps, ys: data.metrics[name]}];
+      const twin = "validation_" + name;
+      if (names.includes(twin)) series.push({name: twin, xs: data.steps, ys: data.metrics[twin], dashed: true});
+      lineChart(holder, series, log, name + " by step");
     });
   }
   logBox.addEventListener("change", drawCurves);
@@ -277,8 +282,10 @@
     return t >= 0 ? `rgb(255,${Math.round(255 - 200 * t)},${Math.round(255 - 230 * t)})`
                   : `rgb(${Math.round(255 + 230 * t)},${Math.round(255 + 140 * t)},255)`;
   }
-  function heatMap(canvas, sent, shape, side) {  // sent: {scale, q}, q in -99..99 of the largest magnitude
-    const rows = shape[0], cols = shape[1], entries = sent.q, scale = data.heat_quant;
+  function heatValues(sent) { return sent.q.map((q) => q * sent.scale / data.heat_quant); }
+  function heatMap(canvas, entries, shape, side) {  // entries: numbers, drawn relative to the largest magnitude
+    const rows = shape[0], cols = shape[1];
+    const scale = Math.max(1e-300, ...entries.map(Math.abs));
     const ctx = canvas.getContext("2d");
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     if (side) {  // each row an image: side x side, laid out in a grid
@@ -326,9 +333,11 @@
         const maps = el("div", {class: "heat"}, card);
         const [w, h] = heatSize(g);
         const values = el("figure", {}, maps), grads = el("figure", {}, maps);
+        const change = el("figure", {}, maps);
         parts.heat = [el("canvas", {width: w, height: h, class: "heat-values"}, values),
-                      el("canvas", {width: w, height: h, class: "heat-grads"}, grads)];
-        parts.heatCaptions = [el("figcaption", {}, values), el("figcaption", {}, grads)];
+                      el("canvas", {width: w, height: h, class: "heat-grads"}, grads),
+                      el("canvas", {width: w, height: h, class: "heat-change"}, change)];
+        parts.heatCaptions = [el("figcaption", {}, values), el("figcaption", {}, grads), el("figcaption", {}, change)];
       }
       groupParts.push(parts);
     });
@@ -345,8 +354,11 @@
       el("figcaption", {}, b).textContent = `gradients (norm ${fmt(g.grad_norm[index])})`;
       if (parts.heat) {
         const k = nearest(g.heat_steps, step);
-        heatMap(parts.heat[0], g.heat_values[k], g.shape, g.image_side);
-        heatMap(parts.heat[1], g.heat_grads[k], g.shape, g.image_side);
+        const now = heatValues(g.heat_values[k]), first = heatValues(g.heat_values[0]);
+        heatMap(parts.heat[0], now, g.shape, g.image_side);
+        heatMap(parts.heat[1], heatValues(g.heat_grads[k]), g.shape, g.image_side);
+        heatMap(parts.heat[2], now.map((v, i) => v - first[i]), g.shape, g.image_side);
+        parts.heatCaptions[2].textContent = `what training changed: values at step ${g.heat_steps[k]} minus step ${g.heat_steps[0]}`;
         const how = g.image_side ? `each row as a ${g.image_side} x ${g.image_side} image` : "rows by columns";
         parts.heatCaptions[0].textContent = `values at step ${g.heat_steps[k]}, ${how}: red +, blue -, ` +
           `the strongest ±${fmt(g.heat_values[k].scale)}`;

@@ -223,8 +223,11 @@ def _graph(recording: Recording, svg: bytes | None) -> str:
         return ("<p>The program's layers (per row). A layer-level drawing of the graph is not part of this "
                 "report yet.</p><table id=\"layers\"><thead><tr><th>variable</th><th>op</th><th>shape</th>"
                 f"</tr></thead><tbody>{rows}</tbody></table>")
+    if recording.graph is not None:
+        return (f"<p>The graph of {html.escape(recording.graph_note)} was not laid out for this page; "
+                "<code>autodiff graph</code> draws it from the program and the values fit wrote.</p>")
     note = recording.graph_note or "no graph was recorded"
-    return f"<p>{html.escape(note)}.</p>"
+    return f"<p>{html.escape(note[0].upper() + note[1:])}.</p>"
 
 
 def _run_table(meta: dict[str, Any]) -> str:
