@@ -226,8 +226,7 @@ def fit_command(
                          held_out, measurer.names if measurer is not None else [])
     recorder = None
     if report is not None:
-        recorder = _recorder(program, plan, values, data_set, validation_set, settings,
-                             report_every or max(1, settings.steps // 50))
+        recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every)
     observer = _Observer(reporter, recorder, report)
     monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
                       observe=observer)
@@ -239,15 +238,20 @@ def fit_command(
                            monitor=monitor)
         elapsed = time.perf_counter() - started
         interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
+        recording = None
         try:
+            if recorder is not None:
+                recorder.finish(result)
+                recording = recorder.recording()
             _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout,
-                           recorder, report, held_out, reporter.metrics)
+                           recording, report, held_out, reporter.metrics)
         except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
             stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
             click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
                        err=True)
             raise click.exceptions.Exit(interrupts.status) from None
-        _conclude(result, settings, out, quiet, interrupts, objective.rows, elapsed)
+        _conclude(result, settings, out, quiet, interrupts, objective.rows, elapsed,
+                  recording.diagnoses if recording is not None else [])
 
 
 # --- before training -------------------------------------------------------------------------
@@ -437,16 +441,20 @@ def _measurer(program: Program, plan: FitPlan, metrics: list[Metric], objective:
 
 
 def _recorder(program: Program, plan: FitPlan, values: dict[str, Any], data_set: _DataSet,
-              validation_set: _DataSet | None, settings: FitSettings, every: int) -> Any:
-    """The --report's recorder, told the command line, the seed and the versions."""
-    from ..analysis.training_record import TrainingRecorder
+              validation_set: _DataSet | None, settings: FitSettings, every: int | None) -> Any:
+    """The --report's recorder, told the command line, the seed, the versions and the settings
+    its diagnoses read (``lr``, ``batch_size``); by default it records ``default_every`` steps."""
+    from ..analysis.training_record import TrainingRecorder, default_every
 
     meta = {"command": _command_line(), "seed": settings.seed, "versions": _versions(), "steps": settings.steps,
             "program": program.source.name, "data": data_set.name,
-            "validation": None if validation_set is None else validation_set.name}
+            "validation": None if validation_set is None else validation_set.name,
+            "optimizer": settings.optimizer, "lr": settings.lr, "lr_schedule": settings.lr_schedule,
+            "batch_size": settings.batch_size}
     return TrainingRecorder(program, plan, values, data_set.columns,
                             None if validation_set is None else validation_set.columns,
-                            every=every, meta=meta, seed=settings.seed, steps=settings.steps)
+                            every=every or default_every(settings.steps), meta=meta, seed=settings.seed,
+                            steps=settings.steps)
 
 
 def _command_line() -> str:
@@ -656,17 +664,17 @@ class _Observer:
         if not self.failed and time.monotonic() - self.written >= REPORT_PAUSE:
             assert self.report is not None
             try:
-                write_atomic(self.report, _report_html(self.recorder))
+                write_atomic(self.report, _report_html(self.recorder.recording()))
             except OutputError as error:  # training goes on: the parameters matter more than the report
                 self.failed = True
                 warn([f"{error.message}; training goes on, and the report is written again when it ends"])
             self.written = time.monotonic()
 
 
-def _report_html(recorder: Any) -> bytes:
+def _report_html(recording: Any) -> bytes:
     from ..render.training_report import training_report_html
 
-    return training_report_html(recorder.recording())  # type: ignore[no-any-return]
+    return training_report_html(recording)  # type: ignore[no-any-return]
 
 
 # --- after training --------------------------------------------------------------------------
@@ -734,7 +742,7 @@ def _csv_field(text: str) -> str:
 
 def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], values_source: Source | None,
                    out: str | None, history: str | None, plot: str | None, plot_format: str | None,
-                   layout: Any = None, recorder: Any = None, report: str | None = None,
+                   layout: Any = None, recording: Any = None, report: str | None = None,
                    held_out: bool = False, metrics: list[str] | None = None) -> None:
     """The learned values first, then the history, the plot and the report: each file is tried
     even when one before it cannot be written (a full disk), and the first failure is raised
@@ -762,12 +770,8 @@ def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], valu
             return loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format)
 
         writes.append((plot, curve))
-    if recorder is not None and report is not None:
-        def training_report() -> bytes:
-            recorder.finish(result)
-            return _report_html(recorder)
-
-        writes.append((report, training_report))
+    if recording is not None and report is not None:
+        writes.append((report, lambda: _report_html(recording)))
     failed: OutputError | None = None
     for index, (path, make) in enumerate(writes):
         data = make()
@@ -802,16 +806,18 @@ def _write(path: str | None, data: bytes) -> None:
 
 
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
-              interrupts: _Interrupts, rows: int, elapsed: float | None = None) -> None:
+              interrupts: _Interrupts, rows: int, elapsed: float | None = None,
+              diagnoses: list[str] | None = None) -> None:
     """The last line: what was learned (the losses and metrics of the parameters written), why
-    training stopped and the time a step took; and the exit status that goes with it."""
+    training stopped, the time a step took and what the report's recording found wrong
+    (``diagnoses``); and the exit status that goes with it."""
     from ..execute.fit import StopReason
 
     where = f" to {out}" if out not in (None, "-") else ""
     if result.reason == StopReason.DIVERGED:
         raise _divergence_error(result, settings, where)
     learned = _learned(result)
-    pace = _pace(result, elapsed)
+    pace = _pace(result, elapsed) + "".join(f"; {diagnosis}" for diagnosis in diagnoses or [])
     if result.measure_error is not None and not quiet:
         warn([f"the parameters written could not be measured: {result.measure_error.message}"])
     if result.reason == StopReason.INTERRUPTED:

@@ -210,6 +210,7 @@ def test_outputs_may_not_name_the_validation_data(fit, tmp_path) -> None:
 
 class FakeRecorder:
     made: list[FakeRecorder] = []
+    diagnoses = ["the loss rose: a fake diagnosis"]
 
     def __init__(self, program, plan, given_values, train_columns, validation_columns, *, every, meta, seed,
                  steps=None) -> None:
@@ -276,6 +277,14 @@ def test_the_report_is_told_each_recorded_step_with_the_validation_loss(fit, tmp
                                          "validation_mae": np.mean(np.abs(held_residual))}, rel=1e-12)
     assert recorder.result is not None and recorder.result.steps_done == 9
     assert (tmp_path / "run.html").read_bytes() == b"<html>steps 1,4,8; finished True</html>"
+    assert recorder.meta["lr"] == 0.01 and recorder.meta["batch_size"] is None
+
+
+def test_the_final_line_says_what_the_recording_found_wrong(fit, tmp_path, fake_report) -> None:
+    result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--steps", 3, "--report", tmp_path / "run.html",
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 0
+    assert re.search(r"^finished 3 steps: .* a step; the loss rose: a fake diagnosis$", result.stderr.splitlines()[-1])
 
 
 def test_the_report_is_written_when_training_is_interrupted(fit, tmp_path, fake_report, monkeypatch) -> None:
