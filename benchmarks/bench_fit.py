@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import random
-import statistics
 import json
 import os
+import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
