@@ -11,26 +11,31 @@ adjoint summed back (``sum(g, 0)``...), and a reduction's adjoint is spread back
 axes it removed.
 
 The language has no ``broadcast_to``, ``ones_like``, keepdims or one-hot, so the rules write
-them with forms it has (every value of a run is finite, so these are exact):
+them with forms it has (every value of a run is finite, so ``0*x`` is exactly 0 and these are
+exact):
 
 * ``g + 0*x`` spreads ``g`` to the shape of ``x`` when NumPy's right-aligned broadcasting
-  already lines them up (a total, or a sum over axis 0);
+  already lines them up (a total, or a sum over axis 0); where the expression around it
+  broadcasts ``g`` anyway (``g / 8 * (2 * t1)``) it is just ``g``;
 * ``transpose(g + 0*transpose(x))`` spreads a vector ``g`` of a matrix's rows along its
-  columns (a sum over axis 1, softmax's row totals);
-* one-hot rows are ``1 - step(abs(labels - [0, 1, ..., C-1]))``, indexing's scatter a product
-  with constant selection matrices.
+  columns (a sum over axis 1, softmax's row totals, the outer product of ``W @ x``'s VJP);
+* one-hot rows are ``1 - step(abs(labels - [0, 1, ..., C-1]))``, and indexing's scatter is a
+  product with constant one-hot vectors and selection matrices.
 
 These cover vectors and matrices, all the shapes ``@`` and ``transpose`` take; a reduction
 along an inner axis of a tensor of 3 or more axes (and indexing one) is refused with a
-``ProgramError`` at the op that names it.
+``ProgramError`` at the op.
 
 Every adjoint of a named variable is a statement ``dL_dW = ...``; an intermediate adjoint is
 named too when a rule uses it more than once or it nests deeply, and a forward value a rule
-reads is named (``t3 = ...``) when the program left it unnamed.  So the result grows linearly
-with the program.  ``--order 2`` differentiates the derivative program again: the gradient of
-``dir_L = sum(dL_dW * v_W) + ...`` with respect to the same variables is the Hessian-vector
-product ``H v`` (reverse over reverse), for a direction ``v`` given as inputs shaped like the
-variables (ones by default).
+reads is named (``t1 = ...``, numbered in the order written) when the program left it
+unnamed.  So the result grows linearly with the program.  The output's statement is written
+last (``eval`` shows the variables up to its output, so it then shows every gradient).
+
+``--order 2`` differentiates the derivative program again: the gradient of
+``dL_v = sum(dL_dW * v_W) + ...`` (the derivative of L along v) with respect to the same
+variables is the Hessian-vector product ``Hv_W`` (reverse over reverse), for a direction given
+as inputs ``v_W`` shaped like the variables (ones by default).
 """
 
 from __future__ import annotations
@@ -232,9 +237,11 @@ class Builder:
             return t
         if len(stretched) == len(x_shape) or len(x_shape) == 1:
             return self.broadcast(apply("sum", t), x)
-        if len(x_shape) == 2:
-            if stretched == [0]:
-                return self.broadcast(apply("sum", t, param=0), x)
+        if stretched == list(range(len(stretched))):  # leading axes: right-aligned broadcasting puts them back
+            for _ in stretched:
+                t = apply("sum", t, param=0)
+            return self.broadcast(t, x)
+        if len(x_shape) == 2:  # [n, 1]: the row totals, down the column
             return apply("transpose", self.broadcast(apply("sum", t, param=1), apply("transpose", x)))
         raise self.refuse(f"the sum of a gradient over axes {stretched} of a tensor of {len(x_shape)} axes")
 

@@ -256,3 +256,17 @@ def test_a_matrix_output_is_refused_with_the_way_out() -> None:
     with pytest.raises(ProgramError) as caught:
         differentiate_tensors(program, ["W"])
     assert "sum(M)" in caught.value.hint
+
+
+def test_three_axes_where_the_language_can_write_them() -> None:
+    """Totals over leading axes of a tensor of 3 axes broadcast back without a transpose."""
+    program = parse("A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nb = [[[0.5, -1]]]\n"
+                    "L = sum(tanh(A * b)) + sum(sum(A, 0)**2)\n")
+    result = check_first_order(program, {}, ["A", "b"])
+    a = np.arange(1.0, 9.0).reshape(2, 2, 2)
+    b = np.array([[[0.5, -1.0]]])
+    want_a = b * (1 - np.tanh(a * b) ** 2) + 2 * np.sum(a, 0)
+    want_b = np.sum(a * (1 - np.tanh(a * b) ** 2), axis=(0, 1), keepdims=True)
+    run = run_text(tensor_program(result), {})
+    close(run.value(result.derivatives["A"]), want_a, "dL/dA by hand")
+    close(run.value(result.derivatives["b"]), want_b, "dL/db by hand")
