@@ -80,11 +80,13 @@ class Tangent:
 
 @dataclass
 class Curves:
-    """The output ``output`` and its derivatives along ``variable``, on the grid ``x``.
+    """The output ``output`` and its derivatives along ``variable`` (an input, or one entry of a
+    tensor input: ``W[0, 1]``), on the grid ``x``.
 
     ``f``, ``df`` and (with order 2) ``d2f`` are float64 arrays with NaN where undefined;
     ``gaps`` lists every run of undefined points of each curve; ``fixed`` the values of the
-    other inputs (given or default); ``tangents`` the lines asked for.
+    other inputs (given or default: numbers, or arrays in a tensor program); ``tangents`` the
+    lines asked for.
     """
 
     program: Program
@@ -95,7 +97,7 @@ class Curves:
     df: np.ndarray
     d2f: np.ndarray | None
     gaps: list[Gap]
-    fixed: dict[str, float]
+    fixed: dict[str, Any]
     tangents: list[Tangent] = field(default_factory=list)
     # Poles between neighbouring points: (i, where) for a pole between x[i] and x[i + 1], near
     # ``where``.  The curves are drawn broken there, not joined by a line through the pole.
