@@ -106,7 +106,9 @@ class Cluster:
         from dask import distributed
 
         _quiet_dask()
-        self._config = dask.config.set({"distributed.scheduler.allowed-failures": RETRIES - 1})
+        self._config = dask.config.set({"distributed.scheduler.allowed-failures": RETRIES - 1,
+                                        # local workers ignore Ctrl-C (dask_setup below): the client cancels
+                                        "distributed.worker.preload": [__name__]})
         self._config.__enter__()
         try:
             if self.where == "local":
@@ -117,8 +119,13 @@ class Cluster:
                 self.client = distributed.Client(self._local)
             else:
                 self.client = distributed.Client(self.where, timeout="10s")
-        except (OSError, TimeoutError) as error:
+        except BaseException as error:
             self.__exit__(None, None, None)
+            if not isinstance(error, (OSError, TimeoutError)):
+                raise  # Ctrl-C while the cluster started: stopped again, then the command's 130
+            if self.where == "local":
+                raise InputError(f"cannot start a local Dask cluster ({self.scheduler}): {error}",
+                                 hint="run without --dask, or on a scheduler's address") from None
             raise InputError(f"cannot reach the Dask scheduler at {self.scheduler}: {error}",
                              hint="start one with `dask scheduler` and workers with `dask worker ADDRESS`, "
                                   "or run here with --dask local:2") from None
@@ -183,11 +190,18 @@ def remote_error(error: BaseException, where: str) -> AutodiffError:
 @contextmanager
 def _quiet_workers() -> Iterator[None]:
     """Worker processes started here log only what is critical: a task's failure comes back to
-    the client as an error, and is said once, by the command.  (They read the setting from the
-    environment when they start.)"""
+    the client as an error, and is said once, by the command (they read the setting from the
+    environment when they start).  And they never see Ctrl-C: a Ctrl-C at the terminal reaches
+    every process of the group, and it is the client's to cancel the work and stop them, with
+    no traceback from each.  SIGINT is blocked while they start, so they inherit it blocked
+    (and so do the threads that start workers later); a Ctrl-C meanwhile waits, and is raised
+    here as soon as the cluster is up."""
+    import signal
+
     name = "DASK_LOGGING__DISTRIBUTED"
     before = os.environ.get(name)
     os.environ[name] = "critical"
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
@@ -195,6 +209,17 @@ def _quiet_workers() -> Iterator[None]:
             del os.environ[name]
         else:
             os.environ[name] = before
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C that waited is raised now
+
+
+def dask_setup(worker: Any) -> None:
+    """Run by each worker of a local cluster as it starts (a Dask preload of this module): it
+    ignores Ctrl-C, whatever thread started it (see ``_quiet_workers``)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _quiet_dask() -> None:
