@@ -136,7 +136,8 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
               help="Write a self-contained HTML report of the training run to FILE, rewritten as it runs.")
 @click.option("--report-every", type=click.IntRange(min=1), metavar="N",
-              help="Record a step for --report every N steps, and rewrite it then [default: --steps / 50].")
+              help="Record a step for --report every N steps, and rewrite it then [default: about 30 recorded "
+                   "steps in all].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
               help="When stderr is not a terminal, print a progress line every N steps [default: --steps / 10].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr (errors still show).")
