@@ -64,8 +64,8 @@ from .scalar import evaluate
 __all__ = [
     "CHUNK_BYTES",
     "ON_ERROR",
-    "REDUCTIONS",
     "PYTHON_ADVICE",
+    "REDUCTIONS",
     "Advice",
     "BatchEvaluator",
     "BatchResult",
