@@ -22,7 +22,10 @@ Conventions are the scalar engine's, row by row:
   engine rejects any non-finite value).  Nothing is raised mid-sweep: the failed rows
   are a mask, each with the instruction where it failed, and ``on_error`` decides
   what happens to them.  The message for a failed row is the scalar engine's own,
-  got by evaluating that one row again.
+  got by evaluating that one row again.  A value whose NaN or infinity would reach the
+  output through ops that keep one (+ - * and the like) is not checked on its own: the
+  output's check stands for it, and a chunk where that fails is swept again with every
+  value checked, which finds the instruction where each row failed.
 * Gradients of variables the output does not depend on are 0.
 
 Memory: rows are processed in chunks sized so that the live registers, the stored
@@ -31,7 +34,8 @@ values are dropped after their last use, its local derivatives and its adjoint a
 soon as the reverse sweep has passed it; adjoints accumulate in place; results go
 into arrays allocated once.  Registers that do not depend on any column (constants,
 inputs given as one number, and what is computed from them only) are computed once
-per call, not once per chunk.
+per call, not once per chunk.  A sum or mean adds runs of ``SUM_ROWS`` rows, then their
+sums exactly, so its last bits do not depend on how many rows a chunk has.
 
 The public entry points are ``evaluate_batch`` and ``BatchEvaluator`` (also exported
 by ``autodiff_cli``); this module imports NumPy, so nothing imports it at start-up.
