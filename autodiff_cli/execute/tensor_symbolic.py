@@ -533,6 +533,7 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
 
 
 def _unique_name(wanted: str, taken: set[str]) -> str:
+    """``wanted``, or ``wanted_2``, ``wanted_3``... the first not in ``taken`` (which then holds it)."""
     candidate, n = wanted, 1
     while candidate in taken:
         n += 1
@@ -611,12 +612,7 @@ class _Sweep:
                 return candidate
 
     def unique(self, wanted: str) -> str:
-        candidate, n = wanted, 1
-        while candidate in self.taken:
-            n += 1
-            candidate = f"{wanted}_{n}"
-        self.taken.add(candidate)
-        return candidate
+        return _unique_name(wanted, self.taken)
 
     def statement(self, title: str, term: Term) -> Term:
         term = self.resolve(term)

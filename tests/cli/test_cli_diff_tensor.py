@@ -157,3 +157,14 @@ def test_a_variable_after_the_output_keeps_the_output_in_place(runner) -> None:
     result = run(runner, "diff", "-e", "W = [1, 2]; L = sum(W**2); M = L*2", "--output", "L", "--wrt", "W,M",
                  "--format", "program")
     assert result.stdout == "W = [1, 2]\nL = sum(W**2)\nM = L * 2\ndL_dW = 2 * W\ndL_dM = 0 * M\n"
+
+
+def test_program_feeds_graph(tmp_path: Path) -> None:
+    """graph draws the gradient program (a matrix output is drawn without gradients)."""
+    picture = tmp_path / "dL_dW.svg"
+    result = shell(f"autodiff diff samples/regression_matrix.ad --wrt W "
+                   f"| autodiff graph - --output dL_dW --no-grad -o {picture}")
+    assert result.returncode == 0, result.stderr
+    svg = picture.read_text()
+    assert svg.startswith(("<?xml", "<svg"))
+    assert "dL_dP" in svg and "transpose" in svg
