@@ -138,3 +138,10 @@ def test_a_statement_too_large_for_scalars_names_explains_way_out(runner) -> Non
     assert "--scalar: statement H2 is too large to write out in scalars" in result.stderr
     assert "explain fewer rows, or the matrix form alone (without --scalar)" in result.stderr
     assert "--max-nodes" not in result.stderr  # graph's option, not explain's
+
+
+def test_a_row_of_a_program_without_rows_is_said_unused(runner, samples) -> None:
+    result = run(runner, str(samples / "moons_mlp.ad"), "--scalar", "--row", "2", "--precision", "3")
+    assert result.exit_code == 0, result.output
+    assert "--row 2 is not used: no statement's value has rows" in result.stderr
+    assert "statement h1 (every entry)" in result.stdout
