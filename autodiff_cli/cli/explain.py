@@ -134,8 +134,7 @@ def _explain_tensors(program: Program, values: dict[str, Any], output: str | Non
     warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
     layers = scalar_layers(program, values, explanation, row or 0, max_steps=limit) if scalar else None
     if layers and row is not None and all(layer.row is None for layer in layers):
-        warn([f"--row {row} is not used: no statement's value has rows (two or more axes), so each is shown "
-              "whole"])
+        warn([f"--row {row} is not used: no statement's value has rows (two or more axes), so each is shown whole"])
     lines = len(explanation.definitions) + len(explanation.steps)
     output_format = layout_for(output_format, "rich", lines)
     if output_format == "plain":
