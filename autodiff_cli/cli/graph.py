@@ -278,7 +278,7 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
     expansions = _expansions(graph, request)
     size = graph.size + sum(expansion.size for expansion in expansions)
     if limit and size > limit:
-        _refuse_layers(size, graph.size, limit)
+        _refuse_layers(graph.output, size, graph.size, limit)
     if request.edge_grads and not expansions:
         warn(["--edge-grads labels the edges of scalar graphs; the layer graph's edges say the shapes that flow "
               "(open a layer with --expand NAME to see its local derivatives)"])
@@ -302,7 +302,7 @@ def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, b
     from ..render import page, tensor_dot
 
     if request.max_nodes and graph.size > request.max_nodes:
-        _refuse_layers(graph.size, graph.size, request.max_nodes)
+        _refuse_layers(graph.output, graph.size, graph.size, request.max_nodes)
     svg = _laid_out(tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
                                          show_grad=False), "svg", backend, timeout)
     views: dict[int, tuple[str, bytes]] = {}
@@ -335,9 +335,9 @@ def _program_argument(program: Program) -> str:
     return shlex.quote(name) if not name.startswith("<") else "-e " + shlex.quote(program.source.text.strip())
 
 
-def _refuse_layers(size: int, layers: int, limit: int) -> None:
+def _refuse_layers(output: str, size: int, layers: int, limit: int) -> None:
     raise GraphTooLarge(
-        f"the layer graph has {size:,} boxes"
+        f"the layer graph of {output} has {size:,} boxes"
         + (f" ({layers:,} layers and {size - layers:,} scalar values)" if size != layers else "")
         + f", more than --max-nodes {limit:,}",
         hint=f"expand fewer layers (--expand; one row of a matrix with --row), raise the limit (--max-nodes "
