@@ -242,8 +242,8 @@ class TrainingRecorder:
             grad_range = [_range(row) for row in gradients]
             group = ParameterGroup(
                 name=name, shape=list(shape), members=members, value_range=value_range, grad_range=grad_range,
-                value_hist=[_histogram(row, value_range) for row in values],
-                grad_hist=[_histogram(row, bounds) for row, bounds in zip(gradients, grad_range)],
+                value_hist=_histograms(values, [value_range] * len(values)),
+                grad_hist=_histograms(gradients, grad_range),
                 grad_norm=[_finite(np.linalg.norm(row)) for row in gradients],
                 value_rms=[_finite(np.sqrt(np.mean(row * row))) if row.size else 0.0 for row in values])
             if len(shape) == 2 and values.shape[1] <= MAX_HEAT_ENTRIES and self.steps:
@@ -353,8 +353,8 @@ class _Model:
         if self.layout is not None or len(params) == 1:
             return [self.predict(one, data, name) for one in params]
         count = len(next(iter(data.values())))
-        stacked = np.array(params)
-        columns: dict[str, Any] = {key: np.repeat(stacked[:, i], count) for i, key in enumerate(self.plan.parameters)}
+        by_parameter = np.repeat(np.array(params).T, count, axis=1)  # one contiguous row per parameter
+        columns: dict[str, Any] = dict(zip(self.plan.parameters, by_parameter))
         columns.update({key: np.tile(values, len(params)) for key, values in data.items()})
         evaluator = self._evaluator(name)
         inputs: dict[str, Any] = {key: float(value) for key, value in self.fixed.items()}
@@ -544,8 +544,10 @@ class _ViewPlan:
         if len(features) not in (1, 2):
             return (f"'{prediction}' depends on {len(features)} numbers of each row; the picture of the model "
                     f"is drawn for one or two")
-        run = model.run(params, {name: rows[:1] for name, rows in model.data.items()})
-        shape = run.shapes[run.register(prediction)]
+        shape: tuple[int, ...] = ()
+        if model.layout is not None:  # a scalar program's every shape is ()
+            run = model.run(params, {name: rows[:1] for name, rows in model.data.items()})
+            shape = run.shapes[run.register(prediction)]
         labels = np.asarray(model.data[label], dtype=np.float64).reshape(model.rows, -1)[:, 0] if label else None
         entry = None
         classes = 0
@@ -561,19 +563,20 @@ class _ViewPlan:
         columns = [np.asarray(model.data[name], dtype=np.float64).reshape(model.rows, -1)[:, _flat(index, model.data[name])]
                    for name, index in features]
         bounds = [_padded(column) for column in columns]
-        points = [[*(_round(float(c[i]), 5) for c in columns), _round(float(labels[i]), 5) if labels is not None else 0.0]
-                  for i in shown]
+        table = np.stack([*columns, labels if labels is not None else np.zeros(model.rows)], axis=1)[shown]
+        points = [[_round(x, 5) for x in row] for row in table[np.all(np.isfinite(table), axis=1)].tolist()]
         if len(features) == 1:
             kind = "curve"
         elif classes:
             kind = "classes"
         elif labels is not None and _binary(labels):
             kind = "boundary"
-            first = cls("surface", prediction, label, _spelled(features), 0.0, bounds, points, 0, entry)
-            values = first.frame(model, params)
-            finite = values[np.isfinite(values)]
-            if set(np.unique(labels)) == {0.0, 1.0} and finite.size and finite.min() >= 0 and finite.max() <= 1:
-                level = 0.5  # probabilities
+            if set(np.unique(labels).tolist()) == {0.0, 1.0}:  # 0.5 for probabilities, 0 for scores
+                first = cls("surface", prediction, label, _spelled(features), 0.0, bounds, points, 0, entry)
+                values = first.frame(model, params)
+                finite = values[np.isfinite(values)]
+                if finite.size and finite.min() >= 0 and finite.max() <= 1:
+                    level = 0.5
         else:
             kind = "surface"
         return cls(kind, prediction, label, _spelled(features), level, bounds, points, classes, entry)
@@ -757,6 +760,23 @@ def _range(values: np.ndarray) -> list[float]:
         pad = scale * 1e-6 if scale else 0.5
         low, high = low - pad, high + pad
     return [low, high]
+
+
+def _histograms(rows: np.ndarray, bounds: list[list[float]]) -> list[list[int]]:
+    """``_histogram`` of each row with its bounds, in one pass over the matrix when the bounds
+    allow it (every row's range finite): the bin of each entry, then one count of them all."""
+    if not len(rows):
+        return []
+    lows, highs = np.array(bounds, dtype=np.float64).T
+    spans = highs - lows
+    if not np.all(np.isfinite(spans)):
+        return [_histogram(row, row_bounds) for row, row_bounds in zip(rows, bounds)]
+    with np.errstate(invalid="ignore"):
+        place = (rows - lows[:, None]) * (BINS / spans)[:, None]  # as np.histogram places them
+    inside = np.isfinite(place) & (place >= 0) & (place <= BINS)
+    bins = np.minimum(np.where(inside, place, 0).astype(np.int64), BINS - 1)  # the high edge is in the last bin
+    flat = (bins + BINS * np.arange(len(rows))[:, None])[inside]
+    return np.bincount(flat, minlength=BINS * len(rows)).reshape(len(rows), BINS).tolist()  # type: ignore[no-any-return]
 
 
 def _histogram(row: np.ndarray, bounds: list[float]) -> list[int]:

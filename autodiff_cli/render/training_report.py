@@ -41,7 +41,6 @@ def report_data(recording: Recording) -> dict[str, Any]:
     groups = [{
         "name": g.name, "shape": g.shape, "members": _members(g.members),
         "value_range": g.value_range, "grad_range": g.grad_range,
-        "value_hist": g.value_hist, "grad_hist": g.grad_hist,
         "grad_norm": g.grad_norm, "value_rms": g.value_rms,
         "heat_steps": g.heat_steps, "image_side": g.image_side,
     } for g in recording.groups]
@@ -59,7 +58,7 @@ def report_data(recording: Recording) -> dict[str, Any]:
         "view": None if view is None else {
             "kind": view.kind, "features": view.features, "prediction": view.prediction, "label": view.label,
             "level": view.level, "x_range": view.x_range, "y_range": view.y_range, "size": view.size,
-            "points": view.points, "steps": view.steps, "classes": view.classes,
+            "steps": view.steps, "classes": view.classes,
         },
         "view_note": recording.view_note,
         "layers": recording.layers,
@@ -76,10 +75,13 @@ def report_data(recording: Recording) -> dict[str, Any]:
         "quant": QUANT,
         "heat_quant": HEAT_QUANT,
     })
+    # The bulky parts, added after the walk over the rest: counts, and numbers already finite.
     for group, source in zip(data["groups"], recording.groups):
+        group["value_hist"], group["grad_hist"] = source.value_hist, source.grad_hist
         group["heat_values"] = [heat(entries) for entries in source.heat_values]
         group["heat_grads"] = [heat(entries) for entries in source.heat_grads]
     if view is not None:
+        data["view"]["points"] = view.points
         data["view"]["frames"] = [classes(frame) if view.kind == "classes" else quantized(frame)
                                   for frame in view.frames]
     return data

@@ -301,3 +301,24 @@ def test_a_group_whose_gradient_is_starved_at_every_step_is_named_and_one_that_c
         "the gradients of 'w' vanish: under 1e-06 of the largest group's (per entry) at every recorded step"]
     recorder.observe(4, np.zeros(2), np.array([1.0, 1e-12]), 1.0, None, {})  # w gets a gradient after all
     assert recorder.recording().diagnoses == []
+
+
+def test_histograms_are_numpys_over_one_range_for_values_and_each_steps_own_for_gradients() -> None:
+    program = "w_1 = 0\nw_2 = 0\nw_3 = 0\nb = 0\np = w_1*x + w_2*x*x + w_3*x*x*x + b\nloss = (p - y)**2\n"
+    recorder = recorder_for(program, {"x": np.array([0.0, 1.0]), "y": np.array([1.0, 2.0])})
+    rng = np.random.RandomState(1)
+    params, grads = rng.standard_normal((5, 4)), rng.standard_normal((5, 4)) * [[1], [10], [0.1], [3], [1]]
+    for step in range(5):
+        recorder.observe(step + 1, params[step], grads[step], 1.0, None, {})
+    groups = {g.name: g for g in recorder.recording().groups}
+    assert list(groups) == ["w", "b"] and groups["w"].members == ["w_1", "w_2", "w_3"]
+    w = groups["w"]
+    assert w.value_range == [params[:, :3].min(), params[:, :3].max()]
+    for step in range(5):
+        counts, _ = np.histogram(params[step, :3], bins=24, range=tuple(w.value_range))
+        assert w.value_hist[step] == counts.tolist()
+        own = (grads[step, :3].min(), grads[step, :3].max())
+        assert w.grad_range[step] == list(own)
+        counts, _ = np.histogram(grads[step, :3], bins=24, range=own)
+        assert w.grad_hist[step] == counts.tolist()
+        assert w.grad_norm[step] == pytest.approx(math.sqrt(sum(g * g for g in grads[step, :3])))
