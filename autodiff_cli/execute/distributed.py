@@ -78,8 +78,25 @@ class PartitionRows:
         return f"{self.unit} {int(self.lines[index])} of {self.name}"
 
 
+class _Done:
+    """A result computed at once: what ``InProcess.submit`` hands back for a future."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 class InProcess:
-    """The single-machine run of partitioned work: each partition here, in order."""
+    """The single-machine run of partitioned work: each partition here, in order.  It has
+    ``Cluster``'s ``submit``, ``scatter`` and ``gather``, computing at once."""
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> _Done:
+        return _Done(function(*[arg.value if isinstance(arg, _Done) else arg for arg in args]))
+
+    def scatter(self, value: Any) -> Any:
+        return value
+
+    def gather(self, handles: list[_Done], done: Callable[[int], None] | None, labels: Sequence[str]) -> list[Any]:
+        return [handle.value for handle in handles]
 
     def map(self, function: Callable[..., Any], items: Sequence[Any], *shared: Any,
             done: Callable[[int], None] | None = None, labels: Sequence[str] | None = None) -> list[Any]:
@@ -140,10 +157,18 @@ class Cluster:
             self._local = None
         self._config.__exit__(None, None, None)
 
+    def submit(self, function: Callable[..., Any], *args: Any) -> Any:
+        """A future of ``function(*args)`` on a worker (futures among ``args`` are their results there)."""
+        return self.client.submit(function, *args, pure=False)
+
+    def scatter(self, value: Any) -> Any:
+        """``value`` sent once to every worker; a future that tasks take as an argument."""
+        return self.client.scatter(value, broadcast=True, hash=False)
+
     def map(self, function: Callable[..., Any], items: Sequence[Any], *shared: Any,
             done: Callable[[int], None] | None = None, labels: Sequence[str] | None = None) -> list[Any]:
         """``function(item, *shared)`` for every item on the cluster, the results in the items' order."""
-        futures = [self.client.submit(function, item, *shared, pure=False) for item in items]
+        futures = [self.submit(function, item, *shared) for item in items]
         return self.gather(futures, done, labels or [f"partition {i + 1}" for i in range(len(items))])
 
     def gather(self, futures: list[Any], done: Callable[[int], None] | None, labels: Sequence[str]) -> list[Any]:
@@ -256,6 +281,7 @@ def _weighted_loss(objective: Objective, params: Any) -> float:
 class DistributedObjective:
     """The mean loss over every partition's rows, computed where the rows are.
 
+    ``cluster`` is a ``Cluster``, or ``InProcess`` for the same sums on one machine.
     ``load(part)`` reads a partition (on a worker) and ``make(rows)`` makes its objective
     there; both run once per partition, and the objectives stay in the workers' memory for
     every step (should a worker die, Dask reads its partitions again elsewhere).  Each step
@@ -265,15 +291,14 @@ class DistributedObjective:
     partition, as a single-machine run indexes one file of the same rows.
     """
 
-    def __init__(self, cluster: Cluster, parts: Sequence[Any], load: Callable[[Any], PartitionRows],
+    def __init__(self, cluster: Cluster | InProcess, parts: Sequence[Any], load: Callable[[Any], PartitionRows],
                  make: Callable[[PartitionRows], Objective], labels: Sequence[str] | None = None) -> None:
         import numpy as np
 
         self.cluster = cluster
         self.labels = list(labels or [f"partition {i + 1}" for i in range(len(parts))])
-        client = cluster.client
-        self._objectives = [client.submit(_objective_of, load, make, part, pure=False) for part in parts]
-        counts = cluster.gather([client.submit(_rows_of, objective) for objective in self._objectives], None,
+        self._objectives = [cluster.submit(_objective_of, load, make, part) for part in parts]
+        counts = cluster.gather([cluster.submit(_rows_of, objective) for objective in self._objectives], None,
                                 self.labels)
         self.counts = np.array(counts, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.counts)])
@@ -282,14 +307,14 @@ class DistributedObjective:
     def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
         import numpy as np
 
-        client = self.cluster.client
-        shared = client.scatter(params, broadcast=True, hash=False)
+        cluster = self.cluster
+        shared = cluster.scatter(params)
         futures, labels = [], []
         for index, objective in enumerate(self._objectives):
             local = self._local_rows(index, rows)
             if local is not None and not len(local):
                 continue  # none of this mini-batch's rows are here
-            futures.append(client.submit(_weighted_loss_and_grad, objective, shared, local, pure=False))
+            futures.append(cluster.submit(_weighted_loss_and_grad, objective, shared, local))
             labels.append(self.labels[index])
         parts = self.cluster.gather(futures, None, labels)
         count = sum(part[2] for part in parts)
@@ -300,9 +325,9 @@ class DistributedObjective:
         return loss, grad / count
 
     def loss(self, params: np.ndarray) -> float:
-        client = self.cluster.client
-        shared = client.scatter(params, broadcast=True, hash=False)
-        futures = [client.submit(_weighted_loss, objective, shared, pure=False) for objective in self._objectives]
+        cluster = self.cluster
+        shared = cluster.scatter(params)
+        futures = [cluster.submit(_weighted_loss, objective, shared) for objective in self._objectives]
         return math.fsum(self.cluster.gather(futures, None, self.labels)) / self.rows
 
     def _local_rows(self, index: int, rows: np.ndarray | None) -> np.ndarray | None:

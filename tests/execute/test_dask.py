@@ -27,7 +27,7 @@ import pytest
 
 from autodiff_cli import BatchEvaluator
 from autodiff_cli.errors import EvaluationError
-from autodiff_cli.execute.distributed import Cluster, DistributedObjective, PartitionObjective, PartitionRows
+from autodiff_cli.execute.distributed import Cluster, DistributedObjective, InProcess, PartitionObjective
 from autodiff_cli.execute.fit import FitSettings, plan_fit, train
 from autodiff_cli.files.partitions import PartitionReader
 from autodiff_cli.language import parse
@@ -116,7 +116,7 @@ def all_columns(paths: list[str]) -> dict[str, np.ndarray]:
     return {name: np.concatenate([frame[name].to_numpy(dtype=float) for frame in frames]) for name in frames[0]}
 
 
-def regression_objectives(cluster: Cluster, paths: list[str]):
+def regression_objectives(cluster: Cluster | InProcess, paths: list[str]):
     """samples/regression_rows.ad on the rows of ``paths``: over the partitions, and over all
     rows in this process (the single-machine run), with the parameters' starting vector."""
     from autodiff_cli.execute.tensor_batch import input_rows
@@ -139,10 +139,13 @@ def test_full_batch_fit_over_partitions_is_the_single_machine_fit(cluster, tmp_p
     paths = split_rows(SAMPLES / "line_ones.csv", tmp_path, [70, 140])
     spread, here, start, columns = regression_objectives(cluster, paths)
     assert spread.rows == here.rows == 200
-    settings = FitSettings(lr=0.25, steps=60)
+    settings = FitSettings(lr=0.4, steps=30)
     on_cluster, alone = train(spread, start, settings), train(here, start, settings)
     np.testing.assert_allclose(on_cluster.params, alone.params, rtol=1e-12, atol=1e-15)
     assert on_cluster.loss == pytest.approx(alone.loss, rel=1e-12)
+    # the same partitions summed on one machine: the same bits as on the cluster
+    in_process, *_ = regression_objectives(InProcess(), paths)
+    np.testing.assert_array_equal(train(in_process, start, settings).params, on_cluster.params)
     # least squares' closed form, computed without autodiff
     X = np.column_stack([columns["x[0]"], columns["x[1]"]])
     best, *_ = np.linalg.lstsq(X, columns["y"], rcond=None)
@@ -152,7 +155,7 @@ def test_full_batch_fit_over_partitions_is_the_single_machine_fit(cluster, tmp_p
 def test_mini_batches_over_partitions_are_the_single_machine_ones(cluster, tmp_path) -> None:
     paths = split_rows(SAMPLES / "line_ones.csv", tmp_path, [33, 34, 150])  # a partition of one row
     spread, here, start, _ = regression_objectives(cluster, paths)
-    settings = FitSettings(optimizer="adam", lr=0.05, steps=30, batch_size=16, seed=7)
+    settings = FitSettings(optimizer="adam", lr=0.05, steps=15, batch_size=16, seed=7)
     on_cluster, alone = train(spread, start, settings), train(here, start, settings)
     np.testing.assert_allclose([step.loss for step in on_cluster.history], [step.loss for step in alone.history],
                                rtol=1e-12)
@@ -168,8 +171,8 @@ def test_a_program_of_numbers_trains_over_partitions(cluster, tmp_path) -> None:
     plan = plan_fit(program, list(columns), {})
     spread = DistributedObjective(cluster, paths, PartitionReader(), PartitionObjective(program, plan, list(columns)))
     start = np.zeros(2)
-    on_cluster = train(spread, start, FitSettings(lr=0.25, steps=60))
-    alone = train(ProgramObjective(program, plan, columns), start, FitSettings(lr=0.25, steps=60))
+    on_cluster = train(spread, start, FitSettings(lr=0.4, steps=30))
+    alone = train(ProgramObjective(program, plan, columns), start, FitSettings(lr=0.4, steps=30))
     np.testing.assert_allclose(on_cluster.params, alone.params, rtol=1e-12)
     slope, intercept = np.polyfit(columns["x"], columns["y"], 1)
     np.testing.assert_allclose(on_cluster.params, [slope, intercept], rtol=1e-9)
