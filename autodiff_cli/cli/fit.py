@@ -190,29 +190,24 @@ def fit_command(
                                              RESUMABLE: values_file, "the --validation-data file": validation_data},
                         report)
     held_out = validation_fraction is not None or validation_data is not None
-    _check_validation_options(validation_fraction, validation_data, watch, keep, report, report_every)
+    _check_validation_options(validation_fraction, validation_data, metric_texts, eval_every, watch, keep, report,
+                              report_every)
     settings = FitSettings(optimizer=optimizer, lr=lr, lr_schedule=lr_schedule, final_lr=final_lr,
                            momentum=0.9 if momentum is None else momentum, weight_decay=weight_decay,
                            steps=steps, batch_size=batch_size, tol=tol, seed=seed, measure_every=eval_every,
                            watch_validation=held_out if watch is None else watch == "validation",
                            keep_best_validation=keep == "best-validation")
 
-    if (names_stdin(data) or names_stdin(validation_data)) and (
-            names_stdin(source) or names_stdin(file) or names_stdin(values_file)
-            or (source is None and expr is None and file is None) or (names_stdin(data) and names_stdin(validation_data))):
+    readers = [path for path in (source, file, values_file) if names_stdin(path)]
+    if source is None and expr is None and file is None:
+        readers.append("-")  # the program from stdin
+    if sum(map(names_stdin, (data, validation_data))) + (1 if readers else 0) > 1:
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
     program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
     metrics = _metrics(program, metric_texts)
-    data_set = _read_data(data, data_format, program, values, quiet)
-    validation_set = None
-    if validation_data is not None:
-        validation_set = _read_data(validation_data, data_format, program, values, quiet)
-        _check_same_columns(data_set, validation_set)
-    elif validation_fraction is not None:
-        data_set, validation_set = _split(data_set, validation_fraction, seed)
-    if eval_every is not None and not metrics and validation_set is None:
-        raise click.UsageError("--eval-every needs something to measure: --metric, --validation or --validation-data")
+    data_set, validation_set = _data_sets(data, validation_data, validation_fraction, data_format, program, values,
+                                          seed, quiet)
     plan, start = _plan(program, data_set, values, output, params, init, seed)
     warn(plan.warnings)
 
@@ -228,9 +223,10 @@ def fit_command(
     recorder = None
     if report is not None:
         recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every)
-    observer = _Observer(reporter, recorder, report)
-    monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
-                      observe=observer)
+    monitor = None
+    if measurer is not None or recorder is not None:
+        monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
+                          observe=_Observer(reporter, recorder, report))
     started = time.perf_counter()
     with _Interrupts() as interrupts:
         interrupts.notify = reporter.notice
@@ -301,11 +297,15 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
         check_writable(path)
 
 
-def _check_validation_options(fraction: float | None, validation_data: str | None, watch: str | None,
-                              keep: str | None, report: str | None, report_every: int | None) -> None:
+def _check_validation_options(fraction: float | None, validation_data: str | None, metric_texts: tuple[str, ...],
+                              eval_every: int | None, watch: str | None, keep: str | None, report: str | None,
+                              report_every: int | None) -> None:
+    """The options of validation, metrics and the report that do not go together."""
     if fraction is not None and validation_data is not None:
         raise click.UsageError("--validation and --validation-data both choose the validation rows: give one of them")
     held_out = fraction is not None or validation_data is not None
+    if eval_every is not None and not metric_texts and not held_out:
+        raise click.UsageError("--eval-every needs something to measure: --metric, --validation or --validation-data")
     for option, used in (("--watch validation", watch == "validation"), ("--keep best-validation", keep is not None)):
         if used and not held_out:
             raise click.UsageError(f"{option} needs validation rows: add --validation 0.2 or --validation-data FILE")
@@ -344,6 +344,20 @@ class _DataSet:
         """The rows at ``indices``, still named by their lines in the file."""
         return _DataSet(self.name, {column: values[indices] for column, values in self.columns.items()},
                         self.lines[indices], self.unit, self.plan)
+
+
+def _data_sets(data: str, validation_data: str | None, fraction: float | None, data_format: str | None,
+               program: Program, values: dict[str, Any], seed: int, quiet: bool) -> tuple[_DataSet, _DataSet | None]:
+    """The training rows and the validation rows (None without them): from their own file, or
+    held out of the data."""
+    data_set = _read_data(data, data_format, program, values, quiet)
+    if validation_data is not None:
+        validation_set = _read_data(validation_data, data_format, program, values, quiet)
+        _check_same_columns(data_set, validation_set)
+        return data_set, validation_set
+    if fraction is not None:
+        return _split(data_set, fraction, seed)
+    return data_set, None
 
 
 def _split(data_set: _DataSet, fraction: float, seed: int) -> tuple[_DataSet, _DataSet]:
