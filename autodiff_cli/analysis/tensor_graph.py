@@ -107,7 +107,8 @@ class TensorGraph:
         last = variable.register
         if last not in self.index:
             raise InputError(f"--expand {name}: '{name}' does not affect {self.output}, so it is not drawn",
-                             hint=f"expand a variable {self.output} depends on, or draw another output (--output)")
+                             hint=f"expand a variable {self.output} depends on, or draw another output "
+                                  "(--output)")
         if self.node(last).kind == "input":
             return [last]
         named = set(self.program.names_by_register())
@@ -186,7 +187,8 @@ def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = N
     for operand in sorted(read):
         operand_name = graph.node(operand).name
         for position, text in enumerate(names):
-            if position in shown and operand_name and (text == operand_name or text.startswith(operand_name + "[")):
+            entry_of_operand = text == operand_name or text.startswith(f"{operand_name}[")
+            if position in shown and operand_name and entry_of_operand:
                 anchors[operand] = position
                 break
     if view.row is not None:

@@ -2,7 +2,9 @@
 
 A thin Click layer: ``render.dot`` builds the text from the graph model and
 ``render.backends`` lays it out; this command picks the format, checks the request before
-any slow work, and decides where the result goes.
+any slow work, and decides where the result goes.  A tensor program takes the other branch:
+``analysis.tensor_graph`` (its layers, and the statements ``--expand`` opens) drawn by
+``render.tensor_dot``, or at ``--level scalar`` ``execute.scalar_view``'s program drawn as above.
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ def graph_command(
     """
     from ..analysis.graph_model import GraphModel
     from ..execute import evaluate
+    from ..language.program import runs_as_tensors
     from ..render import backends, dot
 
     to_stdout = out is None or out == "-"
@@ -175,11 +178,10 @@ def graph_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    from ..language.program import runs_as_tensors
-
     if runs_as_tensors(program, values):
+        layers_rankdir = "TB" if level != "scalar" else "LR"  # so that a network's layers fit a screen
         request = TensorRequest(output, level, name_list(expand), row, name_list(params) if params else None,
-                                rankdir or ("TB" if level != "scalar" else "LR"), precision, not no_grad, edge_grads, max_nodes)
+                                rankdir or layers_rankdir, precision, not no_grad, edge_grads, max_nodes)
         data = _tensor_graph(program, values, request, fmt, backend, timeout)
         _write(data, out, to_stdout)
         return
@@ -205,15 +207,7 @@ def graph_command(
         _check_layout_size(model, max_nodes)
     text = dot.to_dot(model, rankdir=rankdir, precision=precision, show_grad=not no_grad,
                       edge_grads=edge_grads)
-    if backend is None:
-        data = text.encode("utf-8")
-    else:
-        try:
-            data = backends.render(text, "svg" if page else fmt, backend, timeout=timeout or None)
-        except backends.RenderTimeout as error:
-            error.hint = (f"allow more time with --timeout {max(1, round(timeout * 4))} (0: no limit), draw "
-                          "a smaller graph (--output NAME), or write --format dot, which needs no layout")
-            raise
+    data = text.encode("utf-8") if backend is None else _laid_out(text, "svg" if page else fmt, backend, timeout)
     if page:
         data = _page(evaluation, model, data, precision, not no_grad)
     _write(data, out, to_stdout)
@@ -393,6 +387,7 @@ def _entry_output(view: Any, output: str) -> str:
 
 
 def _laid_out(text: str, fmt: str, backend: Any, timeout: float) -> bytes:
+    """DOT text laid out as ``fmt``; a layout stopped by ``--timeout`` says what to do instead."""
     from ..render import backends
 
     try:

@@ -414,12 +414,13 @@ def tensor_page_data(graph: TensorGraph, *, precision: int = 4, scalar_notes: di
             node = graph.nodes[i]
             frames.append({"pass": "backward", "layer": i,
                            "text": _gradient_sentence(output, node, [graph.nodes[u] for u in uses[i]])})
-        frames.append({"pass": "end", "text": f"Every layer has its gradient d{output}/d(layer); click one for its "
-                                              "numbers and its scalar graph."})
+        frames.append({"pass": "end", "text": f"Every layer has its gradient d{output}/d(layer); click one for "
+                                              "its numbers and its scalar graph."})
     else:
         frames.append({"pass": "end", "text": f"{output} is computed. {NO_BACKWARD_TEXT}"})
     return {"kind": "tensor", "output": output, "backward": graph.has_grad, "layers": layers, "frames": frames,
-            "headings": {"forward": "forward pass (layer by layer)", "backward": "backward pass (layer by layer)"}}
+            "headings": {"forward": "forward pass (layer by layer)",
+                         "backward": "backward pass (layer by layer)"}}
 
 
 def _gradient_sentence(output: str, node: LayerNode, users: list[LayerNode]) -> str:
@@ -447,7 +448,8 @@ def _forward_sentence(graph: TensorGraph, node: LayerNode) -> str:
 
     if node.kind == "input":
         return f"{node.title} {shape_text(node.shape)}: {_layer_about(node)}"
-    operands = ", ".join(f"{graph.node(r).title} {shape_text(graph.node(r).shape)}" for r in dict.fromkeys(node.operands))
+    read = [graph.node(r) for r in dict.fromkeys(node.operands)]
+    operands = ", ".join(f"{operand.title} {shape_text(operand.shape)}" for operand in read)
     return f"{_layer_about(node)}   from {operands} -> {shape_text(node.shape)}"
 
 

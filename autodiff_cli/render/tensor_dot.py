@@ -33,8 +33,8 @@ from .tensor_report import _text as summary_text
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph
 
-__all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "heat_colour", "largest_size", "layer_dot",
-           "layer_id", "layer_label", "scalar_dot"]
+__all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "heat_colour", "largest_size",
+           "layer_dot", "layer_id", "layer_label", "scalar_dot"]
 
 HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
 HEAT_CELL = 5  # points a side
@@ -47,7 +47,8 @@ NUMBER_TINT = 0.55  # how far a grid cell of numbers goes towards the full colou
 _GRAPH = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white", "compound": "true", "nslimit": "1"}
 _NODE = {"shape": "box", "style": "filled", "color": "#333333", "fontname": "Helvetica", "fontsize": "10",
          "margin": "0.05,0.04"}
-_EDGE = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555", "color": "#555555", "arrowsize": "0.7"}
+_EDGE = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555", "color": "#555555",
+         "arrowsize": "0.7"}
 _CLUSTER = {"style": "dashed", "color": "#777777", "fontname": "Helvetica", "fontsize": "12", "labeljust": "l"}
 
 
@@ -92,7 +93,8 @@ def _grid(array: Any, precision: int) -> str:
         cells = "".join(f'<TD BGCOLOR="{heat_colour(float(x), largest, NUMBER_TINT)}">'
                         f"{html.escape(format_number(float(x), precision))}</TD>" for x in row)
         rows.append(f"<TR>{cells}</TR>")
-    return f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="2" COLOR="#999999">{"".join(rows)}</TABLE>'
+    return (f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="2" COLOR="#999999">'
+            f'{"".join(rows)}</TABLE>')
 
 
 def _heat(array: Any) -> str:
@@ -120,8 +122,8 @@ def _tensor_cell(array: Any, precision: int) -> str:
     text = "".join(html.escape("  ".join(parts[i:i + 2])) + '<BR ALIGN="LEFT"/>' for i in range(0, len(parts), 2))
     if array.size > HEAT_ENTRIES:
         return text
-    return f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD ALIGN="LEFT" BALIGN="LEFT">{text}</TD></TR>' \
-           f'<TR><TD ALIGN="LEFT">{_heat(array)}</TD></TR></TABLE>'
+    return (f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD ALIGN="LEFT" BALIGN="LEFT">{text}</TD>'
+            f'</TR><TR><TD ALIGN="LEFT">{_heat(array)}</TD></TR></TABLE>')
 
 
 def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
@@ -131,7 +133,8 @@ def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
         title += (" = " if title else "") + _wrapped(node.expression)
     elif not title:
         title = _wrapped(node.expression)
-    rows = [f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{title}</TD><TD ALIGN="RIGHT" VALIGN="TOP">{shape_text(node.shape)}</TD></TR>']
+    rows = [f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{title}</TD>'
+            f'<TD ALIGN="RIGHT" VALIGN="TOP">{shape_text(node.shape)}</TD></TR>']
     if node.parameters is not None:
         count = f"{node.parameters:,} parameter{'s' * (node.parameters != 1)}"
         rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2"><I>{count}</I></TD></TR>')
@@ -155,7 +158,8 @@ def _wrapped(text: str) -> str:
             lines[-1] += " " + word
         else:
             lines.append(word)
-    return '<BR ALIGN="LEFT"/>'.join(html.escape(line) for line in lines) + ('<BR ALIGN="LEFT"/>' * (len(lines) > 1))
+    text = '<BR ALIGN="LEFT"/>'.join(html.escape(line) for line in lines)
+    return text + '<BR ALIGN="LEFT"/>' if len(lines) > 1 else text  # a last break aligns the last line too
 
 
 def _field(word: str, array: Any, precision: int) -> str:
@@ -163,7 +167,8 @@ def _field(word: str, array: Any, precision: int) -> str:
     if array.ndim == 0:
         return f'<TD ALIGN="LEFT" VALIGN="TOP">{word} {_tensor_cell(array, precision)}</TD>'
     return (f'<TD ALIGN="LEFT" VALIGN="TOP"><TABLE BORDER="0" CELLSPACING="0" CELLPADDING="0">'
-            f'<TR><TD ALIGN="LEFT">{word}</TD></TR><TR><TD ALIGN="LEFT">{_tensor_cell(array, precision)}</TD></TR>'
+            f'<TR><TD ALIGN="LEFT">{word}</TD></TR>'
+            f'<TR><TD ALIGN="LEFT">{_tensor_cell(array, precision)}</TD></TR>'
             f"</TABLE></TD>")
 
 
@@ -231,7 +236,7 @@ def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool,
              f"\t\tgraph [{_attributes({**_CLUSTER, 'label': _plain(expansion.title)})}]",
              f"\t\tnode [{_attributes(digraph.node_attr)}]",
              f"\t\tedge [{_attributes(digraph.edge_attr)}]"]
-    lines.extend("\t" + _SCALAR_ID.sub(prefixed, statement) for statement in digraph.body)
+    lines.extend("\t" + _SCALAR_ID.sub(prefixed, statement.rstrip("\n")) for statement in digraph.body)
     lines.append("\t}")
     return lines
 

@@ -23,7 +23,8 @@ def test_the_layer_graph_as_dot(run, samples) -> None:
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert 'rankdir="TB"' in text
-    for layer in ("<B>h1</B> = relu(W1 @ x + b1)", "<B>h2</B> = relu(W2 @ h1 + b2)", "<B>score</B> = (W3 @ h2 + b3)[0]"):
+    for layer in ("<B>h1</B> = relu(W1 @ x + b1)", "<B>h2</B> = relu(W2 @ h1 + b2)",
+                  "<B>score</B> = (W3 @ h2 + b3)[0]"):
         assert layer in text
     assert len(re.findall(r"^\tt\d+ \[label=<", text, re.M)) == 13  # 8 inputs and 5 statements
     assert '[label="[16, 2]"]' in text  # W1 -> h1
@@ -102,3 +103,44 @@ def test_a_vector_output_needs_no_grad(run) -> None:
     result = run("-e", "x = [1, 2]\ny = x*3", "--format", "dot")
     assert result.exit_code != 0 and "--no-grad" in result.stderr
     assert run("-e", "x = [1, 2]\ny = x*3", "--no-grad", "--format", "dot").exit_code == 0
+
+
+def test_params_names_the_parameters(run, samples) -> None:
+    result = run(str(samples / "regression_matrix.ad"), "--params", "W", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("parameters</I>") == 1 and "<I>2 parameters</I>" in result.stdout
+    wrong = run(str(samples / "regression_matrix.ad"), "--params", "P", "--format", "dot")
+    assert wrong.exit_code != 0 and "'P' is computed by the program" in wrong.stderr
+
+
+def test_a_missing_input_is_an_error_naming_it(run) -> None:
+    result = run("-e", "x = [1, 2]\ny = sum(x*w)", "--format", "dot")
+    assert result.exit_code == 1
+    assert "no value for input w" in result.stderr and "--set w=" in result.stderr
+
+
+def test_row_of_a_vector_warns_that_it_is_drawn_whole(run, samples) -> None:
+    result = run(str(samples / "moons_mlp.ad"), "--expand", "h1", "--row", "3", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    assert "--row 3: h1 has no rows to choose from (it is a vector), so all of it is drawn" in result.stderr
+    assert "h1[15]" in result.stdout
+
+
+def test_edge_grads_label_the_expanded_edges_only(run, samples) -> None:
+    plain = run(str(samples / "regression_matrix.ad"), "--edge-grads", "--format", "dot")
+    assert plain.exit_code == 0 and "the layer graph's edges say the shapes" in plain.stderr
+    expanded = run(str(samples / "regression_matrix.ad"), "--set", "W=[[2.5], [-1.25]]", "--expand", "P",
+                   "--edge-grads", "--format", "dot")
+    # d(X[0, 0]*W[0, 0]) / dX[0, 0] = W[0, 0] = 2.5
+    assert expanded.exit_code == 0 and 'label="2.5000"' in expanded.stdout
+
+
+def test_level_scalar_with_expand_is_a_usage_error(run, samples) -> None:
+    result = run(str(samples / "regression_matrix.ad"), "--level", "scalar", "--expand", "P", "--format", "dot")
+    assert result.exit_code == 2 and "--expand is for the layer graph" in result.stderr
+
+
+def test_the_scalar_level_of_a_number_output(run, samples) -> None:
+    result = run(str(samples / "moons_mlp.ad"), "--level", "scalar", "--output", "score", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    assert "score" in result.stdout and "hinge" not in result.stdout

@@ -27,7 +27,8 @@ def _browser_fixture():
     the tests are not a package, so it is loaded from its file."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("page_browser", REPO / "tests" / "render" / "test_page_browser.py")
+    path = REPO / "tests" / "render" / "test_page_browser.py"
+    spec = importlib.util.spec_from_file_location("page_browser", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.browser

@@ -34,7 +34,8 @@ def test_every_layer_is_a_box_and_every_edge_says_its_shape() -> None:
     ids = re.findall(r"^\t(t\d+) \[label=<", text, re.M)
     assert ids == ["t0", "t1", "t2", "t3", "t6"]  # X, Y, W, P, L: the registers
     edges = re.findall(r'^\t(t\d+) -> (t\d+) \[label="([^"]*)"\]', text, re.M)
-    assert edges == [("t0", "t3", "[8, 2]"), ("t2", "t3", "[2, 1]"), ("t3", "t6", "[8, 1]"), ("t1", "t6", "[8, 1]")]
+    assert edges == [("t0", "t3", "[8, 2]"), ("t2", "t3", "[2, 1]"), ("t3", "t6", "[8, 1]"),
+                     ("t1", "t6", "[8, 1]")]
     assert '<B>P</B> = X @ W' in text and '<B>L</B> = mean((P - Y)**2)' in text
     assert 'rankdir="LR"' in text  # the function's default; the command picks TB
 
