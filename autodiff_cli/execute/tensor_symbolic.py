@@ -628,12 +628,13 @@ class _Sweep:
         result's shape, else written ``g + 0*x``."""
         def operand(node: Term, k: int) -> Term:
             arg = node.args[k]
-            if arg.op != _SPREAD:
-                return arg
             other = node.args[1 - k] if len(node.args) == 2 else arg
-            if node.op in OPS and other.op != _SPREAD and self.shape(other) == self.shape(node):
-                return arg.args[0]
-            return apply("+", arg.args[0], _zeros_like(arg.args[1]))
+            droppable = node.op in OPS and other.op != _SPREAD and self.shape(other) == self.shape(node)
+            while arg.op == _SPREAD:  # a spread of a spread: each is dropped or written
+                if not droppable:
+                    return apply("+", arg.args[0], _zeros_like(arg.args[1]))
+                arg = arg.args[0]
+            return arg
 
         def find(node: Term) -> Term | None:
             if not any(a.op == _SPREAD for a in node.args):

@@ -270,3 +270,22 @@ def test_three_axes_where_the_language_can_write_them() -> None:
     run = run_text(tensor_program(result), {})
     close(run.value(result.derivatives["A"]), want_a, "dL/dA by hand")
     close(run.value(result.derivatives["b"]), want_b, "dL/db by hand")
+
+
+def test_a_spread_of_a_spread_is_written_once() -> None:
+    """mean(sum(., 0), 0) spreads a total back twice; found by a random program (seed 1577)."""
+    program = parse("x1 = [[0.5, 0.8], [-0.1, -1.25]]\nx3 = [[-0.5, 0.4]]\n"
+                    "v4 = (transpose(x1)**2 + 1) ** tanh(x3)\nv5 = mean(sum(v4**2, 0), 0)\nL = mean(v4) + v5\n")
+    check_first_order(program, {}, ["x1", "x3"])
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("x = [3, 1, 3]\ny = max(x)\n", [0.5, 0.0, 0.5]),  # a tie shares the gradient evenly
+    ("x = [3, 1, 1]\ny = min(x)\n", [0.0, 0.5, 0.5]),
+    ("x = [0, -1, 2]\ny = sum(relu(x))\n", [0.0, 0.0, 1.0]),  # relu'(0) = step(0) = 0
+    ("x = [0, -1, 2]\ny = sum(abs(x))\n", [0.0, -1.0, 1.0]),  # abs'(0) = sign(0) = 0
+])
+def test_the_engines_conventions_at_ties_and_kinks(text: str, want: list[float]) -> None:
+    program = parse(text)
+    result = check_first_order(program, {}, ["x"])
+    close(run_text(tensor_program(result), {}).value(result.derivatives["x"]), want, "by hand")
