@@ -605,6 +605,7 @@ class _Reporter:
         self.bar = Progress("fitting", enabled=not quiet and stderr_is_terminal(),
                             count_text="step {task.completed:,}/{task.total:,}", fields_text=fields_text,
                             fields={"loss": "-", "grad_norm": "-", "measured": ""}, every=0.1)
+        self.width = _stderr_columns() if self.bar.enabled else 0
 
     def __enter__(self) -> _Reporter:
         return self
@@ -628,18 +629,42 @@ class _Reporter:
     def step(self, record: Step) -> None:
         if self.quiet:
             return
-        measured = ""
-        if self.latest is not None:
-            measured = measured_text(self.latest)
-            if measured and self.latest.step != record.step:  # measured once an epoch, or every --eval-every
-                measured += f" (at step {self.latest.step:,})"
         if self.bar.enabled:
+            measured = "" if self.latest is None else _bar_text(self.latest, self.width)
             self.bar(record.step, self.steps, loss=f"{record.loss:.6g}", grad_norm=f"{record.grad_norm:.3g}",
                      measured=measured)
         elif record.step % self.every == 0 or record.step == 1:
+            measured = ""
+            if self.latest is not None and self.latest.step <= record.step:
+                measured = measured_text(self.latest)
+                if measured and self.latest.step != record.step:  # measured once an epoch, or every --eval-every
+                    measured += f" (at step {self.latest.step:,})"
             click.echo(f"step {record.step}/{self.steps}  loss {record.loss:.6g}  "
                        f"grad norm {record.grad_norm:.3g}  lr {record.lr:.6g}{'  ' if measured else ''}{measured}",
                        err=True)
+
+
+# Terminals narrower than this show one measured number on the bar (the validation loss, or
+# the first metric): the bar, its counts and the training loss take some 70 columns.
+WIDE_TERMINAL = 130
+
+
+def _stderr_columns() -> int:
+    """The width of the terminal stderr is (the bar's), 80 when it cannot be told."""
+    try:
+        return os.get_terminal_size(2).columns
+    except OSError:
+        return 80
+
+
+def _bar_text(measurement: Measurement, width: int) -> str:
+    """A measurement on the progress bar, short: 'val loss 0.1074  accuracy 0.9957/0.9652'
+    (training/validation), or its first number only on a terminal narrower than ``WIDE_TERMINAL``."""
+    parts = [] if measurement.validation_loss is None else [f"val loss {measurement.validation_loss:.4g}"]
+    for name, value in measurement.training.items():
+        held = measurement.validation.get(name)
+        parts.append(f"{name} {value:.4g}" + ("" if held is None else f"/{held:.4g}"))
+    return "  ".join(parts if width >= WIDE_TERMINAL else parts[:1])
 
 
 def measured_text(measurement: Measurement, separator: str = "  ") -> str:
