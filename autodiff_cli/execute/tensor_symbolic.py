@@ -49,7 +49,7 @@ from typing import Any
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS
 from ..errors import ProgramError
-from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Program, output_name
+from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
 from .expressions import rule_program
 
@@ -741,6 +741,9 @@ class _Sweep:
                         wanted[a] = True
         out_register = program.variables[self.output].register
         later = any(wanted[out_register + 1:])  # a value after the output is read: it stays in place
+        for variable in program.inputs:  # initializers are drawn in order: an unused one still takes its draw
+            if isinstance(variable.default, Initializer):
+                wanted[variable.register] = True
         last: tuple[str, Term] | None = None
         forward_terms: dict[int, Term] = {}
         statements: list[tuple[str, Term]] = []

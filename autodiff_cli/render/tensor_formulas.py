@@ -129,9 +129,18 @@ def _shape(shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
+def _as_number(term: Term) -> Term:
+    """``2 + 0`` (a constant the program text keeps computed) as the number it is."""
+    if term.op == "+" and term.args[0].op == NUMBER and term.args[1].op == NUMBER and term.args[1].param == 0:
+        return term.args[0]
+    return term
+
+
 def tensor_text(result: TensorDerivatives) -> str:
-    """The statements with the shape of each (inputs' values left out): what the derivatives are."""
-    rows = [(f"{n} = {_program.expression(term)}", _shape(result.shapes[n])) for n, term in result.statements]
+    """The statements with the shape of each (inputs' values left out, constants as numbers):
+    what the derivatives are."""
+    rows = [(f"{n} = {_program.expression(_as_number(term))}", _shape(result.shapes[n]))
+            for n, term in result.statements]
     inputs = ", ".join(f"{n} {_shape(result.shapes[n])}" for n, _ in result.inputs)
     width = min(max((len(text) for text, _ in rows), default=0), 60)
     lines = [f"# inputs: {inputs}"]

@@ -168,3 +168,13 @@ def test_program_feeds_graph(tmp_path: Path) -> None:
     svg = picture.read_text()
     assert svg.startswith(("<?xml", "<svg"))
     assert "dL_dP" in svg and "transpose" in svg
+
+
+def test_initializers_are_drawn_as_eval_draws_them(runner) -> None:
+    """A: drawn first though L does not use it, so B takes the same (second) draw in both."""
+    text = "A = normal([2], 1)\nB = normal([2], 1)\nL = sum(B**3)\n"
+    program = run(runner, "diff", "-e", text, "--wrt", "B", "--format", "program").stdout
+    assert program.startswith("A = normal([2], 1)\nB = normal([2], 1)\n")
+    b = np.random.default_rng(0).normal(0.0, 1.0, (2, 2))[1]  # eval's seed 0, the second draw
+    values = json.loads(run(runner, "eval", "-e", program, "--format", "json").stdout)["values"]
+    np.testing.assert_allclose(values["dL_dB"], 3 * b**2, rtol=1e-12)
