@@ -184,3 +184,13 @@ def test_the_mean_of_a_vector_is_refused(fit) -> None:
     result = fit(SAMPLES / "digits.ad", "--data", SAMPLES / "digits_test.csv", "--steps", 2, "--metric", "z")
     assert result.exit_code == 1
     assert "--metric z needs a number per row, and 'z' has shape [10]" in result.stderr
+
+
+def test_the_bar_shows_measurements_short_and_one_on_a_narrow_terminal() -> None:
+    from autodiff_cli.cli.fit import _bar_text
+    from autodiff_cli.execute.fit import Measurement
+
+    measured = Measurement(3, 0.126449, {"accuracy": 0.995652, "hinge": 0.5}, {"accuracy": 0.972125, "hinge": 0.25})
+    assert _bar_text(measured, 200) == "val loss 0.1264  accuracy 0.9957/0.9721  hinge 0.5/0.25"
+    assert _bar_text(measured, 80) == "val loss 0.1264"
+    assert _bar_text(Measurement(3, None, {"accuracy": 0.5}, {}), 80) == "accuracy 0.5"

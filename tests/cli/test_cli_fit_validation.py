@@ -348,3 +348,53 @@ def test_a_report_that_cannot_be_rewritten_does_not_stop_training(fit, tmp_path,
     assert "no space left on device; training goes on, and the report is written again when it ends" in result.stderr
     assert result.stderr.splitlines()[-1].startswith("finished 6 steps")
     assert (tmp_path / "run.html").read_text() == "<html>steps 1,2,4,6; finished True</html>"
+
+
+def test_validation_rows_of_a_tensor_program(fit, tmp_path) -> None:
+    result = fit(SAMPLES / "moons_mlp.ad", "--data", SAMPLES / "moons_xy.csv", "--validation", 0.3, "--seed", 5,
+                 "--lr", 0.5, "--steps", 4, "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    rows = np.loadtxt(SAMPLES / "moons_xy.csv", delimiter=",", skiprows=1)
+    chosen = np.zeros(len(rows), dtype=bool)
+    chosen[np.random.RandomState(5).permutation(len(rows))[:30]] = True
+    held = rows[chosen]
+    params = json.loads((tmp_path / "p.json").read_text())
+    h1 = np.maximum(held[:, :2] @ np.array(params["W1"]).T + params["b1"], 0)
+    h2 = np.maximum(h1 @ np.array(params["W2"]).T + params["b2"], 0)
+    score = (h2 @ np.array(params["W3"]).T + params["b3"])[:, 0]
+    l2 = sum(np.sum(np.array(params[name]) ** 2) for name in ("W1", "b1", "W2", "b2", "W3", "b3"))
+    expected = np.mean(np.maximum(1 - held[:, 2] * score, 0)) + 0.0001 * l2
+    assert final_number(result.stderr, "validation loss") == pytest.approx(expected, rel=1e-5)
+
+
+def test_validation_rows_may_come_from_stdin(runner, tmp_path) -> None:
+    held = ROWS[150:]
+    text = "x,y\n" + "".join(f"{float(x)!r},{float(y)!r}\n" for x, y in held)
+    result = runner.invoke(main, ["fit", LINE_AD, "--data", str(SAMPLES / "line.csv"), "--validation-data", "-",
+                                  "--steps", 3, "--history", str(tmp_path / "h.csv"), "-q"], input=text)
+    assert result.exit_code == 0, result.stderr
+    first = history_rows(tmp_path / "h.csv")[0]
+    assert float(first["validation_loss"]) == pytest.approx(line_loss(held, 0, 0), rel=1e-12)
+    result = runner.invoke(main, ["fit", "-", "--data", str(SAMPLES / "line.csv"), "--validation-data", "-"],
+                           input=text)
+    assert result.exit_code == 2
+    assert "standard input can carry the rows or the program" in result.stderr
+
+
+def test_ctrl_c_with_keep_best_validation_writes_those(fit, tmp_path, fake_report, monkeypatch) -> None:
+    original = FakeRecorder.__init__
+
+    def interrupting(self, *args, meta, **kwargs):
+        original(self, *args, meta={**meta, "interrupt_at": 5}, **kwargs)
+
+    monkeypatch.setattr(FakeRecorder, "__init__", interrupting)
+    held = np.column_stack([ROWS[:30, 0], np.zeros(30)])
+    write_rows(tmp_path / "held.csv", held)
+    result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--validation-data", tmp_path / "held.csv", "--steps", 10,
+                 "--keep", "best-validation", "--report", tmp_path / "run.html", "--report-every", 1,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 130
+    assert json.loads((tmp_path / "p.json").read_text()) == {"w": 0.0, "b": 0.0}
+    assert result.stderr.splitlines()[-1].startswith(
+        "interrupted during step 5 of 10: wrote the parameters with the lowest validation loss so far (loss ")
+    assert "validation loss 0, after 0 updates)" in result.stderr.splitlines()[-1]
