@@ -41,6 +41,9 @@ __all__ = ["Cluster", "DistributedObjective", "InProcess", "PartitionObjective",
 
 # Tries of a partition whose worker dies under it (Dask's allowed-failures, then it gives up).
 RETRIES = 3
+# Parameters of at least this many bytes are scattered to the workers once per step; fewer go
+# in each task's message.
+SCATTERED_BYTES = 64 * 1024
 
 
 def parse_scheduler(scheduler: str) -> tuple[str, int | None]:
@@ -162,7 +165,11 @@ class Cluster:
         return self.client.submit(function, *args, pure=False)
 
     def scatter(self, value: Any) -> Any:
-        """``value`` sent once to every worker; a future that tasks take as an argument."""
+        """``value`` sent once to every worker, a future that tasks take as an argument; a small
+        array is sent in each task's message instead (the scatter's own round trip to the
+        scheduler costs more than those bytes)."""
+        if getattr(value, "nbytes", SCATTERED_BYTES) < SCATTERED_BYTES:
+            return value
         return self.client.scatter(value, broadcast=True, hash=False)
 
     def map(self, function: Callable[..., Any], items: Sequence[Any], *shared: Any,
