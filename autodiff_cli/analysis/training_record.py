@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
-GRID = 32  # points per axis of a two-input view: 1,024 rows per recorded step
+GRID = 24  # points per axis of a two-input view: 576 rows per recorded step (drawn smoothed)
 CURVE_POINTS = 200  # points along a one-input view
 MAX_POINTS = 600  # data points shown (every k-th row beyond)
 FRAME_BATCH = 8  # frames of a scalar program computed in one run of the executor
