@@ -129,6 +129,26 @@ _FLOAT = np.float64
 _ONE = _FLOAT(1.0)
 
 
+# glibc's malloc gives a block of 128 KiB or more its own mmap, unmapped when it is freed,
+# until the process frees a larger mmapped block: from then on blocks up to that size come
+# from the heap, which is trimmed only when twice that is free at its top.  A chunk's
+# columns are such blocks, made and freed at every instruction; in a process that had
+# freed no large array each of them cost page faults (a step over 131,072 rows took 3.7x
+# its time).  One block the size of a chunk's working memory, allocated and freed without
+# being touched, raises the threshold; with another allocator it costs nothing.
+_MMAP_THRESHOLD_MAX = 32 * 2**20  # glibc's ceiling on 64-bit systems: a larger block is ignored
+_heap_holds = 0
+
+
+def _let_the_heap_hold(size: int) -> None:
+    """Make blocks of up to ``size`` bytes come from the heap and stay there once freed (see above)."""
+    global _heap_holds
+    size = min(size, _MMAP_THRESHOLD_MAX - 2**16)
+    if size > _heap_holds and size >= 2**17:
+        np.empty(size, dtype=np.uint8)  # freed at once, its pages never touched
+        _heap_holds = size
+
+
 def gradient_column(output: str, name: str) -> str:
     """The stable name of the gradient column d output / d name, e.g. ``dL/da``."""
     return f"d{output}/d{name}"
@@ -262,6 +282,7 @@ class BatchEvaluator:
         collected = _Collected(plan, rows, reduce, on_error)
         # Outside its domain an op gives NaN or inf, which the sweeps check for: NumPy's
         # warnings would only repeat it.  The sweeps make no reference cycles either.
+        _let_the_heap_hold(8 * plan.peak_columns * min(rows, plan.chunk_rows))
         with np.errstate(all="ignore"), paused_cycle_collector():
             uniform = plan.uniform(columns)
             sum_rows = plan.sum_rows if reduce is not None else None
@@ -431,7 +452,7 @@ class _Plan:
         self.nothing_covered = [False] * count
         self._uniform_registers: dict[frozenset[str], list[int]] = {}  # by the inputs given as numbers
         self.wrt_set = frozenset(self.wrt_registers)
-        peak = self._peak_columns(last_use)
+        self.peak_columns = peak = self._peak_columns(last_use)
         self.sum_rows = max(1, min(SUM_ROWS, CHUNK_BYTES // (8 * peak)))
         pieces = max(1, min(CHUNK_SUMS, CHUNK_BYTES // (8 * peak * self.sum_rows)))
         self.chunk_rows = self.sum_rows * pieces
