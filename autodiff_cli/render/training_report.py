@@ -172,12 +172,6 @@ class Report:
         return (f'<iframe title="training report" sandbox="allow-scripts" style="width:100%;height:900px;'
                 f'border:1px solid #ccc" srcdoc="{html.escape(page, quote=True)}"></iframe>')
 
-    def save(self, path: str) -> None:
-        """Write the report to ``path``, whole or not at all."""
-        from ..files.atomic import write_atomic
-
-        write_atomic(path, self.html())
-
 
 # --- the parts written in HTML ----------------------------------------------------------------
 
