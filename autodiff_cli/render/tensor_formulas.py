@@ -13,14 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.ops import OPS, short_number
-from ..engine.tensor_ops import TENSOR_OPS, write
+from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
 from ..execute.tensor_symbolic import LITERAL, NAME, NUMBER, TensorDerivatives, Term
 from ..language.program import ArrayLiteral, Initializer
 from .formulas import ATOM, FRACTION, POWER, PRODUCT, SUM, UNARY, latex_name
 
 __all__ = ["tensor_json", "tensor_latex", "tensor_program", "tensor_python", "tensor_text"]
 
-Layout = tuple[float, str]  # binding, text
 Part = tuple[float, str, str]  # binding, text, its first character ("-" matters)
 
 
@@ -118,15 +117,12 @@ def _default_text(default: Any) -> str | None:
 
 def tensor_program(result: TensorDerivatives) -> str:
     """The derivative program in the language: the inputs with their values, the forward
-    values the derivatives read, then the adjoints.  Feed it to eval (``--output L``: its last
-    statement is a gradient, which may be a matrix), graph or diff."""
+    values the derivatives read, the adjoints, and (as a rule) the output last, so that eval of
+    it shows every gradient.  Feed it to eval, graph (``--output dL_dW --no-grad`` for a
+    gradient) or diff."""
     lines = [f"{n} = {text}" for n, default in result.inputs if (text := _default_text(default)) is not None]
     lines.extend(f"{n} = {_program.expression(term)}" for n, term in result.statements)
     return "\n".join(lines) + "\n"
-
-
-def _shape(shape: tuple[int, ...]) -> str:
-    return "[" + ", ".join(map(str, shape)) + "]"
 
 
 def _as_number(term: Term) -> Term:
@@ -139,9 +135,9 @@ def _as_number(term: Term) -> Term:
 def tensor_text(result: TensorDerivatives) -> str:
     """The statements with the shape of each (inputs' values left out, constants as numbers):
     what the derivatives are."""
-    rows = [(f"{n} = {_program.expression(_as_number(term))}", _shape(result.shapes[n]))
+    rows = [(f"{n} = {_program.expression(_as_number(term))}", format_shape(result.shapes[n]))
             for n, term in result.statements]
-    inputs = ", ".join(f"{n} {_shape(result.shapes[n])}" for n, _ in result.inputs)
+    inputs = ", ".join(f"{n} {format_shape(result.shapes[n])}" for n, _ in result.inputs)
     width = min(max((len(text) for text, _ in rows), default=0), 60)
     lines = [f"# inputs: {inputs}"]
     lines.extend(f"{text.ljust(width)}  # {shape}" for text, shape in rows)

@@ -1,0 +1,38 @@
+"""The writers of tensor derivative programs: parentheses only where the grammar needs them, in
+the language, in NumPy and in LaTeX (matrix notation)."""
+
+from __future__ import annotations
+
+import pytest
+
+from autodiff_cli.execute.tensor_symbolic import TensorDerivatives, Term, apply, literal, name, number
+from autodiff_cli.render.tensor_formulas import tensor_latex, tensor_program, tensor_python
+
+X, Y, Z = name("X"), name("Y"), name("Z")
+
+
+def one(term: Term) -> TensorDerivatives:
+    return TensorDerivatives("L", ("X",), 1, [("X", None), ("Y", None), ("Z", None)], [("d", term)],
+                             {"X": (2, 2), "Y": (2, 2), "Z": (2, 2), "d": (2, 2)}, {"X": "d"})
+
+
+@pytest.mark.parametrize(("term", "program", "python", "latex"), [
+    (apply("@", apply("+", X, Y), Z), "(X + Y) @ Z", "(X + Y) @ Z", r"\left(X + Y\right) Z"),
+    (apply("-", X, apply("-", Y, Z)), "X - (Y - Z)", "X - (Y - Z)", r"X - \left(Y - Z\right)"),
+    (apply("*", X, apply("neg", Y)), "X * (-Y)", "X * (-Y)", r"X \odot \left(-Y\right)"),
+    (apply("neg", apply("**c", X, param=2.0)), "-X**2", "-X**2", "-X^{2}"),
+    (apply("**c", apply("neg", X), param=-1.0), "(-X)**(-1)", "(-X)**(-1)", r"\left(-X\right)^{-1}"),
+    (apply("index", apply("transpose", X), param=(0,)), "transpose(X)[0]", "np.transpose(X)[0]",
+     r"\left(X^\top\right)_{0}"),
+    (apply("@", apply("transpose", X), apply("sum", Y, param=1)), "transpose(X) @ sum(Y, 1)",
+     "np.transpose(X) @ np.sum(Y, axis=1)", r"X^\top \left(\sum_{\text{axis } 1} Y\right)"),
+    (apply("*", number(0.5), apply("relu", X)), "0.5 * relu(X)", "0.5 * _relu(X)",
+     r"0.5 \cdot \operatorname{relu}\left(X\right)"),
+    (apply("-", X, literal((2,), (0.0, 1.0))), "X - [0, 1]", "X - np.array([0.0, 1.0])",
+     r"X - \begin{bmatrix}0 \\ 1\end{bmatrix}"),
+])
+def test_each_syntax_writes_the_fewest_parentheses(term: Term, program: str, python: str, latex: str) -> None:
+    result = one(term)
+    assert tensor_program(result).splitlines()[-1] == f"d = {program}"
+    assert f"    d = {python}\n" in tensor_python(result)
+    assert f"&= {latex}\n" in tensor_latex(result)
