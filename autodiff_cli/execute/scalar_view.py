@@ -84,6 +84,7 @@ class _Emitter:
             raise TooLarge(
                 f"the scalar view has more than {self.limit:,} scalar operations", None, self.source,
                 "show one layer (--expand NAME) for one row (--row i), or allow more with --max-nodes")
+        assert min(args, default=0) >= 0, f"{op} reads an entry that was not unrolled"  # a bug in _needed
         self.instructions.append(Instruction(op, args, param, where))
         return len(self.instructions) - 1
 
@@ -154,18 +155,22 @@ def layer_view(program: Program, given: Mapping[str, Any], name: str, *, row: in
     declared = {v.register: v for v in program.variables.values()}
     names = program.names_by_register()
     chosen, row = _row_of(run.shapes[target], row, name, program)
+    masks = _needed(run, first_of_statement, target, chosen)
     ids: dict[int, Any] = {}
     for register in range(first_of_statement, target + 1):
         op, first, second, param, where = run.rows[register]
+        if register not in masks:
+            continue  # the chosen entries do not depend on it
         for operand in (first, second):
             if operand >= 0 and operand not in ids:
                 shown = names.get(operand) or f"({_operand_text(run, operand)})"
                 ids[operand] = _entry_inputs(emitter, shown, np.asarray(run.values[operand]), where,
-                                             (declared.get(operand) or variable)._where)
+                                             (declared.get(operand) or variable)._where, masks.get(operand))
         if op == INPUT:
-            ids[register] = _entry_inputs(emitter, param, arrays[param], where, declared[register]._where)
+            ids[register] = _entry_inputs(emitter, param, arrays[param], where, declared[register]._where,
+                                          masks[register])
         else:
-            ids[register] = _unroll(emitter, run, ids, register, op, first, second, param, where)
+            ids[register] = _unroll(emitter, run, ids, register, op, first, second, param, where, masks[register])
     mine = np.asarray(ids[target])[chosen]
     entries = {name: mine}
     base = (row,) if row is not None else ()
@@ -197,13 +202,18 @@ def _view(emitter: _Emitter, program: Program, entries: dict[str, Any], row: int
 
 
 def statement_start(program: Program, target: int) -> int:
-    """The first register of the statement whose value is ``target``: just after the previous
-    named register (a statement's operands that are names are read, not recomputed)."""
-    named = {v.register for v in program.variables.values()}
+    """The first register of the statement whose value is ``target``: just after the value of
+    the previous statement that computes something (a statement's operands that are names are
+    read, not recomputed).  An input is an instruction of its own where it is first written:
+    inside the statement (``b`` in ``relu(X @ W + b)``), or before it, in statements of their
+    own, which are left out."""
+    computed = {v.register for v in program.variables.values() if v.kind != INPUT}
+    rows = program.instructions
     start = target
-    rows = list(program.rows())
-    while start > 0 and (start - 1) not in named and rows[start - 1][0] != INPUT:
+    while start > 0 and (start - 1) not in computed:
         start -= 1
+    while start < target and rows[start].op == INPUT:
+        start += 1
     return start
 
 
@@ -224,12 +234,20 @@ def _operand_text(run: Any, register: int) -> str:
     return "..." if op != CONST else "constant"
 
 
-def _entry_inputs(emitter: _Emitter, name: str, value: Any, where: Any, declared: Any) -> Any:
+def _entry_inputs(emitter: _Emitter, name: str, value: Any, where: Any, declared: Any, mask: Any = None) -> Any:
+    """An input for each entry of ``value`` (each one ``mask`` marks needed; -1 for the others)."""
     value = np.asarray(value, dtype=float)
-    registers = np.empty(value.shape, dtype=np.int64)
-    for index in np.ndindex(value.shape):
+    registers = np.full(value.shape, -1, dtype=np.int64)
+    for index in _indices(value.shape, mask):
         registers[index] = emitter.input(entry_name(name, index), value[index], where, declared)
     return registers
+
+
+def _indices(shape: tuple[int, ...], mask: Any) -> Any:
+    """Every index of ``shape``, or those ``mask`` marks."""
+    if mask is None:
+        return np.ndindex(shape)
+    return (tuple(int(i) for i in index) for index in np.argwhere(mask))
 
 
 def _name_entries(emitter: _Emitter, program: Program, ids: list[Any]) -> dict[str, Any]:
@@ -251,28 +269,103 @@ def _weighted_sum(emitter: _Emitter, registers: Any, weights: Any, where: Any) -
     return emitter.fold(np.asarray(flat), where)
 
 
+# --- which entries one row needs -------------------------------------------------------------------
+
+
+def _needed(run: Any, start: int, target: int, chosen: Any) -> dict[int, Any]:
+    """For each register from ``start`` to ``target`` that the ``chosen`` entries of ``target``
+    depend on, and for the registers before ``start`` they read, a boolean mask of the entries
+    needed: walked back from the target, op by op, so one row of a layer over many rows unrolls
+    that row alone."""
+    masks: dict[int, Any] = {}
+    top = np.zeros(run.shapes[target], dtype=bool)
+    top[chosen] = True
+    masks[target] = top
+    for register in range(target, start - 1, -1):
+        mask = masks.get(register)
+        op, first, second, param, _ = run.rows[register]
+        if mask is None or first < 0 or not mask.any():
+            continue
+        operands = (first,) if second < 0 else (first, second)
+        shapes = [run.shapes[r] for r in operands]
+        for operand, needed in zip(operands, _operand_masks(op, param, mask, shapes)):
+            if operand in masks:
+                masks[operand] = masks[operand] | needed
+            else:
+                masks[operand] = needed
+    return masks
+
+
+def _unbroadcast_mask(mask: Any, shape: tuple[int, ...]) -> Any:
+    """The entries of an operand of ``shape`` that the ``mask`` of a broadcast result reads."""
+    lead = mask.ndim - len(shape)
+    mask = mask.any(axis=tuple(range(lead))) if lead else mask
+    for axis, size in enumerate(shape):
+        if size == 1 and mask.shape[axis] != 1:
+            mask = mask.any(axis=axis, keepdims=True)
+    return np.broadcast_to(mask, shape)
+
+
+def _operand_masks(op: str, param: Any, mask: Any, shapes: list[tuple[int, ...]]) -> list[Any]:
+    if op not in TENSOR_OPS:  # elementwise, broadcasting
+        return [_unbroadcast_mask(mask, shape) for shape in shapes]
+    if op == "@":
+        return _matmul_masks(mask, shapes[0], shapes[1])
+    if op in ("sum", "mean", "max", "min"):
+        if param is None:
+            return [np.full(shapes[0], bool(mask.any()))]
+        return [np.broadcast_to(np.expand_dims(mask, param), shapes[0])]
+    if op == "transpose":
+        return [np.swapaxes(mask, -1, -2)]
+    if op in ("softmax", "log_softmax"):
+        return [np.broadcast_to(mask.any(axis=-1, keepdims=True), shapes[0])]
+    if op == "logsumexp":
+        return [np.broadcast_to(mask[..., None], shapes[0])]
+    if op == "index":
+        needed = np.zeros(shapes[0], dtype=bool)
+        needed[tuple(param)] = mask
+        return [needed]
+    if op == "cross_entropy":  # the labels are read as numbers, not unrolled
+        return [np.full(shapes[0], bool(mask.any())), np.zeros(shapes[1], dtype=bool)]
+    return [np.full(shape, bool(mask.any())) for shape in shapes]  # mse: all or nothing
+
+
+def _matmul_masks(mask: Any, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> list[Any]:
+    vector_a, vector_b = len(a_shape) == 1, len(b_shape) == 1
+    full = _as_matrix_mask(mask, vector_a, vector_b)  # batch + (n, m)
+    rows, columns = full.any(axis=-1), full.any(axis=-2)
+    a2 = (1,) + a_shape if vector_a else a_shape
+    b2 = b_shape + (1,) if vector_b else b_shape
+    a_mask = _unbroadcast_mask(np.broadcast_to(rows[..., :, None], full.shape[:-2] + a2[-2:]), a2)
+    b_mask = _unbroadcast_mask(np.broadcast_to(columns[..., None, :], full.shape[:-2] + b2[-2:]), b2)
+    return [a_mask.reshape(a_shape), b_mask.reshape(b_shape)]
+
+
 # --- unrolling one tensor instruction -------------------------------------------------------------
 
 
 def _unroll(emitter: _Emitter, run: Any, ids: Any, register: int, op: str, first: int, second: int,
-            param: Any, where: Any) -> Any:
+            param: Any, where: Any, mask: Any = None) -> Any:
+    """The registers of the entries of one tensor instruction (those ``mask`` marks needed when
+    it is given; -1 for the others)."""
     if op == CONST:
-        value = run.values[register]
-        out = np.empty(np.shape(value), dtype=np.int64)
-        for index in np.ndindex(out.shape):
-            out[index] = emitter.const(np.asarray(value)[index], where)
+        value = np.asarray(run.values[register])
+        out = np.full(value.shape, -1, dtype=np.int64)
+        for index in _indices(value.shape, mask):
+            out[index] = emitter.const(value[index], where)
         return out
     if op in TENSOR_OPS:
-        return _TENSOR_UNROLL[op](emitter, run, ids, first, second, param, where)
+        return _TENSOR_UNROLL[op](emitter, run, ids, first, second, param, where, mask)
     operands = [np.asarray(ids[first])] + ([np.asarray(ids[second])] if second >= 0 else [])
     operands = np.broadcast_arrays(*operands)
-    out = np.empty(operands[0].shape, dtype=np.int64)
-    for index in np.ndindex(out.shape):
+    out = np.full(operands[0].shape, -1, dtype=np.int64)
+    for index in _indices(out.shape, mask):
         out[index] = emitter.emit(op, tuple(int(a[index]) for a in operands), param, where)
     return out
 
 
-def _matmul(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+def _matmul(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+            mask: Any = None) -> Any:
     a, b = np.asarray(ids[first]), np.asarray(ids[second])
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
     a = a[None, :] if vector_a else a
@@ -280,8 +373,8 @@ def _matmul(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, para
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = np.broadcast_to(a, batch + a.shape[-2:])
     b = np.broadcast_to(b, batch + b.shape[-2:])
-    out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=np.int64)
-    for index in np.ndindex(out.shape):
+    out = np.full(batch + (a.shape[-2], b.shape[-1]), -1, dtype=np.int64)
+    for index in _indices(out.shape, None if mask is None else _as_matrix_mask(mask, vector_a, vector_b)):
         *lead, i, j = index
         row, column = a[tuple(lead) + (i,)], b[tuple(lead) + (slice(None), j)]
         products = [emitter.emit("*", (int(x), int(y)), None, where) for x, y in zip(row, column)]
@@ -293,13 +386,27 @@ def _matmul(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, para
     return out
 
 
+def _as_matrix_mask(mask: Any, vector_a: bool, vector_b: bool) -> Any:
+    """A mask of ``@``'s result, with the axes a vector operand drops put back (size 1)."""
+    mask = np.asarray(mask)
+    if vector_a and vector_b:
+        return mask.reshape(1, 1)
+    if vector_a:
+        return mask[..., None, :]
+    if vector_b:
+        return mask[..., None]
+    return mask
+
+
 def _reduction(mean: bool) -> Any:
-    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any) -> Any:
+    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+               mask: Any = None) -> Any:
         x = np.asarray(ids[first])
         moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
         count = moved.shape[-1]
-        out = np.empty(moved.shape[:-1], dtype=np.int64)
-        for index in np.ndindex(out.shape):
+        out = np.full(moved.shape[:-1], -1, dtype=np.int64)
+        wanted = None if mask is None else np.reshape(mask, out.shape)
+        for index in _indices(out.shape, wanted):
             total = emitter.fold(moved[index], where)
             if mean:
                 total = emitter.emit("/", (total, emitter.const(count, where)), None, where)
@@ -310,7 +417,8 @@ def _reduction(mean: bool) -> Any:
 
 
 def _extreme(largest: bool) -> Any:
-    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any) -> Any:
+    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+               mask: Any = None) -> Any:
         x, value = np.asarray(ids[first]), np.asarray(run.values[first])
         if axis is None:
             x, value = x.reshape(1, -1), value.reshape(1, -1)
@@ -323,11 +431,13 @@ def _extreme(largest: bool) -> Any:
     return unroll
 
 
-def _transpose(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+def _transpose(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
     return np.swapaxes(np.asarray(ids[first]), -1, -2)
 
 
-def _index(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, items: Any, where: Any) -> Any:
+def _index(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, items: Any, where: Any,
+           mask: Any = None) -> Any:
     return np.asarray(ids[first])[tuple(items)]
 
 
@@ -347,10 +457,12 @@ def _logsumexp_row(emitter: _Emitter, x: Any, values: Any, where: Any) -> int:
 
 
 def _last_axis(kind: str) -> Any:
-    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
         x, values = np.asarray(ids[first]), np.asarray(run.values[first])
-        out = np.empty(x.shape[:-1] if kind == "logsumexp" else x.shape, dtype=np.int64)
-        for index in np.ndindex(x.shape[:-1]):
+        out = np.full(x.shape[:-1] if kind == "logsumexp" else x.shape, -1, dtype=np.int64)
+        rows = None if mask is None else (mask if kind == "logsumexp" else np.any(mask, axis=-1))
+        for index in _indices(x.shape[:-1], rows):
             row, row_values = x[index], values[index]
             if kind == "softmax":
                 _, exps, total = _shifted_exps(emitter, row, row_values, where)
@@ -365,7 +477,8 @@ def _last_axis(kind: str) -> Any:
     return unroll
 
 
-def _mse(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+def _mse(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+         mask: Any = None) -> Any:
     x, y = np.broadcast_arrays(np.asarray(ids[first]), np.asarray(ids[second]))
     squares = []
     for a, b in zip(np.ravel(x), np.ravel(y)):
@@ -375,7 +488,8 @@ def _mse(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: 
     return np.asarray(emitter.emit("/", (total, emitter.const(len(squares), where)), None, where))
 
 
-def _cross_entropy(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any) -> Any:
+def _cross_entropy(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                   mask: Any = None) -> Any:
     x, values = np.asarray(ids[first]), np.asarray(run.values[first])
     labels = np.broadcast_to(np.asarray(run.values[second]), x.shape[:-1])
     losses = []

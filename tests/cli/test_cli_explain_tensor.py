@@ -130,9 +130,17 @@ def test_shape_error_is_located(runner) -> None:
     assert "<expr>:3:11: error: X @ W: [2, 2] @ [1, 3]: the inner sizes 2 and 1 differ" in result.stderr
 
 
-def test_a_statement_too_large_for_scalars_names_explains_way_out(runner) -> None:
+def test_one_row_of_a_statement_over_many_rows_is_written_in_scalars(runner) -> None:
     program = ("X = normal([300, 2], 1); W1 = normal([2, 16], 1); W2 = normal([16, 16], 1); "
                "H1 = relu(X @ W1); H2 = relu(H1 @ W2); L = mean(H2)")
+    result = run(runner, "-e", program, "--scalar", "--row", "123")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "H1[123, 0]" in result.stdout and "H1[122, 0]" not in result.stdout
+
+
+def test_a_statement_too_large_for_scalars_names_explains_way_out(runner) -> None:
+    # one row of H2 is 400 sums of 400 products: 320,000 scalar operations
+    program = "X = normal([2, 400], 1); W2 = normal([400, 400], 1); H2 = relu(X @ W2); L = mean(H2)"
     result = run(runner, "-e", program, "--scalar")
     assert result.exit_code == 1, result.output
     assert "--scalar: statement H2 is too large to write out in scalars" in result.stderr

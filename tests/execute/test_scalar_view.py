@@ -149,6 +149,49 @@ def test_a_vector_layer_is_shown_whole() -> None:
     assert "h1[0]" in view.values and not any(name.startswith("W1[") for name in view.values)
 
 
+def test_one_row_of_a_layer_over_many_rows_unrolls_that_row_alone() -> None:
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 2))
+    W1, W2 = rng.normal(size=(2, 16)), rng.normal(size=(16, 16))
+    text = "H1 = relu(X @ W1 + b1)\nH2 = tanh(H1 @ W2 + b2)\nL = mean(H2)"
+    given = {"X": X.tolist(), "W1": W1.tolist(), "W2": W2.tolist(), "b1": [0.1] * 16, "b2": [-0.2] * 16}
+    program = parse(text)
+    view = layer_view(program, given, "H2", row=123)
+    # one row: 16 entries, each 16 products, 15 additions, a bias and a tanh, and the sum of them
+    assert len(view.program.instructions) < 1_000
+    assert sorted(name for name in view.values if name.startswith("H1[")) == \
+        sorted(f"H1[123, {j}]" for j in range(16))  # the row's own inputs, not the other 299
+    evaluation = evaluate(view.program, view.values)
+    H1 = np.maximum(X @ W1 + 0.1, 0)
+    want = np.tanh(H1[123] @ W2 - 0.2)
+    got = [evaluation.nodes[f"H2[123, {j}]"].data for j in range(16)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_each_rows_layer_view_gives_the_rows_values_on_random_programs(chunk: int) -> None:
+    for seed in range(chunk * 50, (chunk + 1) * 50):
+        spec = Gen(seed).program()
+        program = parse(spec.text)
+        given = {name: spec.values[name] for name, _, kind in spec.inputs if kind == "given"}
+        given.update({name: spec.values[name] for name, _, kind in spec.inputs
+                      if kind == "label" and program.variables[name].default is None})
+        run = run_forward(program, input_arrays(program, given, seed=3), check=False)
+        for name, variable in program.variables.items():
+            if variable.kind == "input":
+                continue
+            value = np.asarray(run.value(name))
+            for row in range(value.shape[0]) if value.ndim >= 2 else [None]:
+                view = layer_view(program, given, name, row=row, seed=3)
+                evaluation = evaluate(view.program, view.values, backward=False)
+                want = value if row is None else value[row]
+                for index in np.ndindex(want.shape):
+                    shown = view.names[int(view.entries[name][index])]  # an operand's entry, if only moved
+                    got = evaluation.nodes[shown].data
+                    assert got == pytest.approx(float(want[index]), rel=1e-9, abs=1e-12, nan_ok=True), \
+                        (seed, name, row, index)
+
+
 def test_the_limit_names_the_ways_out() -> None:
     program = parse((SAMPLES / "moons_mlp.ad").read_text())
     with pytest.raises(TooLarge) as caught:
