@@ -409,9 +409,7 @@ def test_check_is_seeded(runner) -> None:
 
 @pytest.mark.parametrize("command, extra", [
     ("graph", []),
-    ("explain", []),
     ("diff", []),
-    ("plot", ["--range", "y=-1:1"]),
 ])
 @pytest.mark.parametrize("program, line, col", [
     (MATRIX, 7, 1),
@@ -437,7 +435,7 @@ def test_the_first_tensor_may_be_a_literal_inside_an_expression(runner, tmp_path
     assert result.stderr.startswith(f"{program}:3:9: error: ")
 
 
-@pytest.mark.parametrize("command", ["graph", "explain"])
+@pytest.mark.parametrize("command", ["graph"])
 def test_a_tensor_set_on_a_scalar_program_is_refused(runner, command) -> None:
     result = run(runner, command, "y = x*2", "--set", "x=[1, 2]")
     assert result.exit_code == 2
