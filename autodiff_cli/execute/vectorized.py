@@ -123,7 +123,7 @@ CHUNK_BYTES = 48 * 2**20
 SUM_ROWS = 16_384
 # A chunk is up to CHUNK_SUMS such runs (1 MiB a column): the Python work per instruction is paid
 # per chunk, and it cost as much as the arithmetic on 16,384 rows (a training step over 1e6 rows
-# was 1.4x faster with 4-16 runs a chunk than with 1; which of 4, 8 or 16 was lost in the noise).
+# was 1.2-1.4x faster with 4-16 runs a chunk than with 1; which of 4, 8 or 16, lost in the noise).
 CHUNK_SUMS = 8
 
 _FLOAT = np.float64
