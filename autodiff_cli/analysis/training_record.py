@@ -135,7 +135,7 @@ class Recording:
     layers: list[list[str]] = field(default_factory=list)  # a tensor program's [name, op, shape] rows
     activity_step: int = 0
     activity: list[LayerActivity] = field(default_factory=list)
-    graph: Any = None  # analysis.graph_model.GraphModel of one row, or None
+    graph: Any = None  # one row's graph: a GraphModel (scalar program), a tensor_graph.TensorGraph, or None
     graph_note: str = ""  # which row and step, or why there is no graph
     diagnoses: list[str] = field(default_factory=list)
     finished: bool = False
@@ -251,8 +251,11 @@ class TrainingRecorder:
                 group.heat_steps = [self.steps[i] for i in chosen]
                 group.heat_values = [values[i].copy() for i in chosen]
                 group.heat_grads = [gradients[i].copy() for i in chosen]
+                # A row of weights on a square image read from the data (digits' 64 pixels) is drawn
+                # as that image: the strokes each unit responds to.
                 side = math.isqrt(shape[1])
-                group.image_side = side if side * side == shape[1] and side >= 4 else 0
+                square = side * side == shape[1] and side >= 4
+                group.image_side = side if square and shape[1] in self.model.entries_per_row() else 0
             groups.append(group)
         return groups
 
@@ -299,6 +302,7 @@ class _Model:
 
         self.program = program
         self.plan = plan
+        self.seed = seed
         data_inputs = set(plan.data_inputs)
         self.data = {name: rows for name, rows in input_rows(program, dict(columns)).items() if name in data_inputs}
         self.rows = len(next(iter(self.data.values()))) if self.data else 0
@@ -315,6 +319,10 @@ class _Model:
         self._shapes: dict[Any, Any] = {}
         self._evaluators: dict[str, Any] = {}
         self.masks = _dependency_masks(program, plan)
+
+    def entries_per_row(self) -> set[int]:
+        """The number of entries each data input has in a row (1 for a number)."""
+        return {int(np.prod(rows.shape[1:])) for rows in self.data.values()}
 
     def parameters(self, params: np.ndarray) -> dict[str, Any]:
         if self.layout is not None:
@@ -435,12 +443,23 @@ class _Model:
     def row_graph(self, params: np.ndarray, step: int) -> tuple[Any, str]:
         """The graph of the loss on the first training row at ``step`` (a scalar program small
         enough to read), or None and why not."""
+        from ..errors import AutodiffError
+
         if self.layout is not None:
-            return None, "layers"
+            from .tensor_graph import layer_graph
+
+            given: dict[str, Any] = dict(self.fixed)
+            given.update(self.parameters(params))
+            given.update({name: rows[0] for name, rows in self.data.items()})
+            try:
+                graph = layer_graph(self.program, given, self.plan.output, parameters=self.plan.parameters,
+                                    seed=self.seed)
+            except AutodiffError as error:
+                return None, f"the first row could not be evaluated: {error.message}"
+            return graph, f"the first row of the data at step {step}, layer by layer"
         if len(self.program) > GRAPH_INSTRUCTIONS:
             return None, (f"the program has {len(self.program)} instructions, too many to draw here: "
                           f"'autodiff graph' draws it")
-        from ..errors import AutodiffError
         from ..execute.scalar import evaluate
         from .graph_model import GraphModel
 

@@ -149,7 +149,13 @@ def row_graph_svg(recording: Recording) -> bytes | None:
     when the recording has no graph (a tensor program, a large one)."""
     if recording.graph is None:
         return None
+    from ..analysis.tensor_graph import TensorGraph
     from .backends import render
+
+    if isinstance(recording.graph, TensorGraph):
+        from .tensor_dot import layer_dot
+
+        return render(layer_dot(recording.graph), "svg")
     from .dot import to_dot
 
     return render(to_dot(recording.graph), "svg")
@@ -216,9 +222,9 @@ def _graph(recording: Recording, svg: bytes | None) -> str:
     if recording.layers:
         rows = "".join(f"<tr><td><code>{html.escape(name)}</code></td><td>{html.escape(op)}</td>"
                        f"<td>{html.escape(shape)}</td></tr>" for name, op, shape in recording.layers)
-        return ("<p>The program's layers (per row). A layer-level drawing of the graph is not part of this "
-                "report yet.</p><table id=\"layers\"><thead><tr><th>variable</th><th>op</th><th>shape</th>"
-                f"</tr></thead><tbody>{rows}</tbody></table>")
+        return ("<p>The program's layers and their shapes, per row (the drawing of the layer graph is added "
+                "when training ends and Graphviz is at hand).</p><table id=\"layers\"><thead><tr><th>variable"
+                f"</th><th>op</th><th>shape</th></tr></thead><tbody>{rows}</tbody></table>")
     if recording.graph is not None:
         return (f"<p>The graph of {html.escape(recording.graph_note)} was not laid out for this page; "
                 "<code>autodiff graph</code> draws it from the program and the values fit wrote.</p>")

@@ -190,3 +190,22 @@ def test_jupyter_shows_the_page_in_a_sandboxed_frame(line_recording) -> None:
     assert shown.startswith('<iframe title="training report" sandbox="allow-scripts"')
     srcdoc = re.search(r'srcdoc="([^"]*)"', shown).group(1)
     assert html.unescape(srcdoc).encode("utf-8") == training_report_html(line_recording)
+
+
+def test_the_row_graph_is_drawn_as_graph_draws_it(line_recording, classifier_recording) -> None:
+    from autodiff_cli.analysis.graph_model import GraphModel
+    from autodiff_cli.analysis.tensor_graph import TensorGraph
+    from autodiff_cli.render.training_report import row_graph_svg
+
+    assert isinstance(line_recording.graph, GraphModel)  # a scalar program: its Value graph of row 0
+    assert isinstance(classifier_recording.graph, TensorGraph)  # a tensor program: its layers
+    assert line_recording.graph_note == "the first row of the data at step 40"
+    # the line at step 40 on row 0 of line.csv: prediction = w*x + b with the parameters step 40 started from
+    x = read_csv(SAMPLES / "line.csv")["x"][0]
+    data = {line_recording.graph.names[i]: node.data for i, node in enumerate(line_recording.graph.tape.order)}
+    assert data["prediction"] == pytest.approx(data["w"] * x + data["b"])
+    for recording in (line_recording, classifier_recording):
+        svg = row_graph_svg(recording)
+        text = training_report_html(recording, graph_svg=svg).decode("utf-8")
+        assert '<div id="row-graph"><svg' in text
+        assert "<?xml" not in text
