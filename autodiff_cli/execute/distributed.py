@@ -141,10 +141,12 @@ class Cluster:
                 self.client = distributed.Client(self.where, timeout="10s")
         except BaseException as error:
             self.__exit__(None, None, None)
-            if not isinstance(error, (OSError, TimeoutError)):
+            if not isinstance(error, Exception):
                 raise  # Ctrl-C while the cluster started: stopped again, then the command's 130
             if self.where == "local":
-                raise InputError(f"cannot start a local Dask cluster ({self.scheduler}): {error}",
+                cause = error.__cause__ or error.__context__
+                why = f"{error}" + (f" ({type(cause).__name__}: {cause})" if cause is not None else "")
+                raise InputError(f"cannot start a local Dask cluster ({self.scheduler}): {why}",
                                  hint="run without --dask, or on a scheduler's address") from None
             raise InputError(f"cannot reach the Dask scheduler at {self.scheduler}: {error}",
                              hint="start one with `dask scheduler` and workers with `dask worker ADDRESS`, "
