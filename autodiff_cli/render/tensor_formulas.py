@@ -14,6 +14,7 @@ from typing import Any
 
 from ..engine.ops import OPS, short_number
 from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
+from ..errors import ProgramError
 from ..execute.tensor_symbolic import LITERAL, NAME, NUMBER, TensorDerivatives, Term
 from ..language.program import ArrayLiteral, Initializer
 from .formulas import ATOM, FRACTION, POWER, PRODUCT, SUM, UNARY, latex_name
@@ -293,7 +294,8 @@ class _Python(_Syntax):
             return ATOM, f"{_NUMPY_FUNCTIONS[op]}({parts[0][1]})"
         if op in ("+", "-", "*", "/", "@", "neg", "**c", "**", "=", "index"):
             return super().operator(op, term, parts)
-        raise ValueError(f"no NumPy form for the op {op!r}")  # a new op: give it one above
+        raise ProgramError(f"the op '{op}' has no NumPy form, so it cannot be written as Python",
+                           hint="choose another --format, or give it one in autodiff_cli/render/tensor_formulas.py")
 
 
 _PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(f"_{op}" for op in _HELPERS)})

@@ -36,3 +36,17 @@ def test_each_syntax_writes_the_fewest_parentheses(term: Term, program: str, pyt
     assert tensor_program(result).splitlines()[-1] == f"d = {program}"
     assert f"    d = {python}\n" in tensor_python(result)
     assert f"&= {latex}\n" in tensor_latex(result)
+
+
+def test_every_op_has_a_form_in_every_syntax() -> None:
+    """A new op of either table fails here until each writer has a form for it."""
+    from autodiff_cli.engine.ops import OPS
+    from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+
+    for op in [*OPS, *TENSOR_OPS]:
+        arity = OPS[op].arity if op in OPS else TENSOR_OPS[op].arity
+        param = 2.0 if op == "**c" else (0,) if op == "index" else None
+        result = one(Term(op, (X, Y)[:arity], param))
+        for write in (tensor_program, tensor_python, tensor_latex):
+            lines = write(result).splitlines()
+            assert any(line.lstrip().startswith(("d = ", "d &= ")) and "X" in line for line in lines), (op, write)
