@@ -223,11 +223,6 @@ class Measurer:
                       else program_row_values(program, objective, variables))
         return _Rows(objective, values, objective.row_label)
 
-    @property
-    def measures(self) -> bool:
-        """Whether there is anything to measure."""
-        return bool(self.metrics) or self._validation is not None
-
     def __call__(self, params: np.ndarray, step: int) -> Measurement:
         validation_loss = None
         validation: dict[str, float] = {}
