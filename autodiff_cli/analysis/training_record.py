@@ -103,6 +103,7 @@ class DataView:
     steps: list[int]  # the recorded steps with a frame
     frames: list[np.ndarray]  # per step: the grid row by row (y outer), or the curve's values; NaN where a row fails
     classes: int = 0  # "classes": how many
+    validation_points: list[list[float]] = field(default_factory=list)  # held-out rows, as ``points``
 
 
 @dataclass
@@ -156,8 +157,7 @@ class TrainingRecorder:
         self.last_step = steps if steps is not None else meta.get("steps")
         self.meta = dict(meta)
         self.seed = seed
-        self.model = _Model(program, plan, given_values, train_columns, seed)
-        self.validation = validation_columns
+        self.model = _Model(program, plan, given_values, train_columns, seed, validation_columns)
         self.steps: list[int] = []
         self.train_loss: list[float] = []
         self.validation_loss: list[float | None] = []
@@ -295,7 +295,7 @@ class _Model:
     """The program as a function of the flat parameter vector, run on the tensor interpreter."""
 
     def __init__(self, program: Program, plan: FitPlan, given: Mapping[str, Any], columns: Mapping[str, Any],
-                 seed: int) -> None:
+                 seed: int, validation: Mapping[str, Any] | None = None) -> None:
         from ..execute.tensor import as_array, input_arrays
         from ..execute.tensor_batch import input_rows
         from ..language.program import runs_as_tensors
@@ -306,6 +306,8 @@ class _Model:
         data_inputs = set(plan.data_inputs)
         self.data = {name: rows for name, rows in input_rows(program, dict(columns)).items() if name in data_inputs}
         self.rows = len(next(iter(self.data.values()))) if self.data else 0
+        self.validation = ({name: rows for name, rows in input_rows(program, dict(validation)).items()
+                            if name in data_inputs} if validation else {})
         drawn = input_arrays(program, {}, seed)  # a fixed input may be declared with an initializer
         self.fixed = {name: drawn[name] if isinstance(value, Initializer) else as_array(value)
                       for name, value in plan.fixed.items()}
@@ -544,6 +546,7 @@ class _ViewPlan:
         self.features = features  # (input, entry index) per axis
         self.level, self.bounds, self.points, self.classes = level, bounds, points, classes
         self.entry = entry  # the entry of a [1]-shaped prediction
+        self.validation_points: list[list[float]] = []
         self.grid = self._grid()
 
     @classmethod
@@ -567,7 +570,7 @@ class _ViewPlan:
         if model.layout is not None:  # a scalar program's every shape is ()
             run = model.run(params, {name: rows[:1] for name, rows in model.data.items()})
             shape = run.shapes[run.register(prediction)]
-        labels = np.asarray(model.data[label], dtype=np.float64).reshape(model.rows, -1)[:, 0] if label else None
+        labels = _entry(model.data[label], ()) if label else None
         entry = None
         classes = 0
         level = 0.0
@@ -578,12 +581,9 @@ class _ViewPlan:
                 classes = shape[0]
             else:
                 return f"'{prediction}' has shape {list(shape)} per row; the picture is drawn for a number or classes"
-        shown = _evenly(model.rows, MAX_POINTS)
-        columns = [np.asarray(model.data[name], dtype=np.float64).reshape(model.rows, -1)[:, _flat(index, model.data[name])]
-                   for name, index in features]
+        columns = [_entry(model.data[name], index) for name, index in features]
         bounds = [_padded(column) for column in columns]
-        table = np.stack([*columns, labels if labels is not None else np.zeros(model.rows)], axis=1)[shown]
-        points = [[_round(x, 5) for x in row] for row in table[np.all(np.isfinite(table), axis=1)].tolist()]
+        points = _points(model.data, features, label, MAX_POINTS)
         if len(features) == 1:
             kind = "curve"
         elif classes:
@@ -598,7 +598,10 @@ class _ViewPlan:
                     level = 0.5
         else:
             kind = "surface"
-        return cls(kind, prediction, label, _spelled(features), level, bounds, points, classes, entry)
+        plan = cls(kind, prediction, label, _spelled(features), level, bounds, points, classes, entry)
+        if model.validation:
+            plan.validation_points = _points(model.validation, features, label, MAX_POINTS // 2)
+        return plan
 
     def _grid(self) -> dict[str, Any]:
         """The rows the model is run on: each axis's values, as feature columns."""
@@ -648,13 +651,30 @@ class _ViewPlan:
         return DataView(kind=self.kind, features=[spelled for _n, _i, spelled in self.features],
                         prediction=self.prediction, label=self.label, level=self.level,
                         x_range=self.bounds[0], y_range=y_range, size=size, points=self.points,
-                        steps=list(steps), frames=frames, classes=self.classes)
+                        steps=list(steps), frames=frames, classes=self.classes,
+                        validation_points=self.validation_points)
 
 
 def _spelled(features: list[tuple[str, tuple[int, ...]]]) -> list[tuple[str, tuple[int, ...], str]]:
     from ..execute.columns import entry_column
 
     return [(name, index, entry_column(name, index)) for name, index in features]
+
+
+def _entry(rows: Any, index: tuple[int, ...]) -> np.ndarray:
+    """One entry of an input over the rows: ``x[1]`` of each row; a number input's own column."""
+    rows = np.asarray(rows, dtype=np.float64)
+    return rows.reshape(len(rows), -1)[:, _flat(index, rows)]
+
+
+def _points(data: Mapping[str, Any], features: list[tuple[str, tuple[int, ...]]], label: str | None,
+            most: int) -> list[list[float]]:
+    """Up to ``most`` rows (evenly chosen) as [feature..., label] (label 0 without one), finite ones only."""
+    columns = [_entry(data[name], index) for name, index in features]
+    count = len(columns[0])
+    labels = _entry(data[label], ()) if label is not None else np.zeros(count)  # a tensor label: its first entry
+    table = np.stack([*columns, labels], axis=1)[_evenly(count, most)]
+    return [[_round(x, 5) for x in row] for row in table[np.all(np.isfinite(table), axis=1)].tolist()]
 
 
 def _flat(index: tuple[int, ...], rows: Any) -> int:

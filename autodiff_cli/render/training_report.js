@@ -213,6 +213,11 @@
     [[x0, 0], [x1, SIDE]].forEach(([v, x]) => text(svg, x, SIDE + 14, fmt(v), {"text-anchor": "middle", class: "tick"}));
     [[y0, SIDE], [y1, 0]].forEach(([v, y]) => text(svg, -4, y + 4, fmt(v), {"text-anchor": "end", class: "tick"}));
     const line = el("path", {id: view.kind === "curve" ? "fitted-curve" : "boundary", class: "boundary", d: ""}, svg, true);
+    const held = el("g", {class: "points held-out"}, svg, true);
+    view.validation_points.forEach((p) => {  // hollow: rows training did not see
+      el("circle", {cx: px(p[0]).toFixed(1), cy: py(p[1]).toFixed(1), r: 3.4, fill: "#fff", "stroke-width": 1.6,
+                    stroke: view.kind === "curve" ? "#555" : pointColour(p[p.length - 1]), class: "held"}, held, true);
+    });
     const dots = el("g", {class: "points"}, svg, true);
     view.points.forEach((p) => {
       const y = p[1];
@@ -228,7 +233,8 @@
     const note = document.getElementById("model-note");
     const points = view.kind === "curve" ? (view.label ? `; the points are the rows' ${view.features[0]} and ${view.label}.` : ".")
       : (view.label ? `; the points are the rows, coloured by ${view.label}.` : ".");
-    note.textContent = `At step ${view.steps[index]}` + points;
+    const held = view.validation_points.length ? " Hollow points are held-out rows." : "";
+    note.textContent = `At step ${view.steps[index]}` + points + held;
     if (view.kind === "curve") {
       const xs = [], [x0, x1] = view.x_range;
       const d = [];

@@ -82,6 +82,7 @@ def report_data(recording: Recording) -> dict[str, Any]:
         group["heat_grads"] = [heat(entries) for entries in source.heat_grads]
     if view is not None:
         data["view"]["points"] = view.points
+        data["view"]["validation_points"] = view.validation_points
         data["view"]["frames"] = [classes(frame) if view.kind == "classes" else quantized(frame)
                                   for frame in view.frames]
     return data

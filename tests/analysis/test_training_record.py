@@ -322,3 +322,15 @@ def test_histograms_are_numpys_over_one_range_for_values_and_each_steps_own_for_
         counts, _ = np.histogram(grads[step, :3], bins=24, range=own)
         assert w.grad_hist[step] == counts.tolist()
         assert w.grad_norm[step] == pytest.approx(math.sqrt(sum(g * g for g in grads[step, :3])))
+
+
+def test_held_out_rows_are_shown_beside_the_training_rows() -> None:
+    program = parse(LINE)
+    train_rows = {"x": np.array([0.0, 1.0, 2.0]), "y": np.array([1.0, 3.0, 5.0])}
+    held_out = {"x": np.array([0.5, 1.5]), "y": np.array([2.0, 4.5])}
+    plan = plan_fit(program, plan_columns(program, list(train_rows), {}, data_name="rows"), {})
+    recorder = TrainingRecorder(program, plan, {}, train_rows, held_out, every=1, meta={}, seed=0)
+    recorder.observe(1, np.zeros(2), np.ones(2), 1.0, 1.5, {})
+    view = recorder.recording().view
+    assert view.points == [[0.0, 1.0], [1.0, 3.0], [2.0, 5.0]]
+    assert view.validation_points == [[0.5, 2.0], [1.5, 4.5]]
