@@ -375,7 +375,7 @@ def _scalar_level(program: Program, values: dict[str, Any], request: TensorReque
                       edge_grads=request.edge_grads)
     if backend is None:
         return text.encode("utf-8")
-    return _laid_out(text, fmt, backend, timeout)
+    return _laid_out(text, fmt, backend, timeout, SMALLER_TENSOR_GRAPH)
 
 
 def _entry_output(view: Any, output: str) -> str:
@@ -386,15 +386,20 @@ def _entry_output(view: Any, output: str) -> str:
     return view.names[int(registers)]
 
 
-def _laid_out(text: str, fmt: str, backend: Any, timeout: float) -> bytes:
-    """DOT text laid out as ``fmt``; a layout stopped by ``--timeout`` says what to do instead."""
+SMALLER_GRAPH = "draw a smaller graph (--output NAME)"
+SMALLER_TENSOR_GRAPH = "draw the layers and open one (--level layers --expand NAME)"
+
+
+def _laid_out(text: str, fmt: str, backend: Any, timeout: float, smaller: str = SMALLER_GRAPH) -> bytes:
+    """DOT text laid out as ``fmt``; a layout stopped by ``--timeout`` says what to do instead,
+    ``smaller`` among it."""
     from ..render import backends
 
     try:
         return backends.render(text, fmt, backend, timeout=timeout or None)
     except backends.RenderTimeout as error:
-        error.hint = (f"allow more time with --timeout {max(1, round(timeout * 4))} (0: no limit), draw "
-                      "a smaller graph (--output NAME), or write --format dot, which needs no layout")
+        error.hint = (f"allow more time with --timeout {max(1, round(timeout * 4))} (0: no limit), {smaller}, "
+                      "or write --format dot, which needs no layout")
         raise
 
 

@@ -425,6 +425,7 @@
       (edgesOutOf[from] = edgesOutOf[from] || []).push(g);
     });
     var stepText = document.getElementById("step-text"), phase = document.getElementById("phase");
+    var now = document.getElementById("now");
     var stepGrid = document.getElementById("step-grid"), counter = document.getElementById("counter");
     var playButton = document.getElementById("play"), speed = document.getElementById("speed");
     var large = document.getElementById("large"), detail = document.getElementById("layer-detail");
@@ -492,6 +493,8 @@
         stepGrid.appendChild(grid(layers[frame.layer].grad, "d" + data.output + "/d" + layers[frame.layer].name));
       }
       if (selected !== null) mark(box[selected], "ad-selected");
+      // As on the scalar page: a box scrolled into view must stay clear of the sticky step panel.
+      document.documentElement.style.scrollPaddingTop = (now.offsetHeight + 8) + "px";
       if (box[frame.layer] && position > 0 && box[frame.layer].scrollIntoView) {
         box[frame.layer].scrollIntoView({ block: "nearest", inline: "nearest" });
       }
