@@ -3,10 +3,10 @@
 ``TrainingRecorder`` is told about every recorded step (``wants`` says which: the first, every
 ``every``-th, and the last) with the parameters the step started from, their gradient, the
 training and validation loss there and the metrics.  ``observe`` only copies what it is given,
-so recording costs training little; the work of the report (the model's prediction over a grid
-of its two inputs or along its one input, the activations of its relu, tanh and sigmoid layers,
-histograms) is done in ``recording()``, and each recorded step's share of it only once, however
-often the report is rewritten.
+so recording costs training little; the work of the report is done in ``recording()``: the
+model's prediction over a grid of its two inputs or along its one input (each recorded step's
+once, however often the report is rewritten), histograms, and once training has ended the
+activations of its relu, tanh and sigmoid layers over the training rows and one row's graph.
 
 ``Recording`` is plain data for ``render.training_report``: the loss, metric and gradient-norm
 curves, per parameter group (a tensor, or the scalars sharing a name prefix: ``w1_3_2`` is in
@@ -320,7 +320,7 @@ class _Model:
             self.layout = None
         self._shapes: dict[Any, Any] = {}
         self._evaluators: dict[str, Any] = {}
-        self.masks = _dependency_masks(program, plan)
+        self.masks = _Masks(program, plan)
 
     def entries_per_row(self) -> set[int]:
         """The number of entries each data input has in a row (1 for a number)."""
@@ -530,10 +530,6 @@ class _Masks:
         needed = program.dependencies(target) if target else [True] * len(self.masks)
         return [register for register, (op, *_rest) in enumerate(program.rows())
                 if op in ACTIVATIONS and needed[register] and self.masks[register] & self.param_bit]
-
-
-def _dependency_masks(program: Program, plan: FitPlan) -> _Masks:
-    return _Masks(program, plan)
 
 
 class _ViewPlan:
