@@ -375,6 +375,9 @@ def _scalar_level(program: Program, values: dict[str, Any], request: TensorReque
                       edge_grads=request.edge_grads)
     if backend is None:
         return text.encode("utf-8")
+    if fmt == "html":  # the scalar program's own page: every entry stepped through, value by value
+        svg = _laid_out(text, "svg", backend, timeout, SMALLER_TENSOR_GRAPH)
+        return _page(evaluation, model, svg, request.precision, request.grads)
     return _laid_out(text, fmt, backend, timeout, SMALLER_TENSOR_GRAPH)
 
 

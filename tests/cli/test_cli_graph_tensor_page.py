@@ -202,3 +202,12 @@ def test_a_click_on_a_layer_opens_its_numbers_and_its_scalar_graph(browser, make
     page.press(ESCAPE)
     assert not browser.find_element(page.by.ID, "layer-detail").is_displayed()
     assert page.errors() == []
+
+
+def test_the_scalar_level_page_is_the_scalar_page_of_every_entry(make_page) -> None:
+    data = embedded(make_page(REGRESSION, *W_SET, "--level", "scalar").read_text())
+    X, Y, W, P, grad_P, grad_W = regression_numbers()
+    nodes = {node["name"]: node for node in data["nodes"]}
+    assert "kind" not in data  # render.page's page of a scalar program
+    assert nodes["P[3, 0]"]["data"] == f"{P[3, 0]:.4f}"
+    assert nodes["W[1, 0]"]["grad"] == f"{grad_W[1, 0]:.4f}"
