@@ -263,6 +263,7 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
         graph = layer_graph(program, values, request.output, level=request.level, gradients=request.grads,
                             parameters=request.params)
     warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
+    warn(_non_finite_gradients(graph))
     if graph.omitted:
         omitted = graph.omitted
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
@@ -286,13 +287,15 @@ def _tensor_graph(program: Program, values: dict[str, Any], request: TensorReque
 # A layer's scalar graph on the page is laid out when the page is written: above this many values
 # it is left out (with the command that draws it), as a layout of thousands takes minutes.
 PAGE_SCALAR_VALUES = 400
+# Scalar operations a statement may unroll into per value --max-nodes allows: the view holds the
+# weighting that finds the gradients too (a product and a sum per entry), which is not drawn.
+UNROLLED_PER_VALUE = 4
 
 
 def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, backend: Any, timeout: float
                  ) -> bytes:
     """The step-through page of a tensor program: the layer graph, and each statement's scalar graph
     for row ``request.row``."""
-    from ..analysis.tensor_graph import expand
     from ..render import page, tensor_dot
 
     if request.max_nodes and graph.size > request.max_nodes:
@@ -308,17 +311,52 @@ def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, b
             if not node.name:
                 notes[i] = f"a part of {graph.statement_name(node.register)}: its scalar graph shows this"
                 continue
-            expansion = expand(graph, node.name, request.row)
-            size = expansion.size
-            if size > PAGE_SCALAR_VALUES:
-                notes[i] = (f"its scalar graph has {size:,} values, too many to lay out here: draw it with "
-                            f"autodiff graph {_program_argument(program)} --expand {node.name} -o {node.name}.svg")
-                continue
-            text = tensor_dot.scalar_dot(expansion, precision=request.precision, show_grad=request.grads)
-            views[i] = (expansion.title, _laid_out(text, "svg", backend, timeout))
+            view = _page_scalar_view(program, graph, node.name, request, backend, timeout)
+            if isinstance(view, str):
+                notes[i] = view
+            else:
+                views[i] = view
     title = program_title(program.source)
     return page.tensor_to_html(graph, svg, views, title=title, precision=request.precision,
                                scalar_notes=notes).encode("utf-8")
+
+
+def _non_finite_gradients(graph: TensorGraph) -> list[str]:
+    """One warning naming the layers whose gradient is inf or NaN somewhere (sqrt at 0), and the
+    first such entry of the first: the picture shows them, but among many numbers."""
+    import numpy as np
+
+    bad = [node for node in graph.nodes if node.grad is not None and not np.isfinite(node.grad).all()]
+    if not bad:
+        return []
+    first = bad[0]
+    index = tuple(int(i) for i in np.argwhere(~np.isfinite(first.grad))[0])
+    entry = f"{first.title}[{', '.join(map(str, index))}]" if index else first.title
+    value = float(first.grad[index]) if index else float(first.grad)
+    names = listed([node.title for node in bad], NAMES_SHOWN)
+    return [f"a gradient is not finite: d{graph.output}/d{entry} = {value} (the gradients of {names} are not "
+            "finite everywhere; a derivative that does not exist, such as sqrt's at 0, makes them so)"]
+
+
+def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: TensorRequest, backend: Any,
+                      timeout: float) -> tuple[str, bytes] | str:
+    """The page's scalar graph of the statement computing ``name`` (its title and SVG), or, for one
+    too large to lay out here, the command that draws it."""
+    from ..analysis.tensor_graph import expand
+    from ..execute.scalar_view import TooLarge
+    from ..render import tensor_dot
+
+    try:
+        expansion = expand(graph, name, request.row, limit=UNROLLED_PER_VALUE * PAGE_SCALAR_VALUES)
+    except TooLarge:
+        expansion = None
+    if expansion is None or expansion.size > PAGE_SCALAR_VALUES:
+        size = f"{expansion.size:,}" if expansion is not None else f"more than {PAGE_SCALAR_VALUES:,}"
+        same = " (with the same --set and --values)" if graph.given else ""
+        return (f"its scalar graph has {size} values, too many to lay out here: draw it with autodiff graph "
+                f"{_program_argument(program)} --expand {name} -o {name}.svg{same}")
+    text = tensor_dot.scalar_dot(expansion, precision=request.precision, show_grad=request.grads)
+    return expansion.title, _laid_out(text, "svg", backend, timeout)
 
 
 def _program_argument(program: Program) -> str:
@@ -338,12 +376,18 @@ def _refuse_layers(output: str, size: int, layers: int, limit: int) -> None:
              f"{_round_up(size)}, or 0 for none), or write --format dot, which needs no layout")
 
 
+NO_LIMIT = 10**9  # --max-nodes 0: as many scalar operations as memory holds
+
+
 def _expansions(graph: TensorGraph, request: TensorRequest) -> list[Expansion]:
     from ..analysis.tensor_graph import expand
 
+    # Unrolling stops early for a statement far too large to draw (TooLarge names --max-nodes);
+    # what is drawn is counted against --max-nodes by the caller.
+    limit = UNROLLED_PER_VALUE * request.max_nodes if request.max_nodes else NO_LIMIT
     expansions = []
     for name in request.expand:
-        expansion = expand(graph, name, request.row)  # counted against --max-nodes by the caller
+        expansion = expand(graph, name, request.row, limit=limit)
         if request.row and expansion.view.row is None:
             warn([f"--row {request.row}: {name} has no rows to choose from (it is "
                   f"{'a number' if not graph.node(expansion.registers[-1]).shape else 'a vector'}), so all of "

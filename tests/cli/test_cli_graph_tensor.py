@@ -144,3 +144,20 @@ def test_the_scalar_level_of_a_number_output(run, samples) -> None:
     result = run(str(samples / "moons_mlp.ad"), "--level", "scalar", "--output", "score", "--format", "dot")
     assert result.exit_code == 0, result.output
     assert "score" in result.stdout and "hinge" not in result.stdout
+
+
+def test_a_gradient_that_is_not_finite_is_named(run) -> None:
+    # d sum(sqrt(x)) / dx = 1 / (2 sqrt(x)): infinite at x = 0, 0.5 at x = 1
+    result = run("-e", "x = [0, 1]\ny = sum(sqrt(x))", "--format", "dot")
+    assert result.exit_code == 0, result.output
+    assert "a gradient is not finite: dy/dx[0] = inf" in result.stderr
+    assert ">inf</TD>" in result.stdout and ">0.5</TD>" in result.stdout
+
+
+def test_the_page_names_the_command_for_a_layer_too_large_to_lay_out(run, tmp_path) -> None:
+    out = tmp_path / "page.html"
+    result = run("-e", "W = uniform([30, 40], -1, 1)\ny = mean(W**2)", "--renderer", "bundled", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    assert "its scalar graph has more than 400 values, too many to lay out here" in html
+    assert "--expand y -o y.svg" in html
