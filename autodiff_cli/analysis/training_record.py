@@ -320,6 +320,7 @@ class _Model:
             self.layout = None
         self._shapes: dict[Any, Any] = {}
         self._evaluators: dict[str, Any] = {}
+        self._layer_names: list[str] | None = None
         self.masks = _Masks(program, plan)
 
     def entries_per_row(self) -> set[int]:
@@ -350,11 +351,8 @@ class _Model:
             if not run.leads[run.register(name)]:
                 out = np.broadcast_to(out, (len(next(iter(data.values()))), *out.shape))
             return out
-        evaluator = self._evaluator(name)
-        inputs = {key: float(value) for key, value in self.fixed.items()}
-        inputs.update(zip(self.plan.parameters, params.tolist()))
-        inputs.update(data)
-        return np.asarray(evaluator.evaluate(inputs, on_error="nan").values[name], dtype=np.float64)
+        result = self._evaluator(name).evaluate(self._scalar_inputs(params, data), on_error="nan")
+        return np.asarray(result.values[name], dtype=np.float64)
 
     def predict_frames(self, params: list[np.ndarray], data: Mapping[str, Any], name: str) -> list[np.ndarray]:
         """``predict`` at each of ``params``.  A scalar program runs them all at once, each parameter
@@ -366,19 +364,36 @@ class _Model:
         by_parameter = np.repeat(np.array(params).T, count, axis=1)  # one contiguous row per parameter
         columns: dict[str, Any] = dict(zip(self.plan.parameters, by_parameter))
         columns.update({key: np.tile(values, len(params)) for key, values in data.items()})
-        evaluator = self._evaluator(name)
-        inputs: dict[str, Any] = {key: float(value) for key, value in self.fixed.items()}
-        inputs.update(columns)
-        out = np.asarray(evaluator.evaluate(inputs, on_error="nan").values[name], dtype=np.float64)
+        inputs = self._scalar_inputs([], columns)
+        out = np.asarray(self._evaluator(name).evaluate(inputs, on_error="nan").values[name], dtype=np.float64)
         return list(out.reshape(len(params), count))
 
     def _evaluator(self, name: str) -> Any:
+        """The vectorized executor for ``name``, which also gives the named activation layers'
+        values: one plan of the program serves the pictures and the layers."""
         evaluator = self._evaluators.get(name)
         if evaluator is None:
             from ..execute.vectorized import BatchEvaluator
 
-            evaluator = self._evaluators[name] = BatchEvaluator(self.program, output=name, wrt=())
+            evaluator = self._evaluators[name] = BatchEvaluator(self.program, output=name, wrt=(),
+                                                                values_of=self._named_layers())
         return evaluator
+
+    def _named_layers(self) -> list[str]:
+        """The names of the activation registers when every one has a name (``h1_3 = relu(...)``);
+        else none, and the tensor interpreter, which sees every register, measures them."""
+        if self._layer_names is None:
+            names = self.program.names_by_register()
+            wanted = self.masks.layer_registers(self.program)
+            self._layer_names = [names[r] for r in wanted] if all(r in names for r in wanted) else []
+        return self._layer_names
+
+    def _scalar_inputs(self, params: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A scalar program's inputs for the vectorized executor: numbers or columns."""
+        inputs: dict[str, Any] = {key: float(value) for key, value in self.fixed.items()}
+        inputs.update(zip(self.plan.parameters, params.tolist() if isinstance(params, np.ndarray) else params))
+        inputs.update(data)
+        return inputs
 
     def groups(self) -> list[tuple[str, tuple[int, ...], list[str], Any]]:
         """(name, shape, members, positions in the flat vector) of each parameter group."""
@@ -417,17 +432,25 @@ class _Model:
         if not self.data:
             return []
         rows = _evenly(self.rows, ANALYSIS_ROWS)
-        run = self.run(params, {name: values[rows] for name, values in self.data.items()})
+        data = {name: values[rows] for name, values in self.data.items()}
         wanted = self.masks.layer_registers(self.program)
         names = self.program.names_by_register()
+        ops = [op for op, *_rest in self.program.rows()] if wanted else []
+        if self.layout is None and self._named_layers():
+            target = self.masks.prediction or self.plan.output
+            found = self._evaluator(target).evaluate(self._scalar_inputs(params, data), on_error="nan").values
+            measured = [(register, np.broadcast_to(np.asarray(found[names[register]], dtype=np.float64),
+                                                   (len(rows),)).reshape(len(rows), 1)) for register in wanted]
+        else:
+            run = self.run(params, data)
+            measured = [(register, np.asarray(run.values[register], dtype=np.float64).reshape(len(rows), -1)
+                         if run.leads[register] else np.broadcast_to(
+                             np.reshape(run.values[register], (1, -1)), (len(rows), max(1, np.size(run.values[register])))))
+                        for register in wanted]
         layers: dict[tuple[str, str], list[Any]] = {}
-        for register in wanted:
-            op = run.rows[register][0]
-            value = np.asarray(run.values[register], dtype=np.float64)
-            value = value.reshape(len(rows), -1) if run.leads[register] else np.broadcast_to(
-                value.reshape(1, -1), (len(rows), max(1, value.size)))
-            name = names.get(register) or f"line {self.program.position(run.rows[register][4]).line}"
-            key = (name if self.layout is not None else name_prefix(name), op)
+        for register, value in measured:
+            name = names.get(register) or f"line {self.program.position(self.program.instructions[register].position).line}"
+            key = (name if self.layout is not None else name_prefix(name), ops[register])
             layers.setdefault(key, []).append(value)
         activity = []
         for (name, op), parts in layers.items():

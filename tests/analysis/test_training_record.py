@@ -334,3 +334,12 @@ def test_held_out_rows_are_shown_beside_the_training_rows() -> None:
     view = recorder.recording().view
     assert view.points == [[0.0, 1.0], [1.0, 3.0], [2.0, 5.0]]
     assert view.validation_points == [[0.5, 2.0], [1.5, 4.5]]
+
+
+def test_an_unnamed_activation_is_measured_and_named_by_its_line() -> None:
+    text = "a = 1\nc = -5\nv = 1\nw = 1\np = v*relu(a*x + c) + w*x\nloss = (p - y)**2\n"
+    x = np.linspace(0, 1, 11)
+    recorder = recorder_for(text, {"x": x, "y": x})
+    recorder.observe(1, np.array([1.0, -5.0, 1.0, 1.0]), np.ones(4), 1.0, None, {})
+    [layer] = finished(recorder).activity
+    assert (layer.name, layer.op, layer.units, layer.dead, layer.zero_share) == ("line 5", "relu", 1, 1, 1.0)
