@@ -1,16 +1,18 @@
-"""The layer-level graph of a tensor program: one node per tensor operation or named tensor.
+"""The layer-level graph of a tensor program: a node per statement, or per tensor operation.
 
 Where ``graph_model`` walks the scalar ``Value`` graph, this module reads the tensor
-interpreter's run (``execute.tensor``): every register the output depends on is a node,
-with its name (when a statement gives it one), the op and its operands as written
-(``W1 @ x``, ``relu(·)``), its shape, its value and, after the reverse sweep, the gradient
-of the output with respect to it.  Inputs that are parameters carry their count of
-entries.  Edges run from each operand to the op that reads it, with the shape that flows.
+interpreter's run (``execute.tensor``).  At the level of **layers** every input and every
+statement the output depends on is a node (``h1 = relu(W1 @ x + b1)`` is one, the layer, its
+expression as written); at the level of **ops** every tensor operation is (``W1 @ x``,
+``· + b1``, ``relu(·)``).  Each carries its name, its shape, its value and, after one reverse
+sweep, the gradient of the output with respect to it; inputs that are parameters carry their
+count of entries.  Edges run from each operand to the node that reads it, with the shape
+that flows.
 
-A **statement** (a "layer", ``h1 = relu(W1 @ x + b1)``) is the run of registers the
-compiler emits for one assignment: its unnamed sub-expressions and constants, closed by
-the named register.  ``statement`` gives them, so a picture can open one statement into
-its scalar graph (``expansion``, for one row) in place of its nodes.
+A **statement** is the run of registers the compiler emits for one assignment: its unnamed
+sub-expressions and constants, closed by the named register.  ``expand`` opens one into its
+scalar graph for one row (``execute.scalar_view.layer_view``), to be drawn in place of its
+node or nodes.
 
 Data only: nothing here draws; ``render.tensor_dot`` and ``render.page`` do.
 """

@@ -15,6 +15,12 @@ Three parts, each built and tested on its own:
   ``page.css`` next to this module).  No network, no external file; the same input gives
   the same bytes.
 
+A tensor program's page (``tensor_to_html``) is built the same way from the layer graph
+(``analysis.tensor_graph``): ``tensor_page_data`` steps a layer at a time through both
+passes, each layer's value and gradient a grid of numbers on ``render.tensor_dot``'s
+colours; ``tensor_inline_svg`` marks up the layer boxes; each statement's scalar graph is
+put on the page, hidden until its layer is chosen.  ``page.js`` runs either page.
+
 Pure: nothing here runs the renderer or writes files; the CLI passes the SVG bytes in.
 """
 
