@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -145,7 +146,7 @@ class ArrowBlocks:
         parse = self.parse
         numbers = {}
         for name, column in zip(parse.numeric, self.wanted):
-            numbers[name] = np.ascontiguousarray(table.column(column).to_numpy())
+            numbers[name] = _copied(table.column(column))
         if numbers and self._may_be_misread(numbers, block):
             return self._by_csv_module(block, start)
         passed = {name: table.column(column).to_pylist()
@@ -172,6 +173,13 @@ class ArrowBlocks:
             lines.pop()
         chunk, _unfinished = self.parse(lines, start, True)  # no quote, so every row ends in the block
         return chunk
+
+
+def _copied(column: Any) -> np.ndarray:
+    """A float64 column without nulls as a NumPy array of its own, read from Arrow's buffers
+    (``to_numpy`` would import pandas, which costs more than the whole block)."""
+    return np.concatenate([np.frombuffer(part.buffers()[1], dtype=np.float64, count=len(part),
+                                         offset=part.offset * 8) for part in column.chunks])
 
 
 def chunk_lines(block: bytes) -> int:
@@ -202,32 +210,78 @@ def repr_column(values: np.ndarray) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    text = pc.cast(pa.array(values), pa.string())
+    text = pc.cast(_arrow(values), pa.string())
     size = np.abs(values)
     with np.errstate(invalid="ignore"):  # trunc of a NaN
         whole = (values == np.trunc(values)) & (size < _REPR_BANDS[1][0])  # 1 -> 1.0, -0 -> -0.0
-    if whole.any():
-        text = pc.if_else(pa.array(whole), pc.binary_join_element_wise(text, ".0", ""), text)
     odd = np.zeros(len(values), dtype=bool)
     for low, high in _REPR_BANDS:
         odd |= (size >= low) & (size < high)
-    if odd.any():
-        text = pc.replace_with_mask(text, pa.array(odd), pa.array([repr(v) for v in values[odd].tolist()],
-                                                                  type=pa.string()))
-    return text
+    fixed = whole | odd  # the two never meet: no whole number is below 1e-4 but 0
+    if not fixed.any():
+        return text
+    # One pass over the column: the replacements made first, in the order of their rows.
+    at_whole, at_odd = np.flatnonzero(whole), np.flatnonzero(odd)
+    point, nothing = _texts([".0", ""])
+    with_point = pc.binary_join_element_wise(text.take(_arrow(at_whole)), point, nothing)
+    by_repr = _texts([repr(v) for v in values[at_odd].tolist()])
+    order = np.argsort(np.concatenate([at_whole, at_odd]), kind="stable")
+    replacements = pa.concat_arrays([with_point, by_repr]).take(_arrow(order))
+    mask = pa.Array.from_buffers(pa.bool_(), len(fixed), [None, pa.py_buffer(np.packbits(fixed, bitorder="little"))])
+    return pc.replace_with_mask(text, mask, replacements)
 
 
-def delimited_bytes(columns: dict[str, Any], names: list[str], separator: str, size: int, pa_csv: Any) -> bytes:
+def _arrow(values: np.ndarray) -> Any:
+    """A NumPy array of numbers as an Arrow array over the same memory (``pyarrow.array`` of a
+    NumPy array imports pandas, to look for its types: longer than formatting a chunk)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def _texts(texts: list[str]) -> Any:
+    """ASCII strings as an Arrow string array, made from its buffers (as ``_arrow``)."""
+    import pyarrow as pa
+
+    offsets = np.zeros(len(texts) + 1, dtype=np.int32)
+    np.cumsum([len(text) for text in texts], out=offsets[1:])
+    data = "".join(texts).encode("ascii")
+    return pa.Array.from_buffers(pa.string(), len(texts), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def delimited_bytes(columns: dict[str, Any], names: list[str], separator: str, size: int,
+                    pa_csv: Any) -> memoryview:
     """Rows of number columns (float64 arrays, or one number for every row) as CSV or TSV lines,
     each number written as ``%r`` writes it."""
     import pyarrow as pa
 
-    arrays = []
-    for name in names:
-        values = np.broadcast_to(np.asarray(columns[name], dtype=np.float64), (size,))
-        arrays.append(repr_column(np.ascontiguousarray(values)))
+    pool, workers = _pool()
+    groups = [group for group in np.array_split(np.arange(len(names)), workers) if len(group)]
+
+    def formatted(group: np.ndarray) -> list[Any]:
+        """The text of some columns, made as one array (a few calls to Arrow for all of them)."""
+        block = np.empty((len(group), size))
+        for row, index in enumerate(group.tolist()):
+            block[row] = columns[names[index]]  # an array, or one number for every row
+        text = repr_column(block.ravel())
+        return [text.slice(row * size, size) for row in range(len(group))]
+
+    # Arrow formats without the GIL: groups of columns side by side, each column's text its own.
+    arrays = [array for texts in pool.map(formatted, groups) for array in texts]
     table = pa.Table.from_arrays(arrays, names=[f"c{index}" for index in range(len(names))])
     sink = pa.BufferOutputStream()
     pa_csv.write_csv(table, sink, write_options=pa_csv.WriteOptions(include_header=False, delimiter=separator,
                                                                     quoting_style="none"))
-    return sink.getvalue().to_pybytes()
+    return memoryview(sink.getvalue())  # Arrow's buffer itself, not a copy
+
+
+_POOL: list[tuple[ThreadPoolExecutor, int]] = []
+
+
+def _pool() -> tuple[ThreadPoolExecutor, int]:
+    """Threads that format columns, one per core (at most 4), made once; and how many."""
+    if not _POOL:
+        workers = max(1, min(4, os.cpu_count() or 1))
+        _POOL.append((ThreadPoolExecutor(max_workers=workers, thread_name_prefix="autodiff-format"), workers))
+    return _POOL[0]
