@@ -465,6 +465,7 @@ def _tensor_view(array: Any, precision: int) -> dict[str, Any]:
     from .tensor_dot import NUMBER_TINT, as_rows, heat_colour, largest_size
     from .tensor_report import _text as summary_text
 
+    array = array + 0.0  # -0.0 becomes 0.0, as in the picture
     view: dict[str, Any] = {"summary": summary_text(array, precision), "rows": None, "colours": None}
     if array.ndim <= 2 and array.size <= GRID_ENTRIES:
         from .numbers import format_number as significant
