@@ -343,3 +343,17 @@ def test_an_unnamed_activation_is_measured_and_named_by_its_line() -> None:
     recorder.observe(1, np.array([1.0, -5.0, 1.0, 1.0]), np.ones(4), 1.0, None, {})
     [layer] = finished(recorder).activity
     assert (layer.name, layer.op, layer.units, layer.dead, layer.zero_share) == ("line 5", "relu", 1, 1, 1.0)
+
+
+def test_a_full_batch_loss_that_oscillates_is_named_and_a_mini_batch_one_is_not() -> None:
+    losses = [1.0, 1.3, 0.8, 1.2, 0.9, 1.25, 0.85, 1.1, 0.95]  # up at 4 of 8 steps, ends at 0.95 of 1.0
+    for batch_size, expected in ((None, True), (32, False)):
+        recorder = recorder_for(LINE, {"x": np.array([0.0, 1.0]), "y": np.array([1.0, 2.0])},
+                                meta={"lr": 0.3, "batch_size": batch_size})
+        for step, loss in enumerate(losses, 1):
+            recorder.observe(step, np.zeros(2), np.ones(2), loss, None, {})
+        named = recorder.recording().diagnoses
+        assert (named == ["the loss went up at 4 of 8 steps and ended at 0.95 from 1: it oscillates, the learning "
+                          "rate is probably too high (try --lr 0.03)"]) is expected, named
+        if not expected:
+            assert named == []
