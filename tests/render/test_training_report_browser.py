@@ -132,3 +132,20 @@ def test_screenshot_of_the_moons_report(browser, moons_page, tmp_path) -> None: 
     width, height = struct.unpack(">II", png[16:24])
     assert width > 0 and height > 0
     assert page.errors() == []
+
+
+def test_three_classes_are_drawn_as_regions_with_edges_between_them(browser, tmp_path) -> None:  # noqa: F811
+    rng = np.random.RandomState(7)
+    x0, x1 = rng.uniform(-2, 2, 90), rng.uniform(-2, 2, 90)
+    label = np.argmax(np.stack([x0, x1, -x0 - x1], axis=1), axis=1).astype(float)
+    program = "x = [0, 0]\nlabel = 0\nW = normal([3, 2], 0.5)\nb = zeros([3])\nz = W @ x + b\nL = cross_entropy(z, label)\n"
+    recording = recorded_run(program, {"x[0]": x0, "x[1]": x1, "label": label}, FitSettings(lr=0.5, steps=20))
+    assert recording.view.kind == "classes"
+    path = tmp_path / "classes.html"
+    path.write_bytes(training_report_html(recording))
+    page = ReportPage(browser, path)
+    last = page.attribute("#boundary", "d")
+    assert last.count("M") > 10  # cell edges between the three regions
+    page.slide_to("HOME")
+    assert page.attribute("#boundary", "d") != last
+    assert page.errors() == []
