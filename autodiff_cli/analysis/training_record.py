@@ -49,6 +49,7 @@ ACTIVATIONS = ("relu", "tanh", "sigmoid")
 GRID = 24  # points per axis of a two-input view: 576 rows per recorded step (drawn smoothed)
 CURVE_POINTS = 200  # points along a one-input view
 MAX_POINTS = 600  # data points shown (every k-th row beyond)
+KEPT_BYTES = 64 * 2**20  # parameters and gradients kept, at most (every other one is let go beyond)
 FRAME_BATCH = 8  # frames of a scalar program computed in one run of the executor
 MAX_VIEW_FRAMES = 60  # recorded steps that get a boundary or curve (evenly chosen beyond)
 MAX_HEAT_FRAMES = 20  # recorded steps that get heat maps of a matrix
@@ -76,11 +77,11 @@ class ParameterGroup:
     shape: list[int]  # the tensor's shape; [count] for a group of scalars
     members: list[str]  # the parameters in the group
     value_range: list[float]  # [low, high] of every histogram of values, so that their moves show
-    grad_range: list[list[float]]  # per recorded step, [low, high] of its histogram of gradients (they shrink)
-    value_hist: list[list[int]]  # per recorded step, BINS counts
+    grad_range: list[list[float]]  # per kept step, [low, high] of its histogram of gradients (they shrink)
+    value_hist: list[list[int]]  # per kept step (Recording.kept_steps), BINS counts
     grad_hist: list[list[int]]
-    grad_norm: list[float]  # per recorded step, the norm of the group's gradient
-    value_rms: list[float]  # per recorded step
+    grad_norm: list[float]  # per kept step, the norm of the group's gradient
+    value_rms: list[float]  # per kept step
     heat_steps: list[int] = field(default_factory=list)  # the steps of heat_values
     heat_values: list[np.ndarray] = field(default_factory=list)  # a matrix's entries, flat, row by row
     heat_grads: list[np.ndarray] = field(default_factory=list)
@@ -123,7 +124,8 @@ class Recording:
     """Everything the training report shows, as plain data."""
 
     meta: dict[str, Any]  # command, seed, versions, program, data: shown as given
-    steps: list[int] = field(default_factory=list)  # the recorded steps
+    steps: list[int] = field(default_factory=list)  # the recorded steps: the losses, metrics and grad_norm's
+    kept_steps: list[int] = field(default_factory=list)  # those whose parameters were kept: the groups', the view's
     train_loss: list[float] = field(default_factory=list)
     validation_loss: list[float | None] = field(default_factory=list)
     metrics: dict[str, list[float | None]] = field(default_factory=dict)
@@ -143,6 +145,7 @@ class Recording:
     reason: str = ""  # FitResult.reason once finished
     steps_done: int = 0
     final_loss: float | None = None
+    bad_step: int | None = None  # a diverged run's step whose loss, gradient or update was not finite
 
 
 class TrainingRecorder:
@@ -163,10 +166,11 @@ class TrainingRecorder:
         self.validation_loss: list[float | None] = []
         self.metrics: dict[str, list[float | None]] = {}
         self.grad_norm: list[float] = []
+        self.kept: list[int] = []  # the recorded steps whose parameters and gradient are kept
         self.params: list[np.ndarray] = []
         self.grads: list[np.ndarray] = []
         self.result: FitResult | None = None
-        self._frames: dict[int, list[float]] = {}  # the view's frame of each step, computed once
+        self._frames: dict[int, np.ndarray] = {}  # the view's frame of each step, computed once
         self._view: Any = None  # _ViewPlan once worked out
         self._activity: tuple[int, list[LayerActivity]] | None = None
         self._graph: tuple[int, Any, str] | None = None
@@ -189,9 +193,20 @@ class TrainingRecorder:
         for name, series in self.metrics.items():
             value = metrics.get(name)
             series.append(None if value is None else float(value))
+        self.grad_norm.append(float(np.linalg.norm(grad)) if np.all(np.isfinite(grad)) else math.inf)
+        self.kept.append(int(step))
         self.params.append(np.array(params, dtype=np.float64))
         self.grads.append(np.array(grad, dtype=np.float64))
-        self.grad_norm.append(float(np.linalg.norm(grad)) if np.all(np.isfinite(grad)) else math.inf)
+        if len(self.kept) > _most_kept(np.size(params)):
+            self._thin()
+
+    def _thin(self) -> None:
+        """Keep every other step's parameters and gradient (and the last's): memory stays bounded
+        however many steps are recorded, and the kept ones stay spread over the whole run."""
+        keep = sorted({*range(0, len(self.kept), 2), len(self.kept) - 1})
+        self.kept = [self.kept[i] for i in keep]
+        self.params = [self.params[i] for i in keep]
+        self.grads = [self.grads[i] for i in keep]
 
     def finish(self, result: FitResult) -> None:
         """Training ended with ``result``: its full loss history and its reason join the recording."""
@@ -203,7 +218,8 @@ class TrainingRecorder:
         """What has been recorded so far, with the views and analyses worked out.  Before
         ``finish`` the activation layers and the row's graph are left out: they need a run over
         every training row, which a page rewritten while training runs would pay again and again."""
-        record = Recording(meta=dict(self.meta), steps=list(self.steps), train_loss=list(self.train_loss),
+        record = Recording(meta=dict(self.meta), steps=list(self.steps), kept_steps=list(self.kept),
+                           train_loss=list(self.train_loss),
                            validation_loss=list(self.validation_loss),
                            metrics={name: list(values) for name, values in sorted(self.metrics.items())},
                            grad_norm=list(self.grad_norm))
@@ -212,6 +228,7 @@ class TrainingRecorder:
             record.finished = True
             record.reason = result.reason
             record.steps_done = result.steps_done
+            record.bad_step = result.bad_step
             record.final_loss = float(result.loss) if math.isfinite(result.loss) else None
             record.history_steps = [s.step for s in result.history]
             record.history_loss = [float(s.loss) for s in result.history]
@@ -246,9 +263,9 @@ class TrainingRecorder:
                 grad_hist=_histograms(gradients, grad_range),
                 grad_norm=[_finite(np.linalg.norm(row)) for row in gradients],
                 value_rms=[_finite(np.sqrt(np.mean(row * row))) if row.size else 0.0 for row in values])
-            if len(shape) == 2 and values.shape[1] <= MAX_HEAT_ENTRIES and self.steps:
-                chosen = _evenly(len(self.steps), MAX_HEAT_FRAMES)
-                group.heat_steps = [self.steps[i] for i in chosen]
+            if len(shape) == 2 and values.shape[1] <= MAX_HEAT_ENTRIES and self.kept:
+                chosen = _evenly(len(self.kept), MAX_HEAT_FRAMES)
+                group.heat_steps = [self.kept[i] for i in chosen]
                 group.heat_values = [values[i].copy() for i in chosen]
                 group.heat_grads = [gradients[i].copy() for i in chosen]
                 # A row of weights on a square image read from the data (digits' 64 pixels) is drawn
@@ -265,8 +282,8 @@ class TrainingRecorder:
         plan = self._view
         if isinstance(plan, str):
             return None, plan
-        chosen = [self.steps[i] for i in _evenly(len(self.steps), MAX_VIEW_FRAMES)]
-        by_step = dict(zip(self.steps, self.params))
+        chosen = [self.kept[i] for i in _evenly(len(self.kept), MAX_VIEW_FRAMES)]
+        by_step = dict(zip(self.kept, self.params))
         missing = [step for step in chosen if step not in self._frames]
         for start in range(0, len(missing), FRAME_BATCH):
             batch = missing[start:start + FRAME_BATCH]
@@ -275,13 +292,13 @@ class TrainingRecorder:
         return plan.view(chosen, frames), ""
 
     def _layer_activity(self) -> tuple[int, list[LayerActivity]]:
-        step = self.steps[-1]
+        step = self.kept[-1]
         if self._activity is None or self._activity[0] != step:
             self._activity = (step, self.model.activity(self.params[-1]))
         return self._activity
 
     def _row_graph(self) -> tuple[Any, str]:
-        step = self.steps[-1]
+        step = self.kept[-1]
         if self._graph is None or self._graph[0] != step:
             graph, note = self.model.row_graph(self.params[-1], step)
             self._graph = (step, graph, note)
@@ -729,7 +746,8 @@ def _learning_rate(record: Recording) -> list[str]:
     lr = record.meta.get("lr")
     lower = f" (try --lr {_short(lr / 10)})" if isinstance(lr, (int, float)) and lr > 0 else ""
     if record.reason == "diverged":
-        return [f"training diverged at step {record.steps_done + 1}: the learning rate is probably too high{lower}"]
+        where = f" at step {record.bad_step}" if record.bad_step is not None else ""
+        return [f"training diverged{where}: the learning rate is probably too high{lower}"]
     if len(losses) < 4:
         return []
     first, last = losses[0], losses[-1]
@@ -767,7 +785,7 @@ def _gradients(record: Recording) -> list[str]:
         # group that has merely converged before the others is not mistaken for one starved.
         sizes = [math.sqrt(max(1, int(np.prod(group.shape)))) for group in record.groups]
         starved = set(range(len(record.groups)))
-        for index in range(len(record.steps)):
+        for index in range(len(record.kept_steps)):
             norms = [group.grad_norm[index] / size for group, size in zip(record.groups, sizes)]
             largest = max(norms)
             if not largest > 0 or not math.isfinite(largest):
@@ -789,6 +807,12 @@ def _percent(share: float) -> str:
 
 
 # --- numbers for the page ----------------------------------------------------------------------
+
+
+def _most_kept(size: int) -> int:
+    """How many steps' parameters and gradient (``size`` numbers each) are kept: ``KEPT_BYTES``'
+    worth, and at least 16."""
+    return max(16, KEPT_BYTES // (16 * max(1, size)))
 
 
 def _evenly(count: int, most: int) -> list[int]:

@@ -96,7 +96,7 @@
 
   function drawGradientNorms() {
     const series = [{name: "all parameters", xs: data.steps, ys: data.grad_norm, colour: "#111"}];
-    data.groups.slice(0, 9).forEach((g) => series.push({name: g.name, xs: data.steps, ys: g.grad_norm, dashed: true}));
+    data.groups.slice(0, 9).forEach((g) => series.push({name: g.name, xs: data.kept_steps, ys: g.grad_norm, dashed: true}));
     lineChart(document.getElementById("grad-chart"), series, true, "gradient norm by step (log scale)");
     const box = document.getElementById("activity");
     if (!data.activity.length) return;
@@ -349,7 +349,7 @@
     });
   }
   function drawGroups(step) {
-    const index = nearest(data.steps, step);
+    const index = nearest(data.kept_steps, step);
     groupParts.forEach((parts) => {
       const g = parts.g;
       parts.hists.textContent = "";
@@ -383,12 +383,15 @@
   const slider = document.getElementById("step-slider");
   const label = document.getElementById("step-label");
   function show() {
-    const step = data.steps.length ? data.steps[Number(slider.value)] : 0;
-    label.textContent = data.steps.length ? `step ${step} of ${data.steps[data.steps.length - 1]}` : "nothing recorded";
+    // The slider goes through the steps whose parameters were kept (every recorded one, unless
+    // a long run recorded more than memory allows: then every other, spread over the run).
+    const kept = data.kept_steps;
+    const step = kept.length ? kept[Number(slider.value)] : 0;
+    label.textContent = kept.length ? `step ${step} of ${kept[kept.length - 1]}` : "nothing recorded";
     drawModel(step);
     drawGroups(step);
   }
-  slider.max = String(Math.max(0, data.steps.length - 1));
+  slider.max = String(Math.max(0, data.kept_steps.length - 1));
   slider.value = slider.max;
   slider.addEventListener("input", show);
   let timer = null;

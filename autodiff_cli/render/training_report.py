@@ -48,6 +48,7 @@ def report_data(recording: Recording) -> dict[str, Any]:
     data = _plain({
         "meta": recording.meta,
         "steps": recording.steps,
+        "kept_steps": recording.kept_steps,
         "train_loss": recording.train_loss,
         "validation_loss": recording.validation_loss,
         "metrics": recording.metrics,

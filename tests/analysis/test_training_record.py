@@ -357,3 +357,20 @@ def test_a_full_batch_loss_that_oscillates_is_named_and_a_mini_batch_one_is_not(
                           "rate is probably too high (try --lr 0.03)"]) is expected, named
         if not expected:
             assert named == []
+
+
+def test_a_long_recording_keeps_every_other_steps_parameters_and_every_steps_loss(monkeypatch) -> None:
+    import autodiff_cli.analysis.training_record as training_record
+
+    monkeypatch.setattr(training_record, "KEPT_BYTES", 16 * 2 * 16)  # 16 steps of two numbers
+    recorder = recorder_for(LINE, {"x": np.array([0.0, 1.0]), "y": np.array([1.0, 2.0])}, steps=40)
+    for step in range(1, 41):
+        recorder.observe(step, np.array([step, -step], dtype=float), np.array([1.0, 2.0]), float(step), None, {})
+    record = recorder.recording()
+    assert record.steps == list(range(1, 41)) and record.train_loss == [float(s) for s in range(1, 41)]
+    # past 16 kept, every other one is let go (the first and the latest stay)
+    assert len(record.kept_steps) <= 16 and record.kept_steps[0] == 1 and record.kept_steps[-1] == 40
+    assert all(b > a for a, b in zip(record.kept_steps, record.kept_steps[1:]))
+    groups = {g.name: g for g in record.groups}
+    assert len(groups["w"].grad_norm) == len(record.kept_steps)
+    np.testing.assert_allclose(record.view.frames[-1], 40 * np.linspace(-0.1, 1.1, 200) - 40)
