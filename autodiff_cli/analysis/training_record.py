@@ -309,7 +309,8 @@ class TrainingRecorder:
 
 
 class _Model:
-    """The program as a function of the flat parameter vector, run on the tensor interpreter."""
+    """The program as a function of the flat parameter vector: a scalar program on the vectorized
+    executor (its pictures and named layers), the rest on the tensor interpreter."""
 
     def __init__(self, program: Program, plan: FitPlan, given: Mapping[str, Any], columns: Mapping[str, Any],
                  seed: int, validation: Mapping[str, Any] | None = None) -> None:
