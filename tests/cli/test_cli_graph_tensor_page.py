@@ -211,3 +211,22 @@ def test_the_scalar_level_page_is_the_scalar_page_of_every_entry(make_page) -> N
     assert "kind" not in data  # render.page's page of a scalar program
     assert nodes["P[3, 0]"]["data"] == f"{P[3, 0]:.4f}"
     assert nodes["W[1, 0]"]["grad"] == f"{grad_W[1, 0]:.4f}"
+
+
+def test_the_keyboard_alone_steps_and_opens_a_layer(browser, make_page) -> None:
+    page = TensorPage(browser, make_page(REGRESSION, *W_SET))
+    page.press(END)
+    assert page.text("counter") == "step 11 of 11"
+    page.press(LEFT, 2)  # two steps back from the end: dL/dY (dL/dX is the last layer's)
+    assert page.text("step-text").startswith("dL/dY [8, 1]")
+    browser.execute_script(f"document.querySelector('[data-layer=\"{page.names.index('W')}\"]').focus()")
+    page.press("\ue007")  # Enter on the focused layer
+    assert browser.find_element(page.by.ID, "layer-detail").is_displayed()
+    assert page.text("layer-title") == "W  [2, 1]"
+    assert page.text("scalar-note") == ("An input: its entries are the inputs of the scalar graphs of the layers "
+                                        "that use it.")
+    page.press(ESCAPE)
+    assert not browser.find_element(page.by.ID, "layer-detail").is_displayed()
+    page.press(HOME)
+    assert page.text("counter") == "step 0 of 11"
+    assert page.errors() == []
