@@ -281,9 +281,9 @@ class BatchEvaluator:
         rows = _row_count(columns)
         plan = self._plan
         collected = _Collected(plan, rows, reduce, on_error)
+        _let_the_heap_hold(8 * plan.peak_columns * min(rows, plan.chunk_rows))
         # Outside its domain an op gives NaN or inf, which the sweeps check for: NumPy's
         # warnings would only repeat it.  The sweeps make no reference cycles either.
-        _let_the_heap_hold(8 * plan.peak_columns * min(rows, plan.chunk_rows))
         with np.errstate(all="ignore"), paused_cycle_collector():
             uniform = plan.uniform(columns)
             sum_rows = plan.sum_rows if reduce is not None else None
@@ -542,8 +542,9 @@ _PROPAGATING: dict[str, tuple[int, ...]] = {
 
 def _covered_by_output(ops: list[str], args: list[tuple[int, ...]], params: list[Any], output: int) -> list[bool]:
     """For each register, whether the output's values are not finite on every row where its own
-    values are not: the output, and what reaches it only through propagating operands (x ** c
-    propagates for c > 0).  Checking the output then checks them all."""
+    values are not: the output, and each register with a path to it through propagating operands
+    (``_PROPAGATING``; x ** c propagates for c > 0).  Checking the output then checks them all,
+    as long as none of them is checked (and a failed row's value replaced by 1.0) on its own."""
     covered = [False] * len(ops)
     covered[output] = True
     for register in range(output, -1, -1):  # operands come before the instructions that use them
