@@ -28,6 +28,7 @@ from ..files.values import value_literals
 from .console import Progress, notify, reading_progress, warn
 from .options import (
     Command,
+    FiniteFloat,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
@@ -107,7 +108,7 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.option("--tol", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
               help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
                    "(epochs with --batch-size; measurements with --watch validation); 0: never.")
-@click.option("--validation", "validation_fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
               metavar="FRACTION",
               help="Hold out this fraction of the --data rows, chosen with --seed, to measure the validation "
                    "loss on; training does not see them.")
@@ -176,8 +177,7 @@ def fit_command(
       autodiff eval samples/line.ad --values params.json --set x=3
       autodiff fit samples/moons.ad --data samples/moons.csv --lr 1 --lr-schedule linear --steps 100
       autodiff fit model.ad --data rows.jsonl --optimizer adam --lr 0.05 --batch-size 32 --history h.csv
-      autodiff fit samples/digits.ad --data samples/digits_train.csv --validation 0.2 --metric accuracy:z:label \\
-          --optimizer adam --steps 300 --batch-size 64 --report digits.html
+      autodiff fit samples/moons_mlp.ad --data samples/moons_xy.csv --validation 0.2 --metric accuracy:score:y --report moons.html
     """
     from ..execute.fit import FitSettings
 

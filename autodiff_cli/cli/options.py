@@ -306,8 +306,9 @@ class FiniteFloat(click.FloatRange):
     ``meaning`` is added to the error, e.g. "0 for no limit".
     """
 
-    def __init__(self, min: float | None = None, max: float | None = None, meaning: str = "") -> None:
-        super().__init__(min=min, max=max)
+    def __init__(self, min: float | None = None, max: float | None = None, meaning: str = "",
+                 min_open: bool = False, max_open: bool = False) -> None:
+        super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
         self.meaning = meaning
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
