@@ -136,11 +136,14 @@ def batch_command(
     _check_options(reduce, report_format, output_format, keep, out)
     from ..files.partitions import is_partitioned
 
-    if scheduler is not None or force or is_partitioned(rows):
+    if scheduler is not None or is_partitioned(rows):
         _batch_partitions(source, expr, file, assignments, values_file, output, rows, out, input_format,
                           output_format, wrt, keep, values_of, reduce, report_format, on_error, precision,
                           scheduler, force, quiet, no_color)
         return
+    if force:
+        raise click.UsageError("--force replaces a directory of parts, written for rows in many files (a glob "
+                               "or a directory) or with --dask; a single file of output is replaced anyway")
     rows_from_stdin = rows is None or names_stdin(rows)
     if rows_from_stdin and (sys.stdin is None or (rows is None and not stdin_is_piped())):
         raise click.UsageError("no rows given: name a CSV, TSV or JSON Lines file, or pipe the rows in")
@@ -315,6 +318,8 @@ def _batch_partitions(
     elif out is not None and out != "-":
         check_writable(out, "report.json")
     paths = partition_paths(rows)
+    if reduce is None:
+        _refuse_writing_over_rows(out, paths)  # type: ignore[arg-type]
     program, values = load_inputs(source, expr, file, assignments, values_file)
     job = _plan_job(program, values, paths[0], input_format, output, wrt, keep, values_of, reduce, on_error,
                     precision, written)
@@ -351,6 +356,17 @@ def _batch_partitions(
     name = os.path.basename(rows.rstrip("/")) if len(paths) > 1 else paths[0]
     _report_sums(total, name, job.plan, job.evaluator, job.broadcast, reduce, out, report_format, precision,
                  no_color)
+
+
+def _refuse_writing_over_rows(out: str, paths: list[str]) -> None:
+    """-o DIR must not hold the rows read: replacing it would delete them."""
+    import os
+
+    directory = os.path.realpath(out)
+    for path in paths:
+        if os.path.commonpath([directory, os.path.realpath(path)]) == directory:
+            raise click.UsageError(f"-o {out} holds the rows being read ({path}); replacing it would delete them: "
+                                   "write the parts to another directory")
 
 
 class _Part:

@@ -92,7 +92,7 @@ class InProcess:
     """The single-machine run of partitioned work: each partition here, in order.  It has
     ``Cluster``'s ``submit``, ``scatter`` and ``gather``, computing at once."""
 
-    def submit(self, function: Callable[..., Any], *args: Any) -> _Done:
+    def submit(self, function: Callable[..., Any], *args: Any, spread: int | None = None) -> _Done:
         return _Done(function(*[arg.value if isinstance(arg, _Done) else arg for arg in args]))
 
     def scatter(self, value: Any) -> Any:
@@ -128,7 +128,11 @@ class Cluster:
         _quiet_dask()
         self._config = dask.config.set({"distributed.scheduler.allowed-failures": RETRIES - 1,
                                         # local workers ignore Ctrl-C (dask_setup below): the client cancels
-                                        "distributed.worker.preload": [__name__]})
+                                        "distributed.worker.preload": [__name__],
+                                        # Dask's default adds MALLOC_TRIM_THRESHOLD_ (see _columns_in_the_heap)
+                                        "distributed.nanny.pre-spawn-environ": {
+                                            name: 1 for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                                                 "OPENBLAS_NUM_THREADS")}})
         self._config.__enter__()
         try:
             if self.where == "local":
@@ -154,17 +158,28 @@ class Cluster:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None
-        if self._local is not None:
-            self._local.close()
-            self._local = None
+        """Close the client and stop a local cluster; a scheduler already gone is no error here (what
+        failed was said by the error that brought the run here)."""
+        for closing in ("client", "_local"):
+            part = getattr(self, closing)
+            setattr(self, closing, None)
+            if part is not None:
+                try:
+                    part.close()
+                except Exception:
+                    pass
         self._config.__exit__(None, None, None)
 
-    def submit(self, function: Callable[..., Any], *args: Any) -> Any:
-        """A future of ``function(*args)`` on a worker (futures among ``args`` are their results there)."""
-        return self.client.submit(function, *args, pure=False)
+    def submit(self, function: Callable[..., Any], *args: Any, spread: int | None = None) -> Any:
+        """A future of ``function(*args)`` on a worker (futures among ``args`` are their results there).
+
+        ``spread``: the task's number among tasks to deal out to the workers in turn (Dask
+        would give many to the first worker that asks), on that worker unless it is gone."""
+        if spread is None:
+            return self.client.submit(_on_worker, function, *args, pure=False)
+        workers = sorted(self.client.scheduler_info()["workers"])
+        return self.client.submit(_on_worker, function, *args, pure=False, workers=[workers[spread % len(workers)]],
+                                  allow_other_workers=True)
 
     def scatter(self, value: Any) -> Any:
         """``value`` sent once to every worker, a future that tasks take as an argument; a small
@@ -183,20 +198,30 @@ class Cluster:
     def gather(self, futures: list[Any], done: Callable[[int], None] | None, labels: Sequence[str]) -> list[Any]:
         """The futures' results in order.  The first failure (the lowest partition of those that
         fail before the rest are cancelled) is raised as our error; Ctrl-C cancels them all."""
-        from dask.distributed import as_completed
+        from dask.distributed import as_completed, wait
 
         index_of = {future.key: index for index, future in enumerate(futures)}
         results: list[Any] = [None] * len(futures)
         try:
+            if done is None:  # no progress to show: one wait and one gather, not a message per future
+                wait(futures)
+                failed = next((i for i, future in enumerate(futures) if future.status == "error"), None)
+                if failed is not None:
+                    self._raise_first_failure(futures, failed, labels)
+                return list(self.client.gather(futures))
             for future in as_completed(futures):
                 index = index_of[future.key]
                 if future.status == "error":
                     self._raise_first_failure(futures, index, labels)
                 results[index] = future.result()
-                if done is not None:
-                    done(index)
-        except BaseException:
-            self.client.cancel(futures)
+                done(index)
+        except BaseException as error:
+            try:
+                self.client.cancel(futures)
+            except Exception:  # the scheduler is gone: there is nothing left to cancel
+                pass
+            if isinstance(error, Exception) and not isinstance(error, AutodiffError):
+                raise remote_error(error, "the run") from None  # the cluster itself failed (a lost scheduler)
             raise
         return results
 
@@ -207,6 +232,43 @@ class Cluster:
         wait(futures[:failed])  # a partition before this one may fail too: the first is reported
         first = next(i for i, future in enumerate(futures) if i == failed or future.status == "error")
         raise remote_error(futures[first].exception(), labels[first])
+
+
+def _on_worker(function: Callable[..., Any], *args: Any) -> Any:
+    _columns_in_the_heap()
+    return function(*args)
+
+
+_HEAP_TUNED = False
+
+
+def _columns_in_the_heap() -> None:
+    """Once per worker process: glibc's malloc keeps blocks below 32 MiB in its heap.
+
+    Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_ set, which also freezes the
+    threshold above which malloc maps memory from the system at its 128 KiB start; every
+    column of a chunk (16,384 rows: 128 KiB) and every temporary NumPy makes of it is then
+    mapped, faulted in page by page and unmapped: the executor ran 15 to 30 times slower on
+    a worker than in a process of its own.  A threshold of 32 MiB (glibc's largest) restores
+    its speed; the trim threshold is set twice that, as glibc's own adjustment would."""
+    global _HEAP_TUNED
+    if _HEAP_TUNED:
+        return
+    _HEAP_TUNED = True
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt): nothing to tune
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    mallopt(m_mmap_threshold, 32 << 20)
+    mallopt(m_trim_threshold, 64 << 20)
 
 
 def remote_error(error: BaseException, where: str) -> AutodiffError:
@@ -267,24 +329,30 @@ def _quiet_dask() -> None:
 
 
 def _objective_of(load: Callable[[Any], PartitionRows], make: Callable[[PartitionRows], Objective],
-                  part: Any) -> Objective:
-    """On a worker: the partition's rows read and its objective made, once; kept there."""
-    return make(load(part))
+                  part: Any) -> tuple[Objective, dict[str, Any]]:
+    """On a worker: the partition's rows read and its objective made, once; kept there.
+
+    The rows' columns are handed back beside the objective, which holds them: Dask measures
+    what a task keeps by its arrays, and an objective alone looks a few bytes big, so the
+    scheduler would think nothing of moving it to another worker at every step."""
+    rows = load(part)
+    return make(rows), rows.columns
 
 
-def _rows_of(objective: Objective) -> int:
-    return objective.rows
+def _rows_of(held: tuple[Objective, Any]) -> int:
+    return held[0].rows
 
 
-def _weighted_loss_and_grad(objective: Objective, params: Any, rows: Any) -> tuple[float, Any, int]:
+def _weighted_loss_and_grad(held: tuple[Objective, Any], params: Any, rows: Any) -> tuple[float, Any, int]:
     """On a worker: the partition's loss and gradient summed over its rows (the mean times the rows)."""
+    objective = held[0]
     count = objective.rows if rows is None else len(rows)
     loss, grad = objective.loss_and_grad(params, rows)
     return loss * count, grad * count, count
 
 
-def _weighted_loss(objective: Objective, params: Any) -> float:
-    return objective.loss(params) * objective.rows
+def _weighted_loss(held: tuple[Objective, Any], params: Any) -> float:
+    return held[0].loss(params) * held[0].rows
 
 
 class DistributedObjective:
@@ -306,7 +374,8 @@ class DistributedObjective:
 
         self.cluster = cluster
         self.labels = list(labels or [f"partition {i + 1}" for i in range(len(parts))])
-        self._objectives = [cluster.submit(_objective_of, load, make, part) for part in parts]
+        self._objectives = [cluster.submit(_objective_of, load, make, part, spread=index)
+                            for index, part in enumerate(parts)]
         counts = cluster.gather([cluster.submit(_rows_of, objective) for objective in self._objectives], None,
                                 self.labels)
         self.counts = np.array(counts, dtype=np.int64)

@@ -172,6 +172,8 @@ def test_a_local_cluster_of_its_own(runner, rows):
     (["{rows}", "--dask", "cluster", "-o", "out"], "neither a scheduler address"),
     (["{rows}", "--dask", "local:2"], "give -o DIR"),
     (["{rows}", "--reduce", "sum", "--force"], "--force replaces a directory of parts"),
+    (["{rows}/part-0.csv", "--force", "-o", "out.csv"], "--force replaces a directory of parts"),
+    (["{rows}", "-o", "{rows}", "--force"], "holds the rows being read"),
 ])
 def test_usage_errors(runner, rows, args, said):
     result = batch(runner, REGRESSION, *[arg.format(rows=rows / "rows") for arg in args])
