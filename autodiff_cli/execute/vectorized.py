@@ -812,11 +812,28 @@ class _Collected:
             if kept is not None and count < self.rows:
                 arrays = {key: column[kept] for key, column in arrays.items()}
             return arrays, kept, count
-        # Each chunk's sum is NumPy's pairwise sum; fsum adds the chunks' sums exactly.
-        totals = {key: math.fsum(parts) + 0.0 for key, parts in self.sums.items()}
-        if self.reduce == "mean":
-            totals = {key: total / count if count else math.nan for key, total in totals.items()}
-        return totals, kept, count
+        # Each run's sum is NumPy's pairwise sum; fsum adds the runs' sums exactly.
+        divisor = count if self.reduce == "mean" else None
+        return {key: _total(parts, divisor) for key, parts in self.sums.items()}, kept, count
+
+
+_SCALE = 2.0**-64  # multiplying a large float by it is exact
+
+
+def _total(parts: list[float], count: int | None) -> float:
+    """The exact sum of the runs' sums, rounded (a mean: divided by ``count``).  Infinities of both
+    signs among them give NaN; finite sums whose total is beyond the float range give an infinite
+    sum, and a mean computed from the sums scaled down, where the total fits."""
+    try:
+        total = math.fsum(parts) + 0.0
+    except ValueError:  # fsum refuses inf + -inf
+        return math.nan
+    except OverflowError:  # fsum refuses a finite total beyond the float range
+        scaled = math.fsum(part * _SCALE for part in parts)
+        return math.copysign(math.inf, scaled) if count is None else scaled / count / _SCALE
+    if count is None:
+        return total
+    return total / count if count else math.nan
 
 
 # --- inputs ----------------------------------------------------------------------------------

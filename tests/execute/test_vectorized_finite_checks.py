@@ -154,3 +154,16 @@ def test_skipped_rows_leave_their_runs(monkeypatch: pytest.MonkeyPatch, chunk_su
                          for start in range(0, rows, size))
     assert result.count == rows - 3 and result.value == expected
     assert math.isnan(evaluate_batch("y = log(x)*3", {"x": x}, reduce="sum", on_error="nan").value)
+
+
+def test_sums_beyond_the_float_range_are_infinite_or_nan_not_an_exception() -> None:
+    # Each run of 16,384 rows sums to a finite 1.6e308; three runs add up beyond the float range.
+    rows = 3 * vectorized.SUM_ROWS
+    big = np.full(rows, 1e304)
+    assert evaluate_batch("y = x", {"x": big}, reduce="sum").value == math.inf
+    assert evaluate_batch("y = -x", {"x": big}, reduce="sum").value == -math.inf
+    # The mean fits: it is found from the sums scaled by a power of two, so it is exact.
+    assert evaluate_batch("y = x", {"x": big}, reduce="mean").value == 1e304
+    # Runs whose own sums overflow, to +inf and to -inf: no total to give.
+    halves = np.concatenate([np.full(20_000, 1e308), np.full(20_000, -1e308)])
+    assert math.isnan(evaluate_batch("y = x/2", {"x": halves}, reduce="sum").value)
