@@ -711,10 +711,19 @@ class _Observer:
             self.written = time.monotonic()
 
 
-def _report_html(recording: Any) -> bytes:
-    from ..render.training_report import training_report_html
+def _report_html(recording: Any, final: bool = False) -> bytes:
+    """The report page; the final one with the recorded row's graph, laid out once (a layout that
+    fails or takes too long leaves the page without it, saying so)."""
+    from ..render.backends import RenderError
+    from ..render.training_report import row_graph_svg, training_report_html
 
-    return training_report_html(recording)  # type: ignore[no-any-return]
+    svg = None
+    if final:
+        try:
+            svg = row_graph_svg(recording)
+        except RenderError:
+            svg = None
+    return training_report_html(recording, graph_svg=svg)  # type: ignore[no-any-return]
 
 
 # --- after training --------------------------------------------------------------------------
@@ -811,7 +820,7 @@ def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], valu
 
         writes.append((plot, curve))
     if recording is not None and report is not None:
-        writes.append((report, lambda: _report_html(recording)))
+        writes.append((report, lambda: _report_html(recording, final=True)))
     failed: OutputError | None = None
     for index, (path, make) in enumerate(writes):
         data = make()
