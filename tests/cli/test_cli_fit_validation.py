@@ -236,7 +236,7 @@ class FakeRecorder:
         return self
 
 
-def fake_html(recorder) -> bytes:
+def fake_html(recorder, graph_svg=None) -> bytes:
     steps = ",".join(str(step) for step, *_ in recorder.observed)
     return f"<html>steps {steps}; finished {recorder.result is not None}</html>".encode()
 
@@ -249,6 +249,7 @@ def fake_report(monkeypatch):
     FakeRecorder.made = []
     monkeypatch.setattr(record, "TrainingRecorder", FakeRecorder)
     monkeypatch.setattr(report, "training_report_html", fake_html)
+    monkeypatch.setattr(report, "row_graph_svg", lambda recording: None)
     return FakeRecorder.made
 
 
