@@ -85,30 +85,6 @@ class ReportedError(click.ClickException):
         click.echo(format_error(self.error), err=True)
 
 
-class NotForTensors(ReportedError):
-    """A command that takes scalar programs only, given a tensor program: exit 2, as for a use of
-    the command line that cannot work."""
-
-    exit_code = 2
-
-
-def refuse_tensors(program: Program, values: dict[str, Any], command: str) -> None:
-    """Stop ``command`` (graph, explain, diff, plot) on a tensor program, pointing at its first
-    tensor, before anything else runs: their views of tensors are not written yet."""
-    from ..errors import ProgramError
-    from ..language.program import first_tensor_instruction, runs_as_tensors
-
-    if not runs_as_tensors(program, values):
-        return
-    first = first_tensor_instruction(program)
-    where = None if first is None else program.position(first.position)
-    given = "" if first is not None else " (a value given for an input is a tensor)"
-    raise NotForTensors(ProgramError(
-        f"{command} takes scalar programs only for now, and this is a tensor program{given}", where, program.source,
-        "eval, batch, fit and check run tensor programs; give every input a number to use "
-        f"{command} on a scalar one"))
-
-
 def reporting_errors(command: Callable[..., None]) -> Callable[..., None]:
     """Turn library errors raised by ``command`` into ReportedError at the CLI edge."""
 
