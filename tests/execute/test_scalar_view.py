@@ -205,3 +205,14 @@ def test_a_row_out_of_range_is_refused() -> None:
         layer_view(program, {}, "H", row=3)
     with pytest.raises(AutodiffError, match="no variable 'Q'"):
         layer_view(program, {}, "Q")
+
+
+def test_every_tensor_op_has_an_unrolling_and_its_operands_masks() -> None:
+    from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+    from autodiff_cli.execute import scalar_view as module
+
+    assert set(module._TENSOR_UNROLL) == set(TENSOR_OPS)
+    source = Path(module.__file__).read_text()
+    for op in TENSOR_OPS:
+        # each op is either named in _operand_masks or falls to its last line, which is mse's
+        assert f'"{op}"' in source.split("def _operand_masks")[1].split("def _matmul_masks")[0] or op == "mse", op
