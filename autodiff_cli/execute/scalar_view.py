@@ -327,7 +327,9 @@ def _operand_masks(op: str, param: Any, mask: Any, shapes: list[tuple[int, ...]]
         return [needed]
     if op == "cross_entropy":  # the labels are read as numbers, not unrolled
         return [np.full(shapes[0], bool(mask.any())), np.zeros(shapes[1], dtype=bool)]
-    return [np.full(shape, bool(mask.any())) for shape in shapes]  # mse: all or nothing
+    if op == "mse":  # a number from every entry: all or nothing
+        return [np.full(shape, bool(mask.any())) for shape in shapes]
+    raise KeyError(f"no rule for which entries {op} reads")  # a new op needs one (a test asks)
 
 
 def _matmul_masks(mask: Any, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> list[Any]:
