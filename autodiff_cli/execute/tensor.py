@@ -138,9 +138,6 @@ class TensorRun:
             return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param)
         return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param, needs)
 
-    def _vjp(self, register: int, op: str, param: Any, operands: Any, g: Any, needs: Any) -> tuple[Any, ...]:
-        return self.vjp(register, g, needs)  # TEMPORARY: the old name, for helpers; removed before landing
-
     def _slopes(self, register: int) -> Any:
         """The op's local derivatives as the kernels give them (a function that makes them),
         made once on first use and kept: a Jacobian runs several reverse sweeps."""

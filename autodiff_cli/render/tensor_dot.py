@@ -28,7 +28,7 @@ from ..language.shapes import shape_text
 from .dot import KIND_STYLES, RANKDIRS, model_to_digraph
 from .numbers import format_number
 from .tensor_report import SHOWN_WHOLE
-from .tensor_report import _text as summary_text
+from .tensor_report import tensor_text as summary_text
 
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph

@@ -52,9 +52,6 @@ def tensor_text(array: Any, precision: int | None) -> str:
             f"min {format_number(float(array.min()), digits)}, max {format_number(float(array.max()), digits)}")
 
 
-_text = tensor_text  # TEMPORARY: helpers' imports move to tensor_text; removed before landing
-
-
 def _nested_text(value: Any, precision: int | None) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_nested_text(item, precision) for item in value) + "]"
