@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..engine.ops import OPS, short_number
+from ..engine.ops import short_number
 from ..execute.expressions import COPY, Expressions
 from ..execute.symbolic import differentiate
-from ..language.program import CONST, INPUT, INTERMEDIATE, POWER_CONST, Program
+from ..language.program import CONST, INPUT, INTERMEDIATE, Program
 from .claim_algebra import Points, Printer, equal_forms, instantiate, signed_term, substitute, sweep, uses
 from .claim_text import ClaimLine, read_claims
 

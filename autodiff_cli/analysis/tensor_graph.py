@@ -113,25 +113,17 @@ class TensorGraph:
                                   "(--output)")
         if self.node(last).kind == "input":
             return [last]
-        named = set(self.program.names_by_register())
+        from ..execute.scalar_view import statement_start
+
         rows = self.run.rows
-        first = last
-        while first - 1 >= 0 and first - 1 not in named and rows[first - 1][0] != "input":
-            first -= 1
-        return [r for r in range(first, last + 1) if r in self.index]
+        return [r for r in range(statement_start(self.program, last), last + 1)
+                if r in self.index and rows[r][0] != "input"]
 
     def statement_name(self, register: int) -> str | None:
-        """The name of the statement a register belongs to: its own name, or that of the first
-        named register after it (the compiler emits a statement's registers together)."""
-        names = self.program.names_by_register()
-        if self.node(register).kind == "input":
-            return names.get(register)
-        for r in range(register, len(self.run.rows)):
-            if r in names:
-                return names[r]
-            if self.run.rows[r][0] == "input":
-                break
-        return None
+        """The name of the statement a register belongs to (``execute.scalar_view.statement_names``)."""
+        from ..execute.scalar_view import statement_names
+
+        return statement_names(self.program).get(register)
 
 
 @dataclass

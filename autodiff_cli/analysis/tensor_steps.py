@@ -38,7 +38,7 @@ import numpy as np
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
 from ..errors import InputError
-from ..execute.scalar_view import statement_start
+from ..execute.scalar_view import statement_names
 from ..execute.tensor import TensorRun, evaluate_tensors
 from ..language.program import CONST, INPUT, ArrayLiteral, Program
 from .graph_model import operand_text
@@ -199,13 +199,9 @@ def _expression(op: str, operands: Sequence[str], param: Any) -> str:
 
 def statement_registers(program: Program) -> dict[int, str]:
     """The statement (the named variable it computes) of every register an instruction writes, as
-    ``execute.scalar_view.layer_view`` takes a statement (``statement_start``)."""
-    statement: dict[int, str] = {}
-    for variable in program.variables.values():
-        if variable.kind != INPUT:
-            for register in range(statement_start(program, variable.register), variable.register + 1):
-                statement[register] = variable.name
-    return statement
+    ``execute.scalar_view.layer_view`` takes a statement."""
+    return {register: name for register, name in statement_names(program).items()
+            if program.variables[name].kind != INPUT}
 
 
 # --- rules ---------------------------------------------------------------------------------------

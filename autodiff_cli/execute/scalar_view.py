@@ -39,7 +39,7 @@ from ..language.program import (CONST, INPUT, INTERMEDIATE, Instruction, Program
                                 missing_inputs_error)
 from .tensor import input_arrays, run_forward
 
-__all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view", "statement_start"]
+__all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view", "statement_names", "statement_start"]
 
 DEFAULT_LIMIT = 100_000
 
@@ -215,6 +215,20 @@ def statement_start(program: Program, target: int) -> int:
     while start < target and rows[start].op == INPUT:
         start += 1
     return start
+
+
+def statement_names(program: Program) -> dict[int, str]:
+    """The statement (the named variable it computes) of every register an instruction computes,
+    by ``statement_start``; an input's register is its own name's."""
+    statement: dict[int, str] = {}
+    for variable in program.variables.values():
+        if variable.kind == INPUT:
+            statement.setdefault(variable.register, variable.name)
+            continue
+        for register in range(statement_start(program, variable.register), variable.register + 1):
+            if program.instructions[register].op != INPUT:
+                statement.setdefault(register, variable.name)
+    return statement
 
 
 def _row_of(shape: tuple[int, ...], row: int | None, name: str, program: Program) -> tuple[Any, int | None]:
