@@ -88,15 +88,25 @@ class _Done:
         self.value = value
 
 
+def _computed(arg: Any) -> Any:
+    """An argument with results in place of ``_Done`` ones, also in a list (as Dask does for futures)."""
+    if isinstance(arg, list):
+        return [item.value if isinstance(item, _Done) else item for item in arg]
+    return arg.value if isinstance(arg, _Done) else arg
+
+
 class InProcess:
     """The single-machine run of partitioned work: each partition here, in order.  It has
     ``Cluster``'s ``submit``, ``scatter`` and ``gather``, computing at once."""
 
     def submit(self, function: Callable[..., Any], *args: Any, spread: int | None = None) -> _Done:
-        return _Done(function(*[arg.value if isinstance(arg, _Done) else arg for arg in args]))
+        return _Done(function(*map(_computed, args)))
 
     def scatter(self, value: Any) -> Any:
         return value
+
+    def worker_count(self) -> int:
+        return 1
 
     def gather(self, handles: list[_Done], done: Callable[[int], None] | None, labels: Sequence[str]) -> list[Any]:
         return [handle.value for handle in handles]
@@ -180,6 +190,10 @@ class Cluster:
         workers = sorted(self.client.scheduler_info()["workers"])
         return self.client.submit(_on_worker, function, *args, pure=False, workers=[workers[spread % len(workers)]],
                                   allow_other_workers=True)
+
+    def worker_count(self) -> int:
+        """How many workers the scheduler has now."""
+        return max(1, len(self.client.scheduler_info()["workers"]))
 
     def scatter(self, value: Any) -> Any:
         """``value`` sent once to every worker, a future that tasks take as an argument; a small
@@ -361,11 +375,13 @@ class DistributedObjective:
     ``cluster`` is a ``Cluster``, or ``InProcess`` for the same sums on one machine.
     ``load(part)`` reads a partition (on a worker) and ``make(rows)`` makes its objective
     there; both run once per partition, and the objectives stay in the workers' memory for
-    every step (should a worker die, Dask reads its partitions again elsewhere).  Each step
-    sends only the parameters (scattered) and the step's row indices of each partition, and
-    gets back a loss, a gradient and a count per partition, added up in partition order:
-    the same numbers for any number of workers.  Mini-batches index all rows, partition after
-    partition, as a single-machine run indexes one file of the same rows.
+    every step (should a worker die, Dask reads its partitions again elsewhere).  The
+    partitions are dealt out to the workers in turn, and each step is one task per worker
+    over the partitions it holds (a task costs milliseconds of scheduling, whatever its
+    rows): it sends only the parameters and the step's row indices of each partition, and
+    gets back a loss, a gradient and a count per partition, added up in partition order, so
+    the numbers are the same for any number of workers.  Mini-batches index all rows,
+    partition after partition, as a single-machine run indexes one file of the same rows.
     """
 
     def __init__(self, cluster: Cluster | InProcess, parts: Sequence[Any], load: Callable[[Any], PartitionRows],
@@ -376,6 +392,8 @@ class DistributedObjective:
         self.labels = list(labels or [f"partition {i + 1}" for i in range(len(parts))])
         self._objectives = [cluster.submit(_objective_of, load, make, part, spread=index)
                             for index, part in enumerate(parts)]
+        workers = min(cluster.worker_count(), len(parts))
+        self._groups = [list(range(first, len(parts), workers)) for first in range(workers)]
         counts = cluster.gather([cluster.submit(_rows_of, objective) for objective in self._objectives], None,
                                 self.labels)
         self.counts = np.array(counts, dtype=np.int64)
@@ -385,16 +403,7 @@ class DistributedObjective:
     def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
         import numpy as np
 
-        cluster = self.cluster
-        shared = cluster.scatter(params)
-        futures, labels = [], []
-        for index, objective in enumerate(self._objectives):
-            local = self._local_rows(index, rows)
-            if local is not None and not len(local):
-                continue  # none of this mini-batch's rows are here
-            futures.append(cluster.submit(_weighted_loss_and_grad, objective, shared, local))
-            labels.append(self.labels[index])
-        parts = self.cluster.gather(futures, None, labels)
+        parts = self._each_partition(_weighted_loss_and_grad, params, rows)
         count = sum(part[2] for part in parts)
         loss = math.fsum(part[0] for part in parts) / count
         grad = np.zeros_like(np.asarray(params, dtype=np.float64))
@@ -403,10 +412,27 @@ class DistributedObjective:
         return loss, grad / count
 
     def loss(self, params: np.ndarray) -> float:
+        return math.fsum(self._each_partition(_weighted_loss, params, None)) / self.rows
+
+    def _each_partition(self, function: Callable[..., Any], params: np.ndarray, rows: np.ndarray | None) -> list[Any]:
+        """``function(objective, params, rows)`` of every partition with rows in this step, in
+        partition order: one task per worker, over the partitions dealt to it."""
         cluster = self.cluster
         shared = cluster.scatter(params)
-        futures = [cluster.submit(_weighted_loss, objective, shared) for objective in self._objectives]
-        return math.fsum(self.cluster.gather(futures, None, self.labels)) / self.rows
+        futures, labels, order = [], [], []
+        for worker, members in enumerate(self._groups):
+            chosen = [(index, self._local_rows(index, rows)) for index in members]
+            chosen = [(index, local) for index, local in chosen if local is None or len(local)]
+            if not chosen:
+                continue  # none of this mini-batch's rows are on this worker
+            held = [self._objectives[index] for index, _ in chosen]
+            futures.append(cluster.submit(_on_each, function, held, shared, [local for _, local in chosen],
+                                          spread=worker))
+            labels.append(" or ".join(self.labels[index] for index, _ in chosen[:3]) + (" ..." if len(chosen) > 3 else ""))
+            order.append([index for index, _ in chosen])
+        results = dict(zip((index for indices in order for index in indices),
+                           (result for group in cluster.gather(futures, None, labels) for result in group)))
+        return [results[index] for index in sorted(results)]
 
     def _local_rows(self, index: int, rows: np.ndarray | None) -> np.ndarray | None:
         """The step's rows that are in partition ``index``, counted from its first row."""
@@ -414,6 +440,13 @@ class DistributedObjective:
             return None
         start, end = self.offsets[index], self.offsets[index + 1]
         return rows[(rows >= start) & (rows < end)] - start
+
+
+def _on_each(function: Callable[..., Any], held: list[Any], params: Any, rows: list[Any]) -> list[Any]:
+    """On a worker: ``function`` of each partition it holds, in order."""
+    if function is _weighted_loss:
+        return [function(one, params) for one in held]
+    return [function(one, params, local) for one, local in zip(held, rows)]
 
 
 class PartitionObjective:
