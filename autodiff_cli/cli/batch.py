@@ -63,7 +63,8 @@ def _advice() -> Any:
 @program_options
 @click.argument("rows", metavar="[ROWS]", required=False, shell_complete=complete_file_name)
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write here instead of stdout; the file appears whole or not at all.")
+              help="Write here instead of stdout; the file appears whole or not at all (for partitioned "
+                   "ROWS: a directory of parts, likewise).")
 @click.option("--from", "input_format", type=click.Choice(ROW_FORMATS),
               help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
 @click.option("--to", "output_format", type=click.Choice(ROW_FORMATS),

@@ -132,8 +132,12 @@ class Cluster:
         self._local: Any = None
 
     def __enter__(self) -> Cluster:
-        import dask
-        from dask import distributed
+        try:
+            import dask
+            from dask import distributed
+        except ImportError as error:
+            raise InputError(f"a Dask cluster needs Dask, which is not installed ({error})",
+                             hint="pip install 'autodiff-cli[dask]', or run without --dask") from None
 
         _quiet_dask()
         self._config = dask.config.set({"distributed.scheduler.allowed-failures": RETRIES - 1,
