@@ -226,3 +226,23 @@ def test_batch_writes_the_same_bytes_on_both_paths(monkeypatch, runner, tmp_path
         outputs[path] = (written.stdout, reduced.stdout)
     assert outputs["arrow"] == outputs["python"]
     assert outputs["arrow"][0].count("\n") == 5001
+
+
+@pytest.mark.parametrize("ending", [b"", b"\n1,2\n"], ids=["at-the-end", "then-more-rows"])
+def test_a_line_too_long_is_the_same_error_on_both_paths(monkeypatch, ending) -> None:
+    from autodiff_cli.files.rows import arrow_csv, lines
+
+    monkeypatch.setattr(lines, "MAX_LINE", 1000)  # 64 Mi characters in real life
+    monkeypatch.setattr(arrow_csv, "MAX_LINE", 1000)
+    data = b"a,b\n" + CLEAN + b"1," + b"2" * 3000 + ending
+
+    def read(path: str) -> str:
+        _on(monkeypatch, path)
+        reader = RowReader(_Trickle(data, 256), "long.csv", "csv")
+        with pytest.raises(InputError) as error:
+            list(reader.chunks(["a", "b"], [], wait=True, size=4))
+        return str(error.value)
+
+    said = read("arrow")
+    assert said == read("python")
+    assert "line 12 is longer than 1,000 characters" in said

@@ -183,7 +183,7 @@ class Lines:
         self.pieces.append(text)
         self.held += len(text)
         if self.held > MAX_LINE:
-            start = self.pieces[0][:SHOWN]
+            start = "".join(self.pieces[:SHOWN])[:SHOWN]  # the same however the line came in
             raise self._too_long(self.taken + len(self.pending) + 1, start, self.held > len(start))
 
     def _too_long(self, line: int, start: str, cut: bool) -> InputError:

@@ -63,7 +63,8 @@ class RowWriter:
             return
         pa_csv = arrow_csv() if self.fmt != "jsonl" and not self.passed and self.precision is None else None
         if pa_csv is not None:  # every cell a number written with %r: Arrow formats them
-            self.stream.write(delimited_bytes(columns, self.names, SEPARATORS[self.fmt], size, pa_csv))
+            for text in delimited_bytes(columns, self.names, SEPARATORS[self.fmt], size, pa_csv):
+                self.stream.write(text)
         elif self.fmt == "jsonl":
             self.stream.write(self._jsonl(columns, size).encode("utf-8"))
         else:
