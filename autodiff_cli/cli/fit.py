@@ -419,27 +419,11 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
 
 def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict[str, Any], init: str | None,
                seed: int) -> Any:
-    """The mean loss over the rows as a function of the parameters: the vectorized executor's, or
-    for a tensor program (or tensor data: columns x[0], x[1]) the tensor executor's, with the
-    parameters laid end to end in one vector (``start``) and initializers drawn from --seed."""
-    from ..execute.columns import feeds_tensors
-    from ..execute.objective import ProgramObjective
-    from ..language.program import runs_as_tensors
+    """The mean loss over the data set's rows (``execute.objective.objective_for``)."""
+    from ..execute.objective import objective_for
 
-    if not (runs_as_tensors(program, values) or feeds_tensors(program, data_set.plan)):
-        return ProgramObjective(program, plan, data_set.columns, data_set.label, _advice(data_set.name))
-    from ..execute.tensor_batch import input_rows
-    from ..execute.tensor import input_arrays
-    from ..execute.tensor_fit import TensorObjective, starting_parameters
-    from ..language.program import Initializer
-
-    layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
-    data = input_rows(program, {name: data_set.columns[name] for name in data_set.plan.numeric})
-    drawn = input_arrays(program, {}, seed)  # an input left fixed may be declared with an initializer
-    fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
-    objective = TensorObjective(program, plan.output, layout, fixed, data, data_set.label)
-    objective.start = start
-    return objective
+    return objective_for(program, plan, data_set.columns, data_set.plan, values, init, seed, data_set.label,
+                         _advice(data_set.name))
 
 
 def _measurer(program: Program, plan: FitPlan, metrics: list[Metric], objective: Any,
