@@ -119,6 +119,7 @@ ODD_INPUTS = {
     "under and overflow": b"a,b\n" + CLEAN + b"1,1e-400\n2,1e400\n3,0\n4,inf\n",
     "many zeros": b"a,b\n" + CLEAN + b"1,0." + b"0" * 330 + b"1\n",
     "nan and inf written": b"a,b\n" + CLEAN + b"nan,-inf\nNaN,Infinity\n",
+    "C's nan(...)": b"a,b\n" + CLEAN + b"1,nan(1)\n",
     "header with spaces and quotes": b' "a" , b \n' + CLEAN,
     "separator at the end": b"a,b\n" + CLEAN + b"1,2,\n",
 }

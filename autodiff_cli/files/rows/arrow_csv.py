@@ -13,7 +13,8 @@ Such a block with a blank line, a bad cell, a row of the wrong length, or a numb
 which names the line, the column and the cell as it always has, or skips the blank lines;
 any other block hands the rest of the stream, from its first line, back to ``Lines``.
 Arrow accepts a subset of what ``float`` accepts and reads it to the same float (both
-round correctly); anything else fails Arrow's conversion and so goes the old way.
+round correctly), but for one form, C's ``nan(...)``: a block with a NaN and a parenthesis
+goes the old way too.  Anything else Arrow cannot convert goes the old way anyway.
 
 Writing.  Arrow formats a float64 column as the shortest text that reads back as the same
 float, as ``repr`` does, but lays it out differently: ``1`` for 1.0, ``0.00001`` for
@@ -153,8 +154,8 @@ class ArrowBlocks:
         numbers = {}
         for name, column in zip(parse.numeric, self.wanted):
             numbers[name] = _copied(table.column(column))
-        if numbers and self._may_be_misread(numbers, block):
-            return self._by_csv_module(block, start)
+        if numbers and (self._may_be_misread(numbers, block) or (b"(" in block and _any_nan(numbers))):
+            return self._by_csv_module(block, start)  # 1e-400 to count; nan(1), Arrow's NaN but no number
         passed = {name: table.column(column).to_pylist()
                   for name, column in zip(parse.passed, self.wanted[len(parse.numeric):])}
         return Chunk(numbers, passed, np.arange(start, start + count))
@@ -179,6 +180,10 @@ class ArrowBlocks:
             lines.pop()
         chunk, _unfinished = self.parse(lines, start, True)  # no quote, so every row ends in the block
         return chunk
+
+
+def _any_nan(numbers: dict[str, np.ndarray]) -> bool:
+    return any(bool(np.isnan(values).any()) for values in numbers.values())
 
 
 def _copied(column: Any) -> np.ndarray:
