@@ -31,7 +31,7 @@ from .engine import DomainError, Value
 
 __all__ = [
     "BatchEvaluator", "BatchResult", "DomainError", "InputError", "RowError", "Tensor", "Value", "draw_dot",
-    "evaluate_batch", "manual_seed", "no_grad", "normal", "ones", "randn", "tensor", "zeros",
+    "evaluate_batch", "fit", "manual_seed", "no_grad", "normal", "ones", "randn", "tensor", "zeros",
 ]
 
 # Loaded on first use: the command line imports this package on every start, and the
@@ -51,6 +51,7 @@ _LAZY = {
     "BatchResult": "execute.vectorized",
     "RowError": "execute.vectorized",
     "InputError": "errors",  # what evaluate_batch raises for inputs it cannot use
+    "fit": "training",  # training from Python; a notebook shows the run as fit --report's page
 }
 
 

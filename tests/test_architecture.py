@@ -20,12 +20,13 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "autodiff_cli"
 
 # Lowest first.  The top-level modules below are facades: the package itself, ``python -m``,
-# and the public ``autodiff_cli.nn`` / ``autodiff_cli.optim`` over the engine's nn and optim.
+# the public ``autodiff_cli.nn`` / ``autodiff_cli.optim`` over the engine's nn and optim, and
+# ``autodiff_cli.training`` (``autodiff_cli.fit``), which composes training as ``autodiff fit`` does.
 LAYERS = ("errors", "engine", "language", "execute", "analysis", "render", "files", "cli")
 # The engine's eager NumPy tensor (engine/tensor.py, tensor_ops.py, tensor_nn.py) may import numpy;
 # every other engine module uses the standard library only.
 ENGINE_NUMPY = re.compile(r"autodiff_cli\.engine\.tensor\w*")
-FACADES = {"__init__", "__main__", "nn", "optim"}
+FACADES = {"__init__", "__main__", "nn", "optim", "training"}
 
 
 def layer_of(module: str) -> str | None:
