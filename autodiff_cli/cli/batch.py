@@ -109,7 +109,8 @@ def batch_command(
     PROGRAM follows eval's SOURCE rules (a file, '-' for stdin, or the program
     text; or -e/-f).  ROWS is a file, or '-' for stdin (also read when ROWS is
     omitted and stdin is a pipe), or a glob or directory of files read as
-    partitions in name order (with --dask, on a cluster).  The first line names the columns (JSON
+    partitions in name order (with --dask, on a cluster: 'rows/*.parquet'
+    --dask local:2 -o out/; see docs/dask.md).  The first line names the columns (JSON
     Lines: each line is an object).  A column gives an input a value per row;
     inputs no column gives take --set, --values or the program's defaults, the
     same on every row.  Parquet needs pyarrow (pip install 'autodiff-cli[parquet]').
@@ -126,7 +127,6 @@ def batch_command(
       cat rows.jsonl | autodiff batch model.ad - --to jsonl --wrt w,b
       autodiff batch model.ad rows.csv --reduce mean --format json
       autodiff batch samples/regression.ad samples/regression.csv --keep x --to tsv
-      autodiff batch model.ad 'rows/*.parquet' --dask local:2 -o out/
     """
     from ..execute.vectorized import BatchEvaluator
 
