@@ -53,12 +53,19 @@ def _awkward_floats() -> np.ndarray:
     return np.concatenate([bits.view(np.float64), np.array(specials), whole, rng.standard_normal(10_000)])
 
 
-def test_numbers_are_written_as_repr_writes_them() -> None:
-    from autodiff_cli.files.rows.arrow_csv import repr_column
+@pytest.mark.parametrize("width", [1, 3])
+def test_numbers_are_written_as_repr_writes_them(monkeypatch, width) -> None:
+    from autodiff_cli.files.rows.arrow_csv import delimited_bytes
+
+    import pyarrow.csv as pa_csv
 
     values = _awkward_floats()
-    written = repr_column(values).to_pylist()
-    expected = [repr(value) for value in values.tolist()]
+    values = values[:len(values) // width * width]
+    rows = len(values) // width
+    columns = {f"c{j}": values[j * rows:(j + 1) * rows] for j in range(width)}
+    written = b"".join(delimited_bytes(columns, list(columns), ",", rows, pa_csv)).decode()
+    expected = "".join(",".join(repr(float(columns[f"c{j}"][row])) for j in range(width)) + "\n"
+                       for row in range(rows))
     assert written == expected
 
 

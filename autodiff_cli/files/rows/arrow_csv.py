@@ -19,9 +19,9 @@ goes the old way too.  Anything else Arrow cannot convert goes the old way anywa
 Writing.  Arrow formats a float64 column as the shortest text that reads back as the same
 float, as ``repr`` does, but lays it out differently: ``1`` for 1.0, ``0.00001`` for
 1e-05, ``1e+10`` for 10000000000.0, ``1e-7`` for 1e-07.  Which layout a number gets
-depends only on its magnitude, so ``repr_column`` adds ``.0`` to the whole numbers below
-1e10 and lets ``repr`` write the few in [1e-9, 1e-4) and [1e10, 1e16); the text is then
-the one ``%r`` writes, byte for byte.
+depends only on its magnitude, so ``arrow_text`` adds ``.0`` to the whole numbers below
+1e10, and ``repr`` writes the few in [1e-9, 1e-4) and [1e10, 1e16), spliced into Arrow's
+CSV; the text is then the one ``%r`` writes, byte for byte.
 
 ``AUTODIFF_ROWS_ARROW=0`` in the environment (read at each call) keeps both on the
 pure-Python path, as when pyarrow is not installed.
@@ -216,8 +216,10 @@ def _longest_line(block: bytes) -> int:
 _REPR_BANDS = ((1e-9, 1e-4), (1e10, 1e16))
 
 
-def repr_column(values: np.ndarray) -> Any:
-    """A float64 column as a pyarrow string array holding ``repr`` of each number."""
+def arrow_text(values: np.ndarray) -> tuple[Any, np.ndarray]:
+    """Arrow's text of float64 ``values`` (a pyarrow string array) with ``.0`` added to the whole
+    numbers below 1e10, as ``repr`` writes them; and where the text still differs from
+    ``repr``'s, the numbers in ``_REPR_BANDS`` (a mask), for the caller to write with ``repr``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -226,23 +228,16 @@ def repr_column(values: np.ndarray) -> Any:
     size = np.abs(values)
     with np.errstate(invalid="ignore"):  # trunc of a NaN
         whole = (values == np.trunc(values)) & (size < _REPR_BANDS[1][0])  # 1 -> 1.0, -0 -> -0.0
+    if whole.any():
+        point, nothing = _texts([".0", ""])
+        with_point = pc.binary_join_element_wise(pc.take(text, _arrow(np.flatnonzero(whole)), memory_pool=pool),
+                                                 point, nothing, memory_pool=pool)
+        mask = pa.Array.from_buffers(pa.bool_(), len(whole), [None, pa.py_buffer(np.packbits(whole, bitorder="little"))])
+        text = pc.replace_with_mask(text, mask, with_point, memory_pool=pool)
     odd = np.zeros(len(values), dtype=bool)
     for low, high in _REPR_BANDS:
         odd |= (size >= low) & (size < high)
-    fixed = whole | odd  # the two never meet: no whole number is below 1e-4 but 0
-    if not fixed.any():
-        return text
-    # One pass over the column: the replacements made first, in the order of their rows.
-    at_whole, at_odd = np.flatnonzero(whole), np.flatnonzero(odd)
-    point, nothing = _texts([".0", ""])
-    with_point = pc.binary_join_element_wise(pc.take(text, _arrow(at_whole), memory_pool=pool), point, nothing,
-                                             memory_pool=pool)
-    by_repr = _texts([repr(v) for v in values[at_odd].tolist()])
-    order = np.argsort(np.concatenate([at_whole, at_odd]), kind="stable")
-    replacements = pc.take(pa.concat_arrays([with_point, by_repr], memory_pool=pool), _arrow(order),
-                           memory_pool=pool)
-    mask = pa.Array.from_buffers(pa.bool_(), len(fixed), [None, pa.py_buffer(np.packbits(fixed, bitorder="little"))])
-    return pc.replace_with_mask(text, mask, replacements, memory_pool=pool)
+    return text, odd
 
 
 def _arrow(values: np.ndarray) -> Any:
@@ -281,14 +276,39 @@ def delimited_bytes(columns: dict[str, Any], names: list[str], separator: str, s
     def written(start: int, stop: int) -> memoryview:
         """The lines of rows ``start`` to ``stop``: every column formatted by one call to Arrow."""
         count = stop - start
-        text = repr_column(np.ascontiguousarray(block[:, start:stop]).ravel())
+        values = np.ascontiguousarray(block[:, start:stop]).ravel()
+        text, odd = arrow_text(values)
         table = pa.Table.from_arrays([text.slice(line * count, count) for line in range(len(names))], names=labels)
         sink = pa.BufferOutputStream(memory_pool())
         pa_csv.write_csv(table, sink, write_options=options)
-        return memoryview(sink.getvalue())  # Arrow's buffer itself, not a copy
+        data = memoryview(sink.getvalue())  # Arrow's buffer itself, not a copy
+        return _with_repr(data, text, values, odd, len(names)) if odd.any() else data
 
     # Arrow formats and writes without the GIL: runs of rows side by side, one per core.
     return list(pool.map(written, bounds[:-1], bounds[1:]))
+
+
+def _with_repr(data: memoryview, text: Any, values: np.ndarray, odd: np.ndarray, columns: int) -> memoryview:
+    """``data``, Arrow's CSV of ``text`` (the cells column after column, ``columns`` of them, each
+    followed by a separator or a line break), with the cells ``odd`` marks written by ``repr``
+    instead: the few are spliced in where the lengths of the cells place them, so the text is
+    copied once, not rebuilt column by column."""
+    rows = len(values) // columns
+    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32, count=len(text) + 1, offset=text.offset * 4)
+    widths = (np.diff(offsets).reshape(columns, rows) + 1).T.ravel()  # row after row, as written
+    ends = np.cumsum(widths)  # where each cell's separator or line break ends
+    column, row = np.divmod(np.flatnonzero(odd), rows)
+    cells = np.sort(row * columns + column)  # in the order written
+    stops = (ends[cells] - 1).tolist()
+    starts = (ends[cells] - widths[cells]).tolist()
+    shown = [repr(value) for value in values[(cells % columns) * rows + cells // columns].tolist()]
+    parts: list[Any] = []
+    done = 0
+    for start, stop, number in zip(starts, stops, shown):
+        parts += [data[done:start], number.encode("ascii")]
+        done = stop
+    parts.append(data[done:])
+    return memoryview(b"".join(parts))
 
 
 def memory_pool() -> Any:
