@@ -130,8 +130,17 @@ class Cluster:
         self.scheduler = scheduler
         self.client: Any = None
         self._local: Any = None
+        self._config: Any = None
 
     def __enter__(self) -> Cluster:
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _start(self) -> None:
         try:
             import dask
             from dask import distributed
@@ -140,7 +149,12 @@ class Cluster:
                              hint="pip install 'autodiff-cli[dask]', or run without --dask") from None
 
         _quiet_dask()
+        import multiprocessing
+
+        forks = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         self._config = dask.config.set({"distributed.scheduler.allowed-failures": RETRIES - 1,
+                                        # local workers forked ignoring Ctrl-C: see _quiet_workers
+                                        "distributed.worker.multiprocessing-method": forks,
                                         # local workers ignore Ctrl-C (dask_setup below): the client cancels
                                         "distributed.worker.preload": [__name__],
                                         # Dask's default adds MALLOC_TRIM_THRESHOLD_ (see _columns_in_the_heap)
@@ -169,7 +183,6 @@ class Cluster:
             raise InputError(f"cannot reach the Dask scheduler at {self.scheduler}: {error}",
                              hint="start one with `dask scheduler` and workers with `dask worker ADDRESS`, "
                                   "or run here with --dask local:2") from None
-        return self
 
     def __exit__(self, *exc: object) -> None:
         """Close the client and stop a local cluster; a scheduler already gone is no error here (what
@@ -182,7 +195,9 @@ class Cluster:
                     part.close()
                 except Exception:
                     pass
-        self._config.__exit__(None, None, None)
+        if self._config is not None:
+            self._config.__exit__(None, None, None)
+            self._config = None
 
     def submit(self, function: Callable[..., Any], *args: Any, spread: int | None = None) -> Any:
         """A future of ``function(*args)`` on a worker (futures among ``args`` are their results there).
@@ -307,15 +322,27 @@ def _quiet_workers() -> Iterator[None]:
     the client as an error, and is said once, by the command (they read the setting from the
     environment when they start).  And they never see Ctrl-C: a Ctrl-C at the terminal reaches
     every process of the group, and it is the client's to cancel the work and stop them, with
-    no traceback from each.  SIGINT is blocked while they start, so they inherit it blocked
-    (and so do the threads that start workers later); a Ctrl-C meanwhile waits, and is raised
-    here as soon as the cluster is up."""
+    no traceback from each (one that is still starting up prints a fatal error).
+
+    So the workers are forked by multiprocessing's fork server, started here with SIGINT
+    ignored: the server keeps that for the processes it forks, from their first instant.  (An
+    ignored signal is the one thing a new process inherits; a mask blocking it is lost in
+    Dask's threads.)  The window is the server's start, milliseconds; the preload below
+    covers a platform without a fork server."""
+    import multiprocessing
     import signal
 
     name = "DASK_LOGGING__DISTRIBUTED"
     before = os.environ.get(name)
     os.environ[name] = "critical"
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        from multiprocessing import forkserver
+
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.signal(signal.SIGINT, handler)
     try:
         yield
     finally:
@@ -323,12 +350,11 @@ def _quiet_workers() -> Iterator[None]:
             del os.environ[name]
         else:
             os.environ[name] = before
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C that waited is raised now
 
 
 def dask_setup(worker: Any) -> None:
     """Run by each worker of a local cluster as it starts (a Dask preload of this module): it
-    ignores Ctrl-C, whatever thread started it (see ``_quiet_workers``)."""
+    ignores Ctrl-C, where no fork server started it ignoring it (see ``_quiet_workers``)."""
     import signal
     import threading
 

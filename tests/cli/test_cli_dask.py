@@ -185,3 +185,52 @@ def test_a_glob_that_matches_nothing(runner, rows):
     result = batch(runner, REGRESSION, str(rows / "rows" / "*.parquet"), "--reduce", "sum")
     assert result.exit_code == 1
     assert "no file matches" in result.stderr
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()  # any thread may have started them
+                for child in (task / "children").read_text().split()]
+    except OSError:  # gone meanwhile
+        return []
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The worker processes a client started: forked by its fork server, or spawned, from /proc."""
+    found = []
+    for child in _children(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"forkserver" in command:
+            found += _children(child)
+        elif b"spawn_main" in command:
+            found.append(child)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the worker processes in /proc")
+def test_ctrl_c_at_the_terminal_exits_130_and_writes_nothing(rows, tmp_path):
+    """SIGINT to the whole process group, as Ctrl-C at a terminal sends it: the client and the
+    local workers it started, sent once the workers exist; execute/test_dask.py cancels
+    work that is running."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "autodiff_cli", "batch", REGRESSION, str(rows / "rows"), "--dask", "local:2",
+               "-o", str(out)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                               env={**os.environ, "PYTHONPATH": str(SAMPLES.parent)})
+    deadline = time.monotonic() + 60
+    while not _workers_of(process.pid) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before its workers were seen"
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "Traceback" not in stderr.decode()
+    assert os.listdir(tmp_path) == []  # neither out/ nor a temporary directory
