@@ -15,8 +15,8 @@ Each tensor op is unrolled into the scalar ops of its definition:
 - ``softmax``, ``log_softmax``, ``logsumexp``, ``cross_entropy``: ``exp``, sums and ``log`` around
   a shift ``m`` (the row's maximum), a constant as in the tensor op; the results do not depend on
   ``m``, so neither do the derivatives;
-- ``max``/``min``: the entry that is the extreme (the first, at a tie: where the tensor op splits
-  the gradient among tied entries, the scalar view gives it all to the first);
+- ``max``/``min``: the entry that is the extreme; at a tie of k entries, their sum divided by k
+  (the same value), which shares the gradient among them as the tensor op does;
 - ``transpose``, indexing and slicing: no op, the entries are the operand's own;
 - ``mse``: differences, squares, a sum and a division.
 
@@ -440,8 +440,16 @@ def _extreme(largest: bool) -> Any:
             x, value = x.reshape(1, -1), value.reshape(1, -1)
         else:
             x, value = np.moveaxis(x, axis, -1), np.moveaxis(value, axis, -1)
-        picked = np.argmax(value, axis=-1) if largest else np.argmin(value, axis=-1)
-        out = np.take_along_axis(x, picked[..., None], axis=-1)[..., 0]
+        top = np.max(value, axis=-1, keepdims=True) if largest else np.min(value, axis=-1, keepdims=True)
+        out = np.full(x.shape[:-1], -1, dtype=np.int64)
+        wanted = None if mask is None else np.reshape(mask, out.shape)
+        for index in _indices(out.shape, wanted):
+            tied = x[index][value[index] == top[index][0]]
+            if len(tied) == 1:
+                out[index] = int(tied[0])
+            else:  # a tie: their mean, the extreme's value, which shares the gradient as the tensor op does
+                total = emitter.fold(tied, where)
+                out[index] = emitter.emit("/", (total, emitter.const(len(tied), where)), None, where)
         return out[0] if axis is None else out
 
     return unroll

@@ -215,3 +215,17 @@ def test_every_tensor_op_has_an_unrolling_and_its_operands_masks() -> None:
     source = Path(module.__file__).read_text()
     for op in TENSOR_OPS:
         assert f'"{op}"' in source.split("def _operand_masks")[1].split("def _matmul_masks")[0], op
+
+
+@pytest.mark.parametrize("text, name, want", [
+    ("x = [1, 3, 3]\nL = max(x)", "x", [0.0, 0.5, 0.5]),
+    ("x = [2, -1, -1, -1]\nL = min(x)", "x", [0.0, 1 / 3, 1 / 3, 1 / 3]),
+    ("M = [[1, 3, 3], [2, 2, 0]]\nL = sum(max(M, 1) * [1, 10])", "M", [[0.0, 0.5, 0.5], [5.0, 5.0, 0.0]]),
+])
+def test_a_tie_shares_the_gradient_as_the_tensor_op_does(text: str, name: str, want: list) -> None:
+    program = parse(text)
+    view = scalar_view(program, {})
+    evaluation = evaluate(view.program, view.values)
+    np.testing.assert_allclose(entries_grads(evaluation, name, np.shape(want)), want, rtol=1e-15)
+    run = run_forward(program, input_arrays(program, {}))
+    np.testing.assert_allclose(run.gradients(program.result, [name])[name], want, rtol=1e-15)
