@@ -296,28 +296,12 @@ def _batch_partitions(
     partition order, so the numbers are the same for any number of workers."""
     import os
 
-    from ..execute.distributed import cluster_or_here, parse_scheduler, partition_labels
+    from ..execute.distributed import cluster_or_here, partition_labels
     from ..files.partitions import PartsDirectory, part_name, partition_paths
 
-    if rows is None or names_stdin(rows):
-        raise click.UsageError("--dask reads ROWS on the workers: name the files (a glob such as 'rows/*.parquet' "
-                               "or a directory), not standard input")
-    if scheduler is not None:
-        try:
-            parse_scheduler(scheduler)
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="--dask") from None
     written = row_format(out, output_format)
-    if reduce is None:
-        if out is None or out == "-":
-            raise click.UsageError("per-row output of partitioned rows is a directory of parts, one per "
-                                   "partition: give -o DIR (or --reduce for one report)")
-        if written == "parquet" and precision is not None:
-            raise click.UsageError("--precision rounds the numbers of text output; Parquet keeps every bit")
-    elif force:
-        raise click.UsageError("--force replaces a directory of parts; --reduce writes one report")
-    elif out is not None and out != "-":
-        check_writable(out, "report.json")
+    _check_partitioned(rows, scheduler, out, written, reduce, precision, force)
+    assert rows is not None
     paths = partition_paths(rows)
     if reduce is None:
         _refuse_writing_over_rows(out, paths)  # type: ignore[arg-type]
@@ -345,11 +329,7 @@ def _batch_partitions(
                     counted = cluster.map(_partition_rows, parts, job, done=done, labels=labels)
                     directory.publish([part.output for part in parts])
     if directory is not None:
-        failures = counted[0]
-        for later in counted[1:]:
-            failures.then(later)
-        warn([said for part in counted for said in part.misread])
-        failures.report()
+        _report_failures(counted)
         return
     total = summed[0]
     for later in summed[1:]:
@@ -357,6 +337,40 @@ def _batch_partitions(
     name = os.path.basename(rows.rstrip("/")) if len(paths) > 1 else paths[0]
     _report_sums(total, name, job.plan, job.evaluator, job.broadcast, reduce, out, report_format, precision,
                  no_color)
+
+
+def _check_partitioned(rows: str | None, scheduler: str | None, out: str | None, written: str,
+                       reduce: str | None, precision: int | None, force: bool) -> None:
+    """The options that go with partitioned rows, checked before anything is read."""
+    from ..execute.distributed import parse_scheduler
+
+    if rows is None or names_stdin(rows):
+        raise click.UsageError("--dask reads ROWS on the workers: name the files (a glob such as 'rows/*.parquet' "
+                               "or a directory), not standard input")
+    if scheduler is not None:
+        try:
+            parse_scheduler(scheduler)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--dask") from None
+    if reduce is None:
+        if out is None or out == "-":
+            raise click.UsageError("per-row output of partitioned rows is a directory of parts, one per "
+                                   "partition: give -o DIR (or --reduce for one report)")
+        if written == "parquet" and precision is not None:
+            raise click.UsageError("--precision rounds the numbers of text output; Parquet keeps every bit")
+    elif force:
+        raise click.UsageError("--force replaces a directory of parts; --reduce writes one report")
+    elif out is not None and out != "-":
+        check_writable(out, "report.json")
+
+
+def _report_failures(counted: list[_Failures]) -> None:
+    """The partitions' rows that failed or were misread, said once for the whole run."""
+    failures = counted[0]
+    for later in counted[1:]:
+        failures.then(later)
+    warn([said for part in counted for said in part.misread])
+    failures.report()
 
 
 def _refuse_writing_over_rows(out: str, paths: list[str]) -> None:
