@@ -97,14 +97,17 @@ def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] 
     recorder = TrainingRecorder(parsed, plan, given, columns, held_out, every=report_every or default_every(steps),
                                 meta=meta, seed=seed, steps=steps)
 
-    def observe(record: Any, measurement: Any, at: Any, grad: Any) -> None:
-        if recorder.wants(record.step):
-            validation_loss = None if measurement is None else measurement.validation_loss
-            recorder.observe(record.step, at, grad, record.loss, validation_loss,
-                             {} if measurement is None else measurement.metrics())
+    def record(step: Any, measurement: Any, at: Any, grad: Any) -> None:
+        validation_loss = None if measurement is None else measurement.validation_loss
+        recorder.observe(step.step, at, grad, step.loss, validation_loss,
+                         {} if measurement is None else measurement.metrics())
 
-    result = train(objective, start, settings, monitor=Monitor(measure=measurer, also_at=recorder.wants,
-                                                               observe=observe))
+    def observe(step: Any, measurement: Any, at: Any, grad: Any) -> None:
+        if recorder.wants(step.step):
+            record(step, measurement, at, grad)
+
+    monitor = Monitor(measure=measurer, also_at=recorder.wants, observe=observe, observe_last=record)
+    result = train(objective, start, settings, monitor=monitor)
     recorder.finish(result)
     learned: dict[str, Any] = {}
     if result.params is not None:

@@ -225,8 +225,9 @@ def fit_command(
         recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every)
     monitor = None
     if measurer is not None or recorder is not None:
+        observer = _Observer(reporter, recorder, report)
         monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
-                          observe=_Observer(reporter, recorder, report))
+                          observe=observer, observe_last=observer.record_step if recorder is not None else None)
     started = time.perf_counter()
     with _Interrupts() as interrupts:
         interrupts.notify = reporter.notice
@@ -682,9 +683,7 @@ class _Observer:
             self.reporter.measured(measurement)
         if self.recorder is None or not self.recorder.wants(record.step):
             return
-        validation_loss = None if measurement is None else measurement.validation_loss
-        metrics = {} if measurement is None else measurement.metrics()
-        self.recorder.observe(record.step, params, grad, record.loss, validation_loss, metrics)
+        self.record_step(record, measurement, params, grad)
         if not self.failed and time.monotonic() - self.written >= REPORT_PAUSE:
             assert self.report is not None
             try:
@@ -693,6 +692,13 @@ class _Observer:
                 self.failed = True
                 warn([f"{error.message}; training goes on, and the report is written again when it ends"])
             self.written = time.monotonic()
+
+    def record_step(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
+        """Record a step (the parameters kept, when training ended early: always recorded)."""
+        assert self.recorder is not None
+        validation_loss = None if measurement is None else measurement.validation_loss
+        metrics = {} if measurement is None else measurement.metrics()
+        self.recorder.observe(record.step, params, grad, record.loss, validation_loss, metrics)
 
 
 def _report_html(recording: Any, final: bool = False) -> bytes:

@@ -144,11 +144,18 @@ class Monitor:
     measure: Callable[[np.ndarray, int], Measurement] | None = None
     also_at: Callable[[int], bool] | None = None
     observe: Callable[[Step, Measurement | None, np.ndarray, np.ndarray], None] | None = None
+    # Told the kept parameters, as a step, when training ends before its last step (early stop,
+    # Ctrl-C, divergence): a recording then ends where training did.
+    observe_last: Callable[[Step, Measurement | None, np.ndarray, np.ndarray], None] | None = None
+
+    def scheduled(self, step: int, epoch_ends: bool, every: int | None) -> bool:
+        """A measurement of the schedule (step 1, then once an epoch or every ``every`` steps):
+        these, and only these, count for --tol and --keep best-validation, so that measuring
+        more often for a recording (``also_at``) changes nothing that training decides."""
+        return step == 1 or (epoch_ends if every is None else step % every == 0)
 
     def due(self, step: int, epoch_ends: bool, every: int | None) -> bool:
-        if step == 1 or (epoch_ends if every is None else step % every == 0):
-            return True
-        return self.also_at is not None and self.also_at(step)
+        return self.scheduled(step, epoch_ends, every) or (self.also_at is not None and self.also_at(step))
 
 
 class StopReason:
@@ -290,14 +297,16 @@ def train(
             record = Step(step, loss, grad_norm, settings.lr_at(step))
             converged = False
             if monitor is not None and monitor.due(step, epoch_ends, settings.measure_every):
+                scheduled = monitor.scheduled(step, epoch_ends, settings.measure_every)
                 try:
-                    measurement = run.monitored(record, params, grad)
+                    measurement = run.monitored(record, params, grad, scheduled)
                 except AutodiffError as error:
                     if step == 1:
                         error.notes.append("at the starting values of the parameters, before any step")
                         raise
                     return run.diverged(step, error.message, error)
-                if settings.watch_validation and measurement is not None and measurement.validation_loss is not None:
+                if (scheduled and settings.watch_validation and measurement is not None
+                        and measurement.validation_loss is not None):
                     watching_validation = True
                     converged = plateau.reached(measurement.validation_loss)
             run.measured(record, params, full_batch=batches.full)
@@ -371,21 +380,26 @@ class _Run:
         if full_batch and record.loss < self.best[0]:
             self.best = (record.loss, params, record.step)
 
-    def monitored(self, record: Step, params: np.ndarray, grad: np.ndarray) -> Measurement | None:
-        """The monitor's measurement at the step's parameters, and its observer told."""
+    def monitored(self, record: Step, params: np.ndarray, grad: np.ndarray, scheduled: bool = True
+                  ) -> Measurement | None:
+        """The monitor's measurement at the step's parameters, and its observer told; one not
+        ``scheduled`` (made for the observer alone) is neither in the history nor a candidate
+        for the best validation loss."""
         assert self.monitor is not None
         measurement = None
         if self.monitor.measure is not None:
-            measurement = self._measure(params, record.step)
+            measurement = self._measure(params, record.step, scheduled)
         if self.monitor.observe is not None:
             self.monitor.observe(record, measurement, params, grad)
         return measurement
 
-    def _measure(self, params: np.ndarray, step: int) -> Measurement:
+    def _measure(self, params: np.ndarray, step: int, scheduled: bool = True) -> Measurement:
         assert self.monitor is not None and self.monitor.measure is not None
         measurement = self.monitor.measure(params, step)
-        self.measurements.append(measurement)
         self.last_measured = (params, measurement)
+        if not scheduled:
+            return measurement
+        self.measurements.append(measurement)
         loss = measurement.validation_loss
         if loss is not None and math.isfinite(loss) and (self.best_validation is None
                                                          or loss < self.best_validation[0]):
@@ -408,6 +422,7 @@ class _Run:
         result = FitResult(params, loss, reason, self.steps_done, self.history, params_step=params_step,
                            measurements=self.measurements, **details)
         if params is None or self.monitor is None or self.monitor.measure is None:
+            self._observe_last(result, computing or reason == StopReason.DIVERGED)
             return result
         result.measurement = self._measurement_of(params)
         if result.measurement is None and computing:
@@ -415,7 +430,21 @@ class _Run:
                 result.measurement = self.monitor.measure(params, params_step)
             except AutodiffError as error:
                 result.measure_error = error
+        self._observe_last(result, computing or reason == StopReason.DIVERGED)
         return result
+
+    def _observe_last(self, result: FitResult, may_compute: bool) -> None:
+        """Tell ``Monitor.observe_last`` the parameters kept when training ended early (their loss
+        and gradient computed once more, over every row); it ignores a step it has recorded."""
+        monitor, params, step = self.monitor, result.params, result.params_step
+        if (monitor is None or monitor.observe_last is None or params is None or not may_compute
+                or result.reason == StopReason.STEPS):
+            return
+        try:
+            loss, grad = self.objective.loss_and_grad(params, None)
+        except AutodiffError:
+            return
+        monitor.observe_last(Step(step, loss, _norm(grad), self.settings.lr_at(step)), result.measurement, params, grad)
 
     def _measurement_of(self, params: np.ndarray) -> Measurement | None:
         """The measurement already made of ``params`` (the very array), if one was kept."""

@@ -308,8 +308,10 @@ def test_the_report_is_written_when_training_diverges(fit, tmp_path, fake_report
                  tmp_path / "run.html", "--report-every", 100, "-o", tmp_path / "p.json")
     assert result.exit_code == 1
     assert "so training stopped" in result.stderr
-    # recorded at step 1 only: it diverged before step 100
-    assert (tmp_path / "run.html").read_text() == "<html>steps 1; finished True</html>"
+    # recorded at step 1, and at the step whose parameters were written (it diverged before step 100)
+    kept = int(re.search(r"wrote the parameters of step (\d+)", result.stderr).group(1))
+    assert 1 < kept < 100
+    assert (tmp_path / "run.html").read_text() == f"<html>steps 1,{kept}; finished True</html>"
     assert fake_report[0].result.reason == "diverged"
 
 

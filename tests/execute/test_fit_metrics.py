@@ -253,8 +253,26 @@ def test_with_mini_batches_once_an_epoch_or_every_n_steps_and_where_asked() -> N
     measured = train(TRAIN, np.zeros(2), settings, monitor=Monitor(held_out_measure(TRAIN))).measurements
     assert [m.step for m in measured] == [1, 2, 4, 6, 8, 10]
     settings = FitSettings(lr=0.01, steps=10, batch_size=2, measure_every=3)
-    monitor = Monitor(held_out_measure(TRAIN), also_at=lambda step: step == 5)
-    assert [m.step for m in train(TRAIN, np.zeros(2), settings, monitor=monitor).measurements] == [1, 3, 5, 6, 9]
+    seen = []
+    monitor = Monitor(held_out_measure(TRAIN), also_at=lambda step: step == 5,
+                      observe=lambda record, measured, params, grad: seen.append(measured.step))
+    # step 5 is measured for the observer (a recording) only: the history, --tol and
+    # --keep best-validation see the schedule's measurements alone, with or without a recording
+    assert [m.step for m in train(TRAIN, np.zeros(2), settings, monitor=monitor).measurements] == [1, 3, 6, 9]
+    assert seen == [1, 3, 5, 6, 9]
+
+
+def test_the_kept_parameters_of_an_early_stop_are_observed_last() -> None:
+    told = []
+    monitor = Monitor(None, also_at=lambda step: False,
+                      observe_last=lambda record, measured, params, grad: told.append((record.step, params)))
+    settings = FitSettings(lr=0.05, steps=1000, tol=1e-3)
+    result = train(TRAIN, np.zeros(2), settings, monitor=monitor)
+    assert result.reason == "tol" and len(told) == 1
+    assert told[0][0] == result.params_step and told[0][1] is result.params
+    told.clear()
+    train(TRAIN, np.zeros(2), FitSettings(lr=0.05, steps=5), monitor=monitor)
+    assert told == []  # every step taken: the last was recorded as it ran
 
 
 def test_the_observer_sees_each_measured_step_with_its_parameters_and_gradient() -> None:
