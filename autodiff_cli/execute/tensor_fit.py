@@ -111,6 +111,8 @@ class TensorObjective:
         try:
             run = run_forward(self.program, inputs, self.batched, shapes_cache=self._shapes)
         except EvaluationError as error:
+            if getattr(error, "row", None) is None and self.data:
+                error.row = self._first_failing_row(inputs, rows)
             raise self._in_the_data(error, rows) from None
         if not self._checked:
             self._check_output(run)
@@ -123,6 +125,27 @@ class TensorObjective:
                              source=Source(self.program.source.name, ""),
                              hint="make the loss a number: mean(...), sum(...), mse(p, y) or cross_entropy(z, y)")
         self._checked = True
+
+    def _first_failing_row(self, inputs: Mapping[str, Any], rows: Any) -> int | None:
+        """The first row of the batch the program fails on, when an op refused the batch as a
+        whole (a label that is no class): found by halving, a few runs on the error's path only."""
+        count = self.rows if rows is None else len(rows)
+
+        def fails(stop: int) -> bool:
+            part = {name: value[:stop] if name in self.batched else value for name, value in inputs.items()}
+            try:
+                run_forward(self.program, part, self.batched, shapes_cache=self._shapes)
+            except EvaluationError:
+                return True
+            return False
+
+        if not fails(count):
+            return None
+        low, high = 0, count  # rows [0, low) run; rows [0, high) fail
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fails(middle) else (middle, high)
+        return low
 
     def _in_the_data(self, error: EvaluationError, rows: Any) -> EvaluationError:
         """A failing row of the batch named as its row of the data."""

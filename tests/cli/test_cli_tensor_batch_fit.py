@@ -404,6 +404,19 @@ def ce_loss(z: list[float], label: int) -> float:
     return float(np.log(np.exp(z).sum()) - z[label])
 
 
+@pytest.mark.parametrize("as_validation", [False, True], ids=["data", "validation-data"])
+def test_fit_names_the_line_of_a_label_that_is_no_class(runner, tmp_path, as_validation) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("z[0],z[1],lab\n1,2,0\n1,3,1\n2,1,0\n1,2,7\n1,1,1\n")
+    good = tmp_path / "good.csv"
+    good.write_text("z[0],z[1],lab\n1,2,0\n1,3,1\n")
+    program = "z = [0, 0]\nlab = 0\nw = 1\nL = cross_entropy(z * w, lab)"
+    data = ["--data", good, "--validation-data", rows] if as_validation else ["--data", rows]
+    result = run(runner, "fit", program, *data, "--steps", "2", "-q", "-o", tmp_path / "p.json")
+    assert result.exit_code == 1
+    assert "label 7 is not a class" in result.stderr and f"in line 5 of {rows}" in result.stderr
+
+
 def test_a_label_that_is_no_class_fails_its_row_only(runner) -> None:
     fail = run(runner, "batch", CE, "-", "--wrt", "z", input=CE_ROWS)
     assert fail.exit_code == 1 and "label 5 is not a class" in fail.stderr and "line 3" in fail.stderr
