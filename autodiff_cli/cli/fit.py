@@ -948,6 +948,12 @@ def _divergence_error(result: FitResult, settings: FitSettings, where: str) -> E
             f"{result.bad_value} at step {result.bad_step}, the starting point: nothing was written",
             position, source, "check the starting values and the data: the loss must be finite where training starts",
             notes)
+    if result.in_measurement:  # the training rows were fine: a held-out row or a metric failed
+        return EvaluationError(
+            f"{result.bad_value} when measuring step {result.bad_step:,} (the validation loss or a metric), so "
+            f"training stopped; wrote the parameters of step {result.params_step:,}, the last measured{where}",
+            position, source, "the row named is one the model cannot be measured on at these parameters: check it, "
+            "or leave it out of the validation data", notes)
     return EvaluationError(
         f"{result.bad_value} at step {result.bad_step:,}, so training stopped; wrote the parameters of step "
         f"{result.params_step:,}, the last with a finite loss ({result.loss:.6g}){where}",

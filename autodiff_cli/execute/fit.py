@@ -177,6 +177,7 @@ class FitResult:
     bad_value: str = ""  # DIVERGED: what was not finite, e.g. "the loss is nan"
     error: AutodiffError | None = None  # DIVERGED: the error the objective raised, if it raised one
     mid_step: bool = False  # INTERRUPTED: during a step rather than after one
+    in_measurement: bool = False  # DIVERGED: in a Monitor's measurement (validation rows, metrics), not training's
     measurements: list[Measurement] = field(default_factory=list)  # a Monitor's, by step
     measurement: Measurement | None = None  # a Monitor's of the parameters kept (None: not measured)
     measure_error: AutodiffError | None = None  # why the parameters kept could not be measured
@@ -304,7 +305,9 @@ def train(
                     if step == 1:
                         error.notes.append("at the starting values of the parameters, before any step")
                         raise
-                    return run.diverged(step, error.message, error)
+                    result = run.diverged(step, error.message, error)
+                    result.in_measurement = True
+                    return result
                 if (scheduled and settings.watch_validation and measurement is not None
                         and measurement.validation_loss is not None):
                     watching_validation = True

@@ -401,3 +401,15 @@ def test_ctrl_c_with_keep_best_validation_writes_those(fit, tmp_path, fake_repor
     assert result.stderr.splitlines()[-1].startswith(
         "interrupted during step 5 of 10: wrote the parameters with the lowest validation loss so far (loss ")
     assert "validation loss 0, after 0 updates)" in result.stderr.splitlines()[-1]
+
+
+def test_a_validation_row_that_fails_later_is_said_to_be_a_measurement(fit, tmp_path) -> None:
+    held = tmp_path / "held.csv"
+    held.write_text("x,y\n1,2\n1e200,1\n")  # fine at w = 0; (w*1e200)**2 overflows once w moves
+    result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--validation-data", held, "--lr", 0.2, "--steps", 5,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 1
+    assert "when measuring step 2 (the validation loss or a metric)" in result.stderr
+    assert f"in line 3 of {held}" in result.stderr
+    assert "learning rate" not in result.stderr  # training's rows were fine: no advice about --lr
+    assert (tmp_path / "p.json").exists()
