@@ -353,8 +353,11 @@ def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: 
     if expansion is None or expansion.size > PAGE_SCALAR_VALUES:
         size = f"{expansion.size:,}" if expansion is not None else f"more than {PAGE_SCALAR_VALUES:,}"
         same = " (with the same --set and --values)" if graph.given else ""
+        over = expansion is None or expansion.size + len(graph.nodes) > DEFAULT_MAX_NODES
+        limit = " --max-nodes 0" if over else ""
+        slow = "; a layout of that many values may take minutes" if over else ""
         return (f"its scalar graph has {size} values, too many to lay out here: draw it with autodiff graph "
-                f"{_program_argument(program)} --expand {name} -o {name}.svg{same}")
+                f"{_program_argument(program)} --expand {name}{limit} -o {name}.svg{same}{slow}")
     text = tensor_dot.scalar_dot(expansion, precision=request.precision, show_grad=request.grads)
     return expansion.title, _laid_out(text, "svg", backend, timeout)
 
