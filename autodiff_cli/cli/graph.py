@@ -103,8 +103,9 @@ A failed render or an output file that cannot be written is also status 1
 @click.option("--expand", "expand", multiple=True, metavar="NAME",
               help="Tensor programs: open the statement computing NAME (a layer such as h1) into its scalar "
                    "graph for one row (--row); repeatable, or comma-separated.")
-@click.option("--row", type=click.IntRange(min=0), default=0, show_default=True, metavar="I",
-              help="Tensor programs: the row (first index) of a matrix an expanded statement computes.")
+@click.option("--row", type=click.IntRange(min=0), default=None, metavar="I",
+              help="Tensor programs, with --expand: the row (first index) of a matrix an expanded statement "
+                   "computes [default: 0].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="Tensor programs: the inputs whose entries are counted as parameters [default: those "
                    "drawn by an initializer, such as uniform([16, 2], -1, 1)].")
@@ -113,7 +114,7 @@ def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, out: str | None, output_format: str | None,
     rankdir: str | None, precision: int, no_grad: bool, edge_grads: bool, renderer: str, max_nodes: int, timeout: float,
-    level: str = "layers", expand: tuple[str, ...] = (), row: int = 0, params: tuple[str, ...] = (),
+    level: str = "layers", expand: tuple[str, ...] = (), row: int | None = None, params: tuple[str, ...] = (),
 ) -> None:
     """Draw the computational graph of a program: every value a box with its name, data and
     gradient, every operation a small node between its operands and its result.
@@ -179,13 +180,15 @@ def graph_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if runs_as_tensors(program, values):
+        if row is not None and not expand and not page:
+            raise click.UsageError("--row chooses the row --expand opens (or the page's scalar views); add --expand NAME")
         layers_rankdir = "TB" if level != "scalar" else "LR"  # so that a network's layers fit a screen
-        request = TensorRequest(output, level, name_list(expand), row, name_list(params) if params else None,
+        request = TensorRequest(output, level, name_list(expand), row or 0, name_list(params) if params else None,
                                 rankdir or layers_rankdir, precision, not no_grad, edge_grads, max_nodes)
         data = _tensor_graph(program, values, request, fmt, backend, timeout)
         _write(data, out, to_stdout)
         return
-    _refuse_tensor_options(level, expand, params)
+    _refuse_tensor_options(level, expand, params, row)
     rankdir = rankdir or "LR"
     # The page steps through numbers, so it needs them all: a missing input is an error there.
     with Progress("evaluating") as progress:
@@ -221,11 +224,11 @@ def _write(data: bytes, out: str | None, to_stdout: bool) -> None:
         write_atomic(out, data)
 
 
-def _refuse_tensor_options(level: str, expand: tuple[str, ...], params: tuple[str, ...]) -> None:
-    """--level scalar, --expand and --params are about tensors: a scalar program is already drawn
+def _refuse_tensor_options(level: str, expand: tuple[str, ...], params: tuple[str, ...], row: int | None) -> None:
+    """--level, --expand, --row and --params are about tensors: a scalar program is already drawn
     value by value, so asking for them there is a mistake worth saying."""
-    used = [option for option, given in (("--level scalar", level == "scalar"), ("--expand", bool(expand)),
-                                         ("--params", bool(params))) if given]
+    used = [option for option, given in ((f"--level {level}", level != "layers"), ("--expand", bool(expand)),
+                                         ("--row", row is not None), ("--params", bool(params))) if given]
     if used:
         raise click.UsageError(f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for tensor programs; "
                                "this one is drawn value by value already")

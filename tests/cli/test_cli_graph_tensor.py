@@ -162,3 +162,14 @@ def test_the_page_names_the_command_for_a_layer_too_large_to_lay_out(run, tmp_pa
     assert "its scalar graph has more than 400 values, too many to lay out here" in html
     # 1,200 squares and their sum are more values than --max-nodes allows by default: lifted
     assert "--expand y --max-nodes 0 -o y.svg" in html and "may take minutes" in html
+
+
+@pytest.mark.parametrize("args, said", [
+    (["samples/quadratic.ad", "--row", "3"], "--row is for tensor programs"),
+    (["samples/quadratic.ad", "--level", "ops"], "--level ops is for tensor programs"),
+    (["samples/regression_matrix.ad", "--row", "3"], "--row chooses the row --expand opens"),
+])
+def test_options_that_do_nothing_here_are_usage_errors(run, tmp_path, samples, args, said) -> None:
+    result = run(str(samples / args[0].split("/")[1]), *args[1:], "-o", str(tmp_path / "g.svg"))
+    assert result.exit_code == 2 and said in result.stderr
+    assert not (tmp_path / "g.svg").exists()
