@@ -201,6 +201,9 @@ def fit_command(
     readers = [path for path in (source, file, values_file) if names_stdin(path)]
     if source is None and expr is None and file is None:
         readers.append("-")  # the program from stdin
+    if names_stdin(data) and names_stdin(validation_data):
+        raise click.UsageError("standard input can carry the --data rows or the --validation-data rows, not both: "
+                               "name a file for one of them")
     if sum(map(names_stdin, (data, validation_data))) + (1 if readers else 0) > 1:
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
@@ -386,9 +389,9 @@ def _check_same_columns(data_set: _DataSet, validation_set: _DataSet) -> None:
         return
     missing, extra = sorted(given - held), sorted(held - given)
     if missing:
-        what = f"has no column for {listed(missing, 5)}, which {data_set.name} gives"
+        what = f"have no column for {listed(missing, 5)}, which {data_set.name} gives"
     else:
-        what = f"gives {listed(extra, 5)}, which {data_set.name} does not"
+        what = f"give {listed(extra, 5)}, which {data_set.name} does not"
     raise InputError(f"the validation rows {what}", source=Source(validation_set.name, ""),
                      hint="validation rows have the training rows' columns (in any order)")
 

@@ -120,8 +120,8 @@ def test_validation_data_without_a_column_of_the_data_is_refused(fit, tmp_path) 
     (tmp_path / "held.csv").write_text("x\n1\n2\n")
     result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--validation-data", tmp_path / "held.csv")
     assert result.exit_code != 0 and result.stdout == ""
-    assert "the validation rows has no column for 'y'" in result.stderr or \
-        "the validation rows has no column for y" in result.stderr
+    assert "the validation rows have no column for 'y'" in result.stderr or \
+        "the validation rows have no column for y" in result.stderr
     assert "held.csv" in result.stderr
 
 
