@@ -335,6 +335,7 @@ class _TensorSampler(_Sampler):
         self.program, self.variable, self.output = program, variable, output
         self.name, self.index = name, index
         self.fixed = {v.name: self.arrays[v.name] for v in program.inputs if v.name != name}
+        self.fixed.update(_other_entries(name, index, self.arrays[name]))
         self.shapes: dict[Any, Any] = {}  # shapes inferred once for every column (run_forward's cache)
         self.depends = program.dependencies(output)
         self._check_number_output()
@@ -562,3 +563,20 @@ def describe_gaps(curves: Curves, shown: int = 5) -> list[str]:
     if len(curves.poles) > shown:
         lines.append(f"... and {len(curves.poles) - shown:,} more poles")
     return lines
+
+
+_ENTRIES_NAMED = 6  # the other entries of a varied tensor named one by one up to this many
+
+
+def _other_entries(name: str, index: tuple[int, ...], array: Any) -> dict[str, Any]:
+    """What stays fixed of the tensor one entry of which is varied: its other entries, by name
+    when there are few (``x[0] = 3``), else the tensor (shown by its shape)."""
+    import numpy as np
+
+    if not index:
+        return {}
+    if array.size - 1 > _ENTRIES_NAMED:
+        return {f"the other entries of {name}": array}
+    return {f"{name}[{', '.join(map(str, other))}]": float(array[other])
+            for other in np.ndindex(array.shape) if other != index}
+

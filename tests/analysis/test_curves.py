@@ -230,7 +230,7 @@ def test_an_entry_of_a_tensor_is_varied_with_the_others_kept() -> None:
     np.testing.assert_allclose(curves.df, 2 / 8 * np.sum(residual * X[:, :1], axis=0), rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(curves.d2f, np.full(51, 2 / 8 * np.sum(X[:, 0] ** 2)), rtol=1e-6)
     assert curves.variable == "W[0, 0]" and curves.gaps == [] and curves.poles == []
-    assert set(curves.fixed) == {"X", "Y"}
+    assert set(curves.fixed) == {"X", "Y", "W[1, 0]"} and curves.fixed["W[1, 0]"] == -1.25  # the other entry too
 
 
 def test_an_entry_of_a_matrix_mlp_has_autograds_derivative() -> None:
