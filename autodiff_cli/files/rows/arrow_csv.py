@@ -116,7 +116,7 @@ class ArrowBlocks:
             start = self.lines.taken + 1
             if not block:
                 if ended:
-                    self.lines.end(self.lines.taken)
+                    self.lines.end()
                     return
                 self.lines.resume(buffer, self.lines.taken)  # a line longer than Lines allows
                 return

@@ -257,9 +257,9 @@ class Lines:
         self.eof = False
         self.tiny = True  # look for numbers read as 0 in every chunk from here
 
-    def end(self, taken: int) -> None:
-        """The stream has ended after line ``taken``, read by another reader since ``detach``."""
-        self.taken, self.eof = taken, True
+    def end(self) -> None:
+        """The stream has ended, read to its end by another reader since ``detach``."""
+        self.eof = True
         self.pending, self.pieces, self.held = [], [], 0
 
     @property

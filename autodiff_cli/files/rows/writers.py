@@ -5,9 +5,10 @@ same float, as everywhere else in the tool) or ``%.Ng``, a chunk at a time with 
 ``%`` over a row template, which is several times faster than formatting cell by
 cell; JSON Lines write non-finite numbers as the strings "NaN", "Infinity" and
 "-Infinity", as ``eval --format json`` does.  With pyarrow, CSV and TSV rows of numbers
-only, written in full, are formatted by Arrow to the same text (``arrow_csv.delimited_bytes``).  A text cell holding a line break is
-quoted and written over several lines, which the reader takes back; one holding a CR
-without an LF is refused in CSV and TSV, since the reader would take it as a line end.
+only, written in full, are formatted by Arrow to the same text (``arrow_csv.delimited_bytes``).
+A text cell holding a line break is quoted and written over several lines, which the reader
+takes back; one holding a CR without an LF is refused in CSV and TSV, since the reader would
+take it as a line end.
 """
 
 from __future__ import annotations
