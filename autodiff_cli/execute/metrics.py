@@ -111,7 +111,9 @@ def metric_value(metric: Metric, values: dict[str, np.ndarray], row_label: Calla
 
 def _accuracy(metric: Metric, prediction: np.ndarray, target: np.ndarray, row_label: Callable[[int], str]) -> float:
     if target.ndim > 1:
-        raise _not_a_number(metric, metric.variables[1], target)
+        raise _not_a_number(metric, metric.variables[1], target, hint=(
+            "the target is one number per row: a class number (0, 1, ...) for a vector of scores, or the "
+            "label itself for one score; a one-hot vector's class is the variable holding its index"))
     if prediction.ndim == 1:  # binary: by the sign
         return float(np.mean((prediction > 0) == (target > 0)))
     if prediction.ndim > 2:
@@ -131,9 +133,11 @@ def _shape(column: np.ndarray) -> str:
     return "[" + ", ".join(map(str, column.shape[1:])) + "]"
 
 
-def _not_a_number(metric: Metric, name: str, column: np.ndarray, wanted: str = "a number") -> InputError:
+def _not_a_number(metric: Metric, name: str, column: np.ndarray, wanted: str = "a number",
+                  hint: str = "average a variable that is a number per row, e.g. mean(...) or sum(...) of it"
+                  ) -> InputError:
     return InputError(f"--metric {metric.text} needs {wanted} per row, and '{name}' has shape {_shape(column)}",
-                      hint="average a variable that is a number per row, e.g. mean(...) or sum(...) of it")
+                      hint=hint)
 
 
 def program_row_values(program: Program, objective: Any, names: Sequence[str]) -> RowValues:
