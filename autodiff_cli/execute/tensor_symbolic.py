@@ -62,6 +62,7 @@ __all__ = [
     "TensorDerivatives",
     "Term",
     "differentiate_tensors",
+    "fold_term",
     "input_shapes",
 ]
 
@@ -94,6 +95,27 @@ def number(value: float) -> Term:
 
 def literal(shape: Shape, values: Iterable[float]) -> Term:
     return Term(LITERAL, (), ArrayLiteral(tuple(shape), tuple(float(v) for v in values)))
+
+
+def fold_term(term: Term, leaf: Callable[[Term], Any], combine: Callable[[Term, list[Any]], Any]) -> Any:
+    """A value of ``term`` built bottom up, without recursion, once for a sub-term it shares:
+    ``leaf`` of a term without operands (a name, a number, a literal, a forward value), and
+    ``combine`` of an op with its operands' values.  Operands are visited last first, so the
+    order of ``leaf`` and ``combine`` calls is fixed for a term."""
+    done: dict[int, Any] = {}
+    stack = [(term, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in done:
+            continue
+        if not node.args:
+            done[id(node)] = leaf(node)
+        elif not ready:
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args)
+        else:
+            done[id(node)] = combine(node, [done[id(a)] for a in node.args])
+    return done[id(term)]
 
 
 def _is(term: Term, value: float) -> bool:
@@ -555,25 +577,18 @@ def as_program(inputs: Sequence[tuple[str, Any]], statements: Sequence[tuple[str
         registers[title] = len(instructions)
         variables[title] = Variable(title, INPUT, None, len(instructions), default)  # type: ignore[arg-type]
         instructions.append(Instruction(INPUT, (), title, None))
+    def leaf(node: Term) -> int:
+        if node.op == NAME:
+            return registers[node.param]
+        instructions.append(Instruction(CONST, (), node.param, None))  # a number or a literal
+        return len(instructions) - 1
+
+    def combine(node: Term, operands: list[int]) -> int:
+        instructions.append(Instruction(node.op, tuple(operands), node.param, None))
+        return len(instructions) - 1
+
     for title, term in statements:
-        done: dict[int, int] = {}
-        stack = [(term, False)]
-        while stack:
-            node, ready = stack.pop()
-            if id(node) in done:
-                continue
-            if node.op == NAME:
-                done[id(node)] = registers[node.param]
-            elif node.op in (NUMBER, LITERAL):
-                done[id(node)] = len(instructions)
-                instructions.append(Instruction(CONST, (), node.param, None))
-            elif not ready:
-                stack.append((node, True))
-                stack.extend((a, False) for a in node.args)
-            else:
-                done[id(node)] = len(instructions)
-                instructions.append(Instruction(node.op, tuple(done[id(a)] for a in node.args), node.param, None))
-        register = done[id(term)]
+        register = fold_term(term, leaf, combine)
         if term.op == NAME:  # `b = a`: a copy of its own
             instructions.append(Instruction("=", (register,), None, None))
             register = len(instructions) - 1
@@ -849,29 +864,18 @@ def _shape_of(term: Term, names: dict[str, Shape], registers: Sequence[Shape]) -
     the statements it reads, ``registers`` those of the forward values."""
     from ..engine.tensor_ops import broadcast_shape
 
-    done: dict[int, Shape] = {}
-    stack = [(term, False)]
-    while stack:
-        node, ready = stack.pop()
-        if id(node) in done:
-            continue
+    def leaf(node: Term) -> Shape:
         if node.op == NAME:
-            done[id(node)] = names[node.param]
-        elif node.op == NUMBER:
-            done[id(node)] = ()
-        elif node.op == LITERAL:
-            done[id(node)] = node.param.shape
-        elif node.op == _FORWARD:
-            done[id(node)] = registers[node.param]
-        elif not ready:
-            stack.append((node, True))
-            stack.extend((a, False) for a in node.args)
-        else:
-            operands = tuple(done[id(a)] for a in node.args)
-            if node.op == POWER_CONST or (node.op in OPS and OPS[node.op].arity == 1):
-                done[id(node)] = operands[0]
-            elif node.op in OPS or node.op == _SPREAD:
-                done[id(node)] = broadcast_shape(operands)
-            else:
-                done[id(node)] = TENSOR_OPS[node.op].shape(operands, node.param)
-    return done[id(term)]
+            return names[node.param]
+        if node.op == LITERAL:
+            return node.param.shape  # type: ignore[no-any-return]
+        return registers[node.param] if node.op == _FORWARD else ()
+
+    def combine(node: Term, operands: list[Shape]) -> Shape:
+        if node.op == POWER_CONST or (node.op in OPS and OPS[node.op].arity == 1):
+            return operands[0]
+        if node.op in OPS or node.op == _SPREAD:
+            return broadcast_shape(operands)
+        return TENSOR_OPS[node.op].shape(tuple(operands), node.param)  # type: ignore[no-any-return]
+
+    return fold_term(term, leaf, combine)  # type: ignore[no-any-return]

@@ -15,7 +15,7 @@ from typing import Any
 from ..engine.ops import OPS, short_number
 from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
 from ..errors import ProgramError
-from ..execute.tensor_symbolic import LITERAL, NAME, NUMBER, TensorDerivatives, Term
+from ..execute.tensor_symbolic import NAME, NUMBER, TensorDerivatives, Term, fold_term
 from ..language.program import ArrayLiteral, Initializer
 from .formulas import ATOM, FRACTION, POWER, PRODUCT, SUM, UNARY, latex_name
 
@@ -81,26 +81,13 @@ class _Syntax:
         return binding, text, text[:1]
 
     def expression(self, term: Term) -> str:
-        done: dict[int, Part] = {}
-        stack = [(term, False)]
-        while stack:
-            node, ready = stack.pop()
-            if id(node) in done:
-                continue
-            if node.op == NAME:
-                text = self.name(node.param)
-                done[id(node)] = (ATOM, text, text[:1])
-            elif node.op == NUMBER:
-                done[id(node)] = self.number(node.param)
-            elif node.op == LITERAL:
-                text = self.literal(node.param)
-                done[id(node)] = (ATOM, text, text[:1])
-            elif not ready:
-                stack.append((node, True))
-                stack.extend((a, False) for a in node.args)
-            else:
-                done[id(node)] = self.layout(node, [done[id(a)] for a in node.args])
-        return done[id(term)][1]
+        def leaf(node: Term) -> Part:
+            if node.op == NUMBER:
+                return self.number(node.param)
+            text = self.name(node.param) if node.op == NAME else self.literal(node.param)
+            return (ATOM, text, text[:1])
+
+        return fold_term(term, leaf, self.layout)[1]  # type: ignore[no-any-return]
 
 
 _program = _Syntax()
