@@ -3,7 +3,7 @@ and as data.
 
 The expected numbers are the post's linear regression worked in NumPy: P = X W, L = mean((P - Y)^2),
 dL/dP = (2/N)(P - Y), dL/dW = X^T dL/dP.  The browser tests share the conventions (and the
-browser fixture) of tests/render/test_page_browser.py: skipped, saying why, where Chromium or
+browser fixture, in tests/conftest.py) of tests/render/test_page_browser.py: skipped, saying why, where Chromium or
 Selenium is missing; AUTODIFF_SCREENSHOTS=DIR keeps the screenshots.
 """
 
@@ -22,19 +22,6 @@ from autodiff_cli.render import backends
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _browser_fixture():
-    """The scalar page's browser fixture (tests/render/test_page_browser.py), one Chromium for both:
-    the tests are not a package, so it is loaded from its file."""
-    import importlib.util
-
-    path = REPO / "tests" / "render" / "test_page_browser.py"
-    spec = importlib.util.spec_from_file_location("page_browser", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.browser
-
-
-browser = _browser_fixture()
 REGRESSION = "samples/regression_matrix.ad"
 W_SET = ["--set", "W=[[2.5], [-1.25]]"]
 RIGHT, LEFT, END, HOME, ESCAPE = "\ue014", "\ue012", "\ue010", "\ue011", "\ue00c"

@@ -13,9 +13,7 @@ are skipped, saying so.  Set AUTODIFF_SCREENSHOTS=DIR to keep the screenshots th
 from __future__ import annotations
 
 import os
-import shutil
 import struct
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,46 +25,6 @@ REPO = Path(__file__).resolve().parents[2]
 KARPATHY = "samples/karpathy.ad"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 USES_OF_A = [("t1", 0), ("t1", 1), ("y", 1)]  # y = t1 + a, t1 = a*a: (parent, operand) of each use
-CHROMIUM_FLAGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,860",
-]
-
-
-def _find(*names: str) -> str | None:
-    for name in names:
-        found = shutil.which(name) or (name if os.path.isabs(name) and os.access(name, os.X_OK) else None)
-        if found:
-            return found
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser():
-    webdriver = pytest.importorskip("selenium.webdriver",
-                                    reason="Selenium is not installed (pip install '.[test]')")
-    from selenium.webdriver.chrome.service import Service
-
-    chromium = _find("chromium", "chromium-browser", "/usr/lib/chromium/chromium")
-    driver_program = _find("chromedriver", "/usr/lib/chromium/chromedriver")
-    if chromium is None or driver_program is None:
-        pytest.skip("Chromium or chromedriver is not installed (Debian: apt-get install chromium "
-                    "chromium-driver), so the page is not tested in a browser")
-    profile = tempfile.mkdtemp(prefix="autodiff-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(driver_program))
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
 @pytest.fixture
 def make_page(runner, tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)  # samples/karpathy.ad is the page's title, as a reader would type it

@@ -1,6 +1,6 @@
 """The training report in a real browser: headless Chromium driven by Selenium.
 
-The browser and its skip (no Chromium, no chromedriver, no Selenium) are test_page_browser.py's
+The browser and its skip (no Chromium, no chromedriver, no Selenium) are tests/conftest.py's
 ``browser`` fixture.  Each test opens a report made from a short recorded run, moves the step
 slider or the log-scale box as a reader would, and reads what the page then draws: the boundary
 path, the fitted curve, the loss line.  Set AUTODIFF_SCREENSHOTS=DIR to keep the screenshot.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_page_browser import PNG_SIGNATURE, browser  # noqa: F401  (the fixture, shared)
+from test_page_browser import PNG_SIGNATURE
 from test_training_report import read_csv, recorded_run
 
 from autodiff_cli.execute.fit import FitSettings
