@@ -49,7 +49,7 @@ from .explain import (
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import LayerNode, TensorGraph
 
-__all__ = ["GRID_ENTRIES", "PAGE_COLOURS", "PageError", "inline_svg", "page_data", "tensor_inline_svg",
+__all__ = ["GRID_ENTRIES", "PAGE_COLOURS", "PageError", "asset", "inline_svg", "json_for_script", "page_data", "tensor_inline_svg",
            "tensor_page_data", "tensor_to_html", "to_html"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -311,11 +311,11 @@ def _tag(group: Any, name: str) -> None:
 # --- the page ------------------------------------------------------------------------------
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
-def _json_for_script(data: Any) -> str:
+def json_for_script(data: Any) -> str:
     """JSON that can sit inside a <script> element: no '<', '>' or '&' survive unescaped."""
     text = json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -357,7 +357,7 @@ def to_html(walk: Walkthrough, svg: bytes, *, title: str, precision: int = 4, ba
 def _assemble(title: str, picture: str, data: dict[str, Any], below: str, noscript: str, now_extra: str) -> str:
     """The page around its picture, data and the parts below the picture."""
     colours = "".join(f"--{name}:{value};" for name, value in PAGE_COLOURS.items())
-    script = _asset("page.js")
+    script = asset("page.js")
     if "</script" in script.lower():  # the script is ours; this only guards against a careless edit
         raise PageError("page.js contains '</script', which would end the script element early")
     # The page may run its own script and nothing else, and may load nothing at all: the
@@ -367,12 +367,12 @@ def _assemble(title: str, picture: str, data: dict[str, Any], below: str, noscri
         script_hash=f"sha256-{digest}",
         title=html.escape(title),
         colours=colours,
-        style=_asset("page.css"),
+        style=asset("page.css"),
         picture=picture,
         below=below,
         noscript=noscript,
         now_extra=now_extra,
-        data=_json_for_script(data),
+        data=json_for_script(data),
         script=script,
     )
 

@@ -21,7 +21,7 @@ import html
 import math
 from typing import TYPE_CHECKING, Any
 
-from .page import _asset, _json_for_script
+from .page import asset, json_for_script
 
 if TYPE_CHECKING:
     from ..analysis.training_record import Recording
@@ -126,7 +126,7 @@ def training_report_html(recording: Recording, *, graph_svg: bytes | None = None
     """The whole page, UTF-8.  ``graph_svg``: the row's graph (``row_graph_svg``), or None to show
     ``recording.graph_note`` (and a tensor program's layers) in its place."""
     data = report_data(recording)
-    script = _asset("training_report.js")
+    script = asset("training_report.js")
     if "</script" in script.lower():  # the script is ours; this only guards against a careless edit
         raise ValueError("training_report.js contains '</script', which would end the script element early")
     digest = base64.b64encode(hashlib.sha256(("\n" + script).encode("utf-8")).digest()).decode("ascii")
@@ -135,12 +135,12 @@ def training_report_html(recording: Recording, *, graph_svg: bytes | None = None
     page = _TEMPLATE.format(
         script_hash=f"sha256-{digest}",
         title=html.escape(title),
-        style=_asset("training_report.css"),
+        style=asset("training_report.css"),
         summary=_summary(recording),
         diagnoses=_diagnoses(recording),
         graph=_graph(recording, graph_svg),
         run=_run_table(recording.meta),
-        data=_json_for_script(data),
+        data=json_for_script(data),
         script=script,
     )
     return page.encode("utf-8")

@@ -264,7 +264,7 @@ def test_page_data_round_trips_through_its_script_element() -> None:
 
 def test_json_for_a_script_element_escapes_what_could_end_it() -> None:
     data = {"name": "</script><script>alert(1)</script>", "and": "a & b", "line": "\u2028"}
-    text = page._json_for_script(data)
+    text = page.json_for_script(data)
     assert not set("<>&\u2028") & set(text)
     assert json.loads(text) == data
 
@@ -295,11 +295,11 @@ def test_legend_lists_every_kind_of_the_svg_with_its_colour() -> None:
         assert f'background:{KIND_STYLES[kind]["fillcolor"]};' in legend and words in legend, kind
     for state in ("ad-flow", "ad-now", "ad-passed", "ad-summed", "ad-use"):
         assert f'class="edge {state}"' in legend
-        assert f"g.edge.{state} path" in page._asset("page.css"), state
+        assert f"g.edge.{state} path" in page.asset("page.css"), state
 
 
 def test_the_script_names_only_states_that_the_style_draws() -> None:
-    script, style = page._asset("page.js"), page._asset("page.css")
+    script, style = page.asset("page.js"), page.asset("page.css")
     states = set(re.findall(r'"(ad-[a-z]+)"', script))
     assert {"ad-pending", "ad-current", "ad-now", "ad-summed", "ad-selected", "ad-use"} <= states
     for state in states:
