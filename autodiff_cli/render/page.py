@@ -49,8 +49,8 @@ from .explain import (
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import LayerNode, TensorGraph
 
-__all__ = ["GRID_ENTRIES", "PAGE_COLOURS", "PageError", "asset", "inline_svg", "json_for_script", "page_data", "tensor_inline_svg",
-           "tensor_page_data", "tensor_to_html", "to_html"]
+__all__ = ["GRID_ENTRIES", "PAGE_COLOURS", "PageError", "asset", "inline_svg", "json_for_script", "page_data",
+           "tensor_inline_svg", "tensor_page_data", "tensor_to_html", "to_html"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
 
