@@ -131,6 +131,7 @@ class Cluster:
         self.client: Any = None
         self._local: Any = None
         self._config: Any = None
+        self._known_workers: list[str] = []
 
     def __enter__(self) -> Cluster:
         try:
@@ -204,15 +205,22 @@ class Cluster:
 
         ``spread``: the task's number among tasks to deal out to the workers in turn (Dask
         would give many to the first worker that asks), on that worker unless it is gone."""
-        if spread is None:
+        workers = self._workers() if spread is not None else []
+        if not workers:
             return self.client.submit(_on_worker, function, *args, pure=False)
-        workers = sorted(self.client.scheduler_info()["workers"])
         return self.client.submit(_on_worker, function, *args, pure=False, workers=[workers[spread % len(workers)]],
                                   allow_other_workers=True)
 
+    def _workers(self) -> list[str]:
+        """The workers' addresses, asked of the scheduler once (the client's own list lags behind
+        it); a task dealt to a worker that has gone since runs on another."""
+        if not self._known_workers:
+            self._known_workers = sorted(self.client.nthreads())
+        return self._known_workers
+
     def worker_count(self) -> int:
         """How many workers the scheduler has now."""
-        return max(1, len(self.client.scheduler_info()["workers"]))
+        return max(1, len(self._workers()))
 
     def scatter(self, value: Any) -> Any:
         """``value`` sent once to every worker, a future that tasks take as an argument; a small
