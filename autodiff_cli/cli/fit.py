@@ -83,6 +83,11 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
               help="Format of the --data rows [default: from its extension; else jsonl if it starts with '{', "
                    "csv if not].")
+@click.option("--dask", "scheduler", metavar="SCHEDULER",
+              help="Train on a Dask cluster: a scheduler's address (tcp://host:8786), or local[:N] to start N "
+                   "worker processes here [N: one per core].  --data may then be a glob or a directory of files, "
+                   "one partition each, kept in the workers' memory; each step maps the loss and gradient over "
+                   "them.  Needs pip install 'autodiff-cli[dask]'.")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
 @click.option("--init", type=click.Choice(["normal", "uniform"]),
@@ -145,7 +150,8 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
 @reporting_errors
 def fit_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
-    values_file: str | None, output: str | None, data: str, data_format: str | None, params: tuple[str, ...],
+    values_file: str | None, output: str | None, data: str, data_format: str | None, scheduler: str | None,
+    params: tuple[str, ...],
     init: str | None, seed: int, optimizer: str, lr: float, lr_schedule: str, final_lr: float | None,
     momentum: float | None, steps: int, batch_size: int | None, weight_decay: float, tol: float,
     validation_fraction: float | None, validation_data: str | None, metric_texts: tuple[str, ...],
@@ -207,52 +213,62 @@ def fit_command(
     if sum(map(names_stdin, (data, validation_data))) + (1 if readers else 0) > 1:
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
+    partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report)
     program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
     metrics = _metrics(program, metric_texts)
-    data_set, validation_set = _data_sets(data, validation_data, validation_fraction, data_format, program, values,
-                                          seed, quiet)
-    plan, start = _plan(program, data_set, values, output, params, init, seed)
-    warn(plan.warnings)
+    with _cluster(scheduler, partitioned) as cluster:  # partitions stay on the cluster until training ends
+        if partitioned:
+            paths, data_set = _partitioned(data, data_format, program, values)
+            validation_set = None
+        else:
+            data_set, validation_set = _data_sets(data, validation_data, validation_fraction, data_format, program,
+                                                  values, seed, quiet)
+        plan, start = _plan(program, data_set, values, output, params, init, seed)
+        warn(plan.warnings)
 
-    from ..execute.fit import Monitor, train
+        from ..execute.fit import Monitor, train
 
-    objective = _objective(program, plan, data_set, values, init, seed)
-    layout = getattr(objective, "layout", None)  # a tensor program: its parameters laid end to end
-    if layout is not None:
-        start = objective.start
-    measurer = _measurer(program, plan, metrics, objective, validation_set, values, init, seed)
-    reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
-                         held_out, measurer.names if measurer is not None else [])
-    recorder = None
-    if report is not None:
-        recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every)
-    monitor = None
-    if measurer is not None or recorder is not None:
-        observer = _Observer(reporter, recorder, report)
-        monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
-                          observe=observer, observe_last=observer.record_step if recorder is not None else None)
-    started = time.perf_counter()
-    with _Interrupts() as interrupts:
-        interrupts.notify = reporter.notice
-        with reporter:
-            result = train(objective, start, settings, on_step=reporter.step, stop_requested=interrupts.requested,
-                           monitor=monitor)
-        elapsed = time.perf_counter() - started
-        interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
-        recording = None
-        try:
-            if recorder is not None:
-                recorder.finish(result)
-                recording = recorder.recording()
-            _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout,
-                           recording, report, held_out, reporter.metrics)
-        except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
-            stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
-            click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
-                       err=True)
-            raise click.exceptions.Exit(interrupts.status) from None
-        _conclude(result, settings, out, quiet, interrupts, objective.rows, elapsed,
-                  recording.diagnoses if recording is not None else [])
+        if partitioned:
+            objective = _distributed_objective(cluster, paths, data_format, program, plan, data_set.plan, values,
+                                               init, seed)
+        else:
+            objective = _objective(program, plan, data_set, values, init, seed)
+        layout = getattr(objective, "layout", None)  # a tensor program: its parameters laid end to end
+        if layout is not None:
+            start = objective.start
+        measurer = _measurer(program, plan, metrics, objective, validation_set, values, init, seed)
+        reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
+                             held_out, measurer.names if measurer is not None else [])
+        recorder = None
+        if report is not None:
+            recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every)
+        monitor = None
+        if measurer is not None or recorder is not None:
+            observer = _Observer(reporter, recorder, report)
+            monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
+                              observe=observer, observe_last=observer.record_step if recorder is not None else None)
+        started = time.perf_counter()
+        with _Interrupts() as interrupts:
+            interrupts.notify = reporter.notice
+            with reporter:
+                result = train(objective, start, settings, on_step=reporter.step,
+                               stop_requested=interrupts.requested, monitor=monitor)
+            elapsed = time.perf_counter() - started
+            interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
+            recording = None
+            try:
+                if recorder is not None:
+                    recorder.finish(result)
+                    recording = recorder.recording()
+                _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout,
+                               recording, report, held_out, reporter.metrics)
+            except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
+                stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
+                click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
+                           err=True)
+                raise click.exceptions.Exit(interrupts.status) from None
+            _conclude(result, settings, out, quiet, interrupts, objective.rows, elapsed,
+                      recording.diagnoses if recording is not None else [])
 
 
 # --- before training -------------------------------------------------------------------------
@@ -428,6 +444,80 @@ def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict
 
     return objective_for(program, plan, data_set.columns, data_set.plan, values, init, seed, data_set.label,
                          _advice(data_set.name))
+
+
+def _partitioned_data(scheduler: str | None, data: str, held_out: bool, metric_texts: tuple[str, ...],
+                      report: str | None) -> bool:
+    """Whether --data is read as partitions (--dask, or a glob or directory), checking what goes
+    with that before anything is read."""
+    from ..files.partitions import is_partitioned
+
+    partitioned = scheduler is not None or is_partitioned(data)
+    if partitioned and (held_out or metric_texts or report is not None):
+        raise click.UsageError("--dask (or --data naming many files) trains on the partitions only: --validation, "
+                               "--validation-data, --metric and --report do not go with it")
+    if scheduler is not None:
+        from ..execute.distributed import parse_scheduler
+
+        try:
+            parse_scheduler(scheduler)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--dask") from None
+    if partitioned and names_stdin(data):
+        raise click.UsageError("--dask reads --data on the workers: name the files (a glob or a directory)")
+    return partitioned
+
+
+def _cluster(scheduler: str | None, partitioned: bool) -> Any:
+    """The cluster the partitions are trained on (in this process without --dask); nothing for
+    one file of rows."""
+    import contextlib
+
+    if not partitioned:
+        return contextlib.nullcontext()
+    from ..execute.distributed import cluster_or_here
+
+    return cluster_or_here(scheduler)
+
+
+def _partitioned(data: str, data_format: str | None, program: Program, values: dict[str, Any]
+                 ) -> tuple[list[str], _DataSet]:
+    """The files of --data, and the first one's column plan (from its first line) for _plan."""
+    import numpy as np
+
+    from ..execute.columns import plan_columns
+    from ..files.partitions import partition_paths
+    from ..files.rows import opened, reader_for
+
+    paths = partition_paths(data)
+    with opened(paths[0], notify) as (stream, name, _size):
+        reader = reader_for(stream, name, row_format(paths[0], data_format), sniffs(paths[0], data_format))
+        column_plan = plan_columns(program, reader.columns, values, data_name=name, locate=reader.column_error)
+    return paths, _DataSet(name, {}, np.empty(0), "line", column_plan)
+
+
+def _distributed_objective(cluster: Any, paths: list[str], data_format: str | None, program: Program,
+                           plan: FitPlan, column_plan: ColumnPlan, values: dict[str, Any], init: str | None,
+                           seed: int) -> Any:
+    """The mean loss over every partition's rows, computed where they are held; for a tensor
+    program with ``layout`` and ``start`` as ``_objective`` gives them."""
+    from ..execute.columns import feeds_tensors
+    from ..execute.distributed import DistributedObjective, PartitionObjective, partition_labels
+    from ..files.partitions import PartitionReader
+    from ..language.program import Initializer, runs_as_tensors
+
+    layout = fixed = start = None
+    if runs_as_tensors(program, values) or feeds_tensors(program, column_plan):
+        from ..execute.tensor import input_arrays
+        from ..execute.tensor_fit import starting_parameters
+
+        layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
+        drawn = input_arrays(program, {}, seed)
+        fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
+    make = PartitionObjective(program, plan, column_plan.numeric, layout, fixed, _advice(paths[0]))
+    objective = DistributedObjective(cluster, paths, PartitionReader(data_format), make, partition_labels(paths))
+    objective.layout, objective.start = layout, start  # type: ignore[attr-defined]
+    return objective
 
 
 def _measurer(program: Program, plan: FitPlan, metrics: list[Metric], objective: Any,

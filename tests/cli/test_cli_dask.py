@@ -234,3 +234,39 @@ def test_ctrl_c_at_the_terminal_exits_130_and_writes_nothing(rows, tmp_path):
     assert process.returncode == 130
     assert "Traceback" not in stderr.decode()
     assert os.listdir(tmp_path) == []  # neither out/ nor a temporary directory
+
+
+# --- fit --dask -------------------------------------------------------------------------------------
+
+
+def fit(runner, *args):
+    return runner.invoke(main, ["fit", *map(str, args)])
+
+
+@pytest.mark.parametrize("extra", [[], ["--batch-size", "50", "--optimizer", "adam"]], ids=["full", "mini-batch"])
+def test_fit_on_the_cluster_learns_what_one_machine_learns(runner, rows, address, tmp_path, extra):
+    common = [REGRESSION, "--lr", "0.05", "--steps", "60", "--seed", "3", "-q", *extra]
+    assert fit(runner, *common, "--data", rows / "all.csv", "-o", tmp_path / "one.json").exit_code == 0
+    result = fit(runner, *common, "--data", rows / "rows", "--dask", address, "-o", tmp_path / "dask.json")
+    assert result.exit_code == 0, result.output
+    one, dask = (json.loads((tmp_path / name).read_text()) for name in ("one.json", "dask.json"))
+    assert dask.keys() == one.keys()
+    for name in one:  # the same sums in another order: equal to the last bits
+        assert dask[name] == pytest.approx(one[name], rel=1e-12, abs=1e-15)
+    # and the line the rows were drawn from, y = 2x + 1, is where gradient descent is heading
+    x, y = np.loadtxt(rows / "all.csv", delimiter=",", skiprows=1, unpack=True)
+    w, b = 0.5, 0.0
+    for _ in range(60) if not extra else ():
+        residual = w * x + b - y
+        w, b = w - 0.05 * np.mean(2 * residual * x), b - 0.05 * np.mean(2 * residual)
+    if not extra:
+        assert (one["w"], one["b"]) == pytest.approx((w, b), rel=1e-12)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--validation", "0.2"], "do not go with it"),
+    (["--metric", "L"], "do not go with it"),
+])
+def test_fit_on_partitions_refuses_what_it_cannot_do_yet(runner, rows, args, said):
+    result = fit(runner, REGRESSION, "--data", rows / "rows", "--steps", "2", *args)
+    assert result.exit_code == 2 and said in result.output
