@@ -3,6 +3,7 @@ pages' browser tests (skipped, saying why, where Chromium, chromedriver or Selen
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -11,6 +12,11 @@ from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
+
+# Test modules import helpers of other folders by folder: `from properties.test_tensor_random
+# import Gen`.  The tests folder goes on the path, not the repository: there, `autodiff_cli` would
+# be the checkout's rather than the installed package (whose engine is the compiled one).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 from autodiff_cli.cli import main
 from autodiff_cli.execute import evaluate
 from autodiff_cli.language import parse
-from tests.files import rows_paths
+from files import rows_paths
 
 rows_path = rows_paths.rows_path  # autouse: every test here runs on both rows paths (Arrow, pure Python)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autodiff_cli.cli import main
-from tests.files import rows_paths
+from files import rows_paths
 
 rows_path = rows_paths.rows_path  # autouse: every test here runs on both rows paths (Arrow, pure Python)
 

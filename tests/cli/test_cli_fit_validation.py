@@ -260,7 +260,7 @@ def test_the_report_is_told_each_recorded_step_with_the_validation_loss(fit, tmp
     recorder = fake_report[0]
     assert (recorder.every, recorder.seed, recorder.steps) == (4, 7, 9)
     assert (recorder.train_rows, recorder.validation_rows) == (150, 50)
-    assert recorder.meta["seed"] == 7 and recorder.meta["command"].startswith("autodiff ")
+    assert recorder.meta["seed"] == 7 and recorder.meta["command"].startswith("autodiff")  # then pytest's own arguments
     assert set(recorder.meta["versions"]) >= {"autodiff-cli", "python", "numpy"}
     training, held = split(7, 50)
     path = sgd_path(training, 9)

@@ -14,7 +14,7 @@ from autodiff_cli.execute.scalar import evaluate
 from autodiff_cli.execute.scalar_view import TooLarge, entry_name, layer_view, scalar_view
 from autodiff_cli.execute.tensor import input_arrays, run_forward
 from autodiff_cli.language.compiler import parse
-from tests.properties.test_tensor_random import Gen, Tie, reference_gradients
+from properties.test_tensor_random import Gen, Tie, reference_gradients
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 TOLERANCE = 1e-10  # sums are added in another order than NumPy's pairwise ones

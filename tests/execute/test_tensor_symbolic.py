@@ -21,7 +21,7 @@ from autodiff_cli.execute.tensor import input_arrays, run_forward
 from autodiff_cli.execute.tensor_symbolic import VJP_RULES, differentiate_tensors
 from autodiff_cli.language.compiler import parse
 from autodiff_cli.render.tensor_formulas import tensor_latex, tensor_program, tensor_python, tensor_text
-from tests.properties.test_tensor_random import Gen, Tie
+from properties.test_tensor_random import Gen, Tie
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 TOLERANCE = 1e-12
