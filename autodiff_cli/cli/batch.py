@@ -128,8 +128,6 @@ def batch_command(
       autodiff batch model.ad rows.csv --reduce mean --format json
       autodiff batch samples/regression.ad samples/regression.csv --keep x --to tsv
     """
-    from ..execute.vectorized import BatchEvaluator
-
     if expr is not None or file is not None:  # the one positional argument is then the rows
         if rows is not None and source is not None:
             raise click.UsageError("with -e/-f the program is given; pass only ROWS as an argument")
@@ -169,21 +167,7 @@ def batch_command(
     with opened(rows, notify) as (stream, name, size):
         reader = reader_for(stream, name, row_format(rows, input_format), sniffs(rows, input_format))
         plan = _plan(program, reader, values, keep, reduce is not None)
-        listed = _values_of(values_of, program, wrt, reduce)
-        # --reduce's report gives each variable it lists a gradient: the --values-of ones too.
-        differentiated = listed if reduce is not None else _wrt(wrt, program)
-        broadcast = _broadcast(plan, values)
-        evaluator: Any
-        if _runs_as_tensors(program, plan, values):
-            from ..execute.tensor_batch import TensorBatchEvaluator
-
-            evaluator = TensorBatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
-                                             advice=_advice())
-            evaluator.shapes_of_rows = evaluator.shapes(_one_row(plan, broadcast))
-            evaluator.check_output(evaluator.shapes_of_rows, reduce)  # before a line is written
-        else:
-            evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
-                                       advice=_advice())
+        evaluator, broadcast = _evaluator(program, plan, values, output, wrt, values_of, reduce)
         with reading_progress(size, quiet, name) as advance:
             if reduce is None:
                 _write_rows(reader, plan, evaluator, broadcast, out, written, precision, ON_ERROR[on_error],
@@ -409,29 +393,36 @@ def _plan_job(program: Program, values: dict[str, float], first: str, input_form
               wrt: tuple[str, ...], keep: tuple[str, ...], values_of: tuple[str, ...], reduce: str | None,
               on_error: str, precision: int | None, written: str) -> _Job:
     """The evaluator and the output's columns, from the first partition's columns (its first line)."""
-    from ..execute.vectorized import BatchEvaluator
     from ..files.rows import opened, reader_for
 
     with opened(first, notify) as (stream, name, _size):
         reader = reader_for(stream, name, row_format(first, input_format), sniffs(first, input_format))
         plan = _plan(program, reader, values, keep, reduce is not None)
-        listed = _values_of(values_of, program, wrt, reduce)
-        differentiated = listed if reduce is not None else _wrt(wrt, program)
-        broadcast = _broadcast(plan, values)
-        evaluator: Any
-        if _runs_as_tensors(program, plan, values):
-            from ..execute.tensor_batch import TensorBatchEvaluator
-
-            evaluator = TensorBatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
-                                             advice=_advice())
-            evaluator.shapes_of_rows = evaluator.shapes(_one_row(plan, broadcast))
-            evaluator.check_output(evaluator.shapes_of_rows, reduce)
-        else:
-            evaluator = BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
-                                       advice=_advice())
+        evaluator, broadcast = _evaluator(program, plan, values, output, wrt, values_of, reduce)
         names = _output_names(plan, evaluator, reader) if reduce is None else []
     return _Job(program, values, keep, plan, evaluator, broadcast, names, reduce, ON_ERROR[on_error], precision,
                 written, name)
+
+
+def _evaluator(program: Program, plan: Any, values: dict[str, Any], output: str | None, wrt: tuple[str, ...],
+               values_of: tuple[str, ...], reduce: str | None) -> tuple[Any, dict[str, Any]]:
+    """The executor of the rows (the vectorized one, or the tensor one with its output checked
+    before a line is written) and the values every row shares."""
+    from ..execute.vectorized import BatchEvaluator
+
+    listed = _values_of(values_of, program, wrt, reduce)
+    # --reduce's report gives each variable it lists a gradient: the --values-of ones too.
+    differentiated = listed if reduce is not None else _wrt(wrt, program)
+    broadcast = _broadcast(plan, values)
+    if not _runs_as_tensors(program, plan, values):
+        return BatchEvaluator(program, output=output, wrt=differentiated, values_of=listed,
+                              advice=_advice()), broadcast
+    from ..execute.tensor_batch import TensorBatchEvaluator
+
+    evaluator = TensorBatchEvaluator(program, output=output, wrt=differentiated, values_of=listed, advice=_advice())
+    evaluator.shapes_of_rows = evaluator.shapes(_one_row(plan, broadcast))
+    evaluator.check_output(evaluator.shapes_of_rows, reduce)
+    return evaluator, broadcast
 
 
 def _size_of(path: str) -> int:
