@@ -85,8 +85,9 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 
 
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
-                          "python python_helper latex exact parity sign",
-                    defaults=(None, None, None, None, None, None, None, None, False, None, None))):
+                          "python python_helper latex exact parity sign numpy numpy_helpers activation",
+                    defaults=(None, None, None, None, None, None, None, None, False, None, None, None, (),
+                              False))):
     """One operation: how it is written, its value and local derivatives, and their rules.
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
@@ -98,7 +99,12 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     ``exact`` (bool: the result is the operand's value, its negation or a constant, so it
     needs no rounding), ``parity`` (``"even"``: f(-x) = f(x); ``"odd"``: f(-x) = -f(x)) and
     ``sign`` (what is known of the result's sign in float64: ``"nonnegative"``, or
-    ``"operand"``: positive where the operand is positive, else non-negative).  A plain namedtuple:
+    ``"operand"``: positive where the operand is positive, else non-negative).  For functions,
+    ``numpy`` is the call in NumPy Python (``np.tanh({x})``), and ``numpy_helpers`` the
+    ``(name, source)`` of each function of the generated module it calls, computing what
+    ``vector`` computes bit for bit (a test holds them equal out to |x| = 700).  ``activation``
+    marks the functions a layer applies to its units (fit's report counts their dead units).
+    A plain namedtuple:
     ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
     would pay for.
     """
@@ -440,6 +446,13 @@ _STEP_PY = "def _step(v):\n    return 1.0 if v > 0 else 0.0 if v <= 0 else v\n"
 _RELU_PY = "def _relu(v):\n    return v if v > 0 else 0.0 if v <= 0 else v\n"  # NaN stays NaN, as the kernel
 _SIGN_PY = "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0 if v == 0 else v\n"
 
+# The same for diff --format python of a tensor program, on NumPy arrays: each the vector kernel's
+# own expression, so the two give the same bits (sigmoid's overflow-free form included).
+_RELU_NP = ("_relu", "def _relu(x):\n    return np.maximum(x, 0.0) + 0.0\n")
+_STEP_NP = ("_step", "def _step(x):\n    return (x > 0.0).astype(np.float64)\n")
+_SIGMOID_NP = ("_sigmoid", "def _sigmoid(x):\n    e = np.exp(-np.abs(x))\n"
+                           "    return np.maximum(e, x >= 0.0) / (1.0 + e)\n")
+
 
 # --- the table -------------------------------------------------------------------------------
 
@@ -460,37 +473,76 @@ _ROWS = (
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
        vector=_pow_const_vector, symbolic=("c*x**(c - 1)",)),
     Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",),
-       python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd"),
+       python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd", activation=True,
+       numpy="np.tanh({x})"),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
        overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector,
-       symbolic=("out",), python="math.exp({x})", latex=r"\exp\left({x}\right)", sign="nonnegative"),
+       symbolic=("out",), python="math.exp({x})", latex=r"\exp\left({x}\right)", sign="nonnegative",
+       numpy="np.exp({x})"),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
        hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector,
-       symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)"),
+       symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)",
+       numpy="np.log({x})"),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
        hint="sqrt needs a non-negative argument; check the inputs that feed it",
-       vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}", sign="operand"),
+       vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}", sign="operand",
+       numpy="np.sqrt({x})"),
     Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",),
        python="_relu({x})", python_helper=_RELU_PY,
-       latex=r"\operatorname{relu}\left({x}\right)", exact=True, sign="nonnegative"),
+       latex=r"\operatorname{relu}\left({x}\right)", exact=True, sign="nonnegative",
+       numpy="_relu({x})", numpy_helpers=(_RELU_NP,), activation=True),
     Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector,
        symbolic=("out*(1 - out)",), python="_sigmoid({x})", python_helper=_SIGMOID_PY,
-       latex=r"\sigma\left({x}\right)", sign="nonnegative"),
+       latex=r"\sigma\left({x}\right)", sign="nonnegative",
+       numpy="_sigmoid({x})", numpy_helpers=(_SIGMOID_NP,), activation=True),
     Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",),
-       python="math.sin({x})", latex=r"\sin\left({x}\right)", parity="odd"),
+       python="math.sin({x})", latex=r"\sin\left({x}\right)", parity="odd",
+       numpy="np.sin({x})"),
     Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector, symbolic=("-sin(x)",),
-       python="math.cos({x})", latex=r"\cos\left({x}\right)", parity="even"),
+       python="math.cos({x})", latex=r"\cos\left({x}\right)", parity="even",
+       numpy="np.cos({x})"),
     Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector, symbolic=("sign(x)",),
-       python="abs({x})", latex=r"\left|{x}\right|", exact=True, parity="even", sign="operand"),
+       python="abs({x})", latex=r"\left|{x}\right|", exact=True, parity="even", sign="operand",
+       numpy="np.abs({x})"),
     Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector, symbolic=("0",),
        python="_sign({x})", python_helper=_SIGN_PY, latex=r"\operatorname{sign}\left({x}\right)",
-       exact=True, parity="odd"),
+       exact=True, parity="odd",
+       numpy="np.sign({x})"),
     Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector, symbolic=("0",),
        python="_step({x})", python_helper=_STEP_PY, latex=r"\operatorname{step}\left({x}\right)",
-       exact=True, sign="nonnegative"),
+       exact=True, sign="nonnegative",
+       numpy="_step({x})", numpy_helpers=(_STEP_NP,)),
     # `b = a`: b gets a node of its own
     Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True),
 )
+
+
+
+def _check_entry(op: Op) -> None:
+    """Registration: every field an op's consumers read is there and has the form they expect,
+    so that a new row missing one fails at import, not in the one command that reads it."""
+    problems = []
+    if op.arity not in (1, 2) or "{x}" not in op.written or (op.arity == 2) != ("{y}" in op.written):
+        problems.append("arity and written form disagree")
+    if not callable(op.scalar) or not callable(op.vector):
+        problems.append("a float kernel (scalar) and a NumPy kernel (vector) are required")
+    if len(op.rule) != op.arity or op.symbolic is None or len(op.symbolic) != op.arity:
+        problems.append("one rule and one symbolic local derivative per operand are required")
+    if op.is_function and not (op.python and op.latex and op.numpy):
+        problems.append("a function needs its python, latex and numpy forms")
+    if op.python_helper is not None and f"def {op.python.split('(')[0]}(" not in op.python_helper:
+        problems.append("python_helper must define the function the python form calls")
+    for name, source in op.numpy_helpers:
+        if f"def {name}(" not in source or name not in (op.numpy or ""):
+            problems.append(f"the numpy helper {name} must be defined by its source and called by the numpy form")
+    if op.parity not in (None, "even", "odd") or op.sign not in (None, "nonnegative", "operand"):
+        problems.append("parity is even, odd or None; sign is nonnegative, operand or None")
+    if problems:
+        raise TypeError(f"op {op.name!r}: " + "; ".join(problems))
+
+
+for _row in _ROWS:
+    _check_entry(_row)
 
 OPS: dict[str, Op] = {op.name: op for op in _ROWS}
 """Every op by name; the names are also the ``_op`` of graph nodes (``**c`` nodes show

@@ -73,10 +73,15 @@ class ShapeMismatch(Exception):
 
 
 class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
-                                      "written_param", defaults=(None,))):
+                                      "written_param numpy_helpers exact", defaults=(None, (), False))):
     """One tensor op (fields as in the module docstring).  ``written`` is the form without a
     parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
-    ``{x}[{index}]``), None for ops without.  ``write`` fills in either."""
+    ``{x}[{index}]``), None for ops without.  ``write`` fills in either.  ``numpy`` is the call
+    ``diff --format python`` writes (``{axis}`` stands for ``, axis=k`` or nothing), None for
+    an operator laid out by precedence (``@``, indexing); ``numpy_helpers`` the ``(name,
+    source)`` of each function of the generated module it calls, computing what ``forward``
+    computes (tested against it).  ``exact``: the result only copies or moves entries, so it
+    adds no rounding error (``check`` reads it)."""
 
     __slots__ = ()
 
@@ -727,6 +732,22 @@ def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any
     return _fresh(np, np.sum(per_position, axis=axes) / positions, np.shape(out))
 
 
+# --- NumPy forms for diff --format python: the kernels above, as the generated module defines them -----
+
+_LOGSUMEXP_NP = ("_logsumexp", "def _logsumexp(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
+                               "    m = np.where(np.isfinite(m), m, 0.0)\n"
+                               "    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]\n")
+_SOFTMAX_NP = ("_softmax", "def _softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
+                           "    e = np.exp(x - np.where(np.isfinite(m), m, 0.0))\n"
+                           "    return e / np.sum(e, axis=-1, keepdims=True)\n")
+_LOG_SOFTMAX_NP = ("_log_softmax", "def _log_softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
+                                   "    m = np.where(np.isfinite(m), m, 0.0)\n"
+                                   "    return x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))\n")
+_MSE_NP = ("_mse", "def _mse(x, y):\n    d = x - y\n    return np.mean(d * d)\n")
+_CROSS_ENTROPY_NP = ("_cross_entropy", "def _cross_entropy(x, y):\n    labels = np.asarray(y, dtype=np.intp)[..., None]\n"
+                                       "    return np.mean(_logsumexp(x) - np.take_along_axis(x, labels, axis=-1)[..., 0])\n")
+
+
 # --- the table --------------------------------------------------------------------------------------
 
 _max = _extreme("max")
@@ -735,56 +756,87 @@ _min = _extreme("min")
 _ROWS = (
     TensorOp("@", 2, "{x} @ {y}", _matmul_shape, _matmul_forward, _matmul_vjp, _matmul_jvp,
              ("dL/dx = dL/dout @ transpose(y)", "dL/dy = transpose(x) @ dL/dout"),
-             "np.matmul({x}, {y})", "{x} {y}",
+             None, "{x} {y}",
              "matrix product (np.matmul) of vectors and matrices; vector @ vector is a dot product"),
     TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
              ("dL/dx = dL/dout copied to every element summed",),
-             "np.sum({x}, axis={axis})", r"\sum {x}",
+             "np.sum({x}{axis})", r"\sum {x}",
              "sum of all elements, or along one axis", "sum({x}, {axis})"),
     TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
              ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
-             "np.mean({x}, axis={axis})", r"\operatorname{mean}\left({x}\right)",
+             "np.mean({x}{axis})", r"\operatorname{mean}\left({x}\right)",
              "mean of all elements, or along one axis", "mean({x}, {axis})"),
     TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
              ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
-             "np.max({x}, axis={axis})", r"\max {x}",
-             "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})"),
+             "np.max({x}{axis})", r"\max {x}",
+             "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})", exact=True),
     TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
              ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
-             "np.min({x}, axis={axis})", r"\min {x}",
-             "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})"),
+             "np.min({x}{axis})", r"\min {x}",
+             "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})", exact=True),
     TensorOp("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
              _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
-             "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped"),
+             "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True),
     TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
              _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
-             "scipy.special.softmax({x}, axis=-1)", r"\operatorname{softmax}\left({x}\right)",
-             "exp(x) / sum(exp(x)) along the last axis, computed without overflow"),
+             "_softmax({x})", r"\operatorname{softmax}\left({x}\right)",
+             "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_NP,)),
     TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False), _log_softmax_forward,
              _log_softmax_vjp, _log_softmax_jvp, ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, -1)",),
-             "scipy.special.log_softmax({x}, axis=-1)", r"\log\operatorname{softmax}\left({x}\right)",
-             "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow"),
+             "_log_softmax({x})", r"\log\operatorname{softmax}\left({x}\right)",
+             "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow",
+             numpy_helpers=(_LOG_SOFTMAX_NP,)),
     TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True), _logsumexp_forward,
              _logsumexp_vjp, _logsumexp_jvp, ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the last axis",),
-             "scipy.special.logsumexp({x}, axis=-1)", r"\log\sum\exp {x}",
-             "log(sum(exp(x))) along the last axis (which it removes), computed without overflow"),
+             "_logsumexp({x})", r"\log\sum\exp {x}",
+             "log(sum(exp(x))) along the last axis (which it removes), computed without overflow",
+             numpy_helpers=(_LOGSUMEXP_NP,)),
     TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
              ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
-             "{x}[{index}]", "{x}_{{index}}",
-             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]"),
+             None, "{x}_{{index}}",
+             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]", exact=True),
     TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
              ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
-             "np.mean(({x} - {y}) ** 2)", r"\operatorname{MSE}\left({x}, {y}\right)",
-             "mean squared error: mean((x - y)**2) over all elements; the shapes must be equal"),
+             "_mse({x}, {y})", r"\operatorname{MSE}\left({x}, {y}\right)",
+             "mean squared error: mean((x - y)**2) over all elements; the shapes must be equal", numpy_helpers=(_MSE_NP,)),
     TensorOp("cross_entropy", 2, "cross_entropy({x}, {y})", _cross_entropy_shape, _cross_entropy_forward,
              _cross_entropy_vjp, _cross_entropy_jvp,
              ("dL/dx = dL/dout * (softmax(x) - onehot(y)) / n, n the number of rows of x",
               "dL/dy = 0 (class labels are not differentiated)"),
-             "-np.mean(np.take_along_axis(scipy.special.log_softmax({x}, axis=-1), "
-             "{y}.astype(int)[..., None], axis=-1))",
+             "_cross_entropy({x}, {y})",
              r"\operatorname{CE}\left({x}, {y}\right)",
-             "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged"),
+             "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged",
+             numpy_helpers=(_LOGSUMEXP_NP, _CROSS_ENTROPY_NP)),
 )
+
+
+
+def _check_entry(op: TensorOp) -> None:
+    """Registration: every field the executors, writers and explain read, checked at import."""
+    fields = "xy"[:op.arity]
+    problems = []
+    if op.name in OPS:
+        problems.append("the name is an elementwise op's")
+    if op.arity not in (1, 2) or not all("{%s}" % f in op.written and "{%s}" % f in op.latex for f in fields):
+        problems.append("the written and latex forms must hold every operand")
+    if op.numpy is not None and not all("{%s}" % f in op.numpy for f in fields):
+        problems.append("the numpy form must hold every operand")
+    if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp)):
+        problems.append("a shape rule, forward, VJP and JVP are required")
+    if len(op.rule) != op.arity or not all(r.startswith("dL/d") for r in op.rule):
+        problems.append("one rule 'dL/d... = ...' per operand is required")
+    if not op.summary or "\n" in op.summary:
+        problems.append("a one-line summary is required")
+    called = " ".join(source for _, source in op.numpy_helpers) + (op.numpy or "")
+    for name, source in op.numpy_helpers:
+        if f"def {name}(" not in source or f"{name}(" not in called.replace(f"def {name}(", ""):
+            problems.append(f"the numpy helper {name} must be defined by its source and called")
+    if problems:
+        raise TypeError(f"tensor op {op.name!r}: " + "; ".join(problems))
+
+
+for _row in _ROWS:
+    _check_entry(_row)
 
 TENSOR_OPS: dict[str, TensorOp] = {op.name: op for op in _ROWS}
 """Every tensor op by name."""

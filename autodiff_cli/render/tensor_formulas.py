@@ -232,30 +232,10 @@ def tensor_latex(result: TensorDerivatives) -> str:
 # --- Python (NumPy) ----------------------------------------------------------------------------------
 
 FUNCTION_NAME = "derivatives"
-_NUMPY_FUNCTIONS = {"tanh": "np.tanh", "exp": "np.exp", "log": "np.log", "sqrt": "np.sqrt", "sin": "np.sin",
-                    "cos": "np.cos", "abs": "np.abs", "sign": "np.sign"}
-# The functions NumPy has no single call for, as the generated module defines them (the
-# engine's conventions: relu'(0) = step(0) = 0; softmax and its kin shifted by the row's max).
-_HELPERS = {
-    "relu": "def _relu(x):\n    return np.where(x > 0, x, 0.0)\n",
-    "step": "def _step(x):\n    return np.where(x > 0, 1.0, 0.0)\n",
-    "sigmoid": "def _sigmoid(x):\n    return 0.5 * (1.0 + np.tanh(0.5 * x))\n",
-    "softmax": "def _softmax(x):\n    e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n"
-               "    return e / np.sum(e, axis=-1, keepdims=True)\n",
-    "log_softmax": "def _log_softmax(x):\n    return x - _logsumexp(x)[..., None]\n",
-    "logsumexp": "def _logsumexp(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
-                 "    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]\n",
-    "mse": "def _mse(x, y):\n    return np.mean((x - y) ** 2)\n",
-    "cross_entropy": "def _cross_entropy(x, y):\n    picked = np.take_along_axis(_log_softmax(x), "
-                     "np.asarray(y, dtype=int)[..., None], axis=-1)\n    return -np.mean(picked)\n",
-}
-_NEEDS = {"log_softmax": ("logsumexp",), "cross_entropy": ("log_softmax", "logsumexp")}
-
-
 class _Python(_Syntax):
     def __init__(self, rename: Callable[[str], str]) -> None:
         self.rename = rename
-        self.used: set[str] = set()
+        self.used: dict[str, str] = {}  # the generated module's helper functions, by name
 
     def name(self, text: str) -> str:
         return self.rename(text)
@@ -268,24 +248,21 @@ class _Python(_Syntax):
         return f"np.array({_nested(values, lambda v: repr(float(v)))})"
 
     def operator(self, op: str, term: Term, parts: list[Part]) -> tuple[float, str]:
-        if op in ("sum", "mean", "max", "min"):
-            axis = "" if term.param is None else f", axis={term.param}"
-            return ATOM, f"np.{op}({parts[0][1]}{axis})"
-        if op == "transpose":
-            return ATOM, f"np.transpose({parts[0][1]})"
-        if op in _HELPERS:
-            self.used.add(op)
-            self.used.update(_NEEDS.get(op, ()))
-            return ATOM, f"_{op}({', '.join(p[1] for p in parts)})"
-        if op in _NUMPY_FUNCTIONS:
-            return ATOM, f"{_NUMPY_FUNCTIONS[op]}({parts[0][1]})"
-        if op in ("+", "-", "*", "/", "@", "neg", "**c", "**", "=", "index"):
+        entry = OPS.get(op) or TENSOR_OPS.get(op)
+        form = getattr(entry, "numpy", None)
+        if form is None:
+            if op in OPS and OPS[op].is_function:
+                raise ProgramError(f"the op '{op}' has no NumPy form, so it cannot be written as Python",
+                                   hint="choose another --format, or give its registry entry a numpy form")
             return super().operator(op, term, parts)
-        raise ProgramError(f"the op '{op}' has no NumPy form, so it cannot be written as Python",
-                           hint="choose another --format, or give it one in autodiff_cli/render/tensor_formulas.py")
+        for helper, source in entry.numpy_helpers:
+            self.used[helper] = source
+        axis = "" if term.param is None else f", axis={term.param}"
+        return ATOM, form.format(axis=axis, **dict(zip("xy", (p[1] for p in parts))))
 
 
-_PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(f"_{op}" for op in _HELPERS)})
+_PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(name for entry in (*OPS.values(), *TENSOR_OPS.values())
+                                                          for name, _ in entry.numpy_helpers)})
 
 
 def tensor_python(result: TensorDerivatives) -> str:
@@ -336,6 +313,6 @@ def tensor_python(result: TensorDerivatives) -> str:
            '(written by autodiff diff)."""')
     seed = ", seed=0" if draws else ""
     signature = f"def {FUNCTION_NAME}(*, {', '.join(parameters)}{seed}):" if parameters else f"def {FUNCTION_NAME}():"
-    helpers = "".join(f"\n\n{_HELPERS[op]}" for op in sorted(syntax.used))
+    helpers = "".join(f"\n\n{syntax.used[name]}" for name in sorted(syntax.used))
     return "import numpy as np\n" + helpers + "\n\n" + signature + "\n" + doc + "\n" + "\n".join(body) + "\n"
 

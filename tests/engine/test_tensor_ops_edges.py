@@ -385,10 +385,10 @@ def test_table_rows_are_complete():
         assert op.name == name
         assert len(op.rule) == op.arity, name
         assert all(r.startswith("dL/d") for r in op.rule), name
-        assert "{x}" in op.written and "{x}" in op.numpy and "{x}" in op.latex, name
+        assert "{x}" in op.written and "{x}" in op.latex and (op.numpy is None or "{x}" in op.numpy), name
         assert op.summary and "\n" not in op.summary, name
         if op.arity == 2:
-            assert "{y}" in op.written and "{y}" in op.numpy and "{y}" in op.latex, name
+            assert "{y}" in op.written and "{y}" in op.latex and (op.numpy is None or "{y}" in op.numpy), name
     assert "tie" in TENSOR_OPS["max"].rule[0] and "tie" in TENSOR_OPS["min"].rule[0]  # the convention, written down
 
 

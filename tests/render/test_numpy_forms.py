@@ -1,0 +1,98 @@
+"""The NumPy forms ``diff --format python`` writes for a tensor program, held to the kernels they
+stand for: every op entry's ``numpy`` form, run with its ``numpy_helpers`` as the generated module
+defines them, gives the bits the executor's kernel gives, tails included (|x| up to 700, where
+exp over- and underflows), so the two cannot drift apart again (sigmoid once did, by 1e-18 at -40)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autodiff_cli.engine.ops import OPS
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+
+FUNCTIONS = sorted(name for name, op in OPS.items() if op.is_function)
+NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None)
+
+
+def numpy_form(entry, operands=("x", "y"), axis=""):
+    """A function computing the entry's NumPy form, with the helpers it calls defined as the
+    generated module defines them."""
+    namespace = {"np": np}
+    for _, source in entry.numpy_helpers:
+        exec(compile(source, "<helper>", "exec"), namespace)  # noqa: S102 - the registry's own text
+    call = entry.numpy.format(axis=axis, **dict(zip("xy", operands)))
+    return lambda **values: eval(call, namespace, values)  # noqa: S307
+
+
+def tails() -> np.ndarray:
+    grid = np.concatenate([np.linspace(-700.0, 700.0, 14001), np.linspace(-40.0, 40.0, 8001),
+                           [0.0, -0.0, 5e-324, -5e-324, 1e-300, -1e-300, 709.78, -745.2, 1e308, -1e308]])
+    return grid
+
+
+def same_bits(got, want) -> None:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape
+    differ = ~((got == want) | (np.isnan(got) & np.isnan(want)))
+    assert not differ.any(), f"{int(differ.sum())} entries differ, first at {np.flatnonzero(differ)[:3]}"
+
+
+def test_every_function_has_a_numpy_form() -> None:
+    assert FUNCTIONS and all(OPS[name].numpy for name in FUNCTIONS)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_a_functions_numpy_form_gives_its_kernels_bits(name: str) -> None:
+    x = tails()
+    with np.errstate(all="ignore"):  # log and sqrt of negatives, exp's overflow: NaN and inf in both
+        want, _ = OPS[name].vector(np, x)
+        got = numpy_form(OPS[name])(x=x)
+    same_bits(got, want)
+
+
+def test_sigmoid_keeps_its_smallest_values() -> None:
+    """The drift that was: 0.5 * (1 + tanh(x/2)) is 0.0 at -40, where sigmoid is 4.25e-18."""
+    got = numpy_form(OPS["sigmoid"])(x=np.array([-40.0, -700.0]))
+    assert got[0] == pytest.approx(1.0 / (1.0 + np.exp(40.0)), rel=1e-15)
+    assert 0.0 < got[1] < 1e-300
+
+
+def _forward(name: str, args, param=None):
+    return TENSOR_OPS[name].forward(np, args, (0,) * len(args), param)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_a_reductions_numpy_form_gives_its_kernels_bits(name: str, axis) -> None:
+    x = np.random.default_rng(4).normal(0.0, 3.0, (5, 7))
+    text = "" if axis is None else f", axis={axis}"
+    same_bits(numpy_form(TENSOR_OPS[name], axis=text)(x=x), _forward(name, [x], axis))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("scale", [1.0, 30.0, 700.0])
+def test_the_softmax_familys_numpy_forms_give_their_kernels_values(name: str, scale: float) -> None:
+    x = np.random.default_rng(5).normal(0.0, scale, (6, 4))
+    x[0] = 0.0  # a row of ties
+    got, want = numpy_form(TENSOR_OPS[name])(x=x), _forward(name, [x])
+    np.testing.assert_allclose(got, want, rtol=4e-16, atol=0.0)
+
+
+def test_the_losses_numpy_forms_give_their_kernels_values() -> None:
+    rng = np.random.default_rng(6)
+    x, y = rng.normal(0.0, 5.0, (8, 3)), rng.normal(0.0, 5.0, (8, 3))
+    np.testing.assert_allclose(numpy_form(TENSOR_OPS["mse"])(x=x, y=y), _forward("mse", [x, y]), rtol=4e-16)
+    labels = rng.integers(0, 3, 8).astype(np.float64)
+    np.testing.assert_allclose(numpy_form(TENSOR_OPS["cross_entropy"])(x=x, y=labels),
+                               _forward("cross_entropy", [x, labels]), rtol=4e-16)
+
+
+def test_transpose_numpy_form() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    same_bits(numpy_form(TENSOR_OPS["transpose"])(x=x), _forward("transpose", [x]))
+
+
+def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
+    tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose"}
+    assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
