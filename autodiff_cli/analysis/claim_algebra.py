@@ -304,11 +304,12 @@ class Points:
         return values[node]
 
     def kinked(self, nodes: Iterable[int]) -> Any:
-        """Where any of ``nodes`` that is relu, abs, sign or step has its operand at 0."""
+        """Where any of ``nodes`` whose op has a kink (relu, abs...) has its operand at 0."""
         np, graph = self.np, self.graph
         out = np.zeros(self.size, dtype=bool)
         for node in nodes:
-            if graph.ops[node] in ("relu", "abs", "sign", "step"):
+            op = OPS.get(graph.ops[node])
+            if op is not None and op.kink:
                 out |= self[graph.args[node][0]] == 0.0
         return out
 

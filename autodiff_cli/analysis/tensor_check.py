@@ -25,19 +25,16 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.registry import is_exact
 from ..errors import InputError, Source
 from ..execute.tensor import TensorRun, input_arrays, run_forward
-from ..language.program import Program, missing_inputs, missing_inputs_error, output_name
+from ..language.program import CONST, INPUT, Program, missing_inputs, missing_inputs_error, output_name
 from .check import DEFAULT_ATOL, DEFAULT_RTOL, CheckResult, InputCheck, _check_one
 
 __all__ = ["DEFAULT_ENTRIES", "check_tensors"]
 
 DEFAULT_ENTRIES = 16
 _EPS = sys.float_info.epsilon
-# Ops whose result is exact, so that they add no rounding error: copies, negation, and moving
-# entries about.
-_EXACT = frozenset(("input", "const", "=", "neg", "relu", "abs", "sign", "step", "transpose", "index", "max",
-                    "min"))
 
 
 def check_tensors(program: Program, given: Mapping[str, Any], output: str | None = None, *, directions: int = 2,
@@ -143,7 +140,7 @@ def _rounding_error(run: TensorRun, output: str) -> float:
     total = _EPS * abs(float(run.value(output)))
     for register, adjoint in adjoints.items():
         op = run.rows[register][0]
-        if op in _EXACT:
+        if op in (INPUT, CONST) or is_exact(op):  # a given value, or an op that adds no rounding
             continue
         value = run.values[register]
         terms = max(1, max((int(np.size(run.values[r])) for r in run.rows[register][1:3] if r >= 0), default=1)

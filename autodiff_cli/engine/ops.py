@@ -85,9 +85,10 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 
 
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
-                          "python python_helper latex exact parity sign numpy numpy_helpers activation",
+                          "python python_helper latex exact parity sign numpy numpy_helpers activation "
+                          "kink where_positive power propagates",
                     defaults=(None, None, None, None, None, None, None, None, False, None, None, None, (),
-                              False))):
+                              False, False, None, None, ()))):
     """One operation: how it is written, its value and local derivatives, and their rules.
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
@@ -104,6 +105,11 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     ``(name, source)`` of each function of the generated module it calls, computing what
     ``vector`` computes bit for bit (a test holds them equal out to |x| = 700).  ``activation``
     marks the functions a layer applies to its units (fit's report counts their dead units).
+    ``kink``: the derivative jumps where the operand is 0 (a claim or a check that lands there
+    cannot be judged by slopes).  ``where_positive``: what the function is for a positive operand,
+    ``"operand"`` (also at 0) or ``"one"``, so the simplifier drops it where the operand's sign is
+    known.  ``power``: the function is ``x**power`` where it is defined (``sqrt``: 0.5).
+    ``propagates``: the operands whose non-finite value always makes the result non-finite.
     A plain namedtuple:
     ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
     would pay for.
@@ -457,13 +463,18 @@ _SIGMOID_NP = ("_sigmoid", "def _sigmoid(x):\n    e = np.exp(-np.abs(x))\n"
 # --- the table -------------------------------------------------------------------------------
 
 _ROWS = (
-    Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector, symbolic=("1", "1")),
-    Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector, symbolic=("1", "-1")),
-    Op("*", 2, "{x} * {y}", _mul, ("y", "x"), vector=_mul_vector, symbolic=("y", "x")),
+    Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector, symbolic=("1", "1"),
+       propagates=(0, 1)),
+    Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector, symbolic=("1", "-1"),
+       propagates=(0, 1)),
+    Op("*", 2, "{x} * {y}", _mul, ("y", "x"), vector=_mul_vector, symbolic=("y", "x"),
+       propagates=(0, 1)),
     Op("/", 2, "{x} / {y}", _div, ("1/y", "-x/y**2"), domain="y != 0",
        hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
-       vector=_div_vector, symbolic=("1/y", "-x/y**2")),
-    Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector, symbolic=("-1",), exact=True),
+       vector=_div_vector, symbolic=("1/y", "-x/y**2"),
+       propagates=(0,)),
+    Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector, symbolic=("-1",), exact=True,
+       propagates=(0,)),
     Op("**", 2, "{x} ** {y}", _pow, ("y * x**(y-1)", "x**y * ln(x)"),
        domain="x > 0, or x = 0 and y >= 0, or x < 0 and y an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
@@ -482,38 +493,47 @@ _ROWS = (
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
        hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector,
        symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)",
-       numpy="np.log({x})"),
+       numpy="np.log({x})",
+       propagates=(0,)),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
        hint="sqrt needs a non-negative argument; check the inputs that feed it",
        vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}", sign="operand",
-       numpy="np.sqrt({x})"),
+       numpy="np.sqrt({x})",
+       propagates=(0,), power=0.5),
     Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",),
        python="_relu({x})", python_helper=_RELU_PY,
        latex=r"\operatorname{relu}\left({x}\right)", exact=True, sign="nonnegative",
-       numpy="_relu({x})", numpy_helpers=(_RELU_NP,), activation=True),
+       numpy="_relu({x})", numpy_helpers=(_RELU_NP,), activation=True,
+       kink=True, where_positive="operand"),
     Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector,
        symbolic=("out*(1 - out)",), python="_sigmoid({x})", python_helper=_SIGMOID_PY,
        latex=r"\sigma\left({x}\right)", sign="nonnegative",
        numpy="_sigmoid({x})", numpy_helpers=(_SIGMOID_NP,), activation=True),
     Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",),
        python="math.sin({x})", latex=r"\sin\left({x}\right)", parity="odd",
-       numpy="np.sin({x})"),
+       numpy="np.sin({x})",
+       propagates=(0,)),
     Op("cos", 1, "cos({x})", _cos, ("-sin(x)",), vector=_cos_vector, symbolic=("-sin(x)",),
        python="math.cos({x})", latex=r"\cos\left({x}\right)", parity="even",
-       numpy="np.cos({x})"),
+       numpy="np.cos({x})",
+       propagates=(0,)),
     Op("abs", 1, "abs({x})", _abs, ("sign(x)",), vector=_abs_vector, symbolic=("sign(x)",),
        python="abs({x})", latex=r"\left|{x}\right|", exact=True, parity="even", sign="operand",
-       numpy="np.abs({x})"),
+       numpy="np.abs({x})",
+       propagates=(0,), kink=True, where_positive="operand"),
     Op("sign", 1, "sign({x})", _sign_op, ("0",), vector=_sign_vector, symbolic=("0",),
        python="_sign({x})", python_helper=_SIGN_PY, latex=r"\operatorname{sign}\left({x}\right)",
        exact=True, parity="odd",
-       numpy="np.sign({x})"),
+       numpy="np.sign({x})",
+       kink=True, where_positive="one"),
     Op("step", 1, "step({x})", _step, ("0",), vector=_step_vector, symbolic=("0",),
        python="_step({x})", python_helper=_STEP_PY, latex=r"\operatorname{step}\left({x}\right)",
        exact=True, sign="nonnegative",
-       numpy="_step({x})", numpy_helpers=(_STEP_NP,)),
+       numpy="_step({x})", numpy_helpers=(_STEP_NP,),
+       kink=True, where_positive="one"),
     # `b = a`: b gets a node of its own
-    Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True),
+    Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True,
+       propagates=(0,)),
 )
 
 

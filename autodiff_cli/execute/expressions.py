@@ -599,8 +599,10 @@ class Expressions:
             return self.powc(self.args[a][0], self.params[a] * c)  # type: ignore[operator]
         if op == "neg" and c.is_integer() and c % 2.0 == 0.0:
             return self.powc(self.args[a][0], c)
-        if op == "sqrt" and c.is_integer() and c % 2.0 == 0.0:  # sqrt(x)**2 is x wherever sqrt(x) is
-            return self.powc(self.args[a][0], c / 2.0)
+        power = OPS[op].power if op in OPS else None
+        if power is not None and c.is_integer() and (c * power).is_integer():
+            # sqrt(x)**2 is x wherever sqrt(x) is: f(x)**c is x**(c*p) for f(x) = x**p
+            return self.powc(self.args[a][0], c * power)
         return self._intern(POWER_CONST, (a,), c)
 
     def pow(self, a: int, b: int) -> int:
@@ -624,10 +626,10 @@ class Expressions:
                 return self.call(function, self.args[a][0])
             if parity == "odd":
                 return self.neg(self.call(function, self.args[a][0]))
-        sign = self._sign[a]
-        if function in ("abs", "relu") and sign != UNKNOWN:
+        sign, where_positive = self._sign[a], OPS[function].where_positive
+        if where_positive == "operand" and sign != UNKNOWN:
             return a  # |x| and relu(x) are x where x >= 0
-        if function in ("sign", "step") and sign == POSITIVE:
+        if where_positive == "one" and sign == POSITIVE:
             return self.const(1.0)
         return self._intern(function, (a,))
 

@@ -530,28 +530,21 @@ class _Plan:
         return [register for register, same in enumerate(uniform) if same]
 
 
-# The positions of the operands whose non-finite values always give a non-finite result,
-# whatever the other operand is (inf - inf and inf * 0 are NaN; NaN gives NaN): tested
-# against the kernels.  Not tanh, exp, relu, sigmoid, sign or step (finite at an infinity),
-# nor x ** y (1 ** nan is 1) or a divisor (1 / inf is 0).
-_PROPAGATING: dict[str, tuple[int, ...]] = {
-    "+": (0, 1), "-": (0, 1), "*": (0, 1), "/": (0,), "neg": (0,), "=": (0,),
-    "abs": (0,), "sqrt": (0,), "log": (0,), "sin": (0,), "cos": (0,),
-}
 
 
 def _covered_by_output(ops: list[str], args: list[tuple[int, ...]], params: list[Any], output: int) -> list[bool]:
     """For each register, whether the output's values are not finite on every row where its own
     values are not: the output, and each register with a path to it through propagating operands
-    (``_PROPAGATING``; x ** c propagates for c > 0).  Checking the output then checks them all,
-    as long as none of them is checked (and a failed row's value replaced by 1.0) on its own."""
+    (each op entry's ``propagates``; x ** c propagates for c > 0).  Checking the output then checks
+    them all, as long as none of them is checked (and a failed row's value replaced by 1.0) on its own."""
     covered = [False] * len(ops)
     covered[output] = True
     for register in range(output, -1, -1):  # operands come before the instructions that use them
         if not covered[register]:
             continue
         op = ops[register]
-        positions = ((0,) if params[register] > 0 else ()) if op == POWER_CONST else _PROPAGATING.get(op, ())
+        positions = ((0,) if params[register] > 0 else ()) if op == POWER_CONST else (
+            OPS[op].propagates if op in OPS else ())
         for position in positions:
             covered[args[register][position]] = True
     return covered

@@ -17,7 +17,7 @@ import pytest
 from autodiff_cli.engine.ops import OPS
 from autodiff_cli.errors import EvaluationError
 from autodiff_cli.execute import evaluate, vectorized
-from autodiff_cli.execute.vectorized import _PROPAGATING, BatchEvaluator, RowError, evaluate_batch
+from autodiff_cli.execute.vectorized import BatchEvaluator, RowError, evaluate_batch
 from autodiff_cli.language import parse
 
 NOT_FINITE = (math.inf, -math.inf, math.nan)
@@ -29,6 +29,9 @@ def _value(op: str, *operands: float) -> float:
     with np.errstate(all="ignore"):
         value, _slopes = kernel(np, *(np.array([x]) for x in operands))
     return float(np.asarray(value)[0])
+
+
+_PROPAGATING = {name: op.propagates for name, op in OPS.items() if op.propagates}
 
 
 @pytest.mark.parametrize("op", sorted(_PROPAGATING))
