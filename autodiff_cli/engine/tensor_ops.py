@@ -73,7 +73,8 @@ class ShapeMismatch(Exception):
 
 
 class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
-                                      "written_param numpy_helpers exact", defaults=(None, (), False))):
+                                      "written_param numpy_helpers exact language_vjp",
+                                      defaults=(None, (), False, None))):
     """One tensor op (fields as in the module docstring).  ``written`` is the form without a
     parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
     ``{x}[{index}]``), None for ops without.  ``write`` fills in either.  ``numpy`` is the call
@@ -81,7 +82,8 @@ class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp 
     an operator laid out by precedence (``@``, indexing); ``numpy_helpers`` the ``(name,
     source)`` of each function of the generated module it calls, computing what ``forward``
     computes (tested against it).  ``exact``: the result only copies or moves entries, so it
-    adds no rounding error (``check`` reads it)."""
+    adds no rounding error (``check`` reads it).  ``language_vjp``: the VJP written in the
+    language's own ops, which ``diff`` writes (the section above the table says how it is called)."""
 
     __slots__ = ()
 
@@ -732,6 +734,153 @@ def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any
     return _fresh(np, np.sum(per_position, axis=axes) / positions, np.shape(out))
 
 
+# --- VJPs in the language's own ops: what `diff` writes -------------------------------------------------
+# Each takes ``b`` (the symbolic differentiator's builder: ``b.apply(op, *terms, param=)``,
+# ``b.number``, ``b.literal``, and ``let``, ``spread``, ``columns``, ``refuse`` for shapes the
+# language has no words for), the adjoint ``g`` of the result, the operand terms, the result term,
+# the operands' and the result's shapes, the op's parameter and which operands want a gradient;
+# it gives one term (or None) per operand.
+
+
+def _axis_of(param: Any, shape: Shape) -> Any:
+    return None if param is None else param % len(shape)
+
+
+def _matmul_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                         needs: Any) -> tuple[Any, ...]:
+    (x, y), (xs, ys) = args, shapes
+    if len(xs) == 2 and len(ys) == 2:  # dL/dx = g @ y^T, dL/dy = x^T @ g
+        return (b.apply("@", g, b.apply("transpose", y)) if needs[0] else None,
+                b.apply("@", b.apply("transpose", x), g) if needs[1] else None)
+    if len(xs) == 2:  # W @ v: dL/dW = outer(g, v), dL/dv = W^T @ g
+        return (b.apply("*", b.columns(g, x, xs), y) if needs[0] else None,
+                b.apply("@", b.apply("transpose", x), g) if needs[1] else None)
+    if len(ys) == 2:  # v @ W: dL/dv = W @ g, dL/dW = outer(v, g)
+        return (b.apply("@", y, g) if needs[0] else None,
+                b.apply("*", b.columns(x, y, ys), g) if needs[1] else None)
+    return (b.apply("*", g, y) if needs[0] else None, b.apply("*", g, x) if needs[1] else None)  # a dot product
+
+
+def _sum_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                      needs: Any) -> tuple[Any, ...]:
+    return (b.spread(g, args[0], shapes[0], _axis_of(param, shapes[0])),)
+
+
+def _mean_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                       needs: Any) -> tuple[Any, ...]:
+    count = math.prod(shapes[0]) if param is None else shapes[0][param]
+    return (b.spread(b.apply("/", g, b.number(count)), args[0], shapes[0], _axis_of(param, shapes[0])),)
+
+
+def _extreme_language_vjp(sign: float) -> Any:
+    """max (sign 1) or min (-1): the gradient split evenly among the elements that tie for it."""
+
+    def rule(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+             needs: Any) -> tuple[Any, ...]:
+        (x,), (shape,) = args, shapes
+        axis = _axis_of(param, shape)
+        gap = b.apply("-", b.spread(out, x, shape, axis), x)  # >= 0 for max, <= 0 for min; 0 at a tie
+        hit = b.let(b.apply("-", b.number(1.0), b.apply("step", gap if sign > 0 else b.apply("neg", gap))), "hit")
+        count = b.spread(b.apply("sum", hit, param=param), x, shape, axis)
+        return (b.apply("/", b.apply("*", hit, b.spread(g, x, shape, axis)), count),)
+
+    return rule
+
+
+def _transpose_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                            needs: Any) -> tuple[Any, ...]:
+    return (b.apply("transpose", g),)
+
+
+def _along_last(b: Any, t: Any, x: Any, shape: Shape) -> Any:
+    """A per-row total along the last axis, repeated back along it."""
+    return b.spread(t, x, shape, len(shape) - 1)
+
+
+def _softmax_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                          needs: Any) -> tuple[Any, ...]:
+    # dL/dx = p * (g - sum(g * p, -1)), p the softmax
+    total = b.apply("sum", b.apply("*", g, out), param=-1)
+    return (b.apply("*", out, b.apply("-", g, _along_last(b, total, out, out_shape))),)
+
+
+def _log_softmax_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                              needs: Any) -> tuple[Any, ...]:
+    # dL/dx = g - softmax(x) * sum(g, -1), softmax(x) = exp(out)
+    total = _along_last(b, b.apply("sum", g, param=-1), out, out_shape)
+    return (b.apply("-", g, b.apply("*", b.apply("exp", out), total)),)
+
+
+def _logsumexp_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                            needs: Any) -> tuple[Any, ...]:
+    # dL/dx = softmax(x) * g, g repeated along the last axis
+    return (b.apply("*", b.apply("softmax", args[0]), _along_last(b, g, args[0], shapes[0])),)
+
+
+def _one_hot_literal(b: Any, n: int, at: int, column: bool = False) -> Any:
+    return b.literal((n, 1) if column else (n,), (1.0 if i == at else 0.0 for i in range(n)))
+
+
+def _selection_literal(b: Any, n: int, item: slice) -> Any:
+    """The constant matrix S [k, n] with x[item] = S @ x along an axis of n."""
+    taken = range(*item.indices(n))
+    return b.literal((len(taken), n), (1.0 if j == i else 0.0 for i in taken for j in range(n)))
+
+
+def _index_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, items: Any,
+                        needs: Any) -> tuple[Any, ...]:
+    # the elements taken get their gradient, scattered back with constant one-hot vectors and
+    # selection matrices: x[i] = e_i . x, x[a:b] = S @ x
+    (shape,) = shapes
+    items = tuple(items or ())
+    if len(shape) > 2:
+        raise b.refuse(f"the adjoint of indexing a tensor of {len(shape)} axes")
+    items = items + (slice(None),) * (len(shape) - len(items))
+    full = [isinstance(item, slice) and len(range(*item.indices(n))) == n and item.indices(n)[2] == 1
+            for item, n in zip(items, shape)]
+    ints = [None if isinstance(item, slice) else item % n for item, n in zip(items, shape)]
+
+    def rows(v: Any, k: int) -> Any:  # v along axis k put back to its n entries: v @ S
+        return v if full[k] else b.apply("@", v, _selection_literal(b, shape[k], items[k]))
+
+    if len(shape) == 1:
+        return (b.apply("*", g, _one_hot_literal(b, shape[0], ints[0])) if ints[0] is not None else rows(g, 0),)
+    i, j = ints
+    if i is None and j is None:
+        t = g if full[1] else b.apply("@", g, _selection_literal(b, shape[1], items[1]))
+        return (t if full[0] else b.apply("@", b.apply("transpose", _selection_literal(b, shape[0], items[0])), t),)
+    if j is None:  # row i: the column e_i times the row's gradient
+        return (b.apply("*", _one_hot_literal(b, shape[0], i, column=True), rows(g, 1)),)
+    if i is None:  # column j
+        return (b.apply("transpose", b.apply("*", _one_hot_literal(b, shape[1], j, column=True), rows(g, 0))),)
+    return (b.apply("*", _one_hot_literal(b, shape[0], i, column=True),
+                    b.apply("*", g, _one_hot_literal(b, shape[1], j))),)
+
+
+def _mse_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                      needs: Any) -> tuple[Any, ...]:
+    # mean((x - y)**2) over n entries: dL/dx = g * 2 * (x - y) / n, dL/dy its negative
+    n = math.prod(shapes[0])
+    gx = b.apply("*", b.apply("-", args[0], args[1]), b.apply("*", g, b.number(2.0 / n)))
+    if needs[0] and needs[1]:
+        gx = b.let(gx, "dmse")
+    return (gx if needs[0] else None, b.apply("neg", gx) if needs[1] else None)
+
+
+def _cross_entropy_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                                needs: Any) -> tuple[Any, ...]:
+    # dL/dx = g * (softmax(x) - onehot(y)) / n; labels are not differentiated
+    (x, labels), (shape, _) = args, shapes
+    if len(shape) > 2:
+        raise b.refuse(f"the adjoint of cross_entropy of logits of {len(shape)} axes")
+    classes = shape[-1]
+    rows = math.prod(shape[:-1])
+    spread = labels if len(shape) == 1 else b.columns(labels, x, shape)
+    distance = b.apply("abs", b.apply("-", spread, b.literal((classes,), range(classes))))
+    one_hot = b.apply("-", b.number(1.0), b.apply("step", distance))
+    return (b.apply("*", b.apply("-", b.apply("softmax", x), one_hot), b.apply("/", g, b.number(rows))), None)
+
+
 # --- NumPy forms for diff --format python: the kernels above, as the generated module defines them -----
 
 _LOGSUMEXP_NP = ("_logsumexp", "def _logsumexp(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
@@ -757,48 +906,59 @@ _ROWS = (
     TensorOp("@", 2, "{x} @ {y}", _matmul_shape, _matmul_forward, _matmul_vjp, _matmul_jvp,
              ("dL/dx = dL/dout @ transpose(y)", "dL/dy = transpose(x) @ dL/dout"),
              None, "{x} {y}",
-             "matrix product (np.matmul) of vectors and matrices; vector @ vector is a dot product"),
+             "matrix product (np.matmul) of vectors and matrices; vector @ vector is a dot product",
+             language_vjp=_matmul_language_vjp),
     TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
              ("dL/dx = dL/dout copied to every element summed",),
              "np.sum({x}{axis})", r"\sum {x}",
-             "sum of all elements, or along one axis", "sum({x}, {axis})"),
+             "sum of all elements, or along one axis", "sum({x}, {axis})",
+             language_vjp=_sum_language_vjp),
     TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
              ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
              "np.mean({x}{axis})", r"\operatorname{mean}\left({x}\right)",
-             "mean of all elements, or along one axis", "mean({x}, {axis})"),
+             "mean of all elements, or along one axis", "mean({x}, {axis})",
+             language_vjp=_mean_language_vjp),
     TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
              ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
              "np.max({x}{axis})", r"\max {x}",
-             "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})", exact=True),
+             "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})", exact=True,
+             language_vjp=_extreme_language_vjp(1.0)),
     TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
              ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
              "np.min({x}{axis})", r"\min {x}",
-             "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})", exact=True),
+             "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})", exact=True,
+             language_vjp=_extreme_language_vjp(-1.0)),
     TensorOp("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
              _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
-             "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True),
+             "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True,
+             language_vjp=_transpose_language_vjp),
     TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
              _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
              "_softmax({x})", r"\operatorname{softmax}\left({x}\right)",
-             "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_NP,)),
+             "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_NP,),
+             language_vjp=_softmax_language_vjp),
     TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False), _log_softmax_forward,
              _log_softmax_vjp, _log_softmax_jvp, ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, -1)",),
              "_log_softmax({x})", r"\log\operatorname{softmax}\left({x}\right)",
              "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow",
-             numpy_helpers=(_LOG_SOFTMAX_NP,)),
+             numpy_helpers=(_LOG_SOFTMAX_NP,),
+             language_vjp=_log_softmax_language_vjp),
     TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True), _logsumexp_forward,
              _logsumexp_vjp, _logsumexp_jvp, ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the last axis",),
              "_logsumexp({x})", r"\log\sum\exp {x}",
              "log(sum(exp(x))) along the last axis (which it removes), computed without overflow",
-             numpy_helpers=(_LOGSUMEXP_NP,)),
+             numpy_helpers=(_LOGSUMEXP_NP,),
+             language_vjp=_logsumexp_language_vjp),
     TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
              ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
              None, "{x}_{{index}}",
-             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]", exact=True),
+             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]", exact=True,
+             language_vjp=_index_language_vjp),
     TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
              ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
              "_mse({x}, {y})", r"\operatorname{MSE}\left({x}, {y}\right)",
-             "mean squared error: mean((x - y)**2) over all elements; the shapes must be equal", numpy_helpers=(_MSE_NP,)),
+             "mean squared error: mean((x - y)**2) over all elements; the shapes must be equal", numpy_helpers=(_MSE_NP,),
+             language_vjp=_mse_language_vjp),
     TensorOp("cross_entropy", 2, "cross_entropy({x}, {y})", _cross_entropy_shape, _cross_entropy_forward,
              _cross_entropy_vjp, _cross_entropy_jvp,
              ("dL/dx = dL/dout * (softmax(x) - onehot(y)) / n, n the number of rows of x",
@@ -806,7 +966,8 @@ _ROWS = (
              "_cross_entropy({x}, {y})",
              r"\operatorname{CE}\left({x}, {y}\right)",
              "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged",
-             numpy_helpers=(_LOGSUMEXP_NP, _CROSS_ENTROPY_NP)),
+             numpy_helpers=(_LOGSUMEXP_NP, _CROSS_ENTROPY_NP),
+             language_vjp=_cross_entropy_language_vjp),
 )
 
 
@@ -821,8 +982,8 @@ def _check_entry(op: TensorOp) -> None:
         problems.append("the written and latex forms must hold every operand")
     if op.numpy is not None and not all("{%s}" % f in op.numpy for f in fields):
         problems.append("the numpy form must hold every operand")
-    if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp)):
-        problems.append("a shape rule, forward, VJP and JVP are required")
+    if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp, op.language_vjp)):
+        problems.append("a shape rule, forward, VJP, JVP and the VJP in the language's ops are required")
     if len(op.rule) != op.arity or not all(r.startswith("dL/d") for r in op.rule):
         problems.append("one rule 'dL/d... = ...' per operand is required")
     if not op.summary or "\n" in op.summary:

@@ -1,10 +1,9 @@
 """The symbolic differentiator of tensor programs: a ``Program`` -> a program of its gradients.
 
-Reverse mode over the instructions, written out instead of run: each instruction's VJP is a
-rule of ``VJP_RULES`` (keyed by op name: every elementwise op of ``engine.ops.OPS`` and every
-op of ``engine.tensor_ops.TENSOR_OPS``) that builds the adjoints of its operands as
-expressions of the language (``Term`` trees), from the adjoint of its result ``g``, its
-operands and its result.  An elementwise op's local derivative is the op table's own
+Reverse mode over the instructions, written out instead of run: each instruction's VJP is its
+registry entry's rule (``vjp_rule``: an elementwise op's symbolic local derivatives, any other
+op's ``TensorOp.language_vjp``) that builds the adjoints of its operands as expressions of the
+language (``Term`` trees), from the adjoint of its result ``g``, its operands and its result.  An elementwise op's local derivative is the op table's own
 ``symbolic`` rule (``expressions.rule_program``), so the maths of ``tanh`` is still written
 once; what the tensor rules add is the shapes: an operand that broadcasting stretched gets its
 adjoint summed back (``sum(g, 0)``...), and a reduction's adjoint is spread back over the
@@ -58,12 +57,12 @@ __all__ = [
     "MAX_ORDER",
     "NAME",
     "NUMBER",
-    "VJP_RULES",
     "TensorDerivatives",
     "Term",
     "differentiate_tensors",
     "fold_term",
     "input_shapes",
+    "vjp_rule",
 ]
 
 Shape = tuple[int, ...]
@@ -208,6 +207,11 @@ class Builder:
         self.sweep = sweep
         self.register = register
 
+    # The term constructors, for the registry's rules (the engine cannot import this module).
+    apply = staticmethod(apply)
+    number = staticmethod(number)
+    literal = staticmethod(literal)
+
     def let(self, term: Term, hint: str = "t") -> Term:
         """``term`` as a statement of its own, so that a rule can use it twice."""
         if term.op in (NAME, NUMBER, _FORWARD):
@@ -310,160 +314,10 @@ def _elementwise(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes:
     return tuple(grads)
 
 
-def _matmul(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-            out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    (x, y), (xs, ys) = args, shapes
-    if len(xs) == 2 and len(ys) == 2:  # dL/dx = g @ y^T, dL/dy = x^T @ g
-        return (apply("@", g, apply("transpose", y)) if needs[0] else None,
-                apply("@", apply("transpose", x), g) if needs[1] else None)
-    if len(xs) == 2:  # W @ v: dL/dW = outer(g, v), dL/dv = W^T @ g
-        return (apply("*", b.columns(g, x, xs), y) if needs[0] else None,
-                apply("@", apply("transpose", x), g) if needs[1] else None)
-    if len(ys) == 2:  # v @ W: dL/dv = W @ g, dL/dW = outer(v, g)
-        return (apply("@", y, g) if needs[0] else None,
-                apply("*", b.columns(x, y, ys), g) if needs[1] else None)
-    return (apply("*", g, y) if needs[0] else None, apply("*", g, x) if needs[1] else None)  # a dot product
-
-
-def _axis(param: Any, shape: Shape) -> int | None:
-    return None if param is None else param % len(shape)
-
-
-def _sum(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-         out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    return (b.spread(g, args[0], shapes[0], _axis(param, shapes[0])),)
-
-
-def _mean(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-          out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    count = math.prod(shapes[0]) if param is None else shapes[0][param]
-    return (b.spread(apply("/", g, number(count)), args[0], shapes[0], _axis(param, shapes[0])),)
-
-
-def _extreme(sign: float) -> Rule:
-    """max (sign 1) or min (-1): the gradient split evenly among the elements that tie for it."""
-
-    def rule(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-             out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-        (x,), (shape,) = args, shapes
-        axis = _axis(param, shape)
-        gap = apply("-", b.spread(out, x, shape, axis), x)  # >= 0 for max, <= 0 for min; 0 at a tie
-        hit = b.let(apply("-", number(1.0), apply("step", gap if sign > 0 else apply("neg", gap))), "hit")
-        count = b.spread(apply("sum", hit, param=param), x, shape, axis)
-        return (apply("/", apply("*", hit, b.spread(g, x, shape, axis)), count),)
-
-    return rule
-
-
-def _transpose(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-               out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    return (apply("transpose", g),)
-
-
-def _last(b: Builder, t: Term, x: Term, shape: Shape) -> Term:
-    """A per-row total along the last axis, repeated back along it."""
-    return b.spread(t, x, shape, len(shape) - 1)
-
-
-def _softmax(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-             out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    # dL/dx = p * (g - sum(g * p, -1)), p the softmax
-    total = apply("sum", apply("*", g, out), param=-1)
-    return (apply("*", out, apply("-", g, _last(b, total, out, out_shape))),)
-
-
-def _log_softmax(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-                 out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    # dL/dx = g - softmax(x) * sum(g, -1), softmax(x) = exp(out)
-    return (apply("-", g, apply("*", apply("exp", out), _last(b, apply("sum", g, param=-1), out, out_shape))),)
-
-
-def _logsumexp(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-               out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    # dL/dx = softmax(x) * g, g repeated along the last axis
-    return (apply("*", apply("softmax", args[0]), _last(b, g, args[0], shapes[0])),)
-
-
-def _one_hot(n: int, at: int, column: bool = False) -> Term:
-    return literal((n, 1) if column else (n,), (1.0 if i == at else 0.0 for i in range(n)))
-
-
-def _selection(n: int, item: slice) -> Term:
-    """The constant matrix S [k, n] with x[item] = S @ x along an axis of n."""
-    taken = range(*item.indices(n))
-    return literal((len(taken), n), (1.0 if j == i else 0.0 for i in taken for j in range(n)))
-
-
-def _index(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-           out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    # the elements taken get their gradient, scattered back with constant one-hot vectors and
-    # selection matrices: x[i] = e_i . x, x[a:b] = S @ x
-    (shape,) = shapes
-    items = tuple(param or ())
-    if len(shape) > 2:
-        raise b.refuse(f"the adjoint of indexing a tensor of {len(shape)} axes")
-    items = items + (slice(None),) * (len(shape) - len(items))
-    full = [isinstance(item, slice) and len(range(*item.indices(n))) == n and item.indices(n)[2] == 1
-            for item, n in zip(items, shape)]
-    ints = [None if isinstance(item, slice) else item % n for item, n in zip(items, shape)]
-
-    def rows(v: Term, k: int) -> Term:  # v along axis k put back to its n entries: v @ S
-        return v if full[k] else apply("@", v, _selection(shape[k], items[k]))
-
-    if len(shape) == 1:
-        return (apply("*", g, _one_hot(shape[0], ints[0])) if ints[0] is not None else rows(g, 0),)
-    i, j = ints
-    if i is None and j is None:
-        t = g if full[1] else apply("@", g, _selection(shape[1], items[1]))
-        return (t if full[0] else apply("@", apply("transpose", _selection(shape[0], items[0])), t),)
-    if j is None:  # row i: the column e_i times the row's gradient
-        return (apply("*", _one_hot(shape[0], i, column=True), rows(g, 1)),)
-    if i is None:  # column j
-        return (apply("transpose", apply("*", _one_hot(shape[1], j, column=True), rows(g, 0))),)
-    return (apply("*", _one_hot(shape[0], i, column=True), apply("*", g, _one_hot(shape[1], j))),)
-
-
-def _mse(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-         out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    # mean((x - y)**2) over n entries: dL/dx = g * 2 * (x - y) / n, dL/dy its negative
-    n = math.prod(shapes[0])
-    gx = apply("*", apply("-", args[0], args[1]), apply("*", g, number(2.0 / n)))
-    if needs[0] and needs[1]:
-        gx = b.let(gx, "dmse")
-    return (gx if needs[0] else None, apply("neg", gx) if needs[1] else None)
-
-
-def _cross_entropy(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-                   out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    # dL/dx = g * (softmax(x) - onehot(y)) / n; labels are not differentiated
-    (x, labels), (shape, _) = args, shapes
-    if len(shape) > 2:
-        raise b.refuse(f"the adjoint of cross_entropy of logits of {len(shape)} axes")
-    classes = shape[-1]
-    rows = math.prod(shape[:-1])
-    spread = labels if len(shape) == 1 else b.columns(labels, x, shape)
-    distance = apply("abs", apply("-", spread, literal((classes,), range(classes))))
-    one_hot = apply("-", number(1.0), apply("step", distance))
-    return (apply("*", apply("-", apply("softmax", x), one_hot), apply("/", g, number(rows))), None)
-
-
-VJP_RULES: dict[str, Rule] = {
-    **{op: _elementwise for op in ("+", "-", "*", "/", "neg", "**", POWER_CONST, "=", "tanh", "exp", "log",
-                                   "sqrt", "relu", "sigmoid", "sin", "cos", "abs", "sign", "step")},
-    "@": _matmul,
-    "sum": _sum,
-    "mean": _mean,
-    "max": _extreme(1.0),
-    "min": _extreme(-1.0),
-    "transpose": _transpose,
-    "softmax": _softmax,
-    "log_softmax": _log_softmax,
-    "logsumexp": _logsumexp,
-    "index": _index,
-    "mse": _mse,
-    "cross_entropy": _cross_entropy,
-}
-"""The VJP of every op, by name: elementwise ops read the op table's symbolic rule."""
+def vjp_rule(op: str) -> Rule:
+    """The VJP of an op as a rule: an elementwise op's is its entry's symbolic local derivatives
+    times ``g``, summed back over broadcasting; any other op's is its entry's ``language_vjp``."""
+    return _elementwise if op in OPS else TENSOR_OPS[op].language_vjp  # type: ignore[no-any-return]
 
 
 # --- the result ---------------------------------------------------------------------------------------
@@ -713,7 +567,7 @@ class _Sweep:
         args = tuple(Term(_FORWARD, (), a) for a in operands)
         out = Term(_FORWARD, (), register)
         start = len(self.backward)
-        grads = VJP_RULES[op](Builder(self, register), placeholder, args, out,
+        grads = vjp_rule(op)(Builder(self, register), placeholder, args, out,
                               tuple(self.shapes[a] for a in operands), self.shapes[register], param, needs)
         made = self.backward[start:]  # statements the rule wrote (``let``), which may read g
         del self.backward[start:]
