@@ -456,8 +456,9 @@ _SIGN_PY = "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0 i
 # own expression, so the two give the same bits (sigmoid's overflow-free form included).
 _RELU_NP = ("_relu", "def _relu(x):\n    return np.maximum(x, 0.0) + 0.0\n")
 _STEP_NP = ("_step", "def _step(x):\n    return (x > 0.0).astype(np.float64)\n")
-_SIGMOID_NP = ("_sigmoid", "def _sigmoid(x):\n    e = np.exp(-np.abs(x))\n"
-                           "    return np.maximum(e, x >= 0.0) / (1.0 + e)\n")
+_SIGMOID_NP = ("_sigmoid", ("def _sigmoid(x):\n    e = np.exp(-np.abs(x))\n"
+                           "    return np.maximum(e, x >= 0.0) / (1.0 + e)\n"))
+
 
 
 # --- the table -------------------------------------------------------------------------------

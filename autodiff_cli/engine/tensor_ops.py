@@ -73,8 +73,8 @@ class ShapeMismatch(Exception):
 
 
 class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
-                                      "written_param numpy_helpers exact language_vjp",
-                                      defaults=(None, (), False, None))):
+                                      "written_param numpy_helpers exact language_vjp unroll reads",
+                                      defaults=(None, (), False, None, None, None))):
     """One tensor op (fields as in the module docstring).  ``written`` is the form without a
     parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
     ``{x}[{index}]``), None for ops without.  ``write`` fills in either.  ``numpy`` is the call
@@ -83,7 +83,9 @@ class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp 
     source)`` of each function of the generated module it calls, computing what ``forward``
     computes (tested against it).  ``exact``: the result only copies or moves entries, so it
     adds no rounding error (``check`` reads it).  ``language_vjp``: the VJP written in the
-    language's own ops, which ``diff`` writes (the section above the table says how it is called)."""
+    language's own ops, which ``diff`` writes; ``unroll`` and ``reads``: the op on one row's
+    scalars, and the entries of its operands that some entries of its result read (the sections
+    above the table say how each is called)."""
 
     __slots__ = ()
 
@@ -881,20 +883,235 @@ def _cross_entropy_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any
     return (b.apply("*", b.apply("-", b.apply("softmax", x), one_hot), b.apply("/", g, b.number(rows))), None)
 
 
+# --- one row in scalars: how each op unrolls into scalar ops, and which entries it reads ----------------
+# ``unroll(np, emitter, run, ids, first, second, param, where, mask)`` gives the scalar registers
+# of a tensor instruction's entries (those ``mask`` marks, or all), emitting scalar ops through
+# ``emitter`` (``emit``, ``const``, ``fold`` for a sum, ``indices`` of a shape under a mask);
+# ``ids`` holds the registers of every earlier instruction's entries and ``run`` its values.
+# ``reads(np, param, mask, shapes)`` gives, for each operand, the mask of the entries that the
+# result's entries marked by ``mask`` read, so one row of a layer over many rows unrolls alone.
+
+
+def unbroadcast_mask(np: Any, mask: Any, shape: Shape) -> Any:
+    """The entries of an operand of ``shape`` that the ``mask`` of a broadcast result reads
+    (every elementwise op's ``reads``)."""
+    lead = mask.ndim - len(shape)
+    mask = mask.any(axis=tuple(range(lead))) if lead else mask
+    for axis, size in enumerate(shape):
+        if size == 1 and mask.shape[axis] != 1:
+            mask = mask.any(axis=axis, keepdims=True)
+    return np.broadcast_to(mask, shape)
+
+
+def _matmul_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    a_shape, b_shape = tuple(shapes[0]), tuple(shapes[1])
+    vector_a, vector_b = len(a_shape) == 1, len(b_shape) == 1
+    full = _as_matrix_mask(np, mask, vector_a, vector_b)  # batch + (n, m)
+    rows, columns = full.any(axis=-1), full.any(axis=-2)
+    a2 = (1,) + a_shape if vector_a else a_shape
+    b2 = b_shape + (1,) if vector_b else b_shape
+    a_mask = unbroadcast_mask(np, np.broadcast_to(rows[..., :, None], full.shape[:-2] + a2[-2:]), a2)
+    b_mask = unbroadcast_mask(np, np.broadcast_to(columns[..., None, :], full.shape[:-2] + b2[-2:]), b2)
+    return [a_mask.reshape(a_shape), b_mask.reshape(b_shape)]
+
+
+def _reduction_reads(np: Any, axis: Any, mask: Any, shapes: Any) -> list[Any]:
+    if axis is None:
+        return [np.full(shapes[0], bool(mask.any()))]
+    return [np.broadcast_to(np.expand_dims(mask, axis), shapes[0])]
+
+
+def _transpose_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.swapaxes(mask, -1, -2)]
+
+
+def _along_last_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.broadcast_to(mask.any(axis=-1, keepdims=True), shapes[0])]
+
+
+def _logsumexp_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.broadcast_to(mask[..., None], shapes[0])]
+
+
+def _index_reads(np: Any, items: Any, mask: Any, shapes: Any) -> list[Any]:
+    needed = np.zeros(shapes[0], dtype=bool)
+    needed[tuple(items)] = mask
+    return [needed]
+
+
+def _cross_entropy_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    # the labels are read as numbers, not unrolled
+    return [np.full(shapes[0], bool(mask.any())), np.zeros(shapes[1], dtype=bool)]
+
+
+def _mse_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.full(shape, bool(mask.any())) for shape in shapes]  # a number from every entry: all or nothing
+
+
+def _matmul_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+            mask: Any = None) -> Any:
+    a, b = np.asarray(ids[first]), np.asarray(ids[second])
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    a = a[None, :] if vector_a else a
+    b = b[:, None] if vector_b else b
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    out = np.full(batch + (a.shape[-2], b.shape[-1]), -1, dtype=np.int64)
+    for index in emitter.indices(out.shape, None if mask is None else _as_matrix_mask(np, mask, vector_a, vector_b)):
+        *lead, i, j = index
+        row, column = a[tuple(lead) + (i,)], b[tuple(lead) + (slice(None), j)]
+        products = [emitter.emit("*", (int(x), int(y)), None, where) for x, y in zip(row, column)]
+        out[index] = emitter.fold(np.asarray(products), where)
+    if vector_b:
+        out = out[..., 0]
+    if vector_a:
+        out = out[..., 0] if vector_b else out[..., 0, :]
+    return out
+
+
+def _as_matrix_mask(np: Any, mask: Any, vector_a: bool, vector_b: bool) -> Any:
+    """A mask of ``@``'s result, with the axes a vector operand drops put back (size 1)."""
+    mask = np.asarray(mask)
+    if vector_a and vector_b:
+        return mask.reshape(1, 1)
+    if vector_a:
+        return mask[..., None, :]
+    if vector_b:
+        return mask[..., None]
+    return mask
+
+
+def _reduction_unroll(mean: bool) -> Any:
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+               mask: Any = None) -> Any:
+        x = np.asarray(ids[first])
+        moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
+        count = moved.shape[-1]
+        out = np.full(moved.shape[:-1], -1, dtype=np.int64)
+        wanted = None if mask is None else np.reshape(mask, out.shape)
+        for index in emitter.indices(out.shape, wanted):
+            total = emitter.fold(moved[index], where)
+            if mean:
+                total = emitter.emit("/", (total, emitter.const(count, where)), None, where)
+            out[index] = total
+        return out[0] if axis is None else out
+
+    return unroll
+
+
+def _extreme_unroll(largest: bool) -> Any:
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+               mask: Any = None) -> Any:
+        x, value = np.asarray(ids[first]), np.asarray(run.values[first])
+        if axis is None:
+            x, value = x.reshape(1, -1), value.reshape(1, -1)
+        else:
+            x, value = np.moveaxis(x, axis, -1), np.moveaxis(value, axis, -1)
+        top = np.max(value, axis=-1, keepdims=True) if largest else np.min(value, axis=-1, keepdims=True)
+        out = np.full(x.shape[:-1], -1, dtype=np.int64)
+        wanted = None if mask is None else np.reshape(mask, out.shape)
+        for index in emitter.indices(out.shape, wanted):
+            tied = x[index][value[index] == top[index][0]]
+            if len(tied) == 1:
+                out[index] = int(tied[0])
+            else:  # a tie: their mean, the extreme's value, which shares the gradient as the tensor op does
+                total = emitter.fold(tied, where)
+                out[index] = emitter.emit("/", (total, emitter.const(len(tied), where)), None, where)
+        return out[0] if axis is None else out
+
+    return unroll
+
+
+def _transpose_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+    return np.swapaxes(np.asarray(ids[first]), -1, -2)
+
+
+def _index_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, items: Any, where: Any,
+           mask: Any = None) -> Any:
+    return np.asarray(ids[first])[tuple(items)]
+
+
+def _shifted_exps(np: Any, emitter: Any, x: Any, values: Any, where: Any) -> tuple[int, list[int], int]:
+    """For one row: the shift register m (its maximum, a constant), exp(x - m) for each entry
+    and their sum."""
+    top = float(np.max(values))
+    shift = top if math.isfinite(top) else 0.0
+    m = emitter.const(shift, where)
+    exps = [emitter.emit("exp", (emitter.emit("-", (int(r), m), None, where),), None, where) for r in x]
+    return m, exps, emitter.fold(np.asarray(exps), where)
+
+
+def _logsumexp_row(np: Any, emitter: Any, x: Any, values: Any, where: Any) -> int:
+    m, _, total = _shifted_exps(np, emitter, x, values, where)
+    return emitter.emit("+", (m, emitter.emit("log", (total,), None, where)), None, where)
+
+
+def _last_axis_unroll(kind: str) -> Any:
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+        x, values = np.asarray(ids[first]), np.asarray(run.values[first])
+        out = np.full(x.shape[:-1] if kind == "logsumexp" else x.shape, -1, dtype=np.int64)
+        rows = None if mask is None else (mask if kind == "logsumexp" else np.any(mask, axis=-1))
+        for index in emitter.indices(x.shape[:-1], rows):
+            row, row_values = x[index], values[index]
+            if kind == "softmax":
+                _, exps, total = _shifted_exps(np, emitter, row, row_values, where)
+                out[index] = [emitter.emit("/", (e, total), None, where) for e in exps]
+            elif kind == "log_softmax":
+                lse = _logsumexp_row(np, emitter, row, row_values, where)
+                out[index] = [emitter.emit("-", (int(r), lse), None, where) for r in row]
+            else:
+                out[index] = _logsumexp_row(np, emitter, row, row_values, where)
+        return out
+
+    return unroll
+
+
+def _mse_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+         mask: Any = None) -> Any:
+    x, y = np.broadcast_arrays(np.asarray(ids[first]), np.asarray(ids[second]))
+    squares = []
+    for a, b in zip(np.ravel(x), np.ravel(y)):
+        difference = emitter.emit("-", (int(a), int(b)), None, where)
+        squares.append(emitter.emit("**c", (difference,), 2.0, where))
+    total = emitter.fold(np.asarray(squares), where)
+    return np.asarray(emitter.emit("/", (total, emitter.const(len(squares), where)), None, where))
+
+
+def _cross_entropy_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                   mask: Any = None) -> Any:
+    x, values = np.asarray(ids[first]), np.asarray(run.values[first])
+    labels = np.broadcast_to(np.asarray(run.values[second]), x.shape[:-1])
+    losses = []
+    for index in np.ndindex(x.shape[:-1]):
+        lse = _logsumexp_row(np, emitter, x[index], values[index], where)
+        picked = int(x[index][int(labels[index])])
+        losses.append(emitter.emit("-", (lse, picked), None, where))
+    total = emitter.fold(np.asarray(losses), where)
+    return np.asarray(emitter.emit("/", (total, emitter.const(len(losses), where)), None, where))
+
+
 # --- NumPy forms for diff --format python: the kernels above, as the generated module defines them -----
 
-_LOGSUMEXP_NP = ("_logsumexp", "def _logsumexp(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
+_LOGSUMEXP_NP = ("_logsumexp", ("def _logsumexp(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
                                "    m = np.where(np.isfinite(m), m, 0.0)\n"
-                               "    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]\n")
-_SOFTMAX_NP = ("_softmax", "def _softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
+                               "    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]\n"))
+
+_SOFTMAX_NP = ("_softmax", ("def _softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
                            "    e = np.exp(x - np.where(np.isfinite(m), m, 0.0))\n"
-                           "    return e / np.sum(e, axis=-1, keepdims=True)\n")
-_LOG_SOFTMAX_NP = ("_log_softmax", "def _log_softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
+                           "    return e / np.sum(e, axis=-1, keepdims=True)\n"))
+
+_LOG_SOFTMAX_NP = ("_log_softmax", ("def _log_softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
                                    "    m = np.where(np.isfinite(m), m, 0.0)\n"
-                                   "    return x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))\n")
-_MSE_NP = ("_mse", "def _mse(x, y):\n    d = x - y\n    return np.mean(d * d)\n")
-_CROSS_ENTROPY_NP = ("_cross_entropy", "def _cross_entropy(x, y):\n    labels = np.asarray(y, dtype=np.intp)[..., None]\n"
-                                       "    return np.mean(_logsumexp(x) - np.take_along_axis(x, labels, axis=-1)[..., 0])\n")
+                                   "    return x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))\n"))
+
+_MSE_NP = ("_mse", ("def _mse(x, y):\n    d = x - y\n    return np.mean(d * d)\n"))
+
+_CROSS_ENTROPY_NP = ("_cross_entropy", ("def _cross_entropy(x, y):\n    labels = np.asarray(y, dtype=np.intp)[..., None]\n"
+                                       "    return np.mean(_logsumexp(x) - np.take_along_axis(x, labels, axis=-1)[..., 0])\n"))
+
 
 
 # --- the table --------------------------------------------------------------------------------------
@@ -907,58 +1124,69 @@ _ROWS = (
              ("dL/dx = dL/dout @ transpose(y)", "dL/dy = transpose(x) @ dL/dout"),
              None, "{x} {y}",
              "matrix product (np.matmul) of vectors and matrices; vector @ vector is a dot product",
-             language_vjp=_matmul_language_vjp),
+             language_vjp=_matmul_language_vjp,
+             unroll=_matmul_unroll, reads=_matmul_reads),
     TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
              ("dL/dx = dL/dout copied to every element summed",),
              "np.sum({x}{axis})", r"\sum {x}",
              "sum of all elements, or along one axis", "sum({x}, {axis})",
-             language_vjp=_sum_language_vjp),
+             language_vjp=_sum_language_vjp,
+             unroll=_reduction_unroll(mean=False), reads=_reduction_reads),
     TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
              ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
              "np.mean({x}{axis})", r"\operatorname{mean}\left({x}\right)",
              "mean of all elements, or along one axis", "mean({x}, {axis})",
-             language_vjp=_mean_language_vjp),
+             language_vjp=_mean_language_vjp,
+             unroll=_reduction_unroll(mean=True), reads=_reduction_reads),
     TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
              ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
              "np.max({x}{axis})", r"\max {x}",
              "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})", exact=True,
-             language_vjp=_extreme_language_vjp(1.0)),
+             language_vjp=_extreme_language_vjp(1.0),
+             unroll=_extreme_unroll(largest=True), reads=_reduction_reads),
     TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
              ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
              "np.min({x}{axis})", r"\min {x}",
              "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})", exact=True,
-             language_vjp=_extreme_language_vjp(-1.0)),
+             language_vjp=_extreme_language_vjp(-1.0),
+             unroll=_extreme_unroll(largest=False), reads=_reduction_reads),
     TensorOp("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
              _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
              "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True,
-             language_vjp=_transpose_language_vjp),
+             language_vjp=_transpose_language_vjp,
+             unroll=_transpose_unroll, reads=_transpose_reads),
     TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
              _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
              "_softmax({x})", r"\operatorname{softmax}\left({x}\right)",
              "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_NP,),
-             language_vjp=_softmax_language_vjp),
+             language_vjp=_softmax_language_vjp,
+             unroll=_last_axis_unroll("softmax"), reads=_along_last_reads),
     TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False), _log_softmax_forward,
              _log_softmax_vjp, _log_softmax_jvp, ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, -1)",),
              "_log_softmax({x})", r"\log\operatorname{softmax}\left({x}\right)",
              "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow",
              numpy_helpers=(_LOG_SOFTMAX_NP,),
-             language_vjp=_log_softmax_language_vjp),
+             language_vjp=_log_softmax_language_vjp,
+             unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads),
     TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True), _logsumexp_forward,
              _logsumexp_vjp, _logsumexp_jvp, ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the last axis",),
              "_logsumexp({x})", r"\log\sum\exp {x}",
              "log(sum(exp(x))) along the last axis (which it removes), computed without overflow",
              numpy_helpers=(_LOGSUMEXP_NP,),
-             language_vjp=_logsumexp_language_vjp),
+             language_vjp=_logsumexp_language_vjp,
+             unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads),
     TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
              ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
              None, "{x}_{{index}}",
              "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]", exact=True,
-             language_vjp=_index_language_vjp),
+             language_vjp=_index_language_vjp,
+             unroll=_index_unroll, reads=_index_reads),
     TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
              ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
              "_mse({x}, {y})", r"\operatorname{MSE}\left({x}, {y}\right)",
              "mean squared error: mean((x - y)**2) over all elements; the shapes must be equal", numpy_helpers=(_MSE_NP,),
-             language_vjp=_mse_language_vjp),
+             language_vjp=_mse_language_vjp,
+             unroll=_mse_unroll, reads=_mse_reads),
     TensorOp("cross_entropy", 2, "cross_entropy({x}, {y})", _cross_entropy_shape, _cross_entropy_forward,
              _cross_entropy_vjp, _cross_entropy_jvp,
              ("dL/dx = dL/dout * (softmax(x) - onehot(y)) / n, n the number of rows of x",
@@ -967,7 +1195,8 @@ _ROWS = (
              r"\operatorname{CE}\left({x}, {y}\right)",
              "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged",
              numpy_helpers=(_LOGSUMEXP_NP, _CROSS_ENTROPY_NP),
-             language_vjp=_cross_entropy_language_vjp),
+             language_vjp=_cross_entropy_language_vjp,
+             unroll=_cross_entropy_unroll, reads=_cross_entropy_reads),
 )
 
 
@@ -978,12 +1207,13 @@ def _check_entry(op: TensorOp) -> None:
     problems = []
     if op.name in OPS:
         problems.append("the name is an elementwise op's")
-    if op.arity not in (1, 2) or not all("{%s}" % f in op.written and "{%s}" % f in op.latex for f in fields):
+    if op.arity not in (1, 2) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
         problems.append("the written and latex forms must hold every operand")
-    if op.numpy is not None and not all("{%s}" % f in op.numpy for f in fields):
+    if op.numpy is not None and not all(f"{{{f}}}" in op.numpy for f in fields):
         problems.append("the numpy form must hold every operand")
-    if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp, op.language_vjp)):
-        problems.append("a shape rule, forward, VJP, JVP and the VJP in the language's ops are required")
+    if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp, op.language_vjp, op.unroll, op.reads)):
+        problems.append("a shape rule, forward, VJP, JVP, the VJP in the language's ops, the unrolling "
+                        "and the entries read are required")
     if len(op.rule) != op.arity or not all(r.startswith("dL/d") for r in op.rule):
         problems.append("one rule 'dL/d... = ...' per operand is required")
     if not op.summary or "\n" in op.summary:

@@ -26,17 +26,24 @@ Nothing is recursive: each tensor instruction is unrolled with NumPy index array
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..engine.tensor_ops import TENSOR_OPS
+from ..engine.tensor_ops import TENSOR_OPS, unbroadcast_mask
 from ..errors import ProgramError
-from ..language.program import (CONST, INPUT, INTERMEDIATE, Instruction, Program, Variable, missing_inputs,
-                                missing_inputs_error)
+from ..language.program import (
+    CONST,
+    INPUT,
+    INTERMEDIATE,
+    Instruction,
+    Program,
+    Variable,
+    missing_inputs,
+    missing_inputs_error,
+)
 from .tensor import input_arrays, run_forward
 
 __all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view", "statement_names", "statement_start"]
@@ -100,6 +107,11 @@ class _Emitter:
     def name(self, name: str, register: int, declared: Any) -> None:
         if name not in self.variables:
             self.variables[name] = Variable(name, INTERMEDIATE, declared, register, source=self.source)
+
+    @staticmethod
+    def indices(shape: tuple[int, ...], mask: Any) -> Any:
+        """Every index of ``shape``, or those ``mask`` marks (for the registry's unrollings)."""
+        return _indices(shape, mask)
 
     def fold(self, registers: Any, where: Any) -> int:
         """The sum of ``registers``, added left to right."""
@@ -302,59 +314,14 @@ def _needed(run: Any, start: int, target: int, chosen: Any) -> dict[int, Any]:
             continue
         operands = (first,) if second < 0 else (first, second)
         shapes = [run.shapes[r] for r in operands]
-        for operand, needed in zip(operands, _operand_masks(op, param, mask, shapes)):
+        reads = TENSOR_OPS[op].reads(np, param, mask, shapes) if op in TENSOR_OPS else [
+            unbroadcast_mask(np, mask, shape) for shape in shapes]  # elementwise, broadcasting
+        for operand, needed in zip(operands, reads):
             if operand in masks:
                 masks[operand] = masks[operand] | needed
             else:
                 masks[operand] = needed
     return masks
-
-
-def _unbroadcast_mask(mask: Any, shape: tuple[int, ...]) -> Any:
-    """The entries of an operand of ``shape`` that the ``mask`` of a broadcast result reads."""
-    lead = mask.ndim - len(shape)
-    mask = mask.any(axis=tuple(range(lead))) if lead else mask
-    for axis, size in enumerate(shape):
-        if size == 1 and mask.shape[axis] != 1:
-            mask = mask.any(axis=axis, keepdims=True)
-    return np.broadcast_to(mask, shape)
-
-
-def _operand_masks(op: str, param: Any, mask: Any, shapes: list[tuple[int, ...]]) -> list[Any]:
-    if op not in TENSOR_OPS:  # elementwise, broadcasting
-        return [_unbroadcast_mask(mask, shape) for shape in shapes]
-    if op == "@":
-        return _matmul_masks(mask, shapes[0], shapes[1])
-    if op in ("sum", "mean", "max", "min"):
-        if param is None:
-            return [np.full(shapes[0], bool(mask.any()))]
-        return [np.broadcast_to(np.expand_dims(mask, param), shapes[0])]
-    if op == "transpose":
-        return [np.swapaxes(mask, -1, -2)]
-    if op in ("softmax", "log_softmax"):
-        return [np.broadcast_to(mask.any(axis=-1, keepdims=True), shapes[0])]
-    if op == "logsumexp":
-        return [np.broadcast_to(mask[..., None], shapes[0])]
-    if op == "index":
-        needed = np.zeros(shapes[0], dtype=bool)
-        needed[tuple(param)] = mask
-        return [needed]
-    if op == "cross_entropy":  # the labels are read as numbers, not unrolled
-        return [np.full(shapes[0], bool(mask.any())), np.zeros(shapes[1], dtype=bool)]
-    if op == "mse":  # a number from every entry: all or nothing
-        return [np.full(shape, bool(mask.any())) for shape in shapes]
-    raise KeyError(f"no rule for which entries {op} reads")  # a new op needs one (a test asks)
-
-
-def _matmul_masks(mask: Any, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> list[Any]:
-    vector_a, vector_b = len(a_shape) == 1, len(b_shape) == 1
-    full = _as_matrix_mask(mask, vector_a, vector_b)  # batch + (n, m)
-    rows, columns = full.any(axis=-1), full.any(axis=-2)
-    a2 = (1,) + a_shape if vector_a else a_shape
-    b2 = b_shape + (1,) if vector_b else b_shape
-    a_mask = _unbroadcast_mask(np.broadcast_to(rows[..., :, None], full.shape[:-2] + a2[-2:]), a2)
-    b_mask = _unbroadcast_mask(np.broadcast_to(columns[..., None, :], full.shape[:-2] + b2[-2:]), b2)
-    return [a_mask.reshape(a_shape), b_mask.reshape(b_shape)]
 
 
 # --- unrolling one tensor instruction -------------------------------------------------------------
@@ -371,171 +338,10 @@ def _unroll(emitter: _Emitter, run: Any, ids: Any, register: int, op: str, first
             out[index] = emitter.const(value[index], where)
         return out
     if op in TENSOR_OPS:
-        return _TENSOR_UNROLL[op](emitter, run, ids, first, second, param, where, mask)
+        return TENSOR_OPS[op].unroll(np, emitter, run, ids, first, second, param, where, mask)
     operands = [np.asarray(ids[first])] + ([np.asarray(ids[second])] if second >= 0 else [])
     operands = np.broadcast_arrays(*operands)
     out = np.full(operands[0].shape, -1, dtype=np.int64)
     for index in _indices(out.shape, mask):
         out[index] = emitter.emit(op, tuple(int(a[index]) for a in operands), param, where)
     return out
-
-
-def _matmul(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
-            mask: Any = None) -> Any:
-    a, b = np.asarray(ids[first]), np.asarray(ids[second])
-    vector_a, vector_b = a.ndim == 1, b.ndim == 1
-    a = a[None, :] if vector_a else a
-    b = b[:, None] if vector_b else b
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = np.broadcast_to(a, batch + a.shape[-2:])
-    b = np.broadcast_to(b, batch + b.shape[-2:])
-    out = np.full(batch + (a.shape[-2], b.shape[-1]), -1, dtype=np.int64)
-    for index in _indices(out.shape, None if mask is None else _as_matrix_mask(mask, vector_a, vector_b)):
-        *lead, i, j = index
-        row, column = a[tuple(lead) + (i,)], b[tuple(lead) + (slice(None), j)]
-        products = [emitter.emit("*", (int(x), int(y)), None, where) for x, y in zip(row, column)]
-        out[index] = emitter.fold(np.asarray(products), where)
-    if vector_b:
-        out = out[..., 0]
-    if vector_a:
-        out = out[..., 0] if vector_b else out[..., 0, :]
-    return out
-
-
-def _as_matrix_mask(mask: Any, vector_a: bool, vector_b: bool) -> Any:
-    """A mask of ``@``'s result, with the axes a vector operand drops put back (size 1)."""
-    mask = np.asarray(mask)
-    if vector_a and vector_b:
-        return mask.reshape(1, 1)
-    if vector_a:
-        return mask[..., None, :]
-    if vector_b:
-        return mask[..., None]
-    return mask
-
-
-def _reduction(mean: bool) -> Any:
-    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
-               mask: Any = None) -> Any:
-        x = np.asarray(ids[first])
-        moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
-        count = moved.shape[-1]
-        out = np.full(moved.shape[:-1], -1, dtype=np.int64)
-        wanted = None if mask is None else np.reshape(mask, out.shape)
-        for index in _indices(out.shape, wanted):
-            total = emitter.fold(moved[index], where)
-            if mean:
-                total = emitter.emit("/", (total, emitter.const(count, where)), None, where)
-            out[index] = total
-        return out[0] if axis is None else out
-
-    return unroll
-
-
-def _extreme(largest: bool) -> Any:
-    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
-               mask: Any = None) -> Any:
-        x, value = np.asarray(ids[first]), np.asarray(run.values[first])
-        if axis is None:
-            x, value = x.reshape(1, -1), value.reshape(1, -1)
-        else:
-            x, value = np.moveaxis(x, axis, -1), np.moveaxis(value, axis, -1)
-        top = np.max(value, axis=-1, keepdims=True) if largest else np.min(value, axis=-1, keepdims=True)
-        out = np.full(x.shape[:-1], -1, dtype=np.int64)
-        wanted = None if mask is None else np.reshape(mask, out.shape)
-        for index in _indices(out.shape, wanted):
-            tied = x[index][value[index] == top[index][0]]
-            if len(tied) == 1:
-                out[index] = int(tied[0])
-            else:  # a tie: their mean, the extreme's value, which shares the gradient as the tensor op does
-                total = emitter.fold(tied, where)
-                out[index] = emitter.emit("/", (total, emitter.const(len(tied), where)), None, where)
-        return out[0] if axis is None else out
-
-    return unroll
-
-
-def _transpose(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
-               mask: Any = None) -> Any:
-    return np.swapaxes(np.asarray(ids[first]), -1, -2)
-
-
-def _index(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, items: Any, where: Any,
-           mask: Any = None) -> Any:
-    return np.asarray(ids[first])[tuple(items)]
-
-
-def _shifted_exps(emitter: _Emitter, x: Any, values: Any, where: Any) -> tuple[int, list[int], int]:
-    """For one row: the shift register m (its maximum, a constant), exp(x - m) for each entry
-    and their sum."""
-    top = float(np.max(values))
-    shift = top if math.isfinite(top) else 0.0
-    m = emitter.const(shift, where)
-    exps = [emitter.emit("exp", (emitter.emit("-", (int(r), m), None, where),), None, where) for r in x]
-    return m, exps, emitter.fold(np.asarray(exps), where)
-
-
-def _logsumexp_row(emitter: _Emitter, x: Any, values: Any, where: Any) -> int:
-    m, _, total = _shifted_exps(emitter, x, values, where)
-    return emitter.emit("+", (m, emitter.emit("log", (total,), None, where)), None, where)
-
-
-def _last_axis(kind: str) -> Any:
-    def unroll(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
-               mask: Any = None) -> Any:
-        x, values = np.asarray(ids[first]), np.asarray(run.values[first])
-        out = np.full(x.shape[:-1] if kind == "logsumexp" else x.shape, -1, dtype=np.int64)
-        rows = None if mask is None else (mask if kind == "logsumexp" else np.any(mask, axis=-1))
-        for index in _indices(x.shape[:-1], rows):
-            row, row_values = x[index], values[index]
-            if kind == "softmax":
-                _, exps, total = _shifted_exps(emitter, row, row_values, where)
-                out[index] = [emitter.emit("/", (e, total), None, where) for e in exps]
-            elif kind == "log_softmax":
-                lse = _logsumexp_row(emitter, row, row_values, where)
-                out[index] = [emitter.emit("-", (int(r), lse), None, where) for r in row]
-            else:
-                out[index] = _logsumexp_row(emitter, row, row_values, where)
-        return out
-
-    return unroll
-
-
-def _mse(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
-         mask: Any = None) -> Any:
-    x, y = np.broadcast_arrays(np.asarray(ids[first]), np.asarray(ids[second]))
-    squares = []
-    for a, b in zip(np.ravel(x), np.ravel(y)):
-        difference = emitter.emit("-", (int(a), int(b)), None, where)
-        squares.append(emitter.emit("**c", (difference,), 2.0, where))
-    total = emitter.fold(np.asarray(squares), where)
-    return np.asarray(emitter.emit("/", (total, emitter.const(len(squares), where)), None, where))
-
-
-def _cross_entropy(emitter: _Emitter, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
-                   mask: Any = None) -> Any:
-    x, values = np.asarray(ids[first]), np.asarray(run.values[first])
-    labels = np.broadcast_to(np.asarray(run.values[second]), x.shape[:-1])
-    losses = []
-    for index in np.ndindex(x.shape[:-1]):
-        lse = _logsumexp_row(emitter, x[index], values[index], where)
-        picked = int(x[index][int(labels[index])])
-        losses.append(emitter.emit("-", (lse, picked), None, where))
-    total = emitter.fold(np.asarray(losses), where)
-    return np.asarray(emitter.emit("/", (total, emitter.const(len(losses), where)), None, where))
-
-
-_TENSOR_UNROLL = {
-    "@": _matmul,
-    "sum": _reduction(mean=False),
-    "mean": _reduction(mean=True),
-    "max": _extreme(largest=True),
-    "min": _extreme(largest=False),
-    "transpose": _transpose,
-    "softmax": _last_axis("softmax"),
-    "log_softmax": _last_axis("log_softmax"),
-    "logsumexp": _last_axis("logsumexp"),
-    "index": _index,
-    "mse": _mse,
-    "cross_entropy": _cross_entropy,
-}
