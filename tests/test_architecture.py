@@ -238,8 +238,7 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
     "render/loss_plot.py": {"step": NOT_AN_OP + ": a training step", "log": NOT_AN_OP + ": a log scale"},
     "render/page.py": {"step": NOT_AN_OP + ": a step of the page", "sum": NOT_AN_OP + ": a sum of contributions"},
     "render/tensor_formulas.py": {"neg": "operators are laid out by precedence, not by entry",
-                                  "index": "operators are laid out by precedence, not by entry",
-                                  **dict.fromkeys(("transpose", "sum", "mean", "max", "min"), NOT_YET_MOVED)},
+                                  "index": "operators are laid out by precedence, not by entry"},
     "render/tensor_report.py": {"index": NOT_AN_OP + ": an entry's index"},
 }
 

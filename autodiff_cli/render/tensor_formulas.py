@@ -199,19 +199,25 @@ class _Latex(_Syntax):
             return POWER, f"{self.wrap(parts[0], ATOM)}^{{{short_number(term.param)}}}"
         if op == "**":
             return POWER, f"{self.wrap(parts[0], ATOM)}^{{{parts[1][1]}}}"
-        if op == "transpose":
-            return POWER, f"{self.wrap(parts[0], ATOM)}^\\top"
-        if op in ("sum", "mean", "max", "min"):
-            below = "" if term.param is None else f"_{{\\text{{axis }} {term.param}}}"
-            head = {"sum": r"\sum", "mean": r"\operatorname{mean}", "max": r"\max", "min": r"\min"}[op]
-            return PRODUCT, f"{head}{below} {self.wrap(parts[0], ATOM)}"
         if op == "index":
             return ATOM, f"{self.wrap(parts[0], ATOM)}_{{{write('index', [''], term.param)[1:-1]}}}"
         if op in TENSOR_OPS:
-            return ATOM, _fill(TENSOR_OPS[op].latex, parts)
+            return self.entry_form(TENSOR_OPS[op].latex, term, parts)
         if op in ("+", "-", "neg", "="):
             return super().operator(op, term, parts)
         return ATOM, _fill(OPS[op].latex, parts)
+
+
+    def entry_form(self, form: str, term: Term, parts: list[Part]) -> tuple[float, str]:
+        """An entry's LaTeX form, laid out by its shape: a postfix (``{x}^\\top``) binds as a
+        power and a prefix (``\\sum{axis} {x}``) as a product, each around an atom; a call
+        (``\\operatorname{softmax}\\left({x}\\right)``) is an atom of its own."""
+        form = form.replace("{axis}", "" if term.param is None else f"_{{\\text{{axis }} {term.param}}}")
+        if form.startswith("{x}^"):
+            return POWER, _fill(form, [(ATOM, self.wrap(parts[0], ATOM), "")])
+        if form.endswith(" {x}"):
+            return PRODUCT, _fill(form, [(ATOM, self.wrap(parts[0], ATOM), "")])
+        return ATOM, _fill(form, parts)
 
 
 def _fill(template: str, parts: list[Part]) -> str:
