@@ -83,6 +83,10 @@ def compiled_engine() -> list:
     except (Exception, SystemExit) as error:  # noqa: BLE001 - mypyc exits on a type error it finds
         _warn(f"mypyc could not compile the engine ({type(error).__name__}: {error})")
         return []
+    from setuptools import Extension
+
+    # Takes the nodes the engine makes out of the cycle collector (engine/_collector.c says why).
+    extensions.append(Extension("autodiff_cli.engine._collector", ["autodiff_cli/engine/_collector.c"]))
     if os.name != "nt":
         for extension in extensions:
             # No fused multiply-add: a*b + c rounds as in Python on every CPU (some compilers

@@ -15,9 +15,13 @@ in the lecture the package comes from (a closure per node), so both engines buil
 same graph.  For each engine we time, per node, building the graph (which computes the
 forward values), the backward pass, and the teardown (dropping the graph until its
 memory is reclaimed), with the garbage collector on (as users run) and off (pure
-compute).  The two engines run alternately and medians are reported.  Run:
+compute).  The two engines run alternately and medians are reported.
 
-    python benchmarks/bench_engine.py [--nodes 10000 100000 1000000] [--gc on off] [--repeat N]
+Then micrograd's own demo loop, as users write it: 6 full-batch steps of MLP(2, [16, 16, 1])
+on 100 moons-like points (hinge loss, L2), ours with the collector on and off and micrograd's
+with it on, interleaved, medians: the collector must cost ours at most 1.3x.  Run:
+
+    python benchmarks/bench_engine.py [--nodes 10000 100000 1000000] [--gc on off] [--repeat N] [--loop-only]
 """
 
 from __future__ import annotations
@@ -444,6 +448,53 @@ def run(sizes: list[int], collectors: list[bool], repeat: int | None, our_value:
     return ratios
 
 
+def training_loop(value: ValueClass, mlp: Any, steps: int = 6) -> float:
+    """Seconds for micrograd's demo loop: full-batch steps of MLP(2, [16, 16, 1]), hinge loss."""
+    rng = random.Random(SEED)
+    points = [(rng.uniform(-1.5, 2.5), rng.uniform(-1.0, 1.5)) for _ in range(100)]
+    labels = [1.0 if a * a + b > 0.8 else -1.0 for a, b in points]
+    random.seed(SEED)  # both nn modules draw their weights from random
+    model = mlp(2, [16, 16, 1])
+    start = time.perf_counter()
+    for k in range(steps):
+        scores = [model([value(a), value(b)]) for a, b in points]
+        losses = [(1 + -y * score).relu() for y, score in zip(labels, scores)]
+        loss = sum(losses) * (1.0 / len(losses)) + 1e-4 * sum(p * p for p in model.parameters())
+        model.zero_grad()
+        loss.backward()
+        for p in model.parameters():
+            p.data -= (1.0 - 0.9 * k / 100) * p.grad
+    return time.perf_counter() - start
+
+
+def run_training_loop(our_value: ValueClass, micrograd_value: ValueClass, repeat: int) -> float:
+    """The demo loop, ours with the collector on and off and micrograd's on, interleaved."""
+    from micrograd.nn import MLP as MicrogradMLP
+
+    from autodiff_cli.engine.nn import MLP as OurMLP
+
+    times: dict[str, list[float]] = {"ours, collector on": [], "ours, collector off": [], "micrograd, on": []}
+    for _ in range(repeat):
+        gc.collect()
+        times["ours, collector on"].append(training_loop(our_value, OurMLP))
+        gc.collect()
+        gc.disable()
+        try:
+            times["ours, collector off"].append(training_loop(our_value, OurMLP))
+        finally:
+            gc.enable()
+        gc.collect()
+        times["micrograd, on"].append(training_loop(micrograd_value, MicrogradMLP))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(f"\nmicrograd's demo loop (6 steps, MLP(2, [16, 16, 1]), 100 points), medians of {repeat}:")
+    for name, seconds in medians.items():
+        print(f"  {name:<22} {seconds:8.3f} s")
+    ratio = medians["ours, collector on"] / medians["ours, collector off"]
+    print(f"  collector on / off: {ratio:.2f}x (target <= 1.3x); "
+          f"micrograd / ours (on): {medians['micrograd, on'] / medians['ours, collector on']:.1f}x")
+    return ratio
+
+
 def run_in_big_thread(target: Callable[[], None]) -> BaseException | None:
     """Run target on a thread with a large stack (for micrograd's recursion); return its error."""
     errors: list[BaseException] = []
@@ -470,6 +521,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=None,
                         help="runs of each engine per measurement, medians reported "
                              "(default: 7 up to 2e4 nodes, 5 up to 2e5, 2 above)")
+    parser.add_argument("--loop-only", action="store_true", help="only micrograd's demo training loop")
     args = parser.parse_args(argv)
     if min(args.nodes) < 1 or (args.repeat is not None and args.repeat < 1):
         parser.error("--nodes and --repeat must be positive")
@@ -488,8 +540,13 @@ def main(argv: list[str] | None = None) -> int:
     # The deep chains are up to ~3/5 * nodes levels deep; micrograd recurses once per level.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), max(args.nodes) + 10_000))
     collectors = [mode == "on" for mode in dict.fromkeys(args.gc)]
-    error = run_in_big_thread(lambda: run(args.nodes, collectors, args.repeat, our_value,
-                                          with_tanh_and_exp(micrograd_value)))
+
+    def everything() -> None:
+        if not args.loop_only:
+            run(args.nodes, collectors, args.repeat, our_value, with_tanh_and_exp(micrograd_value))
+        run_training_loop(our_value, micrograd_value, args.repeat or 5)
+
+    error = run_in_big_thread(everything)
     if isinstance(error, MismatchError):
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -90,6 +90,17 @@ class _Walks:
 
 WALKS: Final = _Walks()
 _NO_CHILDREN: Final = NO_CHILDREN  # held in a C static: read on every node, a global would be looked up
+
+
+def _keep_tracked(node: object) -> None:
+    """Where the collector helper was not built: the nodes stay tracked (slower, same results)."""
+
+
+try:  # built beside this module by setup.py (engine/_collector.c says why)
+    from autodiff_cli.engine._collector import untrack as _untrack_found
+except ImportError:
+    _untrack_found = _keep_tracked
+_UNTRACK: Final = _untrack_found
 '''
 
 _CLASS = '''
@@ -101,6 +112,7 @@ def _node(data: float, op: str, a: Value, da: float, b: Optional[Value], db: flo
     out._da = da
     out._b = b
     out._db = db
+    _UNTRACK(out)  # a node refers only to its operands: never in a cycle (engine/_collector.c)
     return out
 
 
@@ -109,7 +121,9 @@ def _operand(other: object) -> Optional[Value]:
     if isinstance(other, Value):
         return other
     if isinstance(other, float) or _is_number(other):
-        return Value(float(other))  # type: ignore[arg-type]
+        constant = Value(float(other))  # type: ignore[arg-type]
+        _UNTRACK(constant)
+        return constant
     return None
 
 
