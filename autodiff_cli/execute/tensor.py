@@ -423,3 +423,79 @@ def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> 
         table = np.stack(columns, axis=-1) if columns else np.zeros((int(np.prod(out_shape)), 0))
         derivatives[name] = table.reshape(out_shape + np.shape(value))
     return derivatives
+
+
+# --- derivatives that are not finite ---------------------------------------------------------------
+
+_SHOWN = 5  # gradients named in the warning; the others are counted
+
+
+def non_finite_gradient_warnings(evaluation: TensorEvaluation, names: Sequence[str] | None = None) -> list[str]:
+    """One warning when a derivative is inf or NaN somewhere (``sum(sqrt(x))`` at an x of 0), as
+    for scalar programs: the first such entry of each variable (``dy/dx[0] = inf``), and the op
+    whose local derivative made it so, its operand there and the statement it is in."""
+    output = evaluation.output
+    out_shape = np.shape(evaluation.run.value(output))
+    said = []
+    for name in names if names is not None else evaluation.names:
+        derivative = evaluation.derivatives.get(name)
+        if derivative is None or name == output:
+            continue
+        derivative = np.asarray(derivative)
+        if np.isfinite(derivative).all():
+            continue
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(derivative))[0])
+        split = len(out_shape) if evaluation.jacobian else 0
+        said.append(f"d{_entry(output, index[:split])}/d{_entry(name, index[split:])} = {float(derivative[index])}")
+    if not said:
+        return []
+    more = f" and {len(said) - _SHOWN:,} more" if len(said) > _SHOWN else ""
+    return [f"a gradient is not finite: {', '.join(said[:_SHOWN])}{more}{_origin(evaluation.run, output)}"]
+
+
+def _entry(name: str, index: tuple[int, ...]) -> str:
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+def _origin(run: TensorRun, output: str) -> str:
+    """'; the derivative of 'sqrt' at 0 is inf (in the statement of y, f.ad:2:1)': the op nearest
+    the output whose gradient in is finite and whose gradient out is not, or '' if none is."""
+    out = run.register(output)
+    with np.errstate(all="ignore"):
+        adjoints = run.adjoints(output)
+        for register in range(out, -1, -1):
+            g = adjoints.get(register)
+            op, first, second, param, _ = run.rows[register]
+            if g is None or first < 0 or not np.isfinite(g).all():
+                continue
+            operands = (first,) if second < 0 else (first, second)
+            for k, grad in enumerate(run.vjp(register, g)):
+                if grad is not None and not np.isfinite(grad).all():
+                    return _said_origin(run, register, operands, k, grad)
+    return ""
+
+
+def _said_origin(run: TensorRun, register: int, operands: tuple[int, ...], k: int, grad: Any) -> str:
+    op, _, _, param, _ = run.rows[register]
+    index = tuple(int(i) for i in np.argwhere(~np.isfinite(grad))[0])
+    if op in TENSOR_OPS:
+        said = f"; the derivative of {op} is not finite"
+    else:
+        from ..engine.ops import short_number
+
+        written = f"x**{short_number(float(param))}" if op == "**c" else OPS[op].name
+        values = [run.values[r] for r in operands]
+        slope = np.asarray(run._slopes(register)()[k])
+        if all(np.shape(v) == np.shape(grad) for v in values) and np.shape(slope) == np.shape(grad):
+            at = [short_number(float(v[index])) for v in values]
+            point = at[0] if len(at) == 1 else f"({', '.join(at)})"
+            said = f"; the derivative of '{written}' at {point} is {float(slope[index])}"
+        else:  # broadcast operands: their entries there would take more words than they are worth
+            said = f"; the derivative of '{written}' is not finite"
+    program = run.program
+    statement = min((v for v in program.variables.values() if v.register >= register),
+                    key=lambda v: v.register, default=None)
+    if statement is not None:
+        position = statement.position
+        said += f" (in the statement of {statement.name}, {program.source.name}:{position.line}:{position.column})"
+    return said
