@@ -367,6 +367,7 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
         wanted = None if wrt is None else set(wrt)
         inputs = [v.name for v in program.inputs
                   if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
+        _check_jacobian_size(run, output, inputs + [output], forward=True)  # d output / d output too
         derivatives = _forward_derivatives(run, output, inputs)
         derivatives.setdefault(output, np.eye(out_value.size).reshape(out_value.shape * 2))  # d out / d out
         return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
@@ -387,16 +388,25 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
 JACOBIAN_LIMIT = 10_000_000  # numbers a Jacobian may hold (80 MB), and reverse sweeps it may take
 
 
-def _check_jacobian_size(run: TensorRun, output: str, names: Sequence[str]) -> None:
-    """Refuse a Jacobian too large to be worth computing and printing: one sweep per entry of the
-    output, one number per entry of output and variable."""
+def _check_jacobian_size(run: TensorRun, output: str, names: Sequence[str], forward: bool = False) -> None:
+    """Refuse derivatives too large to be worth computing and printing, before any is made: one
+    number per entry of output and variable, and one sweep per entry of the output (reverse
+    mode) or of the inputs (forward mode: as many JVPs as input entries, even for a number)."""
     entries = int(run.value(output).size)
     size = entries * sum(int(np.size(run.value(name))) for name in names)
-    if size > JACOBIAN_LIMIT:
-        raise InputError(f"the Jacobian of '{output}' ({entries:,} entries) would hold {size:,} numbers, over the "
-                         f"limit of {JACOBIAN_LIMIT:,}", hint=f"differentiate a number: sum({output}), mean({output}) "
-                         f"or an entry such as {output}[0]; --wrt NAMES narrows the variables",
+    if size <= JACOBIAN_LIMIT:
+        return
+    narrow = "inputs" if forward else "variables"
+    if entries == 1:  # only forward mode gets here: its passes are the limit, not the numbers
+        passes = size - 1  # one per input entry (the 1 is d output / d output)
+        raise InputError(f"forward mode would run {passes:,} passes for the gradient of '{output}' (one per input "
+                         f"entry), over the limit of {JACOBIAN_LIMIT:,}", hint="reverse mode (the default) gives "
+                         f"the gradient of a number in one pass; --wrt NAMES narrows the {narrow}",
                          source=run.program.source)
+    raise InputError(f"the Jacobian of '{output}' ({entries:,} entries) would hold {size:,} numbers, over the "
+                     f"limit of {JACOBIAN_LIMIT:,}", hint=f"differentiate a number: sum({output}), mean({output}) "
+                     f"or an entry such as {output}[0]; --wrt NAMES narrows the {narrow}",
+                     source=run.program.source)
 
 
 def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_shape: Shape) -> dict[str, Any]:
