@@ -467,39 +467,42 @@ def _last_axis_shape(name: str, reduces: bool) -> Any:
     return shape
 
 
-_Softmax = namedtuple("_Softmax", "m d e total rest log_total is_top")
+_Softmax = namedtuple("_Softmax", "m d e total rest log_total top")
 
 
 def _stable(np: Any, x: Array) -> _Softmax:
     """The pieces of a softmax along the last axis (per-row ones with keepdims): the shift m
-    (the row's max), d = x - m (no exp overflows), e = exp(d), total
-    = sum(e), rest = that sum without one largest element (whose e is 1 on a row with a finite
-    max), log(total) = log1p(rest) there: log(1 + 1e-14) in floats would keep only a digit
-    or two of it.  d is exact for logits near each other, however large (1e16 + log 2 would not be).
-    ``is_top`` marks that element.  A row whose max is not finite is shifted by 0 (-inf - -inf
-    would be NaN)."""
+    (the row's max), d = x - m (no exp overflows), e = exp(d), total = sum(e), rest = that sum
+    without the largest element (``top``, its index; its e is 1 on a row with a finite max),
+    and log(total) = log1p(rest) there: log(1 + 1e-14) in floats would keep only a digit or two
+    of it.  d is exact for logits near each other, however large (1e16 + log 2 would not be).
+    A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
     m = np.max(x, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
         d = x - m
     e = np.exp(d)
     top = np.argmax(x, axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
-    is_top = np.arange(np.shape(x)[-1]) == top
-    rest = np.sum(np.where(is_top, 0.0, e), axis=-1, keepdims=True)
     e_top = np.take_along_axis(e, top, axis=-1)
+    np.put_along_axis(e, top, 0.0, axis=-1)  # e is ours: the others' sum, then e_top back
+    rest = np.sum(e, axis=-1, keepdims=True)
+    np.put_along_axis(e, top, e_top, axis=-1)
     total = e_top + rest
     with np.errstate(divide="ignore", invalid="ignore"):  # a row of -inf sums to 0: log(0) = -inf
         log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))
-    return _Softmax(m, d, e, total, rest, log_total, is_top)
+    return _Softmax(m, d, e, total, rest, log_total, top)
 
 
 def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
     """softmax(x) = p and 1 - p = q, both to full relative precision: q of the largest element
-    is the others' share (rest / total), not 1 - p, which is 0 when p rounds to 1."""
+    is the others' share (rest / total), not 1 - p, which is 0 when p rounds to 1 (elsewhere
+    p <= 1/2, and 1 - p keeps every digit)."""
     s = _stable(np, x)
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
-        q = np.where(s.is_top, s.rest, s.total - s.e) / s.total
+        q = 1.0 - p
+        np.put_along_axis(q, s.top, s.rest / s.total, axis=-1)
     return p, q
 
 
@@ -538,9 +541,16 @@ def _log_softmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
         return s.d - s.log_total  # x - logsumexp(x), without forming exp(x) or adding the max back
 
 
+def _from_logs(np: Any, out: Array) -> tuple[Array, Array]:
+    """p and q = 1 - p from log p = log_softmax(x), which holds every digit of both: exp and
+    -expm1 of it (two passes, where working them out from x again would take six)."""
+    with np.errstate(invalid="ignore"):
+        return np.exp(out), -np.expm1(out)
+
+
 def _log_softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
     # d out_i / d x_j = [i = j] - p_j: dL/dx = g - p * sum(g) = g * q - p * (sum(g) - g)
-    p, q = _probabilities(np, _f64(np, args[0]))
+    p, q = _from_logs(np, out)
     return (g * q - p * (np.sum(g, axis=-1, keepdims=True) - g),)
 
 
@@ -548,7 +558,7 @@ def _log_softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, 
     (t,) = tangents
     if t is None:
         return _fresh(np, 0.0, np.shape(out))
-    p, q = _probabilities(np, _f64(np, args[0]))
+    p, q = _from_logs(np, out)
     return _minus_mean(np, t, p, q)  # t - <p, t>
 
 
@@ -746,9 +756,15 @@ def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
 
 
 def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
-    """d loss / d x at each position: softmax(x) - onehot(label), which is -(1 - p) = -q at the label."""
-    p, q = _probabilities(np, x)
-    return np.where(np.arange(np.shape(x)[-1]) == labels[..., None], -q, p)
+    """d loss / d x at each position: softmax(x) - onehot(label), which is -(1 - p) = -q at the
+    label: the others' share (rest / total) where the label is the largest entry, else 1 - p."""
+    s = _stable(np, x)
+    picked = labels[..., None]
+    with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
+        p = s.e / s.total
+        q = np.where(picked == s.top, s.rest / s.total, 1.0 - np.take_along_axis(p, picked, axis=-1))
+    np.put_along_axis(p, picked, -q, axis=-1)  # p is a fresh array
+    return p
 
 
 def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
