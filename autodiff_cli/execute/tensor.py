@@ -375,14 +375,20 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
         return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, ()), jacobian=False)
-    _check_jacobian_size(run, output, names)
+    later = [name for name, v in program.variables.items() if v.register > run.register(output)]
+    if wrt is not None:  # a Jacobian of the names shown only: the others may not fit
+        names = [name for name in names if name in wrt or name == output]  # d out / d out is shown
+        later = [name for name in later if name in wrt]
+    _check_jacobian_size(run, output, names + later)
     derivatives = {name: np.zeros(out_value.shape + np.shape(run.value(name))) for name in names}
     for entry in range(out_value.shape[0]):  # one reverse sweep per entry of the output
         seed_vector = np.zeros_like(out_value)
         seed_vector[entry] = 1.0
         for name, grad in run.gradients(output, names, seed_vector).items():
             derivatives[name][entry] = grad
-    return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, out_value.shape), jacobian=True)
+    for name in later:  # the output cannot depend on them
+        derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)))
+    return TensorEvaluation(program, run, output, derivatives, jacobian=True)
 
 
 JACOBIAN_LIMIT = 10_000_000  # numbers a Jacobian may hold (80 MB), and reverse sweeps it may take

@@ -475,3 +475,20 @@ def test_forward_mode_keeps_the_limit_of_reverse_mode(runner, source, message, h
     assert message in result.stderr and hint in result.stderr
     assert time.monotonic() - started < 20  # refused before the passes; it ran to 3.1 GB before
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_000_000  # KB: well under 1 GB
+
+
+def test_wrt_narrows_a_jacobian_under_the_limit_as_its_hint_says(runner) -> None:
+    # d y / d c for y = x*2 + c: 3,000 x 1 ones; all variables would be 3,000 x 6,001 numbers
+    for mode in ("reverse", "forward"):
+        result = run(runner, "eval", "x = zeros([3000]); c = [1]; y = x*2 + c", "--wrt", "c", "--mode", mode,
+                     "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        jacobian = json.loads(result.stdout)["jacobian"]
+        assert jacobian["inputs"] == ["c[0]"] and np.array_equal(jacobian["rows"], np.ones((3000, 1)))
+
+
+def test_the_variables_after_the_output_count_toward_the_limit(runner) -> None:
+    # d y / d z, d v and d w are zeros, but 3,000 x 3,000 numbers each
+    result = run(runner, "eval", "x = zeros([3000]); y = x*2; w = zeros([3000]); z = w * 3; v = z + 1",
+                 "--output", "y", "--format", "json")
+    assert result.exit_code == 1 and "would hold 45,000,000 numbers" in result.stderr
