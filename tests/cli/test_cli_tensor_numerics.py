@@ -100,7 +100,7 @@ def test_a_reduction_of_nothing_is_refused_where_it_is_written(runner, source, c
 
 
 def test_a_reduction_of_nothing_is_found_before_anything_runs(runner) -> None:
-    # explain infers the shapes first: the same located error, with nothing evaluated
+    # check infers the shapes first: the same located error, not a verdict on a 0.0
     result = runner.invoke(main, ["check", "x = [1, 2, 3]; L = mean(x[2:1])"])
     assert result.exit_code == 1
     assert "<expr>:1:20: error: mean((...)): [0]: mean of no elements has no value" in result.stderr
