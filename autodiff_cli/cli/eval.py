@@ -111,7 +111,7 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
                   output_format: str | None, precision: int | None, no_color: bool) -> None:
     """eval of a tensor program: each variable's shape, value and gradient (or the Jacobian of a
     vector output); --mode forward computes the same derivatives with JVPs, one per input entry."""
-    from ..execute.tensor import evaluate_tensors
+    from ..execute.tensor import evaluate_tensors, non_finite_gradient_warnings as tensor_gradient_warnings
     from ..language.program import check_inputs
     from ..render import tensor_report
 
@@ -120,6 +120,7 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
     if evaluation.forward_inputs is not None and names is None:
         names = list(evaluation.forward_inputs)  # forward mode shows what it differentiated, as for scalars
     warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
+    warn(tensor_gradient_warnings(evaluation, names))
     output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.names))
     work = tensor_report.tensor_work_summary(evaluation) if mode == "forward" else None
     if output_format == "table":

@@ -314,7 +314,7 @@ def _reduce_shape(name: str) -> Any:
     def shape(shapes: Any, axis: Any) -> Shape:
         (s,) = (tuple(s) for s in shapes)
         if axis is None:
-            if name in ("max", "min") and math.prod(s) == 0:
+            if name != "sum" and math.prod(s) == 0:  # the sum of nothing is 0; its mean, max, min none
                 raise ShapeMismatch(f"{format_shape(s)}: {name} of no elements has no value",
                                     f"{name} needs at least one element")
             return ()
@@ -325,7 +325,7 @@ def _reduce_shape(name: str) -> Any:
         if not -r <= axis < r:
             raise ShapeMismatch(f"{format_shape(s)}: axis {axis} is out of range for {r} {'axis' if r == 1 else 'axes'}",
                                 f"the axes of {format_shape(s)} are 0 to {r - 1}, or -{r} to -1 counting from the end")
-        if name in ("max", "min") and s[axis] == 0:
+        if name != "sum" and s[axis] == 0:
             raise ShapeMismatch(f"{format_shape(s)}: {name} along axis {axis} of size 0 has no value",
                                 f"{name} needs at least one element along the axis")
         return s[:axis % r] + s[axis % r + 1:]
@@ -466,88 +466,129 @@ def _last_axis_shape(name: str, reduces: bool) -> Any:
         if not s:
             raise ShapeMismatch(f"[]: {name} works along the last axis, and a scalar has none",
                                 f"give {name} a vector (or a matrix, one {name} per row)")
+        if s[-1] == 0:  # as max of nothing: refused before anything runs, not a NumPy error
+            what = "has no value" if reduces else "has nothing to normalize"
+            raise ShapeMismatch(f"{format_shape(s)}: {name} along a last axis of size 0 {what}",
+                                f"{name} needs at least one element along the last axis; "
+                                "check the slice or shape that left it empty")
         return s[:-1] if reduces else s
 
     return shape
 
 
-def _stable(np: Any, x: Array) -> tuple[Array, Array, Array]:
-    """(shift m, exp(x - m), their sum), along the last axis with keepdims: exp never overflows,
-    and the sum is at least exp(0) = 1 on a row with a finite max."""
+_Softmax = namedtuple("_Softmax", "m d e total rest log_total top")
+
+
+def _stable(np: Any, x: Array) -> _Softmax:
+    """The pieces of a softmax along the last axis (per-row ones with keepdims): the shift m
+    (the row's max), d = x - m (no exp overflows), e = exp(d), total = sum(e), rest = that sum
+    without the largest element (``top``, its index; its e is 1 on a row with a finite max),
+    and log(total) = log1p(rest) there: log(1 + 1e-14) in floats would keep only a digit or two
+    of it.  d is exact for logits near each other, however large (1e16 + log 2 would not be).
+    A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
     m = np.max(x, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)  # all -inf (or an inf) row: x - m must not be -inf - -inf
-    e = np.exp(x - m)
-    return m, e, np.sum(e, axis=-1, keepdims=True)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
+        d = x - m
+    e = np.exp(d)
+    top = np.argmax(x, axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
+    e_top = np.take_along_axis(e, top, axis=-1)
+    np.put_along_axis(e, top, 0.0, axis=-1)  # e is ours: the others' sum, then e_top back
+    rest = np.sum(e, axis=-1, keepdims=True)
+    np.put_along_axis(e, top, e_top, axis=-1)
+    total = e_top + rest
+    with np.errstate(divide="ignore", invalid="ignore"):  # a row of -inf sums to 0: log(0) = -inf
+        log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))
+    return _Softmax(m, d, e, total, rest, log_total, top)
 
 
-def _log(np: Any, total: Array) -> Array:
-    with np.errstate(divide="ignore"):  # a row of -inf sums to 0: log(0) = -inf, no warning
-        return np.log(total)
+def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
+    """softmax(x) = p and 1 - p = q, both to full relative precision: q of the largest element
+    is the others' share (rest / total), not 1 - p, which is 0 when p rounds to 1 (elsewhere
+    p <= 1/2, and 1 - p keeps every digit)."""
+    s = _stable(np, x)
+    with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
+        p = s.e / s.total
+        q = 1.0 - p
+        np.put_along_axis(q, s.top, s.rest / s.total, axis=-1)
+    return p, q
+
+
+def _minus_mean(np: Any, v: Array, p: Array, q: Array) -> Array:
+    """v - sum(v * p) along the last axis, written v * q - (sum(v * p) - v * p) so that it keeps
+    its digits where p is nearly 1 (v a one-hot row there: q itself, not 1 - p)."""
+    vp = v * p
+    return v * q - (np.sum(vp, axis=-1, keepdims=True) - vp)
 
 
 def _softmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
     _last_axis_shape("softmax", False)(_rows(np, args, leads), None)
-    m, e, total = _stable(np, x)
-    with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
-        return e / total
+    return _probabilities(np, x)[0]
 
 
 def _softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
     # J = diag(p) - p p^T, symmetric: dL/dx = p * (g - <g, p>)
-    return (out * (g - np.sum(g * out, axis=-1, keepdims=True)),)
+    p, q = _probabilities(np, _f64(np, args[0]))
+    return (p * _minus_mean(np, g, p, q),)
 
 
 def _softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
     if t is None:
         return _fresh(np, 0.0, np.shape(out))
-    return out * (t - np.sum(t * out, axis=-1, keepdims=True))
+    p, q = _probabilities(np, _f64(np, args[0]))
+    return p * _minus_mean(np, t, p, q)
 
 
 def _log_softmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
     _last_axis_shape("log_softmax", False)(_rows(np, args, leads), None)
-    m, e, total = _stable(np, x)
+    s = _stable(np, x)
     with np.errstate(invalid="ignore"):
-        return x - m - _log(np, total)  # x - logsumexp(x), without forming exp(x)
+        return s.d - s.log_total  # x - logsumexp(x), without forming exp(x) or adding the max back
+
+
+def _from_logs(np: Any, out: Array) -> tuple[Array, Array]:
+    """p and q = 1 - p from log p = log_softmax(x), which holds every digit of both: exp and
+    -expm1 of it (two passes, where working them out from x again would take six)."""
+    with np.errstate(invalid="ignore"):
+        return np.exp(out), -np.expm1(out)
 
 
 def _log_softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
-    # d out_i / d x_j = [i = j] - p_j: dL/dx = g - p * sum(g)
-    return (g - np.exp(out) * np.sum(g, axis=-1, keepdims=True),)
+    # d out_i / d x_j = [i = j] - p_j: dL/dx = g - p * sum(g) = g * q - p * (sum(g) - g)
+    p, q = _from_logs(np, out)
+    return (g * q - p * (np.sum(g, axis=-1, keepdims=True) - g),)
 
 
 def _log_softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
     if t is None:
         return _fresh(np, 0.0, np.shape(out))
-    return t - np.sum(np.exp(out) * t, axis=-1, keepdims=True)
+    p, q = _from_logs(np, out)
+    return _minus_mean(np, t, p, q)  # t - <p, t>
 
 
 def _logsumexp_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
     _last_axis_shape("logsumexp", True)(_rows(np, args, leads), None)
-    m, e, total = _stable(np, x)
-    return (m + _log(np, total))[..., 0]
-
-
-def _lse_weights(np: Any, x: Array, out: Array) -> Array:
-    """softmax(x) = exp(x - logsumexp(x)) from the result already computed."""
-    with np.errstate(invalid="ignore"):  # a row of -inf: -inf - -inf is NaN, as in PyTorch
-        return np.exp(_f64(np, x) - out[..., None])
+    s = _stable(np, x)
+    return (s.m + s.log_total)[..., 0]
 
 
 def _logsumexp_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
-    # d logsumexp / d x = softmax(x)
-    return (_lse_weights(np, args[0], np.asarray(out)) * np.asarray(g)[..., None],)
+    # d logsumexp / d x = softmax(x), made from x: exp(x - logsumexp(x)) is exp(0) = 1 at
+    # x = [1e16, 1e16], whose logsumexp rounds to 1e16
+    return (_probabilities(np, _f64(np, args[0]))[0] * np.asarray(g)[..., None],)
 
 
 def _logsumexp_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
     if t is None:
         return _fresh(np, 0.0, np.shape(out))
-    return np.sum(_lse_weights(np, args[0], np.asarray(out)) * t, axis=-1)
+    return np.sum(_probabilities(np, _f64(np, args[0]))[0] * t, axis=-1)
 
 
 # --- index: x[i], x[i, j], slices ---------------------------------------------------------------------
@@ -623,6 +664,9 @@ def _mse_shape(shapes: Any, param: Any) -> Shape:
         else:
             hint = "mse compares element by element and never broadcasts; give both operands the same shape"
         raise ShapeMismatch(f"{written}: mse needs two tensors of the same shape", hint)
+    if math.prod(a) == 0:  # the mean of no squares is 0 / 0
+        raise ShapeMismatch(f"{format_shape(a)} and {format_shape(b)}: mse of no elements has no value",
+                            "mse needs at least one element; check the slice or shape that left them empty")
     return ()
 
 
@@ -664,6 +708,10 @@ def _cross_entropy_shape(shapes: Any, param: Any) -> Shape:
     if not a:
         raise ShapeMismatch(f"{written}: the logits are a scalar; cross_entropy needs a class axis (the last)",
                             "give the logits as a vector of C class scores, or a matrix [N, C] with one row per example")
+    if a[-1] == 0:
+        raise ShapeMismatch(f"{written}: the logits have no classes (a last axis of size 0)",
+                            "cross_entropy needs at least one class score per example; check the slice "
+                            "or shape that left the last axis empty")
     if b != a[:-1]:
         if a == b:
             hint = ("the labels are class numbers 0 to C-1, one per row of logits, not one-hot rows; "
@@ -671,6 +719,10 @@ def _cross_entropy_shape(shapes: Any, param: Any) -> Shape:
         else:
             hint = "one integer class label per row of logits: logits [N, C] take labels [N], logits [C] one label []"
         raise ShapeMismatch(f"{written}: logits {format_shape(a)} need labels of shape {format_shape(a[:-1])}", hint)
+    if math.prod(a) == 0:  # the mean over no examples is 0 / 0
+        raise ShapeMismatch(f"{written}: cross_entropy of no examples has no value",
+                            "cross_entropy averages over the examples and needs at least one; check the "
+                            "slice or shape that left them empty")
     return ()
 
 
@@ -704,19 +756,24 @@ def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
 def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     _cross_entropy_shape(_rows(np, args, leads), None)
     x, labels, positions, axes = _ce_parts(np, args, leads)
-    m, e, total = _stable(np, x)
-    picked = np.take_along_axis(x, labels[..., None], axis=-1)
+    s = _stable(np, x)
+    picked = np.take_along_axis(s.d, labels[..., None], axis=-1)
     with np.errstate(invalid="ignore"):
-        losses = (m + _log(np, total) - picked)[..., 0]  # -log_softmax(x)[label] = logsumexp(x) - x[label]
+        # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
+        losses = (s.log_total - picked)[..., 0]
     return np.sum(losses, axis=axes) / positions
 
 
 def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
-    """d loss / d x at each position: softmax(x) - onehot(label)."""
-    m, e, total = _stable(np, x)
-    with np.errstate(invalid="ignore"):
-        p = e / total
-    return p - (np.arange(np.shape(x)[-1]) == labels[..., None])
+    """d loss / d x at each position: softmax(x) - onehot(label), which is -(1 - p) = -q at the
+    label: the others' share (rest / total) where the label is the largest entry, else 1 - p."""
+    s = _stable(np, x)
+    picked = labels[..., None]
+    with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
+        p = s.e / s.total
+        q = np.where(picked == s.top, s.rest / s.total, 1.0 - np.take_along_axis(p, picked, axis=-1))
+    np.put_along_axis(p, picked, -q, axis=-1)  # p is a fresh array
+    return p
 
 
 def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:

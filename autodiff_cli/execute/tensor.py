@@ -367,6 +367,7 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
         wanted = None if wrt is None else set(wrt)
         inputs = [v.name for v in program.inputs
                   if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
+        _check_jacobian_size(run, output, inputs + [output], forward=True)  # d output / d output too
         derivatives = _forward_derivatives(run, output, inputs)
         derivatives.setdefault(output, np.eye(out_value.size).reshape(out_value.shape * 2))  # d out / d out
         return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
@@ -374,29 +375,44 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
         return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, ()), jacobian=False)
-    _check_jacobian_size(run, output, names)
+    later = [name for name, v in program.variables.items() if v.register > run.register(output)]
+    if wrt is not None:  # a Jacobian of the names shown only: the others may not fit
+        names = [name for name in names if name in wrt or name == output]  # d out / d out is shown
+        later = [name for name in later if name in wrt]
+    _check_jacobian_size(run, output, names + later)
     derivatives = {name: np.zeros(out_value.shape + np.shape(run.value(name))) for name in names}
     for entry in range(out_value.shape[0]):  # one reverse sweep per entry of the output
         seed_vector = np.zeros_like(out_value)
         seed_vector[entry] = 1.0
         for name, grad in run.gradients(output, names, seed_vector).items():
             derivatives[name][entry] = grad
-    return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, out_value.shape), jacobian=True)
+    for name in later:  # the output cannot depend on them
+        derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)))
+    return TensorEvaluation(program, run, output, derivatives, jacobian=True)
 
 
 JACOBIAN_LIMIT = 10_000_000  # numbers a Jacobian may hold (80 MB), and reverse sweeps it may take
 
 
-def _check_jacobian_size(run: TensorRun, output: str, names: Sequence[str]) -> None:
-    """Refuse a Jacobian too large to be worth computing and printing: one sweep per entry of the
-    output, one number per entry of output and variable."""
+def _check_jacobian_size(run: TensorRun, output: str, names: Sequence[str], forward: bool = False) -> None:
+    """Refuse derivatives too large to be worth computing and printing, before any is made: one
+    number per entry of output and variable, and one sweep per entry of the output (reverse
+    mode) or of the inputs (forward mode: as many JVPs as input entries, even for a number)."""
     entries = int(run.value(output).size)
     size = entries * sum(int(np.size(run.value(name))) for name in names)
-    if size > JACOBIAN_LIMIT:
-        raise InputError(f"the Jacobian of '{output}' ({entries:,} entries) would hold {size:,} numbers, over the "
-                         f"limit of {JACOBIAN_LIMIT:,}", hint=f"differentiate a number: sum({output}), mean({output}) "
-                         f"or an entry such as {output}[0]; --wrt NAMES narrows the variables",
+    if size <= JACOBIAN_LIMIT:
+        return
+    narrow = "inputs" if forward else "variables"
+    if entries == 1:  # only forward mode gets here: its passes are the limit, not the numbers
+        passes = size - 1  # one per input entry (the 1 is d output / d output)
+        raise InputError(f"forward mode would run {passes:,} passes for the gradient of '{output}' (one per input "
+                         f"entry), over the limit of {JACOBIAN_LIMIT:,}", hint="reverse mode (the default) gives "
+                         f"the gradient of a number in one pass; --wrt NAMES narrows the {narrow}",
                          source=run.program.source)
+    raise InputError(f"the Jacobian of '{output}' ({entries:,} entries) would hold {size:,} numbers, over the "
+                     f"limit of {JACOBIAN_LIMIT:,}", hint=f"differentiate a number: sum({output}), mean({output}) "
+                     f"or an entry such as {output}[0]; --wrt NAMES narrows the {narrow}",
+                     source=run.program.source)
 
 
 def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_shape: Shape) -> dict[str, Any]:
@@ -423,3 +439,79 @@ def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> 
         table = np.stack(columns, axis=-1) if columns else np.zeros((int(np.prod(out_shape)), 0))
         derivatives[name] = table.reshape(out_shape + np.shape(value))
     return derivatives
+
+
+# --- derivatives that are not finite ---------------------------------------------------------------
+
+_SHOWN = 5  # gradients named in the warning; the others are counted
+
+
+def non_finite_gradient_warnings(evaluation: TensorEvaluation, names: Sequence[str] | None = None) -> list[str]:
+    """One warning when a derivative is inf or NaN somewhere (``sum(sqrt(x))`` at an x of 0), as
+    for scalar programs: the first such entry of each variable (``dy/dx[0] = inf``), and the op
+    whose local derivative made it so, its operand there and the statement it is in."""
+    output = evaluation.output
+    out_shape = np.shape(evaluation.run.value(output))
+    said = []
+    for name in names if names is not None else evaluation.names:
+        derivative = evaluation.derivatives.get(name)
+        if derivative is None or name == output:
+            continue
+        derivative = np.asarray(derivative)
+        if np.isfinite(derivative).all():
+            continue
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(derivative))[0])
+        split = len(out_shape) if evaluation.jacobian else 0
+        said.append(f"d{_entry(output, index[:split])}/d{_entry(name, index[split:])} = {float(derivative[index])}")
+    if not said:
+        return []
+    more = f" and {len(said) - _SHOWN:,} more" if len(said) > _SHOWN else ""
+    return [f"a gradient is not finite: {', '.join(said[:_SHOWN])}{more}{_origin(evaluation.run, output)}"]
+
+
+def _entry(name: str, index: tuple[int, ...]) -> str:
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+def _origin(run: TensorRun, output: str) -> str:
+    """'; the derivative of 'sqrt' at 0 is inf (in the statement of y, f.ad:2:1)': the op nearest
+    the output whose gradient in is finite and whose gradient out is not, or '' if none is."""
+    out = run.register(output)
+    with np.errstate(all="ignore"):
+        adjoints = run.adjoints(output)
+        for register in range(out, -1, -1):
+            g = adjoints.get(register)
+            op, first, second, param, _ = run.rows[register]
+            if g is None or first < 0 or not np.isfinite(g).all():
+                continue
+            operands = (first,) if second < 0 else (first, second)
+            for k, grad in enumerate(run.vjp(register, g)):
+                if grad is not None and not np.isfinite(grad).all():
+                    return _said_origin(run, register, operands, k, grad)
+    return ""
+
+
+def _said_origin(run: TensorRun, register: int, operands: tuple[int, ...], k: int, grad: Any) -> str:
+    op, _, _, param, _ = run.rows[register]
+    index = tuple(int(i) for i in np.argwhere(~np.isfinite(grad))[0])
+    if op in TENSOR_OPS:
+        said = f"; the derivative of {op} is not finite"
+    else:
+        from ..engine.ops import short_number
+
+        written = f"x**{short_number(float(param))}" if op == "**c" else OPS[op].name
+        values = [run.values[r] for r in operands]
+        slope = np.asarray(run._slopes(register)()[k])
+        if all(np.shape(v) == np.shape(grad) for v in values) and np.shape(slope) == np.shape(grad):
+            at = [short_number(float(v[index])) for v in values]
+            point = at[0] if len(at) == 1 else f"({', '.join(at)})"
+            said = f"; the derivative of '{written}' at {point} is {float(slope[index])}"
+        else:  # broadcast operands: their entries there would take more words than they are worth
+            said = f"; the derivative of '{written}' is not finite"
+    program = run.program
+    statement = min((v for v in program.variables.values() if v.register >= register),
+                    key=lambda v: v.register, default=None)
+    if statement is not None:
+        position = statement.position
+        said += f" (in the statement of {statement.name}, {program.source.name}:{position.line}:{position.column})"
+    return said

@@ -240,7 +240,8 @@ class TensorBatchEvaluator:
         for register, value in enumerate(run.values):
             if run.rows[register][0] == INPUT and not run.leads[register]:
                 continue
-            total = float(np.sum(value)) if np.size(value) else 0.0
+            with np.errstate(over="ignore"):  # finite values whose sum overflows: looked at one by one below
+                total = float(np.sum(value)) if np.size(value) else 0.0
             if np.isfinite(total) or np.isfinite(value).all():
                 continue
             if not run.leads[register]:  # no row's own: the program fails whatever the rows

@@ -453,3 +453,42 @@ def test_a_value_for_a_name_the_program_does_not_use_is_warned_about(runner) -> 
     scalar = run(runner, "eval", "y = x*x", "--set", "x=2", "--set", "z=[1, 2]", "--format", "json")
     assert json.loads(scalar.stdout)["grads"]["x"] == 4.0  # still the scalar report: z is no input
     assert "'z' is not used by the program" in scalar.stderr
+
+
+@pytest.mark.parametrize("source, message, hint", [
+    # 5,000 output entries x (5,000 of x + 5,000 of d y / d y): 50,000,000 numbers, as reverse mode counts
+    ("x = zeros([5000])\ny = x*2", "the Jacobian of 'y' (5,000 entries) would hold 50,000,000 numbers, over the "
+     "limit of 10,000,000", "sum(y), mean(y) or an entry such as y[0]; --wrt NAMES narrows the inputs"),
+    # a number output: one JVP per entry of x, 10,000,001 of them
+    ("x = zeros([10000001])\ny = sum(x)", "forward mode would run 10,000,001 passes for the gradient of 'y' "
+     "(one per input entry), over the limit of 10,000,000", "reverse mode (the default) gives the gradient of a "
+     "number in one pass"),
+], ids=["jacobian", "passes"])
+def test_forward_mode_keeps_the_limit_of_reverse_mode(runner, source, message, hint) -> None:
+    import resource
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    result = run(runner, "eval", source, "--mode", "forward", "--format", "json")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert message in result.stderr and hint in result.stderr
+    assert time.monotonic() - started < 20  # refused before the passes; it ran to 3.1 GB before
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_000_000  # KB: well under 1 GB
+
+
+def test_wrt_narrows_a_jacobian_under_the_limit_as_its_hint_says(runner) -> None:
+    # d y / d c for y = x*2 + c: 3,000 x 1 ones; all variables would be 3,000 x 6,001 numbers
+    for mode in ("reverse", "forward"):
+        result = run(runner, "eval", "x = zeros([3000]); c = [1]; y = x*2 + c", "--wrt", "c", "--mode", mode,
+                     "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        jacobian = json.loads(result.stdout)["jacobian"]
+        assert jacobian["inputs"] == ["c[0]"] and np.array_equal(jacobian["rows"], np.ones((3000, 1)))
+
+
+def test_the_variables_after_the_output_count_toward_the_limit(runner) -> None:
+    # d y / d z, d v and d w are zeros, but 3,000 x 3,000 numbers each
+    result = run(runner, "eval", "x = zeros([3000]); y = x*2; w = zeros([3000]); z = w * 3; v = z + 1",
+                 "--output", "y", "--format", "json")
+    assert result.exit_code == 1 and "would hold 45,000,000 numbers" in result.stderr

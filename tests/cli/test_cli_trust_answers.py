@@ -133,3 +133,44 @@ def test_fit_stops_on_a_gradient_that_is_not_finite(runner) -> None:
     result = runner.invoke(main, ["fit", "loss = sqrt(w) + x", "--data", "-", "--set", "w=0", "--steps", "5", "-q"],
                            input="x\n1\n2\n", catch_exceptions=False)
     assert result.exit_code == 1 and "the gradient's norm is inf at step 1" in result.stderr
+
+
+# --- issue 35: a tensor program's gradient that is not finite gets the same warning ------------------
+
+
+@pytest.mark.parametrize("args, warning", [
+    # d sum(sqrt(x - 1)) / dx = 1 / (2 sqrt(x - 1)): infinite at x = 1 (entry 0) only
+    (["eval", "x = [1, 2, 5]; L = sum(sqrt(x - 1))", "--format", "plain"],
+     "warning: a gradient is not finite: dL/dx[0] = inf; the derivative of 'sqrt' at 0 is inf "
+     "(in the statement of L, <expr>:1:16)"),
+    (["eval", "x = [1, 2, 5]\nz = x - 1\ny = sqrt(z) * 3\nL = sum(y) + sum(x)", "--format", "json"],
+     "warning: a gradient is not finite: dL/dx[0] = inf, dL/dz[0] = inf; the derivative of 'sqrt' at 0 is inf "
+     "(in the statement of y, <expr>:3:1)"),
+    # a Jacobian: d y[0] / d x[0]; forward mode computes the same numbers and says the same
+    (["eval", "x = [1, 2]; y = sqrt(x - 1)", "--format", "csv"],
+     "warning: a gradient is not finite: dy[0]/dx[0] = inf; the derivative of 'sqrt' at 0 is inf "
+     "(in the statement of y, <expr>:1:13)"),
+    (["eval", "x = [1, 2]; y = sqrt(x - 1)", "--format", "plain", "--mode", "forward"],
+     "warning: a gradient is not finite: dy[0]/dx[0] = inf; the derivative of 'sqrt' at 0 is inf "
+     "(in the statement of y, <expr>:1:13)"),
+    # 0 * inf: NaN, from the same infinite slope
+    (["eval", "x = [0, 4]; L = sum(0 * sqrt(x))", "--format", "plain"],
+     "warning: a gradient is not finite: dL/dx[0] = nan; the derivative of 'sqrt' at 0 is inf "
+     "(in the statement of L, <expr>:1:13)"),
+    (["eval", "x = [0, 4]; L = sum(x ** 0.5)", "--format", "plain"],
+     "warning: a gradient is not finite: dL/dx[0] = inf; the derivative of 'x**0.5' at 0 is inf "
+     "(in the statement of L, <expr>:1:13)"),
+], ids=["sum", "intermediate", "jacobian", "forward", "nan", "power"])
+def test_eval_of_a_tensor_program_warns_of_a_gradient_that_is_not_finite(runner, args, warning) -> None:
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    assert warning in result.stderr.splitlines(), result.stderr
+
+
+def test_eval_of_a_tensor_program_says_nothing_of_finite_gradients(runner) -> None:
+    result = runner.invoke(main, ["eval", "x = [1, 2, 5]; L = sum(sqrt(x))", "--format", "plain"])
+    assert result.exit_code == 0 and result.stderr == ""
+    # --wrt leaves the infinite one out: nothing shown is not finite
+    result = runner.invoke(main, ["eval", "x = [1, 2]; c = sum(sqrt(x - 1)); L = c * 2", "--wrt", "c",
+                                  "--format", "plain"])
+    assert result.exit_code == 0 and result.stderr == ""
