@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import AutodiffError, InputError, Source, format_error, listed, printable
+from ..files import atomic
 from ..files.formats import format_by_extension
 from ..files.streams import names_stdin, stdin_is_piped
 from ..files.text import read_file, read_stdin, underflows
@@ -26,6 +27,8 @@ from .console import Progress, notify, warn
 
 if TYPE_CHECKING:
     from ..language.program import Program
+
+atomic.tell_with(lambda message: warn([message]))  # where a file overwritten in place keeps its old content
 
 EXIT_CODES_HELP = """\b
 Exit status:
