@@ -415,7 +415,10 @@ def load_inputs_and_values_source(
         values, values_source, warnings = read_values(values_file, notify)
         warn(warnings)
         _refuse_computed(program, values, values_source)
+        _refuse_other_shapes(program, {name: values[name] for name in values if name not in assignments},
+                             values_source)
     _refuse_computed(program, assignments, None)
+    _refuse_other_shapes(program, assignments, None)
     values.update(assignments)
     return program, values, values_source
 
@@ -448,6 +451,38 @@ def _refuse_computed(program: Program, values: dict[str, float], values_source: 
             f"{_inputs_of(program, name)}",
             [f"'{name}' is assigned at {assigned}"],
         )
+
+
+def _refuse_other_shapes(program: Program, values: dict[str, Any], values_source: Source | None) -> None:
+    """An error for a value whose shape differs from its input's default's (``language.shapes``),
+    said at the values file's key, or at the input in the program for --set, with the fix."""
+    from ..language.program import ArrayLiteral
+    from ..language.shapes import declared_at, declared_shape, example_of, given_shape_mismatch
+
+    for name, value in values.items():
+        entries = value.values if isinstance(value, ArrayLiteral) else (value,)
+        shape = value.shape if isinstance(value, ArrayLiteral) else ()
+        found = given_shape_mismatch(program, name, shape, " by --set" if values_source is None else "")
+        if found is None:
+            continue
+        message, hint = found
+        declared = declared_shape(program, name)
+        assert declared is not None
+        example = example_of(entries, declared)  # the same numbers in the right shape
+        default = program.variables[name].default
+        form = example or (example_of(default.values, declared) if isinstance(default, ArrayLiteral) else None)
+        if values_source is not None:
+            if form:
+                hint = f'write it as "{name}": {example}' if example else f'{hint}, e.g. "{name}": {form}'
+            raise InputError(message, key_position(values_source.text, name), values_source, hint,
+                             [declared_at(program, name)])
+        if example:
+            hint = f"write it as --set {name}='{example}'"
+        elif form:
+            hint += f", e.g. --set {name}='{form}'"
+        elif len(entries) == math.prod(declared):  # a .npy file of the right numbers, the wrong shape
+            hint += f" (in NumPy: np.save(path, array.reshape({', '.join(map(str, declared))})))"
+        raise InputError(message, program.variables[name].position, program.source, hint)
 
 
 def _inputs_of(program: Program, name: str) -> str:
