@@ -188,3 +188,17 @@ def test_a_npy_file_of_more_axes_than_a_tensor_may_have_is_refused(runner, tmp_p
     assert "holds an array of 41 axes, more than a tensor may have (32)" in _npy_error(runner, tmp_path / "x.npy")
     np.save(tmp_path / "ok.npy", np.ones([1] * 32))  # the limit itself is a tensor
     assert runner.invoke(main, ["eval", "y = sum(x)", "--set", f"x={tmp_path / 'ok.npy'}"]).exit_code == 0
+
+
+@pytest.mark.parametrize("name", ["w.npy", "w.json"])
+def test_a_npy_file_given_as_the_values_file_says_to_use_set(runner, tmp_path, name) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "w.npy", np.array([[1.0], [2.0]]))
+    if name != "w.npy":
+        (tmp_path / "w.npy").rename(tmp_path / name)
+    result = runner.invoke(main, ["eval", "y = sum(W)", "--values", str(tmp_path / name)])
+    assert result.exit_code == 1 and "UTF-8" not in result.stderr
+    assert result.stderr.startswith(f"error: {tmp_path / name} is a NumPy .npy file: it holds one array, where a "
+                                    "values file is a JSON object naming each input")
+    assert "hint: give the array to its input with --set NAME=" in result.stderr
