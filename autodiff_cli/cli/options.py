@@ -296,7 +296,7 @@ def _load_npy(path: str, what: str) -> Any:
         raise click.BadParameter(f"{what}: {path!r} is a .npy file cut short ({error}); {_NPY_ADVICE}") from None
     except OSError as error:
         raise click.BadParameter(f"{what}: cannot read {path!r} as a .npy file: {error.strerror or error}") from None
-    except Exception as error:  # a damaged header: NumPy parses it as Python text (SyntaxError, TokenError)
+    except Exception as error:  # noqa: BLE001  # a damaged header: NumPy parses it as Python text (SyntaxError, ...)
         raise click.BadParameter(f"{what}: {path!r} is a damaged .npy file: its header cannot be read "
                                  f"({type(error).__name__}); {_NPY_ADVICE}") from None
     if array.ndim > MAX_AXES:

@@ -88,9 +88,9 @@ def given_shape_mismatch(program: Program, name: str, shape: Shape, given_by: st
     else:
         axis = next(axis for axis, (g, d) in enumerate(zip(shape, declared)) if g != d and 1 in (g, d))
         why = f"axis {axis} of size {shape[axis]} where it has {declared[axis]}"
-    return (f"the value given for {name}{given_by} has shape {shape_text(shape)}, but {name}'s default has shape "
-            f"{shape_text(declared)} ({why}: the value would be broadcast)",
-            f"give {name} a value of shape {shape_text(declared)}")
+    message = (f"the value given for {name}{given_by} has shape {shape_text(shape)}, but {name}'s default has "
+               f"shape {shape_text(declared)} ({why}: the value would be broadcast)")
+    return message, f"give {name} a value of shape {shape_text(declared)}"
 
 
 def _fits(shape: Shape, declared: Shape) -> bool:
@@ -101,7 +101,7 @@ def declared_at(program: Program, name: str) -> str:
     """A note for an error said elsewhere (a values file): where input ``name``'s default is written."""
     variable = program.variables[name]
     default = variable.default
-    written = default.written() if hasattr(default, "written") else ""
+    written: str = getattr(default, "written", lambda: "")()  # a literal's or an initializer's text
     if len(written) > 40:
         written = written[:37] + "..."
     position = variable.position

@@ -618,8 +618,8 @@ TENSOR_PROGRAM = "W = [[1], [2]]\nx = [0, 0]\ny = sum(x @ W)\n"
     ("[]", "the key 'x' holds [], an empty array, not a number or an array of numbers"),
     ("null", "the key 'x' holds null, not a number"),
     ('"1, 2"', "the key 'x' holds \"1, 2\", not a number"),
-    ("[true, false]", "the key 'x' holds [true, false], an array holding more than numbers, not a number or an "
-                      "array of numbers"),
+    ("[true, false]", ("the key 'x' holds [true, false], an array holding more than numbers, not a number or an "
+                       "array of numbers")),
     ('{"a": 1, "b": 2}', "the key 'x' holds {\"a\": 1, \"b\": 2}, an object, not a number or an array of numbers"),
     ("[[1], [2, 3]]", "the key 'x' holds [[1], [2, 3]], an array whose rows differ in length"),
 ], ids=["empty", "null", "string", "booleans", "object", "ragged"])
