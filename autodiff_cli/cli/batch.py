@@ -167,6 +167,7 @@ def batch_command(
     with opened(rows, notify) as (stream, name, size):
         reader = reader_for(stream, name, row_format(rows, input_format), sniffs(rows, input_format))
         plan = _plan(program, reader, values, keep, reduce is not None)
+        reader.check_numeric(plan.numeric)  # the data's own errors first: files/rows
         evaluator, broadcast = _evaluator(program, plan, values, output, wrt, values_of, reduce)
         with reading_progress(size, quiet, name) as advance:
             if reduce is None:
@@ -398,6 +399,7 @@ def _plan_job(program: Program, values: dict[str, float], first: str, input_form
     with opened(first, notify) as (stream, name, _size):
         reader = reader_for(stream, name, row_format(first, input_format), sniffs(first, input_format))
         plan = _plan(program, reader, values, keep, reduce is not None)
+        reader.check_numeric(plan.numeric)  # the data's own errors first: files/rows
         evaluator, broadcast = _evaluator(program, plan, values, output, wrt, values_of, reduce)
         names = _output_names(plan, evaluator, reader) if reduce is None else []
     return _Job(program, values, keep, plan, evaluator, broadcast, names, reduce, ON_ERROR[on_error], precision,

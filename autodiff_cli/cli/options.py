@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import AutodiffError, InputError, Source, format_error, listed, printable
+from ..files import atomic
 from ..files.formats import format_by_extension
 from ..files.streams import names_stdin, stdin_is_piped
 from ..files.text import read_file, read_stdin, underflows
@@ -26,6 +27,8 @@ from .console import Progress, notify, warn
 
 if TYPE_CHECKING:
     from ..language.program import Program
+
+atomic.tell_with(lambda message: warn([message]))  # where a file overwritten in place keeps its old content
 
 EXIT_CODES_HELP = """\b
 Exit status:
@@ -182,15 +185,27 @@ def _stdin_once(source: str | None, expr: str | None, file: str | None, values_f
                                "name a file for one of them")
 
 
-def _parse_number(text: str, what: str) -> float:
+def _parse_number(text: str, what: str, name: str | None = None) -> float:
+    """``text`` as a number; ``name``, the input it is for, lets the error show the JSON form of a
+    tensor written as a comma-separated list (``--set x=0.5,-0.3``)."""
     if not _NUMBER.match(text):
-        raise click.BadParameter(f"{what}: {text!r} is not a number (write it as 2, -0.5 or 1e-3)")
+        raise click.BadParameter(f"{what}: {text!r} is not a number (write it as 2, -0.5 or 1e-3)"
+                                 f"{_tensor_advice(text, name)}")
     value = float(text)
     if not math.isfinite(value):
         raise click.BadParameter(f"{what}: {text!r} is too large for a float")
     if underflows(text, value):
         warn([f"{what}: {text} is smaller than the smallest float (about 5e-324), so it is taken as 0"])
     return value
+
+
+def _tensor_advice(text: str, name: str | None) -> str:
+    """'; for a tensor, write it as JSON: x='[0.5, -0.3]'' when ``text`` is numbers separated by
+    commas (or spaces), the way a tensor is easily mistyped; '' otherwise."""
+    parts = [part for part in re.split(r"[,\s]+", text.strip("()[] ")) if part]
+    if name is None or len(parts) < 2 or not all(_NUMBER.match(part) for part in parts):
+        return ""
+    return f"; for a tensor, write it as JSON: {name}='[{', '.join(parts)}]'"
 
 
 # The numbers of the language (its NUMBER terminal, kept equal by a test), with a sign:
@@ -217,7 +232,7 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
         elif text.endswith(".npy"):
             values[name] = _load_npy(text, f"value of {name}")
         else:
-            values[name] = _parse_number(text, f"value of {name}")
+            values[name] = _parse_number(text, f"value of {name}", name)
     return values
 
 
@@ -242,22 +257,51 @@ def _parse_tensor(text: str, what: str) -> Any:
     return value
 
 
+_NPY_MAGIC = b"\x93NUMPY"  # how every .npy file begins (NumPy's format, any version)
+_NPY_ADVICE = "save the array with NumPy: np.save(path, array.astype(float))"
+
+
 def _load_npy(path: str, what: str) -> Any:
-    """``--set W=weights.npy``: a tensor saved by NumPy (numbers only; never pickled objects)."""
+    """``--set W=weights.npy``: a tensor saved by NumPy (numbers only; never pickled objects).
+
+    The file is checked to begin as a .npy file before NumPy reads it: NumPy takes anything
+    else for a pickle, and would say that of an empty file, a text file or /dev/zero."""
+    import io
+
     import numpy as np
 
-    from ..language.program import ArrayLiteral
+    from ..language.program import MAX_AXES, ArrayLiteral
 
     try:
-        array = np.load(path, allow_pickle=False)
+        with open(path, "rb") as handle:
+            head = handle.read(len(_NPY_MAGIC))
+            if not head:
+                raise click.BadParameter(f"{what}: {path!r} is empty, not a .npy file; {_NPY_ADVICE}")
+            if head != _NPY_MAGIC:
+                raise click.BadParameter(f"{what}: {path!r} is not a .npy file: it does not begin with NumPy's "
+                                         f"header (\\x93NUMPY) but with {head!r}; {_NPY_ADVICE}")
+            if handle.seekable():
+                handle.seek(0)
+                array = np.load(handle, allow_pickle=False)
+            else:  # a pipe, <(...): NumPy reads the header twice
+                array = np.load(io.BytesIO(head + handle.read()), allow_pickle=False)
+    except click.BadParameter:
+        raise
     except ValueError as error:
         if "allow_pickle" in str(error):
             raise click.BadParameter(f"{what}: {path!r} holds Python objects, which are never loaded (unpickling "
-                                     "can run code); save an array of numbers: np.save(path, array.astype(float))"
-                                     ) from None
-        raise click.BadParameter(f"{what}: cannot read {path!r} as a .npy file: {error}") from None
+                                     f"can run code); {_NPY_ADVICE}") from None
+        raise click.BadParameter(f"{what}: {path!r} is a damaged .npy file: {error}; {_NPY_ADVICE}") from None
+    except EOFError as error:
+        raise click.BadParameter(f"{what}: {path!r} is a .npy file cut short ({error}); {_NPY_ADVICE}") from None
     except OSError as error:
-        raise click.BadParameter(f"{what}: cannot read {path!r} as a .npy file: {error}") from None
+        raise click.BadParameter(f"{what}: cannot read {path!r} as a .npy file: {error.strerror or error}") from None
+    except Exception as error:  # noqa: BLE001  # a damaged header: NumPy parses it as Python text (SyntaxError, ...)
+        raise click.BadParameter(f"{what}: {path!r} is a damaged .npy file: its header cannot be read "
+                                 f"({type(error).__name__}); {_NPY_ADVICE}") from None
+    if array.ndim > MAX_AXES:
+        raise click.BadParameter(f"{what}: {path!r} holds an array of {array.ndim} axes, more than a tensor may "
+                                 f"have ({MAX_AXES}); save one of at most {MAX_AXES} axes")
     if array.dtype.kind not in "iuf" or array.size == 0 or not np.isfinite(array).all():
         held = "booleans" if array.dtype.kind == "b" else f"{array.dtype}"
         raise click.BadParameter(f"{what}: {path!r} must hold a non-empty array of finite real numbers "
@@ -371,7 +415,10 @@ def load_inputs_and_values_source(
         values, values_source, warnings = read_values(values_file, notify)
         warn(warnings)
         _refuse_computed(program, values, values_source)
+        _refuse_other_shapes(program, {name: values[name] for name in values if name not in assignments},
+                             values_source)
     _refuse_computed(program, assignments, None)
+    _refuse_other_shapes(program, assignments, None)
     values.update(assignments)
     return program, values, values_source
 
@@ -404,6 +451,38 @@ def _refuse_computed(program: Program, values: dict[str, float], values_source: 
             f"{_inputs_of(program, name)}",
             [f"'{name}' is assigned at {assigned}"],
         )
+
+
+def _refuse_other_shapes(program: Program, values: dict[str, Any], values_source: Source | None) -> None:
+    """An error for a value whose shape differs from its input's default's (``language.shapes``),
+    said at the values file's key, or at the input in the program for --set, with the fix."""
+    from ..language.program import ArrayLiteral
+    from ..language.shapes import declared_at, declared_shape, example_of, given_shape_mismatch
+
+    for name, value in values.items():
+        entries = value.values if isinstance(value, ArrayLiteral) else (value,)
+        shape = value.shape if isinstance(value, ArrayLiteral) else ()
+        found = given_shape_mismatch(program, name, shape, " by --set" if values_source is None else "")
+        if found is None:
+            continue
+        message, hint = found
+        declared = declared_shape(program, name)
+        assert declared is not None
+        example = example_of(entries, declared)  # the same numbers in the right shape
+        default = program.variables[name].default
+        form = example or (example_of(default.values, declared) if isinstance(default, ArrayLiteral) else None)
+        if values_source is not None:
+            if form:
+                hint = f'write it as "{name}": {example}' if example else f'{hint}, e.g. "{name}": {form}'
+            raise InputError(message, key_position(values_source.text, name), values_source, hint,
+                             [declared_at(program, name)])
+        if example:
+            hint = f"write it as --set {name}='{example}'"
+        elif form:
+            hint += f", e.g. --set {name}='{form}'"
+        elif len(entries) == math.prod(declared):  # a .npy file of the right numbers, the wrong shape
+            hint += f" (in NumPy: np.save(path, array.reshape({', '.join(map(str, declared))})))"
+        raise InputError(message, program.variables[name].position, program.source, hint)
 
 
 def _inputs_of(program: Program, name: str) -> str:

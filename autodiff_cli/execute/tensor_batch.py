@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import INPUT, Program, TensorConstant, missing_inputs, missing_inputs_error, output_name
-from ..language.shapes import Shape, infer, shape_text
+from ..language.shapes import Shape, infer, refuse_other_column_shapes, shape_text
 from .tensor import TensorRun, as_array, check_register, input_arrays, run_forward
 from .columns import entry_column, split_column
 from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
@@ -298,6 +298,7 @@ def input_rows(program: Program, columns: Mapping[str, Any]) -> dict[str, Any]:
             by_input.setdefault(entry[0], {})[entry[1]] = np.asarray(value, dtype=float)
         else:
             rows[column] = np.asarray(value, dtype=float)
+    refuse_other_column_shapes(program, rows)
     for name, entries in by_input.items():
         rows[name] = _stacked(name, entries, program)
     return rows

@@ -12,7 +12,7 @@ from ..errors import OutputError
 from .stdout import emit, write_whole
 from .streams import descriptor_of
 
-__all__ = ["StreamedFile", "check_writable", "keep_elsewhere", "overwritten_input", "write_atomic"]
+__all__ = ["StreamedFile", "check_writable", "keep_elsewhere", "overwritten_input", "tell_with", "write_atomic"]
 
 
 def overwritten_input(path: str | None, reads: dict[str, str | None]) -> str | None:
@@ -151,9 +151,9 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
       into at its offset, so ``>> log`` appends and the file keeps what it had;
     * a target that is not a regular file (a named pipe, a device) is written directly;
     * an existing writable file in a directory where no temporary file can be made is
-      overwritten in place (``_fill_in_place``): its size reserved first so that a full
-      disk leaves it as it was, Ctrl-C and SIGTERM held back until it is on disk, and the
-      old content put back if the write fails.
+      overwritten in place (``_fill_in_place``): its old content copied first to a named file
+      in the temporary directory (refused if it cannot be), the free space checked, Ctrl-C and
+      SIGTERM held back until it is on disk, and the old content put back if the write fails.
 
     A read-only file is refused, as the shell's ``>`` would refuse it.
     """
@@ -221,80 +221,126 @@ def _overwrite_in_place(path: str | os.PathLike[str], target: str, data: bytes) 
 
 
 def _fill_in_place(target: str, size: int, fill: Any) -> None:
-    """Give ``target`` new content, ``size`` bytes that ``fill(descriptor)`` writes, without a
-    moment where an interruption or a failure leaves a mix of old and new.
+    """Give ``target`` new content, ``size`` bytes that ``fill(descriptor)`` writes, so that no
+    interruption or failure loses the old content or leaves a file that looks complete and is not.
 
-    The old content is copied first (to an unnamed file in the temporary directory, or kept in
-    memory when that fails), then the new size is reserved (a full disk fails here, with
-    nothing changed), and from there until the new content is on disk Ctrl-C and SIGTERM are
-    held back: they take effect once it is.  If anything fails in between (an I/O error), the
-    old content and size are put back before the error is raised.
+    The old content is first copied to a named file in the temporary directory (on disk before
+    anything else happens), and ``tell_with``'s notice says where: a run killed with SIGKILL
+    leaves that copy behind for the user.  No copy, no overwrite: the write is refused.  Then
+    the free space is checked (a disk clearly too full fails here, with nothing changed), the
+    file is emptied and the new content written from its start, so that at any moment it is
+    the old content or a beginning of the new one, shorter than the whole: never zeros, never
+    a mix.  From there until the new content is on disk Ctrl-C and SIGTERM are held back (they
+    take effect once it is); a failure in between (a full disk, an I/O error) puts the old
+    content back from the copy before the error is raised.  The copy is removed once it is not
+    needed: after the new content is on disk, or the old content is back.
     """
     descriptor = os.open(target, os.O_RDWR | getattr(os, "O_BINARY", 0))  # not O_TRUNC: not yet
     try:
-        backup = _Backup(descriptor)
+        backup = _Backup(target, descriptor)
         try:
+            try:
+                _check_room(descriptor, size)
+            except BaseException:  # nothing changed: the copy is not needed
+                backup.remove()
+                raise
+            _notify(f"{_shown(target)}: its directory takes no new file, so it is overwritten in place; its old "
+                    f"content is kept in {backup.path} until the new content is whole (if this run is killed, "
+                    f"copy it back from there)")
             with _signals_held():
                 try:
-                    _reserve(descriptor, size)
+                    os.ftruncate(descriptor, 0)
                     fill(descriptor)
-                    os.ftruncate(descriptor, size)
                     os.fsync(descriptor)
                 except BaseException:
-                    backup.restore(descriptor)
+                    if backup.restore(descriptor):
+                        backup.remove()
                     raise
+                backup.remove()
         finally:
             backup.close()
     finally:
         os.close(descriptor)
 
 
-def _reserve(descriptor: int, size: int) -> None:
-    """Allocate ``size`` bytes for the file, so that writing them cannot run out of space."""
-    reserve = getattr(os, "posix_fallocate", None)
-    if reserve is not None and size:
-        try:
-            reserve(descriptor, 0, size)
-        except OSError as error:
-            import errno
+_NOTICES: list[Any] = []
 
-            if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                raise  # ENOSPC, EFBIG, EIO: nothing was written
+
+def tell_with(notify: Any) -> None:
+    """Where notices about the user's files go (the CLI's warnings): the path of a copy of an old
+    file kept while the file is overwritten in place.  None by default: a library prints nothing."""
+    _NOTICES[:] = [notify]
+
+
+def _notify(message: str) -> None:
+    for notify in _NOTICES:
+        notify(message)
+
+
+def _check_room(descriptor: int, size: int) -> None:
+    """Raise ENOSPC when the file system clearly has no room for ``size`` bytes in the place of
+    the file's own blocks.  (Reserving the space with ``posix_fallocate`` would make the file
+    full-size, zeros included, for a moment.)  A quota it cannot see fails later, while writing,
+    and the old content is put back then."""
+    import errno
+
+    fstatvfs = getattr(os, "fstatvfs", None)
+    if fstatvfs is None:
+        return
+    try:
+        room = fstatvfs(descriptor)
+        held = os.fstat(descriptor).st_blocks * 512
+    except (OSError, AttributeError):
+        return
+    if room.f_bavail * room.f_frsize + held < size:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 class _Backup:
-    """A file's content before it is overwritten in place, to put back if the overwrite fails."""
+    """A file's content before it is overwritten in place, in a named file of the temporary
+    directory: to put back if the overwrite fails, and for the user if the run is killed."""
 
-    def __init__(self, descriptor: int) -> None:
+    def __init__(self, target: str, descriptor: int) -> None:
+        import tempfile
+
         self.size = os.fstat(descriptor).st_size
-        self.copy: int | None = None
-        self.memory: bytes | None = None
+        directory = _temporary_directory()
+        stem, extension = os.path.splitext(os.path.basename(target))
         try:
-            self.copy = _unnamed_file(_temporary_directory())
+            self.copy, self.path = tempfile.mkstemp(prefix=f"{stem[:150]}.old-", suffix=extension[:20],
+                                                    dir=directory)  # mode 0600: the old content may be private
+        except OSError as error:
+            raise _NoBackup(target, directory, error) from None
+        try:
             _copy_between(descriptor, self.copy, self.size)
-        except OSError:
+            os.fsync(self.copy)  # on disk before the target is touched
+        except BaseException as error:  # Ctrl-C too: the target is untouched, the copy not needed
             self.close()
-            if self.size <= 1 << 28:  # no room in the temporary directory: keep it in memory
-                self.memory = os.pread(descriptor, self.size, 0) if self.size else b""
+            self.remove()
+            if isinstance(error, OSError):
+                raise _NoBackup(target, directory, error) from None
+            raise
 
-    def restore(self, descriptor: int) -> None:
+    def restore(self, descriptor: int) -> bool:
+        """Put the old content back; False if that failed (the copy then stays for the user)."""
         try:
-            if self.copy is not None:
-                _copy_between(self.copy, descriptor, self.size)
-            elif self.memory is not None:
-                view = memoryview(self.memory)
-                offset = 0
-                while offset < len(view):
-                    offset += os.pwrite(descriptor, view[offset:], offset)
-            os.ftruncate(descriptor, self.size)  # at least the old size: no new bytes, no zeros
+            os.ftruncate(descriptor, 0)
+            _copy_between(self.copy, descriptor, self.size)
             os.fsync(descriptor)
+            return True
         except OSError:
-            pass  # the error that made us restore is the one to report
+            return False  # the error that made us restore is the one to report
 
     def close(self) -> None:
-        if self.copy is not None:
+        if self.copy >= 0:
             os.close(self.copy)
-            self.copy = None
+            self.copy = -1
+
+    def remove(self) -> None:
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
 
 
 def _copy_between(source: int, target: int, size: int) -> None:
@@ -309,6 +355,16 @@ def _copy_between(source: int, target: int, size: int) -> None:
             written = os.pwrite(target, view, offset)
             offset += written
             view = view[written:]
+
+
+class _NoBackup(OutputError):
+    """An in-place overwrite refused: no copy of the old content could be kept first."""
+
+    def __init__(self, target: str, directory: str, error: OSError) -> None:
+        super().__init__(f"cannot write {_shown(target)}: its directory takes no new file, so it would be "
+                         f"overwritten in place, and no copy of its old content could be kept first in {directory} "
+                         f"({error.strerror or error})",
+                         hint="write somewhere else, or set TMPDIR to a directory with room for a copy of the file")
 
 
 class _signals_held:

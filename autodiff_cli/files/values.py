@@ -19,6 +19,12 @@ def read_values(path: str, notify: Callable[[str], None]) -> tuple[dict[str, flo
     the text it was read from, and the warnings about it (numbers too small for a float)."""
     import json
 
+    if path != "-" and _is_npy(path):
+        named = path if path.lower().endswith(".npy") else "FILE.npy"
+        raise InputError(f"{path} is a NumPy .npy file: it holds one array, where a values file is a JSON object "
+                         "naming each input", hint=f"give the array to its input with --set NAME={named}"
+                         f"{'' if named == path else ' (a name ending in .npy)'}, or write a values file: "
+                         '{"W": [[1, 2], [3, 4]]}')
     text = read_stdin("values file", notify) if path == "-" else read_file(path, "values file")
     source = Source("<stdin>" if path == "-" else path, text)
     example = 'the values file is a JSON object of numbers, e.g. {"a": 2, "b": -3}'
@@ -54,6 +60,21 @@ def read_values(path: str, notify: Callable[[str], None]) -> tuple[dict[str, flo
         warnings.append(f"{source.name}: {listed(underflows, 5)} {verb} smaller than the smallest float "
                         "(about 5e-324), so taken as 0")
     return document, source, warnings
+
+
+def _is_npy(path: str) -> bool:
+    """Whether ``path`` names a .npy file: by its extension, or a regular file's first bytes."""
+    import os
+
+    try:
+        if not os.path.isfile(path):
+            return False  # missing (read_file says so), or a pipe, whose bytes are read once
+        if path.lower().endswith(".npy"):
+            return True
+        with open(path, "rb") as handle:
+            return handle.read(6) == b"\x93NUMPY"
+    except OSError:
+        return False  # read_file says what is wrong
 
 
 def _tensor(key: str, value: list[Any], source: Source) -> Any:

@@ -10,14 +10,16 @@ becomes a NumPy traceback or a silently broadcast answer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, ShapeMismatch, broadcast_shape, format_shape, write
-from ..errors import ShapeError
-from .program import CONST, INPUT, POWER_CONST, Program, TensorConstant
+from ..errors import ShapeError, printable
+from .program import CONST, INPUT, POWER_CONST, ArrayLiteral, Program, TensorConstant
 
-__all__ = ["Shape", "infer", "shape_text"]
+__all__ = ["Shape", "declared_at", "declared_shape", "example_of", "given_shape_mismatch", "infer",
+           "refuse_other_column_shapes", "shape_text"]
 
 Shape = tuple[int, ...]
 
@@ -34,7 +36,9 @@ def infer(program: Program, input_shapes: Mapping[str, Shape]) -> list[Shape]:
     for register, (op, first, second, param, where) in enumerate(program.rows()):
         if op == INPUT:
             shape = input_shapes.get(param)
-            if shape is None:
+            if shape is not None:
+                _refuse_other_shape(program, param, shape)
+            else:
                 default = variables[param].default
                 shape = default.shape if isinstance(default, TensorConstant) else ()
         elif op == CONST:
@@ -53,6 +57,95 @@ def infer(program: Program, input_shapes: Mapping[str, Shape]) -> list[Shape]:
                                  program.source, mismatch.hint) from None
         shapes.append(shape)
     return shapes
+
+
+def declared_shape(program: Program, name: str) -> Shape | None:
+    """The shape the program gives input ``name`` by its default, a list literal or an initializer
+    (``W = [[0], [0]]``, ``W1 = uniform([16, 2], -1, 1)``); None for a number default or none:
+    such an input takes any shape it is given."""
+    variable = program.variables.get(name)
+    if variable is None or variable.kind != INPUT or not isinstance(variable.default, TensorConstant):
+        return None
+    return tuple(variable.default.shape)
+
+
+def given_shape_mismatch(program: Program, name: str, shape: Shape, given_by: str = "") -> tuple[str, str] | None:
+    """(message, hint) when a value of ``shape`` given for input ``name`` does not fit its default's
+    shape, None when it fits.  It fits when it has as many axes, and where either has an axis of
+    size 1 the other's is 1 too: such axes are the ones broadcasting stretches, so a value that
+    differs there is stretched into a silently wrong answer (``[1, 2]`` for a 2 x 1 ``W`` makes
+    ``X @ W - Y`` 8 x 8; ``[[1, 2]]`` for a 16 x 2 ``W1`` makes 16 equal rows).  Other sizes may
+    differ (200 rows of data where the default has 8): the ops' own shape rules check those.
+    ``given_by`` (`` by --set``) says how the value was given; the caller says where, and may add
+    an example of the fix (``example_of``)."""
+    declared = declared_shape(program, name)
+    if declared is None or _fits(tuple(shape), declared):
+        return None
+    if not shape:
+        why = "a number where it has a tensor"
+    elif len(shape) != len(declared):
+        why = f"{len(shape)} ax{'i' if len(shape) == 1 else 'e'}s where it has {len(declared)}"
+    else:
+        axis = next(axis for axis, (g, d) in enumerate(zip(shape, declared)) if g != d and 1 in (g, d))
+        why = f"axis {axis} of size {shape[axis]} where it has {declared[axis]}"
+    message = (f"the value given for {name}{given_by} has shape {shape_text(shape)}, but {name}'s default has "
+               f"shape {shape_text(declared)} ({why}: the value would be broadcast)")
+    return message, f"give {name} a value of shape {shape_text(declared)}"
+
+
+def _fits(shape: Shape, declared: Shape) -> bool:
+    return len(shape) == len(declared) and all(g == d or (g != 1 and d != 1) for g, d in zip(shape, declared))
+
+
+def declared_at(program: Program, name: str) -> str:
+    """A note for an error said elsewhere (a values file): where input ``name``'s default is written."""
+    variable = program.variables[name]
+    default = variable.default
+    written: str = getattr(default, "written", lambda: "")()  # a literal's or an initializer's text
+    if len(written) > 40:
+        written = written[:37] + "..."
+    position = variable.position
+    return f"{name} is declared at {printable(program.source.name)}:{position.line}:{position.column}: " \
+           f"{name} = {written}"
+
+
+def example_of(values: tuple[float, ...], shape: Shape) -> str | None:
+    """``values`` (row-major) written as nested arrays of ``shape``, ``[[1], [2]]``, when they fill
+    it and are few enough to read in a message; None otherwise."""
+    if len(values) != math.prod(shape) or len(values) > _SHOWN_ENTRIES or not shape:
+        return None
+    return ArrayLiteral(tuple(shape), tuple(values)).written()
+
+
+def refuse_other_column_shapes(program: Program, rows: Mapping[str, object]) -> None:
+    """An error for a column of rows named after an input (``x``, one value a row) whose values
+    have another shape than the input's default: a number a row for ``x = [0, 0]`` would be
+    broadcast.  ``rows`` maps column names to arrays of shape ``(rows, *shape)``."""
+    from itertools import product
+
+    from ..errors import InputError
+
+    for name, column in rows.items():
+        shape = tuple(getattr(column, "shape", ())[1:])
+        found = given_shape_mismatch(program, name, shape)
+        if found is None:
+            continue
+        declared = declared_shape(program, name)
+        assert declared is not None
+        entries = [f"{name}[{', '.join(map(str, index))}]" for index in product(*map(range, declared))]
+        what = "one number a row" if not shape else f"a {shape_text(shape)} value a row"
+        raise InputError(f"the column {name} holds {what}, but {name}'s default has shape {shape_text(declared)}",
+                         program.variables[name].position, program.source,
+                         f"give {name} by one column per entry: {', '.join(entries[:3])}"
+                         f"{' ... ' + entries[-1] if len(entries) > 3 else ''}")
+
+
+def _refuse_other_shape(program: Program, name: str, shape: Shape) -> None:
+    """``given_shape_mismatch`` as a ShapeError at the input's name in the program: where a value
+    given by a column of rows, or by a caller of the library, reaches the program."""
+    found = given_shape_mismatch(program, name, shape)
+    if found is not None:
+        raise ShapeError(found[0], program.variables[name].position, program.source, found[1])
 
 
 _SHOWN_ENTRIES = 6  # a literal of up to this many numbers is written out in messages

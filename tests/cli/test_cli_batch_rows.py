@@ -606,3 +606,52 @@ def test_parquet_bytes_where_text_rows_are_expected_are_named(runner, tmp_path, 
     else:
         assert result.stderr.startswith(f"{rows}: error: {rows} holds Parquet, not text rows")
         assert "give --from parquet" in result.stderr
+
+
+# --- 7. a tensor input's data that is no tensor (issue 35) ----------------------------------------
+# Said at the data's line and key (or column), not as a shape error in the program (`x @ W: [] @ ...`).
+
+TENSOR_PROGRAM = "W = [[1], [2]]\nx = [0, 0]\ny = sum(x @ W)\n"
+
+
+@pytest.mark.parametrize("first, said", [
+    ("[]", "the key 'x' holds [], an empty array, not a number or an array of numbers"),
+    ("null", "the key 'x' holds null, not a number"),
+    ('"1, 2"', "the key 'x' holds \"1, 2\", not a number"),
+    ("[true, false]", ("the key 'x' holds [true, false], an array holding more than numbers, not a number or an "
+                       "array of numbers")),
+    ('{"a": 1, "b": 2}', "the key 'x' holds {\"a\": 1, \"b\": 2}, an object, not a number or an array of numbers"),
+    ("[[1], [2, 3]]", "the key 'x' holds [[1], [2, 3]], an array whose rows differ in length"),
+], ids=["empty", "null", "string", "booleans", "object", "ragged"])
+def test_a_first_line_whose_array_is_no_tensor_is_an_error_in_the_data(runner, first, said) -> None:
+    result = _batch(runner, TENSOR_PROGRAM, "-", "--from", "jsonl", input=f'{{"x": {first}}}\n{{"x": [1, 2]}}\n')
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"<stdin>:1:2: error: {said}"), result.stderr
+    assert "@" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("kind", ["list", "fixed-size list", "struct"])
+def test_a_parquet_column_of_lists_or_structs_is_an_error_in_the_data(runner, tmp_path, kind) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    arrays = {"list": pa.array([[1.0, 2.0], [3.0, 4.0]]),
+              "fixed-size list": pa.array([[1.0, 2.0], [3.0, 4.0]], type=pa.list_(pa.float64(), 2)),
+              "struct": pa.array([{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 4.0}])}
+    pq.write_table(pa.table({"x": arrays[kind]}), tmp_path / "rows.parquet")
+    result = _batch(runner, TENSOR_PROGRAM, tmp_path / "rows.parquet")
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"{tmp_path / 'rows.parquet'}: error: the column 'x' of ") and \
+        "values, not numbers" in result.stderr, result.stderr
+    assert "hint: give a tensor input one numeric column per entry (x[0], x[1], ..." in result.stderr
+    assert "@" not in result.stderr.splitlines()[0]
+
+
+def test_a_number_too_large_inside_a_jsonl_array_is_noted_where_it_is_written(runner) -> None:
+    result = _batch(runner, "y = sum(x)", "-", "--from", "jsonl", "--on-error", "skip",
+                    input='{"x": [2, 3]}\n{"x": [1, -1e400]}\n')
+    assert result.exit_code == 0, result.stderr
+    assert f"warning: <stdin>:2:11: -1e400 {TOO_LARGE}" in result.stderr
+    stopped = _batch(runner, "y = sum(x)", "-", "--from", "jsonl", input='{"x": [1e400, 1]}\n')
+    assert stopped.exit_code == 1
+    assert "  note: <stdin>:1:8: 1e400 is too large for a float, so read as inf" in stopped.stderr

@@ -152,18 +152,60 @@ def test_a_writable_file_in_a_read_only_directory_is_overwritten_in_place(tmp_pa
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
 
 
-def test_in_place_reserves_the_space_first(tmp_path, monkeypatch) -> None:
-    # A disk too full for the new picture must leave the old file as it was.
+def test_in_place_checks_the_space_first(tmp_path, monkeypatch) -> None:
+    # A disk too full for the new picture must leave the old file as it was, and no copy behind.
     target = tmp_path / "graph.dot"
     target.write_bytes(b"old\n")
     _no_temporary_files(monkeypatch)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    monkeypatch.setattr(atomic, "_temporary_directory", lambda: str(kept))
+    real = os.fstatvfs
 
-    def full(fd, offset, length):
-        raise OSError(28, "No space left on device")
+    def full(fd):
+        found = real(fd)
+        return os.statvfs_result((found.f_bsize, found.f_frsize, found.f_blocks, 0, 0, *found[5:]))
 
-    monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
+    monkeypatch.setattr(os, "fstatvfs", full)
     with pytest.raises(OutputError, match="No space left on device"):
-        atomic.write_atomic(str(target), b"a much longer new picture\n")
+        atomic.write_atomic(str(target), b"a much longer new picture\n" * 1000)
+    assert target.read_bytes() == b"old\n" and list(kept.iterdir()) == []
+
+
+def test_a_disk_that_fills_during_an_in_place_write_gets_the_old_content_back(tmp_path, monkeypatch) -> None:
+    target = tmp_path / "graph.dot"
+    old = b"the old picture\n" * 500
+    target.write_bytes(old)
+    _no_temporary_files(monkeypatch)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    monkeypatch.setattr(atomic, "_temporary_directory", lambda: str(kept))
+    real, calls = os.pwrite, []
+
+    def filling(fd, data, offset):  # the target takes 4 KiB, then the disk is full (once)
+        if os.path.samestat(os.fstat(fd), os.stat(target)):
+            calls.append(offset)
+            if len(calls) == 2:
+                raise OSError(28, "No space left on device")
+            return real(fd, bytes(data[:4096]), offset)
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", filling)
+    with pytest.raises(OutputError, match="No space left on device"):
+        atomic.write_atomic(str(target), b"a new picture\n" * 2000)
+    monkeypatch.setattr(os, "pwrite", real)
+    assert target.read_bytes() == old and list(kept.iterdir()) == []
+
+
+def test_no_room_for_a_copy_of_the_old_content_refuses_the_in_place_write(tmp_path, monkeypatch) -> None:
+    target = tmp_path / "graph.dot"
+    target.write_bytes(b"old\n")
+    _no_temporary_files(monkeypatch)
+    monkeypatch.setattr(atomic, "_temporary_directory", lambda: str(tmp_path / "absent"))
+    with pytest.raises(OutputError) as raised:
+        atomic.write_atomic(str(target), b"new\n")
+    assert "no copy of its old content could be kept first in" in raised.value.message
+    assert raised.value.hint and "TMPDIR" in raised.value.hint
     assert target.read_bytes() == b"old\n"
 
 

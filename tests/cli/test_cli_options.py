@@ -120,3 +120,85 @@ def test_version_from_a_checkout_that_was_never_installed(monkeypatch: pytest.Mo
     monkeypatch.setattr(metadata, "version", not_installed)
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("autodiff, version unknown (not installed) (engine: ")
+
+
+# --- --set: a tensor written as a list, and .npy files (issues 35, 36) ----------------------------
+
+@pytest.mark.parametrize(("given", "advice"), [("0.5,-0.3", "x='[0.5, -0.3]'"), ("1, 2, 3", "x='[1, 2, 3]'"),
+                                               ("(1,2)", "x='[1, 2]'")])
+def test_a_comma_separated_value_is_shown_as_json(runner, given, advice) -> None:
+    result = runner.invoke(main, ["eval", "y = sum(x)", "--set", f"x={given}"])
+    assert result.exit_code == 2 and f"is not a number (write it as 2, -0.5 or 1e-3); for a tensor, write it as " \
+                                      f"JSON: {advice}" in result.stderr
+
+
+def test_a_word_gets_no_tensor_advice(runner) -> None:
+    result = runner.invoke(main, ["eval", "y = 2*x", "--set", "x=a,b"])
+    assert result.exit_code == 2 and "'a,b' is not a number" in result.stderr and "JSON" not in result.stderr
+
+
+def _npy_error(runner, path) -> str:
+    result = runner.invoke(main, ["eval", "y = sum(x)", "--set", f"x={path}"])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr, repr(result.exception)
+    assert isinstance(result.exception, SystemExit)
+    return " ".join(result.stderr.split())  # Click wraps long messages
+
+
+def test_an_empty_npy_file_is_said_to_be_empty(runner, tmp_path) -> None:
+    (tmp_path / "x.npy").write_bytes(b"")
+    assert "x.npy' is empty, not a .npy file; save the array with NumPy" in _npy_error(runner, tmp_path / "x.npy")
+
+
+@pytest.mark.parametrize("content", [b"1 2 3\n", b"\0" * 64, b"PK\x03\x04 a zip"], ids=["text", "zeros", "zip"])
+def test_a_file_that_is_not_npy_is_not_said_to_hold_objects(runner, tmp_path, content) -> None:
+    (tmp_path / "x.npy").write_bytes(content)
+    said = _npy_error(runner, tmp_path / "x.npy")
+    assert "is not a .npy file: it does not begin with NumPy's header" in said and "Python objects" not in said
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_dev_zero_named_npy_is_not_a_npy_file(runner, tmp_path) -> None:
+    (tmp_path / "zero.npy").symlink_to("/dev/zero")
+    assert "is not a .npy file" in _npy_error(runner, tmp_path / "zero.npy")
+
+
+def test_a_damaged_npy_header_is_said_to_be_damaged(runner, tmp_path) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.array([1.5, 2.0]))
+    whole = (tmp_path / "x.npy").read_bytes()
+    (tmp_path / "cut.npy").write_bytes(whole[:30])
+    (tmp_path / "garbled.npy").write_bytes(whole[:10] + b"garbage" + whole[17:])
+    for name in ("cut.npy", "garbled.npy"):
+        said = _npy_error(runner, tmp_path / name)
+        assert f"{name}' is a damaged .npy file" in said and "Python objects" not in said
+
+
+def test_a_npy_file_of_objects_still_says_so(runner, tmp_path) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.array([1, "a", None], dtype=object), allow_pickle=True)
+    assert "holds Python objects, which are never loaded" in _npy_error(runner, tmp_path / "x.npy")
+
+
+def test_a_npy_file_of_more_axes_than_a_tensor_may_have_is_refused(runner, tmp_path) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.ones([1] * 41))
+    assert "holds an array of 41 axes, more than a tensor may have (32)" in _npy_error(runner, tmp_path / "x.npy")
+    np.save(tmp_path / "ok.npy", np.ones([1] * 32))  # the limit itself is a tensor
+    assert runner.invoke(main, ["eval", "y = sum(x)", "--set", f"x={tmp_path / 'ok.npy'}"]).exit_code == 0
+
+
+@pytest.mark.parametrize("name", ["w.npy", "w.json"])
+def test_a_npy_file_given_as_the_values_file_says_to_use_set(runner, tmp_path, name) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "w.npy", np.array([[1.0], [2.0]]))
+    if name != "w.npy":
+        (tmp_path / "w.npy").rename(tmp_path / name)
+    result = runner.invoke(main, ["eval", "y = sum(W)", "--values", str(tmp_path / name)])
+    assert result.exit_code == 1 and "UTF-8" not in result.stderr
+    assert result.stderr.startswith(f"error: {tmp_path / name} is a NumPy .npy file: it holds one array, where a "
+                                    "values file is a JSON object naming each input")
+    assert "hint: give the array to its input with --set NAME=" in result.stderr

@@ -255,10 +255,11 @@ def test_a_shape_mismatch_is_located_with_both_shapes(runner, tmp_path) -> None:
 
 
 def test_a_set_that_makes_the_shapes_mismatch_is_located_at_the_operator(runner) -> None:
-    result = run(runner, "eval", MATRIX, "--set", "W=[[1, 2, 3]]")
+    # (3 rows where W has 2: a size the operator checks; [[1, 2, 3]] is refused at W, see language/shapes)
+    result = run(runner, "eval", MATRIX, "--set", "W=[[1], [2], [3]]")
     assert result.exit_code == 1
     first = result.stderr.splitlines()[0]
-    assert first.startswith(f"{MATRIX}:24:7: error: ") and "[8, 2]" in first and "[1, 3]" in first
+    assert first.startswith(f"{MATRIX}:24:7: error: ") and "[8, 2]" in first and "[3, 1]" in first
 
 
 @pytest.mark.parametrize("value, words", [

@@ -97,6 +97,64 @@ def test_a_signal_during_an_in_place_overwrite_leaves_a_whole_file(tmp_path, sig
     assert os.listdir(outputs) == ["out.txt"]
 
 
+# As INTERRUPTING, but the third 4 KiB write into the target is never made: the process is killed
+# with SIGKILL, which no handler can hold back.
+KILLED = INTERRUPTING.replace("""    if os.path.realpath(f"/proc/self/fd/{fd}") == target and not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signum)""", """    if os.path.realpath(f"/proc/self/fd/{fd}") == target:
+        sent.append(1)
+        if len(sent) == 3:
+            os.kill(os.getpid(), signum)""")
+
+
+@linux_only
+@pytest.mark.parametrize("command", ["batch", "graph"])
+def test_sigkill_during_an_in_place_overwrite_keeps_the_old_content_and_says_where(tmp_path, command) -> None:
+    assert KILLED != INTERRUPTING
+    (tmp_path / "rows.csv").write_text(ROWS)
+    program = "y0 = x\n" + "".join(f"y{i} = tanh(y{i - 1})\n" for i in range(1, 400))
+    (tmp_path / "chain.ad").write_text(program)
+    args = {"batch": ["batch", "y = 2*x", "rows.csv"],
+            "graph": ["graph", "chain.ad", "--set", "x=1", "--format", "dot", "--max-nodes", "0"]}[command]
+    expected = subprocess.run([sys.executable, "-m", "autodiff_cli", *args], cwd=tmp_path, capture_output=True,
+                              check=True, timeout=120).stdout
+    outputs, kept = tmp_path / "out", tmp_path / "tmp"
+    outputs.mkdir()
+    kept.mkdir()
+    target = outputs / "out.txt"
+    old = b"".join(b"old row %d, the user's only copy\n" % i for i in range(1000))
+    target.write_bytes(old)
+    result = subprocess.run([sys.executable, "-c", KILLED, str(outputs), str(target), str(int(signal.SIGKILL)),
+                             *args, "-o", str(target)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(kept)}, check=False)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    # The target holds the beginning of the new content, shorter than the whole: no zeros, no old bytes.
+    content = target.read_bytes()
+    assert len(expected) > 3 * 4096 and len(content) == 2 * 4096 and content == expected[:len(content)]
+    # The old content is in the copy the notice named, before the write began.
+    copies = list(kept.glob("out.old-*.txt"))
+    assert len(copies) == 1 and copies[0].read_bytes() == old
+    assert f"its old content is kept in {copies[0]}" in " ".join(result.stderr.split())
+    assert stat.S_IMODE(copies[0].stat().st_mode) == 0o600
+    assert os.listdir(outputs) == ["out.txt"]
+
+
+def test_a_finished_in_place_overwrite_leaves_no_copy(tmp_path, monkeypatch) -> None:
+    target, kept = tmp_path / "rows.csv", tmp_path / "kept"
+    kept.mkdir()
+    target.write_bytes(b"x\n1\n")
+    _refuse_temporaries_in(monkeypatch, tmp_path)
+    monkeypatch.setattr(atomic, "_temporary_directory", lambda: str(kept))
+    told: list[str] = []
+    monkeypatch.setattr(atomic, "_NOTICES", [told.append])
+    atomic.write_atomic(str(target), b"x,y\n1,2\n")
+    with atomic.StreamedFile(str(target)) as streamed:
+        streamed.write(b"x,y\n3,4\n")
+        streamed.commit()
+    assert target.read_bytes() == b"x,y\n3,4\n" and list(kept.iterdir()) == []
+    assert len(told) == 2 and all("overwritten in place; its old content is kept in" in notice for notice in told)
+
+
 def _failing_fsync(monkeypatch, target: Path) -> None:
     """An I/O error when the target's new content is synced to disk (after it was all written)."""
     real = os.fsync

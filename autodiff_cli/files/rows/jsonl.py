@@ -221,14 +221,17 @@ class JsonChunks:
             text = texts[row]
             written = json.loads(text, parse_float=str, parse_int=str)  # each number as its text
             for name in numbers:
-                if name not in written:  # an entry of an array: a cell of it that reads inf fails its row
-                    continue
-                literal = written[name]
+                literal = written.get(name) if name in written else _written_entry(written, name)
                 # A str here is a number's text, or one of the strings that stand for NaN and the
                 # infinities; the constant Infinity reads as a float.
                 if type(literal) is str and literal not in _NON_FINITE and math.isinf(float(literal)):
                     key, width = key_span(text, name)
                     self.overflows.add(line_numbers[row], text.find(literal, key - 1 + width) + 1, literal)
+
+    def check_first(self, text: str, line: int, document: dict[str, Any]) -> None:
+        """The data errors of the first line's numeric cells, before any row is run (a bad array
+        for a tensor input would otherwise be taken for a number and fail as a shape in the program)."""
+        self([text], line, [document])
 
     def _parse(self, texts: list[str], line_numbers: list[int]) -> list[dict[str, Any]]:
         try:
@@ -253,6 +256,26 @@ class JsonChunks:
         for cell, line, text in zip(cells, line_numbers, texts):
             if type(cell) not in (float, int):
                 found = json.dumps(cell)
+                if isinstance(cell, (list, dict)):  # meant as a tensor: say what an array must be
+                    what = ("an empty array" if cell in ([], {}) else "an object" if isinstance(cell, dict) else
+                            "an array holding more than numbers" if not _all_numbers(cell) else
+                            "an array whose rows differ in length")
+                    raise data_error(self.name, line, f"the key {name!r} holds {found[:40]}, {what}, not a number "
+                                     "or an array of numbers", "give a number, or for a tensor an array of "
+                                     "numbers of one shape on every line, e.g. [1.5, -2]", text, *key_span(text, name))
                 raise data_error(self.name, line, f"the key {name!r} holds {found[:40]}, not a number",
                                  "give numbers, e.g. 1.5 or -2 (NaN marks a value to fail the row on)", text,
                                  *key_span(text, name))
+
+
+def _written_entry(written: dict[str, Any], column: str) -> Any:
+    """The text of one entry (``x[1]``) of an array a line writes, None if there is none."""
+    from ...execute.columns import split_column
+
+    entry = split_column(column)
+    if entry is None or entry[0] not in written:
+        return None
+    value = written[entry[0]]
+    for i in entry[1]:
+        value = value[i] if isinstance(value, list) and i < len(value) else None
+    return value

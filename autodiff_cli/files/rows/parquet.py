@@ -51,6 +51,25 @@ class ParquetReader:
     def column_error(self, name: str, message: str, hint: str) -> InputError:
         return InputError(message, source=Source(self.name, ""), hint=hint)
 
+    def check_numeric(self, numeric: Sequence[str]) -> None:
+        """An error for a ``numeric`` column whose type holds no numbers (a list, a struct), from the
+        schema, before any row is read."""
+        schema = self.file.schema_arrow
+        for name in numeric:
+            self._check_type(name, schema.field(name).type)
+
+    def _check_type(self, name: str, kind: Any) -> None:
+        pa = _pyarrow("reading")
+        if pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_decimal(kind):
+            return
+        nested = pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind) \
+            or pa.types.is_struct(kind)
+        hint = (f"give a tensor input one numeric column per entry ({name}[0], {name}[1], ...; "
+                f"{name}[0, 1] for a matrix), not a column of {'lists' if not pa.types.is_struct(kind) else 'structs'}"
+                if nested else "give the program's inputs numeric columns (a missing value, null, fails its row)")
+        raise InputError(f"the column '{name}' of {self.name} holds {kind} values, not numbers",
+                         source=Source(self.name, ""), hint=hint)
+
     def chunks(self, numeric: Sequence[str], passed: Sequence[str], *, wait: bool,
                size: int = 0) -> Iterator[Chunk]:
         pa = _pyarrow("reading")
@@ -60,11 +79,7 @@ class ParquetReader:
             numbers = {}
             for name in numeric:
                 column = batch.column(name)
-                kind = column.type
-                if not (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_decimal(kind)):
-                    raise InputError(f"the column '{name}' of {self.name} holds {kind} values, not numbers",
-                                     source=Source(self.name, ""), hint="give the program's inputs numeric "
-                                     "columns (a missing value, null, fails its row)")
+                self._check_type(name, column.type)
                 # Not "safe": an integer past 2**53 is rounded to the nearest float, as the same
                 # number read from CSV is, where the safe cast refuses it.
                 numbers[name] = column.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)

@@ -83,6 +83,13 @@ class RowReader:
         return row_error(self.name, self.header_line, self.header_text, offset, width, message, hint)
 
 
+    def check_numeric(self, numeric: Sequence[str]) -> None:
+        """The data errors the first line already shows for the ``numeric`` columns (JSON Lines: an
+        array that is no tensor, a string), said at that line before anything is planned from it."""
+        if self.format == "jsonl":
+            JsonChunks(self.name, self.columns, numeric, [], first=self._first_object).check_first(
+                self.header_text, self._first_line, self._first_object)
+
     @property
     def consumed(self) -> int:
         return self.lines.consumed
