@@ -1152,22 +1152,31 @@ def _cross_entropy_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int,
 
 # --- NumPy forms for diff --format python: the kernels above, as the generated module defines them -----
 
-_LOGSUMEXP_NP = ("_logsumexp", ("def _logsumexp(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
-                               "    m = np.where(np.isfinite(m), m, 0.0)\n"
-                               "    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]\n"))
-
-_SOFTMAX_NP = ("_softmax", ("def _softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
-                           "    e = np.exp(x - np.where(np.isfinite(m), m, 0.0))\n"
-                           "    return e / np.sum(e, axis=-1, keepdims=True)\n"))
-
-_LOG_SOFTMAX_NP = ("_log_softmax", ("def _log_softmax(x):\n    m = np.max(x, axis=-1, keepdims=True)\n"
-                                   "    m = np.where(np.isfinite(m), m, 0.0)\n"
-                                   "    return x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))\n"))
-
-_MSE_NP = ("_mse", ("def _mse(x, y):\n    d = x - y\n    return np.mean(d * d)\n"))
-
-_CROSS_ENTROPY_NP = ("_cross_entropy", ("def _cross_entropy(x, y):\n    labels = np.asarray(y, dtype=np.intp)[..., None]\n"
-                                       "    return np.mean(_logsumexp(x) - np.take_along_axis(x, labels, axis=-1)[..., 0])\n"))
+# The generated module's softmax pieces, as _stable makes them: d = x - max, and log(sum(exp(d)))
+# through log1p of the others' share where the largest entry's exp is 1.
+_SOFTMAX_PARTS_NP = ("_softmax_parts", (
+    "def _softmax_parts(x):\n"
+    "    m = np.max(x, axis=-1, keepdims=True)\n"
+    "    m = np.where(np.isfinite(m), m, 0.0)\n"
+    "    d = x - m\n"
+    "    e = np.exp(d)\n"
+    "    top = np.argmax(x, axis=-1)[..., None]\n"
+    "    e_top = np.take_along_axis(e, top, axis=-1)\n"
+    "    rest = np.sum(np.where(np.arange(np.shape(x)[-1]) == top, 0.0, e), axis=-1, keepdims=True)\n"
+    "    total = e_top + rest\n"
+    "    log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))\n"
+    "    return m, d, e, total, log_total\n"))
+_LOGSUMEXP_NP = ("_logsumexp", ("def _logsumexp(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
+                                "    return (m + log_total)[..., 0]\n"))
+_SOFTMAX_NP = ("_softmax", ("def _softmax(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
+                            "    return e / total\n"))
+_LOG_SOFTMAX_NP = ("_log_softmax", ("def _log_softmax(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
+                                    "    return d - log_total\n"))
+_MSE_NP = ("_mse", "def _mse(x, y):\n    d = x - y\n    return np.mean(d * d)\n")
+_CROSS_ENTROPY_NP = ("_cross_entropy", (
+    "def _cross_entropy(x, y):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
+    "    picked = np.take_along_axis(d, np.asarray(y, dtype=np.intp)[..., None], axis=-1)\n"
+    "    return np.mean((log_total - picked)[..., 0])\n"))
 
 
 
@@ -1215,21 +1224,21 @@ _ROWS = (
     TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
              _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
              "_softmax({x})", r"\operatorname{softmax}\left({x}\right)",
-             "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_NP,),
+             "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_PARTS_NP, _SOFTMAX_NP),
              language_vjp=_softmax_language_vjp,
              unroll=_last_axis_unroll("softmax"), reads=_along_last_reads),
     TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False), _log_softmax_forward,
              _log_softmax_vjp, _log_softmax_jvp, ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, -1)",),
              "_log_softmax({x})", r"\log\operatorname{softmax}\left({x}\right)",
              "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow",
-             numpy_helpers=(_LOG_SOFTMAX_NP,),
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOG_SOFTMAX_NP),
              language_vjp=_log_softmax_language_vjp,
              unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads),
     TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True), _logsumexp_forward,
              _logsumexp_vjp, _logsumexp_jvp, ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the last axis",),
              "_logsumexp({x})", r"\log\sum\exp {x}",
              "log(sum(exp(x))) along the last axis (which it removes), computed without overflow",
-             numpy_helpers=(_LOGSUMEXP_NP,),
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP),
              language_vjp=_logsumexp_language_vjp,
              unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads),
     TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
@@ -1251,7 +1260,7 @@ _ROWS = (
              "_cross_entropy({x}, {y})",
              r"\operatorname{CE}\left({x}, {y}\right)",
              "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged",
-             numpy_helpers=(_LOGSUMEXP_NP, _CROSS_ENTROPY_NP),
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _CROSS_ENTROPY_NP),
              language_vjp=_cross_entropy_language_vjp,
              unroll=_cross_entropy_unroll, reads=_cross_entropy_reads),
 )
