@@ -783,6 +783,9 @@ class _Compiler:
         value = self._constant(register, what, example, at)
         if not isinstance(value, float) or not value.is_integer():
             raise self._error(f"{what} must be a whole number", self._where(register), f"e.g. {example}")
+        if abs(value) >= 2.0 ** 53:  # past 2**53 a float holds only every other integer: not the one written
+            raise self._error(f"{what} must be smaller than 2**53 in size: no axis has that many entries",
+                              self._where(register), f"e.g. {example}")
         return int(value)
 
     def _index(self, target: int, where: int, subscripts: list[Any], count: int) -> int:

@@ -60,6 +60,7 @@ into the program of its derivatives.  Each reads the op's maths from the op tabl
 
 from __future__ import annotations
 
+import json
 import math
 from array import array
 from collections import namedtuple
@@ -143,7 +144,8 @@ class ArrayLiteral(TensorConstant):
                 stack.extend((entry, depth + 1, f"{path}[{i}]") for i, entry in reversed(list(enumerate(item))))
                 continue
             if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
-                raise ValueError(f"entry {path} is {item!r}, not a finite number")
+                written = json.dumps(item) if isinstance(item, (bool, str)) or item is None else repr(item)
+                raise ValueError(f"entry {path} is {written}, not a finite number")
             flat.append(float(item))
         return cls(tuple(shape), tuple(flat))
 
