@@ -10,17 +10,20 @@ import click
 from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, warn
+from ..errors import InputError, Source
 from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     Command,
-    complete_file_name,
     load_inputs,
     name_list,
+    program_options,
     reporting_errors,
 )
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..language.program import Program
 
 __all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
@@ -34,15 +37,25 @@ MAX_DERIVATIVES = 10_000
 FORMATS = ("text", "program", "latex", "python", "json")
 
 
+def parse_shapes(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """``--shapes X=8,2`` (or ``X=[8, 2]``; ``x=`` or ``x=[]`` for a number) as {name: shape}."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for item in items:
+        name, equals, text = item.partition("=")
+        words = text.strip().removeprefix("[").removesuffix("]").replace(",", " ").split()
+        if not equals or not name.strip().isidentifier() or not all(word.isdigit() for word in words):
+            raise click.BadParameter(f"{item!r} is not NAME=SHAPE; write the shape as whole numbers, "
+                                     "e.g. --shapes X=8,2 (a matrix of 8 rows and 2 columns)", ctx, param)
+        shapes[name.strip()] = tuple(int(word) for word in words)
+    return shapes
+
+
 @click.command("diff", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Write the derivatives as formulas or as a program.")
-@click.argument("source", required=False, shell_complete=complete_file_name)
-@click.option("-e", "--expr", help="Read the program from this text.")
-@click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
-              help="Read the program from this file ('-' for stdin).")
-@click.option(
-    "--output", "output", metavar="NAME", help="The variable to differentiate (default: the last statement)."
-)
+@program_options
+@click.option("--shapes", "shapes", multiple=True, metavar="NAME=SHAPE", callback=parse_shapes,
+              help="Give an input a shape without a value, e.g. X=8,2 (repeatable); "
+                   "--set and --values give their values' shapes too.")
 @click.option(
     "--wrt",
     "wrt",
@@ -72,7 +85,10 @@ def diff_command(
     source: str | None,
     expr: str | None,
     file: str | None,
+    assignments: dict[str, Any],
+    values_file: str | None,
     output: str | None,
+    shapes: dict[str, tuple[int, ...]],
     wrt: tuple[str, ...],
     order: int,
     output_format: str | None,
@@ -113,10 +129,11 @@ def diff_command(
     from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
     from ..language.program import runs_as_tensors
 
-    program, _ = load_inputs(source, expr, file, {}, None)
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    _take_given_values(program, values, shapes)
     chosen = wrt_names(program, output, name_list(wrt) or None)
-    if runs_as_tensors(program, {}):
-        _diff_tensors(program, output, chosen, order, output_format)
+    if runs_as_tensors(program, values) or any(shapes.values()):
+        _diff_tensors(program, output, chosen, order, output_format, shapes)
         return
     from ..render import formulas
 
@@ -145,8 +162,29 @@ def diff_command(
     emit(writers[output_format](result))
 
 
+def _take_given_values(program: Program, values: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
+    """The values given (--set, --values) become the inputs' defaults, as the program eval runs:
+    the derivatives take their shapes, and the program written carries them.  An input given
+    only a shape that its default does not have keeps no default (a value is given when it runs)."""
+    from ..errors import variables_hint
+    from ..language.program import INPUT, check_inputs
+
+    warn(check_inputs(program, values))
+    for name, value in values.items():
+        if name in program.variables:
+            program.variables[name].default = value
+    inputs = [name for name, variable in program.variables.items() if variable.kind == INPUT]
+    for name, shape in shapes.items():
+        variable = program.variables.get(name)
+        if variable is None or variable.kind != INPUT:
+            raise InputError(f"--shapes names '{name}', which is not an input of the program",
+                             source=Source(program.source.name, ""), hint=variables_hint(inputs, [name]))
+        if tuple(getattr(variable.default, "shape", ())) != shape:
+            variable.default = None
+
+
 def _diff_tensors(program: Program, output: str | None, chosen: list[str], order: int,
-                  output_format: str | None) -> None:
+                  output_format: str | None, shapes: dict[str, tuple[int, ...]]) -> None:
     """diff of a tensor program: its gradient (or Hessian-vector product) as a program."""
     from ..errors import ShapeError
     from ..execute.symbolic import unused_variables
@@ -166,14 +204,15 @@ def _diff_tensors(program: Program, output: str | None, chosen: list[str], order
         ]
     )
     try:
-        result = differentiate_tensors(program, chosen, output, order)
+        result = differentiate_tensors(program, chosen, output, order, shapes)
     except ShapeError as error:
-        unsized = [v.name for v in program.inputs if v.default is None]
+        unsized = [v.name for v in program.inputs if v.default is None and v.name not in shapes]
         if unsized:
             error.notes.append(
-                f"diff takes the inputs' shapes from their values in the program; {', '.join(unsized)} "
+                f"diff takes the inputs' shapes from their values (in the program, --set or --values) "
+                f"or from --shapes; {', '.join(unsized)} "
                 f"{'has' if len(unsized) == 1 else 'have'} none, so {'it is a number' if len(unsized) == 1 else 'they are numbers'} "
-                f"here: write a value (X = [[1, 2], [3, 4]]) or an initializer (W = zeros([2, 1]))"
+                f"here: give one a value (--set X='[[1, 2], [3, 4]]') or a shape (--shapes X=2,2)"
             )
         raise
     output_format = output_format or ("text" if stdout_is_terminal() else "program")
