@@ -5,7 +5,8 @@ What is run (docs/development.md says the same, for writers):
 - a ```console block: each line starting with ``$ `` is a command; the lines after it, up to the
   next command, are what it prints (its stdout, then its stderr).  The commands of one block run
   in order in one shell, in a fresh directory where ``samples/`` and ``benchmarks/`` are the
-  repository's (``autodiff`` and ``python`` are this Python's), so a later
+  repository's (``autodiff`` and ``python`` are this Python's), with the environment pytest was
+  started in, as a user's shell has it (PATH, BLAS and colour settings), so a later
   command can read a file an earlier one wrote, and ``$ echo $?`` shows the previous status;
 - a ```sh block: each line (a trailing ``  # comment`` removed) is run and must exit with
   status 0, in a fresh directory that holds ``samples/`` and stand-ins for the names the
@@ -112,10 +113,10 @@ def _workdir(tmp_path: Path) -> Path:
 
 
 def _environment() -> dict[str, str]:
-    # The checkout's own package, no colour, and no user's settings (a system `dot` on PATH is
-    # not used: the shown outputs are those of the bundled renderer, where they depend on one).
-    return {"NO_COLOR": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
-            "HOME": os.environ.get("HOME", "/tmp")}
+    # The user's own environment, as their shell would have it: PATH (a system `dot` or not),
+    # BLAS settings such as OPENBLAS_CORETYPE, colour settings.  An example whose output depends
+    # on any of them says so with a marker ("numbers vary") instead of the test hiding it.
+    return dict(os.environ)
 
 
 def _script(commands: list[str], captures: Path) -> str:

@@ -29,8 +29,9 @@ __all__ = ["explain_command"]
 @click.command("explain", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Show the backward pass as chain-rule steps.")
 @program_options
-@click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown"]),
-              help="Output format [default: rich on a terminal, plain when piped].")
+@click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown", "json"]),
+              help="Output format [default: rich on a terminal, plain when piped]; json: both "
+                   "passes as data.")
 # The default is steps.DEFAULT_MAX_STEPS, applied in the command: importing it here
 # would cost every command start-up, which is measured.
 @click.option("--max-steps", type=click.IntRange(min=0), metavar="N",
@@ -89,8 +90,8 @@ def explain_command(
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    if max_steps is None:
-        max_steps = steps.DEFAULT_MAX_STEPS
+    if max_steps is None:  # a script reading JSON gets every step unless it asks for fewer
+        max_steps = 0 if output_format == "json" else steps.DEFAULT_MAX_STEPS
     if runs_as_tensors(program, values):
         _explain_tensors(program, values, output, output_format, max_steps, scalar, row, precision, no_color)
         return
@@ -107,7 +108,13 @@ def explain_command(
     keep_until_exit(explanation)
     lines = len(explanation.definitions) + len(explanation.steps)
     output_format = layout_for(output_format, "rich", lines)
-    if output_format == "plain":
+    if output_format == "json":
+        from ..render.explain_json import explanation_json
+
+        with paused_cycle_collector():
+            text = explanation_json(explanation)
+        emit(text)
+    elif output_format == "plain":
         with paused_cycle_collector():  # a line apiece for millions of steps: acyclic, and linear so
             text = render_explain.to_plain(explanation, precision)
         emit(text)
@@ -137,7 +144,11 @@ def _explain_tensors(program: Program, values: dict[str, Any], output: str | Non
         warn([f"--row {row} is not used: no statement's value has rows (two or more axes), so each is shown whole"])
     lines = len(explanation.definitions) + len(explanation.steps)
     output_format = layout_for(output_format, "rich", lines)
-    if output_format == "plain":
+    if output_format == "json":
+        from ..render.explain_json import tensor_explanation_json
+
+        emit(tensor_explanation_json(explanation, layers))
+    elif output_format == "plain":
         emit(tensor_explain.to_plain(explanation, precision, layers))
     elif output_format == "markdown":
         emit(tensor_explain.to_markdown(explanation, precision, layers))
