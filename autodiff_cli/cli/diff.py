@@ -54,16 +54,14 @@ def parse_shapes(ctx: click.Context, param: click.Parameter, items: tuple[str, .
                short_help="Write the derivatives as formulas or as a program.")
 @program_options
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME=SHAPE", callback=parse_shapes,
-              help="Give an input a shape without a value, e.g. X=8,2 (repeatable); "
-                   "--set and --values give their values' shapes too.")
+              help="An input's shape without a value, e.g. X=8,2 (repeatable).")
 @click.option(
     "--wrt",
     "wrt",
     multiple=True,
     metavar="NAMES",
     help="Differentiate with respect to these variables (comma-separated, repeatable) "
-    "[default: every input the output depends on].  A computed variable gives the "
-    "same partial derivative as eval's gradient column.",
+    "[default: every input the output depends on].",
 )
 @click.option(
     "--order",
@@ -71,8 +69,7 @@ def parse_shapes(ctx: click.Context, param: click.Parameter, items: tuple[str, .
     default=1,
     show_default=True,
     metavar="N",
-    help=f"Differentiate N times (at most {MAX_ORDER}): 2 gives the Hessian, each symmetric pair once "
-    "(of a tensor program: the Hessian-vector product).",
+    help="Differentiate N times: 2 gives the Hessian (of a tensor program, Hessian-vector products).",
 )
 @click.option(
     "--format",
@@ -96,35 +93,20 @@ def diff_command(
     """Differentiate a program symbolically: its derivatives as formulas, or as a
     program to run.
 
-    SOURCE is an expression, a file, or '-' for stdin, as for 'autodiff eval'.  The
-    derivatives come from reverse mode applied to the program text (one adjoint per
-    statement, shared values kept as named intermediates, so the result grows
-    linearly with the program), then simplified.  The derivative of relu is
-    step(x), of abs sign(x), both 0 at 0 as in the engine.
-
-    A tensor program gets its gradient in matrix form, with every statement's
-    shape (dL_dW = transpose(X) @ dL_dP), and its output written last so that eval
-    of the result shows every gradient; --order 2 gives the Hessian-vector
-    product Hv_W along directions v_W (ones unless given with eval --set).
-
-    \b
-    Formats:
-      text     df/dx = 6*x + y, after any shared intermediates
-      program  a program of this language computing df_dx, df_dy, ... with the
-               inputs' defaults: pipe it into eval, graph or diff
-      latex    an aligned block of partial derivatives
-      python   a function 'derivatives' using math (NumPy for a tensor
-               program), returning a dict
-      json     the derivatives, intermediates, inputs and program
+    SOURCE is as for 'autodiff eval'.  Reverse mode is applied to the program
+    text and simplified.  A tensor program gets its gradient in matrix form,
+    dL_dW = transpose(X) @ dL_dP, with shapes from the inputs' values (--set,
+    --values, the program's defaults) or from --shapes.  Formats: text,
+    program (pipe it into eval, graph or diff), latex, python, json.
 
     \b
     Examples:
       autodiff diff "f = 3*x**2 + x*y + 5*y**2"
-      autodiff diff samples/karpathy.ad --wrt a,b,e
-      autodiff diff samples/neuron.ad --wrt x1,w1 --format program | autodiff eval -
+      autodiff diff samples/neuron.ad --wrt x1,w1 | autodiff eval -
       autodiff diff "y = tanh(x)" --order 2
-      autodiff diff samples/mlp.ad --format python > gradient.py
-      autodiff diff samples/regression_matrix.ad --wrt W | autodiff eval -
+      autodiff diff -e "L = sum((X @ W)**2)" --shapes X=8,2 --shapes W=2,1
+
+    Orders, tensor rules and every format: docs/diff.md.
     """
     from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
     from ..language.program import runs_as_tensors

@@ -37,11 +37,11 @@ __all__ = ["eval_command"]
 @click.option("--wrt", "wrt", multiple=True, metavar="NAMES",
               help="Only show gradients with respect to these variables (comma-separated, repeatable).")
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
-              help="Reverse mode: one backward pass for every gradient.  Forward mode (dual numbers): "
-                   "one pass per input (per --wrt name), and a report of the work each mode does.")
+              help="reverse: one backward pass for every gradient; forward: one pass per input "
+                   "entry, and the work of each mode.")
 @click.option("--tangent", "tangents", multiple=True, metavar="NAME=VALUE", callback=parse_assignments,
-              help="Forward mode along this direction: one pass gives d output along it (repeatable; "
-                   "other inputs' tangents are 0).")
+              help="Forward mode's one pass: d output along this direction (repeatable; 0 for the "
+                   "inputs not named).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
               help="Output format [default: table on a terminal, plain when piped].")
 @text_options
@@ -54,20 +54,19 @@ def eval_command(
     """Evaluate a program and print its value and the gradient of the output.
 
     SOURCE is an expression, a file, or '-' for stdin (also read when SOURCE is
-    omitted and stdin is a pipe).  A program is statements separated by new
-    lines or ';'; 'name = 2.5' declares an input with a default value.
-
-    The gradient column is d output / d variable for every named variable.  With
-    --mode forward only the inputs (or the --wrt names) are differentiated, one
-    forward pass each, and the work of both modes is reported (below the table,
-    under "work" in JSON, on stderr for plain and CSV).
+    omitted and stdin is a pipe).  Statements are separated by new lines or ';';
+    'name = 2.5' declares an input with a default value.  The grad column is
+    d output / d variable for every variable.
 
     \b
     Examples:
       autodiff eval "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
       autodiff eval samples/mlp.ad --wrt w11,w12 --format json
       autodiff eval samples/quadratic.ad --mode forward
+      autodiff eval samples/regression_matrix.ad --tangent W='[[1], [0]]'
       echo "y = 3*x**2" | autodiff eval --set x=2 --format csv
+
+    Forward mode, tensors and the formats: docs/eval.md.
     """
     from ..execute import evaluate
     from ..render import report

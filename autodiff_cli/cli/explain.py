@@ -50,37 +50,25 @@ def explain_command(
 ) -> None:
     """Show the backward pass as chain-rule steps, one per edge of the graph.
 
-    SOURCE, --set and --values work as for 'autodiff eval'.  The forward pass is
-    listed first; unnamed intermediate results are called t1, t2, ... in the
-    order they are computed.  Each backward step reads
+    SOURCE, --set and --values work as for 'autodiff eval'.  The forward pass
+    comes first; then each backward step reads
 
     \b
-      dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2     [∂d/∂c = 1]
+      dy/da += ∂t1/∂a * dy/dt1 = 3 * 1 = 3   [∂t1/∂a = a]
 
-    that is: gradient of c = local derivative * upstream gradient, with the
-    local derivative's rule on the right.  d/d is a gradient (through every
-    path to the output), ∂/∂ a local derivative (of one operation alone).  A variable used in several places
-    gets one '+=' step per use, then a line with the sum.
-
-    A tensor program is explained in matrix form, one step per tensor
-    operation, with the shapes it works on and its value (the entries of a
-    small tensor, else a summary):
-
-    \b
-      dL/dW = transpose(X) @ dL/dP   [2, 8] @ [8, 1] -> [2, 1]   = [[-7.63], [2.67]]
-
-    A bias added to every row gets its gradient summed over the rows, and the
-    step says so.  --scalar shows each statement's steps again for one row
-    (--row I) as scalar chain-rule lines: summed over the rows, they are the
-    matrix-form numbers.
+    gradient = local derivative * upstream gradient, the rule on the right; a
+    value used twice gets one '+=' per use.  A tensor program is explained in
+    matrix form (dL/dW = transpose(X) @ dL/dP); --scalar adds one row of each
+    statement in scalars.
 
     \b
     Examples:
-      autodiff explain "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
+      autodiff explain "y = a*a + a" --set a=3
       autodiff explain samples/neuron.ad --format markdown > neuron.md
-      autodiff explain big.ad --max-steps 50 | less
-      autodiff explain samples/regression_matrix.ad
       autodiff explain samples/regression_matrix.ad --scalar --row 3
+      autodiff explain samples/regression_matrix.ad --format json
+
+    The steps, the matrix form and the JSON schema: docs/explain.md.
     """
     from ..analysis import steps
     from ..engine.graph import paused_cycle_collector
