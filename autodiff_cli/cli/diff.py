@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import InputError, Source
 from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, warn
-from ..errors import InputError, Source
 from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,

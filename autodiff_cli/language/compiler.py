@@ -56,8 +56,8 @@ from .program import (
 from .syntax_errors import (
     end_position,
     indented_output_error,
-    line_continues_error,
     initializer_hint,
+    line_continues_error,
     stray_character,
     syntax_error,
 )
