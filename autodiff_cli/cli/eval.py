@@ -143,6 +143,10 @@ def _eval_along(program: Program, values: dict[str, Any], output: str | None, ta
         warn(evaluation.warnings)
         result = scalar_directional(evaluation, tangents)
     warn(check_inputs(program, values))
+    if not result.finite:
+        warn([f"the derivative of {result.output} along the tangent is not finite: a local derivative on its "
+              "path is infinite or undefined at these values (sqrt or log at 0, a power of 0...); "
+              "explain shows each step's local derivative"])
     output_format = layout_for(output_format, "table", 1)
     if output_format == "json":
         emit(directional.directional_json(result))

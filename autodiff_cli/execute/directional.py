@@ -35,6 +35,17 @@ class Directional:
     steps: int
     unit: str
 
+    @property
+    def finite(self) -> bool:
+        """Whether every entry of the derivative is a finite number."""
+        if isinstance(self.derivative, float):
+            import math
+
+            return math.isfinite(self.derivative)
+        import numpy as np
+
+        return bool(np.all(np.isfinite(self.derivative)))
+
 
 def _check_names(program: Program, tangents: Mapping[str, Any]) -> None:
     from ..errors import variables_hint

@@ -517,3 +517,11 @@ def test_a_bad_tangent_is_a_message(runner, args: list[str], code: int, said: st
     program = str(Path(__file__).resolve().parents[2] / "samples" / "regression_matrix.ad")
     result = runner.invoke(main, ["eval", program, *args])
     assert result.exit_code == code and said in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("program", ["y = sqrt(x)", "y = sum(sqrt([1, 1]*x))"])
+def test_a_tangent_derivative_that_is_not_finite_is_warned(runner, program: str) -> None:
+    result = runner.invoke(main, ["eval", program, "--set", "x=0", "--tangent", "x=1", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["derivative"] == "Infinity"  # d sqrt(x)/dx = 1/(2 sqrt(x)) at 0
+    assert "warning: the derivative of y along the tangent is not finite" in result.stderr
