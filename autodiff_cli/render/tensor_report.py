@@ -31,9 +31,17 @@ if TYPE_CHECKING:
 
     from ..execute.tensor import TensorEvaluation
 
-__all__ = ["SHOWN_WHOLE", "tensor_text", "tensor_csv", "tensor_json", "tensor_plain", "tensor_summary", "tensor_table",
-           "tensor_work",
-           "tensor_work_summary"]
+__all__ = [
+    "SHOWN_WHOLE",
+    "tensor_csv",
+    "tensor_json",
+    "tensor_plain",
+    "tensor_summary",
+    "tensor_table",
+    "tensor_text",
+    "tensor_work",
+    "tensor_work_summary",
+]
 
 SHOWN_WHOLE = 12  # a tensor of at most this many entries is shown whole in the table
 
