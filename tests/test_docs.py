@@ -5,7 +5,8 @@ What is run (docs/development.md says the same, for writers):
 - a ```console block: each line starting with ``$ `` is a command; the lines after it, up to the
   next command, are what it prints (its stdout, then its stderr).  The commands of one block run
   in order in one shell, in a fresh directory where ``samples/`` and ``benchmarks/`` are the
-  repository's (``autodiff`` and ``python`` are this Python's), so a later
+  repository's (``autodiff`` and ``python`` are this Python's), with the environment pytest was
+  started in, as a user's shell has it (PATH, BLAS and colour settings), so a later
   command can read a file an earlier one wrote, and ``$ echo $?`` shows the previous status;
 - a ```sh block: each line (a trailing ``  # comment`` removed) is run and must exit with
   status 0, in a fresh directory that holds ``samples/`` and stand-ins for the names the
@@ -112,10 +113,10 @@ def _workdir(tmp_path: Path) -> Path:
 
 
 def _environment() -> dict[str, str]:
-    # The checkout's own package, no colour, and no user's settings (a system `dot` on PATH is
-    # not used: the shown outputs are those of the bundled renderer, where they depend on one).
-    return {"NO_COLOR": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
-            "HOME": os.environ.get("HOME", "/tmp")}
+    # The user's own environment, as their shell would have it: PATH (a system `dot` or not),
+    # BLAS settings such as OPENBLAS_CORETYPE, colour settings.  An example whose output depends
+    # on any of them says so with a marker ("numbers vary") instead of the test hiding it.
+    return dict(os.environ)
 
 
 def _script(commands: list[str], captures: Path) -> str:
@@ -227,3 +228,33 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                            cwd=REPO, capture_output=True, text=True, check=False, timeout=600)
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "site" / "check" / "index.html").is_file()
+
+
+def test_the_readme_tour_is_short_and_keeps_its_set_up() -> None:
+    """Issue 36: the README is a tour of at most 250 lines (the rest lives in docs/), with its two
+    set-up commands and the test command exactly as CI runs them."""
+    assert len(README.splitlines()) <= 250
+    assert "```sh\npip install . && autodiff eval samples/karpathy.ad\n```" in README
+    assert "```sh\npip install \".[test]\" && pytest\n```" in README
+
+
+# Pages other helpers own, whose `fit --quiet -o FILE` examples print nothing yet (issue 36).
+QUIET_NOT_YET = {"docs/fit.md", "docs/tensors.md"}
+
+
+def _silent_quiet_commands(block: Block) -> list[str]:
+    return [command for command, expected in console_examples(block) if "--quiet" in command and not expected.strip()]
+
+
+def _quiet_case(block: Block) -> object:
+    if block.page in QUIET_NOT_YET and _silent_quiet_commands(block):
+        return pytest.param(block, marks=pytest.mark.xfail(strict=False, reason="its page's owner shows the output"),
+                            id=block.id)
+    return pytest.param(block, id=block.id)
+
+
+@pytest.mark.parametrize("block", [_quiet_case(block) for block in CONSOLE if block.marker != "skip"])
+def test_a_quiet_example_shows_output(block: Block) -> None:
+    """A command run with --quiet that shows nothing looks, when copied, as if it did nothing:
+    show what it prints (drop --quiet) or what it wrote."""
+    assert not _silent_quiet_commands(block), block.id

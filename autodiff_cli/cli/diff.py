@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import InputError, Source
 from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, warn
@@ -14,13 +15,15 @@ from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     Command,
-    complete_file_name,
     load_inputs,
     name_list,
+    program_options,
     reporting_errors,
 )
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..language.program import Program
 
 __all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
@@ -34,23 +37,31 @@ MAX_DERIVATIVES = 10_000
 FORMATS = ("text", "program", "latex", "python", "json")
 
 
+def parse_shapes(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """``--shapes X=8,2`` (or ``X=[8, 2]``; ``x=`` or ``x=[]`` for a number) as {name: shape}."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for item in items:
+        name, equals, text = item.partition("=")
+        words = text.strip().removeprefix("[").removesuffix("]").replace(",", " ").split()
+        if not equals or not name.strip().isidentifier() or not all(word.isdigit() for word in words):
+            raise click.BadParameter(f"{item!r} is not NAME=SHAPE; write the shape as whole numbers, "
+                                     "e.g. --shapes X=8,2 (a matrix of 8 rows and 2 columns)", ctx, param)
+        shapes[name.strip()] = tuple(int(word) for word in words)
+    return shapes
+
+
 @click.command("diff", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Write the derivatives as formulas or as a program.")
-@click.argument("source", required=False, shell_complete=complete_file_name)
-@click.option("-e", "--expr", help="Read the program from this text.")
-@click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
-              help="Read the program from this file ('-' for stdin).")
-@click.option(
-    "--output", "output", metavar="NAME", help="The variable to differentiate (default: the last statement)."
-)
+@program_options
+@click.option("--shapes", "shapes", multiple=True, metavar="NAME=SHAPE", callback=parse_shapes,
+              help="An input's shape without a value, e.g. X=8,2 (repeatable).")
 @click.option(
     "--wrt",
     "wrt",
     multiple=True,
     metavar="NAMES",
     help="Differentiate with respect to these variables (comma-separated, repeatable) "
-    "[default: every input the output depends on].  A computed variable gives the "
-    "same partial derivative as eval's gradient column.",
+    "[default: every input the output depends on].",
 )
 @click.option(
     "--order",
@@ -58,8 +69,7 @@ FORMATS = ("text", "program", "latex", "python", "json")
     default=1,
     show_default=True,
     metavar="N",
-    help=f"Differentiate N times (at most {MAX_ORDER}): 2 gives the Hessian, each symmetric pair once "
-    "(of a tensor program: the Hessian-vector product).",
+    help="Differentiate N times: 2 gives the Hessian (of a tensor program, Hessian-vector products).",
 )
 @click.option(
     "--format",
@@ -72,7 +82,10 @@ def diff_command(
     source: str | None,
     expr: str | None,
     file: str | None,
+    assignments: dict[str, Any],
+    values_file: str | None,
     output: str | None,
+    shapes: dict[str, tuple[int, ...]],
     wrt: tuple[str, ...],
     order: int,
     output_format: str | None,
@@ -80,43 +93,29 @@ def diff_command(
     """Differentiate a program symbolically: its derivatives as formulas, or as a
     program to run.
 
-    SOURCE is an expression, a file, or '-' for stdin, as for 'autodiff eval'.  The
-    derivatives come from reverse mode applied to the program text (one adjoint per
-    statement, shared values kept as named intermediates, so the result grows
-    linearly with the program), then simplified.  The derivative of relu is
-    step(x), of abs sign(x), both 0 at 0 as in the engine.
-
-    A tensor program gets its gradient in matrix form, with every statement's
-    shape (dL_dW = transpose(X) @ dL_dP), and its output written last so that eval
-    of the result shows every gradient; --order 2 gives the Hessian-vector
-    product Hv_W along directions v_W (ones unless given with eval --set).
-
-    \b
-    Formats:
-      text     df/dx = 6*x + y, after any shared intermediates
-      program  a program of this language computing df_dx, df_dy, ... with the
-               inputs' defaults: pipe it into eval, graph or diff
-      latex    an aligned block of partial derivatives
-      python   a function 'derivatives' using math (NumPy for a tensor
-               program), returning a dict
-      json     the derivatives, intermediates, inputs and program
+    SOURCE is as for 'autodiff eval'.  Reverse mode is applied to the program
+    text and simplified.  A tensor program gets its gradient in matrix form,
+    dL_dW = transpose(X) @ dL_dP, with shapes from the inputs' values (--set,
+    --values, the program's defaults) or from --shapes.  Formats: text,
+    program (pipe it into eval, graph or diff), latex, python, json.
 
     \b
     Examples:
       autodiff diff "f = 3*x**2 + x*y + 5*y**2"
-      autodiff diff samples/karpathy.ad --wrt a,b,e
-      autodiff diff samples/neuron.ad --wrt x1,w1 --format program | autodiff eval -
+      autodiff diff samples/neuron.ad --wrt x1,w1 | autodiff eval -
       autodiff diff "y = tanh(x)" --order 2
-      autodiff diff samples/mlp.ad --format python > gradient.py
-      autodiff diff samples/regression_matrix.ad --wrt W | autodiff eval -
+      autodiff diff -e "L = sum((X @ W)**2)" --shapes X=8,2 --shapes W=2,1
+
+    Orders, tensor rules and every format: docs/diff.md.
     """
     from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
     from ..language.program import runs_as_tensors
 
-    program, _ = load_inputs(source, expr, file, {}, None)
+    program, values = load_inputs(source, expr, file, assignments, values_file)
+    _take_given_values(program, values, shapes)
     chosen = wrt_names(program, output, name_list(wrt) or None)
-    if runs_as_tensors(program, {}):
-        _diff_tensors(program, output, chosen, order, output_format)
+    if runs_as_tensors(program, values) or any(shapes.values()):
+        _diff_tensors(program, output, chosen, order, output_format, shapes)
         return
     from ..render import formulas
 
@@ -145,8 +144,29 @@ def diff_command(
     emit(writers[output_format](result))
 
 
+def _take_given_values(program: Program, values: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
+    """The values given (--set, --values) become the inputs' defaults, as the program eval runs:
+    the derivatives take their shapes, and the program written carries them.  An input given
+    only a shape that its default does not have keeps no default (a value is given when it runs)."""
+    from ..errors import variables_hint
+    from ..language.program import INPUT, check_inputs
+
+    warn(check_inputs(program, values))
+    for name, value in values.items():
+        if name in program.variables:
+            program.variables[name].default = value
+    inputs = [name for name, variable in program.variables.items() if variable.kind == INPUT]
+    for name, shape in shapes.items():
+        variable = program.variables.get(name)
+        if variable is None or variable.kind != INPUT:
+            raise InputError(f"--shapes names '{name}', which is not an input of the program",
+                             source=Source(program.source.name, ""), hint=variables_hint(inputs, [name]))
+        if tuple(getattr(variable.default, "shape", ())) != shape:
+            variable.default = None
+
+
 def _diff_tensors(program: Program, output: str | None, chosen: list[str], order: int,
-                  output_format: str | None) -> None:
+                  output_format: str | None, shapes: dict[str, tuple[int, ...]]) -> None:
     """diff of a tensor program: its gradient (or Hessian-vector product) as a program."""
     from ..errors import ShapeError
     from ..execute.symbolic import unused_variables
@@ -166,14 +186,15 @@ def _diff_tensors(program: Program, output: str | None, chosen: list[str], order
         ]
     )
     try:
-        result = differentiate_tensors(program, chosen, output, order)
+        result = differentiate_tensors(program, chosen, output, order, shapes)
     except ShapeError as error:
-        unsized = [v.name for v in program.inputs if v.default is None]
+        unsized = [v.name for v in program.inputs if v.default is None and v.name not in shapes]
         if unsized:
             error.notes.append(
-                f"diff takes the inputs' shapes from their values in the program; {', '.join(unsized)} "
+                f"diff takes the inputs' shapes from their values (in the program, --set or --values) "
+                f"or from --shapes; {', '.join(unsized)} "
                 f"{'has' if len(unsized) == 1 else 'have'} none, so {'it is a number' if len(unsized) == 1 else 'they are numbers'} "
-                f"here: write a value (X = [[1, 2], [3, 4]]) or an initializer (W = zeros([2, 1]))"
+                f"here: give one a value (--set X='[[1, 2], [3, 4]]') or a shape (--shapes X=2,2)"
             )
         raise
     output_format = output_format or ("text" if stdout_is_terminal() else "program")

@@ -15,6 +15,7 @@ from .options import (
     EXIT_CODES_HELP,
     load_inputs,
     name_list,
+    parse_assignments,
     program_options,
     reporting_errors,
     text_options,
@@ -36,8 +37,11 @@ __all__ = ["eval_command"]
 @click.option("--wrt", "wrt", multiple=True, metavar="NAMES",
               help="Only show gradients with respect to these variables (comma-separated, repeatable).")
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
-              help="Reverse mode: one backward pass for every gradient.  Forward mode (dual numbers): "
-                   "one pass per input (per --wrt name), and a report of the work each mode does.")
+              help="reverse: one backward pass for every gradient; forward: one pass per input "
+                   "entry, and the work of each mode.")
+@click.option("--tangent", "tangents", multiple=True, metavar="NAME=VALUE", callback=parse_assignments,
+              help="Forward mode's one pass: d output along this direction (repeatable; 0 for the "
+                   "inputs not named).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
               help="Output format [default: table on a terminal, plain when piped].")
 @text_options
@@ -45,25 +49,24 @@ __all__ = ["eval_command"]
 def eval_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, wrt: tuple[str, ...], mode: str,
-    output_format: str | None, precision: int | None, no_color: bool,
+    tangents: dict[str, Any], output_format: str | None, precision: int | None, no_color: bool,
 ) -> None:
     """Evaluate a program and print its value and the gradient of the output.
 
     SOURCE is an expression, a file, or '-' for stdin (also read when SOURCE is
-    omitted and stdin is a pipe).  A program is statements separated by new
-    lines or ';'; 'name = 2.5' declares an input with a default value.
-
-    The gradient column is d output / d variable for every named variable.  With
-    --mode forward only the inputs (or the --wrt names) are differentiated, one
-    forward pass each, and the work of both modes is reported (below the table,
-    under "work" in JSON, on stderr for plain and CSV).
+    omitted and stdin is a pipe).  Statements are separated by new lines or ';';
+    'name = 2.5' declares an input with a default value.  The grad column is
+    d output / d variable for every variable.
 
     \b
     Examples:
       autodiff eval "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
       autodiff eval samples/mlp.ad --wrt w11,w12 --format json
       autodiff eval samples/quadratic.ad --mode forward
+      autodiff eval samples/regression_matrix.ad --tangent W='[[1], [0]]'
       echo "y = 3*x**2" | autodiff eval --set x=2 --format csv
+
+    Forward mode, tensors and the formats: docs/eval.md.
     """
     from ..execute import evaluate
     from ..render import report
@@ -71,7 +74,12 @@ def eval_command(
     from ..language.program import runs_as_tensors
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
+    if tangents:
+        _refuse_with_tangent(wrt, mode)
     program, values = load_inputs(source, expr, file, assignments, values_file)
+    if tangents:
+        _eval_along(program, values, output, tangents, output_format, precision)
+        return
     if runs_as_tensors(program, values):
         _eval_tensors(program, values, output, wrt, mode, output_format, precision, no_color)
         return
@@ -105,6 +113,47 @@ def eval_command(
             emit(chunk)
         if work_text and output_format != "json":
             click.echo(f"note: {work_text}", err=True)
+
+
+def _refuse_with_tangent(wrt: tuple[str, ...], mode: str) -> None:
+    """--tangent asks for one directional derivative, in forward mode: not gradients, not reverse."""
+    context = click.get_current_context()
+    if wrt:
+        raise click.UsageError("--tangent gives one derivative along a direction and --wrt chooses gradients: "
+                               "give one of them", context)
+    if mode == "reverse" and context.get_parameter_source("mode") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--tangent is forward mode's (one pass along the direction): leave out "
+                               "--mode reverse", context)
+
+
+def _eval_along(program: Program, values: dict[str, Any], output: str | None, tangents: dict[str, Any],
+                output_format: str | None, precision: int | None) -> None:
+    """eval --tangent: the output's value and its derivative along the tangent, from one forward pass."""
+    from ..execute.directional import scalar_directional, tensor_directional
+    from ..language.program import check_inputs, runs_as_tensors
+    from ..render import directional
+
+    if runs_as_tensors(program, values) or runs_as_tensors(program, tangents):
+        result = tensor_directional(program, values, tangents, output)
+    else:
+        from ..execute import evaluate
+
+        evaluation = evaluate(program, values, output, backward=False)
+        keep_until_exit(program, evaluation)
+        warn(evaluation.warnings)
+        result = scalar_directional(evaluation, tangents)
+    warn(check_inputs(program, values))
+    if not result.finite:
+        warn([f"the derivative of {result.output} along the tangent is not finite: a local derivative on its "
+              "path is infinite or undefined at these values (sqrt or log at 0, a power of 0...); "
+              "explain shows each step's local derivative"])
+    output_format = layout_for(output_format, "table", 1)
+    if output_format == "json":
+        emit(directional.directional_json(result))
+    elif output_format == "csv":
+        emit(directional.directional_csv(result))
+    else:
+        emit(directional.directional_text(result, precision))
 
 
 def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, wrt: tuple[str, ...], mode: str,

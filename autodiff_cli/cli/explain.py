@@ -29,8 +29,9 @@ __all__ = ["explain_command"]
 @click.command("explain", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Show the backward pass as chain-rule steps.")
 @program_options
-@click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown"]),
-              help="Output format [default: rich on a terminal, plain when piped].")
+@click.option("--format", "output_format", type=click.Choice(["rich", "plain", "markdown", "json"]),
+              help="Output format [default: rich on a terminal, plain when piped]; json: both "
+                   "passes as data.")
 # The default is steps.DEFAULT_MAX_STEPS, applied in the command: importing it here
 # would cost every command start-up, which is measured.
 @click.option("--max-steps", type=click.IntRange(min=0), metavar="N",
@@ -49,37 +50,25 @@ def explain_command(
 ) -> None:
     """Show the backward pass as chain-rule steps, one per edge of the graph.
 
-    SOURCE, --set and --values work as for 'autodiff eval'.  The forward pass is
-    listed first; unnamed intermediate results are called t1, t2, ... in the
-    order they are computed.  Each backward step reads
+    SOURCE, --set and --values work as for 'autodiff eval'.  The forward pass
+    comes first; then each backward step reads
 
     \b
-      dL/dc = ∂d/∂c * dL/dd = 1 * -2 = -2     [∂d/∂c = 1]
+      dy/da += ∂t1/∂a * dy/dt1 = 3 * 1 = 3   [∂t1/∂a = a]
 
-    that is: gradient of c = local derivative * upstream gradient, with the
-    local derivative's rule on the right.  d/d is a gradient (through every
-    path to the output), ∂/∂ a local derivative (of one operation alone).  A variable used in several places
-    gets one '+=' step per use, then a line with the sum.
-
-    A tensor program is explained in matrix form, one step per tensor
-    operation, with the shapes it works on and its value (the entries of a
-    small tensor, else a summary):
-
-    \b
-      dL/dW = transpose(X) @ dL/dP   [2, 8] @ [8, 1] -> [2, 1]   = [[-7.63], [2.67]]
-
-    A bias added to every row gets its gradient summed over the rows, and the
-    step says so.  --scalar shows each statement's steps again for one row
-    (--row I) as scalar chain-rule lines: summed over the rows, they are the
-    matrix-form numbers.
+    gradient = local derivative * upstream gradient, the rule on the right; a
+    value used twice gets one '+=' per use.  A tensor program is explained in
+    matrix form (dL/dW = transpose(X) @ dL/dP); --scalar adds one row of each
+    statement in scalars.
 
     \b
     Examples:
-      autodiff explain "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
+      autodiff explain "y = a*a + a" --set a=3
       autodiff explain samples/neuron.ad --format markdown > neuron.md
-      autodiff explain big.ad --max-steps 50 | less
-      autodiff explain samples/regression_matrix.ad
       autodiff explain samples/regression_matrix.ad --scalar --row 3
+      autodiff explain samples/regression_matrix.ad --format json
+
+    The steps, the matrix form and the JSON schema: docs/explain.md.
     """
     from ..analysis import steps
     from ..engine.graph import paused_cycle_collector
@@ -89,8 +78,8 @@ def explain_command(
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    if max_steps is None:
-        max_steps = steps.DEFAULT_MAX_STEPS
+    if max_steps is None:  # a script reading JSON gets every step unless it asks for fewer
+        max_steps = 0 if output_format == "json" else steps.DEFAULT_MAX_STEPS
     if runs_as_tensors(program, values):
         _explain_tensors(program, values, output, output_format, max_steps, scalar, row, precision, no_color)
         return
@@ -107,7 +96,13 @@ def explain_command(
     keep_until_exit(explanation)
     lines = len(explanation.definitions) + len(explanation.steps)
     output_format = layout_for(output_format, "rich", lines)
-    if output_format == "plain":
+    if output_format == "json":
+        from ..render.explain_json import explanation_json
+
+        with paused_cycle_collector():
+            text = explanation_json(explanation)
+        emit(text)
+    elif output_format == "plain":
         with paused_cycle_collector():  # a line apiece for millions of steps: acyclic, and linear so
             text = render_explain.to_plain(explanation, precision)
         emit(text)
@@ -137,7 +132,11 @@ def _explain_tensors(program: Program, values: dict[str, Any], output: str | Non
         warn([f"--row {row} is not used: no statement's value has rows (two or more axes), so each is shown whole"])
     lines = len(explanation.definitions) + len(explanation.steps)
     output_format = layout_for(output_format, "rich", lines)
-    if output_format == "plain":
+    if output_format == "json":
+        from ..render.explain_json import tensor_explanation_json
+
+        emit(tensor_explanation_json(explanation, layers))
+    elif output_format == "plain":
         emit(tensor_explain.to_plain(explanation, precision, layers))
     elif output_format == "markdown":
         emit(tensor_explain.to_markdown(explanation, precision, layers))

@@ -104,9 +104,11 @@ def main() -> None:
     \b
     Examples:
       autodiff eval "L = (a*b + c)*f" --set a=2 --set b=-3 --set c=10 --set f=-2
-      autodiff eval samples/neuron.ad --format json
-      cat model.ad | autodiff eval - --format csv
+      autodiff graph samples/karpathy.ad -o karpathy.svg
+      autodiff explain "y = a*a + a" --set a=3
       autodiff diff "f = 3*x**2 + x*y + 5*y**2"
+
+    'autodiff COMMAND --help' for a command; every page is in docs/.
     """
 
 

@@ -116,47 +116,40 @@ def _parse_points(
                short_help="Plot the output and its derivative along one input.")
 @program_options
 @click.option("--range", "span", required=True, multiple=True, metavar="NAME=LOW:HIGH", callback=_parse_range,
-              help="The input to vary and its range, e.g. x=-3:3, or one entry of a tensor input, e.g. "
-                   "W[0, 1]=-1:1 (one input: give the others with --set).")
+              help="The input to vary and its range: x=-3:3, or an entry of a tensor, W[0,1]=-1:1.")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write to FILE; its extension (.svg .png .pdf .txt) sets the format (a stream such as "
-                   "/dev/stdout: svg unless --format). Default, or '-': standard output.")
+              help="Write to FILE, in the format of its extension (.svg .png .pdf .txt) "
+                   "[default: standard output].")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "text"]),
-              help="Output format [default: from FILE's extension; to standard output: text at a terminal, "
-                   "svg when piped].")
-@click.option("--order", type=click.IntRange(1, 2), default=1, show_default=True,
+              help="Output format [default: FILE's extension; else text at a terminal, svg in a pipe].")
+@click.option("--order", type=click.IntRange(1, 2), default=1, show_default=True, metavar="N",
               help="2 adds the second derivative.")
 @click.option("--tangent-at", "tangents", multiple=True, metavar="NAME=VALUE", callback=_parse_points,
-              help="Draw the tangent of the output at this point of the range (repeatable).")
+              help="Draw the output's tangent at this point (repeatable).")
 @click.option("--points", type=click.IntRange(2, 1_000_000), default=1001, show_default=True, metavar="N",
-              help="How many evenly spaced points of the range to evaluate.")
+              help="Evenly spaced points of the range to evaluate.")
 @reporting_errors
 def plot_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, span: tuple[str, float, float], out: str | None,
     output_format: str | None, order: int, tangents: list[tuple[str, float]], points: int,
 ) -> None:
-    """Plot the output of a program and its derivative along one input, the others fixed.
+    """Plot the output of a program and its derivative along one input, the
+    others fixed.
 
-    SOURCE, --set, --values and --output work as for 'autodiff eval'; the
-    input named by --range is varied, every other input keeps its value.
-    One panel shows the output, the next its derivative (from reverse mode),
-    and with --order 2 a third the second derivative.  --tangent-at draws the
-    line touching the output at a point, and marks its slope on the
-    derivative: the derivative is the slope.  Where the output is undefined
-    (log of a negative number...) the curves have gaps, reported on stderr.
-
-    In a tensor program --range varies a number input, or one entry of a
-    tensor input (W[0, 1]=-1:1; its other entries keep their values); the
-    output must be a number.
+    SOURCE, --set, --values and --output work as for 'autodiff eval'.  One
+    panel shows the output, the next its derivative (--order 2: a third, the
+    second); --tangent-at draws the tangent line, whose slope is the
+    derivative.  In a tensor program --range may vary one entry, W[0, 1]=-1:1.
 
     \b
     Examples:
       autodiff plot "y = tanh(x)" --range x=-3:3 -o tanh.svg
-      autodiff plot samples/neuron.ad --range x1=-2:2 --tangent-at x1=0.5 -o neuron.png
-      autodiff plot "y = log(x)" --range x=-1:3 --order 2 -o log.pdf
+      autodiff plot samples/neuron.ad --range x1=-2:2 --tangent-at x1=0.5 -o n.png
       autodiff plot "y = x**3 - 2*x" --range x=-2:2 --format text
-      autodiff plot samples/regression_matrix.ad --range "W[0, 0]=0:5" -o loss_w00.svg
+      autodiff plot samples/regression_matrix.ad --range "W[0, 0]=0:5" -o w.svg
+
+    Gaps, kinks and the text plot: docs/plot.md.
     """
     from ..analysis.curves import check_variable, describe_gaps, describe_tangents, sample_curves
     from ..execute.columns import split_column

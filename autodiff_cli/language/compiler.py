@@ -56,6 +56,7 @@ from .program import (
 from .syntax_errors import (
     end_position,
     indented_output_error,
+    initializer_hint,
     line_continues_error,
     stray_character,
     syntax_error,
@@ -830,8 +831,11 @@ class _Compiler:
         names, defaults = INITIALIZERS[name]
         usage = f"{name}([rows, columns]{''.join(', ' + n for n in names)})"
         if not 1 <= len(arguments) <= 1 + len(names):
+            moved, ops, params = len(self.instructions), self.pending[0], self.pending[3]
+            numbers = [params[a - moved] if a >= moved and ops[a - moved] == CONST and isinstance(
+                params[a - moved], float) else None for a in arguments]
             raise self._error(f"{name}() takes the shape{' and ' + ', '.join(names) if names else ''} "
-                              f"({len(arguments)} given)", where, f"write {usage}")
+                              f"({len(arguments)} given)", where, initializer_hint(name, names, numbers))
         shape_value = self._constant(arguments[0], f"the shape of {name}()", usage, where)
         if isinstance(shape_value, float):
             shape_value = ArrayLiteral((1,), (shape_value,))

@@ -8,12 +8,13 @@ operator in ``2x``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ParseError, Position, Source
 
-__all__ = ["end_position", "indented_output_error", "line_continues_error", "stray_character", "syntax_error"]
+__all__ = ["end_position", "indented_output_error", "initializer_hint", "line_continues_error", "stray_character", "syntax_error"]
 
 _TERMINAL_WORDS = {
     "NAME": "a name",
@@ -227,7 +228,9 @@ def stray_character(position: Position, source: Source) -> ParseError:
     hint = ("operators are + - * / ** (or ^); names are letters, digits and _; "
             "'#' starts a comment")
     message = f"unexpected character {char!r}"
-    if char == "\\":
+    if char == "." and (method := _method_call_hint(line_text, position.column - 1)):
+        hint = method
+    elif char == "\\":
         hint = ("a '\\' continues a line only as its very last character (a comment goes on the last "
                 "line of the statement, or a line of its own); division is '/'")
     elif not char.isascii():
@@ -236,6 +239,35 @@ def stray_character(position: Position, source: Source) -> ParseError:
         message += f" ({unicodedata.name(char, f'U+{ord(char):04X}')})"
         hint = _non_ascii_hint(char, unicodedata)
     return ParseError(message, Position(position.line, position.column), source, hint)
+
+
+# ``x.sum()``, ``W.T``: a method call or attribute as Python writes it, at the '.'.
+_METHOD_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s*\(([^()]*)\))?")
+
+
+def _method_call_hint(line_text: str, dot: int) -> str | None:
+    """``x.sum()`` -> "write sum(x)": functions take the tensor as their first argument."""
+    for found in _METHOD_CALL.finditer(line_text):
+        if line_text.find(".", found.start()) != dot:
+            continue
+        name, method, arguments = found.groups()
+        if method == "T":
+            return f"the language has no attributes: write transpose({name})"
+        rest = f", {arguments.strip()}" if arguments and arguments.strip() else ""
+        return f"the language has no methods: functions take the tensor first, as in {method}({name}{rest})"
+    return None
+
+
+def initializer_hint(name: str, parameters: tuple[str, ...], arguments: list[float | None]) -> str:
+    """What to write for ``zeros(2, 3)``: the shape is one list, ``zeros([2, 3])``, followed by
+    the initializer's ``parameters``; the usage with words when the numbers do not say."""
+    shape = len(arguments) - len(parameters)
+    usage = f"{name}([rows, columns]{''.join(', ' + p for p in parameters)})"
+    if shape < 2 or any(value is None for value in arguments):
+        return f"write {usage}"
+    words = [f"{value:g}" for value in arguments]  # type: ignore[str-format]
+    rest = "".join(", " + word for word in words[shape:])
+    return f"the shape is one list: write {name}([{', '.join(words[:shape])}]{rest})"
 
 
 def _non_ascii_hint(char: str, unicodedata: Any) -> str:

@@ -359,14 +359,32 @@ def to_table(
 
     title = (f"{evaluation.output} = {format_number(evaluation.root.data, precision)}"
              f"    (grad = d{evaluation.output}/d name)")
-    table = cells_table(title, ("name", "kind", "op"), _text_cells(evaluation, wrt, precision))
+    table = fitted_cells_table(title, ("name", "kind", "op"), _text_cells(evaluation, wrt, precision))
     return table if note is None else Group(table, Text(note))
 
 
-def cells_table(title: str, text_columns: Sequence[str], cells: list[list[str]]) -> Any:
+def fitted_cells_table(title: str, text_columns: Sequence[str], cells: list[list[str]],
+                       summaries: list[tuple[str | None, str | None]] | None = None,
+                       styles: dict[str, str] | None = None) -> Any:
+    """``cells_table`` when it fits the console's width, else a narrower layout of the same cells
+    (``fitted_table``); ``summaries`` are the shorter texts that may stand for a value or grad."""
+    from .fitted_table import Entry, FittedTable
+
+    styles = _KIND_STYLES if styles is None else styles
+    labels = len(text_columns)
+    shorter = summaries or [(None, None)] * len(cells)
+    entries = [Entry(tuple(line[:labels]), line[labels], line[labels + 1], styles.get(line[1], ""), *short)
+               for line, short in zip(cells, shorter)]
+    return FittedTable(title, text_columns, entries, cells_table(title, text_columns, cells, styles))
+
+
+def cells_table(title: str, text_columns: Sequence[str], cells: list[list[str]],
+                styles: dict[str, str] | None = None) -> Any:
     """A Rich table of ``text_columns`` (the second is the kind, which styles the row) and then
     right-aligned value and grad columns as wide as their widest cell, so digits are never cut."""
     from rich.table import Table
+
+    styles = _KIND_STYLES if styles is None else styles
 
     table = Table(title=title, title_justify="left")
     for header in text_columns:
@@ -375,7 +393,7 @@ def cells_table(title: str, text_columns: Sequence[str], cells: list[list[str]])
         width = max([len(header)] + [len(line[index]) for line in cells])
         table.add_column(header, justify="right", no_wrap=True, min_width=width)
     for line in cells:
-        table.add_row(*line, style=_KIND_STYLES.get(line[1], ""))
+        table.add_row(*line, style=styles.get(line[1], ""))
     return table
 
 

@@ -31,8 +31,17 @@ if TYPE_CHECKING:
 
     from ..execute.tensor import TensorEvaluation
 
-__all__ = ["SHOWN_WHOLE", "tensor_text", "tensor_csv", "tensor_json", "tensor_plain", "tensor_table", "tensor_work",
-           "tensor_work_summary"]
+__all__ = [
+    "SHOWN_WHOLE",
+    "tensor_csv",
+    "tensor_json",
+    "tensor_plain",
+    "tensor_summary",
+    "tensor_table",
+    "tensor_text",
+    "tensor_work",
+    "tensor_work_summary",
+]
 
 SHOWN_WHOLE = 12  # a tensor of at most this many entries is shown whole in the table
 
@@ -47,9 +56,19 @@ def tensor_text(array: Any, precision: int | None) -> str:
         return format_number(float(array), precision)
     if array.size <= SHOWN_WHOLE:
         return _nested_text(array.tolist(), precision)
+    return tensor_summary(array, precision)
+
+
+def tensor_summary(array: Any, precision: int | None) -> str:
+    """``mean 0.499, std 0.9853, min -1.887, max 1.606``: four significant digits unless asked."""
     digits = 4 if precision is None else precision
     return (f"mean {format_number(float(array.mean()), digits)}, std {format_number(float(array.std()), digits)}, "
             f"min {format_number(float(array.min()), digits)}, max {format_number(float(array.max()), digits)}")
+
+
+def _shorter(array: Any, precision: int | None) -> str | None:
+    """The summary that may stand for a tensor shown whole, where a table is too narrow for it."""
+    return tensor_summary(array, precision) if 0 < array.ndim and 0 < array.size <= SHOWN_WHOLE else None
 
 
 def _nested_text(value: Any, precision: int | None) -> str:
@@ -89,23 +108,19 @@ def _names(evaluation: TensorEvaluation, wrt: Sequence[str] | None) -> list[str]
 
 def tensor_table(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
                  precision: int | None = None) -> RenderableType:
-    from rich.table import Table
+    """A Rich table that fits the console: at a narrow width a small tensor shown whole gives way
+    to its summary, the gradient goes under the value, or each variable takes a block of lines
+    (``render.fitted_table``); a number is never cut."""
+    from .report import fitted_cells_table
 
     value = tensor_text(evaluation.run.value(evaluation.output), precision)
     title = f"{evaluation.output} = {value}    (grad = {_derivative_header(evaluation)})"
-    table = Table(title=title, title_justify="left")
-    for header in ("name", "kind", "op", "shape"):
-        table.add_column(header, no_wrap=True)
-    cells = _cells(evaluation, _names(evaluation, wrt), precision)
-    # Wrapped between entries, never cut: a number shown in part would be a wrong number, so each
-    # column is at least as wide as its longest number.
-    for index, header in ((4, "value"), (5, "grad")):
-        widest = max([len(header)] + [len(word) for line in cells for word in line[index].split()])
-        table.add_column(header, justify="right", overflow="fold", min_width=widest)
-    styles = {"input": "cyan", "output": "bold green"}
-    for line in cells:
-        table.add_row(*line, style=styles.get(line[1], ""))
-    return table
+    names = _names(evaluation, wrt)
+    summaries = [(_shorter(evaluation.run.value(name), precision),
+                  _shorter(evaluation.derivatives[name], precision) if name in evaluation.derivatives else None)
+                 for name in names]
+    return fitted_cells_table(title, ("name", "kind", "op", "shape"), _cells(evaluation, names, precision),
+                              summaries, {"input": "cyan", "output": "bold green"})
 
 
 def tensor_plain(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,

@@ -130,3 +130,24 @@ def test_an_ascii_only_stdout_gets_escapes_not_a_traceback(args) -> None:
     assert "Traceback" not in result.stderr
     if args[0] == "explain":
         assert "\\u2202L/\\u2202d" in result.stdout  # ∂L/∂d, written as an escape
+
+
+# Commands whose help other helpers are shortening (issue 36); an xfail that passes is fine.
+HELP_NOT_YET = {"fit", "batch", "graph", "check"}
+HELP_LINES = 65  # what a person scans: the rest of a command's story is its page in docs/
+
+
+def _help_case(name: str) -> object:
+    marks = [pytest.mark.xfail(strict=False, reason="its owner is shortening it")] if name in HELP_NOT_YET else []
+    return pytest.param(name, marks=marks, id=name or "group")
+
+
+@pytest.mark.parametrize("name", [_help_case(name) for name in ["", *sorted(main.commands)]])
+def test_help_fits_80_columns_and_one_screenful(name: str) -> None:
+    """Every help line within 80 columns at COLUMNS=80, and the whole at most HELP_LINES lines."""
+    result = autodiff([name, "--help"] if name else ["--help"], {"COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    too_long = [line for line in lines if len(line) > 80]
+    assert not too_long, too_long
+    assert len(lines) <= HELP_LINES, f"{len(lines)} lines"

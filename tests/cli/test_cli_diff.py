@@ -200,5 +200,5 @@ def test_unknown_output(runner) -> None:
 def test_help_has_examples(runner) -> None:
     result = run(runner, "diff", "--help")
     assert result.exit_code == 0
-    assert "autodiff diff samples/neuron.ad --wrt x1,w1 --format program | autodiff eval -" in result.stdout
+    assert "autodiff diff samples/neuron.ad --wrt x1,w1 | autodiff eval -" in result.stdout
     assert "diff" in run(runner, "--help").stdout

@@ -178,3 +178,75 @@ def test_initializers_are_drawn_as_eval_draws_them(runner) -> None:
     b = np.random.default_rng(0).normal(0.0, 1.0, (2, 2))[1]  # eval's seed 0, the second draw
     values = json.loads(run(runner, "eval", "-e", program, "--format", "json").stdout)["values"]
     np.testing.assert_allclose(values["dL_dB"], 3 * b**2, rtol=1e-12)
+
+
+# --- shapes from --set, --values and --shapes (issue 36) -----------------------------------------
+
+UNSIZED = "P = X @ W\nL = mean((P - Y)**2)\n"
+X3 = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+W2 = [[1.0], [2.0]]
+Y3 = [[1.0], [1.0], [2.0]]
+
+
+def _least_squares_gradient() -> np.ndarray:
+    X, W, Y = np.array(X3), np.array(W2), np.array(Y3)
+    return 2 / len(X) * X.T @ (X @ W - Y)  # d mean((XW - Y)^2) / dW, by hand
+
+
+def _gradient_of_written_program(runner, program_text: str) -> np.ndarray:
+    result = runner.invoke(main, ["eval", "-", "--format", "json"], input=program_text)
+    assert result.exit_code == 0, result.stderr
+    return np.array(json.loads(result.stdout)["values"]["dL_dW"])
+
+
+def test_diff_takes_shapes_and_values_from_set(runner) -> None:
+    result = runner.invoke(main, ["diff", UNSIZED, "--wrt", "W", "--format", "program",
+                                  "--set", f"X={X3}", "--set", f"W={W2}", "--set", f"Y={Y3}"])
+    assert result.exit_code == 0, result.stderr
+    assert "X = [[1, 2], [3, 4], [5, 6]]" in result.stdout  # the given values are the written defaults
+    np.testing.assert_allclose(_gradient_of_written_program(runner, result.stdout), _least_squares_gradient())
+
+
+def test_diff_takes_shapes_and_values_from_a_values_file(runner, tmp_path) -> None:
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps({"X": X3, "W": W2, "Y": Y3}))
+    result = runner.invoke(main, ["diff", UNSIZED, "--wrt", "W", "--values", str(values), "--format", "program"])
+    assert result.exit_code == 0, result.stderr
+    np.testing.assert_allclose(_gradient_of_written_program(runner, result.stdout), _least_squares_gradient())
+
+
+def test_diff_takes_shapes_alone_from_shapes(runner) -> None:
+    result = runner.invoke(main, ["diff", UNSIZED, "--wrt", "W", "--format", "text",
+                                  "--shapes", "X=8,2", "--shapes", "W=[2, 1]", "--shapes", "Y=8,1"])
+    assert result.exit_code == 0, result.stderr
+    assert "dL_dW = transpose(X) @ dL_dP" in result.stdout
+    assert "0.125 * (2 * t1)" in result.stdout  # the mean over 8 rows: 1/8
+    program = runner.invoke(main, ["diff", UNSIZED, "--wrt", "W", "--format", "program",
+                                   "--shapes", "X=3,2", "--shapes", "W=2,1", "--shapes", "Y=3,1"]).stdout
+    given = runner.invoke(main, ["eval", "-", "--format", "json", "--set", f"X={X3}",
+                                 "--set", f"W={W2}", "--set", f"Y={Y3}"], input=program)
+    assert given.exit_code == 0, given.stderr
+    np.testing.assert_allclose(json.loads(given.stdout)["values"]["dL_dW"], _least_squares_gradient())
+
+
+def test_a_shape_unlike_the_default_drops_the_default(runner) -> None:
+    result = runner.invoke(main, ["diff", "W = [[1], [2]]\nL = sum(W**2)", "--shapes", "W=3,1", "--format", "program"])
+    assert result.exit_code == 0, result.stderr
+    assert "W = [[1], [2]]" not in result.stdout
+
+
+@pytest.mark.parametrize(("shapes", "code", "said"), [
+    (["--shapes", "X=8;2"], 2, "is not NAME=SHAPE"),
+    (["--shapes", "X"], 2, "is not NAME=SHAPE"),
+    (["--shapes", "Z=2,2"], 1, "--shapes names 'Z', which is not an input of the program"),
+    (["--shapes", "P=2,2"], 1, "--shapes names 'P', which is not an input of the program"),
+])
+def test_a_bad_shape_is_a_message(runner, shapes: list[str], code: int, said: str) -> None:
+    result = runner.invoke(main, ["diff", UNSIZED, *shapes])
+    assert result.exit_code == code and said in result.stderr and "Traceback" not in result.stderr
+
+
+def test_without_shapes_the_note_says_how_to_give_them(runner) -> None:
+    result = runner.invoke(main, ["diff", UNSIZED])
+    assert result.exit_code == 1
+    assert "--shapes X=2,2" in result.stderr and "--set" in result.stderr

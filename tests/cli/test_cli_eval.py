@@ -439,3 +439,89 @@ def test_unknown_names_get_a_suggestion_and_a_short_list(runner) -> None:
     assert hint.endswith("x16, x17, x18, x19 and 80 more")
     output = run(runner, "eval", "L = a*b; M = L*2", "--set", "a=1", "--set", "b=2", "--output", "LL")
     assert output.stderr.splitlines()[-1] == "  hint: did you mean L? the variables are: a, b, L, M"
+
+
+# --- eval --tangent: one forward pass along a direction (issue 36) -------------------------------
+
+MOONS_MLP = str(Path(__file__).resolve().parents[2] / "samples" / "moons_mlp.ad")
+
+
+def _json_of(runner, args: list[str]) -> dict:
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_tangent_gives_the_gradient_dotted_with_the_direction(runner) -> None:
+    """The moons MLP: 337 parameters, one JVP along a random direction of W1 and W2 equals the
+    reverse-mode gradient dotted with it (and the JSON says one pass was run)."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    v1, v2 = rng.normal(size=(16, 2)), rng.normal(size=(16, 16))
+    point = ["--set", "x=[0.5, -0.25]"]
+    reverse = _json_of(runner, ["eval", MOONS_MLP, *point, "--format", "json"])
+    expected = float(np.sum(np.array(reverse["grads"]["W1"]) * v1) + np.sum(np.array(reverse["grads"]["W2"]) * v2))
+    along = _json_of(runner, ["eval", MOONS_MLP, *point, "--tangent", f"W1={v1.tolist()}",
+                              "--tangent", f"W2={v2.tolist()}", "--format", "json"])
+    assert along["derivative"] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert along["value"] == reverse["value"] and along["work"]["forward"]["passes"] == 1
+
+
+def test_a_tangent_agrees_with_autograd(runner) -> None:
+    """d mean((XW - Y)^2) along (V_X, V_W), by HIPS autograd's forward-mode-free check: the
+    gradient from autograd dotted with the direction."""
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    import numpy as np
+
+    X = np.array([[1.0, 2.0], [3.0, -4.0], [0.5, 6.0]])
+    W = np.array([[0.3], [-0.7]])
+    Y = np.array([[1.0], [0.0], [2.0]])
+    VX, VW = np.array([[0.1, 0.0], [0.0, -1.0], [2.0, 0.5]]), np.array([[1.0], [-2.0]])
+
+    def loss(X, W):
+        return anp.mean((anp.dot(X, W) - Y) ** 2)
+
+    expected = float(np.sum(autograd.grad(loss, 0)(X, W) * VX) + np.sum(autograd.grad(loss, 1)(X, W) * VW))
+    along = _json_of(runner, ["eval", "P = X @ W\nL = mean((P - Y)**2)", "--set", f"X={X.tolist()}",
+                              "--set", f"W={W.tolist()}", "--set", f"Y={Y.tolist()}",
+                              "--tangent", f"X={VX.tolist()}", "--tangent", f"W={VW.tolist()}", "--format", "json"])
+    assert along["derivative"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_tangent_of_a_scalar_program_is_one_pass(runner) -> None:
+    # L = (a*b + c)*f: dL/da = b*f = 6 and dL/df = a*b + c = 4, so along (a: 1, f: 0.5) it is 8
+    args = ["eval", "L = (a*b + c)*f", "--set", "a=2", "--set", "b=-3", "--set", "c=10", "--set", "f=-2",
+            "--tangent", "a=1", "--tangent", "f=0.5"]
+    document = _json_of(runner, [*args, "--format", "json"])
+    assert document["derivative"] == 8.0 and document["tangent"] == {"a": 1.0, "f": 0.5}
+    text = runner.invoke(main, args)
+    assert "dL along the tangent = 8.0" in text.stdout
+
+
+def test_a_tangent_of_a_vector_output_is_a_vector(runner) -> None:
+    result = runner.invoke(main, ["eval", "y = [1, 2]*x**2", "--set", "x=3", "--tangent", "x=1", "--format", "csv"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "output,index,value,derivative\ny,0,9.0,6.0\ny,1,18.0,12.0\n"  # d/dx = [2x, 4x]
+
+
+@pytest.mark.parametrize(("args", "code", "said"), [
+    (["--tangent", "W=[1, 0]"], 1, "the tangent of 'W' is [2], but 'W' is [2, 1]"),
+    (["--tangent", "P=1"], 1, "'P', which is computed by the program"),
+    (["--tangent", "Q=1"], 1, "'Q', which is not a variable of the program"),
+    (["--tangent", "W=[[1], [0]]", "--wrt", "W"], 2, "--wrt chooses gradients"),
+    (["--tangent", "W=[[1], [0]]", "--mode", "reverse"], 2, "leave out --mode reverse"),
+    (["--tangent", "W"], 2, "expected NAME=VALUE"),
+])
+def test_a_bad_tangent_is_a_message(runner, args: list[str], code: int, said: str) -> None:
+    program = str(Path(__file__).resolve().parents[2] / "samples" / "regression_matrix.ad")
+    result = runner.invoke(main, ["eval", program, *args])
+    assert result.exit_code == code and said in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("program", ["y = sqrt(x)", "y = sum(sqrt([1, 1]*x))"])
+def test_a_tangent_derivative_that_is_not_finite_is_warned(runner, program: str) -> None:
+    result = runner.invoke(main, ["eval", program, "--set", "x=0", "--tangent", "x=1", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["derivative"] == "Infinity"  # d sqrt(x)/dx = 1/(2 sqrt(x)) at 0
+    assert "warning: the derivative of y along the tangent is not finite" in result.stderr

@@ -1,9 +1,14 @@
 """`autodiff explain`: sources and inputs as for eval, formats, the step cap, errors and exit codes."""
 
+import json
+from pathlib import Path
+
 import click
 import pytest
 
 from autodiff_cli.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 KARPATHY = "L = (a*b + c)*f"
 KARPATHY_SETS = ["--set", "a=2", "--set", "b=-3", "--set", "c=10", "--set", "f=-2"]
@@ -143,3 +148,66 @@ def test_help_shows_the_default_step_cap_that_applies(runner, cli) -> None:
     program = "y = x" + " + x" * DEFAULT_MAX_STEPS
     result = run(runner, cli, program, "--set", "x=1", "--format", "plain")
     assert "more steps not shown (--max-steps 500;" in result.stdout
+
+
+# --- explain --format json (issue 36) ------------------------------------------------------------
+
+def _document(runner, args: list[str]) -> dict:
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_explain_json_holds_both_passes_and_eval_s_gradients(runner) -> None:
+    args = ["L = (a*b + c)*f + a*a", "--set", "a=2", "--set", "b=-3", "--set", "c=10", "--set", "f=-2"]
+    document = _document(runner, ["explain", *args, "--format", "json"])
+    grads = _document(runner, ["eval", *args, "--format", "json"])["grads"]
+    # by hand: dL/da = b*f + 2a = 10, dL/db = a*f = -4, dL/dc = f = -2, dL/df = a*b + c = 4
+    assert document["gradients"] == {"a": 10.0, "b": -4.0, "c": -2.0, "f": 4.0}
+    assert all(document["gradients"][name] == grads[name] for name in document["gradients"])
+    assert document["form"] == "scalar" and document["value"] == -4.0
+    assert [d["name"] for d in document["forward"]][-1] == "L"
+    steps = [item for item in document["backward"] if item["kind"] == "step"]
+    assert document["backward"][0] == {"kind": "seed", "output": "L"}
+    for step in steps:
+        assert step["product"] == step["local"] * step["upstream"]
+    last = {}
+    for step in steps:
+        last[step["child"]] = step["total"]
+    assert {name: last[name] for name in grads if name in last} == {name: grads[name] for name in last if name in grads}
+    assert any(item["kind"] == "total" and item["name"] == "a" for item in document["backward"])  # used twice
+
+
+def test_explain_json_of_a_tensor_program_is_the_matrix_form(runner) -> None:
+    import numpy as np
+
+    program = str(SAMPLES / "regression_matrix.ad")
+    document = _document(runner, ["explain", program, "--format", "json"])
+    assert document["form"] == "matrix"
+    X = np.array(next(d for d in document["forward"] if d["name"] == "X")["value"])
+    Y = np.array(next(d for d in document["forward"] if d["name"] == "Y")["value"])
+    W = np.zeros((2, 1))
+    expected = 2 / len(X) * X.T @ (X @ W - Y)  # the sample's dL/dW = (2/N) X^T (P - Y)
+    np.testing.assert_allclose(document["gradients"]["W"], expected, rtol=1e-12)
+    eval_grads = _document(runner, ["eval", program, "--format", "json"])["grads"]
+    for name, grad in document["gradients"].items():
+        np.testing.assert_allclose(grad, eval_grads[name], rtol=1e-12, atol=1e-15)
+    matmul = next(item for item in document["backward"] if item["kind"] == "step" and item["child"] == "W")
+    assert matmul["formula"] == "transpose(X) @ dL/dP" and matmul["computation"] == "[2, 8] @ [8, 1] -> [2, 1]"
+    np.testing.assert_allclose(matmul["total"], expected, rtol=1e-12)
+    assert next(d for d in document["forward"] if d["name"] == "P")["shape"] == [8, 1]
+
+
+def test_explain_json_rows_in_scalars_sum_to_the_matrix_gradient(runner) -> None:
+    """--scalar --row r gives row r of P = X @ W in scalars; over the rows, W's scalar gradients
+    add up to the matrix form's dL/dW."""
+    import numpy as np
+
+    program = str(SAMPLES / "regression_matrix.ad")
+    total = np.zeros(2)
+    for row in range(8):
+        document = _document(runner, ["explain", program, "--format", "json", "--scalar", "--row", str(row)])
+        layer = next(layer for layer in document["layers"] if layer["name"] == "P")
+        assert layer["row"] == row and layer["scalar"]["form"] == "scalar"
+        total += [layer["scalar"]["gradients"]["W[0, 0]"], layer["scalar"]["gradients"]["W[1, 0]"]]
+    np.testing.assert_allclose(total, np.ravel(document["gradients"]["W"]), rtol=1e-12)

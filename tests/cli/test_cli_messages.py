@@ -3,6 +3,8 @@ repeats in full."""
 
 import json
 
+import pytest
+
 from autodiff_cli.cli import main
 
 
@@ -54,3 +56,30 @@ def test_a_huge_number_in_a_values_file_is_not_repeated_in_full(runner, tmp_path
     result = runner.invoke(main, ["eval", "y = x", "--values", str(path)])
     assert result.exit_code == 1
     assert "9" * 120 not in result.stderr
+
+
+@pytest.mark.parametrize(("program", "column", "hint"), [
+    ("x = [1, 2]\ny = x.sum()", 6, "sum(x)"),
+    ("x = [[1, 2]]\ny = x.sum(0)", 6, "sum(x, 0)"),
+    ("W = [[1, 2]]\ny = sum(W.T)", 10, "transpose(W)"),
+])
+def test_a_method_call_is_hinted_as_a_function_call(runner, program: str, column: int, hint: str) -> None:
+    """Issue 36: ``x.sum()`` said only "unexpected character '.'"."""
+    result = runner.invoke(main, ["eval", program])
+    assert result.exit_code == 1
+    assert f"<expr>:2:{column}: error: unexpected character '.'" in result.stderr
+    assert hint in result.stderr.split("hint:")[1]
+
+
+@pytest.mark.parametrize(("program", "hint"), [
+    ("x = zeros(2, 3)\ny = sum(x)", "zeros([2, 3])"),
+    ("x = uniform(16, 2, -1, 1)\ny = sum(x)", "uniform([16, 2], -1, 1)"),
+    ("x = normal(4, 3, 0.5)\ny = sum(x)", "normal([4, 3], 0.5)"),
+])
+def test_a_shape_written_as_arguments_is_hinted_as_one_list(runner, program: str, hint: str) -> None:
+    result = runner.invoke(main, ["eval", program])
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert f"hint: the shape is one list: write {hint}" in result.stderr
+    fixed = runner.invoke(main, ["eval", program.replace(program[program.index("(") + 1:program.index(")")],
+                                                         hint[hint.index("(") + 1:-1]), "--format", "json"])
+    assert fixed.exit_code == 0, fixed.stderr

@@ -1,0 +1,78 @@
+"""``eval --tangent``'s report: the output, the direction and the one directional derivative.
+
+Formats (docs/eval.md): text (the table and plain layouts), JSON (``output``, ``value``,
+``tangent`` by input name, ``derivative``, ``mode``, ``work``) and CSV (one line per entry of the
+output: ``output,index,value,derivative``).  Values of tensors are nested lists in JSON and whole
+or summarised in text, as in eval's own report.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import TYPE_CHECKING, Any
+
+from .numbers import json_number
+
+if TYPE_CHECKING:
+    from ..execute.directional import Directional
+
+__all__ = ["directional_csv", "directional_json", "directional_text"]
+
+
+def _text(value: Any, precision: int | None) -> str:
+    from .numbers import format_number
+
+    if isinstance(value, float):
+        return format_number(value, precision)
+    from .tensor_report import tensor_text
+
+    return tensor_text(value, precision)
+
+
+def _work(result: Directional) -> str:
+    return f"one forward pass over {result.steps:,} {result.unit} (a Jacobian-vector product)"
+
+
+def directional_text(result: Directional, precision: int | None = None) -> str:
+    output = result.output
+    given = "; ".join(f"{name} = {_text(t, precision)}" for name, t in result.tangents.items()) or "none"
+    return (f"{output} = {_text(result.value, precision)}\n"
+            f"tangent: {given}    (every other input: 0)\n"
+            f"d{output} along the tangent = {_text(result.derivative, precision)}\n"
+            f"work: {_work(result)}\n")
+
+
+def _json(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list):
+        return [_json(item) for item in value]
+    return json_number(value)
+
+
+def directional_json(result: Directional) -> str:
+    document = {
+        "output": result.output,
+        "value": _json(result.value),
+        "tangent": {name: _json(t) for name, t in result.tangents.items()},
+        "derivative": _json(result.derivative),
+        "mode": "forward",
+        "work": {"forward": {"passes": 1}, result.unit: result.steps},
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def directional_csv(result: Directional) -> str:
+    import itertools
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["output", "index", "value", "derivative"])
+    shape = getattr(result.value, "shape", ())
+    for index in itertools.product(*map(range, shape)):
+        value = result.value[index] if shape else result.value
+        derivative = result.derivative[index] if shape else result.derivative
+        writer.writerow([result.output, " ".join(map(str, index)), repr(float(value)), repr(float(derivative))])
+    return buffer.getvalue()

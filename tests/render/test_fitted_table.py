@@ -1,0 +1,103 @@
+"""eval's table fits the console's width and never cuts a number (issue 36).
+
+At 60, 80 and 120 columns, for scalar and tensor programs, every line is within the width, and
+every number shown is one the program computed: a number of the wide, one-line table (its whole
+tensors and its summaries), never a piece of one.  A scalar table that fits is byte for byte the
+table it always was.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from autodiff_cli.cli.options import load_inputs
+from autodiff_cli.execute import evaluate
+from autodiff_cli.execute.tensor import evaluate_tensors
+from autodiff_cli.render import report, tensor_report
+from autodiff_cli.render.fitted_table import pieces
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+LONG_NAMES = ("a_rather_long_input_name = 0.123456789012345\nsecond_long_input = -2.718281828459045\n"
+              "the_output_variable = tanh(a_rather_long_input_name * second_long_input) / 3\n")
+
+
+def rendered(renderable, width: int) -> str:
+    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def tensor_table(name: str, precision=None):
+    program, values = load_inputs(str(SAMPLES / name), None, None, {}, None)
+    return tensor_report.tensor_table(evaluate_tensors(program, values, None), precision=precision)
+
+
+def scalar_table(source: str):
+    program, values = load_inputs(source, None, None, {}, None)
+    return report.to_table(evaluate(program, values))
+
+
+def numbers_shown(text: str) -> set[str]:
+    return set(NUMBER.findall(text))
+
+
+def numbers_computed(table) -> set[str]:
+    """Every number the table may show: those of its entries, whole or summarised."""
+    found = set(NUMBER.findall(table.title))
+    for entry in table.entries:
+        found |= numbers_shown(" ".join(entry.labels))  # shapes, and digits in names
+        for text in (entry.value, entry.grad, entry.short_value or "", entry.short_grad or ""):
+            found |= numbers_shown(" ".join(pieces(text)))
+    return found
+
+
+TABLES = {
+    "moons_mlp": lambda: tensor_table("moons_mlp.ad"),
+    "regression_matrix": lambda: tensor_table("regression_matrix.ad"),
+    "mlp (scalar)": lambda: scalar_table(str(SAMPLES / "mlp.ad")),
+    "long names (scalar)": lambda: scalar_table(LONG_NAMES),
+}
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+@pytest.mark.parametrize("name", list(TABLES))
+def test_a_table_fits_its_width_and_cuts_no_number(name: str, width: int) -> None:
+    table = TABLES[name]()
+    text = rendered(table, width)
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= width, text
+    shown = numbers_shown(text)
+    assert shown, text
+    assert shown <= numbers_computed(table), (shown - numbers_computed(table), text)
+
+
+def test_the_moons_gradients_are_whole_at_80_columns() -> None:
+    """The issue's case: at 80 columns the grad column was cut to ``[-1.0`` and ``1.``."""
+    text = rendered(tensor_table("moons_mlp.ad"), 80)
+    assert "[-1.0]" in text  # b3's gradient: d hinge/d b3 = -y = -1 (y = 1, the hinge is active)
+    assert "grad" in text
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_a_scalar_table_that_fits_is_unchanged(width: int) -> None:
+    program, values = load_inputs(str(SAMPLES / "mlp.ad"), None, None, {}, None)
+    evaluation = evaluate(program, values)
+    title = f"{evaluation.output} = {evaluation.root.data!r}    (grad = d{evaluation.output}/d name)"
+    before = report.cells_table(title, ("name", "kind", "op"), report._text_cells(evaluation, None, None))
+    assert rendered(report.to_table(evaluation), width) == rendered(before, width)
+
+
+def test_the_narrowest_layout_keeps_value_and_grad_apart() -> None:
+    text = rendered(tensor_table("regression_matrix.ad"), 40)
+    lines = text.splitlines()
+    w = lines.index("W  input  [2, 1]")
+    assert lines[w + 1].split() == ["value", "[[0.0],", "[0.0]]"]
+    # dL/dW = (2/N) X^T (P - Y) with P = 0: the sample's comment; its entries are whole numbers here
+    assert lines[w + 2].startswith("  grad  [[-7.62699273624")
