@@ -221,12 +221,12 @@ def test_a_set_that_names_no_possible_variable_says_why(runner, item, message) -
          "the value of 'a' is too large for a float: 1" + "0" * 23 + "...(5,001 characters)..." + "0" * 12),
         ('{"a": true}', ":1:2:", "the value of 'a' is not a finite number: true"),
         # An array is a tensor: nested arrays of finite numbers, with rows of one length.
-        ('{"a": [1, "x"]}', ":1:2:", "the value of 'a' is not a tensor: entry [1] is 'x', not a finite number"),
+        ('{"a": [1, "x"]}', ":1:2:", "the value of 'a' is not a tensor: entry [1] is \"x\", not a finite number"),
         ('{"a": [ [1e0],  [2, 3] ]}', ":1:2:",
          "the value of 'a' is not a tensor: the rows differ in length: row [1] has 2 entries where the first has 1"),
         ('{"a": Infinity}', ":1:2:", "the value of 'a' is not a finite number: Infinity"),
         # '"a":' also ends the key before it; the place whose value is the bad one is the one named.
-        ('{"x \\"a": 1, "a": [true]}', ":1:14:", "the value of 'a' is not a tensor: entry [0] is True, not a finite number"),
+        ('{"x \\"a": 1, "a": [true]}', ":1:14:", "the value of 'a' is not a tensor: entry [0] is true, not a finite number"),
         ("[1, 2]", ":1:1:", "expected a JSON object of numbers, got an array"),
         ("[" * 100_000, ":1:1:", "invalid values file: the JSON is nested too deeply"),
         ('{"a": 1,\n "b": }', ":2:7:", "invalid JSON: Expecting value"),
