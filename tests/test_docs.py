@@ -19,7 +19,11 @@ Two comments, on the line before a block, change that:
 - ``<!-- docs-test: skip REASON -->``: the block is not run (it installs something, needs a
   service, writes outside the directory); the test reports it as skipped with REASON;
 - ``<!-- docs-test: numbers vary REASON -->`` (console blocks): the output is compared with
-  every number and every run of spaces masked, for output that depends on the machine.
+  every number and every run of spaces masked, for output that depends on the machine;
+- ``<!-- docs-test: digits N REASON -->`` (console blocks): every number is compared to N
+  significant digits (and runs of spaces as one), for full-precision output whose last digits the
+  BLAS library decides (a matrix product's rounding differs between its kernels); the page says
+  so beside the block.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ SH = shutil.which("sh")
 
 _BLOCK = re.compile(r"(?:<!-- docs-test: (?P<marker>[^>]*?) -->\n)?^```(?P<lang>[a-z]*)\n(?P<body>.*?)^```$",
                     re.S | re.M)
-_MARKER = re.compile(r"(skip|numbers vary) (\S.*)")
+_MARKER = re.compile(r"(skip|numbers vary|digits \d+) (\S.*)")
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)
 
 
@@ -56,7 +60,7 @@ class Block:
     line: int
     lang: str
     body: str
-    marker: str  # "", "skip" or "numbers vary"
+    marker: str  # "", "skip", "numbers vary" or "digits N"
     reason: str
 
     @property
@@ -71,7 +75,7 @@ def _blocks(path: Path) -> list[Block]:
         marker = reason = ""
         if match["marker"] is not None:
             parsed = _MARKER.fullmatch(match["marker"])
-            assert parsed, f"{path.name}: a docs-test comment needs 'skip REASON' or 'numbers vary REASON'"
+            assert parsed, f"{path.name}: a docs-test comment needs 'skip REASON', 'numbers vary REASON' or 'digits N REASON'"
             marker, reason = parsed.groups()
         line = text.count("\n", 0, match.start("lang")) + 1
         found.append(Block(str(path.relative_to(REPO)), line, match["lang"], match["body"], marker, reason))
@@ -130,6 +134,19 @@ def _masked(text: str) -> str:
     return re.sub(r"[ \t]+", " ", _NUMBER.sub("#", text))
 
 
+def _to_digits(text: str, digits: int) -> str:
+    """Every number rounded to ``digits`` significant digits, runs of spaces as one."""
+
+    def rounded(match: re.Match[str]) -> str:
+        written = match.group(0).replace(",", "")
+        try:
+            return f"{float(written):.{digits}g}"
+        except ValueError:
+            return written
+
+    return re.sub(r"[ \t]+", " ", _NUMBER.sub(rounded, text))
+
+
 def _skip_if_marked(block: Block) -> None:
     if block.marker == "skip":
         pytest.skip(f"marked in {block.page}: {block.reason}")
@@ -149,6 +166,9 @@ def test_console_example_output_is_what_the_command_prints(tmp_path: Path, block
         printed = (captures / f"{number}.out").read_text() + (captures / f"{number}.err").read_text()
         if block.marker == "numbers vary":
             assert _masked(printed) == _masked(expected), command
+        elif block.marker.startswith("digits "):
+            digits = int(block.marker.split()[1])
+            assert _to_digits(printed, digits) == _to_digits(expected, digits), command
         else:
             assert printed == expected, command
 
