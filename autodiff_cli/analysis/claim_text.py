@@ -104,7 +104,7 @@ def read_claims(source: Source, variables: set[str], *, latex: bool = False, fir
     ``tensors`` (a tensor program), a claim may be written in matrix form (``transpose(X) @ D``)."""
     known = set(variables)
     found: list[ClaimLine] = []
-    for number, original, text in _lines(source.text, latex, variables):
+    for number, original, text in _lines(source, latex, variables):
         item = _read_line(source, number, original, text, variables, known, tensors)
         if item.name is not None:
             known.add(item.name)
@@ -115,13 +115,17 @@ def read_claims(source: Source, variables: set[str], *, latex: bool = False, fir
     return found
 
 
-def _lines(text: str, latex: bool, variables: set[str]) -> list[tuple[int, str, _Text]]:
+def _lines(source: Source, latex: bool, variables: set[str]) -> list[tuple[int, str, _Text]]:
     lines = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(source.text.split("\n"), start=1):
         line = line.rstrip("\r")
         if latex:
             for start, piece in _latex_pieces(line):
-                translated = _translate_latex(piece, start, variables)
+                try:
+                    translated = _translate_latex(piece, start, variables)
+                except _LatexError as error:
+                    raise _error(ParseError, error.message, source, number, error.column, error.width,
+                                 error.hint) from None
                 if translated is not None:
                     lines.append((number, line, translated))
             continue
@@ -310,6 +314,25 @@ def _latex_pieces(line: str) -> list[tuple[int, str]]:
     return pieces
 
 
+class _LatexError(Exception):
+    """LaTeX that cannot be translated, at a 1-based column of its line."""
+
+    def __init__(self, message: str, column: int, width: int = 1, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.column, self.width, self.hint = message, column, width, hint
+
+
+# What each command that takes arguments looks like, for the messages about a missing one.
+_ARGUMENT_FORMS = {"frac": r"\frac{numerator}{denominator}", "dfrac": r"\dfrac{numerator}{denominator}",
+                   "tfrac": r"\tfrac{numerator}{denominator}", "sqrt": r"\sqrt{x} or \sqrt[3]{x}",
+                   "^": "x^{2}"}
+
+
+# How deep groups may nest in a LaTeX claim: the translation recurses once per group, so it is
+# bounded well inside Python's recursion limit (a derivation by hand nests a few deep).
+MAX_LATEX_NESTING = 100
+
+
 class _Latex:
     """A recursive-descent translation of one LaTeX claim into the language."""
 
@@ -320,6 +343,7 @@ class _Latex:
         self.variables = variables
         self.out = _Text()
         self.last = ""  # "end": the last token ends an operand; "fn": a function name
+        self.depth = 0  # how many groups are open
 
     def column(self, index: int) -> int:
         return self.start + index + 1
@@ -331,28 +355,53 @@ class _Latex:
         self.out.add(text, self.column(at))
         self.last = "end" if kind in ("operand", "close") else "fn" if kind == "fn" else ""
 
-    def group(self, stop: str) -> None:
-        """Translate up to the closing ``stop`` (``}``), or to the end."""
+    def group(self, stop: str, opened: int | None = None) -> None:
+        """Translate up to the closing ``stop`` (``}`` or ``]``) of the bracket at ``opened``,
+        or to the end of the text when there is none to close."""
         s = self.s
+        if opened is not None:
+            self.depth += 1
+            if self.depth > MAX_LATEX_NESTING:
+                raise _LatexError(f"groups nested more than {MAX_LATEX_NESTING} deep", self.column(opened), 1,
+                                  "name a part of the expression on a line of its own (t1 = ...) and use t1")
         while self.i < len(s):
             char = s[self.i]
             if char == stop:
                 self.i += 1
+                self.depth -= opened is not None
                 return
             self.token()
+        if opened is not None:
+            raise _LatexError(f"this '{s[opened]}' is never closed: add '{stop}' where its group ends",
+                              self.column(opened))
 
-    def braced(self, open_text: str = "(", close_text: str = ")") -> None:
+    def braced(self, command: str, at: int) -> None:
+        """The argument of ``command`` (``frac``, ``sqrt`` or ``^``, written at ``at``): a
+        ``{...}`` group, or one token."""
         self.skip_space()
-        at = self.i
-        if self.i < len(self.s) and self.s[self.i] == "{":
+        start = self.i
+        if start >= len(self.s) or self.s[start] in "})]&=" or self.s.startswith("\\right", start):
+            written = "^" if command == "^" else "\\" + command
+            needs = {"^": "an exponent", "sqrt": "an argument"}.get(command, "two arguments")
+            raise _LatexError(f"'{written}' needs {needs}", self.column(at), len(written),
+                              f"write {_ARGUMENT_FORMS[command]}")
+        self.emit("(", start, "open")
+        if self.s[start] == "{":
             self.i += 1
-            self.emit(open_text, at, "open")
-            self.group("}")
-            self.emit(close_text, self.i - 1, "close")
+            self.group("}", start)
+            self.emit(")", self.i - 1, "close")
         else:
-            self.emit(open_text, at, "open")
-            self.token()
-            self.emit(close_text, at, "close")
+            self.group_of_one(start)
+            self.emit(")", start, "close")
+
+    def group_of_one(self, at: int) -> None:
+        """One token as a group of its own (``x^2``, ``\\frac12``), counted in the nesting."""
+        self.depth += 1
+        if self.depth > MAX_LATEX_NESTING:
+            raise _LatexError(f"groups nested more than {MAX_LATEX_NESTING} deep", self.column(at), 1,
+                              "name a part of the expression on a line of its own (t1 = ...) and use t1")
+        self.token()
+        self.depth -= 1
 
     def skip_space(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t&":
@@ -389,6 +438,8 @@ class _Latex:
     def token(self) -> None:
         s = self.s
         at = self.i
+        if at >= len(s):
+            return
         char = s[at]
         if char in " \t&":
             self.i += 1
@@ -413,7 +464,7 @@ class _Latex:
         if char == "{" or char in "([":
             self.emit("(", at, "open")
             if char == "{":
-                self.group("}")
+                self.group("}", at)
                 self.emit(")", self.i - 1, "close")
             return
         if char in ")]":
@@ -421,13 +472,46 @@ class _Latex:
             return
         if char == "^":
             self.emit("**", at, "op")
-            self.braced()
+            self.braced("^", at)
             return
         if char == "}":
             return
         self.emit(char, at, "op")
 
+    def root(self, at: int) -> None:
+        """``\\sqrt{x}`` as ``sqrt(x)``; ``\\sqrt[n]{x}`` as ``(x)**(1/(n))``."""
+        self.skip_space()
+        if not self.s.startswith("[", self.i):
+            self.emit("sqrt", at, "fn")
+            self.braced("sqrt", at)
+            return
+        index = _Latex(self.s, self.start, self.variables)
+        index.depth = self.depth
+        opened = index.i = self.i
+        index.i += 1
+        index.group("]", opened)
+        if not index.out.chars:
+            raise _LatexError("the root's index is empty: write the n of \\sqrt[n]{x}, or \\sqrt{x}",
+                              self.column(opened), index.i - opened)
+        self.i = index.i
+        self.emit("(", at, "open")
+        self.braced("sqrt", at)
+        self.emit("**", opened, "op")
+        self.emit("(", opened, "open")
+        self.emit("1", opened, "operand")
+        self.emit("/", opened, "op")
+        self.emit("(", opened, "open")
+        self.out.chars.extend(index.out.chars)
+        self.out.columns.extend(index.out.columns)
+        self.last = index.last
+        self.emit(")", index.i - 1, "close")
+        self.emit(")", index.i - 1, "close")
+        self.emit(")", index.i - 1, "close")
+
     def command(self, word: str, at: int) -> None:
+        if word == "":
+            raise _LatexError("a backslash with no command after it", self.column(at), 1,
+                              "remove it, or write the command (\\frac, \\sqrt, \\cdot...)")
         if word in _SKIPPED or word in ("left", "right") and self.i >= len(self.s):
             return
         if word == "left" or word == "right":
@@ -452,14 +536,13 @@ class _Latex:
             return
         if word == "frac" or word == "dfrac" or word == "tfrac":
             self.emit("(", at, "open")
-            self.braced()
+            self.braced(word, at)
             self.emit("/", at, "op")
-            self.braced()
+            self.braced(word, at)
             self.emit(")", at, "close")
             return
         if word == "sqrt":
-            self.emit("sqrt", at, "fn")
-            self.braced()
+            self.root(at)
             return
         if word in ("mathrm", "text", "operatorname", "mathit", "textrm"):
             content = self.raw_braced()

@@ -191,3 +191,43 @@ def test_mse_sample_matches_the_post() -> None:
     assert float(sp.diff(loss, w).subs({w: 0.5, b: 0})) == pytest.approx(-32 / 3)
     results = verdicts((REPO / "samples/derivations/mse.ad").read_text(), "dL/dw = -32/3 + 0*w")
     assert results[0].verdict == WRONG  # a number is not the derivative everywhere
+
+
+VALID_LATEX = [
+    r"\frac{\partial f}{\partial x} &= 6 x + y \\ \frac{\partial f}{\partial y} &= x + 10 y",
+    r"\begin{aligned}\frac{\partial^{2} f}{\partial x \, \partial y} &= 1\end{aligned}",
+    r"$\frac{\partial f}{\partial x} = \sqrt[3]{x^{2}} \cdot \left(\frac{1}{2}\right) + \sigma\left(x_{1}\right)$",
+    r"t_{1} = \mathrm{tanh}\left(x\right) \\ \frac{\partial f}{\partial x} = \left|x\right| + \tanh{x} + \ln y^{2}",
+    r"\dfrac{d f}{d x} = \tfrac{6}{1} x + \left\{ y \right\} - \mathrm{relu}(x) \alpha",
+]
+
+
+def _mangled(text: str, rng) -> str:
+    pieces = list("\\{}[]()^_&=$ xy1+-/|") + [r"\frac", r"\sqrt", r"\left", r"\right", "\\\\", r"\partial"]
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.5:
+            text = text[:at] + text[at + 1:]
+        else:
+            text = text[:at] + rng.choice(pieces) + text[at:]
+    return text
+
+
+def test_no_latex_claim_gives_anything_but_a_located_error() -> None:
+    # Every truncation of valid claims (from either end) and seeded random edits: each is read,
+    # or refused with a ParseError or InputError inside the line; never another exception.
+    import random
+
+    from autodiff_cli.errors import AutodiffError
+
+    rng = random.Random(0)
+    texts = []
+    for valid in VALID_LATEX:
+        texts += [valid[:k] for k in range(len(valid))] + [valid[k:] for k in range(1, len(valid))]
+        texts += [_mangled(valid, rng) for _ in range(60)]
+    variables = {"x", "y", "f", "x1", "alpha"}
+    for text in texts:
+        try:
+            read_claims(Source("<claim>", text), variables, latex=True)
+        except AutodiffError as error:
+            assert error.position is not None and 1 <= error.position.column <= len(text) + 1, text

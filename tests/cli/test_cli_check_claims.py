@@ -148,3 +148,53 @@ def test_set_values_are_used(runner, cli) -> None:
     # y = log(x): d/dx = 1/x.  The claim is right only at x = 3, the given value: still wrong.
     result = run(runner, cli, "y = log(x)", "--set", "x=3", "--claim", "dy/dx = 1/3")
     assert result.exit_code == 1
+
+
+HEAD = r"\frac{\partial f}{\partial x} = "
+
+
+@pytest.mark.parametrize(("body", "message", "column"), [
+    (r"\frac{6", "this '{' is never closed: add '}' where its group ends", len(HEAD) + 6),
+    (r"\frac", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\frac{6}", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\frac{6}{", "this '{' is never closed: add '}' where its group ends", len(HEAD) + 9),
+    (r"6 x + y^", "'^' needs an exponent", len(HEAD) + 8),
+    (r"\sqrt", r"'\sqrt' needs an argument", len(HEAD) + 1),
+    (r"\sqrt[3{x}", "this '[' is never closed: add ']' where its group ends", len(HEAD) + 6),
+    ("6 x + y\\", "a backslash with no command after it", len(HEAD) + 8),
+])
+def test_malformed_latex_is_located_on_the_command_line_and_in_a_file(runner, cli, samples, tmp_path, body,
+                                                                      message, column) -> None:
+    program = str(samples / "quadratic.ad")
+    result = run(runner, cli, program, "--claim-latex", HEAD + body)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"<claim-latex>:1:{column}: error: {message}\n")
+    assert "Traceback" not in result.stderr
+    claims = tmp_path / "claims.tex"
+    claims.write_text("\\begin{aligned}\n" + HEAD + "6 x + y \\\\\n" + HEAD + body + "\n\\end{aligned}\n")
+    result = run(runner, cli, program, "--claims", str(claims))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"{claims}:3:{column}: error: {message}\n")
+
+
+def test_a_root_with_an_index_is_read_as_a_power(runner, cli) -> None:
+    # f = x**3, df/dx = 3*x**2 = 3*(x**4)**(1/2) for every x; x**4 >= 0, so the root is defined.
+    result = run(runner, cli, "-e", "x = 2\nf = x**3", "--claim-latex", HEAD + r"3 \sqrt[2]{x^{4}}",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] in ("proved", "agrees")
+
+
+def test_latex_nested_past_the_limit_is_refused_in_place(runner, cli, samples) -> None:
+    from autodiff_cli.analysis.claim_text import MAX_LATEX_NESTING
+
+    deep = MAX_LATEX_NESTING + 1
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + "{" * deep + "x" + "}" * deep)
+    assert result.exit_code == 2, result.output
+    # The innermost '{' is the one past the limit.
+    assert result.stderr.startswith(f"<claim-latex>:1:{len(HEAD) + deep}: error: groups nested more than "
+                                    f"{MAX_LATEX_NESTING} deep\n")
+    for many in (5000, 100_000):
+        result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + r"\sqrt" * many + "{x}")
+        assert result.exit_code == 2 and "nested more than" in result.stderr
