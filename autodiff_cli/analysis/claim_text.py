@@ -38,7 +38,8 @@ class ClaimLine:
 
     ``expression`` is the right-hand side parsed as a program whose inputs are the names it
     uses; ``rhs`` its text in the language; ``written`` the line as written; ``where``
-    ``FILE:LINE`` (or the claim's name) for messages.
+    ``FILE:LINE`` (or the claim's name) for messages; ``source`` and ``rhs_at`` (the position of
+    the right-hand side in it) for an error about the claim found after it was read.
     """
 
     written: str
@@ -49,6 +50,8 @@ class ClaimLine:
     output: str | None = None
     wrt: tuple[str, ...] = ()
     name: str | None = None
+    source: Source | None = None
+    rhs_at: Position | None = None
 
     @property
     def is_claim(self) -> bool:
@@ -154,10 +157,14 @@ def _read_line(source: Source, number: int, original: str, text: _Text, variable
     rhs = body[equals + 1:]
     expression = _parse_rhs(source, number, text, equals + 1, rhs, known, tensors)
     head = lhs.strip()
+    start = equals + 1 + len(rhs) - len(rhs.lstrip())
+    rhs_at = Position(number, text.column(start), max(1, text.column(len(body.rstrip()) - 1) - text.column(start) + 1))
     if _NAME.fullmatch(head) and "/" not in head:
-        return ClaimLine(original.strip(), rhs.strip(), expression, where, number, name=head)
+        return ClaimLine(original.strip(), rhs.strip(), expression, where, number, name=head, source=source,
+                         rhs_at=rhs_at)
     output, wrt = _read_head(source, number, text, lhs, variables)
-    return ClaimLine(original.strip(), rhs.strip(), expression, where, number, output=output, wrt=wrt)
+    return ClaimLine(original.strip(), rhs.strip(), expression, where, number, output=output, wrt=wrt,
+                     source=source, rhs_at=rhs_at)
 
 
 def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, known: set[str],

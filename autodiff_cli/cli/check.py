@@ -214,7 +214,10 @@ def _check_claims(
             except AutodiffError as error:
                 raise ClaimError(error) from None
         else:
-            report = cl.check_claims(program, values, items, seed=seed)
+            try:
+                report = cl.check_claims(program, values, items, seed=seed)
+            except cl.ClaimTooLarge as error:
+                raise ClaimError(error) from None
     keep_until_exit(program)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":

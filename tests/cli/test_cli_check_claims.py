@@ -198,3 +198,15 @@ def test_latex_nested_past_the_limit_is_refused_in_place(runner, cli, samples) -
     for many in (5000, 100_000):
         result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + r"\sqrt" * many + "{x}")
         assert result.exit_code == 2 and "nested more than" in result.stderr
+
+
+@pytest.mark.parametrize("operator", ["+", "*"])
+def test_a_claim_of_200000_terms_or_factors_is_refused_in_place(runner, cli, samples, tmp_path, operator) -> None:
+    # Exit 2, as for any claim that cannot be judged as written: the claim is to be changed.
+    claims = tmp_path / "claims.txt"
+    claims.write_text("df/dx = 6*x + y\ndf/dy = " + operator.join(["x"] * 200_000) + "\n")
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", str(claims))
+    assert result.exit_code == 2, result.output[-500:]
+    assert result.stderr.startswith(f"{claims}:2:9: error: this claim is too large to check: with the program and "
+                                    "its derivative it takes more than 200,000 operations\n")
+    assert "Traceback" not in result.stderr and result.stdout == ""
