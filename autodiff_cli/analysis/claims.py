@@ -43,6 +43,7 @@ __all__ = [
     "AGREES",
     "ClaimTooLarge",
     "INCONCLUSIVE",
+    "UnjudgedClaim",
     "PROVED",
     "WRONG",
     "ClaimResult",
@@ -174,7 +175,11 @@ def _cost(value: float) -> float:
 # --- one claim -------------------------------------------------------------------------------
 
 
-class ClaimTooLarge(InputError):
+class UnjudgedClaim(InputError):
+    """A claim that cannot be judged as written (the claim is to change, not the program)."""
+
+
+class ClaimTooLarge(UnjudgedClaim):
     """A claim (with the definitions it may use) larger than a claim's graph may be."""
 
 
@@ -595,6 +600,8 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
         return None
     if abs(ratio + 1.0) < 1e-9:
         return Slip("sign", "the sign of the whole derivative is flipped")
+    if ratio == 0.0:
+        return Slip("zero", f"your formula is 0 at every point tried, but {label} is not 0 everywhere")
     written = _ratio_text(ratio) or short_number(ratio)
     return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label}")
 

@@ -211,12 +211,12 @@ def _check_claims(
 
             try:
                 report = check_tensor_claims(program, values, items, seed=seed)
-            except AutodiffError as error:
+            except cl.UnjudgedClaim as error:  # an error in the program itself is reported as one (exit 1)
                 raise ClaimError(error) from None
         else:
             try:
                 report = cl.check_claims(program, values, items, seed=seed)
-            except cl.ClaimTooLarge as error:
+            except cl.UnjudgedClaim as error:
                 raise ClaimError(error) from None
     keep_until_exit(program)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
