@@ -600,8 +600,8 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
         return None
     if abs(ratio + 1.0) < 1e-9:
         return Slip("sign", "the sign of the whole derivative is flipped")
-    if ratio == 0.0:
-        return Slip("zero", f"your formula is 0 at every point tried, but {label} is not 0 everywhere")
+    if ratio == 0.0:  # a factor of 0, said as what it is
+        return Slip("factor", f"your formula is 0 at every point tried, but {label} is not 0 everywhere")
     written = _ratio_text(ratio) or short_number(ratio)
     return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label}")
 

@@ -134,7 +134,7 @@ def _slip(pairs: Sequence[tuple[Any, Any]], label: str) -> Slip:
         return Slip("transposed", f"your formula is transposed: it is the transpose of {label} (a square "
                                   "matrix, so the shapes agree)")
     if all(np.all(c == 0.0) for _, c in pairs):
-        return Slip("zero", f"your formula is 0 at every point tried, but {label} is not 0 everywhere (a term, "
+        return Slip("factor", f"your formula is 0 at every point tried, but {label} is not 0 everywhere (a term, "
                             "or the upstream gradient, is missing?)")
     ratios = []
     with np.errstate(all="ignore"):
