@@ -38,8 +38,8 @@ class ClaimLine:
 
     ``expression`` is the right-hand side parsed as a program whose inputs are the names it
     uses; ``rhs`` its text in the language; ``written`` the line as written; ``where``
-    ``FILE:LINE`` (or the claim's name) for messages; ``source`` and ``rhs_at`` (the position of
-    the right-hand side in it) for an error about the claim found after it was read.
+    ``FILE:LINE`` (or the claim's name) for messages; ``source``, ``head_at`` and ``rhs_at`` (where
+    the two sides are in it) for an error about the claim found after it was read.
     """
 
     written: str
@@ -51,6 +51,7 @@ class ClaimLine:
     wrt: tuple[str, ...] = ()
     name: str | None = None
     source: Source | None = None
+    head_at: Position | None = None
     rhs_at: Position | None = None
 
     @property
@@ -157,14 +158,20 @@ def _read_line(source: Source, number: int, original: str, text: _Text, variable
     rhs = body[equals + 1:]
     expression = _parse_rhs(source, number, text, equals + 1, rhs, known, tensors)
     head = lhs.strip()
-    start = equals + 1 + len(rhs) - len(rhs.lstrip())
-    rhs_at = Position(number, text.column(start), max(1, text.column(len(body.rstrip()) - 1) - text.column(start) + 1))
+    rhs_at = _span(number, text, equals + 1 + len(rhs) - len(rhs.lstrip()), len(body.rstrip()))
+    head_at = _span(number, text, len(lhs) - len(lhs.lstrip()), len(lhs.rstrip()))
     if _NAME.fullmatch(head) and "/" not in head:
         return ClaimLine(original.strip(), rhs.strip(), expression, where, number, name=head, source=source,
-                         rhs_at=rhs_at)
+                         head_at=head_at, rhs_at=rhs_at)
     output, wrt = _read_head(source, number, text, lhs, variables)
     return ClaimLine(original.strip(), rhs.strip(), expression, where, number, output=output, wrt=wrt,
-                     source=source, rhs_at=rhs_at)
+                     source=source, head_at=head_at, rhs_at=rhs_at)
+
+
+def _span(number: int, text: _Text, start: int, end: int) -> Position:
+    """The position on line ``number`` of the characters ``start`` to ``end`` of ``text``."""
+    first = text.column(start)
+    return Position(number, first, max(1, text.column(end - 1) - first + 1))
 
 
 def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, known: set[str],

@@ -576,6 +576,8 @@ def _no_upstream(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
 
 def _ratio_text(ratio: float) -> str | None:
     fraction = Fraction(ratio).limit_denominator(16)
+    if fraction == 0 and ratio != 0.0:  # a tiny factor is not 0
+        return None
     if abs(float(fraction) - ratio) > 1e-9 * max(1.0, abs(ratio)):
         return None
     return str(fraction)
@@ -592,7 +594,7 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
             return None
         ratios = claimed[ok] / truth[ok]
     ratio = float(np.median(ratios))
-    if not np.all(np.abs(ratios - ratio) <= 1e-8 * max(1.0, abs(ratio))) or abs(ratio - 1.0) < 1e-9:
+    if not np.all(np.abs(ratios - ratio) <= 1e-8 * abs(ratio)) or abs(ratio - 1.0) < 1e-9:
         return None
     graph = claim.graph
     candidate = graph.mul(graph.const(ratio), claim.truth)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AutodiffError, ShapeError, Source
+from ..errors import AutodiffError, ShapeError
 from ..execute.tensor import TensorRun, input_arrays, run_forward
 from ..language.program import Program
 from ..language.shapes import shape_text
@@ -47,8 +47,8 @@ def check_tensor_claims(program: Program, values: Mapping[str, Any], items: Sequ
     results = []
     for item in items:
         if item.name is not None:
-            raise UnjudgedClaim(f"{item.where}: a definition ('{item.name} = ...') is for scalar claims; a tensor "
-                             "claim writes its expression whole", source=Source(program.source.name, ""))
+            raise UnjudgedClaim(f"a definition ('{item.name} = ...') is for scalar claims; a tensor claim writes "
+                                "its expression whole", item.head_at, item.source)
         results.append(_check(program, item, runs))
     return ClaimsReport(results)
 
@@ -60,17 +60,16 @@ def _around(point: Mapping[str, Any], generator: Any) -> dict[str, Any]:
 
 def _check(program: Program, item: ClaimLine, runs: Sequence[TensorRun]) -> ClaimResult:
     if len(item.wrt) != 1:
-        raise UnjudgedClaim(f"{item.where}: {item.label}: second derivatives of a tensor program are not checked",
-                            source=Source(program.source.name, ""), hint="claim a first derivative, dL/dW")
+        raise UnjudgedClaim(f"{item.label}: second derivatives of a tensor program are not checked", item.head_at,
+                            item.source, hint="claim a first derivative, dL/dW")
     output, wrt = item.output, item.wrt[0]
     result = ClaimResult(item.label, item.written, item.rhs, item.where, AGREES,
                          f"(the gradient by reverse mode: autodiff eval --wrt {wrt})")
     pairs = []
     for run in runs:
         if np.ndim(run.value(output)):
-            raise UnjudgedClaim(f"{item.where}: {item.label}: '{output}' has shape "
-                                f"{shape_text(np.shape(run.value(output)))}; a gradient is of a number",
-                                source=Source(program.source.name, ""),
+            raise UnjudgedClaim(f"{item.label}: '{output}' has shape {shape_text(np.shape(run.value(output)))}; "
+                                "a gradient is of a number", item.head_at, item.source,
                                 hint=f"claim the derivative of sum({output}) or mean({output}) by naming it")
         truth = run.gradients(output, [wrt])[wrt]
         try:
@@ -143,7 +142,7 @@ def _slip(pairs: Sequence[tuple[Any, Any]], label: str) -> Slip:
             ratios.extend((claimed[usable] / truth[usable]).ravel().tolist())
     if len(ratios) >= 2:
         ratio = float(np.median(ratios))
-        if np.all(np.abs(np.array(ratios) - ratio) <= 1e-8 * max(1.0, abs(ratio))) and abs(ratio - 1.0) > 1e-9:
+        if np.all(np.abs(np.array(ratios) - ratio) <= 1e-8 * abs(ratio)) and abs(ratio - 1.0) > 1e-9:
             if abs(ratio + 1.0) < 1e-9:
                 return Slip("sign", "the sign of the whole derivative is flipped")
             written = _ratio_text(ratio) or f"{ratio:g}"

@@ -239,3 +239,14 @@ def test_a_claim_of_zero_is_said_to_be_zero() -> None:
     assert result.verdict == WRONG
     assert result.slip.kind == "factor"  # a factor of 0, said as what it is
     assert result.slip.message == "your formula is 0 at every point tried, but df/dx is not 0 everywhere"
+
+
+def test_a_tiny_factor_is_not_called_0_and_a_tiny_constant_is_no_factor() -> None:
+    program = "x = 2\ny = 3\nf = 3*x**2 + x*y + 5*y**2"
+    # (6x + y) * 1e-300 is 1e-300 times df/dx = 6x + y at every point.
+    (result,) = verdicts(program, "df/dx = (6*x + y)*1e-300")
+    assert result.slip.kind == "factor"
+    assert result.slip.message == "off by a factor of 1e-300: your formula is 1e-300 times df/dx"
+    # 1e-300 alone is no constant multiple of 6x + y: the ratio changes from point to point.
+    (result,) = verdicts(program, "df/dx = 1e-300")
+    assert result.slip.kind != "factor"

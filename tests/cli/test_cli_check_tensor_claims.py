@@ -123,3 +123,21 @@ def test_a_claim_right_only_at_the_given_values_is_wrong_around_them(runner) -> 
     verdict = json.loads(result.stdout)["claims"][0]
     assert verdict["verdict"] == "wrong"
     assert verdict["counterexample"]["entry"].endswith("at a random point near the given values")
+
+
+def test_a_tiny_constant_claim_is_no_factor_of_the_gradient(runner) -> None:
+    # 1e-300 everywhere against a gradient whose entries differ: no constant ratio, so no factor
+    # (the ratios, all below 1e-8, once passed an absolute test of equality and read "factor of 0").
+    result = check(runner, "dL/dW = W - W + 1e-300", "--format", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["claims"][0]["slip"]["kind"] == "unknown"
+
+
+@pytest.mark.parametrize(("claims", "error"), [
+    ("dP/dW = X", "<claim>:1:1: error: dP/dW: 'P' has shape [8, 1]; a gradient is of a number\n"),
+    ("d2L/dW2 = 2", "<claim>:1:1: error: d2L/dW2: second derivatives of a tensor program are not checked\n"),
+])
+def test_a_tensor_claim_that_cannot_be_judged_is_located_at_its_head(runner, claims, error) -> None:
+    result = check(runner, claims)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(error)
