@@ -66,12 +66,15 @@ def _check(program: Program, item: ClaimLine, runs: Sequence[TensorRun]) -> Clai
     result = ClaimResult(item.label, item.written, item.rhs, item.where, AGREES,
                          f"(the gradient by reverse mode: autodiff eval --wrt {wrt})")
     pairs = []
+    at_given = []  # whether each pair is at the given values (runs[0]) or around them
     for run in runs:
         if np.ndim(run.value(output)):
             raise UnjudgedClaim(f"{item.label}: '{output}' has shape {shape_text(np.shape(run.value(output)))}; "
                                 "a gradient is of a number", item.head_at, item.source,
                                 hint=f"claim the derivative of sum({output}) or mean({output}) by naming it")
         truth = run.gradients(output, [wrt])[wrt]
+        if not np.all(np.isfinite(truth)):
+            continue  # no gradient to compare with here (a scalar claim skips such points too)
         try:
             claimed = np.asarray(run_forward(item.expression, {name: run.value(name) for name in _inputs(item)})
                                  .value(item.expression.result), dtype=float)
@@ -82,6 +85,10 @@ def _check(program: Program, item: ClaimLine, runs: Sequence[TensorRun]) -> Clai
         except AutodiffError as error:  # undefined here (a division by zero, a log of a negative)
             claimed = error
         pairs.append((truth, claimed))
+        at_given.append(run is runs[0])
+    if not pairs:
+        result.verdict, result.reason = INCONCLUSIVE, f"{item.label} is not finite at any point tried"
+        return result
     defined = [(t, c) for t, c in pairs if not isinstance(c, AutodiffError)]
     if defined and np.shape(defined[0][1]) != np.shape(defined[0][0]):
         truth, claimed = defined[0]
@@ -100,7 +107,7 @@ def _check(program: Program, item: ClaimLine, runs: Sequence[TensorRun]) -> Clai
     result.verdict = WRONG
     first = differs.index(True)
     truth, claimed = pairs[first]
-    where = " at the given values" if first == 0 else " at a random point near the given values"
+    where = " at the given values" if at_given[first] else " at a random point near the given values"
     if isinstance(claimed, AutodiffError):  # undefined where the gradient is defined, as a scalar claim
         entry = f"{wrt}[{', '.join('0' * np.ndim(truth))}]" if np.ndim(truth) else wrt
         result.counterexample = Counterexample({}, None, float(np.ravel(truth)[0]), None, entry + where)

@@ -141,3 +141,17 @@ def test_a_tensor_claim_that_cannot_be_judged_is_located_at_its_head(runner, cla
     result = check(runner, claims)
     assert result.exit_code == 2
     assert result.stderr.startswith(error)
+
+
+def test_a_point_where_the_gradient_is_infinite_is_not_held_against_the_claim(runner) -> None:
+    # d/dW sum(sqrt(W)) = 0.5/sqrt(W): infinite at the given W = 0, where the claim divides by 0;
+    # judged where both are finite (the random points with W > 0), as a scalar claim is.
+    program = "W = [[0], [0]]\nL = sum(sqrt(W))"
+    result = invoke(runner, program, "dL/dW = 0.5/sqrt(W)")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("dL/dW = 0.5/sqrt(W): agrees\n")
+    result = invoke(runner, program, "dL/dW = 0.25/sqrt(W)", "--format", "json")
+    assert result.exit_code == 1
+    verdict = json.loads(result.stdout)["claims"][0]
+    assert verdict["counterexample"]["entry"].endswith("at a random point near the given values")
+    assert verdict["slip"]["message"].startswith("off by a factor of 1/2")
