@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections.abc import Iterator
 from itertools import product
 
 from ..errors import AutodiffError, InputError, ParseError, Position, Source, variables_hint
@@ -342,13 +343,14 @@ _ARGUMENT_FORMS = {"frac": r"\frac{numerator}{denominator}", "dfrac": r"\dfrac{n
                    "^": "x^{2}"}
 
 
-# How deep groups may nest in a LaTeX claim: the translation recurses once per group, so it is
-# bounded well inside Python's recursion limit (a derivation by hand nests a few deep).
-MAX_LATEX_NESTING = 100
+# The translation is written as recursive descent, with each step that would recurse a
+# generator that yields the step it calls; ``run`` drives them from an explicit stack, so that
+# groups nested however deep need no Python recursion.
+_Step = Iterator["_Step"]
 
 
 class _Latex:
-    """A recursive-descent translation of one LaTeX claim into the language."""
+    """A recursive-descent translation of one LaTeX claim into the language (see ``run``)."""
 
     def __init__(self, text: str, start: int, variables: set[str]) -> None:
         self.s = text
@@ -357,7 +359,6 @@ class _Latex:
         self.variables = variables
         self.out = _Text()
         self.last = ""  # "end": the last token ends an operand; "fn": a function name
-        self.depth = 0  # how many groups are open
 
     def column(self, index: int) -> int:
         return self.start + index + 1
@@ -369,27 +370,31 @@ class _Latex:
         self.out.add(text, self.column(at))
         self.last = "end" if kind in ("operand", "close") else "fn" if kind == "fn" else ""
 
-    def group(self, stop: str, opened: int | None = None) -> None:
+    def run(self, step: _Step) -> None:
+        """Carry out ``step`` and the steps it yields, each before the one that yielded it resumes."""
+        stack = [step]
+        while stack:
+            called = next(stack[-1], None)
+            if called is None:
+                stack.pop()
+            else:
+                stack.append(called)
+
+    def group(self, stop: str, opened: int | None = None) -> _Step:
         """Translate up to the closing ``stop`` (``}`` or ``]``) of the bracket at ``opened``,
         or to the end of the text when there is none to close."""
         s = self.s
-        if opened is not None:
-            self.depth += 1
-            if self.depth > MAX_LATEX_NESTING:
-                raise _LatexError(f"groups nested more than {MAX_LATEX_NESTING} deep", self.column(opened), 1,
-                                  "name a part of the expression on a line of its own (t1 = ...) and use t1")
         while self.i < len(s):
             char = s[self.i]
             if char == stop:
                 self.i += 1
-                self.depth -= opened is not None
                 return
-            self.token()
+            yield self.token()
         if opened is not None:
             raise _LatexError(f"this '{s[opened]}' is never closed: add '{stop}' where its group ends",
                               self.column(opened))
 
-    def braced(self, command: str, at: int) -> None:
+    def braced(self, command: str, at: int) -> _Step:
         """The argument of ``command`` (``frac``, ``sqrt`` or ``^``, written at ``at``): a
         ``{...}`` group, or one token."""
         self.skip_space()
@@ -402,20 +407,11 @@ class _Latex:
         self.emit("(", start, "open")
         if self.s[start] == "{":
             self.i += 1
-            self.group("}", start)
+            yield self.group("}", start)
             self.emit(")", self.i - 1, "close")
         else:
-            self.group_of_one(start)
+            yield self.token()
             self.emit(")", start, "close")
-
-    def group_of_one(self, at: int) -> None:
-        """One token as a group of its own (``x^2``, ``\\frac12``), counted in the nesting."""
-        self.depth += 1
-        if self.depth > MAX_LATEX_NESTING:
-            raise _LatexError(f"groups nested more than {MAX_LATEX_NESTING} deep", self.column(at), 1,
-                              "name a part of the expression on a line of its own (t1 = ...) and use t1")
-        self.token()
-        self.depth -= 1
 
     def skip_space(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t&":
@@ -449,7 +445,7 @@ class _Latex:
         rest = self.s[self.i:].lstrip()
         return rest.startswith(("\\left(", "(", "\\left[", "\\bigl(", "\\Bigl("))
 
-    def token(self) -> None:
+    def token(self) -> _Step:
         s = self.s
         at = self.i
         if at >= len(s):
@@ -462,7 +458,7 @@ class _Latex:
             command = re.match(r"\\([A-Za-z]+|.)", s[at:])
             word = command.group(1) if command else ""
             self.i = at + 1 + len(word)
-            self.command(word, at)
+            yield self.command(word, at)
             return
         if char.isdigit() or (char == "." and s[at + 1:at + 2].isdigit()):
             number = re.match(r"[0-9]*\.?[0-9]+|[0-9]+\.?", s[at:])
@@ -478,7 +474,7 @@ class _Latex:
         if char == "{" or char in "([":
             self.emit("(", at, "open")
             if char == "{":
-                self.group("}", at)
+                yield self.group("}", at)
                 self.emit(")", self.i - 1, "close")
             return
         if char in ")]":
@@ -486,30 +482,29 @@ class _Latex:
             return
         if char == "^":
             self.emit("**", at, "op")
-            self.braced("^", at)
+            yield self.braced("^", at)
             return
         if char == "}":
             return
         self.emit(char, at, "op")
 
-    def root(self, at: int) -> None:
+    def root(self, at: int) -> _Step:
         """``\\sqrt{x}`` as ``sqrt(x)``; ``\\sqrt[n]{x}`` as ``(x)**(1/(n))``."""
         self.skip_space()
         if not self.s.startswith("[", self.i):
             self.emit("sqrt", at, "fn")
-            self.braced("sqrt", at)
+            yield self.braced("sqrt", at)
             return
         index = _Latex(self.s, self.start, self.variables)
-        index.depth = self.depth
         opened = index.i = self.i
         index.i += 1
-        index.group("]", opened)
+        yield index.group("]", opened)
         if not index.out.chars:
             raise _LatexError("the root's index is empty: write the n of \\sqrt[n]{x}, or \\sqrt{x}",
                               self.column(opened), index.i - opened)
         self.i = index.i
         self.emit("(", at, "open")
-        self.braced("sqrt", at)
+        yield self.braced("sqrt", at)
         self.emit("**", opened, "op")
         self.emit("(", opened, "open")
         self.emit("1", opened, "operand")
@@ -522,7 +517,7 @@ class _Latex:
         self.emit(")", index.i - 1, "close")
         self.emit(")", index.i - 1, "close")
 
-    def command(self, word: str, at: int) -> None:
+    def command(self, word: str, at: int) -> _Step:
         if word == "":
             raise _LatexError("a backslash with no command after it", self.column(at), 1,
                               "remove it, or write the command (\\frac, \\sqrt, \\cdot...)")
@@ -550,13 +545,13 @@ class _Latex:
             return
         if word == "frac" or word == "dfrac" or word == "tfrac":
             self.emit("(", at, "open")
-            self.braced(word, at)
+            yield self.braced(word, at)
             self.emit("/", at, "op")
-            self.braced(word, at)
+            yield self.braced(word, at)
             self.emit(")", at, "close")
             return
         if word == "sqrt":
-            self.root(at)
+            yield self.root(at)
             return
         if word in ("mathrm", "text", "operatorname", "mathit", "textrm"):
             content = self.raw_braced()
@@ -585,11 +580,11 @@ def _translate_latex(piece: str, start: int, variables: set[str]) -> _Text | Non
     equals = piece.find("=")
     if equals < 0:
         translator = _Latex(piece, start, variables)
-        translator.group("")
+        translator.run(translator.group(""))
         return translator.out if translator.out.chars else None
     head = _latex_head(piece[:equals], start, variables)
     body = _Latex(piece[equals + 1:], start + equals + 1, variables)
-    body.group("")
+    body.run(body.group(""))
     out = _Text()
     out.chars, out.columns = list(head.chars), list(head.columns)
     out.add("=", start + equals + 1)
@@ -604,7 +599,7 @@ def _latex_head(lhs: str, start: int, variables: set[str]) -> _Text:
     out = _Text()
     if frac is None:
         translator = _Latex(lhs, start, variables)
-        translator.group("")
+        translator.run(translator.group(""))
         return translator.out
     for part, offset, separator in ((frac.group(1), frac.start(1), "/"), (frac.group(2), frac.start(2), "")):
         i = 0
@@ -631,7 +626,7 @@ def _latex_head(lhs: str, start: int, variables: set[str]) -> _Text:
                 i += 2 if part[i] == "\\" else 1
                 continue
             translator = _Latex(part[i:], start + offset + i, variables)
-            translator.token()
+            translator.run(translator.token())
             if translator.out.chars and translator.out.chars[-1:] != ["*"]:
                 out.chars.extend(c for c in translator.out.chars)
                 out.columns.extend(translator.out.columns)
