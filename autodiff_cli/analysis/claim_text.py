@@ -18,8 +18,8 @@ column it came from, so an error points into the LaTeX as written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import product
 
 from ..errors import AutodiffError, InputError, ParseError, Position, Source, variables_hint

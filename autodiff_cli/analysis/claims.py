@@ -41,15 +41,15 @@ from .claim_text import ClaimLine, read_claims
 
 __all__ = [
     "AGREES",
-    "ClaimTooLarge",
     "INCONCLUSIVE",
-    "UnjudgedClaim",
     "PROVED",
     "WRONG",
     "ClaimResult",
+    "ClaimTooLarge",
     "ClaimsReport",
     "Counterexample",
     "Slip",
+    "UnjudgedClaim",
     "check_claims",
     "read_claims",
 ]

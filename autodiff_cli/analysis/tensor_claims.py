@@ -23,8 +23,19 @@ from ..execute.tensor import TensorRun, input_arrays, run_forward
 from ..language.program import Program
 from ..language.shapes import shape_text
 from .claim_text import ClaimLine
-from .claims import ABSOLUTE, AGREES, INCONCLUSIVE, RELATIVE, WRONG, ClaimResult, ClaimsReport, Counterexample, \
-    Slip, UnjudgedClaim, _ratio_text
+from .claims import (
+    ABSOLUTE,
+    AGREES,
+    INCONCLUSIVE,
+    RELATIVE,
+    WRONG,
+    ClaimResult,
+    ClaimsReport,
+    Counterexample,
+    Slip,
+    UnjudgedClaim,
+    _ratio_text,
+)
 
 __all__ = ["POINTS", "check_tensor_claims"]
 
@@ -75,6 +86,7 @@ def _check(program: Program, item: ClaimLine, runs: Sequence[TensorRun]) -> Clai
         truth = run.gradients(output, [wrt])[wrt]
         if not np.all(np.isfinite(truth)):
             continue  # no gradient to compare with here (a scalar claim skips such points too)
+        claimed: Any  # the claim's values, or why it is undefined here
         try:
             claimed = np.asarray(run_forward(item.expression, {name: run.value(name) for name in _inputs(item)})
                                  .value(item.expression.result), dtype=float)

@@ -8,8 +8,8 @@ from ..files.stdout import emit
 from ..files.streams import stdout_is_terminal
 from .console import Progress, print_rich, warn
 from .options import (
-    Command,
     CONTEXT_SETTINGS,
+    Command,
     FiniteFloat,
     ReportedError,
     complete_file_name,
@@ -90,9 +90,8 @@ def check_command(
     """
     from ..analysis import check as ck
     from ..execute import evaluate
-    from ..render import check as render_check
-
     from ..language.program import runs_as_tensors
+    from ..render import check as render_check
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     if claim_texts or claims_file is not None or claim_latex:
