@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..files.stdout import emit
-from ..files.streams import stdout_is_terminal
-from .console import Progress, print_rich, warn
+from ..files.streams import names_stdin, stdout_is_terminal
+from .console import Progress, notify, print_rich, warn
 from .options import (
     CONTEXT_SETTINGS,
     Command,
@@ -54,7 +54,7 @@ Exit status:
 @click.option("--claim", "claim_texts", multiple=True, metavar="CLAIM",
               help="Your derivative, 'dL/dw = 2*x' (repeatable).")
 @click.option("--claims", "claims_file", metavar="FILE", shell_complete=complete_file_name,
-              help="A file of claims, one a line (.tex: LaTeX).")
+              help="A file of claims, one a line ('-': stdin).")
 @click.option("--claim-latex", "claim_latex", multiple=True, metavar="LATEX",
               help="A claim in LaTeX (as diff --format latex).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
@@ -149,10 +149,11 @@ def _check_claims(
     """``check --claim``: each claim's verdict against the symbolic derivative (``analysis.claims``)."""
     from ..analysis import claims as cl
     from ..errors import AutodiffError, Source
-    from ..files.text import read_file
     from ..language.program import runs_as_tensors
     from ..render import claims as render_claims
 
+    if claims_file is not None and names_stdin(claims_file):
+        _stdin_for_claims_only(source, expr, file, values_file)
     program, values = load_inputs(source, expr, file, assignments, values_file)
     tensors = runs_as_tensors(program, values)
     variables = set(program.variables)
@@ -162,9 +163,10 @@ def _check_claims(
     for number, text in enumerate(claim_latex, start=1):
         sources.append((Source("<claim-latex>" if len(claim_latex) == 1 else f"<claim-latex {number}>", text), True))
     if claims_file is not None:
-        text = read_file(claims_file, "claims file")
+        text = _read_claims_file(claims_file)
+        name = "<stdin>" if names_stdin(claims_file) else claims_file
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        sources.append((Source(claims_file, text), claims_file.endswith(".tex") or first_line.startswith("\\")))
+        sources.append((Source(name, text), claims_file.endswith(".tex") or first_line.startswith("\\")))
     items = []
     try:
         for claim_source, latex in sources:
@@ -199,3 +201,21 @@ def _check_claims(
         ctx.exit(1)
     if report.verdict == cl.INCONCLUSIVE:
         ctx.exit(INCONCLUSIVE_EXIT)
+
+
+def _stdin_for_claims_only(source: str | None, expr: str | None, file: str | None, values_file: str | None) -> None:
+    """``--claims -``: a usage error when the program or the values are read from stdin too."""
+    program_from_stdin = names_stdin(file) if file is not None else (
+        names_stdin(source) if source is not None else expr is None)
+    if program_from_stdin or names_stdin(values_file):
+        raise click.UsageError("standard input can carry one of the program, the --values and the --claims: "
+                               "name a file for the others")
+
+
+def _read_claims_file(path: str) -> str:
+    """The text of ``--claims PATH``; '-' reads standard input."""
+    from ..files.text import read_file, read_stdin
+
+    if names_stdin(path):
+        return read_stdin("claims", notify)
+    return read_file(path, "claims file")

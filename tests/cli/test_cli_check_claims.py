@@ -210,3 +210,21 @@ def test_a_claim_of_200000_terms_or_factors_is_refused_in_place(runner, cli, sam
     assert result.stderr.startswith(f"{claims}:2:9: error: this claim is too large to check: with the program and "
                                     "its derivative it takes more than 200,000 operations\n")
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_claims_from_standard_input(runner, cli, samples) -> None:
+    # f = 3x^2 + xy + 5y^2: df/dx = 6x + y, proved; '-' is stdin, as everywhere in the CLI.
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", "-", input="df/dx = 6*x + y\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "1 claim: 1 proved"
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", "-", input="df/dx = 6*x+(y\n")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("<stdin>:1:15: error:")
+
+
+@pytest.mark.parametrize("program", [["-"], ["-f", "-"], [], ["QUADRATIC", "--values", "-"]])
+def test_claims_and_the_program_or_values_cannot_share_standard_input(runner, cli, samples, program) -> None:
+    args = [str(samples / "quadratic.ad") if arg == "QUADRATIC" else arg for arg in program]
+    result = run(runner, cli, *args, "--claims", "-", input="df/dx = 6*x + y\n")
+    assert result.exit_code == 2
+    assert "standard input can carry one of the program, the --values and the --claims" in result.stderr
