@@ -97,7 +97,9 @@ def to_table(report: ClaimsReport, precision: int | None = None) -> RenderableTy
                   caption=_summary(report), caption_justify="left")
     for header, justify in (("claim", "left"), ("verdict", "left"), ("at", "left"), ("claim gives", "right"),
                             ("derivative", "right"), ("difference", "right")):
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+        # Nothing is cut short with an ellipsis: text wraps (a long word folds), and a number
+        # keeps to one line (the CLI widens the console for it: cli.console.print_rich).
+        table.add_column(header, justify=justify, no_wrap=justify == "right", overflow="fold")  # type: ignore[arg-type]
     styles = {PROVED: "green", AGREES: "", WRONG: "bold red", INCONCLUSIVE: "yellow"}
     notes: list[Any] = []
     for number, result in enumerate(report.results, start=1):

@@ -228,3 +228,17 @@ def test_claims_and_the_program_or_values_cannot_share_standard_input(runner, cl
     result = run(runner, cli, *args, "--claims", "-", input="df/dx = 6*x + y\n")
     assert result.exit_code == 2
     assert "standard input can carry one of the program, the --values and the --claims" in result.stderr
+
+
+def test_the_table_never_cuts_a_number(runner, cli, samples) -> None:
+    # The post's 2/N with its 2 forgotten: the claim is half the gradient.  (2/8) Xᵀ(0 − Y)[0, 0]
+    # has 16 significant digits; the table shows them whole, with no ellipsis anywhere.
+    result = run(runner, cli, str(samples / "regression_matrix.ad"), "--claim",
+                 "dL/dW = transpose(X) @ (P - Y) / 8", "--format", "table", "--no-color")
+    assert result.exit_code == 1
+    assert "…" not in result.stdout
+    plain = run(runner, cli, str(samples / "regression_matrix.ad"), "--claim",
+                "dL/dW = transpose(X) @ (P - Y) / 8", "--format", "json")
+    example = json.loads(plain.stdout)["claims"][0]["counterexample"]
+    for number in (example["claimed"], example["correct"], example["difference"]):
+        assert repr(number) in result.stdout
