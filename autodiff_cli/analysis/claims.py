@@ -127,6 +127,7 @@ class ClaimResult:
 class ClaimsReport:
     results: list[ClaimResult]
     notes: list[str] = field(default_factory=list)
+    against: str = "the symbolic derivative"  # what the claims were judged against
 
     @property
     def verdict(self) -> str:

@@ -61,7 +61,7 @@ def check_tensor_claims(program: Program, values: Mapping[str, Any], items: Sequ
             raise UnjudgedClaim(f"a definition ('{item.name} = ...') is for scalar claims; a tensor claim writes "
                                 "its expression whole", item.head_at, item.source)
         results.append(_check(program, item, runs))
-    return ClaimsReport(results)
+    return ClaimsReport(results, against="the gradient by reverse mode")
 
 
 def _around(point: Mapping[str, Any], generator: Any) -> dict[str, Any]:

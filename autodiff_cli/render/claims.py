@@ -93,7 +93,7 @@ def to_table(report: ClaimsReport, precision: int | None = None) -> RenderableTy
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="claims checked against the symbolic derivative", title_justify="left",
+    table = Table(title=f"claims checked against {report.against}", title_justify="left",
                   caption=_summary(report), caption_justify="left")
     for header, justify in (("claim", "left"), ("verdict", "left"), ("at", "left"), ("claim gives", "right"),
                             ("derivative", "right"), ("difference", "right")):

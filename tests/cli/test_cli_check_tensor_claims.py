@@ -155,3 +155,9 @@ def test_a_point_where_the_gradient_is_infinite_is_not_held_against_the_claim(ru
     verdict = json.loads(result.stdout)["claims"][0]
     assert verdict["counterexample"]["entry"].endswith("at a random point near the given values")
     assert verdict["slip"]["message"].startswith("off by a factor of 1/2")
+
+
+def test_the_table_says_what_a_tensor_claim_is_judged_against(runner) -> None:
+    result = check(runner, "dL/dW = transpose(X) @ (P - Y) * 2 / 8", "--format", "table", "--no-color")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("claims checked against the gradient by reverse mode\n")
