@@ -18,6 +18,7 @@ column it came from, so an error points into the LaTeX as written.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
@@ -38,7 +39,8 @@ class ClaimLine:
 
     ``expression`` is the right-hand side parsed as a program whose inputs are the names it
     uses; ``rhs`` its text in the language; ``written`` the line as written; ``where``
-    ``FILE:LINE`` (or the claim's name) for messages.
+    ``FILE:LINE`` (or the claim's name) for messages; ``source``, ``head_at`` and ``rhs_at`` (where
+    the two sides are in it) for an error about the claim found after it was read.
     """
 
     written: str
@@ -49,6 +51,9 @@ class ClaimLine:
     output: str | None = None
     wrt: tuple[str, ...] = ()
     name: str | None = None
+    source: Source | None = None
+    head_at: Position | None = None
+    rhs_at: Position | None = None
 
     @property
     def is_claim(self) -> bool:
@@ -104,7 +109,7 @@ def read_claims(source: Source, variables: set[str], *, latex: bool = False, fir
     ``tensors`` (a tensor program), a claim may be written in matrix form (``transpose(X) @ D``)."""
     known = set(variables)
     found: list[ClaimLine] = []
-    for number, original, text in _lines(source.text, latex, variables):
+    for number, original, text in _lines(source, latex, variables):
         item = _read_line(source, number, original, text, variables, known, tensors)
         if item.name is not None:
             known.add(item.name)
@@ -115,13 +120,17 @@ def read_claims(source: Source, variables: set[str], *, latex: bool = False, fir
     return found
 
 
-def _lines(text: str, latex: bool, variables: set[str]) -> list[tuple[int, str, _Text]]:
+def _lines(source: Source, latex: bool, variables: set[str]) -> list[tuple[int, str, _Text]]:
     lines = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(source.text.split("\n"), start=1):
         line = line.rstrip("\r")
         if latex:
             for start, piece in _latex_pieces(line):
-                translated = _translate_latex(piece, start, variables)
+                try:
+                    translated = _translate_latex(piece, start, variables)
+                except _LatexError as error:
+                    raise _error(ParseError, error.message, source, number, error.column, error.width,
+                                 error.hint) from None
                 if translated is not None:
                     lines.append((number, line, translated))
             continue
@@ -150,10 +159,20 @@ def _read_line(source: Source, number: int, original: str, text: _Text, variable
     rhs = body[equals + 1:]
     expression = _parse_rhs(source, number, text, equals + 1, rhs, known, tensors)
     head = lhs.strip()
+    rhs_at = _span(number, text, equals + 1 + len(rhs) - len(rhs.lstrip()), len(body.rstrip()))
+    head_at = _span(number, text, len(lhs) - len(lhs.lstrip()), len(lhs.rstrip()))
     if _NAME.fullmatch(head) and "/" not in head:
-        return ClaimLine(original.strip(), rhs.strip(), expression, where, number, name=head)
+        return ClaimLine(original.strip(), rhs.strip(), expression, where, number, name=head, source=source,
+                         head_at=head_at, rhs_at=rhs_at)
     output, wrt = _read_head(source, number, text, lhs, variables)
-    return ClaimLine(original.strip(), rhs.strip(), expression, where, number, output=output, wrt=wrt)
+    return ClaimLine(original.strip(), rhs.strip(), expression, where, number, output=output, wrt=wrt,
+                     source=source, head_at=head_at, rhs_at=rhs_at)
+
+
+def _span(number: int, text: _Text, start: int, end: int) -> Position:
+    """The position on line ``number`` of the characters ``start`` to ``end`` of ``text``."""
+    first = text.column(start)
+    return Position(number, first, max(1, text.column(end - 1) - first + 1))
 
 
 def _parse_rhs(source: Source, number: int, text: _Text, offset: int, rhs: str, known: set[str],
@@ -310,8 +329,28 @@ def _latex_pieces(line: str) -> list[tuple[int, str]]:
     return pieces
 
 
+class _LatexError(Exception):
+    """LaTeX that cannot be translated, at a 1-based column of its line."""
+
+    def __init__(self, message: str, column: int, width: int = 1, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.column, self.width, self.hint = message, column, width, hint
+
+
+# What each command that takes arguments looks like, for the messages about a missing one.
+_ARGUMENT_FORMS = {"frac": r"\frac{numerator}{denominator}", "dfrac": r"\dfrac{numerator}{denominator}",
+                   "tfrac": r"\tfrac{numerator}{denominator}", "sqrt": r"\sqrt{x} or \sqrt[3]{x}",
+                   "^": "x^{2}"}
+
+
+# The translation is written as recursive descent, with each step that would recurse a
+# generator that yields the step it calls; ``run`` drives them from an explicit stack, so that
+# groups nested however deep need no Python recursion.
+_Step = Iterator["_Step"]
+
+
 class _Latex:
-    """A recursive-descent translation of one LaTeX claim into the language."""
+    """A recursive-descent translation of one LaTeX claim into the language (see ``run``)."""
 
     def __init__(self, text: str, start: int, variables: set[str]) -> None:
         self.s = text
@@ -331,28 +370,48 @@ class _Latex:
         self.out.add(text, self.column(at))
         self.last = "end" if kind in ("operand", "close") else "fn" if kind == "fn" else ""
 
-    def group(self, stop: str) -> None:
-        """Translate up to the closing ``stop`` (``}``), or to the end."""
+    def run(self, step: _Step) -> None:
+        """Carry out ``step`` and the steps it yields, each before the one that yielded it resumes."""
+        stack = [step]
+        while stack:
+            called = next(stack[-1], None)
+            if called is None:
+                stack.pop()
+            else:
+                stack.append(called)
+
+    def group(self, stop: str, opened: int | None = None) -> _Step:
+        """Translate up to the closing ``stop`` (``}`` or ``]``) of the bracket at ``opened``,
+        or to the end of the text when there is none to close."""
         s = self.s
         while self.i < len(s):
             char = s[self.i]
             if char == stop:
                 self.i += 1
                 return
-            self.token()
+            yield self.token()
+        if opened is not None:
+            raise _LatexError(f"this '{s[opened]}' is never closed: add '{stop}' where its group ends",
+                              self.column(opened))
 
-    def braced(self, open_text: str = "(", close_text: str = ")") -> None:
+    def braced(self, command: str, at: int) -> _Step:
+        """The argument of ``command`` (``frac``, ``sqrt`` or ``^``, written at ``at``): a
+        ``{...}`` group, or one token."""
         self.skip_space()
-        at = self.i
-        if self.i < len(self.s) and self.s[self.i] == "{":
+        start = self.i
+        if start >= len(self.s) or self.s[start] in "})]&=" or self.s.startswith("\\right", start):
+            written = "^" if command == "^" else "\\" + command
+            needs = {"^": "an exponent", "sqrt": "an argument"}.get(command, "two arguments")
+            raise _LatexError(f"'{written}' needs {needs}", self.column(at), len(written),
+                              f"write {_ARGUMENT_FORMS[command]}")
+        self.emit("(", start, "open")
+        if self.s[start] == "{":
             self.i += 1
-            self.emit(open_text, at, "open")
-            self.group("}")
-            self.emit(close_text, self.i - 1, "close")
+            yield self.group("}", start)
+            self.emit(")", self.i - 1, "close")
         else:
-            self.emit(open_text, at, "open")
-            self.token()
-            self.emit(close_text, at, "close")
+            yield self.token()
+            self.emit(")", start, "close")
 
     def skip_space(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t&":
@@ -386,9 +445,11 @@ class _Latex:
         rest = self.s[self.i:].lstrip()
         return rest.startswith(("\\left(", "(", "\\left[", "\\bigl(", "\\Bigl("))
 
-    def token(self) -> None:
+    def token(self) -> _Step:
         s = self.s
         at = self.i
+        if at >= len(s):
+            return
         char = s[at]
         if char in " \t&":
             self.i += 1
@@ -397,7 +458,7 @@ class _Latex:
             command = re.match(r"\\([A-Za-z]+|.)", s[at:])
             word = command.group(1) if command else ""
             self.i = at + 1 + len(word)
-            self.command(word, at)
+            yield self.command(word, at)
             return
         if char.isdigit() or (char == "." and s[at + 1:at + 2].isdigit()):
             number = re.match(r"[0-9]*\.?[0-9]+|[0-9]+\.?", s[at:])
@@ -413,7 +474,7 @@ class _Latex:
         if char == "{" or char in "([":
             self.emit("(", at, "open")
             if char == "{":
-                self.group("}")
+                yield self.group("}", at)
                 self.emit(")", self.i - 1, "close")
             return
         if char in ")]":
@@ -421,13 +482,45 @@ class _Latex:
             return
         if char == "^":
             self.emit("**", at, "op")
-            self.braced()
+            yield self.braced("^", at)
             return
         if char == "}":
             return
         self.emit(char, at, "op")
 
-    def command(self, word: str, at: int) -> None:
+    def root(self, at: int) -> _Step:
+        """``\\sqrt{x}`` as ``sqrt(x)``; ``\\sqrt[n]{x}`` as ``(x)**(1/(n))``."""
+        self.skip_space()
+        if not self.s.startswith("[", self.i):
+            self.emit("sqrt", at, "fn")
+            yield self.braced("sqrt", at)
+            return
+        index = _Latex(self.s, self.start, self.variables)
+        opened = index.i = self.i
+        index.i += 1
+        yield index.group("]", opened)
+        if not index.out.chars:
+            raise _LatexError("the root's index is empty: write the n of \\sqrt[n]{x}, or \\sqrt{x}",
+                              self.column(opened), index.i - opened)
+        self.i = index.i
+        self.emit("(", at, "open")
+        yield self.braced("sqrt", at)
+        self.emit("**", opened, "op")
+        self.emit("(", opened, "open")
+        self.emit("1", opened, "operand")
+        self.emit("/", opened, "op")
+        self.emit("(", opened, "open")
+        self.out.chars.extend(index.out.chars)
+        self.out.columns.extend(index.out.columns)
+        self.last = index.last
+        self.emit(")", index.i - 1, "close")
+        self.emit(")", index.i - 1, "close")
+        self.emit(")", index.i - 1, "close")
+
+    def command(self, word: str, at: int) -> _Step:
+        if word == "":
+            raise _LatexError("a backslash with no command after it", self.column(at), 1,
+                              "remove it, or write the command (\\frac, \\sqrt, \\cdot...)")
         if word in _SKIPPED or word in ("left", "right") and self.i >= len(self.s):
             return
         if word == "left" or word == "right":
@@ -452,14 +545,13 @@ class _Latex:
             return
         if word == "frac" or word == "dfrac" or word == "tfrac":
             self.emit("(", at, "open")
-            self.braced()
+            yield self.braced(word, at)
             self.emit("/", at, "op")
-            self.braced()
+            yield self.braced(word, at)
             self.emit(")", at, "close")
             return
         if word == "sqrt":
-            self.emit("sqrt", at, "fn")
-            self.braced()
+            yield self.root(at)
             return
         if word in ("mathrm", "text", "operatorname", "mathit", "textrm"):
             content = self.raw_braced()
@@ -488,11 +580,11 @@ def _translate_latex(piece: str, start: int, variables: set[str]) -> _Text | Non
     equals = piece.find("=")
     if equals < 0:
         translator = _Latex(piece, start, variables)
-        translator.group("")
+        translator.run(translator.group(""))
         return translator.out if translator.out.chars else None
     head = _latex_head(piece[:equals], start, variables)
     body = _Latex(piece[equals + 1:], start + equals + 1, variables)
-    body.group("")
+    body.run(body.group(""))
     out = _Text()
     out.chars, out.columns = list(head.chars), list(head.columns)
     out.add("=", start + equals + 1)
@@ -507,7 +599,7 @@ def _latex_head(lhs: str, start: int, variables: set[str]) -> _Text:
     out = _Text()
     if frac is None:
         translator = _Latex(lhs, start, variables)
-        translator.group("")
+        translator.run(translator.group(""))
         return translator.out
     for part, offset, separator in ((frac.group(1), frac.start(1), "/"), (frac.group(2), frac.start(2), "")):
         i = 0
@@ -534,7 +626,7 @@ def _latex_head(lhs: str, start: int, variables: set[str]) -> _Text:
                 i += 2 if part[i] == "\\" else 1
                 continue
             translator = _Latex(part[i:], start + offset + i, variables)
-            translator.token()
+            translator.run(translator.token())
             if translator.out.chars and translator.out.chars[-1:] != ["*"]:
                 out.chars.extend(c for c in translator.out.chars)
                 out.columns.extend(translator.out.columns)

@@ -32,7 +32,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..engine.ops import short_number
-from ..execute.expressions import COPY, Expressions
+from ..errors import InputError, ProgramError
+from ..execute.expressions import COPY, Expressions, GraphTooLarge
 from ..execute.symbolic import differentiate
 from ..language.program import CONST, INPUT, INTERMEDIATE, Program
 from .claim_algebra import Points, Printer, equal_forms, instantiate, signed_term, substitute, sweep, uses
@@ -44,9 +45,11 @@ __all__ = [
     "PROVED",
     "WRONG",
     "ClaimResult",
+    "ClaimTooLarge",
     "ClaimsReport",
     "Counterexample",
     "Slip",
+    "UnjudgedClaim",
     "check_claims",
     "read_claims",
 ]
@@ -57,6 +60,10 @@ RELATIVE = 1e-8
 ABSOLUTE = 1e-12
 # The graph may not grow past this many nodes per claim.
 MAX_NODES = 200_000
+# The most nodes a claim and its derivative may have, together, to be expanded into sums of
+# products (claim_algebra.equal_forms), whose cost grows as their square; larger claims are
+# proved only by the graph's own simplification, or judged at points.
+MAX_EXPANDED_NODES = 1_500
 # How many slip candidates of each kind are tried at most.
 MAX_CANDIDATES = 150
 # A correct derivative longer than this is cut in messages ("..."): diff writes it whole.
@@ -120,6 +127,7 @@ class ClaimResult:
 class ClaimsReport:
     results: list[ClaimResult]
     notes: list[str] = field(default_factory=list)
+    against: str = "the symbolic derivative"  # what the claims were judged against
 
     @property
     def verdict(self) -> str:
@@ -168,6 +176,14 @@ def _cost(value: float) -> float:
 # --- one claim -------------------------------------------------------------------------------
 
 
+class UnjudgedClaim(InputError):
+    """A claim that cannot be judged as written (the claim is to change, not the program)."""
+
+
+class ClaimTooLarge(UnjudgedClaim):
+    """A claim (with the definitions it may use) larger than a claim's graph may be."""
+
+
 class _Claim:
     """The graph of one claim: the program, the tool's derivative and the claim, side by side."""
 
@@ -176,17 +192,32 @@ class _Claim:
         self.item = item
         graph = Expressions(MAX_NODES)
         self.graph = graph
-        self.plain = _read(program, graph, set())
-        wrt = list(dict.fromkeys(item.wrt))
-        result = differentiate(program, wrt=wrt, order=len(item.wrt), output=item.output)
-        derivative = next(d for d in result.derivatives if d.wrt == item.wrt)
-        names = {v.name: self.plain[v.register] for v in program.inputs}
-        self.truth = _read_expression(result.program, graph, names, derivative.name)
+        try:
+            self.plain = _read(program, graph, set())
+            wrt = list(dict.fromkeys(item.wrt))
+            result = differentiate(program, wrt=wrt, order=len(item.wrt), output=item.output)
+            derivative = next(d for d in result.derivatives if d.wrt == item.wrt)
+            names = {v.name: self.plain[v.register] for v in program.inputs}
+            self.truth = _read_expression(result.program, graph, names, derivative.name)
+        except GraphTooLarge:
+            raise ProgramError(f"{item.label} of this program takes more than {MAX_NODES:,} operations: too "
+                               "large to check a claim against", program.variables[item.output].position,
+                               program.source, "check a claim about a smaller part of the program") from None
         # The names a claim may use: the program's variables, then the definitions before it.
         known = {name: self.plain[v.register] for name, v in program.variables.items()}
-        for name, definition in definitions.items():
-            known[name] = _read_expression(definition.expression, graph, known, None)
-        self.claim = _read_expression(item.expression, graph, known, None)
+        reading = item
+        try:
+            for name, definition in definitions.items():
+                reading = definition
+                known[name] = _read_expression(definition.expression, graph, known, None)
+            reading = item
+            self.claim = _read_expression(item.expression, graph, known, None)
+        except GraphTooLarge:
+            raise ClaimTooLarge(
+                f"{'this definition' if reading is not item else 'this claim'} is too large to check: with the "
+                f"program and its derivative it takes more than {MAX_NODES:,} operations", reading.rhs_at,
+                reading.source, "a claim of this size is best checked in parts: claim the derivatives of the "
+                "program's intermediate variables (dL/dh = ...) one by one") from None
         self.hints = _hints(program, self.plain)
         self.printer = Printer(graph, self.hints)
         # For the slips, reverse mode on a reading that keeps a computed variable apart (a COPY).
@@ -199,9 +230,14 @@ class _Claim:
 
     def proved(self) -> bool:
         graph = self.graph
-        difference = graph.sub(self.claim, self.truth)
+        try:
+            difference = graph.sub(self.claim, self.truth)
+        except GraphTooLarge:
+            return False
         if graph.value(difference) == 0.0:
             return True
+        if len(_needed(graph, self.claim)) + len(_needed(graph, self.truth)) > MAX_EXPANDED_NODES:
+            return False
         return equal_forms(graph, self.claim, self.truth)
 
 
@@ -304,7 +340,11 @@ def _check_one(program: Program, item: ClaimLine, definitions: dict[str, ClaimLi
     best = min(candidates, key=lambda p: sum(_cost(v) for v in p.values()))
     best = _shrink(claim, names, best)
     result.counterexample = _counterexample(claim, names, best)
-    result.slip = _diagnose(claim, names, points, usable)
+    try:
+        result.slip = _diagnose(claim, names, points, usable)
+    except GraphTooLarge:  # the usual slips, built beside a claim this large, do not fit
+        result.slip = Slip("unknown", "the claim is too large for its slip to be named; the derivative is "
+                                      f"{item.label} = {correct}")
     return result
 
 
@@ -537,6 +577,8 @@ def _no_upstream(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
 
 def _ratio_text(ratio: float) -> str | None:
     fraction = Fraction(ratio).limit_denominator(16)
+    if fraction == 0 and ratio != 0.0:  # a tiny factor is not 0
+        return None
     if abs(float(fraction) - ratio) > 1e-9 * max(1.0, abs(ratio)):
         return None
     return str(fraction)
@@ -553,7 +595,7 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
             return None
         ratios = claimed[ok] / truth[ok]
     ratio = float(np.median(ratios))
-    if not np.all(np.abs(ratios - ratio) <= 1e-8 * max(1.0, abs(ratio))) or abs(ratio - 1.0) < 1e-9:
+    if not np.all(np.abs(ratios - ratio) <= 1e-8 * abs(ratio)) or abs(ratio - 1.0) < 1e-9:
         return None
     graph = claim.graph
     candidate = graph.mul(graph.const(ratio), claim.truth)
@@ -561,6 +603,8 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
         return None
     if abs(ratio + 1.0) < 1e-9:
         return Slip("sign", "the sign of the whole derivative is flipped")
+    if ratio == 0.0:  # a factor of 0, said as what it is
+        return Slip("factor", f"your formula is 0 at every point tried, but {label} is not 0 everywhere")
     written = _ratio_text(ratio) or short_number(ratio)
     return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label}")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from ..files.stdout import emit
-from ..files.streams import stdout_is_terminal
-from .console import Progress, print_rich, warn
+from ..files.streams import names_stdin, stdout_is_terminal
+from .console import Progress, notify, print_rich, warn
 from .options import (
-    Command,
     CONTEXT_SETTINGS,
+    Command,
     FiniteFloat,
     ReportedError,
     complete_file_name,
@@ -28,46 +28,37 @@ INCONCLUSIVE_EXIT = 3
 
 CHECK_EXIT_HELP = """\b
 Exit status:
-  0    every input's gradient agrees with the finite difference
-  1    some input disagrees (listed on stderr, with the reason), or an error
+  0    every gradient agrees; with claims, every claim is proved or agrees
+  1    a gradient disagrees or a claim is wrong (said on stderr), or an error
        in the program or its inputs
-  2    command-line usage error (unknown option, malformed --set, ...)
-  3    none disagrees, but the finite difference could not decide for some
-       input (listed on stderr as inconclusive, with the reason)
-  With --claim, --claims or --claim-latex: 0 every claim is proved or agrees
-  at every point tried, 1 some claim is wrong, 3 none is wrong but some is
-  inconclusive, 2 a claim that does not parse or names an unknown variable.
-  130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
+  2    usage error, or a claim that cannot be read or judged as written
+  3    nothing is wrong, but something is inconclusive (said on stderr)
+  130  interrupted by Ctrl-C (143: stopped by SIGTERM)
+  docs/check.md and docs/check-claims.md tell the whole story."""
 
 
-@click.command("check", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=CHECK_EXIT_HELP,
-               short_help="Check every input's gradient against a finite difference.")
+@click.command("check", cls=Command, context_settings={**CONTEXT_SETTINGS, "max_content_width": 80},
+               epilog=CHECK_EXIT_HELP, short_help="Check every input's gradient against a finite difference.")
 @program_options
 @click.option("--rtol", type=FiniteFloat(min=0.0), default=1e-3, show_default=True,
-              help="Relative tolerance, as in torch.autograd.gradcheck.")
+              help="Relative tolerance, as gradcheck's.")
 @click.option("--atol", type=FiniteFloat(min=0.0), default=1e-5, show_default=True,
-              help="Absolute tolerance, as in torch.autograd.gradcheck.")
-@click.option("--fast", is_flag=True,
-              help="Check along a few random directions instead of one input at a time (as gradcheck's "
-                   "fast_mode): the same cost for any number of inputs.  On a disagreement the full check "
-                   "runs to name the inputs.")
+              help="Absolute tolerance, as gradcheck's.")
+@click.option("--fast", is_flag=True, help="Check along random directions only.")
 @click.option("--directions", type=click.IntRange(1, 1000), default=2, show_default=True, metavar="N",
-              help="How many random directions --fast checks.")
+              help="How many random directions.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, metavar="N",
-              help="The seed of --fast's random directions (the same seed, the same directions).")
+              help="Seed of the random draws.")
 @click.option("--entries", type=click.IntRange(0, 100_000), default=16, show_default=True, metavar="N",
-              help="Tensor programs: how many input entries, drawn at random, are checked one by one "
-                   "(besides --directions random directions; every entry when there are no more).")
+              help="Tensors: input entries checked one by one.")
 @click.option("--claim", "claim_texts", multiple=True, metavar="CLAIM",
-              help="Check a derivative you worked out, 'dOUT/dNAME = expression' in the language "
-                   "(repeatable): dL/dw = 2*(w*x + b - y)*x, d2f/dx2 = 6, d2f/dxdy = 1.")
+              help="Your derivative, 'dL/dw = 2*x' (repeatable).")
 @click.option("--claims", "claims_file", metavar="FILE", shell_complete=complete_file_name,
-              help="Check the claims of a file, one a line ('#' comments; 'name = expression' defines a "
-                   "name for the lines below); LaTeX when it ends in .tex or starts with a backslash.")
+              help="A file of claims, one a line ('-': stdin).")
 @click.option("--claim-latex", "claim_latex", multiple=True, metavar="LATEX",
-              help="A claim (or a whole aligned block) in LaTeX, as 'autodiff diff --format latex' writes it.")
+              help="A claim in LaTeX (as diff --format latex).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
-              help="Output format [default: table on a terminal, plain when piped]; csv with claims only.")
+              help="Output [default: table; plain when piped].")
 @text_options
 @click.pass_context
 @reporting_errors
@@ -79,52 +70,28 @@ def check_command(
     precision: int | None, no_color: bool,
 ) -> None:
     """Check the gradient of every input three ways: reverse mode, forward mode
-    and a central finite difference.
+    and a central finite difference; or check derivatives you worked out.
 
-    SOURCE, --set and --values work as for 'autodiff eval'.  The finite
-    difference (f(x+h) - f(x-h)) / 2h is taken at steps h from eps**(1/3) *
-    max(1, |x|) down, combined by Richardson extrapolation, which also estimates
-    its error (the 'fd ±' column).  An input passes when |gradient - difference|
-    <= atol + rtol * |difference| for both modes (torch.autograd.gradcheck's test
-    and defaults).  It fails when the gradient is refuted beyond the difference's
-    error, or at a kink or jump (relu or abs at 0, sign at 0), where there is no
-    derivative.  It is inconclusive when the difference cannot decide: no step
-    stays in the function's domain, or no step is both small enough for the
-    output's curvature and large enough for its rounding error.
-
-    With --claim (or --claims FILE, --claim-latex) it checks derivatives you
-    worked out instead: each claim is proved (it minus the symbolic derivative
-    simplifies to 0), wrong (with the simplest point found where they differ,
-    and the likeliest slip: a use of a variable left out, a wrong local
-    derivative, a constant factor, a flipped sign, a dropped term), agrees at
-    every point tried, or inconclusive.  Points keep to the program's domain
-    and include the given values.
-
-    A tensor program is checked along --directions random directions and at
-    --entries input entries drawn at random (--seed), each as one input: the
-    cost does not grow with the size of the tensors.
-
-    With --fast the gradient is checked along --directions random directions
-    instead (each moves every input at once): a few evaluations whatever the
-    number of inputs; if a direction is not ok, the full check follows.  A long
-    check shows its progress at a terminal.
+    SOURCE, --set and --values work as for 'autodiff eval'.  An input passes
+    when |gradient - difference| <= atol + rtol * |difference| (gradcheck's
+    test), fails where it is refuted or at a kink (relu at 0), and is
+    inconclusive where the difference cannot decide.  A claim is proved,
+    WRONG (where, and the likely slip), agrees at every point tried, or
+    inconclusive.
 
     \b
     Examples:
       autodiff check samples/mlp.ad
       autodiff check "y = relu(x)" --set x=0          # exit 1: a kink at 0
-      autodiff check "y = sin(x)" --set x=1e6         # exit 0: small steps see it
-      autodiff check samples/neuron.ad --rtol 1e-6 --format json
       autodiff check samples/mlp.ad --fast --directions 4
       autodiff check samples/moons_mlp.ad --set x='[0.5, -0.3]' --entries 32
       autodiff check samples/karpathy.ad --claim "dL/da = b*f"
-      autodiff check samples/quadratic.ad --claim "df/dx = 6*x"   # exit 1: + y missing
+      autodiff check samples/quadratic.ad --claim "df/dx = 6*x"   # exit 1
     """
     from ..analysis import check as ck
     from ..execute import evaluate
-    from ..render import check as render_check
-
     from ..language.program import runs_as_tensors
+    from ..render import check as render_check
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     if claim_texts or claims_file is not None or claim_latex:
@@ -182,10 +149,11 @@ def _check_claims(
     """``check --claim``: each claim's verdict against the symbolic derivative (``analysis.claims``)."""
     from ..analysis import claims as cl
     from ..errors import AutodiffError, Source
-    from ..files.text import read_file
     from ..language.program import runs_as_tensors
     from ..render import claims as render_claims
 
+    if claims_file is not None and names_stdin(claims_file):
+        _stdin_for_claims_only(source, expr, file, values_file)
     program, values = load_inputs(source, expr, file, assignments, values_file)
     tensors = runs_as_tensors(program, values)
     variables = set(program.variables)
@@ -195,9 +163,10 @@ def _check_claims(
     for number, text in enumerate(claim_latex, start=1):
         sources.append((Source("<claim-latex>" if len(claim_latex) == 1 else f"<claim-latex {number}>", text), True))
     if claims_file is not None:
-        text = read_file(claims_file, "claims file")
+        text = _read_claims_file(claims_file)
+        name = "<stdin>" if names_stdin(claims_file) else claims_file
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        sources.append((Source(claims_file, text), claims_file.endswith(".tex") or first_line.startswith("\\")))
+        sources.append((Source(name, text), claims_file.endswith(".tex") or first_line.startswith("\\")))
     items = []
     try:
         for claim_source, latex in sources:
@@ -211,10 +180,13 @@ def _check_claims(
 
             try:
                 report = check_tensor_claims(program, values, items, seed=seed)
-            except AutodiffError as error:
+            except cl.UnjudgedClaim as error:  # an error in the program itself is reported as one (exit 1)
                 raise ClaimError(error) from None
         else:
-            report = cl.check_claims(program, values, items, seed=seed)
+            try:
+                report = cl.check_claims(program, values, items, seed=seed)
+            except cl.UnjudgedClaim as error:
+                raise ClaimError(error) from None
     keep_until_exit(program)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":
@@ -229,3 +201,21 @@ def _check_claims(
         ctx.exit(1)
     if report.verdict == cl.INCONCLUSIVE:
         ctx.exit(INCONCLUSIVE_EXIT)
+
+
+def _stdin_for_claims_only(source: str | None, expr: str | None, file: str | None, values_file: str | None) -> None:
+    """``--claims -``: a usage error when the program or the values are read from stdin too."""
+    program_from_stdin = names_stdin(file) if file is not None else (
+        names_stdin(source) if source is not None else expr is None)
+    if program_from_stdin or names_stdin(values_file):
+        raise click.UsageError("standard input can carry one of the program, the --values and the --claims: "
+                               "name a file for the others")
+
+
+def _read_claims_file(path: str) -> str:
+    """The text of ``--claims PATH``; '-' reads standard input."""
+    from ..files.text import read_file, read_stdin
+
+    if names_stdin(path):
+        return read_stdin("claims", notify)
+    return read_file(path, "claims file")

@@ -93,11 +93,13 @@ def to_table(report: ClaimsReport, precision: int | None = None) -> RenderableTy
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="claims checked against the symbolic derivative", title_justify="left",
+    table = Table(title=f"claims checked against {report.against}", title_justify="left",
                   caption=_summary(report), caption_justify="left")
     for header, justify in (("claim", "left"), ("verdict", "left"), ("at", "left"), ("claim gives", "right"),
                             ("derivative", "right"), ("difference", "right")):
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+        # Nothing is cut short with an ellipsis: text wraps (a long word folds), and a number
+        # keeps to one line (the CLI widens the console for it: cli.console.print_rich).
+        table.add_column(header, justify=justify, no_wrap=justify == "right", overflow="fold")  # type: ignore[arg-type]
     styles = {PROVED: "green", AGREES: "", WRONG: "bold red", INCONCLUSIVE: "yellow"}
     notes: list[Any] = []
     for number, result in enumerate(report.results, start=1):

@@ -191,3 +191,62 @@ def test_mse_sample_matches_the_post() -> None:
     assert float(sp.diff(loss, w).subs({w: 0.5, b: 0})) == pytest.approx(-32 / 3)
     results = verdicts((REPO / "samples/derivations/mse.ad").read_text(), "dL/dw = -32/3 + 0*w")
     assert results[0].verdict == WRONG  # a number is not the derivative everywhere
+
+
+VALID_LATEX = [
+    r"\frac{\partial f}{\partial x} &= 6 x + y \\ \frac{\partial f}{\partial y} &= x + 10 y",
+    r"\begin{aligned}\frac{\partial^{2} f}{\partial x \, \partial y} &= 1\end{aligned}",
+    r"$\frac{\partial f}{\partial x} = \sqrt[3]{x^{2}} \cdot \left(\frac{1}{2}\right) + \sigma\left(x_{1}\right)$",
+    r"t_{1} = \mathrm{tanh}\left(x\right) \\ \frac{\partial f}{\partial x} = \left|x\right| + \tanh{x} + \ln y^{2}",
+    r"\dfrac{d f}{d x} = \tfrac{6}{1} x + \left\{ y \right\} - \mathrm{relu}(x) \alpha",
+]
+
+
+def _mangled(text: str, rng) -> str:
+    pieces = list("\\{}[]()^_&=$ xy1+-/|") + [r"\frac", r"\sqrt", r"\left", r"\right", "\\\\", r"\partial"]
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.5:
+            text = text[:at] + text[at + 1:]
+        else:
+            text = text[:at] + rng.choice(pieces) + text[at:]
+    return text
+
+
+def test_no_latex_claim_gives_anything_but_a_located_error() -> None:
+    # Every truncation of valid claims (from either end) and seeded random edits: each is read,
+    # or refused with a ParseError or InputError inside the line; never another exception.
+    import random
+
+    from autodiff_cli.errors import AutodiffError
+
+    rng = random.Random(0)
+    texts = []
+    for valid in VALID_LATEX:
+        texts += [valid[:k] for k in range(len(valid))] + [valid[k:] for k in range(1, len(valid))]
+        texts += [_mangled(valid, rng) for _ in range(60)]
+    variables = {"x", "y", "f", "x1", "alpha"}
+    for text in texts:
+        try:
+            read_claims(Source("<claim>", text), variables, latex=True)
+        except AutodiffError as error:
+            assert error.position is not None and 1 <= error.position.column <= len(text) + 1, text
+
+
+def test_a_claim_of_zero_is_said_to_be_zero() -> None:
+    # f = 3x^2 + xy + 5y^2: df/dx = 6x + y, which is 1 at x = 0, y = 1, where the claim 0 is 0.
+    (result,) = verdicts("x = 2\ny = 3\nf = 3*x**2 + x*y + 5*y**2", "df/dx = 0*x")
+    assert result.verdict == WRONG
+    assert result.slip.kind == "factor"  # a factor of 0, said as what it is
+    assert result.slip.message == "your formula is 0 at every point tried, but df/dx is not 0 everywhere"
+
+
+def test_a_tiny_factor_is_not_called_0_and_a_tiny_constant_is_no_factor() -> None:
+    program = "x = 2\ny = 3\nf = 3*x**2 + x*y + 5*y**2"
+    # (6x + y) * 1e-300 is 1e-300 times df/dx = 6x + y at every point.
+    (result,) = verdicts(program, "df/dx = (6*x + y)*1e-300")
+    assert result.slip.kind == "factor"
+    assert result.slip.message == "off by a factor of 1e-300: your formula is 1e-300 times df/dx"
+    # 1e-300 alone is no constant multiple of 6x + y: the ratio changes from point to point.
+    (result,) = verdicts(program, "df/dx = 1e-300")
+    assert result.slip.kind != "factor"

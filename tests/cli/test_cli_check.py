@@ -165,4 +165,14 @@ def test_help(runner, cli) -> None:
     assert result.exit_code == 0
     assert "reverse mode, forward mode" in result.stdout
     assert 'autodiff check "y = relu(x)" --set x=0' in result.stdout
-    assert "0    every input's gradient agrees" in result.stdout
+    assert "0    every gradient agrees" in result.stdout
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_help_fits_80_columns_and_a_screen(runner, cli, columns) -> None:
+    result = runner.invoke(cli, ["check", "--help"], env={"COLUMNS": columns})
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 80, [line for line in lines if len(line) > 80]
+    assert len(lines) <= 65
+    assert "docs/check.md" in result.stdout  # where the rest is

@@ -148,3 +148,97 @@ def test_set_values_are_used(runner, cli) -> None:
     # y = log(x): d/dx = 1/x.  The claim is right only at x = 3, the given value: still wrong.
     result = run(runner, cli, "y = log(x)", "--set", "x=3", "--claim", "dy/dx = 1/3")
     assert result.exit_code == 1
+
+
+HEAD = r"\frac{\partial f}{\partial x} = "
+
+
+@pytest.mark.parametrize(("body", "message", "column"), [
+    (r"\frac{6", "this '{' is never closed: add '}' where its group ends", len(HEAD) + 6),
+    (r"\frac", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\frac{6}", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\frac{6}{", "this '{' is never closed: add '}' where its group ends", len(HEAD) + 9),
+    (r"6 x + y^", "'^' needs an exponent", len(HEAD) + 8),
+    (r"\sqrt", r"'\sqrt' needs an argument", len(HEAD) + 1),
+    (r"\sqrt[3{x}", "this '[' is never closed: add ']' where its group ends", len(HEAD) + 6),
+    ("6 x + y\\", "a backslash with no command after it", len(HEAD) + 8),
+])
+def test_malformed_latex_is_located_on_the_command_line_and_in_a_file(runner, cli, samples, tmp_path, body,
+                                                                      message, column) -> None:
+    program = str(samples / "quadratic.ad")
+    result = run(runner, cli, program, "--claim-latex", HEAD + body)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"<claim-latex>:1:{column}: error: {message}\n")
+    assert "Traceback" not in result.stderr
+    claims = tmp_path / "claims.tex"
+    claims.write_text("\\begin{aligned}\n" + HEAD + "6 x + y \\\\\n" + HEAD + body + "\n\\end{aligned}\n")
+    result = run(runner, cli, program, "--claims", str(claims))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"{claims}:3:{column}: error: {message}\n")
+
+
+def test_a_root_with_an_index_is_read_as_a_power(runner, cli) -> None:
+    # f = x**3, df/dx = 3*x**2 = 3*(x**4)**(1/2) for every x; x**4 >= 0, so the root is defined.
+    result = run(runner, cli, "-e", "x = 2\nf = x**3", "--claim-latex", HEAD + r"3 \sqrt[2]{x^{4}}",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] in ("proved", "agrees")
+
+
+def test_latex_nested_deep_is_read_without_recursion(runner, cli, samples) -> None:
+    # sqrt(sqrt(...sqrt(x))) is 0 at x = 0, where df/dx = 6x + y is y (1 at the simplest point).
+    for many in (1000, 20_000):
+        result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + r"\sqrt" * many + "{x}",
+                     "--format", "json")
+        assert result.exit_code == 1, result.output[-300:]
+        (claim,) = json.loads(result.stdout)["claims"]
+        assert claim["verdict"] == "wrong"
+    deep = 20_000
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex",
+                 HEAD + "{" * deep + "6 x + y" + "}" * deep)
+    assert result.exit_code == 0, result.output[-300:]
+
+
+@pytest.mark.parametrize("operator", ["+", "*"])
+def test_a_claim_of_200000_terms_or_factors_is_refused_in_place(runner, cli, samples, tmp_path, operator) -> None:
+    # Exit 2, as for any claim that cannot be judged as written: the claim is to be changed.
+    claims = tmp_path / "claims.txt"
+    claims.write_text("df/dx = 6*x + y\ndf/dy = " + operator.join(["x"] * 200_000) + "\n")
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", str(claims))
+    assert result.exit_code == 2, result.output[-500:]
+    assert result.stderr.startswith(f"{claims}:2:9: error: this claim is too large to check: with the program and "
+                                    "its derivative it takes more than 200,000 operations\n")
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_claims_from_standard_input(runner, cli, samples) -> None:
+    # f = 3x^2 + xy + 5y^2: df/dx = 6x + y, proved; '-' is stdin, as everywhere in the CLI.
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", "-", input="df/dx = 6*x + y\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "1 claim: 1 proved"
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claims", "-", input="df/dx = 6*x+(y\n")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("<stdin>:1:15: error:")
+
+
+@pytest.mark.parametrize("program", [["-"], ["-f", "-"], [], ["QUADRATIC", "--values", "-"]])
+def test_claims_and_the_program_or_values_cannot_share_standard_input(runner, cli, samples, program) -> None:
+    args = [str(samples / "quadratic.ad") if arg == "QUADRATIC" else arg for arg in program]
+    result = run(runner, cli, *args, "--claims", "-", input="df/dx = 6*x + y\n")
+    assert result.exit_code == 2
+    assert "standard input can carry one of the program, the --values and the --claims" in result.stderr
+
+
+def test_the_table_never_cuts_a_number(runner, cli, samples) -> None:
+    # The post's 2/N with its 2 forgotten: the claim is half the gradient.  (2/8) Xᵀ(0 − Y)[0, 0]
+    # has 16 significant digits; the table shows them whole, with no ellipsis anywhere.
+    result = run(runner, cli, str(samples / "regression_matrix.ad"), "--claim",
+                 "dL/dW = transpose(X) @ (P - Y) / 8", "--format", "table", "--no-color")
+    assert result.exit_code == 1
+    assert "…" not in result.stdout
+    plain = run(runner, cli, str(samples / "regression_matrix.ad"), "--claim",
+                "dL/dW = transpose(X) @ (P - Y) / 8", "--format", "json")
+    example = json.loads(plain.stdout)["claims"][0]["counterexample"]
+    for number in (example["claimed"], example["correct"], example["difference"]):
+        assert repr(number) in result.stdout

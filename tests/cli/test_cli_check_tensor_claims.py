@@ -22,13 +22,19 @@ def check(runner, claim: str, *more: str):
     return runner.invoke(main, ["check", str(MATRIX), "--claim", claim, *more], catch_exceptions=False)
 
 
-def posts_gradient() -> np.ndarray:
-    """(2/N) Xᵀ(P − Y) at the sample's values, W = 0, from the numbers written in the program."""
+def sample_x_y() -> tuple[np.ndarray, np.ndarray]:
+    """X and Y as the numbers written in the program."""
     text = MATRIX.read_text()
     rows = [line for line in text.splitlines() if not line.startswith("#")]
     program = "\n".join(rows)
     x = np.array(json.loads(program.split("X =")[1].split("Y =")[0]))
     y = np.array(json.loads(program.split("Y =")[1].split("W =")[0]))
+    return x, y
+
+
+def posts_gradient() -> np.ndarray:
+    """(2/N) Xᵀ(P − Y) at the sample's values, W = 0, from the numbers written in the program."""
+    x, y = sample_x_y()
     return 2 / len(x) * x.T @ (x @ np.zeros((2, 1)) - y)
 
 
@@ -62,3 +68,96 @@ def test_a_transposed_formula_is_named(runner) -> None:
 def test_a_second_derivative_of_a_tensor_program_is_a_usage_error(runner) -> None:
     result = check(runner, "d2L/dW2 = 2")
     assert result.exit_code == 2 and "second derivatives of a tensor program are not checked" in result.stderr
+
+
+def invoke(runner, program: str, claim: str, *more: str):
+    return runner.invoke(main, ["check", "-e", program, "--claim", claim, *more], catch_exceptions=False)
+
+
+def test_a_shape_error_in_the_program_is_reported_at_its_place_not_inconclusive(runner) -> None:
+    # A is 2 x 2 and b has 3 entries: A @ b cannot be computed, whatever the claim says.
+    result = invoke(runner, "A = [[1, 2], [3, 4]]\nb = [1, 2, 3]\nL = sum(A @ b)", "dL/dA = A")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("<expr>:3:11: error: A @ b: [2, 2] @ [3]: the inner sizes 2 and 3 differ\n")
+
+
+@pytest.mark.parametrize("claim", ["dL/dW = W/0", "dL/dW = log(-1 - W*W)"])
+def test_a_claim_undefined_everywhere_is_wrong_as_a_scalar_one_is(runner, claim) -> None:
+    # The gradient is defined at the given values (W = 0): (2/8) Xᵀ(0 − Y); the claim is not.
+    result = check(runner, claim, "--format", "json")
+    assert result.exit_code == 1, result.output
+    verdict = json.loads(result.stdout)["claims"][0]
+    assert verdict["verdict"] == "wrong"
+    assert verdict["counterexample"]["claimed"] is None
+    assert verdict["counterexample"]["entry"] == "W[0, 0] at the given values"
+    assert verdict["counterexample"]["correct"] == pytest.approx(posts_gradient()[0, 0], rel=1e-12)
+    assert verdict["slip"]["kind"] == "undefined"
+
+
+def test_a_transposed_claim_for_a_square_matrix_is_named(runner) -> None:
+    # L = sum(A * B): dL/dA = B entry by entry; B is not symmetric, so transpose(B) is wrong, and
+    # wrong by exactly a transposition.
+    program = "A = [[1, 2], [3, 4]]\nB = [[0.5, -1], [2, 1.5]]\nL = sum(A * B)"
+    assert invoke(runner, program, "dL/dA = B").exit_code == 0
+    result = invoke(runner, program, "dL/dA = transpose(B)", "--format", "json")
+    assert result.exit_code == 1
+    slip = json.loads(result.stdout)["claims"][0]["slip"]
+    assert slip["kind"] == "transposed" and slip["message"].startswith("your formula is transposed")
+
+
+def test_a_claim_of_zero_says_so_not_a_factor_of_zero(runner) -> None:
+    result = check(runner, "dL/dW = 0*W")
+    assert result.exit_code == 1
+    assert "factor of 0" not in result.stdout
+    assert "likely slip: your formula is 0 at every point tried, but dL/dW is not 0 everywhere" in result.stdout
+
+
+def test_a_claim_right_only_at_the_given_values_is_wrong_around_them(runner) -> None:
+    # At the given W = 0, P = X @ W is 0, so (2/8) Xᵀ(0 − Y) equals the gradient there; at any
+    # other W it misses the (2/8) Xᵀ X W term, so the points around the given values refute it.
+    x, y = sample_x_y()
+    assert np.allclose(2 / 8 * x.T @ (0 - y), posts_gradient(), rtol=1e-14)  # right at the given W = 0
+    result = check(runner, "dL/dW = transpose(X) @ (0 - Y) * 2 / 8", "--format", "json")
+    assert result.exit_code == 1, result.output
+    verdict = json.loads(result.stdout)["claims"][0]
+    assert verdict["verdict"] == "wrong"
+    assert verdict["counterexample"]["entry"].endswith("at a random point near the given values")
+
+
+def test_a_tiny_constant_claim_is_no_factor_of_the_gradient(runner) -> None:
+    # 1e-300 everywhere against a gradient whose entries differ: no constant ratio, so no factor
+    # (the ratios, all below 1e-8, once passed an absolute test of equality and read "factor of 0").
+    result = check(runner, "dL/dW = W - W + 1e-300", "--format", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["claims"][0]["slip"]["kind"] == "unknown"
+
+
+@pytest.mark.parametrize(("claims", "error"), [
+    ("dP/dW = X", "<claim>:1:1: error: dP/dW: 'P' has shape [8, 1]; a gradient is of a number\n"),
+    ("d2L/dW2 = 2", "<claim>:1:1: error: d2L/dW2: second derivatives of a tensor program are not checked\n"),
+])
+def test_a_tensor_claim_that_cannot_be_judged_is_located_at_its_head(runner, claims, error) -> None:
+    result = check(runner, claims)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(error)
+
+
+def test_a_point_where_the_gradient_is_infinite_is_not_held_against_the_claim(runner) -> None:
+    # d/dW sum(sqrt(W)) = 0.5/sqrt(W): infinite at the given W = 0, where the claim divides by 0;
+    # judged where both are finite (the random points with W > 0), as a scalar claim is.
+    program = "W = [[0], [0]]\nL = sum(sqrt(W))"
+    result = invoke(runner, program, "dL/dW = 0.5/sqrt(W)")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("dL/dW = 0.5/sqrt(W): agrees\n")
+    result = invoke(runner, program, "dL/dW = 0.25/sqrt(W)", "--format", "json")
+    assert result.exit_code == 1
+    verdict = json.loads(result.stdout)["claims"][0]
+    assert verdict["counterexample"]["entry"].endswith("at a random point near the given values")
+    assert verdict["slip"]["message"].startswith("off by a factor of 1/2")
+
+
+def test_the_table_says_what_a_tensor_claim_is_judged_against(runner) -> None:
+    result = check(runner, "dL/dW = transpose(X) @ (P - Y) * 2 / 8", "--format", "table", "--no-color")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("claims checked against the gradient by reverse mode\n")
