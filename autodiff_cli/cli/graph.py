@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import NAMES_SHOWN, AutodiffError, listed
+from ..errors import NAMES_SHOWN, AutodiffError, InputError, listed
 from ..files.atomic import check_writable, write_atomic
 from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
@@ -349,6 +349,9 @@ def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: 
     from ..execute.scalar_view import TooLarge
     from ..render import tensor_dot
 
+    empty = graph.empty_tensor(graph.statement(name))
+    if empty is not None:
+        return f"no scalar graph: {empty} has no entries"
     try:
         expansion = expand(graph, name, request.row, limit=UNROLLED_PER_VALUE * PAGE_SCALAR_VALUES)
     except TooLarge:
@@ -413,6 +416,7 @@ def _scalar_level(program: Program, values: dict[str, Any], request: TensorReque
     if request.expand:
         raise click.UsageError("--level scalar draws every statement entry by entry already; --expand is for "
                                "the layer graph")
+    _refuse_empty_tensors(program, values, request.output)
     with Progress("unrolling") as progress:
         progress(0, 1)
         view = scalar_view(program, values, limit=limit or 10_000_000)
@@ -429,6 +433,16 @@ def _scalar_level(program: Program, values: dict[str, Any], request: TensorReque
         svg = _laid_out(text, "svg", backend, timeout, SMALLER_TENSOR_GRAPH)
         return _page(evaluation, model, svg, request.precision, request.grads)
     return _laid_out(text, fmt, backend, timeout, SMALLER_TENSOR_GRAPH)
+
+
+def _refuse_empty_tensors(program: Program, values: dict[str, Any], output: str | None) -> None:
+    """A tensor with no entries has no scalars to draw: say which, and what draws it."""
+    from ..analysis.tensor_graph import layer_graph
+
+    empty = layer_graph(program, values, output, gradients=False).empty_tensor()
+    if empty is not None:
+        raise InputError(f"--level scalar: {empty} has no entries, so it has no scalar graph",
+                         hint="draw the layer graph instead (--level layers)")
 
 
 def _entry_output(view: Any, output: str) -> str:

@@ -115,6 +115,8 @@ def _heat(array: Any) -> str:
 def _tensor_cell(array: Any, precision: int) -> str:
     """What a box shows of one tensor: the number, the grid, or the summary over its heat map."""
     array = array + 0.0  # -0.0 becomes 0.0: a zero's sign (relu's gradient, say) says nothing here
+    if not array.size:  # zeros([0, 3]), x[2:1]: an empty table is not valid DOT, and shows nothing anyway
+        return "<I>no entries</I>"
     if array.ndim == 0:
         return html.escape(format_number(float(array), precision))
     if array.size <= SHOWN_WHOLE:
