@@ -73,42 +73,30 @@ A failed render or an output file that cannot be written is also status 1
                short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write to FILE; its extension (.svg .png .pdf .dot .gv .html) sets the format (a stream "
-                   "such as /dev/stdout: svg unless --format). Default, or '-': standard output.")
+              help="Write to FILE, in the format of its extension (.svg .png .pdf .dot .html) "
+                   "[default: standard output].")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot", "html"]),
-              help="Output format [default: from FILE's extension, else svg]. html: a page that steps "
-                   "through the forward and backward passes.")
+              help="Output format [default: from FILE, else svg]. html: a step-through page.")
 @click.option("--rankdir", type=click.Choice(["LR", "TB"]),
-              help="Left to right, or top to bottom [default: LR; TB for a tensor program's layers, which "
-                   "then fit on a screen].")
+              help="Left to right or top to bottom [default: LR; TB for layers].")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True, metavar="N",
-              help="Decimal places of data, grad and edge labels.")
-@click.option("--no-grad", is_flag=True,
-              help="Forward pass only: show data, no gradients (the graph before backprop).")
-@click.option("--edge-grads", is_flag=True,
-              help="Label each edge with its local derivative (d result / d operand).")
+              help="Decimal places of the numbers.")
+@click.option("--no-grad", is_flag=True, help="Forward pass only: data, no gradients.")
+@click.option("--edge-grads", is_flag=True, help="Label each edge with its local derivative.")
 @click.option("--renderer", type=click.Choice(["auto", "system", "bundled"]), default="auto",
-              show_default=True,
-              help="Who lays out SVG/PNG/PDF: the system Graphviz 'dot', the bundled graphviz-pure "
-                   "(SVG and PNG), or auto (system when installed).")
+              show_default=True, help="The system Graphviz, or the bundled graphviz-pure.")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES, show_default=True,
-              metavar="N",
-              help="Refuse to lay out a graph of more than N values (0: no limit). DOT output has no limit.")
+              metavar="N", help="Refuse to lay out more than N values (0: no limit).")
 @click.option("--timeout", type=FiniteFloat(min=0, max=MAX_TIMEOUT, meaning="0 for no limit"), default=120.0,
-              show_default=True, metavar="SECONDS",
-              help=f"Stop a layout that takes longer (at most {MAX_TIMEOUT:.0f}; 0: wait forever).")
+              show_default=True, metavar="SECONDS", help="Stop a longer layout (0: no limit).")
 @click.option("--level", type=click.Choice(["layers", "ops", "scalar"]), default="layers", show_default=True,
-              help="Tensor programs: a box per statement (layers: h1 = relu(W1 @ x + b1)), per tensor "
-                   "operation (ops), or per scalar value, every entry unrolled (scalar).")
+              help="Tensor programs: a box per statement, per tensor op, or per scalar.")
 @click.option("--expand", "expand", multiple=True, metavar="NAME",
-              help="Tensor programs: open the statement computing NAME (a layer such as h1) into its scalar "
-                   "graph for one row (--row); repeatable, or comma-separated.")
+              help="Tensor programs: open the statement computing NAME into scalars (repeatable).")
 @click.option("--row", type=click.IntRange(min=0), default=None, metavar="I",
-              help="Tensor programs, with --expand: the row (first index) of a matrix an expanded statement "
-                   "computes [default: 0].")
+              help="With --expand: the row of a matrix to open [default: 0].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
-              help="Tensor programs: the inputs whose entries are counted as parameters [default: those "
-                   "drawn by an initializer, such as uniform([16, 2], -1, 1)].")
+              help="Tensor programs: the inputs counted as parameters [default: initialized ones].")
 @reporting_errors
 def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -116,44 +104,27 @@ def graph_command(
     rankdir: str | None, precision: int, no_grad: bool, edge_grads: bool, renderer: str, max_nodes: int, timeout: float,
     level: str = "layers", expand: tuple[str, ...] = (), row: int | None = None, params: tuple[str, ...] = (),
 ) -> None:
-    """Draw the computational graph of a program: every value a box with its name, data and
-    gradient, every operation a small node between its operands and its result.
+    """Draw the computational graph: a box per value (name, data, gradient) and
+    a small node per operation.
 
-    SOURCE, --set, --values and --output work as for 'autodiff eval'.  Inputs
-    left without a value are allowed here: the graph then shows the structure
-    alone (names and operations, no numbers).
+    SOURCE, --set, --values and --output work as for 'autodiff eval'; inputs
+    without a value draw the structure alone.  SVG, PNG and DOT need nothing
+    beyond this package; PDF needs the system Graphviz.  An .html file steps
+    through the forward and backward passes (arrow keys, space, Home, End).
 
-    Inputs are blue, named intermediates amber, the output green with a thick
-    border, constants grey and unnamed sub-expressions white.  SVG, PNG and DOT
-    need nothing beyond this package; PDF needs the system Graphviz ('dot').
-
-    An .html file (--format html) is a page that plays the passes on the same
-    picture: the forward pass node by node, then the backward pass edge by edge
-    (local derivative x upstream gradient, += where a value is used again), in
-    explain's words.  Keys: right/left arrow, space (play/pause), Home, End.
-    It needs every input's value, and opens from disk with no network.
-
-    A tensor program (one that writes a tensor, or is given one) is drawn at
-    the layer level: a box per tensor operation or named tensor with its
-    shape, its values and gradient (the numbers when there are at most 12,
-    else mean, std, min and max over a heat map: blue negative, orange
-    positive), a parameter's count of entries, and each edge labelled with
-    the shape that flows.  --expand NAME opens the statement computing NAME
-    into its scalar graph for one row (--row), drawn as above; --level scalar
-    draws the whole program entry by entry.  Its page steps through the
-    passes layer by layer; a click on a layer shows its scalar graph.
+    A tensor program is drawn as its layers, each with its shape, values and
+    gradient; --expand NAME opens one into its scalar graph.  More in
+    docs/graph.md.
 
     \b
     Examples:
       autodiff graph samples/karpathy.ad -o karpathy.svg
-      autodiff graph samples/karpathy.ad -o steps.html       # step through both passes
-      autodiff graph "L = (a*b + c)*f" -o structure.png       # no values: structure only
-      autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.svg
-      autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
-      autodiff graph samples/neuron.ad --format png > neuron.png
-      autodiff graph samples/moons_mlp.ad -o moons.svg           # a tensor program's layers
-      autodiff graph samples/moons_mlp.ad --expand h1 -o h1.svg  # with h1 entry by entry
-      autodiff graph samples/regression_matrix.ad --level scalar -o scalar.png
+      autodiff graph samples/karpathy.ad -o steps.html   # step through
+      autodiff graph "L = (a*b + c)*f" -o structure.png  # no values
+      autodiff graph samples/mlp.ad -o mlp.png
+      autodiff graph samples/mlp.ad --format dot > mlp.dot
+      autodiff graph samples/moons_mlp.ad -o moons.svg   # layers
+      autodiff graph samples/moons_mlp.ad --expand h1 -o h1.svg
     """
     from ..analysis.graph_model import GraphModel
     from ..execute import evaluate

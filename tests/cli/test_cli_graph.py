@@ -384,3 +384,14 @@ def test_sigterm_stops_the_layout_and_leaves_no_file(tmp_path) -> None:
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
     assert not Path(f"/proc/{layout[0]}").exists()  # the renderer was killed and reaped, not orphaned
     assert list(tmp_path.iterdir()) == [program]
+
+
+def test_help_fits_80_columns_and_shows_what_works_after_pip_install(runner) -> None:
+    from autodiff_cli.cli import main
+
+    result = runner.invoke(main, ["graph", "--help"], terminal_width=80)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    assert "dot -T" not in result.stdout  # the system Graphviz is not there after a plain pip install
+    assert "autodiff graph samples/mlp.ad -o mlp.png" in result.stdout
