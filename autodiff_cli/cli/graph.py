@@ -154,7 +154,7 @@ def graph_command(
         if row is not None and not expand and not page:
             raise click.UsageError("--row chooses the row --expand opens (or the page's scalar views); add --expand NAME")
         layers_rankdir = "TB" if level != "scalar" else "LR"  # so that a network's layers fit a screen
-        request = TensorRequest(output, level, name_list(expand), row or 0, name_list(params) if params else None,
+        request = TensorRequest(output, level, name_list(expand), row, name_list(params) if params else None,
                                 rankdir or layers_rankdir, precision, not no_grad, edge_grads, max_nodes)
         data = _tensor_graph(program, values, request, fmt, backend, timeout)
         _write(data, out, to_stdout)
@@ -212,7 +212,7 @@ class TensorRequest:
     output: str | None
     level: str
     expand: list[str]
-    row: int
+    row: int | None  # None: not given (the first row)
     params: list[str] | None
     rankdir: str
     precision: int
@@ -324,7 +324,7 @@ def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: 
     if empty is not None:
         return f"no scalar graph: {empty} has no entries"
     try:
-        expansion = expand(graph, name, request.row, limit=UNROLLED_PER_VALUE * PAGE_SCALAR_VALUES)
+        expansion = expand(graph, name, request.row or 0, limit=UNROLLED_PER_VALUE * PAGE_SCALAR_VALUES)
     except TooLarge:
         expansion = None
     if expansion is None or expansion.size > PAGE_SCALAR_VALUES:
@@ -367,8 +367,8 @@ def _expansions(graph: TensorGraph, request: TensorRequest) -> list[Expansion]:
     limit = UNROLLED_PER_VALUE * request.max_nodes if request.max_nodes else NO_LIMIT
     expansions = []
     for name in request.expand:
-        expansion = expand(graph, name, request.row, limit=limit)
-        if request.row and expansion.view.row is None:
+        expansion = expand(graph, name, request.row or 0, limit=limit)
+        if request.row is not None and expansion.view.row is None:  # --row 0 too: it did nothing
             warn([f"--row {request.row}: {name} has no rows to choose from (it is "
                   f"{'a number' if not graph.node(expansion.registers[-1]).shape else 'a vector'}), so all of "
                   "it is drawn"])

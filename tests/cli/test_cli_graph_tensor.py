@@ -119,10 +119,11 @@ def test_a_missing_input_is_an_error_naming_it(run) -> None:
     assert "no value for input w" in result.stderr and "--set w=" in result.stderr
 
 
-def test_row_of_a_vector_warns_that_it_is_drawn_whole(run, samples) -> None:
-    result = run(str(samples / "moons_mlp.ad"), "--expand", "h1", "--row", "3", "--format", "dot")
+@pytest.mark.parametrize("row", ["3", "0"])
+def test_row_of_a_vector_warns_that_it_is_drawn_whole(run, samples, row) -> None:
+    result = run(str(samples / "moons_mlp.ad"), "--expand", "h1", "--row", row, "--format", "dot")
     assert result.exit_code == 0, result.output
-    assert "--row 3: h1 has no rows to choose from (it is a vector), so all of it is drawn" in result.stderr
+    assert f"--row {row}: h1 has no rows to choose from (it is a vector), so all of it is drawn" in result.stderr
     assert "h1[15]" in result.stdout
 
 
