@@ -505,6 +505,9 @@ def tensor_inline_svg(svg: bytes, graph: TensorGraph) -> str:
         elif kind == "edge":
             tail, _, head = title.text.partition("->")
             if tail in positions and head in positions:
+                # An operand comes before its use; an edge drawn backwards (an input on the right
+                # of the layer that reads it) is written from the use.
+                tail, head = sorted((tail, head), key=positions.__getitem__)
                 group.set("data-from", str(positions[tail]))
                 group.set("data-to", str(positions[head]))
                 title.text = f"{graph.nodes[positions[tail]].title} \u2192 {graph.nodes[positions[head]].title}"

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph
 
 __all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "heat_colour", "largest_size",
-           "layer_dot", "layer_id", "layer_label", "scalar_dot"]
+           "layer_dot", "layer_id", "layer_label", "scalar_dot", "shape_words"]
 
 HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
 HEAT_CELL = 5  # points a side
@@ -50,6 +50,12 @@ _NODE = {"shape": "box", "style": "filled", "color": "#333333", "fontname": "Hel
 _EDGE = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555", "color": "#555555",
          "arrowsize": "0.7"}
 _CLUSTER = {"style": "dashed", "color": "#777777", "fontname": "Helvetica", "fontsize": "12", "labeljust": "l"}
+
+
+def shape_words(shape: Sequence[int]) -> str:
+    """A shape as a box or an edge says it: ``[16, 2]``, and a number's ``[]`` as "scalar" (an
+    empty pair of brackets reads as a glyph that failed to draw)."""
+    return shape_text(tuple(shape)) if len(shape) else "scalar"
 
 
 def layer_id(register: int) -> str:
@@ -137,7 +143,7 @@ def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
     elif not title:
         title = _wrapped(node.expression)
     rows = [f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{title}</TD>'
-            f'<TD ALIGN="RIGHT" VALIGN="TOP">{shape_text(node.shape)}</TD></TR>']
+            f'<TD ALIGN="RIGHT" VALIGN="TOP">{shape_words(node.shape)}</TD></TR>']
     if node.parameters is not None:
         count = f"{node.parameters:,} parameter{'s' * (node.parameters != 1)}"
         rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2"><I>{count}</I></TD></TR>')
@@ -195,18 +201,27 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
         if node.register in replaced:
             continue
         style = dict(KIND_STYLES[node.kind])
+        if node.kind != "input":
+            style["group"] = "data"  # the statements in one straight column
         lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad)}> "
                      f"{_attributes(style)}]")
     for number, expansion in enumerate(expansions):
         lines.extend(_cluster(number, expansion, precision, show_grad, edge_grads))
+    beside = _parameters_beside(graph, replaced)
+    lines.extend(f"\t{{rank=same; {layer_id(parameter)}; {layer_id(consumer)}}}"
+                 for parameter, (consumer, _) in beside.items())
     seen: set[tuple[str, str]] = set()
+    later: dict[int, list[int]] = {}  # a statement -> the inputs it reads that sit beside another
     for tail, head, shape in graph.edges():
         into, out_of = replaced.get(head), replaced.get(tail)
+        if tail in beside and beside[tail][0] != head and into is None:
+            later.setdefault(head, []).append(tail)
+            continue
         if into is not None and into == out_of:
             continue  # inside one expansion: its scalar graph draws it
         tail_id = layer_id(tail) if out_of is None else _anchor(out_of, expansions[out_of], tail, last=True)
         head_id = layer_id(head) if into is None else _anchor(into, expansions[into], tail, last=False)
-        attributes = {"label": shape_text(shape)}
+        attributes = {"label": shape_words(shape)}
         if out_of is not None:
             attributes["ltail"] = f"cluster_x{out_of}"
         if into is not None:
@@ -214,9 +229,75 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
             if (tail_id, head_id) in seen:
                 continue  # one edge per operand into a cluster
         seen.add((tail_id, head_id))
+        attributes.update(_edge_placement(graph, tail, head, beside))
+        if attributes.get("dir") == "back":  # drawn from the consumer, so that the parameter sits right of it
+            tail_id, head_id = head_id, tail_id
         lines.append(f"\t{tail_id} -> {head_id} [{_attributes(attributes)}]")
+    lines.extend(_also_reads(graph, later))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+SPINE_WEIGHT = "8"  # data edges between statements pull harder than others: the data runs in a column
+
+
+def _parameters_beside(graph: TensorGraph, replaced: dict[int, int]) -> dict[int, tuple[int, str]]:
+    """Where each input sits: beside the first statement that reads it, in its rank (the register
+    of that statement, and "left" or "right": the first input a statement reads on its left, the
+    next on its right, and so on), as torchview draws a layer's weights.  Only drawn boxes are
+    placed; a data input (not a parameter) read by a statement that reads only inputs stays
+    above it, where the column of data starts."""
+    readers: dict[int, list[int]] = {}
+    for node in graph.nodes:
+        for operand in node.operands:
+            readers.setdefault(operand, []).append(node.register)
+    beside: dict[int, tuple[int, str]] = {}
+    count: dict[int, int] = {}
+    for node in graph.nodes:
+        if node.kind != "input" or node.register in replaced or node.register not in readers:
+            continue
+        consumer = readers[node.register][0]
+        starts_the_column = all(graph.node(r).kind == "input" for r in graph.node(consumer).operands)
+        if consumer in replaced or (node.parameters is None and starts_the_column):
+            continue
+        side = "left" if count.get(consumer, 0) % 2 == 0 else "right"
+        count[consumer] = count.get(consumer, 0) + 1
+        beside[node.register] = (consumer, side)
+    return beside
+
+
+_NOTE = {"shape": "note", "style": "filled", "fillcolor": "#ffffff", "color": "#999999", "fontcolor": "#555555"}
+
+
+def also_reads_id(register: int) -> str:
+    """The DOT id of the note beside a statement that lists the inputs it reads from afar."""
+    return f"u{register}"
+
+
+def _also_reads(graph: TensorGraph, later: dict[int, list[int]]) -> list[str]:
+    """A note beside each statement that reads inputs drawn beside an earlier one (the L2 term
+    reads every weight): their names, one dashed edge, in place of edges from all over the
+    picture that would cross the column."""
+    lines = []
+    for head, tails in later.items():
+        names = ", ".join(dict.fromkeys(graph.node(tail).title for tail in tails))
+        note = also_reads_id(head)
+        lines.append(f"\t{note} [{_attributes({**_NOTE, 'label': _plain(f'reads {names} (drawn above)')})}]")
+        lines.append(f"\t{{rank=same; {layer_id(head)}; {note}}}")
+        lines.append(f'\t{layer_id(head)} -> {note} [color="#999999" dir="back" style="dashed"]')
+    return lines
+
+
+def _edge_placement(graph: TensorGraph, tail: int, head: int, beside: dict[int, tuple[int, str]]) -> dict[str, str]:
+    """How an edge shapes the layout: an input's edge to the statement it sits beside runs flat
+    (on the right, drawn backwards); an edge from one statement to the next is heavy, so that
+    the statements line up."""
+    placed = beside.get(tail)
+    if placed is not None:
+        return {"dir": "back"} if placed[1] == "right" else {}
+    if graph.node(tail).kind != "input" and graph.node(head).kind != "input":
+        return {"weight": SPINE_WEIGHT}
+    return {}
 
 
 def _quoted(text: str) -> str:

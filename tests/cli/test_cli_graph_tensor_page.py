@@ -217,3 +217,13 @@ def test_the_keyboard_alone_steps_and_opens_a_layer(browser, make_page) -> None:
     page.press(HOME)
     assert page.text("counter") == "step 0 of 11"
     assert page.errors() == []
+
+
+def test_an_edge_drawn_backwards_still_runs_from_operand_to_use(make_page) -> None:
+    # b1 sits right of h1, its edge written from h1 (dir=back): the page must still see b1 -> h1.
+    html = make_page("samples/moons_mlp.ad").read_text()
+    names = [layer["name"] for layer in embedded(html)["layers"]]
+    edges = {(int(a), int(b)) for a, b in re.findall(r'data-from="(\d+)" data-to="(\d+)"', html)}
+    h1 = names.index("h1")
+    assert {(names.index(operand), h1) for operand in ("W1", "x", "b1")} <= edges
+    assert all(a < b for a, b in edges)
