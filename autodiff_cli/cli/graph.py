@@ -274,8 +274,9 @@ def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, b
 
     if request.max_nodes and graph.size > request.max_nodes:
         _refuse_layers(graph.output, graph.size, graph.size, request.max_nodes)
+    # With the gradients: the page shows each layer's once the backward pass reaches it.
     svg = _laid_out(tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
-                                         show_grad=False), "svg", backend, timeout)
+                                         show_grad=request.grads), "svg", backend, timeout)
     views: dict[int, tuple[str, bytes]] = {}
     notes: dict[int, str] = {}
     statements = [(i, node) for i, node in enumerate(graph.nodes) if node.kind != "input"]
