@@ -89,8 +89,9 @@ A failed render or an output file that cannot be written is also status 1
               metavar="N", help="Refuse to lay out more than N values (0: no limit).")
 @click.option("--timeout", type=FiniteFloat(min=0, max=MAX_TIMEOUT, meaning="0 for no limit"), default=120.0,
               show_default=True, metavar="SECONDS", help="Stop a longer layout (0: no limit).")
-@click.option("--level", type=click.Choice(["layers", "ops", "scalar"]), default="layers", show_default=True,
-              help="Tensor programs: a box per statement, per tensor op, or per scalar.")
+@click.option("--level", type=click.Choice(["layers", "ops", "scalar"]),
+              help="A box per statement, per tensor op, or per scalar [default: layers for tensors; "
+                   "scalar unless large].")
 @click.option("--expand", "expand", multiple=True, metavar="NAME",
               help="Tensor programs: open the statement computing NAME into scalars (repeatable).")
 @click.option("--row", type=click.IntRange(min=0), default=None, metavar="I",
@@ -102,7 +103,7 @@ def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, out: str | None, output_format: str | None,
     rankdir: str | None, precision: int, no_grad: bool, edge_grads: bool, renderer: str, max_nodes: int, timeout: float,
-    level: str = "layers", expand: tuple[str, ...] = (), row: int | None = None, params: tuple[str, ...] = (),
+    level: str | None = None, expand: tuple[str, ...] = (), row: int | None = None, params: tuple[str, ...] = (),
 ) -> None:
     """Draw the computational graph: a box per value (name, data, gradient) and
     a small node per operation.
@@ -151,6 +152,7 @@ def graph_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if runs_as_tensors(program, values):
+        level = level or "layers"
         if row is not None and not expand and not page:
             raise click.UsageError("--row chooses the row --expand opens (or the page's scalar views); add --expand NAME")
         layers_rankdir = "TB" if level != "scalar" else "LR"  # so that a network's layers fit a screen
@@ -160,6 +162,8 @@ def graph_command(
         _write(data, out, to_stdout)
         return
     _refuse_tensor_options(level, expand, params, row)
+    if level == "layers" and page:
+        raise click.UsageError("the page of a scalar program steps through every value; leave out --level layers")
     rankdir = rankdir or "LR"
     # The page steps through numbers, so it needs them all: a missing input is an error there.
     with Progress("evaluating") as progress:
@@ -177,6 +181,11 @@ def graph_command(
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
         warn([f"{listed(omitted, NAMES_SHOWN)} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
 
+    if level == "layers" or (level is None and not page and _drawn_by_statement(model, program)):
+        data = _scalar_statements(program, values, evaluation, model, fmt, backend, timeout, precision,
+                                  rankdir, not no_grad, explicit=level == "layers")
+        _write(data, out, to_stdout)
+        return
     if backend is not None and max_nodes:
         _check_layout_size(model, max_nodes)
     text = dot.to_dot(model, rankdir=rankdir, precision=precision, show_grad=not no_grad,
@@ -195,10 +204,40 @@ def _write(data: bytes, out: str | None, to_stdout: bool) -> None:
         write_atomic(out, data)
 
 
-def _refuse_tensor_options(level: str, expand: tuple[str, ...], params: tuple[str, ...], row: int | None) -> None:
-    """--level, --expand, --row and --params are about tensors: a scalar program is already drawn
-    value by value, so asking for them there is a mistake worth saying."""
-    used = [option for option, given in ((f"--level {level}", level != "layers"), ("--expand", bool(expand)),
+# A scalar program of more values than this is drawn a box per statement, when that makes a
+# tenth as many boxes or fewer: samples/moons.ad's 1,660 values took Graphviz 21-26 s to lay out
+# (3.3 MB of SVG), its 35 statements take well under a second.
+STATEMENTS_ABOVE = 1000
+
+
+def _drawn_by_statement(model: GraphModel, program: Program) -> bool:
+    statements = sum(1 for v in program.variables.values() if v.kind != "input")
+    return model.size > STATEMENTS_ABOVE and statements * 10 <= model.size and model.has_values
+
+
+def _scalar_statements(program: Program, values: dict[str, Any], evaluation: Evaluation, model: GraphModel,
+                       fmt: str, backend: Any, timeout: float, precision: int, rankdir: str, grads: bool,
+                       explicit: bool) -> bytes:
+    """A large scalar program a box per statement, its inputs named in the boxes that read them;
+    stderr says so, and how to draw every value."""
+    from ..analysis.tensor_graph import layer_graph
+    from ..render import tensor_dot
+
+    graph = layer_graph(program, values, evaluation.output, gradients=grads)
+    drawn = sum(1 for node in graph.nodes if node.kind != "input")
+    if not explicit:
+        warn([f"{evaluation.output} has {model.size:,} values: drawn a box per statement ({drawn:,}), each "
+              f"naming the inputs it reads; --level scalar draws every value (a layout of minutes), or "
+              f"--output NAME a part"])
+    text = tensor_dot.layer_dot(graph, rankdir=rankdir, precision=precision, show_grad=grads, inputs_drawn=False)
+    return text.encode("utf-8") if backend is None else _laid_out(text, fmt, backend, timeout)
+
+
+def _refuse_tensor_options(level: str | None, expand: tuple[str, ...], params: tuple[str, ...],
+                           row: int | None) -> None:
+    """--level ops, --expand, --row and --params are about tensors: asking for them of a scalar
+    program is a mistake worth saying."""
+    used = [option for option, given in ((f"--level {level}", level == "ops"), ("--expand", bool(expand)),
                                          ("--row", row is not None), ("--params", bool(params))) if given]
     if used:
         raise click.UsageError(f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for tensor programs; "

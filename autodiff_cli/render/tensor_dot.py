@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -135,8 +136,9 @@ def _tensor_cell(array: Any, precision: int) -> str:
             f'</TR><TR><TD ALIGN="LEFT">{_heat(array)}</TD></TR></TABLE>')
 
 
-def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
-    """The HTML-like label of a layer box (without the enclosing ``<`` ``>``)."""
+def layer_label(node: LayerNode, precision: int, show_grad: bool, reads: str = "") -> str:
+    """The HTML-like label of a layer box (without the enclosing ``<`` ``>``); ``reads`` names the
+    inputs it reads that are not drawn (a large scalar program drawn by statement)."""
     title = f"<B>{html.escape(node.name)}</B>" if node.name else ""
     if node.expression and node.kind != "constant":
         title += (" = " if title else "") + _wrapped(node.expression)
@@ -147,6 +149,8 @@ def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
     if node.parameters is not None:
         count = f"{node.parameters:,} parameter{'s' * (node.parameters != 1)}"
         rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2"><I>{count}</I></TD></TR>')
+    if reads:
+        rows.append(f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" COLSPAN="2"><I>{_wrapped(reads)}</I></TD></TR>')
     fields = [_field("data", node.value, precision)]
     if show_grad and node.grad is not None:
         fields.append(_field("grad", node.grad, precision))
@@ -182,13 +186,15 @@ def _field(word: str, array: Any, precision: int) -> str:
 
 
 def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, show_grad: bool = True,
-              expansions: Sequence[Expansion] = (), edge_grads: bool = False) -> str:
+              expansions: Sequence[Expansion] = (), edge_grads: bool = False, inputs_drawn: bool = True) -> str:
     """DOT text for ``graph``: a box per node, the ``expansions`` as clusters of scalar boxes in
     place of their statements' boxes.  ``precision`` is significant digits in layer boxes (as
     ``eval``'s table of a tensor program) and decimal places in scalar boxes (as today's graph);
     ``edge_grads`` labels the scalar edges with their local derivatives (layer edges say shapes)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    if not inputs_drawn:
+        return _statements_dot(graph, rankdir, precision, show_grad)
     replaced: dict[int, int] = {}  # register -> the expansion drawn in its place
     for number, expansion in enumerate(expansions):
         for register in expansion.registers:
@@ -298,6 +304,39 @@ def _edge_placement(graph: TensorGraph, tail: int, head: int, beside: dict[int, 
     if graph.node(tail).kind != "input" and graph.node(head).kind != "input":
         return {"weight": SPINE_WEIGHT}
     return {}
+
+
+READS_NAMED = 6  # the most names of unseen inputs a statement's box lists
+SHORT_EXPRESSION = 2 * WRAP  # the most characters of a statement a box writes, in that picture
+
+
+def _statements_dot(graph: TensorGraph, rankdir: str, precision: int, show_grad: bool) -> str:
+    """A box per statement and none per input: each box names the inputs it reads.  For a scalar
+    program of many inputs (samples/moons.ad reads 337 weights one by one), whose every value as
+    a box takes Graphviz minutes to lay out."""
+    lines = [f"digraph {_quoted(graph.output)} {{",
+             f"\tgraph [{_attributes({'rankdir': rankdir, **_GRAPH})}]",
+             f"\tnode [{_attributes(_NODE)}]",
+             f"\tedge [{_attributes(_EDGE)}]"]
+    for node in graph.nodes:
+        if node.kind == "input":
+            continue
+        read = [graph.node(r).title for r in node.operands if graph.node(r).kind == "input"]
+        reads = ""
+        if read:
+            shown = ", ".join(read[:READS_NAMED]) + (", …" if len(read) > READS_NAMED else "")
+            reads = f"reads {len(read)} input{'s' * (len(read) != 1)}: {shown}"
+        if len(node.expression) > SHORT_EXPRESSION:  # the loss's sum of 337 squares: its program line says it
+            node = replace(node, expression=node.expression[:SHORT_EXPRESSION].rsplit(" ", 1)[0] + " …")
+        style = dict(KIND_STYLES[node.kind])
+        lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad, reads)}> "
+                     f"{_attributes(style)}]")
+    for tail, head, shape in graph.edges():
+        if graph.node(tail).kind != "input":  # a number's edge says nothing: every value here is one
+            label = f" [label=\"{shape_words(shape)}\"]" if shape else ""
+            lines.append(f"\t{layer_id(tail)} -> {layer_id(head)}{label}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def _quoted(text: str) -> str:
