@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..language.shapes import shape_text
