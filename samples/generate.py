@@ -148,6 +148,9 @@ def mlp_program(sizes: Sequence[int] = MOONS_SIZES, seed: int = MICROGRAD_SEED, 
         f"# Inputs x1, x2 and the label y (-1 or 1) come from the data; the {len(parameters)} parameters",
         f"# start where micrograd's MLP starts after random.seed({seed}).",
         "",
+        "# x1, x2 and y default to the first row of moons.csv, so that eval and graph show data",
+        "x1 = {}; x2 = {}; y = {}".format(*(_number(v) for v in moons_rows()[0])),
+        "",
         "# parameters: w<layer>_<neuron>_<input> and b<layer>_<neuron>",
     ]
     body = ["", "# the network"] + statements + [

@@ -119,6 +119,25 @@ class TensorGraph:
         return [r for r in range(statement_start(self.program, last), last + 1)
                 if r in self.index and rows[r][0] != "input"]
 
+    def empty_tensor(self, registers: Collection[int] | None = None) -> str | None:
+        """How to name the first tensor with no entries (``zeros([0, 3])``, ``x[2:1]``) that the
+        statements closed by ``registers`` (default: the whole graph) compute or read, else None:
+        such a tensor has no scalar graph."""
+        from ..execute.scalar_view import statement_start
+        from ..language.shapes import shape_text
+
+        closing = sorted(self.index) if registers is None else sorted(registers)
+        rows, shapes, names = self.run.rows, self.run.shapes, self.program.names_by_register()
+        for last in closing:
+            start = last if rows[last][0] == "input" else statement_start(self.program, last)
+            for register in range(start, last + 1):
+                operands = [r for r in rows[register][1:3] if r >= 0]
+                for r in (*operands, register):
+                    if 0 in shapes[r]:
+                        what = names.get(r) or f"a part of {self.statement_name(r) or 'the program'}"
+                        return f"{what} (shape {shape_text(shapes[r])})"
+        return None
+
     def statement_name(self, register: int) -> str | None:
         """The name of the statement a register belongs to (``execute.scalar_view.statement_names``)."""
         from ..execute.scalar_view import statement_names
@@ -166,6 +185,10 @@ def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = N
 
     registers = graph.statement(name)
     own = graph.node(registers[-1])
+    empty = graph.empty_tensor(registers)
+    if empty is not None:
+        raise InputError(f"--expand {name}: {empty} has no entries, so there is no scalar to draw",
+                         hint=f"draw the layer graph without --expand {name}")
     upstream = None
     if graph.has_grad:
         upstream = own.grad[row] if own.grad.ndim >= 2 and row < own.grad.shape[0] else own.grad

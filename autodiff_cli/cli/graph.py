@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import NAMES_SHOWN, AutodiffError, listed
+from ..errors import NAMES_SHOWN, AutodiffError, InputError, listed
 from ..files.atomic import check_writable, write_atomic
 from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
@@ -73,87 +73,59 @@ A failed render or an output file that cannot be written is also status 1
                short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write to FILE; its extension (.svg .png .pdf .dot .gv .html) sets the format (a stream "
-                   "such as /dev/stdout: svg unless --format). Default, or '-': standard output.")
+              help="Write to FILE, in the format of its extension (.svg .png .pdf .dot .html) "
+                   "[default: standard output].")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot", "html"]),
-              help="Output format [default: from FILE's extension, else svg]. html: a page that steps "
-                   "through the forward and backward passes.")
+              help="Output format [default: from FILE, else svg]. html: a step-through page.")
 @click.option("--rankdir", type=click.Choice(["LR", "TB"]),
-              help="Left to right, or top to bottom [default: LR; TB for a tensor program's layers, which "
-                   "then fit on a screen].")
+              help="Left to right or top to bottom [default: LR; TB for layers].")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True, metavar="N",
-              help="Decimal places of data, grad and edge labels.")
-@click.option("--no-grad", is_flag=True,
-              help="Forward pass only: show data, no gradients (the graph before backprop).")
-@click.option("--edge-grads", is_flag=True,
-              help="Label each edge with its local derivative (d result / d operand).")
+              help="Decimal places of the numbers.")
+@click.option("--no-grad", is_flag=True, help="Forward pass only: data, no gradients.")
+@click.option("--edge-grads", is_flag=True, help="Label each edge with its local derivative.")
 @click.option("--renderer", type=click.Choice(["auto", "system", "bundled"]), default="auto",
-              show_default=True,
-              help="Who lays out SVG/PNG/PDF: the system Graphviz 'dot', the bundled graphviz-pure "
-                   "(SVG and PNG), or auto (system when installed).")
+              show_default=True, help="The system Graphviz, or the bundled graphviz-pure.")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES, show_default=True,
-              metavar="N",
-              help="Refuse to lay out a graph of more than N values (0: no limit). DOT output has no limit.")
+              metavar="N", help="Refuse to lay out more than N values (0: no limit).")
 @click.option("--timeout", type=FiniteFloat(min=0, max=MAX_TIMEOUT, meaning="0 for no limit"), default=120.0,
-              show_default=True, metavar="SECONDS",
-              help=f"Stop a layout that takes longer (at most {MAX_TIMEOUT:.0f}; 0: wait forever).")
-@click.option("--level", type=click.Choice(["layers", "ops", "scalar"]), default="layers", show_default=True,
-              help="Tensor programs: a box per statement (layers: h1 = relu(W1 @ x + b1)), per tensor "
-                   "operation (ops), or per scalar value, every entry unrolled (scalar).")
+              show_default=True, metavar="SECONDS", help="Stop a longer layout (0: no limit).")
+@click.option("--level", type=click.Choice(["layers", "ops", "scalar"]),
+              help="A box per statement, per tensor op, or per scalar [default: layers for tensors; "
+                   "scalar unless large].")
 @click.option("--expand", "expand", multiple=True, metavar="NAME",
-              help="Tensor programs: open the statement computing NAME (a layer such as h1) into its scalar "
-                   "graph for one row (--row); repeatable, or comma-separated.")
+              help="Tensor programs: open the statement computing NAME into scalars (repeatable).")
 @click.option("--row", type=click.IntRange(min=0), default=None, metavar="I",
-              help="Tensor programs, with --expand: the row (first index) of a matrix an expanded statement "
-                   "computes [default: 0].")
+              help="With --expand: the row of a matrix to open [default: 0].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
-              help="Tensor programs: the inputs whose entries are counted as parameters [default: those "
-                   "drawn by an initializer, such as uniform([16, 2], -1, 1)].")
+              help="Tensor programs: the inputs counted as parameters [default: initialized ones].")
 @reporting_errors
 def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, out: str | None, output_format: str | None,
     rankdir: str | None, precision: int, no_grad: bool, edge_grads: bool, renderer: str, max_nodes: int, timeout: float,
-    level: str = "layers", expand: tuple[str, ...] = (), row: int | None = None, params: tuple[str, ...] = (),
+    level: str | None = None, expand: tuple[str, ...] = (), row: int | None = None, params: tuple[str, ...] = (),
 ) -> None:
-    """Draw the computational graph of a program: every value a box with its name, data and
-    gradient, every operation a small node between its operands and its result.
+    """Draw the computational graph: a box per value (name, data, gradient) and
+    a small node per operation.
 
-    SOURCE, --set, --values and --output work as for 'autodiff eval'.  Inputs
-    left without a value are allowed here: the graph then shows the structure
-    alone (names and operations, no numbers).
+    SOURCE, --set, --values and --output work as for 'autodiff eval'; inputs
+    without a value draw the structure alone.  SVG, PNG and DOT need nothing
+    beyond this package; PDF needs the system Graphviz.  An .html file steps
+    through the forward and backward passes (arrow keys, space, Home, End).
 
-    Inputs are blue, named intermediates amber, the output green with a thick
-    border, constants grey and unnamed sub-expressions white.  SVG, PNG and DOT
-    need nothing beyond this package; PDF needs the system Graphviz ('dot').
-
-    An .html file (--format html) is a page that plays the passes on the same
-    picture: the forward pass node by node, then the backward pass edge by edge
-    (local derivative x upstream gradient, += where a value is used again), in
-    explain's words.  Keys: right/left arrow, space (play/pause), Home, End.
-    It needs every input's value, and opens from disk with no network.
-
-    A tensor program (one that writes a tensor, or is given one) is drawn at
-    the layer level: a box per tensor operation or named tensor with its
-    shape, its values and gradient (the numbers when there are at most 12,
-    else mean, std, min and max over a heat map: blue negative, orange
-    positive), a parameter's count of entries, and each edge labelled with
-    the shape that flows.  --expand NAME opens the statement computing NAME
-    into its scalar graph for one row (--row), drawn as above; --level scalar
-    draws the whole program entry by entry.  Its page steps through the
-    passes layer by layer; a click on a layer shows its scalar graph.
+    A tensor program is drawn as its layers, each with its shape, values and
+    gradient; --expand NAME opens one into its scalar graph.  More in
+    docs/graph.md.
 
     \b
     Examples:
       autodiff graph samples/karpathy.ad -o karpathy.svg
-      autodiff graph samples/karpathy.ad -o steps.html       # step through both passes
-      autodiff graph "L = (a*b + c)*f" -o structure.png       # no values: structure only
-      autodiff graph samples/neuron.ad --edge-grads --rankdir TB -o neuron.svg
-      autodiff graph samples/mlp.ad --format dot | dot -Tpng > mlp.png
-      autodiff graph samples/neuron.ad --format png > neuron.png
-      autodiff graph samples/moons_mlp.ad -o moons.svg           # a tensor program's layers
-      autodiff graph samples/moons_mlp.ad --expand h1 -o h1.svg  # with h1 entry by entry
-      autodiff graph samples/regression_matrix.ad --level scalar -o scalar.png
+      autodiff graph samples/karpathy.ad -o steps.html   # step through
+      autodiff graph "L = (a*b + c)*f" -o structure.png  # no values
+      autodiff graph samples/mlp.ad -o mlp.png
+      autodiff graph samples/mlp.ad --format dot > mlp.dot
+      autodiff graph samples/moons_mlp.ad -o moons.svg   # layers
+      autodiff graph samples/moons_mlp.ad --expand h1 -o h1.svg
     """
     from ..analysis.graph_model import GraphModel
     from ..execute import evaluate
@@ -180,15 +152,18 @@ def graph_command(
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if runs_as_tensors(program, values):
+        level = level or "layers"
         if row is not None and not expand and not page:
             raise click.UsageError("--row chooses the row --expand opens (or the page's scalar views); add --expand NAME")
         layers_rankdir = "TB" if level != "scalar" else "LR"  # so that a network's layers fit a screen
-        request = TensorRequest(output, level, name_list(expand), row or 0, name_list(params) if params else None,
+        request = TensorRequest(output, level, name_list(expand), row, name_list(params) if params else None,
                                 rankdir or layers_rankdir, precision, not no_grad, edge_grads, max_nodes)
         data = _tensor_graph(program, values, request, fmt, backend, timeout)
         _write(data, out, to_stdout)
         return
     _refuse_tensor_options(level, expand, params, row)
+    if level == "layers" and page:
+        raise click.UsageError("the page of a scalar program steps through every value; leave out --level layers")
     rankdir = rankdir or "LR"
     # The page steps through numbers, so it needs them all: a missing input is an error there.
     with Progress("evaluating") as progress:
@@ -206,6 +181,11 @@ def graph_command(
         verb, pronoun = ("does", "it is") if len(omitted) == 1 else ("do", "they are")
         warn([f"{listed(omitted, NAMES_SHOWN)} {verb} not affect {evaluation.output}, so {pronoun} not drawn"])
 
+    if level == "layers" or (level is None and not page and _drawn_by_statement(model, program)):
+        data = _scalar_statements(program, values, evaluation, model, fmt, backend, timeout, precision,
+                                  rankdir, not no_grad, explicit=level == "layers")
+        _write(data, out, to_stdout)
+        return
     if backend is not None and max_nodes:
         _check_layout_size(model, max_nodes)
     text = dot.to_dot(model, rankdir=rankdir, precision=precision, show_grad=not no_grad,
@@ -224,10 +204,40 @@ def _write(data: bytes, out: str | None, to_stdout: bool) -> None:
         write_atomic(out, data)
 
 
-def _refuse_tensor_options(level: str, expand: tuple[str, ...], params: tuple[str, ...], row: int | None) -> None:
-    """--level, --expand, --row and --params are about tensors: a scalar program is already drawn
-    value by value, so asking for them there is a mistake worth saying."""
-    used = [option for option, given in ((f"--level {level}", level != "layers"), ("--expand", bool(expand)),
+# A scalar program of more values than this is drawn a box per statement, when that makes a
+# tenth as many boxes or fewer: samples/moons.ad's 1,660 values took Graphviz 21-26 s to lay out
+# (3.3 MB of SVG), its 35 statements take well under a second.
+STATEMENTS_ABOVE = 1000
+
+
+def _drawn_by_statement(model: GraphModel, program: Program) -> bool:
+    statements = sum(1 for v in program.variables.values() if v.kind != "input")
+    return model.size > STATEMENTS_ABOVE and statements * 10 <= model.size and model.has_values
+
+
+def _scalar_statements(program: Program, values: dict[str, Any], evaluation: Evaluation, model: GraphModel,
+                       fmt: str, backend: Any, timeout: float, precision: int, rankdir: str, grads: bool,
+                       explicit: bool) -> bytes:
+    """A large scalar program a box per statement, its inputs named in the boxes that read them;
+    stderr says so, and how to draw every value."""
+    from ..analysis.tensor_graph import layer_graph
+    from ..render import tensor_dot
+
+    graph = layer_graph(program, values, evaluation.output, gradients=grads)
+    drawn = sum(1 for node in graph.nodes if node.kind != "input")
+    if not explicit:
+        warn([f"{evaluation.output} has {model.size:,} values: drawn a box per statement ({drawn:,}), each "
+              f"naming the inputs it reads; --level scalar draws every value (a layout of minutes), or "
+              f"--output NAME a part"])
+    text = tensor_dot.layer_dot(graph, rankdir=rankdir, precision=precision, show_grad=grads, inputs_drawn=False)
+    return text.encode("utf-8") if backend is None else _laid_out(text, fmt, backend, timeout)
+
+
+def _refuse_tensor_options(level: str | None, expand: tuple[str, ...], params: tuple[str, ...],
+                           row: int | None) -> None:
+    """--level ops, --expand, --row and --params are about tensors: asking for them of a scalar
+    program is a mistake worth saying."""
+    used = [option for option, given in ((f"--level {level}", level == "ops"), ("--expand", bool(expand)),
                                          ("--row", row is not None), ("--params", bool(params))) if given]
     if used:
         raise click.UsageError(f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for tensor programs; "
@@ -241,7 +251,7 @@ class TensorRequest:
     output: str | None
     level: str
     expand: list[str]
-    row: int
+    row: int | None  # None: not given (the first row)
     params: list[str] | None
     rankdir: str
     precision: int
@@ -303,8 +313,9 @@ def _tensor_page(program: Program, graph: TensorGraph, request: TensorRequest, b
 
     if request.max_nodes and graph.size > request.max_nodes:
         _refuse_layers(graph.output, graph.size, graph.size, request.max_nodes)
+    # With the gradients: the page shows each layer's once the backward pass reaches it.
     svg = _laid_out(tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
-                                         show_grad=False), "svg", backend, timeout)
+                                         show_grad=request.grads), "svg", backend, timeout)
     views: dict[int, tuple[str, bytes]] = {}
     notes: dict[int, str] = {}
     statements = [(i, node) for i, node in enumerate(graph.nodes) if node.kind != "input"]
@@ -349,8 +360,11 @@ def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: 
     from ..execute.scalar_view import TooLarge
     from ..render import tensor_dot
 
+    empty = graph.empty_tensor(graph.statement(name))
+    if empty is not None:
+        return f"no scalar graph: {empty} has no entries"
     try:
-        expansion = expand(graph, name, request.row, limit=UNROLLED_PER_VALUE * PAGE_SCALAR_VALUES)
+        expansion = expand(graph, name, request.row or 0, limit=UNROLLED_PER_VALUE * PAGE_SCALAR_VALUES)
     except TooLarge:
         expansion = None
     if expansion is None or expansion.size > PAGE_SCALAR_VALUES:
@@ -393,8 +407,8 @@ def _expansions(graph: TensorGraph, request: TensorRequest) -> list[Expansion]:
     limit = UNROLLED_PER_VALUE * request.max_nodes if request.max_nodes else NO_LIMIT
     expansions = []
     for name in request.expand:
-        expansion = expand(graph, name, request.row, limit=limit)
-        if request.row and expansion.view.row is None:
+        expansion = expand(graph, name, request.row or 0, limit=limit)
+        if request.row is not None and expansion.view.row is None:  # --row 0 too: it did nothing
             warn([f"--row {request.row}: {name} has no rows to choose from (it is "
                   f"{'a number' if not graph.node(expansion.registers[-1]).shape else 'a vector'}), so all of "
                   "it is drawn"])
@@ -413,6 +427,7 @@ def _scalar_level(program: Program, values: dict[str, Any], request: TensorReque
     if request.expand:
         raise click.UsageError("--level scalar draws every statement entry by entry already; --expand is for "
                                "the layer graph")
+    _refuse_empty_tensors(program, values, request.output)
     with Progress("unrolling") as progress:
         progress(0, 1)
         view = scalar_view(program, values, limit=limit or 10_000_000)
@@ -429,6 +444,16 @@ def _scalar_level(program: Program, values: dict[str, Any], request: TensorReque
         svg = _laid_out(text, "svg", backend, timeout, SMALLER_TENSOR_GRAPH)
         return _page(evaluation, model, svg, request.precision, request.grads)
     return _laid_out(text, fmt, backend, timeout, SMALLER_TENSOR_GRAPH)
+
+
+def _refuse_empty_tensors(program: Program, values: dict[str, Any], output: str | None) -> None:
+    """A tensor with no entries has no scalars to draw: say which, and what draws it."""
+    from ..analysis.tensor_graph import layer_graph
+
+    empty = layer_graph(program, values, output, gradients=False).empty_tensor()
+    if empty is not None:
+        raise InputError(f"--level scalar: {empty} has no entries, so it has no scalar graph",
+                         hint="draw the layer graph instead (--level layers)")
 
 
 def _entry_output(view: Any, output: str) -> str:

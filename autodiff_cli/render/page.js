@@ -479,7 +479,12 @@
       var frame = frames[position];
       var known = {};
       for (var f = 1; f <= position; f++) if (frames[f].pass === "forward") known[frames[f].layer] = true;
-      layers.forEach(function (layer, i) { if (!known[i]) mark(box[i], "ad-pending"); });
+      var gradKnown = {};  // a layer's gradient shows in its box from its backward frame on
+      for (var g = 1; g <= position; g++) if (frames[g].pass === "backward") gradKnown[frames[g].layer] = true;
+      layers.forEach(function (layer, i) {
+        if (!known[i]) mark(box[i], "ad-pending");
+        if (!gradKnown[i]) mark(box[i], "ad-grad-pending");
+      });
       stepGrid.textContent = "";
       if (frame.pass === "forward") {
         mark(box[frame.layer], "ad-current");

@@ -501,10 +501,14 @@ def tensor_inline_svg(svg: bytes, graph: TensorGraph) -> str:
             group.set("role", "button")
             group.set("aria-label", f"{node.title}: {_layer_about(node)}")
             title.text = _layer_about(node) if node.kind != "input" else node.title
+            _tag_gradient_field(group)
             found.add(i)
         elif kind == "edge":
             tail, _, head = title.text.partition("->")
             if tail in positions and head in positions:
+                # An operand comes before its use; an edge drawn backwards (an input on the right
+                # of the layer that reads it) is written from the use.
+                tail, head = sorted((tail, head), key=positions.__getitem__)
                 group.set("data-from", str(positions[tail]))
                 group.set("data-to", str(positions[head]))
                 title.text = f"{graph.nodes[positions[tail]].title} \u2192 {graph.nodes[positions[head]].title}"
@@ -515,6 +519,24 @@ def tensor_inline_svg(svg: bytes, graph: TensorGraph) -> str:
     root.set("role", "group")
     root.set("aria-label", f"the layer graph of {graph.output}")
     return _html_svg(root)
+
+
+GRADIENT_PART = "ad-grad-part"
+
+
+def _tag_gradient_field(group: Any) -> None:
+    """Class ``GRADIENT_PART`` on what a layer box draws of its gradient, so the page shows it only
+    once the backward pass has reached the layer.  ``render.tensor_dot`` writes the gradient field
+    last in the box, headed "grad": every element from the last text that starts with it on."""
+    elements = [element for element in group.iter() if element is not group]
+    heads = [n for n, element in enumerate(elements)
+             if element.tag == f"{{{SVG_NS}}}text" and (element.text or "").strip().split(" ")[0] == "grad"]
+    if not heads:
+        return  # drawn without gradients (--no-grad)
+    for element in elements[heads[-1]:]:
+        if element.tag != f"{{{SVG_NS}}}title":
+            classes = element.get("class")
+            element.set("class", f"{classes} {GRADIENT_PART}" if classes else GRADIENT_PART)
 
 
 def _scalar_svg(svg: bytes, i: int, name: str) -> str:

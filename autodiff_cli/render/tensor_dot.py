@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..language.shapes import shape_text
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph
 
 __all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "heat_colour", "largest_size",
-           "layer_dot", "layer_id", "layer_label", "scalar_dot"]
+           "layer_dot", "layer_id", "layer_label", "scalar_dot", "shape_words"]
 
 HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
 HEAT_CELL = 5  # points a side
@@ -50,6 +51,12 @@ _NODE = {"shape": "box", "style": "filled", "color": "#333333", "fontname": "Hel
 _EDGE = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555", "color": "#555555",
          "arrowsize": "0.7"}
 _CLUSTER = {"style": "dashed", "color": "#777777", "fontname": "Helvetica", "fontsize": "12", "labeljust": "l"}
+
+
+def shape_words(shape: Sequence[int]) -> str:
+    """A shape as a box or an edge says it: ``[16, 2]``, and a number's ``[]`` as "scalar" (an
+    empty pair of brackets reads as a glyph that failed to draw)."""
+    return shape_text(tuple(shape)) if len(shape) else "scalar"
 
 
 def layer_id(register: int) -> str:
@@ -115,6 +122,8 @@ def _heat(array: Any) -> str:
 def _tensor_cell(array: Any, precision: int) -> str:
     """What a box shows of one tensor: the number, the grid, or the summary over its heat map."""
     array = array + 0.0  # -0.0 becomes 0.0: a zero's sign (relu's gradient, say) says nothing here
+    if not array.size:  # zeros([0, 3]), x[2:1]: an empty table is not valid DOT, and shows nothing anyway
+        return "<I>no entries</I>"
     if array.ndim == 0:
         return html.escape(format_number(float(array), precision))
     if array.size <= SHOWN_WHOLE:
@@ -127,18 +136,21 @@ def _tensor_cell(array: Any, precision: int) -> str:
             f'</TR><TR><TD ALIGN="LEFT">{_heat(array)}</TD></TR></TABLE>')
 
 
-def layer_label(node: LayerNode, precision: int, show_grad: bool) -> str:
-    """The HTML-like label of a layer box (without the enclosing ``<`` ``>``)."""
+def layer_label(node: LayerNode, precision: int, show_grad: bool, reads: str = "") -> str:
+    """The HTML-like label of a layer box (without the enclosing ``<`` ``>``); ``reads`` names the
+    inputs it reads that are not drawn (a large scalar program drawn by statement)."""
     title = f"<B>{html.escape(node.name)}</B>" if node.name else ""
     if node.expression and node.kind != "constant":
         title += (" = " if title else "") + _wrapped(node.expression)
     elif not title:
         title = _wrapped(node.expression)
     rows = [f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{title}</TD>'
-            f'<TD ALIGN="RIGHT" VALIGN="TOP">{shape_text(node.shape)}</TD></TR>']
+            f'<TD ALIGN="RIGHT" VALIGN="TOP">{shape_words(node.shape)}</TD></TR>']
     if node.parameters is not None:
         count = f"{node.parameters:,} parameter{'s' * (node.parameters != 1)}"
         rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2"><I>{count}</I></TD></TR>')
+    if reads:
+        rows.append(f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" COLSPAN="2"><I>{_wrapped(reads)}</I></TD></TR>')
     fields = [_field("data", node.value, precision)]
     if show_grad and node.grad is not None:
         fields.append(_field("grad", node.grad, precision))
@@ -174,13 +186,15 @@ def _field(word: str, array: Any, precision: int) -> str:
 
 
 def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, show_grad: bool = True,
-              expansions: Sequence[Expansion] = (), edge_grads: bool = False) -> str:
+              expansions: Sequence[Expansion] = (), edge_grads: bool = False, inputs_drawn: bool = True) -> str:
     """DOT text for ``graph``: a box per node, the ``expansions`` as clusters of scalar boxes in
     place of their statements' boxes.  ``precision`` is significant digits in layer boxes (as
     ``eval``'s table of a tensor program) and decimal places in scalar boxes (as today's graph);
     ``edge_grads`` labels the scalar edges with their local derivatives (layer edges say shapes)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    if not inputs_drawn:
+        return _statements_dot(graph, rankdir, precision, show_grad)
     replaced: dict[int, int] = {}  # register -> the expansion drawn in its place
     for number, expansion in enumerate(expansions):
         for register in expansion.registers:
@@ -193,18 +207,27 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
         if node.register in replaced:
             continue
         style = dict(KIND_STYLES[node.kind])
+        if node.kind != "input":
+            style["group"] = "data"  # the statements in one straight column
         lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad)}> "
                      f"{_attributes(style)}]")
     for number, expansion in enumerate(expansions):
         lines.extend(_cluster(number, expansion, precision, show_grad, edge_grads))
+    beside = _parameters_beside(graph, replaced)
+    lines.extend(f"\t{{rank=same; {layer_id(parameter)}; {layer_id(consumer)}}}"
+                 for parameter, (consumer, _) in beside.items())
     seen: set[tuple[str, str]] = set()
+    later: dict[int, list[int]] = {}  # a statement -> the inputs it reads that sit beside another
     for tail, head, shape in graph.edges():
         into, out_of = replaced.get(head), replaced.get(tail)
+        if tail in beside and beside[tail][0] != head and into is None:
+            later.setdefault(head, []).append(tail)
+            continue
         if into is not None and into == out_of:
             continue  # inside one expansion: its scalar graph draws it
         tail_id = layer_id(tail) if out_of is None else _anchor(out_of, expansions[out_of], tail, last=True)
         head_id = layer_id(head) if into is None else _anchor(into, expansions[into], tail, last=False)
-        attributes = {"label": shape_text(shape)}
+        attributes = {"label": shape_words(shape)}
         if out_of is not None:
             attributes["ltail"] = f"cluster_x{out_of}"
         if into is not None:
@@ -212,7 +235,106 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
             if (tail_id, head_id) in seen:
                 continue  # one edge per operand into a cluster
         seen.add((tail_id, head_id))
+        attributes.update(_edge_placement(graph, tail, head, beside))
+        if attributes.get("dir") == "back":  # drawn from the consumer, so that the parameter sits right of it
+            tail_id, head_id = head_id, tail_id
         lines.append(f"\t{tail_id} -> {head_id} [{_attributes(attributes)}]")
+    lines.extend(_also_reads(graph, later))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+SPINE_WEIGHT = "8"  # data edges between statements pull harder than others: the data runs in a column
+
+
+def _parameters_beside(graph: TensorGraph, replaced: dict[int, int]) -> dict[int, tuple[int, str]]:
+    """Where each input sits: beside the first statement that reads it, in its rank (the register
+    of that statement, and "left" or "right": the first input a statement reads on its left, the
+    next on its right, and so on), as torchview draws a layer's weights.  Only drawn boxes are
+    placed; a data input (not a parameter) read by a statement that reads only inputs stays
+    above it, where the column of data starts."""
+    readers: dict[int, list[int]] = {}
+    for node in graph.nodes:
+        for operand in node.operands:
+            readers.setdefault(operand, []).append(node.register)
+    beside: dict[int, tuple[int, str]] = {}
+    count: dict[int, int] = {}
+    for node in graph.nodes:
+        if node.kind != "input" or node.register in replaced or node.register not in readers:
+            continue
+        consumer = readers[node.register][0]
+        starts_the_column = all(graph.node(r).kind == "input" for r in graph.node(consumer).operands)
+        if consumer in replaced or (node.parameters is None and starts_the_column):
+            continue
+        side = "left" if count.get(consumer, 0) % 2 == 0 else "right"
+        count[consumer] = count.get(consumer, 0) + 1
+        beside[node.register] = (consumer, side)
+    return beside
+
+
+_NOTE = {"shape": "note", "style": "filled", "fillcolor": "#ffffff", "color": "#999999", "fontcolor": "#555555"}
+
+
+def also_reads_id(register: int) -> str:
+    """The DOT id of the note beside a statement that lists the inputs it reads from afar."""
+    return f"u{register}"
+
+
+def _also_reads(graph: TensorGraph, later: dict[int, list[int]]) -> list[str]:
+    """A note beside each statement that reads inputs drawn beside an earlier one (the L2 term
+    reads every weight): their names, one dashed edge, in place of edges from all over the
+    picture that would cross the column."""
+    lines = []
+    for head, tails in later.items():
+        names = ", ".join(dict.fromkeys(graph.node(tail).title for tail in tails))
+        note = also_reads_id(head)
+        lines.append(f"\t{note} [{_attributes({**_NOTE, 'label': _plain(f'reads {names} (drawn above)')})}]")
+        lines.append(f"\t{{rank=same; {layer_id(head)}; {note}}}")
+        lines.append(f'\t{layer_id(head)} -> {note} [color="#999999" dir="back" style="dashed"]')
+    return lines
+
+
+def _edge_placement(graph: TensorGraph, tail: int, head: int, beside: dict[int, tuple[int, str]]) -> dict[str, str]:
+    """How an edge shapes the layout: an input's edge to the statement it sits beside runs flat
+    (on the right, drawn backwards); an edge from one statement to the next is heavy, so that
+    the statements line up."""
+    placed = beside.get(tail)
+    if placed is not None:
+        return {"dir": "back"} if placed[1] == "right" else {}
+    if graph.node(tail).kind != "input" and graph.node(head).kind != "input":
+        return {"weight": SPINE_WEIGHT}
+    return {}
+
+
+READS_NAMED = 6  # the most names of unseen inputs a statement's box lists
+SHORT_EXPRESSION = 2 * WRAP  # the most characters of a statement a box writes, in that picture
+
+
+def _statements_dot(graph: TensorGraph, rankdir: str, precision: int, show_grad: bool) -> str:
+    """A box per statement and none per input: each box names the inputs it reads.  For a scalar
+    program of many inputs (samples/moons.ad reads 337 weights one by one), whose every value as
+    a box takes Graphviz minutes to lay out."""
+    lines = [f"digraph {_quoted(graph.output)} {{",
+             f"\tgraph [{_attributes({'rankdir': rankdir, **_GRAPH})}]",
+             f"\tnode [{_attributes(_NODE)}]",
+             f"\tedge [{_attributes(_EDGE)}]"]
+    for node in graph.nodes:
+        if node.kind == "input":
+            continue
+        read = [graph.node(r).title for r in node.operands if graph.node(r).kind == "input"]
+        reads = ""
+        if read:
+            shown = ", ".join(read[:READS_NAMED]) + (", …" if len(read) > READS_NAMED else "")
+            reads = f"reads {len(read)} input{'s' * (len(read) != 1)}: {shown}"
+        if len(node.expression) > SHORT_EXPRESSION:  # the loss's sum of 337 squares: its program line says it
+            node = replace(node, expression=node.expression[:SHORT_EXPRESSION].rsplit(" ", 1)[0] + " …")
+        style = dict(KIND_STYLES[node.kind])
+        lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad, reads)}> "
+                     f"{_attributes(style)}]")
+    for tail, head, shape in graph.edges():
+        if graph.node(tail).kind != "input":  # a number's edge says nothing: every value here is one
+            label = f" [label=\"{shape_words(shape)}\"]" if shape else ""
+            lines.append(f"\t{layer_id(tail)} -> {layer_id(head)}{label}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -84,7 +84,7 @@ def test_ops_level_has_a_node_per_tensor_operation() -> None:
 def test_moons_layers_values_against_numpy() -> None:
     program = moons()
     x = np.array([1.2, -0.4])
-    graph = layer_graph(program, {"x": _literal(x.tolist())})
+    graph = layer_graph(program, {"x": _literal(x.tolist()), "y": 1.0})  # the hinge active: d/d score = -1
     value = {node.name: node.value for node in graph.nodes}
     h1 = np.maximum(value["W1"] @ x + value["b1"], 0)
     h2 = np.maximum(value["W2"] @ h1 + value["b2"], 0)

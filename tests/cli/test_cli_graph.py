@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -384,3 +385,43 @@ def test_sigterm_stops_the_layout_and_leaves_no_file(tmp_path) -> None:
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
     assert not Path(f"/proc/{layout[0]}").exists()  # the renderer was killed and reaped, not orphaned
     assert list(tmp_path.iterdir()) == [program]
+
+
+def test_help_fits_80_columns_and_shows_what_works_after_pip_install(runner) -> None:
+    from autodiff_cli.cli import main
+
+    result = runner.invoke(main, ["graph", "--help"], terminal_width=80)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    assert "dot -T" not in result.stdout  # the system Graphviz is not there after a plain pip install
+    assert "autodiff graph samples/mlp.ad -o mlp.png" in result.stdout
+
+
+def test_a_large_scalar_program_is_drawn_a_box_per_statement(run, samples) -> None:
+    # samples/moons.ad: 1,660 values took Graphviz 21-26 s; its 35 statements lay out in about a second.
+    result = run(str(samples / "moons.ad"), "--format", "dot")
+    assert result.exit_code == 0, result.stderr
+    assert "loss has 1,660 values: drawn a box per statement (35)" in result.stderr
+    assert "--level scalar draws every value" in result.stderr
+    boxes = re.findall(r"^\t(t\d+) \[label=<", result.stdout, re.M)
+    assert len(boxes) == 16 + 16 + 3  # h1_*, h2_*, score, hinge, loss: no box per weight
+    assert "<B>h1_1</B> = relu(b1_1 + w1_1_1*x1 + w1_1_2*x2)" in result.stdout
+    assert "reads 5 inputs: w1_1_1, x1, b1_1, w1_1_2, x2" in result.stdout  # as the program reads them
+    svg = run(str(samples / "moons.ad"), "--renderer", "bundled")
+    assert svg.exit_code == 0 and "<svg" in svg.stdout
+
+
+def test_level_scalar_draws_every_value_of_a_large_scalar_program(run, samples) -> None:
+    result = run(str(samples / "moons.ad"), "--level", "scalar", "--format", "dot")
+    assert result.exit_code == 0, result.stderr
+    assert "drawn a box per statement" not in result.stderr
+    assert "w1_1_1" in result.stdout and result.stdout.count("_op [label=") > 1000
+
+
+def test_level_layers_draws_a_small_scalar_program_by_statement(run, samples) -> None:
+    result = run(str(samples / "karpathy.ad"), "--level", "layers", "--format", "dot")
+    assert result.exit_code == 0, result.stderr
+    boxes = re.findall(r"^\t(t\d+) \[label=<", result.stdout, re.M)
+    assert len(boxes) == 3  # e, d, L
+    assert run(str(samples / "karpathy.ad"), "--level", "ops", "--format", "dot").exit_code == 2

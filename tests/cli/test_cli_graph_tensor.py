@@ -119,10 +119,11 @@ def test_a_missing_input_is_an_error_naming_it(run) -> None:
     assert "no value for input w" in result.stderr and "--set w=" in result.stderr
 
 
-def test_row_of_a_vector_warns_that_it_is_drawn_whole(run, samples) -> None:
-    result = run(str(samples / "moons_mlp.ad"), "--expand", "h1", "--row", "3", "--format", "dot")
+@pytest.mark.parametrize("row", ["3", "0"])
+def test_row_of_a_vector_warns_that_it_is_drawn_whole(run, samples, row) -> None:
+    result = run(str(samples / "moons_mlp.ad"), "--expand", "h1", "--row", row, "--format", "dot")
     assert result.exit_code == 0, result.output
-    assert "--row 3: h1 has no rows to choose from (it is a vector), so all of it is drawn" in result.stderr
+    assert f"--row {row}: h1 has no rows to choose from (it is a vector), so all of it is drawn" in result.stderr
     assert "h1[15]" in result.stdout
 
 
@@ -173,3 +174,37 @@ def test_options_that_do_nothing_here_are_usage_errors(run, tmp_path, samples, a
     result = run(str(samples / args[0].split("/")[1]), *args[1:], "-o", str(tmp_path / "g.svg"))
     assert result.exit_code == 2 and said in result.stderr
     assert not (tmp_path / "g.svg").exists()
+
+
+EMPTY_SLICE = "x = [1, 2, 3]\ns = x[2:1]\ny = sum(s)"
+
+
+@pytest.mark.parametrize("program", ["x = zeros([0, 3])\ny = sum(x)", EMPTY_SLICE])
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_a_tensor_with_no_entries_is_drawn_as_such(run, tmp_path, program, renderer) -> None:
+    if renderer == "bundled" and backends.bundled_program() is None:
+        pytest.skip("graphviz-pure is not installed")
+    if renderer == "system" and backends.system_program() is None:
+        pytest.skip("the system Graphviz is not installed")
+    out = tmp_path / "empty.svg"
+    result = run("-e", program, "--renderer", renderer, "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert "no entries" in out.read_text()
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--expand", "s"], "--expand s: s (shape [0]) has no entries"),
+    (["--expand", "y"], "--expand y: s (shape [0]) has no entries"),
+    (["--level", "scalar"], "--level scalar: s (shape [0]) has no entries"),
+])
+def test_no_scalar_graph_of_a_tensor_with_no_entries(run, args, said) -> None:
+    result = run("-e", EMPTY_SLICE, *args, "--format", "dot")
+    assert result.exit_code == 1
+    assert said in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_page_of_a_tensor_with_no_entries_says_it_has_no_scalar_graph(run, tmp_path) -> None:
+    out = tmp_path / "empty.html"
+    result = run("-e", EMPTY_SLICE, "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert "no scalar graph: s (shape [0]) has no entries" in out.read_text()

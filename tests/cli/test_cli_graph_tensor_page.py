@@ -217,3 +217,43 @@ def test_the_keyboard_alone_steps_and_opens_a_layer(browser, make_page) -> None:
     page.press(HOME)
     assert page.text("counter") == "step 0 of 11"
     assert page.errors() == []
+
+
+def test_an_edge_drawn_backwards_still_runs_from_operand_to_use(make_page) -> None:
+    # b1 sits right of h1, its edge written from h1 (dir=back): the page must still see b1 -> h1.
+    html = make_page("samples/moons_mlp.ad").read_text()
+    names = [layer["name"] for layer in embedded(html)["layers"]]
+    edges = {(int(a), int(b)) for a, b in re.findall(r'data-from="(\d+)" data-to="(\d+)"', html)}
+    h1 = names.index("h1")
+    assert {(names.index(operand), h1) for operand in ("W1", "x", "b1")} <= edges
+    assert all(a < b for a, b in edges)
+
+
+def _shown_gradients(page: TensorPage) -> dict[str, list[str]]:
+    """Each layer's gradient field as the browser shows it: the texts drawn visibly in its box."""
+    shown = {}
+    for name in page.names:
+        parts = page.box(name).find_elements(page.by.CSS_SELECTOR, "text.ad-grad-part")
+        shown[name] = [part.get_attribute("textContent") for part in parts if part.is_displayed()]
+    return shown
+
+
+@pytest.mark.parametrize("sample", ["samples/moons_mlp.ad", REGRESSION])
+def test_the_last_step_shows_every_gradient_and_the_first_none(browser, make_page, sample) -> None:
+    page = TensorPage(browser, make_page(sample))
+    assert all(texts == [] for texts in _shown_gradients(page).values())  # before the backward pass
+    page.press(END)
+    assert page.text("phase") == "the full gradient picture"
+    shown = _shown_gradients(page)
+    assert all(texts and texts[0].startswith("grad") for texts in shown.values()), shown
+    page.screenshot("tensor_end_" + Path(sample).stem)
+    assert page.errors() == []
+
+
+def test_a_gradient_appears_when_the_backward_pass_reaches_its_layer(browser, make_page) -> None:
+    page = TensorPage(browser, make_page(REGRESSION, *W_SET))
+    X, Y, W, P, grad_P, grad_W = regression_numbers()
+    page.press(RIGHT, 7)  # forward (5), then dL/dL, dL/dP
+    shown = _shown_gradients(page)
+    assert shown["L"] == ["grad 1"] and shown["W"] == [] and shown["X"] == []
+    assert shown["P"][0] == "grad" and shown["P"][1:] == [f"{g:.4g}" for g in grad_P.ravel()]

@@ -33,7 +33,7 @@ def test_every_layer_is_a_box_and_every_edge_says_its_shape() -> None:
     text = layer_dot(regression_graph())
     ids = re.findall(r"^\t(t\d+) \[label=<", text, re.M)
     assert ids == ["t0", "t1", "t2", "t3", "t6"]  # X, Y, W, P, L: the registers
-    edges = re.findall(r'^\t(t\d+) -> (t\d+) \[label="([^"]*)"\]', text, re.M)
+    edges = re.findall(r'^\t(t\d+) -> (t\d+) \[label="([^"]*)"', text, re.M)
     assert edges == [("t0", "t3", "[8, 2]"), ("t2", "t3", "[2, 1]"), ("t3", "t6", "[8, 1]"),
                      ("t1", "t6", "[8, 1]")]
     assert '<B>P</B> = X @ W' in text and '<B>L</B> = mean((P - Y)**2)' in text
@@ -91,7 +91,7 @@ def test_an_expansion_is_a_cluster_of_todays_boxes_in_place_of_the_layer() -> No
     assert re.search(r"^\t\tx0v\d+ -> x0v\d+_op$", text, re.M)
     # edges from X and W end at the cluster's border, and the one to L starts there
     assert re.search(r'^\tt0 -> x0v\d+ \[label="\[8, 2\]" lhead="cluster_x0"\]', text, re.M)
-    assert re.search(r'^\tx0v\d+ -> t6 \[label="\[8, 1\]" ltail="cluster_x0"\]', text, re.M)
+    assert re.search(r'^\tx0v\d+ -> t6 \[label="\[8, 1\]" ltail="cluster_x0"[^\n]*\]$', text, re.M)
 
 
 @pytest.mark.skipif(backends.bundled_program() is None, reason="graphviz-pure is not installed")
@@ -99,3 +99,69 @@ def test_the_bundled_renderer_draws_it() -> None:
     graph = regression_graph()
     svg = backends.render(layer_dot(graph, expansions=[expand(graph, "P")]), "svg", "bundled").decode()
     assert "<svg" in svg and "cluster_x0" in svg
+
+
+def moons_graph():
+    return layer_graph(parse((SAMPLES / "moons_mlp.ad").read_text(), "moons_mlp.ad"), {})
+
+
+def test_each_parameter_sits_beside_the_layer_that_reads_it() -> None:
+    graph = moons_graph()
+    ids = {node.title: f"t{node.register}" for node in graph.nodes}
+    text = layer_dot(graph, rankdir="TB")
+    for weight, bias, layer in (("W1", "b1", "h1"), ("W2", "b2", "h2"), ("W3", "b3", "score")):
+        assert f"{{rank=same; {ids[weight]}; {ids[layer]}}}" in text
+        assert f"{{rank=same; {ids[bias]}; {ids[layer]}}}" in text
+        # the weight on the left (an edge into the layer), the bias on the right (drawn from it, backwards)
+        assert re.search(rf"^\t{ids[weight]} -> {ids[layer]} \[", text, re.M)
+        assert re.search(rf'^\t{ids[layer]} -> {ids[bias]} \[dir="back"', text, re.M)
+    # x starts the column, above h1; y sits beside hinge, the statement that reads it
+    assert f"{ids['x']}; " not in text and f"{{rank=same; {ids['y']}; {ids['hinge']}}}" in text
+
+
+def test_a_later_use_of_a_parameter_is_a_note_not_an_edge_across_the_picture() -> None:
+    graph = moons_graph()
+    ids = {node.title: f"t{node.register}" for node in graph.nodes}
+    text = layer_dot(graph, rankdir="TB")
+    assert not re.search(rf"^\t{ids['W1']} -> {ids['loss']}\b", text, re.M)
+    assert 'label="reads W1, b1, W2, b2, W3, b3 (drawn above)"' in text
+    assert f"{{rank=same; {ids['loss']}; u{ids['loss'][1:]}}}" in text
+
+
+def test_a_number_s_shape_reads_scalar() -> None:
+    text = layer_dot(moons_graph(), rankdir="TB")
+    assert ">[]<" not in text and 'label="[]"' not in text
+    assert '>scalar</TD>' in text and 'label="scalar"' in text
+
+
+def _boxes(svg: str) -> dict[str, tuple[float, float, float, float]]:
+    """Each node's title -> (left, top, right, bottom) of its outline, from a Graphviz SVG."""
+    import xml.etree.ElementTree as ET
+
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    boxes = {}
+    for group in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}g"):
+        title = group.find("s:title", ns)
+        shape = group.find("s:polygon", ns)
+        if group.get("class") != "node" or title is None or shape is None:
+            continue
+        points = [tuple(map(float, p.split(","))) for p in shape.get("points").split()]
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        boxes[title.text] = (min(xs), min(ys), max(xs), max(ys))
+    return boxes
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_the_layers_are_laid_out_as_one_column_read_top_to_bottom(renderer) -> None:
+    if (backends.system_program() if renderer == "system" else backends.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+    graph = moons_graph()
+    ids = {node.title: f"t{node.register}" for node in graph.nodes}
+    boxes = _boxes(backends.render(layer_dot(graph, rankdir="TB"), "svg", renderer).decode())
+    centre = {name: ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for name, b in boxes.items()}
+    column = [ids[name] for name in ("x", "h1", "h2", "score", "hinge", "loss")]
+    assert all(abs(centre[i][0] - centre[column[0]][0]) < 1 for i in column)  # one straight column
+    assert all(centre[a][1] < centre[b][1] for a, b in zip(column, column[1:]))  # top to bottom
+    for weight, bias, layer in (("W1", "b1", "h1"), ("W2", "b2", "h2"), ("W3", "b3", "score")):
+        assert abs(centre[ids[weight]][1] - centre[ids[layer]][1]) < 1  # beside it
+        assert boxes[ids[weight]][2] < boxes[ids[layer]][0] < boxes[ids[layer]][2] < boxes[ids[bias]][0]
