@@ -14,13 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.training_record import (
-    CURVE_POINTS,
-    GRID,
-    TrainingRecorder,
-    default_every,
-    name_prefix,
-)
+from autodiff_cli.analysis.prediction_grid import CURVE_POINTS, GRID
+from autodiff_cli.analysis.training_model import name_prefix
+from autodiff_cli.analysis.training_record import TrainingRecorder, default_every
 from autodiff_cli.execute.columns import plan_columns
 from autodiff_cli.execute.fit import FitResult, FitSettings, plan_fit, train
 from autodiff_cli.execute.objective import ProgramObjective
