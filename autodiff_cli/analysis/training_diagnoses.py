@@ -56,8 +56,10 @@ def _layers(record: Recording) -> list[str]:
     found = []
     for layer in record.activity:
         if layer.op == "relu" and layer.dead:
-            found.append(f"{layer.dead} of the {layer.units} relu units of '{layer.name}' are dead: 0 on every "
-                         f"training row at step {record.activity_step}, so they no longer learn")
+            are, they = ("is", "it") if layer.dead == 1 else ("are", "they")
+            found.append(f"{layer.dead} of the {layer.units} relu units of '{layer.name}' {are} dead: 0 on every "
+                         f"training row at step {record.activity_step}, so {they} no longer learn"
+                         f"{'s' if layer.dead == 1 else ''}")
         elif layer.op in ("tanh", "sigmoid") and layer.near_limit >= SATURATED:
             limits = "-1 or 1" if layer.op == "tanh" else "0 or 1"
             found.append(f"the {layer.op} layer '{layer.name}' is saturated: {_percent(layer.near_limit)} of its "
