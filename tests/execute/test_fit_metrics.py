@@ -196,6 +196,57 @@ def test_the_measurer_of_a_tensor_program_takes_the_argmax_of_each_row() -> None
     assert measured.validation["accuracy"] == np.mean(np.argmax(held_x @ W.T, axis=1) == held_classes)
 
 
+def test_a_tensor_measurement_runs_each_row_once_in_pieces(monkeypatch) -> None:
+    """The validation loss and the metrics of the validation rows come from one pass over them,
+    run MEASURE_ROWS rows at a time (a product over every row at once set the BLAS's threads
+    going, several times slower on a busy machine); the numbers are those of whole rows."""
+    import autodiff_cli.execute.metrics as metrics_module
+    import autodiff_cli.execute.tensor as tensor_module
+    import autodiff_cli.execute.tensor_fit as tensor_fit_module
+
+    program = parse(TENSOR, "t.ad")
+    rng = np.random.RandomState(5)
+    x, classes = rng.normal(size=(40, 2)), rng.randint(0, 3, 40).astype(float)
+    held_x, held_classes = rng.normal(size=(300, 2)), rng.randint(0, 3, 300).astype(float)
+    plan = plan_fit(program, ["x[0]", "x[1]", "label"], {})
+    layout, _start = starting_parameters(program, plan.parameters, plan.start, "normal", 0)
+    training = TensorObjective(program, "loss", layout, {}, {"x": x, "label": classes})
+    validation = TensorObjective(program, "loss", layout, {}, {"x": held_x, "label": held_classes})
+    passes: list[int] = []
+    real = tensor_module.run_forward
+
+    def counted(program, inputs, batched, **options):
+        passes.append(len(inputs["x"]))
+        return real(program, inputs, batched, **options)
+
+    monkeypatch.setattr(tensor_module, "run_forward", counted)
+    monkeypatch.setattr(tensor_fit_module, "run_forward", counted)
+    measurer = Measurer(program, check_metrics(program, [parse_metric("accuracy:z:label")]), training, validation)
+    W = np.array([[0.5, -1.0], [2.0, 0.25], [-0.5, 1.5]])
+    measured = measurer(W.ravel(), 1)
+    assert sum(passes) == 40 + 300  # each training and validation row once
+    assert max(passes) <= metrics_module.MEASURE_ROWS
+    z = held_x @ W.T
+    log_softmax = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    assert measured.validation_loss == pytest.approx(-np.mean(log_softmax[np.arange(300), held_classes.astype(int)]),
+                                                     rel=1e-12)
+    assert measured.validation["accuracy"] == np.mean(np.argmax(z, axis=1) == held_classes)
+
+
+def test_a_row_failing_in_a_later_piece_is_named_by_its_place_in_the_data() -> None:
+    program = parse("x = 1\nw = 1\nr = log(w * x)\nloss = (w - x)**2\n", "t.ad")
+    plan = plan_fit(program, ["x"], {})
+    layout, _start = starting_parameters(program, plan.parameters, plan.start, "normal", 0)
+    x = np.ones(300)
+    x[200] = -1.0
+    held = TensorObjective(program, "loss", layout, {}, {"x": x}, row_label=label)
+    training = TensorObjective(program, "loss", layout, {}, {"x": np.ones(3)}, row_label=label)
+    measurer = Measurer(program, check_metrics(program, [parse_metric("r")]), training, held)
+    with pytest.raises(EvaluationError) as caught:
+        measurer(np.array([1.0]), 1)
+    assert "in line 202 of rows.csv" in caught.value.notes
+
+
 # --- the Monitor in train ------------------------------------------------------------------------
 
 
