@@ -191,7 +191,7 @@ def tensor_row_values(objective: Any, names: Sequence[str], chunk_rows: int = ME
             except EvaluationError as error:
                 row = getattr(error, "row", None)
                 if row is not None:
-                    error.row = start + row
+                    error.row = start + row  # type: ignore[attr-defined]
                     error.notes.append(f"in {objective.row_label(start + row)}")
                 raise
             for name in names:
@@ -255,6 +255,7 @@ class Measurer:
                 validation = self._metrics(rows, self._values(rows, params))
             else:
                 values = self._values(rows, params)
+                assert values is not None  # the output is among them
                 validation_loss = float(np.mean(values[rows.output]))
                 validation = self._metrics(rows, values)
         return Measurement(step, validation_loss, self._metrics(self._training, self._values(self._training, params)),
