@@ -106,9 +106,10 @@ class Case:
         recorder = self.recorder(self.training_columns) if report else None
 
         def observe(record: Any, measurement: Any, params: np.ndarray, grad: np.ndarray) -> None:
-            if recorder is not None and recorder.wants(record.step):
-                recorder.observe(record.step, params, grad, record.loss, measurement.validation_loss,
-                                 measurement.metrics())
+            if recorder is not None and (recorder.wants(record.step) or measurement is not None):
+                recorder.observe(record.step, params, grad, record.loss,
+                                 None if measurement is None else measurement.validation_loss,
+                                 {} if measurement is None else measurement.metrics())
 
         monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
                           observe=observe)

@@ -774,8 +774,8 @@ class _Observer:
     def __call__(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
         if measurement is not None:
             self.reporter.measured(measurement)
-        if self.recorder is None or not self.recorder.wants(record.step):
-            return
+        if self.recorder is None or not (self.recorder.wants(record.step) or measurement is not None):
+            return  # a recording takes its own steps and every measured one
         self.record_step(record, measurement, params, grad)
         if not self.failed and time.monotonic() - self.written >= REPORT_PAUSE:
             assert self.report is not None

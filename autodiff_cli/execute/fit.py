@@ -215,6 +215,10 @@ class _Batches:
     def full(self) -> bool:
         return self.size is None
 
+    @property
+    def per_epoch(self) -> int:
+        return 1 if self.size is None else -(-self.rows // self.size)
+
     def next(self) -> tuple[np.ndarray | None, bool]:
         """The rows of the next step, and whether they end an epoch."""
         if self.size is None:
@@ -278,6 +282,9 @@ def train(
     state = None
     plateau = _Plateau(settings.tol)
     watching_validation = False  # tol watches the validation loss: once one is measured (at step 1)
+    from .metrics import measure_interval
+
+    every = measure_interval(settings, batches.per_epoch)
     epoch_losses: list[float] = []
     try:
         for step in range(1, settings.steps + 1):
@@ -297,8 +304,8 @@ def train(
                 return run.diverged(step, f"the gradient's norm is {grad_norm}")
             record = Step(step, loss, grad_norm, settings.lr_at(step))
             converged = False
-            if monitor is not None and monitor.due(step, epoch_ends, settings.measure_every):
-                scheduled = monitor.scheduled(step, epoch_ends, settings.measure_every)
+            if monitor is not None and monitor.due(step, epoch_ends, every):
+                scheduled = monitor.scheduled(step, epoch_ends, every)
                 try:
                     measurement = run.monitored(record, params, grad, scheduled)
                 except AutodiffError as error:
@@ -390,7 +397,7 @@ class _Run:
         for the best validation loss."""
         assert self.monitor is not None
         measurement = None
-        if self.monitor.measure is not None:
+        if self.monitor.measure is not None and scheduled:  # also_at's steps are observed, not measured
             measurement = self._measure(params, record.step, scheduled)
         if self.monitor.observe is not None:
             self.monitor.observe(record, measurement, params, grad)

@@ -25,9 +25,10 @@ import numpy as np
 
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import Program
-from .fit import Measurement
+from .fit import FitSettings, Measurement
 
-__all__ = ["METRIC_KINDS", "Measurer", "Metric", "RowValues", "check_metrics", "metric_value", "parse_metric"]
+__all__ = ["METRIC_KINDS", "Measurer", "Metric", "RowValues", "check_metrics", "measure_interval", "metric_value",
+           "parse_metric"]
 
 METRIC_KINDS = ("accuracy", "mse", "mae")  # the metrics of a prediction against a target
 METRIC_FORMS = "NAME (a variable's mean over rows), accuracy:PRED:TARGET, mse:PRED:TARGET or mae:PRED:TARGET"
@@ -86,6 +87,25 @@ def column_names(metrics: Sequence[Metric]) -> list[str]:
     short = [metric.name for metric in metrics]
     names = [name if short.count(name) == 1 else metric.text for name, metric in zip(short, metrics)]
     return [f"mean:{name}" if name in RESERVED else name for name in names]
+
+
+# Measurements over a run at the default schedule, besides step 1's.  Measuring runs the model
+# over every training row (for the metrics) and every validation row, several steps' worth of
+# work: once an epoch, a run of small epochs (digits': 18 steps) spent half its time measuring.
+MEASUREMENTS = 10
+
+
+def measure_interval(settings: FitSettings, steps_per_epoch: int) -> int | None:
+    """The steps between the measurements ``train``'s ``Monitor`` schedules: ``--eval-every``'s;
+    once an epoch (None) when measurements decide what training does (``--tol`` watching the
+    validation loss, ``--keep best-validation``); otherwise about ``MEASUREMENTS`` over the run,
+    at the end of an epoch, at least once an epoch."""
+    if settings.measure_every is not None:
+        return settings.measure_every
+    if settings.keep_best_validation or (settings.tol > 0 and settings.watch_validation):
+        return None
+    epochs = max(1, -(-settings.steps // (MEASUREMENTS * steps_per_epoch)))
+    return None if epochs == 1 else epochs * steps_per_epoch
 
 
 RowValues = Callable[[np.ndarray], dict[str, np.ndarray]]  # parameters -> each variable's rows (rows, *shape)

@@ -306,11 +306,30 @@ def test_with_mini_batches_once_an_epoch_or_every_n_steps_and_where_asked() -> N
     settings = FitSettings(lr=0.01, steps=10, batch_size=2, measure_every=3)
     seen = []
     monitor = Monitor(held_out_measure(TRAIN), also_at=lambda step: step == 5,
-                      observe=lambda record, measured, params, grad: seen.append(measured.step))
-    # step 5 is measured for the observer (a recording) only: the history, --tol and
-    # --keep best-validation see the schedule's measurements alone, with or without a recording
+                      observe=lambda record, measured, params, grad: seen.append(
+                          (record.step, None if measured is None else measured.step)))
+    # step 5 is observed for a recording, and not measured: measuring is the schedule's alone,
+    # so a recording adds no measurement's cost, and the history, --tol and --keep
+    # best-validation see the same measurements with or without one
     assert [m.step for m in train(TRAIN, np.zeros(2), settings, monitor=monitor).measurements] == [1, 3, 6, 9]
-    assert seen == [1, 3, 5, 6, 9]
+    assert seen == [(1, 1), (3, 3), (5, None), (6, 6), (9, 9)]
+
+
+@pytest.mark.parametrize(("settings", "steps"), [
+    # about ten measurements over a run, at the ends of epochs: 100 full-batch steps, every 10th
+    (FitSettings(lr=0.01, steps=100), [1, *range(10, 101, 10)]),
+    # an epoch of 2 steps (4 rows, batches of 2): every 5 epochs
+    (FitSettings(lr=0.01, steps=100, batch_size=2), [1, *range(10, 101, 10)]),
+    (FitSettings(lr=0.01, steps=95, batch_size=2), [1, *range(10, 95, 10)]),
+    # once an epoch when measurements decide what training does
+    (FitSettings(lr=0.01, steps=30, keep_best_validation=True), list(range(1, 32))),  # 31: the last, to choose
+    (FitSettings(lr=0.01, steps=30, tol=1e-12, watch_validation=True), list(range(1, 31))),
+    # --eval-every wins
+    (FitSettings(lr=0.01, steps=100, measure_every=7), [1, *range(7, 101, 7)]),
+])
+def test_the_default_schedule_measures_about_ten_times_in_whole_epochs(settings, steps) -> None:
+    measured = train(TRAIN, np.zeros(2), settings, monitor=Monitor(held_out_measure(TRAIN))).measurements
+    assert [m.step for m in measured] == steps
 
 
 def test_the_kept_parameters_of_an_early_stop_are_observed_last() -> None:
