@@ -87,6 +87,8 @@ class Recording:
     """Everything the training report shows, as plain data."""
 
     meta: dict[str, Any]  # command, seed, versions, program, data: shown as given
+    rows: int = 0  # the training rows
+    validation_rows: int = 0  # the validation rows (0: none)
     steps: list[int] = field(default_factory=list)  # the recorded steps: the losses, metrics and grad_norm's
     kept_steps: list[int] = field(default_factory=list)  # those whose parameters were kept: the groups', the view's
     train_loss: list[float] = field(default_factory=list)
@@ -107,7 +109,12 @@ class Recording:
     finished: bool = False
     reason: str = ""  # FitResult.reason once finished
     steps_done: int = 0
-    final_loss: float | None = None
+    final_loss: float | None = None  # the training loss of the parameters kept (fit writes them)
+    # Those parameters: the step they started (steps_done + 1: after the last update), and their
+    # measurement, the final line's: validation loss (None without one) and metrics by name.
+    final_step: int = 0
+    final_validation_loss: float | None = None
+    final_metrics: dict[str, float] = field(default_factory=dict)
     bad_step: int | None = None  # a diverged run's step whose loss, gradient or update was not finite
 
 
@@ -124,6 +131,8 @@ class TrainingRecorder:
         self.meta = dict(meta)
         self.seed = seed
         self.model = TrainingModel(program, plan, given_values, train_columns, seed, validation_columns)
+        self.rows = _count(train_columns)
+        self.validation_rows = _count(validation_columns) if validation_columns else 0
         self.steps: list[int] = []
         self.train_loss: list[float] = []
         self.validation_loss: list[float | None] = []
@@ -185,7 +194,7 @@ class TrainingRecorder:
                            train_loss=list(self.train_loss),
                            validation_loss=list(self.validation_loss),
                            metrics={name: list(values) for name, values in sorted(self.metrics.items())},
-                           grad_norm=list(self.grad_norm))
+                           grad_norm=list(self.grad_norm), rows=self.rows, validation_rows=self.validation_rows)
         result = self.result
         if result is not None:
             record.finished = True
@@ -193,6 +202,10 @@ class TrainingRecorder:
             record.steps_done = result.steps_done
             record.bad_step = result.bad_step
             record.final_loss = float(result.loss) if math.isfinite(result.loss) else None
+            record.final_step = result.params_step
+            if result.measurement is not None:
+                record.final_validation_loss = result.measurement.validation_loss
+                record.final_metrics = dict(result.measurement.metrics())
             record.history_steps = [s.step for s in result.history]
             record.history_loss = [float(s.loss) for s in result.history]
         else:
@@ -268,6 +281,10 @@ class TrainingRecorder:
         return self._graph[1], self._graph[2]
 
 
+
+
+def _count(columns: Mapping[str, Any]) -> int:
+    return len(next(iter(columns.values()))) if columns else 0
 
 
 def _most_kept(size: int) -> int:

@@ -9,6 +9,7 @@ samples/line.ad is (w*x + b - y)**2, from w = b = 0), on the rows NumPy's Random
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -420,3 +421,25 @@ def test_a_validation_row_that_fails_later_is_said_to_be_a_measurement(fit, tmp_
     assert f"in line 3 of {held}" in result.stderr
     assert "learning rate" not in result.stderr  # training's rows were fine: no advice about --lr
     assert (tmp_path / "p.json").exists()
+
+
+def test_the_report_and_the_final_line_give_the_numbers_of_the_same_parameters(fit, tmp_path) -> None:
+    """One run, one answer: the report's header gives the losses and metrics of the parameters
+    written, after the last update, as the final line does (it gave the validation loss where the
+    last step started), and says which rows were held out of the data."""
+    result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--validation", 0.25, "--seed", 7, "--steps", 9,
+                 "--metric", "mae:prediction:y", "--report", tmp_path / "run.html", "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    training, held = split(7, 50)
+    w, b = sgd_path(training, 9)[-1]
+    mae = float(np.mean(np.abs(w * training[:, 0] + b - training[:, 1])))
+    held_mae = float(np.mean(np.abs(w * held[:, 0] + b - held[:, 1])))
+    said = (f"training loss {line_loss(training, w, b):.6g}, validation loss {line_loss(held, w, b):.6g}, "
+            f"mae {mae:.6g}, validation mae {held_mae:.6g}")
+    page = (tmp_path / "run.html").read_text()
+    summary = re.search(r'<p id="summary">(.*?)</p>', page).group(1)
+    assert summary == f"9 steps: every step was taken. The parameters written, after step 9's update: {said}."
+    assert final_number(result.stderr, "validation loss") == float(f"{line_loss(held, w, b):.6g}")
+    rows = dict(re.findall(r"<tr><th>(\w+)</th><td><code>(.*?)</code>", page))
+    assert rows["data"] == f"{html.escape(str(SAMPLES / 'line.csv'))} (trained on 150 rows)"
+    assert rows["validation"] == f"25% of {html.escape(str(SAMPLES / 'line.csv'))} held out (50 rows, not trained on)"
