@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import Program
 from .fit import FitSettings, Measurement
+from .objective import ProgramObjective
 
 __all__ = ["METRIC_KINDS", "Measurer", "Metric", "RowValues", "check_metrics", "measure_interval", "metric_value",
            "parse_metric"]
@@ -250,6 +252,9 @@ class Measurer:
         variables = [name for metric in self.metrics for name in metric.variables]
         self._training = self._rows(program, training, variables)
         self._validation = None if validation is None else self._rows(program, validation, variables, loss=True)
+        self._joint = None
+        if isinstance(training, ProgramObjective) and isinstance(validation, ProgramObjective) and variables:
+            self._joint = _joint_rows(program, training, validation, [*variables, training.plan.output])
 
     @staticmethod
     def _rows(program: Program, objective: Any, variables: list[str], loss: bool = False) -> _Rows:
@@ -266,6 +271,10 @@ class Measurer:
         return _Rows(objective, values, objective.row_label, output)
 
     def __call__(self, params: np.ndarray, step: int) -> Measurement:
+        if self._joint is not None:
+            measured = self._jointly(params, step)
+            if measured is not None:
+                return measured
         validation_loss = None
         validation: dict[str, float] = {}
         if self._validation is not None:
@@ -297,3 +306,28 @@ class Measurer:
         if values is None or not self.metrics:
             return {}
         return {name: metric_value(metric, values, rows.row_label) for name, metric in zip(self.names, self.metrics)}
+
+    def _jointly(self, params: np.ndarray, step: int) -> Measurement | None:
+        """A scalar program measured in one pass over the training rows and the validation rows
+        together (a pass costs about the same for 80 rows or 800: the executor's walk of the
+        program); None when a row fails, for the passes one by one to say where."""
+        assert self._joint is not None and self._validation is not None
+        try:
+            values = self._joint(params)
+        except EvaluationError:
+            return None
+        split = self._training.objective.rows
+        training = {name: column[:split] for name, column in values.items()}
+        validation = {name: column[split:] for name, column in values.items()}
+        loss = float(np.mean(validation[self._validation.objective.plan.output]))
+        return Measurement(step, loss, self._metrics(self._training, training),
+                           self._metrics(self._validation, validation))
+
+
+def _joint_rows(program: Program, training: ProgramObjective, validation: ProgramObjective,
+                names: list[str]) -> RowValues:
+    """``program_row_values`` over the training rows followed by the validation rows."""
+    both = SimpleNamespace(plan=training.plan, rows=training.rows + validation.rows, row_label=training.row_label,
+                           columns={name: np.concatenate([column, validation.columns[name]])
+                                    for name, column in training.columns.items()})
+    return program_row_values(program, both, names)

@@ -152,6 +152,40 @@ def test_the_measurer_of_a_scalar_program_gives_validation_loss_and_metrics() ->
                                                 "validation_mae": v_mae, "validation_prediction": v_mean}, rel=1e-13)
 
 
+def test_a_scalar_program_is_measured_in_one_pass_over_both_sets_of_rows(monkeypatch) -> None:
+    """A pass of the vectorized executor costs about the same for 40 rows or 400 (its walk of the
+    program): the training and validation rows are measured together, in one."""
+    from autodiff_cli.execute.vectorized import BatchEvaluator
+
+    program = parse(LINE, "line.ad")
+    train_rows, held = line_rows(1, 40), line_rows(2, 15)
+    plan = plan_fit(program, list(train_rows), {})
+    measurer = Measurer(program, check_metrics(program, [parse_metric("mae:prediction:y")]),
+                        ProgramObjective(program, plan, train_rows), ProgramObjective(program, plan, held))
+    passes = []
+    real = BatchEvaluator.evaluate
+    monkeypatch.setattr(BatchEvaluator, "evaluate", lambda self, inputs, **options: (
+        passes.append(len(inputs["x"])), real(self, inputs, **options))[1])
+    w, b = -0.5, 2.0
+    measured = measurer(np.array([w, b]), 3)
+    assert passes == [55]
+    residual, held_residual = (w * rows["x"] + b - rows["y"] for rows in (train_rows, held))
+    assert measured.validation_loss == pytest.approx(np.mean(held_residual**2), rel=1e-13)
+    assert measured.metrics() == pytest.approx({"mae": np.mean(np.abs(residual)),
+                                                "validation_mae": np.mean(np.abs(held_residual))}, rel=1e-13)
+
+
+def test_a_failing_validation_row_is_named_in_the_validation_rows() -> None:
+    program = parse("a = 1\nl = log(x)\nloss = (a - x)**2\n", "m.ad")
+    plan = plan_fit(program, ["x"], {})
+    training = ProgramObjective(program, plan, {"x": np.array([1.0, 2.0])}, row_label=label)
+    held = ProgramObjective(program, plan, {"x": np.array([3.0, -1.0])},
+                            row_label=lambda index: f"line {index + 2} of held.csv")
+    with pytest.raises(EvaluationError) as caught:
+        Measurer(program, check_metrics(program, [parse_metric("l")]), training, held)(np.array([1.0]), 1)
+    assert any(note.startswith("in line 3 of held.csv") for note in caught.value.notes)
+
+
 def test_a_failing_row_of_a_metric_is_named_by_its_place_in_the_data() -> None:
     program = parse("a = 1\nl = log(x)\nloss = (a - x)**2\n", "m.ad")
     rows = {"x": np.array([1.0, 2.0, -1.0])}
