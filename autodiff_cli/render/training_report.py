@@ -264,7 +264,11 @@ def _rows_said(recording: Recording) -> dict[str, Any]:
     (the data file's name alone, as the validation rows', read as if training's own rows
     validated it)."""
     meta = dict(recording.meta)
+    if "batch_size" in meta and meta["batch_size"] is None:  # Python's None, as the page said it
+        meta["batch_size"] = "every row at every step"
     data, held, fraction = meta.get("data"), meta.get("validation"), meta.pop("held_out", None)
+    if "validation" in meta and held is None:
+        meta["validation"] = "none"
     if recording.rows and data:
         meta["data"] = f"{data} (trained on {_count(recording.rows)})"
     if held and recording.validation_rows:

@@ -443,3 +443,4 @@ def test_the_report_and_the_final_line_give_the_numbers_of_the_same_parameters(f
     rows = dict(re.findall(r"<tr><th>(\w+)</th><td><code>(.*?)</code>", page))
     assert rows["data"] == f"{html.escape(str(SAMPLES / 'line.csv'))} (trained on 150 rows)"
     assert rows["validation"] == f"25% of {html.escape(str(SAMPLES / 'line.csv'))} held out (50 rows, not trained on)"
+    assert rows["batch_size"] == "every row at every step"  # not Python's None
