@@ -11,9 +11,10 @@ parameter.  It stops when the steps run out, when the loss stops improving (``to
 seen when interrupted or on a plateau, the last ones with a finite loss after a divergence.
 
 A ``Monitor`` adds what is measured besides the training loss (``execute.metrics.Measurer``:
-the loss of held-out rows, metrics): at step 1, once an epoch (every step without
-mini-batches) or every ``measure_every`` steps, at the steps its ``also_at`` asks for (a
-recording's), and at the parameters kept.  The validation loss can then be what ``tol``
+the loss of held-out rows, metrics): at step 1, then as ``metrics.measure_interval`` says
+(every ``measure_every`` steps, else at most eight times a run in whole epochs, or once an
+epoch when measurements decide what training does), and at the parameters kept; the steps its
+``also_at`` asks for (a recording's) are observed without a measurement.  The validation loss can then be what ``tol``
 watches (``watch_validation``), and the parameters with the lowest validation loss the ones
 kept (``keep_best_validation``).
 
@@ -83,7 +84,7 @@ class FitSettings:
     batch_size: int | None = None  # None: every row at every step
     tol: float = 0.0  # 0: never stop early
     seed: int = 0
-    measure_every: int | None = None  # a Monitor's measurements: None, once an epoch
+    measure_every: int | None = None  # a Monitor's measurements: None, metrics.measure_interval's default
     watch_validation: bool = False  # tol watches the validation loss instead of the training loss
     keep_best_validation: bool = False  # keep the parameters with the lowest validation loss measured
 
