@@ -137,7 +137,8 @@ class Monitor:
     """What ``train`` measures and shows besides the training loss.
 
     ``measure(params, step)`` gives the ``Measurement`` at ``params`` (None: measure nothing);
-    ``also_at(step)`` asks for a measurement at more steps than ``FitSettings.measure_every``'s;
+    ``also_at(step)`` asks ``observe`` to be called at more steps than the schedule's (without a
+    measurement there: measuring costs several steps, and the schedule's are what decide);
     ``observe(record, measurement, params, grad)`` is called at each measured step, before its
     update, with the parameters the step started from and their gradient (not to be changed).
     """
@@ -151,8 +152,8 @@ class Monitor:
 
     def scheduled(self, step: int, epoch_ends: bool, every: int | None) -> bool:
         """A measurement of the schedule (step 1, then once an epoch or every ``every`` steps):
-        these, and only these, count for --tol and --keep best-validation, so that measuring
-        more often for a recording (``also_at``) changes nothing that training decides."""
+        these, and only these, are measured, so that a recording (``also_at``) changes neither
+        what training costs nor what --tol and --keep best-validation decide."""
         return step == 1 or (epoch_ends if every is None else step % every == 0)
 
     def due(self, step: int, epoch_ends: bool, every: int | None) -> bool:
