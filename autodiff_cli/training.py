@@ -103,7 +103,7 @@ def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] 
                          {} if measurement is None else measurement.metrics())
 
     def observe(step: Any, measurement: Any, at: Any, grad: Any) -> None:
-        if recorder.wants(step.step):
+        if recorder.wants(step.step) or measurement is not None:  # its own steps and every measured one
             record(step, measurement, at, grad)
 
     monitor = Monitor(measure=measurer, also_at=recorder.wants, observe=observe, observe_last=record)

@@ -241,7 +241,8 @@ def fit_command(
                              held_out, measurer.names if measurer is not None else [])
         recorder = None
         if report is not None:
-            recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every)
+            recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every,
+                                 validation_fraction)
         monitor = None
         if measurer is not None or recorder is not None:
             observer = _Observer(reporter, recorder, report)
@@ -534,7 +535,8 @@ def _measurer(program: Program, plan: FitPlan, metrics: list[Metric], objective:
 
 
 def _recorder(program: Program, plan: FitPlan, values: dict[str, Any], data_set: _DataSet,
-              validation_set: _DataSet | None, settings: FitSettings, every: int | None) -> Any:
+              validation_set: _DataSet | None, settings: FitSettings, every: int | None,
+              held_out: float | None = None) -> Any:
     """The --report's recorder, told the command line, the seed, the versions and the settings
     its diagnoses read (``lr``, ``batch_size``); by default it records ``default_every`` steps."""
     from ..analysis.training_record import TrainingRecorder, default_every
@@ -542,6 +544,7 @@ def _recorder(program: Program, plan: FitPlan, values: dict[str, Any], data_set:
     meta = {"command": _command_line(), "seed": settings.seed, "versions": _versions(), "steps": settings.steps,
             "program": program.source.name, "data": data_set.name,
             "validation": None if validation_set is None else validation_set.name,
+            "held_out": held_out,  # the fraction of the data held out for validation (None: its own file)
             "optimizer": settings.optimizer, "lr": settings.lr, "lr_schedule": settings.lr_schedule,
             "batch_size": settings.batch_size}
     return TrainingRecorder(program, plan, values, data_set.columns,
@@ -774,8 +777,8 @@ class _Observer:
     def __call__(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
         if measurement is not None:
             self.reporter.measured(measurement)
-        if self.recorder is None or not self.recorder.wants(record.step):
-            return
+        if self.recorder is None or not (self.recorder.wants(record.step) or measurement is not None):
+            return  # a recording takes its own steps and every measured one
         self.record_step(record, measurement, params, grad)
         if not self.failed and time.monotonic() - self.written >= REPORT_PAUSE:
             assert self.report is not None

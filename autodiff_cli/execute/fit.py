@@ -11,9 +11,10 @@ parameter.  It stops when the steps run out, when the loss stops improving (``to
 seen when interrupted or on a plateau, the last ones with a finite loss after a divergence.
 
 A ``Monitor`` adds what is measured besides the training loss (``execute.metrics.Measurer``:
-the loss of held-out rows, metrics): at step 1, once an epoch (every step without
-mini-batches) or every ``measure_every`` steps, at the steps its ``also_at`` asks for (a
-recording's), and at the parameters kept.  The validation loss can then be what ``tol``
+the loss of held-out rows, metrics): at step 1, then as ``metrics.measure_interval`` says
+(every ``measure_every`` steps, else at most eight times a run in whole epochs, or once an
+epoch when measurements decide what training does), and at the parameters kept; the steps its
+``also_at`` asks for (a recording's) are observed without a measurement.  The validation loss can then be what ``tol``
 watches (``watch_validation``), and the parameters with the lowest validation loss the ones
 kept (``keep_best_validation``).
 
@@ -83,7 +84,7 @@ class FitSettings:
     batch_size: int | None = None  # None: every row at every step
     tol: float = 0.0  # 0: never stop early
     seed: int = 0
-    measure_every: int | None = None  # a Monitor's measurements: None, once an epoch
+    measure_every: int | None = None  # a Monitor's measurements: None, metrics.measure_interval's default
     watch_validation: bool = False  # tol watches the validation loss instead of the training loss
     keep_best_validation: bool = False  # keep the parameters with the lowest validation loss measured
 
@@ -136,7 +137,8 @@ class Monitor:
     """What ``train`` measures and shows besides the training loss.
 
     ``measure(params, step)`` gives the ``Measurement`` at ``params`` (None: measure nothing);
-    ``also_at(step)`` asks for a measurement at more steps than ``FitSettings.measure_every``'s;
+    ``also_at(step)`` asks ``observe`` to be called at more steps than the schedule's (without a
+    measurement there: measuring costs several steps, and the schedule's are what decide);
     ``observe(record, measurement, params, grad)`` is called at each measured step, before its
     update, with the parameters the step started from and their gradient (not to be changed).
     """
@@ -150,8 +152,8 @@ class Monitor:
 
     def scheduled(self, step: int, epoch_ends: bool, every: int | None) -> bool:
         """A measurement of the schedule (step 1, then once an epoch or every ``every`` steps):
-        these, and only these, count for --tol and --keep best-validation, so that measuring
-        more often for a recording (``also_at``) changes nothing that training decides."""
+        these, and only these, are measured, so that a recording (``also_at``) changes neither
+        what training costs nor what --tol and --keep best-validation decide."""
         return step == 1 or (epoch_ends if every is None else step % every == 0)
 
     def due(self, step: int, epoch_ends: bool, every: int | None) -> bool:
@@ -214,6 +216,10 @@ class _Batches:
     @property
     def full(self) -> bool:
         return self.size is None
+
+    @property
+    def per_epoch(self) -> int:
+        return 1 if self.size is None else -(-self.rows // self.size)
 
     def next(self) -> tuple[np.ndarray | None, bool]:
         """The rows of the next step, and whether they end an epoch."""
@@ -278,6 +284,9 @@ def train(
     state = None
     plateau = _Plateau(settings.tol)
     watching_validation = False  # tol watches the validation loss: once one is measured (at step 1)
+    from .metrics import measure_interval
+
+    every = measure_interval(settings, batches.per_epoch)
     epoch_losses: list[float] = []
     try:
         for step in range(1, settings.steps + 1):
@@ -297,8 +306,8 @@ def train(
                 return run.diverged(step, f"the gradient's norm is {grad_norm}")
             record = Step(step, loss, grad_norm, settings.lr_at(step))
             converged = False
-            if monitor is not None and monitor.due(step, epoch_ends, settings.measure_every):
-                scheduled = monitor.scheduled(step, epoch_ends, settings.measure_every)
+            if monitor is not None and monitor.due(step, epoch_ends, every):
+                scheduled = monitor.scheduled(step, epoch_ends, every)
                 try:
                     measurement = run.monitored(record, params, grad, scheduled)
                 except AutodiffError as error:
@@ -390,7 +399,7 @@ class _Run:
         for the best validation loss."""
         assert self.monitor is not None
         measurement = None
-        if self.monitor.measure is not None:
+        if self.monitor.measure is not None and scheduled:  # also_at's steps are observed, not measured
             measurement = self._measure(params, record.step, scheduled)
         if self.monitor.observe is not None:
             self.monitor.observe(record, measurement, params, grad)

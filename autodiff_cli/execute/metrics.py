@@ -19,15 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import Program
-from .fit import Measurement
+from .fit import FitSettings, Measurement
+from .objective import ProgramObjective
 
-__all__ = ["METRIC_KINDS", "Measurer", "Metric", "RowValues", "check_metrics", "metric_value", "parse_metric"]
+__all__ = ["METRIC_KINDS", "Measurer", "Metric", "RowValues", "check_metrics", "measure_interval", "metric_value",
+           "parse_metric"]
 
 METRIC_KINDS = ("accuracy", "mse", "mae")  # the metrics of a prediction against a target
 METRIC_FORMS = "NAME (a variable's mean over rows), accuracy:PRED:TARGET, mse:PRED:TARGET or mae:PRED:TARGET"
@@ -86,6 +89,26 @@ def column_names(metrics: Sequence[Metric]) -> list[str]:
     short = [metric.name for metric in metrics]
     names = [name if short.count(name) == 1 else metric.text for name, metric in zip(short, metrics)]
     return [f"mean:{name}" if name in RESERVED else name for name in names]
+
+
+# Measurements over a run at the default schedule, besides step 1's and the last parameters'.
+# Measuring runs the model over every training row (for the metrics) and every validation row,
+# about ten steps' worth of work for digits: once an epoch (18 steps), its run spent half its
+# time measuring; eight times, under a tenth.
+MEASUREMENTS = 8
+
+
+def measure_interval(settings: FitSettings, steps_per_epoch: int) -> int | None:
+    """The steps between the measurements ``train``'s ``Monitor`` schedules: ``--eval-every``'s;
+    once an epoch (None) when measurements decide what training does (``--tol`` watching the
+    validation loss, ``--keep best-validation``); otherwise at most ``MEASUREMENTS`` over the run,
+    at the end of an epoch, at least once an epoch."""
+    if settings.measure_every is not None:
+        return settings.measure_every
+    if settings.keep_best_validation or (settings.tol > 0 and settings.watch_validation):
+        return None
+    epochs = max(1, -(-settings.steps // (MEASUREMENTS * steps_per_epoch)))
+    return None if epochs == 1 else epochs * steps_per_epoch
 
 
 RowValues = Callable[[np.ndarray], dict[str, np.ndarray]]  # parameters -> each variable's rows (rows, *shape)
@@ -163,8 +186,16 @@ def program_row_values(program: Program, objective: Any, names: Sequence[str]) -
     return values
 
 
-def tensor_row_values(objective: Any, names: Sequence[str]) -> RowValues:
-    """The rows of ``names`` over every row of a ``TensorObjective``, from one forward pass."""
+# Rows run through a tensor program at once when measuring.  Measuring runs the model over every
+# training and validation row; in one run, a layer's matrix product over all of them is large
+# enough for the BLAS to start its threads, which on a busy machine made a measurement several
+# times slower than the same rows in pieces of a mini-batch's size.  Pieces also bound memory.
+MEASURE_ROWS = 128
+
+
+def tensor_row_values(objective: Any, names: Sequence[str], chunk_rows: int = MEASURE_ROWS) -> RowValues:
+    """The rows of ``names`` over every row of a ``TensorObjective``, from forward passes over
+    ``chunk_rows`` rows at a time; a failing row is named by its place in the data."""
     from .tensor import run_forward
 
     names = list(dict.fromkeys(names))
@@ -174,21 +205,24 @@ def tensor_row_values(objective: Any, names: Sequence[str]) -> RowValues:
     def values(params: np.ndarray) -> dict[str, np.ndarray]:
         inputs = dict(objective.fixed)
         inputs.update(objective.layout.unpack(params))
-        inputs.update(objective.data)
-        try:
-            run = run_forward(objective.program, inputs, objective.batched, shapes_cache=shapes)
-        except EvaluationError as error:
-            row = getattr(error, "row", None)
-            if row is not None:
-                error.notes.append(f"in {objective.row_label(row)}")
-            raise
-        found = {}
-        for name in names:
-            value = np.asarray(run.value(name), dtype=float)
-            if not run.leads[run.register(name)]:  # the same for every row
-                value = np.broadcast_to(value, (rows, *value.shape))
-            found[name] = value
-        return found
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
+        for start in range(0, rows, chunk_rows):
+            stop = min(rows, start + chunk_rows)
+            inputs.update((name, column[start:stop]) for name, column in objective.data.items())
+            try:
+                run = run_forward(objective.program, inputs, objective.batched, shapes_cache=shapes)
+            except EvaluationError as error:
+                row = getattr(error, "row", None)
+                if row is not None:
+                    error.row = start + row  # type: ignore[attr-defined]
+                    error.notes.append(f"in {objective.row_label(start + row)}")
+                raise
+            for name in names:
+                value = np.asarray(run.value(name), dtype=float)
+                if not run.leads[run.register(name)]:  # the same for every row
+                    value = np.broadcast_to(value, (stop - start, *value.shape))
+                parts[name].append(value)
+        return {name: np.concatenate(found) for name, found in parts.items()}
 
     return values
 
@@ -201,13 +235,16 @@ class _Rows:
     objective: Any
     values: RowValues | None
     row_label: Callable[[int], str]
+    output: str | None = None  # the loss's variable, among the values: the validation loss from the same pass
 
 
 class Measurer:
     """The validation loss and the metrics at given parameters (``train``'s ``measure``).
 
     ``training`` and ``validation`` are objectives (``ProgramObjective``, ``TensorObjective``);
-    the training rows' loss is not measured again (``train`` has it).
+    the training rows' loss is not measured again (``train`` has it).  A tensor program's
+    validation loss and metrics come from one pass over the validation rows (the loss is the
+    mean of the output's rows, as the objective's is).
     """
 
     def __init__(self, program: Program, metrics: Sequence[Metric], training: Any, validation: Any | None) -> None:
@@ -215,28 +252,83 @@ class Measurer:
         self.names = column_names(self.metrics)
         variables = [name for metric in self.metrics for name in metric.variables]
         self._training = self._rows(program, training, variables)
-        self._validation = None if validation is None else self._rows(program, validation, variables)
+        self._validation = None if validation is None else self._rows(program, validation, variables, loss=True)
+        self._joint = None
+        if isinstance(training, ProgramObjective) and isinstance(validation, ProgramObjective) and variables:
+            self._joint = _joint_rows(program, training, validation, [*variables, training.plan.output])
 
     @staticmethod
-    def _rows(program: Program, objective: Any, variables: list[str]) -> _Rows:
+    def _rows(program: Program, objective: Any, variables: list[str], loss: bool = False) -> _Rows:
         from .tensor_fit import TensorObjective
 
         values = None
-        if variables:
-            values = (tensor_row_values(objective, variables) if isinstance(objective, TensorObjective)
-                      else program_row_values(program, objective, variables))
-        return _Rows(objective, values, objective.row_label)
+        output = None
+        if isinstance(objective, TensorObjective):
+            output = objective.output if loss else None
+            wanted = variables + ([output] if output is not None else [])
+            values = tensor_row_values(objective, wanted) if wanted else None
+        elif variables:
+            values = program_row_values(program, objective, variables)
+        return _Rows(objective, values, objective.row_label, output)
 
     def __call__(self, params: np.ndarray, step: int) -> Measurement:
+        if self._joint is not None:
+            measured = self._jointly(params, step)
+            if measured is not None:
+                return measured
         validation_loss = None
         validation: dict[str, float] = {}
         if self._validation is not None:
-            validation_loss = self._validation.objective.loss(params)
-            validation = self._metrics(self._validation, params)
-        return Measurement(step, validation_loss, self._metrics(self._training, params), validation)
+            rows = self._validation
+            if rows.output is None:
+                validation_loss = rows.objective.loss(params)
+                validation = self._metrics(rows, self._values(rows, params))
+            else:
+                values = self._values(rows, params)
+                assert values is not None  # the output is among them
+                validation_loss = float(np.mean(values[rows.output]))
+                validation = self._metrics(rows, values)
+        return Measurement(step, validation_loss, self._metrics(self._training, self._values(self._training, params)),
+                           validation)
 
-    def _metrics(self, rows: _Rows, params: np.ndarray) -> dict[str, float]:
+    @staticmethod
+    def _values(rows: _Rows, params: np.ndarray) -> dict[str, np.ndarray] | None:
         if rows.values is None:
+            return None
+        if rows.output is None:
+            return rows.values(params)
+        try:
+            return rows.values(params)
+        except EvaluationError:
+            rows.objective.loss(params)  # the objective's own message when the loss fails (the failing row found)
+            raise  # the loss is fine: a metric's variable failed
+
+    def _metrics(self, rows: _Rows, values: dict[str, np.ndarray] | None) -> dict[str, float]:
+        if values is None or not self.metrics:
             return {}
-        values = rows.values(params)
         return {name: metric_value(metric, values, rows.row_label) for name, metric in zip(self.names, self.metrics)}
+
+    def _jointly(self, params: np.ndarray, step: int) -> Measurement | None:
+        """A scalar program measured in one pass over the training rows and the validation rows
+        together (a pass costs about the same for 80 rows or 800: the executor's walk of the
+        program); None when a row fails, for the passes one by one to say where."""
+        assert self._joint is not None and self._validation is not None
+        try:
+            values = self._joint(params)
+        except EvaluationError:
+            return None
+        split = self._training.objective.rows
+        training = {name: column[:split] for name, column in values.items()}
+        validation = {name: column[split:] for name, column in values.items()}
+        loss = float(np.mean(validation[self._validation.objective.plan.output]))
+        return Measurement(step, loss, self._metrics(self._training, training),
+                           self._metrics(self._validation, validation))
+
+
+def _joint_rows(program: Program, training: ProgramObjective, validation: ProgramObjective,
+                names: list[str]) -> RowValues:
+    """``program_row_values`` over the training rows followed by the validation rows."""
+    both = SimpleNamespace(plan=training.plan, rows=training.rows + validation.rows, row_label=training.row_label,
+                           columns={name: np.concatenate([column, validation.columns[name]])
+                                    for name, column in training.columns.items()})
+    return program_row_values(program, both, names)

@@ -28,7 +28,52 @@
 
   // --- line charts -------------------------------------------------------------------------------
 
-  // series: [{name, xs, ys, dashed}]; a log chart leaves out values that are not positive.
+  // Round ticks: multiples of 1, 2 or 5 x 10^k, about `count` of them over [lo, hi], and the
+  // axis widened to the ticks around the data, so that every tick sits on a round number.
+  function niceStep(span, count) {
+    const raw = span / Math.max(1, count), power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const unit = raw / power;
+    return (unit <= 1 ? 1 : unit <= 2 ? 2 : unit <= 5 ? 5 : 10) * power;
+  }
+  function niceTicks(lo, hi, count) {
+    const step = niceStep(hi - lo, count);
+    const first = Math.floor(lo / step + 1e-9), last = Math.ceil(hi / step - 1e-9);
+    const ticks = [];
+    for (let k = first; k <= last; k++) ticks.push(k * step);
+    return {ticks: ticks, step: step};
+  }
+  // A tick's label: as many decimals as the step needs, so 0.25 and 0.5 but never 0.5885;
+  // powers of ten beyond 1e-3 to 1e5 in e-notation (2e-4, 1e6).
+  function tickLabel(value, step) {
+    if (Math.abs(value) < step * 1e-6) return "0";
+    const a = Math.abs(value);
+    if (a < 1e-3 || a >= 1e5) {
+      const digits = Math.max(0, Math.round(Math.log10(a)) - Math.floor(Math.log10(step) + 1e-9));
+      return value.toExponential(Math.min(digits, 3)).replace(/\.?0+e/, "e").replace("e+", "e");
+    }
+    const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+    return value.toFixed(decimals);
+  }
+  // Log axis ticks (exponents): every decade, or every few over many; 2 and 5 between them
+  // when the axis spans less than two decades.
+  function logTicks(lo, hi) {
+    const first = Math.floor(lo + 1e-9), last = Math.ceil(hi - 1e-9);
+    const every = Math.max(1, Math.ceil((last - first) / 6));
+    const ticks = [];
+    for (let k = first; k <= last; k += every) ticks.push(k);
+    if (last - first < 2) {
+      for (let k = first; k < last; k++) ticks.push(k + Math.log10(2), k + Math.log10(5));
+      ticks.sort((a, b) => a - b);
+    }
+    return {ticks: ticks, lo: first, hi: Math.max(last, first + 1)};
+  }
+  function logLabel(exponent) {
+    const value = Math.pow(10, exponent), rounded = Number(value.toPrecision(1));
+    return rounded >= 1e-3 && rounded < 1e5 ? String(rounded) : rounded.toExponential(0).replace("e+", "e");
+  }
+
+  // series: [{name, xs, ys, dashed}]; a log chart leaves out values that are not positive.  The
+  // key is drawn under the plot, where it covers no curve.
   function lineChart(container, series, log, yLabel) {
     container.textContent = "";
     const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img",
@@ -44,25 +89,45 @@
     }
     if (!isFinite(x0)) { text(svg, W / 2, H / 2, "nothing to draw", {"text-anchor": "middle"}); return svg; }
     if (x1 === x0) { x1 = x0 + 1; }
-    if (y1 === y0) { y0 -= 0.5; y1 += 0.5; }
+    if (y1 === y0) { y0 -= log ? 1 : Math.max(0.5, Math.abs(y0) / 2); y1 += log ? 1 : Math.max(0.5, Math.abs(y1) / 2); }
+    // steps: round ticks from 0 (the first step is 1, beside 0)
+    const xTicks = niceTicks(x0 <= 1 ? 0 : x0, x1, 5);
+    x0 = xTicks.ticks[0]; x1 = xTicks.ticks[xTicks.ticks.length - 1];
+    let yTicks, yText;
+    if (log) {
+      const found = logTicks(y0, y1);
+      yTicks = found.ticks; y0 = found.lo; y1 = found.hi;
+      yText = logLabel;
+    } else {
+      const found = niceTicks(y0, y1, 4);
+      yTicks = found.ticks; y0 = yTicks[0]; y1 = yTicks[yTicks.length - 1];
+      yText = (y) => tickLabel(y, found.step);
+    }
     const px = (x) => PAD.left + (x - x0) / (x1 - x0) * (W - PAD.left - PAD.right);
     const py = (y) => H - PAD.bottom - (y - y0) / (y1 - y0) * (H - PAD.top - PAD.bottom);
     el("rect", {x: PAD.left, y: PAD.top, width: W - PAD.left - PAD.right, height: H - PAD.top - PAD.bottom,
                 class: "frame"}, svg, true);
-    for (let t = 0; t <= 4; t++) {
-      const y = y0 + (y1 - y0) * t / 4;
-      text(svg, PAD.left - 4, py(y) + 4, fmt(log ? Math.pow(10, y) : y), {"text-anchor": "end", class: "tick"});
-      const x = x0 + (x1 - x0) * t / 4;
-      text(svg, px(x), H - PAD.bottom + 14, String(Math.round(x)), {"text-anchor": "middle", class: "tick"});
-    }
+    yTicks.forEach((y) => {
+      text(svg, PAD.left - 4, py(y) + 4, yText(y), {"text-anchor": "end", class: "tick y-tick"});
+      el("line", {x1: PAD.left - 3, x2: PAD.left, y1: py(y), y2: py(y), class: "frame"}, svg, true);
+    });
+    xTicks.ticks.forEach((x) => {
+      text(svg, px(x), H - PAD.bottom + 14, tickLabel(x, xTicks.step), {"text-anchor": "middle", class: "tick x-tick"});
+      el("line", {x1: px(x), x2: px(x), y1: H - PAD.bottom, y2: H - PAD.bottom + 3, class: "frame"}, svg, true);
+    });
     text(svg, (W + PAD.left) / 2, H - 4, "step", {"text-anchor": "middle", class: "tick"});
+    const key = el("div", {class: "key"}, container);
     series.forEach((s, k) => {
       const points = [];
       s.xs.forEach((x, i) => { if (keep(s.ys[i])) points.push(`${px(x).toFixed(1)},${py(log ? Math.log10(s.ys[i]) : s.ys[i]).toFixed(1)}`); });
       const colour = s.colour || COLOURS[k % COLOURS.length];
       el("polyline", {points: points.join(" "), fill: "none", stroke: colour, "stroke-width": 1.6,
                       "stroke-dasharray": s.dashed ? "5 3" : "none", class: "series", "data-name": s.name}, svg, true);
-      text(svg, W - PAD.right - 4, PAD.top + 14 + 14 * k, s.name, {"text-anchor": "end", fill: colour, class: "key"});
+      const entry = el("span", {class: "key-entry"}, key);
+      const swatch = el("svg", {width: 22, height: 10, "aria-hidden": "true"}, entry, true);
+      el("line", {x1: 1, x2: 21, y1: 5, y2: 5, stroke: colour, "stroke-width": 2, "stroke-dasharray": s.dashed ? "5 3" : "none"},
+         swatch, true);
+      el("span", {}, entry).textContent = s.name;
     });
     svg.dataset.log = log ? "true" : "false";
     return svg;
@@ -88,7 +153,7 @@
       const holder = el("div", {}, box);
       const series = [{name: name, xs: data.steps, ys: data.metrics[name]}];
       const twin = "validation_" + name;
-      if (names.includes(twin)) series.push({name: twin, xs: data.steps, ys: data.metrics[twin], dashed: true});
+      if (names.includes(twin)) series.push({name: "validation " + name, xs: data.steps, ys: data.metrics[twin], dashed: true});
       lineChart(holder, series, log, name + " by step");
     });
   }
@@ -407,8 +472,24 @@
     }, 150);
   });
 
+  // The row's graph is as wide as Graphviz laid it out (thousands of pixels for a network): drawn
+  // to the page's width, with a button for its full size in a scrolling box.
+  function setUpGraph() {
+    const box = document.getElementById("row-graph");
+    if (!box) return;
+    box.classList.add("fit");
+    const button = el("button", {type: "button", id: "graph-size"}, null);
+    button.textContent = "full size";
+    box.parentNode.insertBefore(button, box);
+    button.addEventListener("click", () => {
+      const fit = box.classList.toggle("fit");
+      button.textContent = fit ? "full size" : "fit to the page";
+    });
+  }
+
   drawCurves();
   drawGradientNorms();
+  setUpGraph();
   setUpModel();
   setUpGroups();
   show();

@@ -139,7 +139,7 @@ def training_report_html(recording: Recording, *, graph_svg: bytes | None = None
         summary=_summary(recording),
         diagnoses=_diagnoses(recording),
         graph=_graph(recording, graph_svg),
-        run=_run_table(recording.meta),
+        run=_run_table(_rows_said(recording)),
         data=json_for_script(data),
         script=script,
     )
@@ -194,18 +194,43 @@ def _summary(recording: Recording) -> str:
                     recording.reason, recording.reason)
         parts.append(f"{recording.steps_done} steps: {done}.")
         if recording.final_loss is not None:
-            parts.append(f"Final training loss {_number(recording.final_loss)}.")
-    else:
-        parts.append(f"Training is running: step {recording.steps[-1]} is the latest recorded. "
-                     "Reload to see more.")
-    last_validation = next((v for v in reversed(recording.validation_loss) if v is not None), None)
-    if last_validation is not None:
-        parts.append(f"Validation loss {_number(last_validation)} at step {recording.steps[-1]}.")
-    for name, series in recording.metrics.items():
-        last = next((v for v in reversed(series) if v is not None), None)
-        if last is not None:
-            parts.append(f"{html.escape(name)} {_number(last)}.")
+            parts.append(f"The parameters written, {_which(recording)}: {_final(recording)}.")
+        return f'<p id="summary">{" ".join(parts)}</p>'
+    parts.append(f"Training is running: step {recording.steps[-1]} is the latest recorded. Reload to see more.")
+    measured = [k for k, v in enumerate(recording.validation_loss) if v is not None]
+    if measured:
+        # measured where the step started, before its update, as the curves are
+        last = measured[-1]
+        numbers = [f"validation loss {_number(recording.validation_loss[last])}"]  # type: ignore[arg-type]
+        numbers += [f"{html.escape(_spoken(name))} {_number(value)}"
+                    for name, series in recording.metrics.items() if (value := series[last]) is not None]
+        parts.append(f"At step {recording.steps[last]}, before its update: {', '.join(numbers)}.")
     return f'<p id="summary">{" ".join(parts)}</p>'
+
+
+def _which(recording: Recording) -> str:
+    """Which parameters fit wrote: those after the last update, or those a step started from."""
+    if recording.final_step == recording.steps_done + 1:
+        return f"after step {recording.steps_done}'s update"
+    return f"those step {recording.final_step} started from"
+
+
+def _final(recording: Recording) -> str:
+    """'loss 0.09, validation loss 0.12, accuracy 0.97, validation accuracy 0.95': what fit's last
+    line says of the same parameters, in its order."""
+    parts = [f"training loss {_number(recording.final_loss)}"] if recording.final_loss is not None else []
+    if recording.final_validation_loss is not None:
+        parts.append(f"validation loss {_number(recording.final_validation_loss)}")
+    metrics = recording.final_metrics
+    for name in [name for name in metrics if not name.startswith("validation_")]:
+        parts.append(f"{html.escape(name)} {_number(metrics[name])}")
+        if f"validation_{name}" in metrics:
+            parts.append(f"validation {html.escape(name)} {_number(metrics[f'validation_{name}'])}")
+    return ", ".join(parts)
+
+
+def _spoken(name: str) -> str:
+    return "validation " + name[len("validation_"):] if name.startswith("validation_") else name
 
 
 def _diagnoses(recording: Recording) -> str:
@@ -232,6 +257,31 @@ def _graph(recording: Recording, svg: bytes | None) -> str:
                 "<code>autodiff graph</code> draws it from the program and the values fit wrote.</p>")
     note = recording.graph_note or "no graph was recorded"
     return f"<p>{html.escape(note[0].upper() + note[1:])}.</p>"
+
+
+def _rows_said(recording: Recording) -> dict[str, Any]:
+    """The run's facts, with the rows counted, and held-out rows said to be held out of the data
+    (the data file's name alone, as the validation rows', read as if training's own rows
+    validated it)."""
+    meta = dict(recording.meta)
+    if "batch_size" in meta and meta["batch_size"] is None:  # Python's None, as the page said it
+        meta["batch_size"] = "every row at every step"
+    data, held, fraction = meta.get("data"), meta.get("validation"), meta.pop("held_out", None)
+    if "validation" in meta and held is None:
+        meta["validation"] = "none"
+    if recording.rows and data:
+        meta["data"] = f"{data} (trained on {_count(recording.rows)})"
+    if held and recording.validation_rows:
+        rows = _count(recording.validation_rows)
+        if fraction is not None:
+            meta["validation"] = f"{100 * fraction:g}% of {held} held out ({rows}, not trained on)"
+        else:
+            meta["validation"] = f"{held} ({rows})"
+    return meta
+
+
+def _count(rows: int) -> str:
+    return f"{rows:,} row" + ("s" if rows != 1 else "")
 
 
 def _run_table(meta: dict[str, Any]) -> str:

@@ -14,13 +14,10 @@ import math
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.training_record import (
-    CURVE_POINTS,
-    GRID,
-    TrainingRecorder,
-    default_every,
-    name_prefix,
-)
+from autodiff_cli.analysis.prediction_grid import CURVE_POINTS, GRID
+from autodiff_cli.analysis.training_diagnoses import diagnose
+from autodiff_cli.analysis.training_model import LayerActivity, name_prefix
+from autodiff_cli.analysis.training_record import Recording, TrainingRecorder, default_every
 from autodiff_cli.execute.columns import plan_columns
 from autodiff_cli.execute.fit import FitResult, FitSettings, plan_fit, train
 from autodiff_cli.execute.objective import ProgramObjective
@@ -231,7 +228,17 @@ def test_dead_relu_units_are_counted_over_the_training_rows() -> None:
     assert (layer.name, layer.op, layer.units, layer.dead) == ("h", "relu", 2, 1)
     # h_1 is 0 only at x = 0 (1 of 11 rows); h_2 on all 11
     assert layer.zero_share == pytest.approx(12 / 22)
-    assert any("1 of the 2 relu units of 'h' are dead" in text for text in record.diagnoses)
+    assert any("1 of the 2 relu units of 'h' is dead: 0 on every training row" in text and "so it no longer learns"
+               in text for text in record.diagnoses)
+
+
+@pytest.mark.parametrize(("dead", "words"), [(1, "1 of the 16 relu units of 'h' is dead: 0 on every training row "
+                                                  "at step 7, so it no longer learns"),
+                                             (2, "2 of the 16 relu units of 'h' are dead: 0 on every training row "
+                                                 "at step 7, so they no longer learn")])
+def test_dead_units_are_counted_in_words_that_agree(dead, words) -> None:
+    record = Recording(meta={}, activity_step=7, activity=[LayerActivity("h", "relu", 16, dead, 0.0, 0.5)])
+    assert diagnose(record) == [words]
 
 
 def test_a_hinge_on_the_label_is_not_a_layer() -> None:

@@ -9,6 +9,7 @@ samples/line.ad is (w*x + b - y)**2, from w = b = 0), on the rows NumPy's Random
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -253,9 +254,13 @@ def fake_report(monkeypatch):
     return FakeRecorder.made
 
 
-def test_the_report_is_told_each_recorded_step_with_the_validation_loss(fit, tmp_path, fake_report) -> None:
+def test_the_report_is_told_its_steps_and_the_measured_ones_with_their_measurements(fit, tmp_path,
+                                                                                   fake_report) -> None:
+    # recorded: 1, 4, 8; measured: 1, 3, 6, 9.  A recorded step is not measured for the report
+    # (measuring costs several steps), and every measurement is recorded.
     result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--validation", 0.25, "--seed", 7, "--steps", 9,
-                 "--metric", "mae:prediction:y", "--report", tmp_path / "run.html", "--report-every", 4, "-q")
+                 "--metric", "mae:prediction:y", "--report", tmp_path / "run.html", "--report-every", 4, "-q",
+                 "--eval-every", 3)
     assert result.exit_code == 0, result.stderr
     recorder = fake_report[0]
     assert (recorder.every, recorder.seed, recorder.steps) == (4, 7, 9)
@@ -264,7 +269,7 @@ def test_the_report_is_told_each_recorded_step_with_the_validation_loss(fit, tmp
     assert set(recorder.meta["versions"]) >= {"autodiff-cli", "python", "numpy"}
     training, held = split(7, 50)
     path = sgd_path(training, 9)
-    assert [observed[0] for observed in recorder.observed] == [1, 4, 8]
+    assert [observed[0] for observed in recorder.observed] == [1, 3, 4, 6, 8, 9]
     for step, params, grad, train_loss, validation_loss, metrics in recorder.observed:
         w, b = path[step - 1]
         x, y = training.T
@@ -272,12 +277,15 @@ def test_the_report_is_told_each_recorded_step_with_the_validation_loss(fit, tmp
         np.testing.assert_allclose(params, [w, b], rtol=1e-12)
         np.testing.assert_allclose(grad, [np.mean(2 * residual * x), np.mean(2 * residual)], rtol=1e-12)
         assert train_loss == pytest.approx(line_loss(training, w, b), rel=1e-12)
+        if step in (4, 8):
+            assert (validation_loss, metrics) == (None, {})
+            continue
         assert validation_loss == pytest.approx(line_loss(held, w, b), rel=1e-12)
         held_residual = w * held[:, 0] + b - held[:, 1]
         assert metrics == pytest.approx({"mae": np.mean(np.abs(residual)),
                                          "validation_mae": np.mean(np.abs(held_residual))}, rel=1e-12)
     assert recorder.result is not None and recorder.result.steps_done == 9
-    assert (tmp_path / "run.html").read_bytes() == b"<html>steps 1,4,8; finished True</html>"
+    assert (tmp_path / "run.html").read_bytes() == b"<html>steps 1,3,4,6,8,9; finished True</html>"
     assert recorder.meta["lr"] == 0.01 and recorder.meta["batch_size"] is None
 
 
@@ -413,3 +421,26 @@ def test_a_validation_row_that_fails_later_is_said_to_be_a_measurement(fit, tmp_
     assert f"in line 3 of {held}" in result.stderr
     assert "learning rate" not in result.stderr  # training's rows were fine: no advice about --lr
     assert (tmp_path / "p.json").exists()
+
+
+def test_the_report_and_the_final_line_give_the_numbers_of_the_same_parameters(fit, tmp_path) -> None:
+    """One run, one answer: the report's header gives the losses and metrics of the parameters
+    written, after the last update, as the final line does (it gave the validation loss where the
+    last step started), and says which rows were held out of the data."""
+    result = fit(LINE_AD, "--data", SAMPLES / "line.csv", "--validation", 0.25, "--seed", 7, "--steps", 9,
+                 "--metric", "mae:prediction:y", "--report", tmp_path / "run.html", "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    training, held = split(7, 50)
+    w, b = sgd_path(training, 9)[-1]
+    mae = float(np.mean(np.abs(w * training[:, 0] + b - training[:, 1])))
+    held_mae = float(np.mean(np.abs(w * held[:, 0] + b - held[:, 1])))
+    said = (f"training loss {line_loss(training, w, b):.6g}, validation loss {line_loss(held, w, b):.6g}, "
+            f"mae {mae:.6g}, validation mae {held_mae:.6g}")
+    page = (tmp_path / "run.html").read_text()
+    summary = re.search(r'<p id="summary">(.*?)</p>', page).group(1)
+    assert summary == f"9 steps: every step was taken. The parameters written, after step 9's update: {said}."
+    assert final_number(result.stderr, "validation loss") == float(f"{line_loss(held, w, b):.6g}")
+    rows = dict(re.findall(r"<tr><th>(\w+)</th><td><code>(.*?)</code>", page))
+    assert rows["data"] == f"{html.escape(str(SAMPLES / 'line.csv'))} (trained on 150 rows)"
+    assert rows["validation"] == f"25% of {html.escape(str(SAMPLES / 'line.csv'))} held out (50 rows, not trained on)"
+    assert rows["batch_size"] == "every row at every step"  # not Python's None

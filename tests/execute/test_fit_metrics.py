@@ -152,6 +152,40 @@ def test_the_measurer_of_a_scalar_program_gives_validation_loss_and_metrics() ->
                                                 "validation_mae": v_mae, "validation_prediction": v_mean}, rel=1e-13)
 
 
+def test_a_scalar_program_is_measured_in_one_pass_over_both_sets_of_rows(monkeypatch) -> None:
+    """A pass of the vectorized executor costs about the same for 40 rows or 400 (its walk of the
+    program): the training and validation rows are measured together, in one."""
+    from autodiff_cli.execute.vectorized import BatchEvaluator
+
+    program = parse(LINE, "line.ad")
+    train_rows, held = line_rows(1, 40), line_rows(2, 15)
+    plan = plan_fit(program, list(train_rows), {})
+    measurer = Measurer(program, check_metrics(program, [parse_metric("mae:prediction:y")]),
+                        ProgramObjective(program, plan, train_rows), ProgramObjective(program, plan, held))
+    passes = []
+    real = BatchEvaluator.evaluate
+    monkeypatch.setattr(BatchEvaluator, "evaluate", lambda self, inputs, **options: (
+        passes.append(len(inputs["x"])), real(self, inputs, **options))[1])
+    w, b = -0.5, 2.0
+    measured = measurer(np.array([w, b]), 3)
+    assert passes == [55]
+    residual, held_residual = (w * rows["x"] + b - rows["y"] for rows in (train_rows, held))
+    assert measured.validation_loss == pytest.approx(np.mean(held_residual**2), rel=1e-13)
+    assert measured.metrics() == pytest.approx({"mae": np.mean(np.abs(residual)),
+                                                "validation_mae": np.mean(np.abs(held_residual))}, rel=1e-13)
+
+
+def test_a_failing_validation_row_is_named_in_the_validation_rows() -> None:
+    program = parse("a = 1\nl = log(x)\nloss = (a - x)**2\n", "m.ad")
+    plan = plan_fit(program, ["x"], {})
+    training = ProgramObjective(program, plan, {"x": np.array([1.0, 2.0])}, row_label=label)
+    held = ProgramObjective(program, plan, {"x": np.array([3.0, -1.0])},
+                            row_label=lambda index: f"line {index + 2} of held.csv")
+    with pytest.raises(EvaluationError) as caught:
+        Measurer(program, check_metrics(program, [parse_metric("l")]), training, held)(np.array([1.0]), 1)
+    assert any(note.startswith("in line 3 of held.csv") for note in caught.value.notes)
+
+
 def test_a_failing_row_of_a_metric_is_named_by_its_place_in_the_data() -> None:
     program = parse("a = 1\nl = log(x)\nloss = (a - x)**2\n", "m.ad")
     rows = {"x": np.array([1.0, 2.0, -1.0])}
@@ -194,6 +228,57 @@ def test_the_measurer_of_a_tensor_program_takes_the_argmax_of_each_row() -> None
     assert measured.validation_loss == pytest.approx(cross_entropy(held_x, held_classes), rel=1e-12)
     assert measured.training["accuracy"] == np.mean(np.argmax(x @ W.T, axis=1) == classes)
     assert measured.validation["accuracy"] == np.mean(np.argmax(held_x @ W.T, axis=1) == held_classes)
+
+
+def test_a_tensor_measurement_runs_each_row_once_in_pieces(monkeypatch) -> None:
+    """The validation loss and the metrics of the validation rows come from one pass over them,
+    run MEASURE_ROWS rows at a time (a product over every row at once set the BLAS's threads
+    going, several times slower on a busy machine); the numbers are those of whole rows."""
+    import autodiff_cli.execute.metrics as metrics_module
+    import autodiff_cli.execute.tensor as tensor_module
+    import autodiff_cli.execute.tensor_fit as tensor_fit_module
+
+    program = parse(TENSOR, "t.ad")
+    rng = np.random.RandomState(5)
+    x, classes = rng.normal(size=(40, 2)), rng.randint(0, 3, 40).astype(float)
+    held_x, held_classes = rng.normal(size=(300, 2)), rng.randint(0, 3, 300).astype(float)
+    plan = plan_fit(program, ["x[0]", "x[1]", "label"], {})
+    layout, _start = starting_parameters(program, plan.parameters, plan.start, "normal", 0)
+    training = TensorObjective(program, "loss", layout, {}, {"x": x, "label": classes})
+    validation = TensorObjective(program, "loss", layout, {}, {"x": held_x, "label": held_classes})
+    passes: list[int] = []
+    real = tensor_module.run_forward
+
+    def counted(program, inputs, batched, **options):
+        passes.append(len(inputs["x"]))
+        return real(program, inputs, batched, **options)
+
+    monkeypatch.setattr(tensor_module, "run_forward", counted)
+    monkeypatch.setattr(tensor_fit_module, "run_forward", counted)
+    measurer = Measurer(program, check_metrics(program, [parse_metric("accuracy:z:label")]), training, validation)
+    W = np.array([[0.5, -1.0], [2.0, 0.25], [-0.5, 1.5]])
+    measured = measurer(W.ravel(), 1)
+    assert sum(passes) == 40 + 300  # each training and validation row once
+    assert max(passes) <= metrics_module.MEASURE_ROWS
+    z = held_x @ W.T
+    log_softmax = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    assert measured.validation_loss == pytest.approx(-np.mean(log_softmax[np.arange(300), held_classes.astype(int)]),
+                                                     rel=1e-12)
+    assert measured.validation["accuracy"] == np.mean(np.argmax(z, axis=1) == held_classes)
+
+
+def test_a_row_failing_in_a_later_piece_is_named_by_its_place_in_the_data() -> None:
+    program = parse("x = 1\nw = 1\nr = log(w * x)\nloss = (w - x)**2\n", "t.ad")
+    plan = plan_fit(program, ["x"], {})
+    layout, _start = starting_parameters(program, plan.parameters, plan.start, "normal", 0)
+    x = np.ones(300)
+    x[200] = -1.0
+    held = TensorObjective(program, "loss", layout, {}, {"x": x}, row_label=label)
+    training = TensorObjective(program, "loss", layout, {}, {"x": np.ones(3)}, row_label=label)
+    measurer = Measurer(program, check_metrics(program, [parse_metric("r")]), training, held)
+    with pytest.raises(EvaluationError) as caught:
+        measurer(np.array([1.0]), 1)
+    assert "in line 202 of rows.csv" in caught.value.notes
 
 
 # --- the Monitor in train ------------------------------------------------------------------------
@@ -255,11 +340,30 @@ def test_with_mini_batches_once_an_epoch_or_every_n_steps_and_where_asked() -> N
     settings = FitSettings(lr=0.01, steps=10, batch_size=2, measure_every=3)
     seen = []
     monitor = Monitor(held_out_measure(TRAIN), also_at=lambda step: step == 5,
-                      observe=lambda record, measured, params, grad: seen.append(measured.step))
-    # step 5 is measured for the observer (a recording) only: the history, --tol and
-    # --keep best-validation see the schedule's measurements alone, with or without a recording
+                      observe=lambda record, measured, params, grad: seen.append(
+                          (record.step, None if measured is None else measured.step)))
+    # step 5 is observed for a recording, and not measured: measuring is the schedule's alone,
+    # so a recording adds no measurement's cost, and the history, --tol and --keep
+    # best-validation see the same measurements with or without one
     assert [m.step for m in train(TRAIN, np.zeros(2), settings, monitor=monitor).measurements] == [1, 3, 6, 9]
-    assert seen == [1, 3, 5, 6, 9]
+    assert seen == [(1, 1), (3, 3), (5, None), (6, 6), (9, 9)]
+
+
+@pytest.mark.parametrize(("settings", "steps"), [
+    # at most eight measurements after step 1's, at the ends of epochs: 100 full-batch steps, every 13th
+    (FitSettings(lr=0.01, steps=100), [1, *range(13, 101, 13)]),
+    # an epoch of 2 steps (4 rows, batches of 2): every 7 epochs
+    (FitSettings(lr=0.01, steps=100, batch_size=2), [1, *range(14, 101, 14)]),
+    (FitSettings(lr=0.01, steps=95, batch_size=2), [1, *range(12, 96, 12)]),
+    # once an epoch when measurements decide what training does
+    (FitSettings(lr=0.01, steps=30, keep_best_validation=True), list(range(1, 32))),  # 31: the last, to choose
+    (FitSettings(lr=0.01, steps=30, tol=1e-12, watch_validation=True), list(range(1, 31))),
+    # --eval-every wins
+    (FitSettings(lr=0.01, steps=100, measure_every=7), [1, *range(7, 101, 7)]),
+])
+def test_the_default_schedule_measures_eight_times_in_whole_epochs(settings, steps) -> None:
+    measured = train(TRAIN, np.zeros(2), settings, monitor=Monitor(held_out_measure(TRAIN))).measurements
+    assert [m.step for m in measured] == steps
 
 
 def test_the_kept_parameters_of_an_early_stop_are_observed_last() -> None:

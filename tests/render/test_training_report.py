@@ -209,3 +209,18 @@ def test_the_row_graph_is_drawn_as_graph_draws_it(line_recording, classifier_rec
         text = training_report_html(recording, graph_svg=svg).decode("utf-8")
         assert '<div id="row-graph"><svg' in text
         assert "<?xml" not in text
+
+
+def test_a_page_written_while_training_runs_says_which_step_its_numbers_are_of() -> None:
+    from autodiff_cli.analysis.training_record import Recording
+
+    recording = Recording(meta={"program": "run.ad", "batch_size": None, "validation": None},
+                          steps=[1, 10, 20], train_loss=[3.0, 2.0, 1.0], validation_loss=[3.5, 2.5, None],
+                          metrics={"mae": [1.0, 0.75, None], "validation_mae": [1.25, 0.875, None]},
+                          grad_norm=[1.0, 1.0, 1.0])
+    page = training_report_html(recording).decode()
+    summary = re.search(r'<p id="summary">(.*?)</p>', page).group(1)
+    assert summary == ("Training is running: step 20 is the latest recorded. Reload to see more. At step 10, "
+                       "before its update: validation loss 2.5, mae 0.75, validation mae 0.875.")
+    rows = dict(re.findall(r"<tr><th>(\w+)</th><td><code>(.*?)</code>", page))
+    assert (rows["batch_size"], rows["validation"]) == ("every row at every step", "none")

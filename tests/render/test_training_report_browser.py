@@ -149,3 +149,62 @@ def test_three_classes_are_drawn_as_regions_with_edges_between_them(browser, tmp
     page.slide_to("HOME")
     assert page.attribute("#boundary", "d") != last
     assert page.errors() == []
+
+
+def _round_ticks(labels: list[str]) -> float:
+    """The step between tick labels, checked to be 1, 2 or 5 x 10^k, with every label a multiple of it."""
+    values = [float(label) for label in labels]
+    steps = {round(b - a, 12) for a, b in zip(values, values[1:])}
+    assert len(steps) == 1, labels
+    step = steps.pop()
+    mantissa = step / 10 ** np.floor(np.log10(step))
+    assert round(mantissa, 9) in (1, 2, 5), labels
+    assert all(abs(v / step - round(v / step)) < 1e-9 for v in values), labels
+    return step
+
+
+def test_the_axes_have_round_ticks_and_the_key_covers_no_curve(browser, tmp_path) -> None:  # noqa: F811
+    # 1000 steps, recorded every 37: ticks were 1/251/501/750/1000 and 2.351, 0.5885, 8.99e-4
+    rng = np.random.RandomState(3)
+    x = rng.uniform(0, 1, 50)
+    recording = recorded_run("w = 0\nb = 0\ny = 0\np = w*x + b\nloss = (p - y)**2\n",
+                             {"x": x, "y": 3 * x + 0.5 + rng.normal(0, 0.03, 50)},
+                             FitSettings(lr=0.3, steps=1000), every=37)
+    path = tmp_path / "line.html"
+    path.write_bytes(training_report_html(recording))
+    page = ReportPage(browser, path)
+    for chart in ("#loss-chart", "#grad-chart"):
+        xs = [e.get_attribute("textContent") for e in browser.find_elements(page.by.CSS_SELECTOR, f"{chart} .x-tick")]
+        assert _round_ticks(xs) in (100, 200, 250, 500) and xs[0] == "0" and float(xs[-1]) >= 1000
+    ys = [e.get_attribute("textContent") for e in browser.find_elements(page.by.CSS_SELECTOR, "#loss-chart .y-tick")]
+    _round_ticks(ys)
+    # the log axis: powers of ten (labels such as 0.001, 1e-6, 10)
+    logs = [e.get_attribute("textContent") for e in browser.find_elements(page.by.CSS_SELECTOR, "#grad-chart .y-tick")]
+    assert all(np.log10(float(label)) == pytest.approx(round(np.log10(float(label)))) for label in logs), logs
+    for chart in ("#loss-chart", "#grad-chart"):
+        frame = browser.execute_script(
+            f"return document.querySelector('{chart} rect.frame').getBoundingClientRect().toJSON()")
+        key = browser.execute_script(f"return document.querySelector('{chart} .key').getBoundingClientRect().toJSON()")
+        assert key["top"] >= frame["bottom"], (chart, key, frame)  # under the plot, on no curve
+        names = browser.execute_script(f"return [...document.querySelectorAll('{chart} .key-entry')].map(e => e.textContent)")
+        assert names[0] in ("training loss", "all parameters")
+    assert page.errors() == []
+
+
+def test_a_wide_row_graph_fits_the_page_and_opens_at_full_size(browser, tmp_path) -> None:  # noqa: F811
+    from autodiff_cli.render.training_report import row_graph_svg
+
+    recording = recorded_run((SAMPLES / "moons_mlp.ad").read_text(), read_csv(SAMPLES / "moons_xy.csv"),
+                             FitSettings(lr=1.0, lr_schedule="linear", steps=6), every=3)
+    path = tmp_path / "graph.html"
+    path.write_bytes(training_report_html(recording, graph_svg=row_graph_svg(recording)))
+    page = ReportPage(browser, path)
+    size = "const b = document.getElementById('row-graph'); return [b.scrollWidth, b.clientWidth, " \
+           "b.querySelector('svg').getBoundingClientRect().width];"
+    scroll, client, drawn = browser.execute_script(size)
+    assert scroll <= client + 1 and drawn <= client + 1  # no horizontal scroll box: the whole graph is in view
+    browser.find_element(page.by.ID, "graph-size").click()
+    scroll, client, drawn = browser.execute_script(size)
+    assert scroll > client and drawn > client  # its full size, in a scrolling box
+    assert page.attribute("#graph-size", "textContent") == "fit to the page"
+    assert page.errors() == []
