@@ -210,7 +210,6 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
     "analysis/tensor_check.py": {"cross_entropy": NOT_YET_MOVED},
     "analysis/tensor_claims.py": {"sign": NOT_AN_OP},
     "analysis/tensor_steps.py": dict.fromkeys(("mean", "mse", "cross_entropy", "index"), NOT_YET_MOVED),
-    "analysis/training_record.py": dict.fromkeys(("relu", "tanh", "sigmoid"), NOT_YET_MOVED),
     "cli/batch.py": dict.fromkeys(("sum", "mean"), NOT_AN_OP + ": --reduce's modes"),
     "cli/fit.py": {"step": NOT_AN_OP + ": a training step"},
     "engine/grad_mode.py": {"neg": NOT_YET_MOVED},

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..engine.registry import activations
 from .training_model import NEAR_LIMIT
 
 if TYPE_CHECKING:
@@ -55,13 +56,14 @@ def _learning_rate(record: Recording) -> list[str]:
 def _layers(record: Recording) -> list[str]:
     found = []
     for layer in record.activity:
-        if layer.op == "relu" and layer.dead:
+        low, high = activations()[layer.op]
+        if high is None and layer.dead:
             are, they = ("is", "it") if layer.dead == 1 else ("are", "they")
-            found.append(f"{layer.dead} of the {layer.units} relu units of '{layer.name}' {are} dead: 0 on every "
+            found.append(f"{layer.dead} of the {layer.units} {layer.op} units of '{layer.name}' {are} dead: 0 on every "
                          f"training row at step {record.activity_step}, so {they} no longer learn"
                          f"{'s' if layer.dead == 1 else ''}")
-        elif layer.op in ("tanh", "sigmoid") and layer.near_limit >= SATURATED:
-            limits = "-1 or 1" if layer.op == "tanh" else "0 or 1"
+        elif high is not None and layer.near_limit >= SATURATED:
+            limits = f"{low:g} or {high:g}"
             found.append(f"the {layer.op} layer '{layer.name}' is saturated: {_percent(layer.near_limit)} of its "
                          f"activations are within {NEAR_LIMIT:g} of {limits} at step {record.activity_step}, "
                          f"where its gradient vanishes (scale the inputs, or start the weights smaller)")

@@ -18,16 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..engine.registry import activations
 from ..language.program import INPUT, Initializer, Program
 
 if TYPE_CHECKING:
     from ..execute.fit import FitPlan
 
-__all__ = ["ACTIVATIONS", "NEAR_LIMIT", "LayerActivity", "TrainingModel", "evenly", "name_prefix"]
+__all__ = ["NEAR_LIMIT", "LayerActivity", "TrainingModel", "evenly", "name_prefix"]
 
 # The activation ops whose layers are measured (dead relu units, saturated tanh and sigmoid).
 # A table of op names outside the op registry: the registry will say which ops are activations.
-ACTIVATIONS = ("relu", "tanh", "sigmoid")
+ACTIVATIONS = activations()  # each with the limits where its gradient vanishes
 NEAR_LIMIT = 0.01  # "near": within this of -1 or 1 (tanh), of 0 or 1 (sigmoid)
 ANALYSIS_ROWS = 4000  # training rows the activations are measured on (evenly chosen beyond)
 GRAPH_INSTRUCTIONS = 300  # larger scalar programs get no drawn graph (it would be unreadable)
@@ -212,12 +213,12 @@ class TrainingModel:
         for (name, op), parts in layers.items():
             units = np.concatenate(parts, axis=1)
             finite = np.where(np.isfinite(units), units, 0.0)
-            if op == "relu":
-                dead = int(np.sum(np.all(finite == 0.0, axis=0)))
-                activity.append(LayerActivity(name, op, units.shape[1], dead, 0.0, float(np.mean(finite == 0.0))))
+            low, high = ACTIVATIONS[op]
+            if high is None:  # held at its one limit, a unit is dead: relu at 0
+                dead = int(np.sum(np.all(finite == low, axis=0)))
+                activity.append(LayerActivity(name, op, units.shape[1], dead, 0.0, float(np.mean(finite == low))))
             else:
-                low = -1.0 if op == "tanh" else 0.0
-                near = np.mean((finite <= low + NEAR_LIMIT) | (finite >= 1.0 - NEAR_LIMIT))
+                near = np.mean((finite <= low + NEAR_LIMIT) | (finite >= high - NEAR_LIMIT))
                 activity.append(LayerActivity(name, op, units.shape[1], 0, float(near), 0.0))
         return activity
 

@@ -88,7 +88,7 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
                           "python python_helper latex exact parity sign numpy numpy_helpers activation "
                           "kink where_positive power propagates",
                     defaults=(None, None, None, None, None, None, None, None, False, None, None, None, (),
-                              False, False, None, None, ()))):
+                              None, False, None, None, ()))):
     """One operation: how it is written, its value and local derivatives, and their rules.
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
@@ -103,8 +103,10 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     ``"operand"``: positive where the operand is positive, else non-negative).  For functions,
     ``numpy`` is the call in NumPy Python (``np.tanh({x})``), and ``numpy_helpers`` the
     ``(name, source)`` of each function of the generated module it calls, computing what
-    ``vector`` computes bit for bit (a test holds them equal out to |x| = 700).  ``activation``
-    marks the functions a layer applies to its units (fit's report counts their dead units).
+    ``vector`` computes bit for bit (a test holds them equal out to |x| = 700).  ``activation``:
+    for a function a layer applies to its units, the limits ``(low, high)`` where its gradient
+    vanishes (``high`` None: a unit held at ``low`` is dead, as relu's at 0), which fit's report
+    reads to find dead or saturated units.
     ``kink``: the derivative jumps where the operand is 0 (a claim or a check that lands there
     cannot be judged by slopes).  ``where_positive``: what the function is for a positive operand,
     ``"operand"`` (also at 0) or ``"one"``, so the simplifier drops it where the operand's sign is
@@ -485,7 +487,7 @@ _ROWS = (
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
        vector=_pow_const_vector, symbolic=("c*x**(c - 1)",)),
     Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",),
-       python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd", activation=True,
+       python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd", activation=(-1.0, 1.0),
        numpy="np.tanh({x})"),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
        overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector,
@@ -504,12 +506,12 @@ _ROWS = (
     Op("relu", 1, "relu({x})", _relu, ("1 if x > 0 else 0",), vector=_relu_vector, symbolic=("step(x)",),
        python="_relu({x})", python_helper=_RELU_PY,
        latex=r"\operatorname{relu}\left({x}\right)", exact=True, sign="nonnegative",
-       numpy="_relu({x})", numpy_helpers=(_RELU_NP,), activation=True,
+       numpy="_relu({x})", numpy_helpers=(_RELU_NP,), activation=(0.0, None),
        kink=True, where_positive="operand"),
     Op("sigmoid", 1, "sigmoid({x})", _sigmoid, ("sigmoid(x) * (1 - sigmoid(x))",), vector=_sigmoid_vector,
        symbolic=("out*(1 - out)",), python="_sigmoid({x})", python_helper=_SIGMOID_PY,
        latex=r"\sigma\left({x}\right)", sign="nonnegative",
-       numpy="_sigmoid({x})", numpy_helpers=(_SIGMOID_NP,), activation=True),
+       numpy="_sigmoid({x})", numpy_helpers=(_SIGMOID_NP,), activation=(0.0, 1.0)),
     Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",),
        python="math.sin({x})", latex=r"\sin\left({x}\right)", parity="odd",
        numpy="np.sin({x})",
@@ -556,6 +558,8 @@ def _check_entry(op: Op) -> None:
     for name, source in op.numpy_helpers:
         if f"def {name}(" not in source or name not in (op.numpy or ""):
             problems.append(f"the numpy helper {name} must be defined by its source and called by the numpy form")
+    if op.activation is not None and (len(op.activation) != 2 or not isinstance(op.activation[0], float)):
+        problems.append("activation is None or the limits (low, high) where the gradient vanishes")
     if op.parity not in (None, "even", "odd") or op.sign not in (None, "nonnegative", "operand"):
         problems.append("parity is even, odd or None; sign is nonnegative, operand or None")
     if problems:

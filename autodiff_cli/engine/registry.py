@@ -33,6 +33,7 @@ def is_exact(name: str) -> bool:
     return bool(found is not None and found.exact)
 
 
-def activations() -> tuple[str, ...]:
-    """The functions a layer applies to its units (fit's report looks for dead or saturated ones)."""
-    return tuple(name for name, op in OPS.items() if getattr(op, "activation", False))
+def activations() -> dict[str, tuple[float, float | None]]:
+    """The functions a layer applies to its units, each with the limits where its gradient
+    vanishes (fit's report looks for dead or saturated units)."""
+    return {name: op.activation for name, op in OPS.items() if op.activation is not None}
