@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
+from ..engine.ops import FUNCTIONS
+from ..engine.registry import function_written_as, latex_commands
 from ..errors import AutodiffError, InputError, ParseError, Position, Source, variables_hint
 from ..language.program import INPUT, Program
 
@@ -310,9 +312,17 @@ def _segmentations(chunk: str, limit: int = 64) -> list[list[tuple[str, int, int
 
 # --- LaTeX ----------------------------------------------------------------------------------
 
-_LATEX_FUNCTIONS = {"tanh": "tanh", "exp": "exp", "log": "log", "ln": "log", "sin": "sin", "cos": "cos",
-                    "sqrt": "sqrt"}
-_OPERATOR_NAMES = {"relu", "sign", "step", "sigmoid", "tanh", "exp", "log", "sin", "cos", "abs", "sqrt"}
+# The functions as LaTeX writes them, from their registry entries: a command (\\tanh, \\ln, \\sigma),
+# any function's name in \\operatorname{...}, the root \\sqrt and the bars \\left| ... \\right|.
+_LATEX_FUNCTIONS = latex_commands()
+_OPERATOR_NAMES = frozenset(FUNCTIONS)
+_ROOT = function_written_as("\\sqrt")
+_ABSOLUTE = function_written_as("\\left|")
+# Commands that are also Greek letters, so also names of the program's variables: read as a
+# function only where a call follows (\\sigma(x) is sigmoid, \\sigma alone a variable).
+_GREEK = frozenset(("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+                    "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
+                    "omega"))
 _SKIPPED = {",", ";", "!", ":", "quad", "qquad", "displaystyle", "left.", "right.", "Big", "big", "bigg"}
 
 
@@ -492,7 +502,7 @@ class _Latex:
         """``\\sqrt{x}`` as ``sqrt(x)``; ``\\sqrt[n]{x}`` as ``(x)**(1/(n))``."""
         self.skip_space()
         if not self.s.startswith("[", self.i):
-            self.emit("sqrt", at, "fn")
+            self.emit(_ROOT, at, "fn")
             yield self.braced("sqrt", at)
             return
         index = _Latex(self.s, self.start, self.variables)
@@ -528,7 +538,7 @@ class _Latex:
             self.i += 1
             if delimiter == "|":
                 if word == "left":
-                    self.emit("abs", at, "fn")
+                    self.emit(_ABSOLUTE, at, "fn")
                     self.emit("(", at, "open")
                 else:
                     self.emit(")", at, "close")
@@ -560,11 +570,8 @@ class _Latex:
             else:
                 self.name(content, at)
             return
-        if word in _LATEX_FUNCTIONS:
+        if word in _LATEX_FUNCTIONS and (word not in _GREEK or self.call_follows()):
             self.emit(_LATEX_FUNCTIONS[word], at, "fn")
-            return
-        if word == "sigma" and self.call_follows():
-            self.emit("sigmoid", at, "fn")
             return
         if word == "partial":
             self.emit("d", at, "op")

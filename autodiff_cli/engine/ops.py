@@ -86,9 +86,9 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
                           "python python_helper latex exact parity sign numpy numpy_helpers activation "
-                          "kink where_positive power propagates",
+                          "kink where_positive power propagates latex_aliases",
                     defaults=(None, None, None, None, None, None, None, None, False, None, None, None, (),
-                              None, False, None, None, ()))):
+                              None, False, None, None, (), ()))):
     """One operation: how it is written, its value and local derivatives, and their rules.
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
@@ -112,6 +112,7 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     ``"operand"`` (also at 0) or ``"one"``, so the simplifier drops it where the operand's sign is
     known.  ``power``: the function is ``x**power`` where it is defined (``sqrt``: 0.5).
     ``propagates``: the operands whose non-finite value always makes the result non-finite.
+    ``latex_aliases``: other LaTeX commands read as the function in a claim (``\\ln`` for log).
     A plain namedtuple:
     ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
     would pay for.
@@ -495,7 +496,7 @@ _ROWS = (
        numpy="np.exp({x})"),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
        hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector,
-       symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)",
+       symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)", latex_aliases=("ln",),
        numpy="np.log({x})",
        propagates=(0,)),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
