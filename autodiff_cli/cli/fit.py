@@ -1,12 +1,10 @@
 """``autodiff fit``: learn a program's parameters from rows of data by gradient descent.
 
-A thin Click layer over ``execute.fit``: it reads the program and the data, sorts the
-inputs into parameters, data and fixed values (``plan_fit``), holds out validation rows,
-runs ``train`` while showing progress on stderr (with ``execute.metrics.Measurer`` measuring
-the validation loss and the metrics, and ``analysis.training_record`` recording the report),
-and writes the learned values (the ``--values`` format: the values it was given, parameters
-updated), the history, the plot and the report whole or not at all, whatever way training
-ended.
+A thin Click layer over ``execute.training``: it checks the options, reads the rows
+(``files.rows``), asks the library for the training (``plan_training``) and runs it
+(``run_training``) while showing progress on stderr and rewriting the report, then writes the
+learned values, the history, the plot and the report whole or not at all, whatever way
+training ended, and says how it ended (``execute.training_text``).
 """
 
 from __future__ import annotations
@@ -19,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import EvaluationError, InputError, OutputError, Source, listed
+from ..errors import InputError, OutputError, Source
+from ..execute.fit import StopReason
+from ..execute.training_text import conclusion, divergence_error, interrupted_line, measured_text, pace
 from ..files.atomic import check_writable, keep_elsewhere, write_atomic
 from ..files.formats import ROW_FORMATS, format_by_extension, row_format, sniffs
 from ..files.stdout import emit
@@ -40,11 +40,9 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from ..execute.columns import ColumnPlan
-    from ..execute.fit import FitPlan, FitResult, FitSettings, Measurement, Step
+    from ..execute.fit import FitResult, FitSettings, Measurement, Step
     from ..execute.metrics import Metric
+    from ..execute.training import DataSet, Partitions, Training
     from ..language.program import Program
 
 __all__ = ["fit_command"]
@@ -186,6 +184,7 @@ def fit_command(
       autodiff fit samples/moons_mlp.ad --data samples/moons_xy.csv --validation 0.2 --metric accuracy:score:y --report moons.html
     """
     from ..execute.fit import FitSettings
+    from ..execute.training import plan_training, run_training
 
     if momentum is not None and optimizer != "momentum":
         raise click.UsageError("--momentum applies to --optimizer momentum only")
@@ -203,7 +202,56 @@ def fit_command(
                            steps=steps, batch_size=batch_size, tol=tol, seed=seed, measure_every=eval_every,
                            watch_validation=held_out if watch is None else watch == "validation",
                            keep_best_validation=keep == "best-validation")
+    _check_stdin(source, expr, file, values_file, data, validation_data)
+    partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report)
+    program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
+    metrics = _metrics(program, metric_texts)
+    with _cluster(scheduler, partitioned) as cluster:  # partitions stay on the cluster until training ends
+        if partitioned:
+            partitions, data_set = _partitioned(cluster, data, data_format, program, values)
+            validation_set = None
+        else:
+            partitions = None
+            data_set, validation_set = _data_sets(data, validation_data, validation_fraction, data_format, program,
+                                                  values, seed, quiet)
+        training = plan_training(program, data_set, values, validation=validation_set,
+                                 params=name_list(params) or None, init=init, seed=seed, output=output,
+                                 metrics=metrics, advice=_advice(data_set.name if partitions is None
+                                                                 else partitions.paths[0]),
+                                 partitions=partitions, warn=warn)
+        measurer = training.measurer
+        reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
+                             held_out, measurer.names if measurer is not None else [])
+        recorder = _recorder(training, settings, report_every) if report is not None else None
+        report_writer = _ReportWriter(recorder, report)
+        started = time.perf_counter()
+        with _Interrupts() as interrupts:
+            interrupts.notify = reporter.notice
+            with reporter:
+                result = run_training(training, settings, on_step=reporter.step, stop_requested=interrupts.requested,
+                                      on_measured=reporter.measured, recorder=recorder,
+                                      on_recorded=report_writer.recorded)
+            elapsed = time.perf_counter() - started
+            interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
+            recording = None
+            try:
+                if recorder is not None:
+                    recorder.finish(result)
+                    recording = recorder.recording()
+                _write_results(result, training, values_source, out, history, plot, plot_format, recording, report,
+                               held_out, reporter.metrics)
+            except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
+                stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
+                click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
+                           err=True)
+                raise click.exceptions.Exit(interrupts.status) from None
+            _conclude(result, settings, out, quiet, interrupts, training.objective.rows, elapsed,
+                      recording.diagnoses if recording is not None else [])
 
+
+def _check_stdin(source: str | None, expr: str | None, file: str | None, values_file: str | None, data: str,
+                 validation_data: str | None) -> None:
+    """Standard input carries one thing at most: the program, the values, or one set of rows."""
     readers = [path for path in (source, file, values_file) if names_stdin(path)]
     if source is None and expr is None and file is None:
         readers.append("-")  # the program from stdin
@@ -213,62 +261,6 @@ def fit_command(
     if sum(map(names_stdin, (data, validation_data))) + (1 if readers else 0) > 1:
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
-    partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report)
-    program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
-    metrics = _metrics(program, metric_texts)
-    with _cluster(scheduler, partitioned) as cluster:  # partitions stay on the cluster until training ends
-        if partitioned:
-            paths, data_set = _partitioned(data, data_format, program, values)
-            validation_set = None
-        else:
-            data_set, validation_set = _data_sets(data, validation_data, validation_fraction, data_format, program,
-                                                  values, seed, quiet)
-        plan, start = _plan(program, data_set, values, output, params, init, seed)
-        warn(plan.warnings)
-
-        from ..execute.fit import Monitor, train
-
-        if partitioned:
-            objective = _distributed_objective(cluster, paths, data_format, program, plan, data_set.plan, values,
-                                               init, seed)
-        else:
-            objective = _objective(program, plan, data_set, values, init, seed)
-        layout = getattr(objective, "layout", None)  # a tensor program: its parameters laid end to end
-        if layout is not None:
-            start = objective.start
-        measurer = _measurer(program, plan, metrics, objective, validation_set, values, init, seed)
-        reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
-                             held_out, measurer.names if measurer is not None else [])
-        recorder = None
-        if report is not None:
-            recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every)
-        monitor = None
-        if measurer is not None or recorder is not None:
-            observer = _Observer(reporter, recorder, report)
-            monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
-                              observe=observer, observe_last=observer.record_step if recorder is not None else None)
-        started = time.perf_counter()
-        with _Interrupts() as interrupts:
-            interrupts.notify = reporter.notice
-            with reporter:
-                result = train(objective, start, settings, on_step=reporter.step,
-                               stop_requested=interrupts.requested, monitor=monitor)
-            elapsed = time.perf_counter() - started
-            interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
-            recording = None
-            try:
-                if recorder is not None:
-                    recorder.finish(result)
-                    recording = recorder.recording()
-                _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout,
-                               recording, report, held_out, reporter.metrics)
-            except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
-                stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
-                click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
-                           err=True)
-                raise click.exceptions.Exit(interrupts.status) from None
-            _conclude(result, settings, out, quiet, interrupts, objective.rows, elapsed,
-                      recording.diagnoses if recording is not None else [])
 
 
 # --- before training -------------------------------------------------------------------------
@@ -347,77 +339,29 @@ def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:
         raise click.UsageError(f"{error.message}: {error.hint}") from None
     return check_metrics(program, metrics)
 
-
-class _DataSet:
-    """Every row of the data in memory (training passes over them again and again), by column,
-    with the line (or Parquet row) each came from."""
-
-    def __init__(self, name: str, columns: dict[str, np.ndarray], lines: np.ndarray, unit: str,
-                 plan: ColumnPlan) -> None:
-        self.name, self.columns, self.lines, self.unit, self.plan = name, columns, lines, unit, plan
-
-    def label(self, index: int) -> str:
-        """Where row ``index`` (from 0) is: 'line 12 of rows.csv'."""
-        return f"{self.unit} {int(self.lines[index])} of {self.name}"
-
-    def rows(self, indices: np.ndarray) -> _DataSet:
-        """The rows at ``indices``, still named by their lines in the file."""
-        return _DataSet(self.name, {column: values[indices] for column, values in self.columns.items()},
-                        self.lines[indices], self.unit, self.plan)
-
-
 def _data_sets(data: str, validation_data: str | None, fraction: float | None, data_format: str | None,
-               program: Program, values: dict[str, Any], seed: int, quiet: bool) -> tuple[_DataSet, _DataSet | None]:
+               program: Program, values: dict[str, Any], seed: int, quiet: bool) -> tuple[DataSet, DataSet | None]:
     """The training rows and the validation rows (None without them): from their own file, or
     held out of the data."""
+    from ..execute.training import check_same_columns, split_rows
+
     data_set = _read_data(data, data_format, program, values, quiet)
     if validation_data is not None:
         validation_set = _read_data(validation_data, data_format, program, values, quiet)
-        _check_same_columns(data_set, validation_set)
+        check_same_columns(data_set, validation_set)
         return data_set, validation_set
     if fraction is not None:
-        return _split(data_set, fraction, seed)
+        return split_rows(data_set, fraction, seed)
     return data_set, None
 
 
-def _split(data_set: _DataSet, fraction: float, seed: int) -> tuple[_DataSet, _DataSet]:
-    """The training rows and the validation rows: ``fraction`` of them (rounded), drawn with
-    ``seed`` from NumPy's legacy ``RandomState`` (the same on every installation); each part
-    keeps the file's order."""
-    import numpy as np
-
-    count = len(data_set.lines)
-    held = int(round(fraction * count))
-    if held == 0 or held == count:
-        which = "no row for validation" if held == 0 else "no row to train on"
-        raise InputError(f"--validation {fraction:g} of {count:,} row{'s' * (count != 1)} leaves {which}",
-                         source=Source(data_set.name, ""),
-                         hint="choose a fraction that leaves rows on both sides, or give --validation-data FILE")
-    chosen = np.zeros(count, dtype=bool)
-    chosen[np.random.RandomState(seed).permutation(count)[:held]] = True
-    return data_set.rows(np.flatnonzero(~chosen)), data_set.rows(np.flatnonzero(chosen))
-
-
-def _check_same_columns(data_set: _DataSet, validation_set: _DataSet) -> None:
-    """The validation rows must give the inputs the training rows give, no more and no fewer."""
-    given, held = set(data_set.plan.inputs_given), set(validation_set.plan.inputs_given)
-    if given == held:
-        return
-    missing, extra = sorted(given - held), sorted(held - given)
-    if missing:
-        what = f"have no column for {listed(missing, 5)}, which {data_set.name} gives"
-    else:
-        what = f"give {listed(extra, 5)}, which {data_set.name} does not"
-    raise InputError(f"the validation rows {what}", source=Source(validation_set.name, ""),
-                     hint="validation rows have the training rows' columns (in any order)")
-
-
 def _read_data(data: str, data_format: str | None, program: Program, values: dict[str, float],
-               quiet: bool) -> _DataSet:
+               quiet: bool) -> DataSet:
     """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
     import numpy as np
 
     from ..execute.columns import plan_columns
+    from ..execute.training import DataSet
     from ..files.rows import misread_warnings, opened, reader_for
 
     with opened(data, notify) as (stream, name, size):
@@ -434,17 +378,7 @@ def _read_data(data: str, data_format: str | None, program: Program, values: dic
                          source=Source(name, ""), hint="give at least one row of data")
     columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
     lines = np.concatenate([chunk.lines for chunk in chunks])
-    return _DataSet(name, columns, lines, chunks[0].unit, plan)
-
-
-def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict[str, Any], init: str | None,
-               seed: int) -> Any:
-    """The mean loss over the data set's rows (``execute.objective.objective_for``)."""
-    from ..execute.objective import objective_for
-
-    return objective_for(program, plan, data_set.columns, data_set.plan, values, init, seed, data_set.label,
-                         _advice(data_set.name))
-
+    return DataSet(name, columns, lines, chunks[0].unit, plan)
 
 def _partitioned_data(scheduler: str | None, data: str, held_out: bool, metric_texts: tuple[str, ...],
                       report: str | None) -> bool:
@@ -479,74 +413,35 @@ def _cluster(scheduler: str | None, partitioned: bool) -> Any:
 
     return cluster_or_here(scheduler)
 
-
-def _partitioned(data: str, data_format: str | None, program: Program, values: dict[str, Any]
-                 ) -> tuple[list[str], _DataSet]:
-    """The files of --data, and the first one's column plan (from its first line) for _plan."""
+def _partitioned(cluster: Any, data: str, data_format: str | None, program: Program, values: dict[str, Any]
+                 ) -> tuple[Partitions, DataSet]:
+    """The files of --data on ``cluster``, and the first one's column plan (from its first line)."""
     import numpy as np
 
     from ..execute.columns import plan_columns
-    from ..files.partitions import partition_paths
+    from ..execute.training import DataSet, Partitions
+    from ..files.partitions import PartitionReader, partition_paths
     from ..files.rows import opened, reader_for
 
     paths = partition_paths(data)
     with opened(paths[0], notify) as (stream, name, _size):
         reader = reader_for(stream, name, row_format(paths[0], data_format), sniffs(paths[0], data_format))
         column_plan = plan_columns(program, reader.columns, values, data_name=name, locate=reader.column_error)
-    return paths, _DataSet(name, {}, np.empty(0), "line", column_plan)
+    return Partitions(cluster, paths, PartitionReader(data_format)), DataSet(name, {}, np.empty(0), "line",
+                                                                             column_plan)
 
 
-def _distributed_objective(cluster: Any, paths: list[str], data_format: str | None, program: Program,
-                           plan: FitPlan, column_plan: ColumnPlan, values: dict[str, Any], init: str | None,
-                           seed: int) -> Any:
-    """The mean loss over every partition's rows, computed where they are held; for a tensor
-    program with ``layout`` and ``start`` as ``_objective`` gives them."""
-    from ..execute.columns import feeds_tensors
-    from ..execute.distributed import DistributedObjective, PartitionObjective, partition_labels
-    from ..files.partitions import PartitionReader
-    from ..language.program import Initializer, runs_as_tensors
-
-    layout = fixed = start = None
-    if runs_as_tensors(program, values) or feeds_tensors(program, column_plan):
-        from ..execute.tensor import input_arrays
-        from ..execute.tensor_fit import starting_parameters
-
-        layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
-        drawn = input_arrays(program, {}, seed)
-        fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
-    make = PartitionObjective(program, plan, column_plan.numeric, layout, fixed, _advice(paths[0]))
-    objective = DistributedObjective(cluster, paths, PartitionReader(data_format), make, partition_labels(paths))
-    objective.layout, objective.start = layout, start  # type: ignore[attr-defined]
-    return objective
-
-
-def _measurer(program: Program, plan: FitPlan, metrics: list[Metric], objective: Any,
-              validation_set: _DataSet | None, values: dict[str, Any], init: str | None, seed: int) -> Any:
-    """What is measured besides the training loss (``execute.metrics.Measurer``), or None."""
-    if not metrics and validation_set is None:
-        return None
-    from ..execute.metrics import Measurer
-
-    validation = None
-    if validation_set is not None:
-        validation = _objective(program, plan, validation_set, values, init, seed)
-    return Measurer(program, metrics, objective, validation)
-
-
-def _recorder(program: Program, plan: FitPlan, values: dict[str, Any], data_set: _DataSet,
-              validation_set: _DataSet | None, settings: FitSettings, every: int | None) -> Any:
-    """The --report's recorder, told the command line, the seed, the versions and the settings
-    its diagnoses read (``lr``, ``batch_size``); by default it records ``default_every`` steps."""
+def _recorder(training: Training, settings: FitSettings, every: int | None) -> Any:
+    """The --report's recorder, told the command line, the versions and the settings; by default
+    it records ``default_every`` steps."""
     from ..analysis.training_record import TrainingRecorder, default_every
+    from ..execute.training import report_meta, versions
 
-    meta = {"command": _command_line(), "seed": settings.seed, "versions": _versions(), "steps": settings.steps,
-            "program": program.source.name, "data": data_set.name,
-            "validation": None if validation_set is None else validation_set.name,
-            "optimizer": settings.optimizer, "lr": settings.lr, "lr_schedule": settings.lr_schedule,
-            "batch_size": settings.batch_size}
-    return TrainingRecorder(program, plan, values, data_set.columns,
-                            None if validation_set is None else validation_set.columns,
-                            every=every or default_every(settings.steps), meta=meta, seed=settings.seed,
+    validation = training.validation
+    return TrainingRecorder(training.program, training.plan, training.values, training.data.columns,
+                            None if validation is None else validation.columns,
+                            every=every or default_every(settings.steps),
+                            meta=report_meta(training, settings, _command_line(), versions()), seed=settings.seed,
                             steps=settings.steps)
 
 
@@ -557,20 +452,6 @@ def _command_line() -> str:
 
     return shlex.join(["autodiff", *sys.argv[1:]])
 
-
-def _versions() -> dict[str, str]:
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-
-    import numpy as np
-
-    try:
-        own = version("autodiff-cli")
-    except PackageNotFoundError:  # run from a source tree that was not installed
-        own = "unknown"
-    return {"autodiff-cli": own, "python": platform.python_version(), "numpy": np.__version__}
-
-
 def _advice(data_name: str) -> Any:
     """Hints from the executor in fit's terms: it trains on every row and has no --on-error."""
     from ..execute.vectorized import Advice
@@ -579,29 +460,6 @@ def _advice(data_name: str) -> Any:
         return f"add a column to {data_name}, or give {set_advice(names)} or --values FILE.json"
 
     return Advice(f" in {data_name} (fit trains on every row; it has no --on-error skip)", give)
-
-
-def _plan(program: Program, data_set: _DataSet, values: dict[str, float], output: str | None,
-          params: tuple[str, ...], init: str | None, seed: int) -> tuple[FitPlan, np.ndarray]:
-    """The parameters and their starting values (--init draws the missing ones)."""
-    import numpy as np
-
-    from ..execute.fit import initial_values, plan_fit
-
-    plan = plan_fit(program, data_set.plan, values, output, name_list(params) or None, data_set.name)
-    missing = plan.without_start
-    if missing and init is None:
-        raise InputError(
-            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {listed(missing, 10)}",
-            hint=f"declare a default in the program ('{missing[0]} = 0'), give --set {missing[0]}=VALUE or "
-                 "--values FILE.json, or draw them with --init normal|uniform",
-        )
-    if init is not None and not missing:
-        plan.warnings.append("--init is not used: every parameter has a starting value")
-    drawn = iter(initial_values(len(missing), init, seed).tolist()) if missing else iter(())
-    start = np.array([plan.start[name] if name in plan.start else next(drawn) for name in plan.parameters])
-    return plan, start
-
 
 # --- during training -------------------------------------------------------------------------
 
@@ -744,54 +602,30 @@ def _bar_text(measurement: Measurement, width: int) -> str:
         parts.append(f"{name} {value:.4g}" + ("" if held is None else f"/{held:.4g}"))
     return "  ".join(parts if width >= WIDE_TERMINAL else parts[:1])
 
-
-def measured_text(measurement: Measurement, separator: str = "  ") -> str:
-    """'validation loss 0.31  accuracy 0.9  validation accuracy 0.85': a measurement as the
-    progress line and the final line show it."""
-    parts = [] if measurement.validation_loss is None else [f"validation loss {measurement.validation_loss:.6g}"]
-    for name, value in measurement.training.items():
-        parts.append(f"{name} {value:.6g}")
-        if name in measurement.validation:
-            parts.append(f"validation {name} {measurement.validation[name]:.6g}")
-    return separator.join(parts)
-
-
 # The least time between two rewrites of --report while training runs: a report takes a tenth
 # of a second or so to render, which every recorded step would otherwise pay.
 REPORT_PAUSE = 2.0
 
 
-class _Observer:
-    """At each measured step: the measurement to the progress line, and the step to the
-    report's recorder; the report is rewritten whole when a step is recorded, at most every
-    ``REPORT_PAUSE`` seconds (and at the end, by ``_write_results``)."""
+class _ReportWriter:
+    """Rewrites the report whole when a step is recorded, at most every ``REPORT_PAUSE``
+    seconds (and at the end, by ``_write_results``)."""
 
-    def __init__(self, reporter: _Reporter, recorder: Any, report: str | None) -> None:
-        self.reporter, self.recorder, self.report = reporter, recorder, report
+    def __init__(self, recorder: Any, report: str | None) -> None:
+        self.recorder, self.report = recorder, report
         self.written = -math.inf  # when the report was last written (time.monotonic)
         self.failed = False  # a rewrite failed (a full disk): no more until the end
 
-    def __call__(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
-        if measurement is not None:
-            self.reporter.measured(measurement)
-        if self.recorder is None or not self.recorder.wants(record.step):
+    def recorded(self) -> None:
+        if self.failed or time.monotonic() - self.written < REPORT_PAUSE:
             return
-        self.record_step(record, measurement, params, grad)
-        if not self.failed and time.monotonic() - self.written >= REPORT_PAUSE:
-            assert self.report is not None
-            try:
-                write_atomic(self.report, _report_html(self.recorder.recording()))
-            except OutputError as error:  # training goes on: the parameters matter more than the report
-                self.failed = True
-                warn([f"{error.message}; training goes on, and the report is written again when it ends"])
-            self.written = time.monotonic()
-
-    def record_step(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
-        """Record a step (the parameters kept, when training ended early: always recorded)."""
-        assert self.recorder is not None
-        validation_loss = None if measurement is None else measurement.validation_loss
-        metrics = {} if measurement is None else measurement.metrics()
-        self.recorder.observe(record.step, params, grad, record.loss, validation_loss, metrics)
+        assert self.report is not None
+        try:
+            write_atomic(self.report, _report_html(self.recorder.recording()))
+        except OutputError as error:  # training goes on: the parameters matter more than the report
+            self.failed = True
+            warn([f"{error.message}; training goes on, and the report is written again when it ends"])
+        self.written = time.monotonic()
 
 
 def _report_html(recording: Any, final: bool = False) -> bytes:
@@ -808,88 +642,25 @@ def _report_html(recording: Any, final: bool = False) -> bytes:
             svg = None
     return training_report_html(recording, graph_svg=svg)  # type: ignore[no-any-return]
 
-
 # --- after training --------------------------------------------------------------------------
 
-
-def values_json(values: dict[str, float], literals: dict[str, str]) -> str:
-    """``values`` as ``--values`` reads them: a JSON object, every digit kept.  A value that
-    equals its number in ``literals`` (the values file's, as written there) keeps that text, so
-    writing over the values file changes only what training changed (``3`` stays ``3``, not ``3.0``)."""
-    import json
-
-    from ..language.program import ArrayLiteral
-
-    dumps = json.dumps
-    lines = []
-    for name, value in values.items():
-        literal = literals.get(name)
-        if isinstance(value, ArrayLiteral):
-            value = value.nested()
-        if isinstance(value, list):  # a tensor: nested arrays, written out in full
-            text = dumps(value)
-        else:
-            same = isinstance(literal, str) and float(literal).hex() == value.hex()
-            text = literal if same else dumps(value)  # type: ignore[assignment]
-        lines.append(f"  {dumps(name)}: {text}")
-    return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
-
-
-def _read_literal(text: Any) -> Any:
-    """A value of the values file as ``value_literals`` gives it (numbers as their text): a float,
-    or nested lists of them for a tensor."""
-    return [_read_literal(item) for item in text] if isinstance(text, list) else float(text)
-
-
-def history_csv(history: list[Step], measurements: list[Measurement] | None = None,
-                held_out: bool = False, metrics: list[str] | None = None) -> str:
-    """Every step's loss, gradient norm and learning rate; with ``held_out`` the validation
-    loss, and each of ``metrics`` on the training then the validation rows, at the steps
-    measured (empty cells at the others)."""
-    header = ["step", "loss", "grad_norm", "lr"]
-    measured_columns = (["validation_loss"] if held_out else []) + list(metrics or [])
-    measured_columns += [f"validation_{name}" for name in metrics or [] if held_out]
-    by_step = {measurement.step: _measured_cells(measurement) for measurement in measurements or []}
-    lines = [",".join(header + [_csv_field(name) for name in measured_columns])]
-    for s in history:
-        cells = [str(s.step), repr(s.loss), repr(s.grad_norm), repr(s.lr)]
-        if measured_columns:
-            measured = by_step.get(s.step, {})
-            cells += [repr(measured[name]) if name in measured else "" for name in measured_columns]
-        lines.append(",".join(cells))
-    return "\n".join(lines) + "\n"
-
-
-def _measured_cells(measurement: Measurement) -> dict[str, float]:
-    cells = measurement.metrics()
-    if measurement.validation_loss is not None:
-        cells["validation_loss"] = measurement.validation_loss
-    return cells
-
-
-def _csv_field(text: str) -> str:
-    """A header cell, quoted if it needs to be (a metric named by its text holds colons only)."""
-    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
-
-
-def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], values_source: Source | None,
-                   out: str | None, history: str | None, plot: str | None, plot_format: str | None,
-                   layout: Any = None, recording: Any = None, report: str | None = None,
-                   held_out: bool = False, metrics: list[str] | None = None) -> None:
+def _write_results(result: FitResult, training: Training, values_source: Source | None, out: str | None,
+                   history: str | None, plot: str | None, plot_format: str | None, recording: Any = None,
+                   report: str | None = None, held_out: bool = False, metrics: list[str] | None = None) -> None:
     """The learned values first, then the history, the plot and the report: each file is tried
     even when one before it cannot be written (a full disk), and the first failure is raised
     after them all."""
+    from ..execute.training import learned_values
+    from ..execute.training_text import history_csv, read_literal, values_json
+
     writes: list[tuple[str | None, Callable[[], bytes]]] = []
     if result.params is not None:
         params = result.params
 
         def values() -> bytes:
-            from ..execute.fit import values_to_write
-
             literals = value_literals(values_source)  # the values file's keys, each with its number's text
-            kept = {name: _read_literal(text) for name, text in literals.items()}
-            learned = None if layout is None else layout.nested(params)
-            return values_json(values_to_write(plan, params, given, kept, learned), literals).encode()
+            kept = {name: read_literal(text) for name, text in literals.items()}
+            return values_json(learned_values(training, params, kept), literals).encode()
 
         writes.append((out, values))
     if history is not None:
@@ -936,118 +707,19 @@ def _write(path: str | None, data: bytes) -> None:
     else:
         write_atomic(path, data)
 
-
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
               interrupts: _Interrupts, rows: int, elapsed: float | None = None,
               diagnoses: list[str] | None = None) -> None:
-    """The last line: what was learned (the losses and metrics of the parameters written), why
-    training stopped, the time a step took and what the report's recording found wrong
-    (``diagnoses``); and the exit status that goes with it."""
-    from ..execute.fit import StopReason
-
+    """The last line: what was learned, why training stopped, the time a step took and what the
+    report's recording found wrong (``diagnoses``); and the exit status that goes with it."""
     where = f" to {out}" if out not in (None, "-") else ""
     if result.reason == StopReason.DIVERGED:
-        raise _divergence_error(result, settings, where)
-    learned = _learned(result)
-    pace = _pace(result, elapsed) + "".join(f"; {diagnosis}" for diagnosis in diagnoses or [])
+        raise divergence_error(result, settings, where)
+    pace_text = pace(result, elapsed) + "".join(f"; {diagnosis}" for diagnosis in diagnoses or [])
     if result.measure_error is not None and not quiet:
         warn([f"the parameters written could not be measured: {result.measure_error.message}"])
     if result.reason == StopReason.INTERRUPTED:
-        when = (f"during step {result.steps_done + 1:,}" if result.mid_step else f"after step {result.steps_done:,}")
-        if result.params is None:
-            kept = "no step was complete, so nothing was written"
-        else:
-            # Mini-batch step losses are of different rows, so train keeps the latest parameters.
-            which = "the best parameters so far" if _full_batch(settings, rows) else "the latest parameters"
-            if settings.keep_best_validation and result.measurements:
-                which = "the parameters with the lowest validation loss so far"
-            kept = (f"wrote {which} ({learned}, after {result.params_step - 1:,} "
-                    f"update{'s' if result.params_step != 2 else ''}){where}")
-        stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
-        click.echo(f"{stopped} {when} of {settings.steps:,}: {kept}{pace}", err=True)
+        click.echo(interrupted_line(result, settings, where, rows, pace_text, interrupts.terminated), err=True)
         raise click.exceptions.Exit(interrupts.status)
-    if quiet:
-        return
-    first = result.history[0].loss if result.history else math.nan
-    if result.reason == StopReason.TOL:
-        from ..execute.fit import PATIENCE
-
-        if settings.watch_validation and result.measurements:
-            click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the validation loss has not "
-                       f"improved by more than --tol {settings.tol:g} of itself for {PATIENCE} measurements; kept "
-                       f"the best, of step {result.params_step:,}: {learned} (from {first:.6g}){where}{pace}", err=True)
-            return
-        full_batch = _full_batch(settings, rows)
-        checks = "steps" if full_batch else "epochs"
-        kept = f"kept the best, {learned}" if full_batch else learned
-        click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss has not improved by more "
-                   f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept} (from {first:.6g})"
-                   f"{where}{pace}", err=True)
-    else:
-        finished = f"finished {settings.steps:,} step{'s' * (settings.steps != 1)}"
-        if settings.keep_best_validation and result.params_step != result.steps_done + 1:
-            finished += f", kept step {result.params_step:,}'s parameters, the lowest validation loss"
-        click.echo(f"{finished}: {learned} (from {first:.6g} at the start){where}{pace}", err=True)
-
-
-def _learned(result: FitResult) -> str:
-    """'loss 0.09, validation loss 0.12, accuracy 0.97, validation accuracy 0.95': the
-    parameters written, on the training rows and on the validation rows."""
-    loss = f"loss {result.loss:.6g}" if math.isfinite(result.loss) else "loss not measured"
-    if result.measurement is None:
-        return loss
-    measured = measured_text(result.measurement, ", ")
-    return f"{loss}, {measured}" if measured else loss
-
-
-def _pace(result: FitResult, elapsed: float | None) -> str:
-    """'; 1.23 ms a step': the time of training (measurements included) over the steps taken."""
-    if elapsed is None or not result.steps_done:
-        return ""
-    seconds = elapsed / result.steps_done
-    text = f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1000:.3g} ms"
-    return f"; {text} a step"
-
-
-def _full_batch(settings: FitSettings, rows: int) -> bool:
-    """Whether every step used every row (``execute.fit``'s batches are then the whole data)."""
-    return settings.batch_size is None or settings.batch_size >= rows
-
-
-def _divergence_hint(result: FitResult, settings: FitSettings) -> str:
-    """The setting that most likely made the numbers overflow: the one that is out of range."""
-    step = result.bad_step or 1
-    lr = settings.lr_at(step)
-    if settings.weight_decay > 0 and settings.weight_decay * lr >= 1:
-        return (f"--weight-decay {settings.weight_decay:g} is too large for a learning rate of {lr:g}: each step "
-                f"scales the parameters by 1 - lr * weight_decay = {1 - lr * settings.weight_decay:g}; keep "
-                f"--weight-decay well below 1/lr, e.g. --weight-decay {0.01 / lr:g}")
-    if lr > settings.lr:  # a schedule rising to --final-lr
-        final = settings.final_lr if settings.final_lr is not None else settings.lr / 10
-        return (f"the learning rate had risen to {lr:g} by step {step:,} on its way to --final-lr {final:g}, "
-                f"which is probably too large: try --final-lr {settings.lr / 10:g} (at most --lr {settings.lr:g})")
-    return f"the learning rate {settings.lr:g} is probably too large: try --lr {settings.lr / 10:g}"
-
-
-def _divergence_error(result: FitResult, settings: FitSettings, where: str) -> EvaluationError:
-    """What went wrong at which step, what was kept, and the usual cure; at the program's
-    position when the executor named one (a domain error)."""
-    position = source = None
-    notes: list[str] = []
-    if result.error is not None:
-        position, source, notes = result.error.position, result.error.source, list(result.error.notes)
-    if result.params is None:
-        return EvaluationError(
-            f"{result.bad_value} at step {result.bad_step}, the starting point: nothing was written",
-            position, source, "check the starting values and the data: the loss must be finite where training starts",
-            notes)
-    if result.in_measurement:  # the training rows were fine: a held-out row or a metric failed
-        return EvaluationError(
-            f"{result.bad_value} when measuring step {result.bad_step:,} (the validation loss or a metric), so "
-            f"training stopped; wrote the parameters of step {result.params_step:,}, the last measured{where}",
-            position, source, "the row named is one the model cannot be measured on at these parameters: check it, "
-            "or leave it out of the validation data", notes)
-    return EvaluationError(
-        f"{result.bad_value} at step {result.bad_step:,}, so training stopped; wrote the parameters of step "
-        f"{result.params_step:,}, the last with a finite loss ({result.loss:.6g}){where}",
-        position, source, _divergence_hint(result, settings), notes)
+    if not quiet:
+        click.echo(conclusion(result, settings, where, rows, pace_text), err=True)
