@@ -21,8 +21,9 @@ from ..errors import InputError, OutputError, Source
 from ..execute.fit import StopReason
 from ..execute.training_text import conclusion, divergence_error, interrupted_line, measured_text, pace
 from ..files.atomic import check_writable, keep_elsewhere, write_atomic
-from ..files.formats import ROW_FORMATS, format_by_extension, row_format, sniffs
+from ..files.formats import ROW_FORMATS, format_by_extension
 from ..files.stdout import emit
+from ..files.training_rows import read_partitioned_rows, read_training_rows
 from ..files.streams import is_stream, names_stdin, names_stdout, stderr_is_terminal
 from ..files.values import value_literals
 from .console import Progress, notify, reading_progress, warn
@@ -42,7 +43,7 @@ from .options import (
 if TYPE_CHECKING:
     from ..execute.fit import FitResult, FitSettings, Measurement, Step
     from ..execute.metrics import Metric
-    from ..execute.training import DataSet, Partitions, Training
+    from ..execute.training import Training
     from ..language.program import Program
 
 __all__ = ["fit_command"]
@@ -208,12 +209,13 @@ def fit_command(
     metrics = _metrics(program, metric_texts)
     with _cluster(scheduler, partitioned) as cluster:  # partitions stay on the cluster until training ends
         if partitioned:
-            partitions, data_set = _partitioned(cluster, data, data_format, program, values)
+            partitions, data_set = read_partitioned_rows(cluster, data, data_format, program, values, notify)
             validation_set = None
         else:
             partitions = None
-            data_set, validation_set = _data_sets(data, validation_data, validation_fraction, data_format, program,
-                                                  values, seed, quiet)
+            data_set, validation_set = read_training_rows(
+                data, validation_data, validation_fraction, data_format, program, values, seed, notify=notify,
+                progress=lambda size, name: reading_progress(size, quiet, name), warn=warn)
         training = plan_training(program, data_set, values, validation=validation_set,
                                  params=name_list(params) or None, init=init, seed=seed, output=output,
                                  metrics=metrics, advice=_advice(data_set.name if partitions is None
@@ -339,46 +341,6 @@ def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:
         raise click.UsageError(f"{error.message}: {error.hint}") from None
     return check_metrics(program, metrics)
 
-def _data_sets(data: str, validation_data: str | None, fraction: float | None, data_format: str | None,
-               program: Program, values: dict[str, Any], seed: int, quiet: bool) -> tuple[DataSet, DataSet | None]:
-    """The training rows and the validation rows (None without them): from their own file, or
-    held out of the data."""
-    from ..execute.training import check_same_columns, split_rows
-
-    data_set = _read_data(data, data_format, program, values, quiet)
-    if validation_data is not None:
-        validation_set = _read_data(validation_data, data_format, program, values, quiet)
-        check_same_columns(data_set, validation_set)
-        return data_set, validation_set
-    if fraction is not None:
-        return split_rows(data_set, fraction, seed)
-    return data_set, None
-
-
-def _read_data(data: str, data_format: str | None, program: Program, values: dict[str, float],
-               quiet: bool) -> DataSet:
-    """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
-    import numpy as np
-
-    from ..execute.columns import plan_columns
-    from ..execute.training import DataSet
-    from ..files.rows import misread_warnings, opened, reader_for
-
-    with opened(data, notify) as (stream, name, size):
-        reader = reader_for(stream, name, row_format(data, data_format), sniffs(data, data_format))
-        plan = plan_columns(program, reader.columns, values, data_name=reader.name, locate=reader.column_error)
-        chunks = []
-        with reading_progress(size, quiet, name) as advance:
-            for chunk in reader.chunks(reader.columns, [], wait=True):
-                chunks.append(chunk)
-                advance(chunk.consumed)
-    warn(misread_warnings(reader))  # 1e-400 read as 0, 1e400 as inf
-    if not chunks:
-        raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
-                         source=Source(name, ""), hint="give at least one row of data")
-    columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
-    lines = np.concatenate([chunk.lines for chunk in chunks])
-    return DataSet(name, columns, lines, chunks[0].unit, plan)
 
 def _partitioned_data(scheduler: str | None, data: str, held_out: bool, metric_texts: tuple[str, ...],
                       report: str | None) -> bool:
@@ -413,23 +375,6 @@ def _cluster(scheduler: str | None, partitioned: bool) -> Any:
 
     return cluster_or_here(scheduler)
 
-def _partitioned(cluster: Any, data: str, data_format: str | None, program: Program, values: dict[str, Any]
-                 ) -> tuple[Partitions, DataSet]:
-    """The files of --data on ``cluster``, and the first one's column plan (from its first line)."""
-    import numpy as np
-
-    from ..execute.columns import plan_columns
-    from ..execute.training import DataSet, Partitions
-    from ..files.partitions import PartitionReader, partition_paths
-    from ..files.rows import opened, reader_for
-
-    paths = partition_paths(data)
-    with opened(paths[0], notify) as (stream, name, _size):
-        reader = reader_for(stream, name, row_format(paths[0], data_format), sniffs(paths[0], data_format))
-        column_plan = plan_columns(program, reader.columns, values, data_name=name, locate=reader.column_error)
-    return Partitions(cluster, paths, PartitionReader(data_format)), DataSet(name, {}, np.empty(0), "line",
-                                                                             column_plan)
-
 
 def _recorder(training: Training, settings: FitSettings, every: int | None) -> Any:
     """The --report's recorder, told the command line, the versions and the settings; by default
@@ -452,6 +397,7 @@ def _command_line() -> str:
 
     return shlex.join(["autodiff", *sys.argv[1:]])
 
+
 def _advice(data_name: str) -> Any:
     """Hints from the executor in fit's terms: it trains on every row and has no --on-error."""
     from ..execute.vectorized import Advice
@@ -460,6 +406,7 @@ def _advice(data_name: str) -> Any:
         return f"add a column to {data_name}, or give {set_advice(names)} or --values FILE.json"
 
     return Advice(f" in {data_name} (fit trains on every row; it has no --on-error skip)", give)
+
 
 # --- during training -------------------------------------------------------------------------
 
@@ -642,7 +589,9 @@ def _report_html(recording: Any, final: bool = False) -> bytes:
             svg = None
     return training_report_html(recording, graph_svg=svg)  # type: ignore[no-any-return]
 
+
 # --- after training --------------------------------------------------------------------------
+
 
 def _write_results(result: FitResult, training: Training, values_source: Source | None, out: str | None,
                    history: str | None, plot: str | None, plot_format: str | None, recording: Any = None,
@@ -706,6 +655,7 @@ def _write(path: str | None, data: bytes) -> None:
         emit(data.decode())
     else:
         write_atomic(path, data)
+
 
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
               interrupts: _Interrupts, rows: int, elapsed: float | None = None,
