@@ -62,11 +62,11 @@ def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] 
     holds held-out columns, ``metrics`` are ``--metric`` texts (``accuracy:score:y``)."""
     import numpy as np
 
-    from .analysis.training_record import TrainingRecorder, default_every
     from .execute.columns import plan_columns
     from .execute.fit import FitSettings
     from .execute.metrics import check_metrics, parse_metric
-    from .execute.training import DataSet, learned_values, plan_training, report_meta, run_training
+    from .execute.training import DataSet, learned_values, plan_training, run_training
+    from .files.training_outputs import recorder_for
     from .language import parse
 
     text, name = _program_text(program)
@@ -85,10 +85,7 @@ def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] 
                              output=output, metrics=chosen)
     settings = FitSettings(optimizer=optimizer, lr=lr, steps=steps, batch_size=batch_size, seed=seed,
                            watch_validation=held_out is not None)
-    meta = report_meta(training, settings, f"autodiff_cli.fit({name!r}, ...)", {})
-    recorder = TrainingRecorder(parsed, training.plan, given, training.data.columns,
-                                None if held_out is None else held_out.columns,
-                                every=report_every or default_every(steps), meta=meta, seed=seed, steps=steps)
+    recorder = recorder_for(training, settings, report_every, f"autodiff_cli.fit({name!r}, ...)", {})
     result = run_training(training, settings, recorder=recorder)
     recorder.finish(result)
     learned = {} if result.params is None else learned_values(training, result.params)

@@ -1,10 +1,10 @@
 """``autodiff fit``: learn a program's parameters from rows of data by gradient descent.
 
-A thin Click layer over ``execute.training``: it checks the options, reads the rows
-(``files.rows``), asks the library for the training (``plan_training``) and runs it
-(``run_training``) while showing progress on stderr and rewriting the report, then writes the
-learned values, the history, the plot and the report whole or not at all, whatever way
-training ended, and says how it ended (``execute.training_text``).
+A thin Click layer over the library: it checks the options, reads the rows
+(``files.training_rows``), asks ``execute.training`` for the training (``plan_training``) and
+runs it (``run_training``) while showing progress on stderr (``cli.fit_progress``), then writes
+the learned values, the history, the plot and the report whole or not at all, whatever way
+training ended (``files.training_outputs``), and says how it ended (``execute.training_text``).
 """
 
 from __future__ import annotations
@@ -17,17 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import InputError, OutputError, Source
+from ..errors import InputError
 from ..execute.fit import StopReason
 from ..execute.training_text import conclusion, divergence_error, interrupted_line, pace
-from ..files.atomic import check_writable, keep_elsewhere, write_atomic
+from ..files.atomic import check_writable, write_atomic
 from ..files.formats import ROW_FORMATS, format_by_extension
-from ..files.stdout import emit
+from ..files.training_outputs import ReportWriter, recorder_for, training_outputs, write_outputs
 from ..files.training_rows import read_partitioned_rows, read_training_rows
 from ..files.streams import is_stream, names_stdin, names_stdout
-from ..files.values import value_literals
 from .console import notify, reading_progress, warn
-from .fit_progress import Interrupts as _Interrupts, Reporter, report_html
+from .fit_progress import Interrupts as _Interrupts, Reporter
 from .fit_progress import bar_text as _bar_text  # noqa: F401  (tests reach it here)
 from .options import (
     Command,
@@ -45,7 +44,6 @@ from .options import (
 if TYPE_CHECKING:
     from ..execute.fit import FitResult, FitSettings
     from ..execute.metrics import Metric
-    from ..execute.training import Training
     from ..language.program import Program
 
 __all__ = ["fit_command"]
@@ -53,10 +51,12 @@ __all__ = ["fit_command"]
 FIT_EXIT_HELP = EXIT_CODES_HELP + """
 
 \b
-Training stopped by Ctrl-C (130) or SIGTERM (143) still writes the best
-parameters so far (the latest with --batch-size).  A loss that becomes NaN or infinite stops training with
+Ctrl-C (130) or SIGTERM (143) still writes the best parameters so far (the
+latest with --batch-size).  A loss that becomes NaN or infinite stops with
 status 1, writing the parameters of the last step with a finite loss."""
 
+# At most 80 columns a line, whatever the terminal's width (issue 36: a help people scan).
+FIT_CONTEXT = {**CONTEXT_SETTINGS, "max_content_width": 80}
 PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 RESUMABLE = "the --values file"  # what -o may name: training goes on from it and updates it
 
@@ -76,78 +76,65 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
     return check
 
 
-@click.command("fit", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
+def _number(default: float | None = None, low: float = 0.0, above: bool = False, **settings: Any) -> Any:
+    """An option's settings for a finite number at least (``above``: above) ``low``."""
+    shown = {"default": default, "show_default": True} if default is not None else {}
+    return {"type": float, "callback": _finite_float(low, above), **shown, **settings}
+
+
+@click.command("fit", cls=Command, context_settings=FIT_CONTEXT, epilog=FIT_EXIT_HELP,
                short_help="Learn a program's parameters from rows of data.")
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
-              help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
+              help="The rows to learn from: CSV, TSV, JSON Lines or Parquet ('-': stdin).")
 @click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
-              help="Format of the --data rows [default: from its extension; else jsonl if it starts with '{', "
-                   "csv if not].")
+              help="Format of the rows [default: by extension, else sniffed].")
 @click.option("--dask", "scheduler", metavar="SCHEDULER",
-              help="Train on a Dask cluster: a scheduler's address (tcp://host:8786), or local[:N] to start N "
-                   "worker processes here [N: one per core].  --data may then be a glob or a directory of files, "
-                   "one partition each, kept in the workers' memory; each step maps the loss and gradient over "
-                   "them.  Needs pip install 'autodiff-cli[dask]'.")
+              help="Train on a Dask cluster: tcp://host:8786, or local[:N] (docs/dask.md).")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
-              help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
+              help="The inputs to learn, comma-separated [default: those no column feeds].")
 @click.option("--init", type=click.Choice(["normal", "uniform"]),
-              help="Start parameters without a default or --set value at random: standard normal, "
-                   "or uniform on [-1, 1].")
+              help="Draw parameters with no starting value at random.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
-              help="Seed of --init and of the mini-batch shuffle.")
+              help="Seed of random starts, --validation and mini-batches.")
 @click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
-              help="PyTorch's SGD, SGD with momentum, or Adam (betas 0.9, 0.999; eps 1e-8).")
-@click.option("--lr", type=float, default=0.01, show_default=True, callback=_finite_float(0.0, True),
-              help="Learning rate.")
+              help="PyTorch's update rules.")
+@click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
 @click.option("--lr-schedule", type=click.Choice(["constant", "linear", "cosine"]), default="constant",
-              show_default=True, help="How the learning rate changes from --lr to --final-lr over --steps.")
-@click.option("--final-lr", type=float, callback=_finite_float(0.0), metavar="LR",
-              help="Where linear and cosine schedules end [default: --lr / 10].")
-@click.option("--momentum", type=float, callback=_finite_float(0.0), metavar="M",
-              help="Momentum of --optimizer momentum [default: 0.9].")
+              show_default=True, help="From --lr to --final-lr over --steps.")
+@click.option("--final-lr", **_number(metavar="LR"), help="Where a schedule ends [default: --lr / 10].")
+@click.option("--momentum", **_number(metavar="M"), help="Of --optimizer momentum [default: 0.9].")
 @click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, help="Steps to take.")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
-              help="Rows per step, shuffled each epoch with --seed [default: every row].")
-@click.option("--weight-decay", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
-              help="L2 penalty added to the gradient (PyTorch's weight_decay).")
-@click.option("--tol", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
-              help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
-                   "(epochs with --batch-size; measurements with --watch validation); 0: never.")
+              help="Rows per step, shuffled each epoch [default: every row].")
+@click.option("--weight-decay", **_number(0.0), help="L2 penalty added to the gradient.")
+@click.option("--tol", **_number(0.0), help="Stop when the loss improves by less than TOL of itself "
+                                            "for 5 steps (or epochs); 0: never.")
 @click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
-              metavar="FRACTION",
-              help="Hold out this fraction of the --data rows, chosen with --seed, to measure the validation "
-                   "loss on; training does not see them.")
+              metavar="FRACTION", help="Hold out this fraction of the rows to measure the validation loss on.")
 @click.option("--validation-data", metavar="ROWS", shell_complete=complete_file_name,
-              help="Measure the validation loss on these rows (formats as --data, with its columns); "
-                   "training does not see them.")
+              help="Measure the validation loss on these rows instead.")
 @click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
-              help="Also measure METRIC on the training and validation rows (repeatable): NAME, a variable's "
-                   "mean over rows; accuracy:PRED:TARGET (by sign, or by the argmax of a vector against "
-                   "a class number); mse:PRED:TARGET; mae:PRED:TARGET.")
+              help="Also measure accuracy:PRED:TARGET, mse:..., mae:... or a variable.")
 @click.option("--eval-every", type=click.IntRange(min=1), metavar="N",
-              help="Measure the validation loss and the metrics every N steps [default: every epoch, "
-                   "which is every step without --batch-size].")
+              help="Measure every N steps [default: every epoch].")
 @click.option("--watch", type=click.Choice(["training", "validation"]),
-              help="The loss --tol watches [default: validation with --validation or --validation-data].")
+              help="The loss --tol watches [default: validation, if any].")
 @click.option("--keep", type=click.Choice(["best-validation"]),
-              help="Write the parameters with the lowest validation loss measured [default: the last; the "
-                   "best by training loss after Ctrl-C or --tol].")
+              help="Write the parameters of the lowest validation loss [default: the last].")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write the learned parameters, with the other values given, to FILE as a JSON object "
-                   "('--values' format; FILE may be the --values file) [default: stdout].")
+              help="Write the learned values to FILE (may be the --values file) [default: stdout].")
 @click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
-              help="Write step, loss, grad_norm and lr of every step as CSV.")
+              help="Write each step's loss, grad_norm and lr as CSV.")
 @click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
-              help="Draw the loss curve to FILE (.svg, .png or .pdf; SVG to a stream such as /dev/stdout).")
+              help="Draw the loss curve (.svg, .png or .pdf).")
 @click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
-              help="Write a self-contained HTML report of the training run to FILE, rewritten as it runs.")
+              help="Write an HTML report of the run, rewritten as it runs.")
 @click.option("--report-every", type=click.IntRange(min=1), metavar="N",
-              help="Record a step for --report every N steps, and rewrite it then [default: about 30 recorded "
-                   "steps in all].")
+              help="Record a step for --report every N steps [default: about 30 in all].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
-              help="When stderr is not a terminal, print a progress line every N steps [default: --steps / 10].")
-@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr (errors still show).")
+              help="Off a terminal, a progress line every N steps [default: --steps / 10].")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors still show).")
 @reporting_errors
 def fit_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -160,31 +147,21 @@ def fit_command(
     out: str | None, history: str | None, plot: str | None, report: str | None, report_every: int | None,
     progress_every: int | None, quiet: bool,
 ) -> None:
-    """Learn a program's parameters from data: minimise the mean of its output
-    (a per-row loss) over the rows of the --data file by gradient descent.
+    """Learn a program's parameters from rows of data by gradient descent.
 
-    Each column of the --data rows supplies the input of the same name, row by row; the
-    parameters are the inputs that no column supplies (or --params).  They start
-    at the program's defaults, --set or --values, or at random with --init.  The
-    result is a JSON object, the format --values reads: the values given (--values,
-    then --set) with each parameter's replaced by its learned value, and the
-    parameters not given after them, so that --values reads back the trained model
-    and -o may name the --values file to go on training from it.
-
-    Held-out rows (--validation 0.2, or --validation-data FILE) give a validation
-    loss beside the training loss; --metric adds accuracy, mse, mae or any
-    variable's mean.  Progress shows on stderr (a bar at a terminal, a line every
-    N steps otherwise); the last line says what was learned and why training
-    stopped.  Ctrl-C stops after the current step and writes the best parameters
-    so far (the latest with --batch-size, whose step losses cannot be compared).
+    fit minimises the mean of the program's output (a per-row loss) over the
+    --data rows.  Each column feeds the input of the same name; the inputs no
+    column feeds are learned, from their defaults, --set or --values.  The
+    result is a --values JSON object: -o may name the --values file to go on
+    training.  Progress shows on stderr; the last line says what was learned
+    and why training stopped.  Every option in detail: docs/fit.md.
 
     \b
     Examples:
       autodiff fit samples/line.ad --data samples/line.csv -o params.json
       autodiff eval samples/line.ad --values params.json --set x=3
-      autodiff fit samples/moons.ad --data samples/moons.csv --lr 1 --lr-schedule linear --steps 100
-      autodiff fit model.ad --data rows.jsonl --optimizer adam --lr 0.05 --batch-size 32 --history h.csv
-      autodiff fit samples/moons_mlp.ad --data samples/moons_xy.csv --validation 0.2 --metric accuracy:score:y --report moons.html
+      autodiff fit samples/logistic.ad --data samples/logistic.csv --lr 0.5
+      autodiff fit samples/line.ad --data samples/line.csv --report run.html
     """
     from ..execute.fit import FitSettings
     from ..execute.training import plan_training, run_training
@@ -226,8 +203,8 @@ def fit_command(
         measurer = training.measurer
         reporter = Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
                              held_out, measurer.names if measurer is not None else [])
-        recorder = _recorder(training, settings, report_every) if report is not None else None
-        report_writer = _ReportWriter(recorder, report)
+        recorder = None if report is None else recorder_for(training, settings, report_every, _command_line())
+        report_writer = ReportWriter(recorder, report, write_atomic, warn)
         started = time.perf_counter()
         with _Interrupts() as interrupts:
             interrupts.notify = reporter.notice
@@ -242,8 +219,9 @@ def fit_command(
                 if recorder is not None:
                     recorder.finish(result)
                     recording = recorder.recording()
-                _write_results(result, training, values_source, out, history, plot, plot_format, recording, report,
-                               held_out, reporter.metrics)
+                outputs = training_outputs(result, training, values_source, out, history, plot, plot_format,
+                                           recording, report, held_out, reporter.metrics)
+                write_outputs(outputs, write_atomic, learned_first=result.params is not None)
             except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
                 stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
                 click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
@@ -378,20 +356,6 @@ def _cluster(scheduler: str | None, partitioned: bool) -> Any:
     return cluster_or_here(scheduler)
 
 
-def _recorder(training: Training, settings: FitSettings, every: int | None) -> Any:
-    """The --report's recorder, told the command line, the versions and the settings; by default
-    it records ``default_every`` steps."""
-    from ..analysis.training_record import TrainingRecorder, default_every
-    from ..execute.training import report_meta, versions
-
-    validation = training.validation
-    return TrainingRecorder(training.program, training.plan, training.values, training.data.columns,
-                            None if validation is None else validation.columns,
-                            every=every or default_every(settings.steps),
-                            meta=report_meta(training, settings, _command_line(), versions()), seed=settings.seed,
-                            steps=settings.steps)
-
-
 def _command_line() -> str:
     """This run's command line, as a shell would take it back."""
     import shlex
@@ -408,99 +372,6 @@ def _advice(data_name: str) -> Any:
         return f"add a column to {data_name}, or give {set_advice(names)} or --values FILE.json"
 
     return Advice(f" in {data_name} (fit trains on every row; it has no --on-error skip)", give)
-
-
-# The least time between two rewrites of --report while training runs: a report takes a tenth
-# of a second or so to render, which every recorded step would otherwise pay.
-REPORT_PAUSE = 2.0
-
-
-class _ReportWriter:
-    """Rewrites the report whole when a step is recorded, at most every ``REPORT_PAUSE``
-    seconds (and at the end, by ``_write_results``)."""
-
-    def __init__(self, recorder: Any, report: str | None) -> None:
-        self.recorder, self.report = recorder, report
-        self.written = -math.inf  # when the report was last written (time.monotonic)
-        self.failed = False  # a rewrite failed (a full disk): no more until the end
-
-    def recorded(self) -> None:
-        if self.failed or time.monotonic() - self.written < REPORT_PAUSE:
-            return
-        assert self.report is not None
-        try:
-            write_atomic(self.report, report_html(self.recorder.recording()))
-        except OutputError as error:  # training goes on: the parameters matter more than the report
-            self.failed = True
-            warn([f"{error.message}; training goes on, and the report is written again when it ends"])
-        self.written = time.monotonic()
-
-
-# --- after training --------------------------------------------------------------------------
-
-
-def _write_results(result: FitResult, training: Training, values_source: Source | None, out: str | None,
-                   history: str | None, plot: str | None, plot_format: str | None, recording: Any = None,
-                   report: str | None = None, held_out: bool = False, metrics: list[str] | None = None) -> None:
-    """The learned values first, then the history, the plot and the report: each file is tried
-    even when one before it cannot be written (a full disk), and the first failure is raised
-    after them all."""
-    from ..execute.training import learned_values
-    from ..execute.training_text import history_csv, read_literal, values_json
-
-    writes: list[tuple[str | None, Callable[[], bytes]]] = []
-    if result.params is not None:
-        params = result.params
-
-        def values() -> bytes:
-            literals = value_literals(values_source)  # the values file's keys, each with its number's text
-            kept = {name: read_literal(text) for name, text in literals.items()}
-            return values_json(learned_values(training, params, kept), literals).encode()
-
-        writes.append((out, values))
-    if history is not None:
-        writes.append((history, lambda: history_csv(result.history, result.measurements, held_out,
-                                                    metrics).encode()))
-    if plot is not None and plot_format is not None and result.history:
-        def curve() -> bytes:
-            from ..render.loss_plot import loss_curve
-
-            return loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format)
-
-        writes.append((plot, curve))
-    if recording is not None and report is not None:
-        writes.append((report, lambda: report_html(recording, final=True)))
-    failed: OutputError | None = None
-    for index, (path, make) in enumerate(writes):
-        data = make()
-        try:
-            _write(path, data)
-        except OutputError as error:
-            if index == 0 and result.params is not None:
-                error = _kept_elsewhere(error, path, data)
-            failed = failed or error
-    if failed is not None:
-        raise failed
-
-
-def _kept_elsewhere(error: OutputError, path: str | None, data: bytes) -> OutputError:
-    """The learned parameters could not be written (a full disk): training may have taken hours,
-    so they are written somewhere else, next to ``path`` or in the temporary directory, and the
-    error says where."""
-    place = keep_elsewhere(path, data)
-    if place is None:
-        return OutputError(f"{error.message}; nor could the learned parameters be kept anywhere else "
-                           "(next to it, or in the temporary directory)", hint=error.hint, notes=error.notes)
-    return OutputError(f"{error.message}; the learned parameters are kept in {place}",
-                       hint=f"{error.hint + '; then ' if error.hint else ''}move {place} where it should go "
-                            "(it is what -o would have held)", notes=error.notes)
-
-
-def _write(path: str | None, data: bytes) -> None:
-    if path is None or path == "-":
-        emit(data.decode())
-    else:
-        write_atomic(path, data)
 
 
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,

@@ -1,5 +1,5 @@
 """What ``autodiff fit`` shows while it trains, and how it is stopped: the progress on stderr
-(a bar at a terminal, a line every N steps otherwise), Ctrl-C and SIGTERM, and the report page.
+(a bar at a terminal, a line every N steps otherwise), and Ctrl-C and SIGTERM.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .console import Progress
 if TYPE_CHECKING:
     from ..execute.fit import Measurement, Step
 
-__all__ = ["Interrupts", "Reporter", "bar_text", "report_html"]
+__all__ = ["Interrupts", "Reporter", "bar_text"]
 
 
 class Interrupts:
@@ -157,18 +157,3 @@ def bar_text(measurement: Measurement, width: int) -> str:
         held = measurement.validation.get(name)
         parts.append(f"{name} {value:.4g}" + ("" if held is None else f"/{held:.4g}"))
     return "  ".join(parts if width >= WIDE_TERMINAL else parts[:1])
-
-
-def report_html(recording: Any, final: bool = False) -> bytes:
-    """The report page; the final one with the recorded row's graph, laid out once (a layout that
-    fails or takes too long leaves the page without it, saying so)."""
-    from ..render.backends import RenderError
-    from ..render.training_report import row_graph_svg, training_report_html
-
-    svg = None
-    if final:
-        try:
-            svg = row_graph_svg(recording)
-        except RenderError:
-            svg = None
-    return training_report_html(recording, graph_svg=svg)  # type: ignore[no-any-return]
