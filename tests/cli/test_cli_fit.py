@@ -318,8 +318,8 @@ def test_a_second_ctrl_c_interrupts_the_step_and_still_writes(tmp_path) -> None:
          "history-to-dev-stdout", "plot-to-fd-1", "three-to-stdout",
          "unknown-optimizer"],
 )
-def test_usage_errors_exit_2(fit, args, message: str, tmp_path) -> None:
-    os.chdir(tmp_path)
+def test_usage_errors_exit_2(fit, args, message: str, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a bare os.chdir would leave every later test there
     result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", *args)
     assert result.exit_code == 2 and message in result.stderr, result.stderr
 
