@@ -89,17 +89,27 @@ def split_rows(data_set: DataSet, fraction: float, seed: int) -> tuple[DataSet, 
 
 
 def check_same_columns(data_set: DataSet, validation_set: DataSet) -> None:
-    """The validation rows must give the inputs the training rows give, no more and no fewer."""
-    given, held = set(data_set.plan.inputs_given), set(validation_set.plan.inputs_given)
-    if given == held:
+    """The validation rows must have the training rows' columns, no more and no fewer: an entry
+    column missing (``x[1]``) would silently make the input of another shape.  Entry columns
+    are matched by the entry they name (``x[ 1]`` is ``x[1]``)."""
+    given, held = _fed_columns(data_set.plan), _fed_columns(validation_set.plan)
+    if given.keys() == held.keys():
         return
-    missing, extra = sorted(given - held), sorted(held - given)
+    missing = sorted(given[key] for key in given.keys() - held.keys())
+    extra = sorted(held[key] for key in held.keys() - given.keys())
     if missing:
         what = f"have no column for {listed(missing, 5)}, which {data_set.name} gives"
     else:
         what = f"give {listed(extra, 5)}, which {data_set.name} does not"
     raise InputError(f"the validation rows {what}", source=Source(validation_set.name, ""),
                      hint="validation rows have the training rows' columns (in any order)")
+
+
+def _fed_columns(plan: ColumnPlan) -> dict[Any, str]:
+    """The columns that feed the program's inputs, keyed by the input and entry each names."""
+    from .columns import split_column
+
+    return {(split_column(column) if column in plan.entries else column): column for column in plan.numeric}
 
 
 @dataclass

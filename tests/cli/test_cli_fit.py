@@ -502,3 +502,39 @@ def test_a_failing_row_is_named_by_its_line_in_the_data(fit, tmp_path) -> None:
     assert result.exit_code == 1
     assert "log of -1 is undefined" in result.stderr
     assert "note: in line 4 of " in result.stderr and "x=-1.0, y=0.0" in result.stderr
+
+
+# --- validation rows with entry columns ----------------------------------------------------------
+
+LINEAR_2 = "w = [0.1, 0.2]\nb = 0\nloss = (sum(w * x) + b - y)**2\n"
+
+
+@pytest.mark.parametrize("header, named, what", [
+    ("x[0],y", "x[1]", "have no column for x[1], which"),
+    ("x[0],x[1],x[2],y", "x[2]", "give x[2], which"),
+], ids=["missing-entry", "extra-entry"])
+def test_validation_rows_must_give_the_training_rows_entry_columns(fit, tmp_path, header, named, what) -> None:
+    # x has no declared shape: x[0] alone would make it a 1-vector, broadcast against w, and the
+    # validation loss would be of another model, silently.
+    (tmp_path / "m.ad").write_text(LINEAR_2)
+    (tmp_path / "train.csv").write_text("x[0],x[1],y\n1,2,3\n2,1,0\n")
+    cells = ",".join("1" for _ in header.split(","))
+    (tmp_path / "val.csv").write_text(f"{header}\n{cells}\n")
+    result = fit(tmp_path / "m.ad", "--data", tmp_path / "train.csv", "--validation-data", tmp_path / "val.csv",
+                 "--steps", 2, "-q")
+    assert result.exit_code == 1, result.stderr
+    assert f"the validation rows {what}" in result.stderr and named in result.stderr
+    assert "val.csv" in result.stderr
+
+
+def test_validation_entry_columns_may_be_spelled_with_spaces(fit, tmp_path) -> None:
+    (tmp_path / "m.ad").write_text("W = [[0.5, 0], [0, 0.5]]\nloss = sum((W @ x - y)**2)\n")
+    (tmp_path / "train.csv").write_text("x[0],x[1],y\n1,2,3\n")
+    (tmp_path / "val.csv").write_text("x[1],x[ 0 ],y\n2,1,3\n")
+    result = fit(tmp_path / "m.ad", "--data", tmp_path / "train.csv", "--validation-data", tmp_path / "val.csv",
+                 "--steps", 1, "--lr", 0.1)
+    # the same row, columns in another order and spelling: at step 1 (W = I/2, x = [1, 2], y = 3)
+    # both losses are (0.5 - 3)^2 + (1 - 3)^2 = 10.25
+    assert result.exit_code == 0, result.stderr
+    start = (0.5 - 3) ** 2 + (1 - 3) ** 2
+    assert f"step 1/1  loss {start:g}" in result.stderr and f"validation loss {start:g}" in result.stderr
