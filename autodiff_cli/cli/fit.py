@@ -228,7 +228,7 @@ def fit_command(
                            err=True)
                 raise click.exceptions.Exit(interrupts.status) from None
             _conclude(result, settings, out, quiet, interrupts, training.objective.rows, elapsed,
-                      recording.diagnoses if recording is not None else [])
+                      recording.diagnoses if recording is not None else [], report)
 
 
 def _check_stdin(source: str | None, expr: str | None, file: str | None, values_file: str | None, data: str,
@@ -376,13 +376,17 @@ def _advice(data_name: str) -> Any:
 
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
               interrupts: _Interrupts, rows: int, elapsed: float | None = None,
-              diagnoses: list[str] | None = None) -> None:
-    """The last line: what was learned, why training stopped, the time a step took and what the
-    report's recording found wrong (``diagnoses``); and the exit status that goes with it."""
+              diagnoses: list[str] | None = None, report: str | None = None) -> None:
+    """The last line: what was learned, why training stopped, where the report is, the time a
+    step took and what the report's recording found wrong (``diagnoses``); and the exit status
+    that goes with it."""
     where = f" to {out}" if out not in (None, "-") else ""
     if result.reason == StopReason.DIVERGED:
-        raise divergence_error(result, settings, where)
-    pace_text = pace(result, elapsed) + "".join(f"; {diagnosis}" for diagnosis in diagnoses or [])
+        error = divergence_error(result, settings, where)
+        error.notes += [f"the report is in {report}"] if report is not None else []
+        raise error
+    pace_text = (f"; the report is in {report}" if report is not None else "") + pace(result, elapsed)
+    pace_text += "".join(f"; {diagnosis}" for diagnosis in diagnoses or [])
     if result.measure_error is not None and not quiet:
         warn([f"the parameters written could not be measured: {result.measure_error.message}"])
     if result.reason == StopReason.INTERRUPTED:

@@ -538,3 +538,38 @@ def test_validation_entry_columns_may_be_spelled_with_spaces(fit, tmp_path) -> N
     assert result.exit_code == 0, result.stderr
     start = (0.5 - 3) ** 2 + (1 - 3) ** 2
     assert f"step 1/1  loss {start:g}" in result.stderr and f"validation loss {start:g}" in result.stderr
+
+
+# --- the last line --------------------------------------------------------------------------------
+
+
+def test_the_last_line_names_the_report_it_wrote(fit, tmp_path) -> None:
+    report = tmp_path / "run.html"
+    result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--steps", 3, "--report", report,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("finished 3 steps: ") and f"to {tmp_path / 'p.json'}; the report is in {report};" in last
+    assert report.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+
+
+def test_the_last_line_of_an_interrupted_run_names_the_report_too(capsys) -> None:
+    import click
+
+    from autodiff_cli.cli.fit import _conclude, _Interrupts
+    from autodiff_cli.execute.fit import FitResult, FitSettings, Step, StopReason
+
+    result = FitResult(np.array([1.0]), 3.0, StopReason.INTERRUPTED, 1, [Step(1, 4.0, 1.0, 0.1)], params_step=2)
+    with pytest.raises(click.exceptions.Exit):
+        _conclude(result, FitSettings(steps=10), "p.json", False, _Interrupts(), rows=4, report="run.html")
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("interrupted after step 1 of 10: wrote the best parameters so far")
+    assert "to p.json; the report is in run.html" in last
+
+
+def test_a_diverged_run_names_the_report_in_a_note(fit, tmp_path) -> None:
+    report = tmp_path / "too_high.html"
+    result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--lr", 5, "-q", "--report", report,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 1 and "the loss is inf at step" in result.stderr
+    assert f"note: the report is in {report}" in result.stderr and report.exists()
