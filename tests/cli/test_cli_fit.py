@@ -573,3 +573,17 @@ def test_a_diverged_run_names_the_report_in_a_note(fit, tmp_path) -> None:
                  "-o", tmp_path / "p.json")
     assert result.exit_code == 1 and "the loss is inf at step" in result.stderr
     assert f"note: the report is in {report}" in result.stderr and report.exists()
+
+
+# --- help ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", ["60", "80", "200"])
+def test_help_keeps_within_80_columns_and_short(columns) -> None:
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR")}
+    result = subprocess.run([sys.executable, "-m", "autodiff_cli", "fit", "--help"], capture_output=True,
+                            text=True, check=True, env={**env, "COLUMNS": columns, "PYTHONPATH": str(REPO)})
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+    assert len(lines) <= 100 if columns != "60" else len(lines) <= 150
+    assert "docs/fit.md" in result.stdout and "Examples:" in result.stdout
