@@ -234,12 +234,18 @@ def _graph(recording: Recording, svg: bytes | None) -> str:
     return f"<p>{html.escape(note[0].upper() + note[1:])}.</p>"
 
 
+# A setting left unset, in words: Python's None and True are no words for a reader.
+_UNSET = {"batch_size": "every row", "validation": "none"}
+
+
 def _run_table(meta: dict[str, Any]) -> str:
     rows = []
     for key in sorted(meta):
         value = meta[key]
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
+        elif value is None or isinstance(value, bool):
+            value = _UNSET.get(key, "not given") if value is None else ("yes" if value else "no")
         rows.append(f"<tr><th>{html.escape(str(key))}</th><td><code>{html.escape(str(value))}</code></td></tr>")
     return f'<table id="run">{"".join(rows)}</table>'
 

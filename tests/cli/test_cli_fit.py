@@ -587,3 +587,19 @@ def test_help_keeps_within_80_columns_and_short(columns) -> None:
     assert [line for line in lines if len(line) > 80] == []
     assert len(lines) <= 100 if columns != "60" else len(lines) <= 150
     assert "docs/fit.md" in result.stdout and "Examples:" in result.stdout
+
+
+# --- no Python words in what people read -----------------------------------------------------------
+
+
+def test_the_reports_run_table_says_unset_settings_in_words(fit, tmp_path) -> None:
+    import re
+
+    report = tmp_path / "run.html"
+    result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--steps", 2, "-q", "--report", report,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    table = re.search(r'<table id="run">(.*?)</table>', report.read_text(encoding="utf-8")).group(1)
+    cells = dict(re.findall(r"<tr><th>(\w+)</th><td><code>(.*?)</code></td></tr>", table))
+    assert cells["batch_size"] == "every row" and cells["validation"] == "none"
+    assert not {"None", "True", "False"} & set(cells.values()), cells
