@@ -766,8 +766,10 @@ def _layers(record: Recording) -> list[str]:
     found = []
     for layer in record.activity:
         if layer.op == "relu" and layer.dead:
-            found.append(f"{layer.dead} of the {layer.units} relu units of '{layer.name}' are dead: 0 on every "
-                         f"training row at step {record.activity_step}, so they no longer learn")
+            one = layer.dead == 1  # "1 of the 16 units is dead", "2 of them are"
+            found.append(f"{layer.dead} of the {layer.units} relu units of '{layer.name}' {'is' if one else 'are'} "
+                         f"dead: 0 on every training row at step {record.activity_step}, so "
+                         f"{'it no longer learns' if one else 'they no longer learn'}")
         elif layer.op in ("tanh", "sigmoid") and layer.near_limit >= SATURATED:
             limits = "-1 or 1" if layer.op == "tanh" else "0 or 1"
             found.append(f"the {layer.op} layer '{layer.name}' is saturated: {_percent(layer.near_limit)} of its "

@@ -192,7 +192,7 @@ def _summary(recording: Recording) -> str:
         done = {"steps": "every step was taken", "tol": "the loss stopped improving",
                 "interrupted": "training was interrupted", "diverged": "training diverged"}.get(
                     recording.reason, recording.reason)
-        parts.append(f"{recording.steps_done} steps: {done}.")
+        parts.append(f"{recording.steps_done} step{'s' * (recording.steps_done != 1)}: {done}.")
         if recording.final_loss is not None:
             parts.append(f"Final training loss {_number(recording.final_loss)}.")
     else:

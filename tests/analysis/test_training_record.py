@@ -231,7 +231,8 @@ def test_dead_relu_units_are_counted_over_the_training_rows() -> None:
     assert (layer.name, layer.op, layer.units, layer.dead) == ("h", "relu", 2, 1)
     # h_1 is 0 only at x = 0 (1 of 11 rows); h_2 on all 11
     assert layer.zero_share == pytest.approx(12 / 22)
-    assert any("1 of the 2 relu units of 'h' are dead" in text for text in record.diagnoses)
+    assert any("1 of the 2 relu units of 'h' is dead: 0 on every training row at step 1, so it no longer learns"
+               in text for text in record.diagnoses)
 
 
 def test_a_hinge_on_the_label_is_not_a_layer() -> None:

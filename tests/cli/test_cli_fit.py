@@ -603,3 +603,11 @@ def test_the_reports_run_table_says_unset_settings_in_words(fit, tmp_path) -> No
     cells = dict(re.findall(r"<tr><th>(\w+)</th><td><code>(.*?)</code></td></tr>", table))
     assert cells["batch_size"] == "every row" and cells["validation"] == "none"
     assert not {"None", "True", "False"} & set(cells.values()), cells
+
+
+def test_the_report_of_one_step_says_one_step(tmp_path) -> None:
+    from autodiff_cli import fit as train
+
+    xs = [0.0, 1.0, 2.0]
+    html = train(str(SAMPLES / "line.ad"), {"x": xs, "y": [1.0, 3.0, 5.0]}, steps=1).report().html().decode("utf-8")
+    assert "1 step: every step was taken." in html and "1 steps" not in html
