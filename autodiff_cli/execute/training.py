@@ -145,10 +145,13 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     """The ``Training`` of ``program`` on ``data`` (or on ``partitions``, ``data`` then holding
     only the first partition's column plan), starting from ``values`` and the defaults.
 
-    Raises ``InputError`` when a parameter has no starting value and ``init`` draws none, and
-    whatever ``plan_fit`` and the objectives raise.  ``advice``: the executor's hints in the
+    Raises ``InputError`` when the validation rows' columns are not the training rows', when a
+    parameter has no starting value and ``init`` draws none, and whatever ``plan_fit`` and the
+    objectives raise.  ``advice``: the executor's hints in the
     caller's terms (``execute.vectorized.Advice``); ``warn`` is told the plan's warnings as soon
     as they are known (before the objective is built, which may fail)."""
+    if validation is not None:
+        check_same_columns(data, validation)
     plan = plan_fit(program, data.plan, values, output, params, data.name)
     start = _start(plan, init, seed)
     if warn is not None:

@@ -30,15 +30,15 @@ def read_training_rows(data: str, validation_data: str | None, fraction: float |
                        program: Program, values: dict[str, Any], seed: int, *, notify: Callable[[str], None],
                        progress: ReadingProgress, warn: Callable[[list[str]], None]
                        ) -> tuple[DataSet, DataSet | None]:
-    """The training rows and the validation rows (None without them): from their own file, or
-    held out of the data (``fraction``, drawn with ``seed``)."""
-    from ..execute.training import check_same_columns, split_rows
+    """The training rows and the validation rows (None without them): from their own file (whose
+    columns ``execute.training.plan_training`` checks), or held out of the data (``fraction``,
+    drawn with ``seed``)."""
+    from ..execute.training import split_rows
 
     data_set = read_rows(data, data_format, program, values, notify=notify, progress=progress, warn=warn)
     if validation_data is not None:
         validation_set = read_rows(validation_data, data_format, program, values, notify=notify, progress=progress,
                                    warn=warn)
-        check_same_columns(data_set, validation_set)
         return data_set, validation_set
     if fraction is not None:
         return split_rows(data_set, fraction, seed)
