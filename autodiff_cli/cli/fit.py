@@ -231,6 +231,9 @@ def fit_command(
                       recording.diagnoses if recording is not None else [], report)
 
 
+# --- before training -------------------------------------------------------------------------
+
+
 def _check_stdin(source: str | None, expr: str | None, file: str | None, values_file: str | None, data: str,
                  validation_data: str | None) -> None:
     """Standard input carries one thing at most: the program, the values, or one set of rows."""
@@ -243,9 +246,6 @@ def _check_stdin(source: str | None, expr: str | None, file: str | None, values_
     if sum(map(names_stdin, (data, validation_data))) + (1 if readers else 0) > 1:
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
-
-
-# --- before training -------------------------------------------------------------------------
 
 
 def _plot_format(plot: str | None) -> str | None:
