@@ -97,10 +97,9 @@ def check_same_columns(data_set: DataSet, validation_set: DataSet) -> None:
         return
     missing = sorted(given[key] for key in given.keys() - held.keys())
     extra = sorted(held[key] for key in held.keys() - given.keys())
-    if missing:
-        what = f"have no column for {listed(missing, 5)}, which {data_set.name} gives"
-    else:
-        what = f"give {listed(extra, 5)}, which {data_set.name} does not"
+    lacking = f"have no column for {listed(missing, 5)}, which {data_set.name} gives" if missing else ""
+    adding = f"give {listed(extra, 5)}, which {'it' if missing else data_set.name} does not" if extra else ""
+    what = f"{lacking}, and {adding}" if lacking and adding else lacking or adding
     raise InputError(f"the validation rows {what}", source=Source(validation_set.name, ""),
                      hint="validation rows have the training rows' columns (in any order)")
 

@@ -512,7 +512,8 @@ LINEAR_2 = "w = [0.1, 0.2]\nb = 0\nloss = (sum(w * x) + b - y)**2\n"
 @pytest.mark.parametrize("header, named, what", [
     ("x[0],y", "x[1]", "have no column for x[1], which"),
     ("x[0],x[1],x[2],y", "x[2]", "give x[2], which"),
-], ids=["missing-entry", "extra-entry"])
+    ("x[0],x[2],y", "x[2]", "have no column for x[1], which"),
+], ids=["missing-entry", "extra-entry", "both"])
 def test_validation_rows_must_give_the_training_rows_entry_columns(fit, tmp_path, header, named, what) -> None:
     # x has no declared shape: x[0] alone would make it a 1-vector, broadcast against w, and the
     # validation loss would be of another model, silently.
@@ -525,6 +526,8 @@ def test_validation_rows_must_give_the_training_rows_entry_columns(fit, tmp_path
     assert result.exit_code == 1, result.stderr
     assert f"the validation rows {what}" in result.stderr and named in result.stderr
     assert "val.csv" in result.stderr
+    if header == "x[0],x[2],y":
+        assert "train.csv gives, and give x[2], which it does not" in result.stderr
 
 
 def test_validation_entry_columns_may_be_spelled_with_spaces(fit, tmp_path) -> None:
