@@ -87,6 +87,25 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
               help="The rows to learn from: CSV, TSV, JSON Lines or Parquet ('-': stdin).")
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
+              help="Write the learned values to FILE (may be the --values file) [default: stdout].")
+@click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
+              help="PyTorch's update rules.")
+@click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
+@click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, help="Steps to take.")
+@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
+              help="Rows per step, shuffled each epoch [default: every row].")
+@click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
+              metavar="FRACTION", help="Hold out this fraction of the rows to measure the validation loss on.")
+@click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
+              help="Also measure accuracy:PRED:TARGET, mse:..., mae:... or a variable.")
+@click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
+              help="Write an HTML report of the run, rewritten as it runs.")
+@click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
+              help="Write each step's loss, grad_norm and lr as CSV.")
+@click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
+              help="Draw the loss curve (.svg, .png or .pdf).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors still show).")
 @click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
               help="Format of the rows [default: by extension, else sniffed].")
 @click.option("--dask", "scheduler", metavar="SCHEDULER",
@@ -97,44 +116,25 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
               help="Draw parameters with no starting value at random.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of random starts, --validation and mini-batches.")
-@click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
-              help="PyTorch's update rules.")
-@click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
 @click.option("--lr-schedule", type=click.Choice(["constant", "linear", "cosine"]), default="constant",
               show_default=True, help="From --lr to --final-lr over --steps.")
 @click.option("--final-lr", **_number(metavar="LR"), help="Where a schedule ends [default: --lr / 10].")
 @click.option("--momentum", **_number(metavar="M"), help="Of --optimizer momentum [default: 0.9].")
-@click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, help="Steps to take.")
-@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
-              help="Rows per step, shuffled each epoch [default: every row].")
 @click.option("--weight-decay", **_number(0.0), help="L2 penalty added to the gradient.")
 @click.option("--tol", **_number(0.0), help="Stop when the loss improves by less than TOL of itself "
                                             "for 5 steps (or epochs); 0: never.")
-@click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
-              metavar="FRACTION", help="Hold out this fraction of the rows to measure the validation loss on.")
 @click.option("--validation-data", metavar="ROWS", shell_complete=complete_file_name,
               help="Measure the validation loss on these rows instead.")
-@click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
-              help="Also measure accuracy:PRED:TARGET, mse:..., mae:... or a variable.")
 @click.option("--eval-every", type=click.IntRange(min=1), metavar="N",
               help="Measure every N steps [default: every epoch].")
 @click.option("--watch", type=click.Choice(["training", "validation"]),
               help="The loss --tol watches [default: validation, if any].")
 @click.option("--keep", type=click.Choice(["best-validation"]),
               help="Write the parameters of the lowest validation loss [default: the last].")
-@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write the learned values to FILE (may be the --values file) [default: stdout].")
-@click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
-              help="Write each step's loss, grad_norm and lr as CSV.")
-@click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
-              help="Draw the loss curve (.svg, .png or .pdf).")
-@click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
-              help="Write an HTML report of the run, rewritten as it runs.")
 @click.option("--report-every", type=click.IntRange(min=1), metavar="N",
               help="Record a step for --report every N steps [default: about 30 in all].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
               help="Off a terminal, a progress line every N steps [default: --steps / 10].")
-@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors still show).")
 @reporting_errors
 def fit_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],

@@ -183,7 +183,7 @@ def _start(plan: FitPlan, init: str | None, seed: int) -> np.ndarray:
         )
     if init is not None and not missing:
         plan.warnings.append("--init is not used: every parameter has a starting value")
-    drawn = iter(initial_values(len(missing), init, seed).tolist()) if missing else iter(())  # type: ignore[arg-type]
+    drawn = iter(initial_values(len(missing), init, seed).tolist()) if missing and init else iter(())
     return np.array([plan.start[name] if name in plan.start else next(drawn) for name in plan.parameters])
 
 
@@ -216,9 +216,6 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
     objective = DistributedObjective(partitions.cluster, paths, partitions.reader, make, partition_labels(paths))
     objective.layout, objective.start = layout, start  # type: ignore[attr-defined]
     return objective
-
-
-Observer = Callable[[Step, "Measurement | None", Any, Any], None]
 
 
 def run_training(training: Training, settings: FitSettings, *, on_step: Callable[[Step], None] | None = None,
