@@ -18,12 +18,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import InputError
-from ..execute.fit import StopReason
-from ..execute.training_text import conclusion, divergence_error, interrupted_line, pace
 from ..files.atomic import check_writable, write_atomic
 from ..files.formats import ROW_FORMATS, format_by_extension
-from ..files.training_outputs import ReportWriter, recorder_for, training_outputs, write_outputs
-from ..files.training_rows import read_partitioned_rows, read_training_rows
 from ..files.streams import is_stream, names_stdin, names_stdout
 from .console import notify, reading_progress, warn
 from .fit_progress import Interrupts as _Interrupts, Reporter
@@ -165,6 +161,8 @@ def fit_command(
     """
     from ..execute.fit import FitSettings
     from ..execute.training import plan_training, run_training
+    from ..files.training_outputs import ReportWriter, recorder_for, training_outputs, write_outputs
+    from ..files.training_rows import read_partitioned_rows, read_training_rows
 
     if momentum is not None and optimizer != "momentum":
         raise click.UsageError("--momentum applies to --optimizer momentum only")
@@ -380,6 +378,9 @@ def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: 
     """The last line: what was learned, why training stopped, where the report is, the time a
     step took and what the report's recording found wrong (``diagnoses``); and the exit status
     that goes with it."""
+    from ..execute.fit import StopReason
+    from ..execute.training_text import conclusion, divergence_error, interrupted_line, pace
+
     where = f" to {out}" if out not in (None, "-") else ""
     if result.reason == StopReason.DIVERGED:
         error = divergence_error(result, settings, where)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..execute.training_text import measured_text
 from ..files.streams import stderr_is_terminal
 from .console import Progress
 
@@ -126,6 +125,8 @@ class Reporter:
             self.bar(record.step, self.steps, loss=f"{record.loss:.6g}", grad_norm=f"{record.grad_norm:.3g}",
                      measured=measured)
         elif record.step % self.every == 0 or record.step == 1:
+            from ..execute.training_text import measured_text
+
             measured = ""
             if self.latest is not None and self.latest.step <= record.step:
                 measured = measured_text(self.latest)
