@@ -9,8 +9,8 @@ their starting values (``execute.fit.plan_fit``), the objective (``execute.objec
 the ``FitResult``; progress, measurements and recorded steps go to callbacks.  ``learned_values``
 and ``execute.training_text`` turn the result into what is written and said.
 
-Nothing here reads a file, prints or exits: the caller reads the rows (``files.rows``), shows
-progress and writes the results.
+Nothing here reads a file, prints or exits: the caller reads the rows (``files.training_rows``),
+shows progress and writes the results (``files.training_outputs``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .metrics import Metric
 
 __all__ = ["DataSet", "Partitions", "Training", "check_same_columns", "learned_values", "plan_training",
-           "report_meta", "run_training", "split_rows"]
+           "report_meta", "run_training", "split_rows", "versions"]
 
 
 class DataSet:
@@ -146,9 +146,9 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
 
     Raises ``InputError`` when the validation rows' columns are not the training rows', when a
     parameter has no starting value and ``init`` draws none, and whatever ``plan_fit`` and the
-    objectives raise.  ``advice``: the executor's hints in the
-    caller's terms (``execute.vectorized.Advice``); ``warn`` is told the plan's warnings as soon
-    as they are known (before the objective is built, which may fail)."""
+    objectives raise.  ``advice``: the executor's hints in the caller's terms
+    (``execute.vectorized.Advice``); ``warn`` is told the plan's warnings as soon as they are
+    known (before the objective is built, which may fail)."""
     if validation is not None:
         check_same_columns(data, validation)
     plan = plan_fit(program, data.plan, values, output, params, data.name)
