@@ -195,9 +195,7 @@ def fit_command(
                 progress=lambda size, name: reading_progress(size, quiet, name), warn=warn)
         training = plan_training(program, data_set, values, validation=validation_set,
                                  params=name_list(params) or None, init=init, seed=seed, output=output,
-                                 metrics=metrics, advice=_advice(data_set.name if partitions is None
-                                                                 else partitions.paths[0]),
-                                 partitions=partitions, warn=warn)
+                                 metrics=metrics, advice=_advice, partitions=partitions, warn=warn)
         measurer = training.measurer
         reporter = Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
                              held_out, measurer.names if measurer is not None else [])

@@ -138,7 +138,8 @@ class Training:
 
 def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, validation: DataSet | None = None,
                   params: list[str] | None = None, init: str | None = None, seed: int = 0,
-                  output: str | None = None, metrics: Sequence[Metric] = (), advice: Any = None,
+                  output: str | None = None, metrics: Sequence[Metric] = (),
+                  advice: Callable[[str], Any] | None = None,
                   partitions: Partitions | None = None, warn: Callable[[list[str]], None] | None = None
                   ) -> Training:
     """The ``Training`` of ``program`` on ``data`` (or on ``partitions``, ``data`` then holding
@@ -146,8 +147,8 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
 
     Raises ``InputError`` when the validation rows' columns are not the training rows', when a
     parameter has no starting value and ``init`` draws none, and whatever ``plan_fit`` and the
-    objectives raise.  ``advice``: the executor's hints in the caller's terms
-    (``execute.vectorized.Advice``); ``warn`` is told the plan's warnings as soon as they are
+    objectives raise.  ``advice``: the executor's hints in the caller's terms for the rows of a
+    file (its name -> an ``execute.vectorized.Advice``); ``warn`` is told the plan's warnings as soon as they are
     known (before the objective is built, which may fail)."""
     if validation is not None:
         check_same_columns(data, validation)
@@ -156,7 +157,8 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     if warn is not None:
         warn(plan.warnings)
     if partitions is not None:
-        objective = _distributed_objective(partitions, program, plan, data.plan, values, init, seed, advice)
+        hints = None if advice is None else advice(partitions.paths[0])
+        objective = _distributed_objective(partitions, program, plan, data.plan, values, init, seed, hints)
     else:
         objective = _objective(program, plan, data, values, init, seed, advice)
     if getattr(objective, "layout", None) is not None:
@@ -188,11 +190,13 @@ def _start(plan: FitPlan, init: str | None, seed: int) -> np.ndarray:
 
 
 def _objective(program: Program, plan: FitPlan, data: DataSet, values: dict[str, Any], init: str | None,
-               seed: int, advice: Any) -> Any:
-    """The mean loss over the data set's rows (``execute.objective.objective_for``)."""
+               seed: int, advice: Callable[[str], Any] | None) -> Any:
+    """The mean loss over the data set's rows (``execute.objective.objective_for``), its
+    executor's hints naming the data set."""
     from .objective import objective_for
 
-    return objective_for(program, plan, data.columns, data.plan, values, init, seed, data.row_label, advice)
+    hints = None if advice is None else advice(data.name)
+    return objective_for(program, plan, data.columns, data.plan, values, init, seed, data.row_label, hints)
 
 
 def _distributed_objective(partitions: Partitions, program: Program, plan: FitPlan, column_plan: ColumnPlan,

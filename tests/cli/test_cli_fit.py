@@ -614,3 +614,13 @@ def test_the_report_of_one_step_says_one_step(tmp_path) -> None:
     xs = [0.0, 1.0, 2.0]
     html = train(str(SAMPLES / "line.ad"), {"x": xs, "y": [1.0, 3.0, 5.0]}, steps=1).report().html().decode("utf-8")
     assert "1 step: every step was taken." in html and "1 steps" not in html
+
+
+def test_a_bad_validation_row_is_advised_about_in_the_validation_file(fit, tmp_path) -> None:
+    (tmp_path / "train.csv").write_text("x,y\n1,2\n2,3\n")
+    (tmp_path / "val.csv").write_text("x,y\n1,2\nnan,0\n")
+    result = fit("-e", "a = 1; loss = (a*x - y)**2", "--data", tmp_path / "train.csv",
+                 "--validation-data", tmp_path / "val.csv", "--steps", 3, "-q")
+    assert result.exit_code == 1
+    assert "note: in line 3 of " in result.stderr
+    assert f"drop or fill the missing values in {tmp_path / 'val.csv'} (fit trains" in result.stderr
