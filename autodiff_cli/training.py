@@ -9,9 +9,9 @@
     run.values     # the learned parameters, by name
     run.result     # the FitResult: history, measurements, why training stopped
 
-It composes what ``autodiff fit`` composes (the column plan, the parameters, the objective, the
-optimiser's loop, the measurements and the recorder) on columns already in memory; it reads
-and writes no file.
+It runs the training ``autodiff fit`` runs (``execute.training``: the parameters, the objective,
+the optimiser's loop and the measurements), with the report's recorder, on columns already in
+memory; it reads and writes no file.
 """
 
 from __future__ import annotations
@@ -62,58 +62,33 @@ def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] 
     holds held-out columns, ``metrics`` are ``--metric`` texts (``accuracy:score:y``)."""
     import numpy as np
 
-    from .analysis.training_record import TrainingRecorder, default_every
     from .execute.columns import plan_columns
-    from .execute.fit import FitSettings, Monitor, initial_values, plan_fit, train, values_to_write
-    from .execute.metrics import Measurer, check_metrics, parse_metric
-    from .execute.objective import objective_for
+    from .execute.fit import FitSettings
+    from .execute.metrics import check_metrics, parse_metric
+    from .execute.training import DataSet, learned_values, plan_training, run_training
+    from .files.training_outputs import recorder_for
     from .language import parse
 
     text, name = _program_text(program)
     parsed = parse(text, name)
     given = dict(values or {})
-    columns = {column: np.asarray(cells, dtype=float) for column, cells in data.items()}
-    column_plan = plan_columns(parsed, list(columns), given, data_name="the data")
-    plan = plan_fit(parsed, column_plan, given, output, list(params) if params else None, "the data")
-    missing = plan.without_start
-    drawn = iter(initial_values(len(missing), init or "normal", seed).tolist()) if missing else iter(())
-    start = np.array([plan.start[p] if p in plan.start else next(drawn) for p in plan.parameters])
-    objective = objective_for(parsed, plan, columns, column_plan, given, init, seed)
-    if getattr(objective, "layout", None) is not None:
-        start = objective.start
-    held_out = None
-    if validation is not None:
-        held_out = {column: np.asarray(cells, dtype=float) for column, cells in validation.items()}
-        validation_plan = plan_columns(parsed, list(held_out), given, data_name="the validation data")
-        held_out_objective = objective_for(parsed, plan, held_out, validation_plan, given, init, seed)
+
+    def data_set(columns: Mapping[str, Any], data_name: str) -> DataSet:
+        arrays = {column: np.asarray(cells, dtype=float) for column, cells in columns.items()}
+        return DataSet(data_name, arrays, None, "row", plan_columns(parsed, list(arrays), given, data_name=data_name))
+
+    rows = data_set(data, "the data")
+    held_out = None if validation is None else data_set(validation, "the validation data")
     chosen = check_metrics(parsed, [parse_metric(text) for text in metrics])
-    measurer = Measurer(parsed, chosen, objective, held_out_objective if held_out is not None else None) \
-        if chosen or held_out is not None else None
+    training = plan_training(parsed, rows, given, validation=held_out,
+                             params=list(params) if params else None, init=init or "normal", seed=seed,
+                             output=output, metrics=chosen)
     settings = FitSettings(optimizer=optimizer, lr=lr, steps=steps, batch_size=batch_size, seed=seed,
                            watch_validation=held_out is not None)
-    meta = {"command": f"autodiff_cli.fit({name!r}, ...)", "seed": seed, "versions": {}, "steps": steps,
-            "program": name, "data": "the data", "validation": None if held_out is None else "the validation data",
-            "optimizer": optimizer, "lr": lr, "lr_schedule": settings.lr_schedule, "batch_size": batch_size}
-    recorder = TrainingRecorder(parsed, plan, given, columns, held_out, every=report_every or default_every(steps),
-                                meta=meta, seed=seed, steps=steps)
-
-    def record(step: Any, measurement: Any, at: Any, grad: Any) -> None:
-        validation_loss = None if measurement is None else measurement.validation_loss
-        recorder.observe(step.step, at, grad, step.loss, validation_loss,
-                         {} if measurement is None else measurement.metrics())
-
-    def observe(step: Any, measurement: Any, at: Any, grad: Any) -> None:
-        if recorder.wants(step.step) or measurement is not None:  # its own steps and every measured one
-            record(step, measurement, at, grad)
-
-    monitor = Monitor(measure=measurer, also_at=recorder.wants, observe=observe, observe_last=record)
-    result = train(objective, start, settings, monitor=monitor)
+    recorder = recorder_for(training, settings, report_every, f"autodiff_cli.fit({name!r}, ...)", {})
+    result = run_training(training, settings, recorder=recorder)
     recorder.finish(result)
-    learned: dict[str, Any] = {}
-    if result.params is not None:
-        layout = getattr(objective, "layout", None)
-        learned = values_to_write(plan, result.params, given,
-                                  learned=None if layout is None else layout.nested(result.params))
+    learned = {} if result.params is None else learned_values(training, result.params)
     return Training(result, learned, recorder.recording())
 
 

@@ -62,3 +62,11 @@ def test_the_same_seed_gives_the_same_report() -> None:
 def test_a_column_the_program_does_not_read_is_an_error() -> None:
     with pytest.raises(InputError, match="z"):
         fit("w = 0\nL = (w*x - y)**2", {"x": [1.0], "y": [2.0], "z": [3.0]}, steps=1)
+
+
+def test_validation_columns_missing_an_entry_are_named() -> None:
+    # without x[1], the validation rows' x would be a 1-vector, broadcast against w: another model
+    program = "w = [0.1, 0.2]\nloss = (sum(w * x) - y)**2\n"
+    with pytest.raises(InputError, match=r"the validation rows have no column for x\[1\], which the data gives"):
+        fit(program, {"x[0]": [1.0, 2.0], "x[1]": [0.0, 1.0], "y": [1.0, 2.0]},
+            validation={"x[0]": [1.0], "y": [1.0]}, steps=1)

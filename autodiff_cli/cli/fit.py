@@ -1,12 +1,10 @@
 """``autodiff fit``: learn a program's parameters from rows of data by gradient descent.
 
-A thin Click layer over ``execute.fit``: it reads the program and the data, sorts the
-inputs into parameters, data and fixed values (``plan_fit``), holds out validation rows,
-runs ``train`` while showing progress on stderr (with ``execute.metrics.Measurer`` measuring
-the validation loss and the metrics, and ``analysis.training_record`` recording the report),
-and writes the learned values (the ``--values`` format: the values it was given, parameters
-updated), the history, the plot and the report whole or not at all, whatever way training
-ended.
+A thin Click layer over the library: it checks the options, reads the rows
+(``files.training_rows``), asks ``execute.training`` for the training (``plan_training``) and
+runs it (``run_training``) while showing progress on stderr (``cli.fit_progress``), then writes
+the learned values, the history, the plot and the report whole or not at all, whatever way
+training ended (``files.training_outputs``), and says how it ended (``execute.training_text``).
 """
 
 from __future__ import annotations
@@ -19,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import EvaluationError, InputError, OutputError, Source, listed
-from ..files.atomic import check_writable, keep_elsewhere, write_atomic
-from ..files.formats import ROW_FORMATS, format_by_extension, row_format, sniffs
-from ..files.stdout import emit
-from ..files.streams import is_stream, names_stdin, names_stdout, stderr_is_terminal
-from ..files.values import value_literals
-from .console import Progress, notify, reading_progress, warn
+from ..errors import InputError
+from ..files.atomic import check_writable, write_atomic
+from ..files.formats import ROW_FORMATS, format_by_extension
+from ..files.streams import is_stream, names_stdin, names_stdout
+from .console import notify, reading_progress, warn
+from .fit_progress import Interrupts as _Interrupts, Reporter
+from .fit_progress import bar_text as _bar_text  # noqa: F401  (tests reach it here)
 from .options import (
     Command,
     FiniteFloat,
@@ -40,10 +38,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from ..execute.columns import ColumnPlan
-    from ..execute.fit import FitPlan, FitResult, FitSettings, Measurement, Step
+    from ..execute.fit import FitResult, FitSettings
     from ..execute.metrics import Metric
     from ..language.program import Program
 
@@ -52,10 +47,12 @@ __all__ = ["fit_command"]
 FIT_EXIT_HELP = EXIT_CODES_HELP + """
 
 \b
-Training stopped by Ctrl-C (130) or SIGTERM (143) still writes the best
-parameters so far (the latest with --batch-size).  A loss that becomes NaN or infinite stops training with
+Ctrl-C (130) or SIGTERM (143) still writes the best parameters so far (the
+latest with --batch-size).  A loss that becomes NaN or infinite stops with
 status 1, writing the parameters of the last step with a finite loss."""
 
+# At most 80 columns a line, whatever the terminal's width (issue 36: a help people scan).
+FIT_CONTEXT = {**CONTEXT_SETTINGS, "max_content_width": 80}
 PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 RESUMABLE = "the --values file"  # what -o may name: training goes on from it and updates it
 
@@ -75,78 +72,65 @@ def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[
     return check
 
 
-@click.command("fit", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
+def _number(default: float | None = None, low: float = 0.0, above: bool = False, **settings: Any) -> Any:
+    """An option's settings for a finite number at least (``above``: above) ``low``."""
+    shown = {"default": default, "show_default": True} if default is not None else {}
+    return {"type": float, "callback": _finite_float(low, above), **shown, **settings}
+
+
+@click.command("fit", cls=Command, context_settings=FIT_CONTEXT, epilog=FIT_EXIT_HELP,
                short_help="Learn a program's parameters from rows of data.")
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
-              help="The rows to learn from: a CSV, TSV, JSON Lines or Parquet file, or '-' for stdin.")
-@click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
-              help="Format of the --data rows [default: from its extension; else jsonl if it starts with '{', "
-                   "csv if not].")
-@click.option("--dask", "scheduler", metavar="SCHEDULER",
-              help="Train on a Dask cluster: a scheduler's address (tcp://host:8786), or local[:N] to start N "
-                   "worker processes here [N: one per core].  --data may then be a glob or a directory of files, "
-                   "one partition each, kept in the workers' memory; each step maps the loss and gradient over "
-                   "them.  Needs pip install 'autodiff-cli[dask]'.")
-@click.option("--params", "params", multiple=True, metavar="NAMES",
-              help="The inputs to learn (comma-separated, repeatable) [default: every input no column supplies].")
-@click.option("--init", type=click.Choice(["normal", "uniform"]),
-              help="Start parameters without a default or --set value at random: standard normal, "
-                   "or uniform on [-1, 1].")
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
-              help="Seed of --init and of the mini-batch shuffle.")
+              help="The rows to learn from: CSV, TSV, JSON Lines or Parquet ('-': stdin).")
+@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
+              help="Write the learned values to FILE (may be the --values file) [default: stdout].")
 @click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
-              help="PyTorch's SGD, SGD with momentum, or Adam (betas 0.9, 0.999; eps 1e-8).")
-@click.option("--lr", type=float, default=0.01, show_default=True, callback=_finite_float(0.0, True),
-              help="Learning rate.")
-@click.option("--lr-schedule", type=click.Choice(["constant", "linear", "cosine"]), default="constant",
-              show_default=True, help="How the learning rate changes from --lr to --final-lr over --steps.")
-@click.option("--final-lr", type=float, callback=_finite_float(0.0), metavar="LR",
-              help="Where linear and cosine schedules end [default: --lr / 10].")
-@click.option("--momentum", type=float, callback=_finite_float(0.0), metavar="M",
-              help="Momentum of --optimizer momentum [default: 0.9].")
+              help="PyTorch's update rules.")
+@click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
 @click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, help="Steps to take.")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
-              help="Rows per step, shuffled each epoch with --seed [default: every row].")
-@click.option("--weight-decay", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
-              help="L2 penalty added to the gradient (PyTorch's weight_decay).")
-@click.option("--tol", type=float, default=0.0, callback=_finite_float(0.0), show_default=True,
-              help="Stop when the loss has not improved by more than TOL times its size for 5 steps "
-                   "(epochs with --batch-size; measurements with --watch validation); 0: never.")
+              help="Rows per step, shuffled each epoch [default: every row].")
 @click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
-              metavar="FRACTION",
-              help="Hold out this fraction of the --data rows, chosen with --seed, to measure the validation "
-                   "loss on; training does not see them.")
-@click.option("--validation-data", metavar="ROWS", shell_complete=complete_file_name,
-              help="Measure the validation loss on these rows (formats as --data, with its columns); "
-                   "training does not see them.")
+              metavar="FRACTION", help="Hold out this fraction of the rows to measure the validation loss on.")
 @click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
-              help="Also measure METRIC on the training and validation rows (repeatable): NAME, a variable's "
-                   "mean over rows; accuracy:PRED:TARGET (by sign, or by the argmax of a vector against "
-                   "a class number); mse:PRED:TARGET; mae:PRED:TARGET.")
-@click.option("--eval-every", type=click.IntRange(min=1), metavar="N",
-              help="Measure the validation loss and the metrics every N steps [default: every epoch, "
-                   "which is every step without --batch-size].")
-@click.option("--watch", type=click.Choice(["training", "validation"]),
-              help="The loss --tol watches [default: validation with --validation or --validation-data].")
-@click.option("--keep", type=click.Choice(["best-validation"]),
-              help="Write the parameters with the lowest validation loss measured [default: the last; the "
-                   "best by training loss after Ctrl-C or --tol].")
-@click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write the learned parameters, with the other values given, to FILE as a JSON object "
-                   "('--values' format; FILE may be the --values file) [default: stdout].")
-@click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
-              help="Write step, loss, grad_norm and lr of every step as CSV.")
-@click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
-              help="Draw the loss curve to FILE (.svg, .png or .pdf; SVG to a stream such as /dev/stdout).")
+              help="Also measure accuracy:PRED:TARGET, mse:..., mae:... or a variable.")
 @click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
-              help="Write a self-contained HTML report of the training run to FILE, rewritten as it runs.")
+              help="Write an HTML report of the run, rewritten as it runs.")
+@click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
+              help="Write each step's loss, grad_norm and lr as CSV.")
+@click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
+              help="Draw the loss curve (.svg, .png or .pdf).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors still show).")
+@click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
+              help="Format of the rows [default: by extension, else sniffed].")
+@click.option("--dask", "scheduler", metavar="SCHEDULER",
+              help="Train on a Dask cluster: tcp://host:8786, or local[:N] (docs/dask.md).")
+@click.option("--params", "params", multiple=True, metavar="NAMES",
+              help="The inputs to learn, comma-separated [default: those no column feeds].")
+@click.option("--init", type=click.Choice(["normal", "uniform"]),
+              help="Draw parameters with no starting value at random.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Seed of random starts, --validation and mini-batches.")
+@click.option("--lr-schedule", type=click.Choice(["constant", "linear", "cosine"]), default="constant",
+              show_default=True, help="From --lr to --final-lr over --steps.")
+@click.option("--final-lr", **_number(metavar="LR"), help="Where a schedule ends [default: --lr / 10].")
+@click.option("--momentum", **_number(metavar="M"), help="Of --optimizer momentum [default: 0.9].")
+@click.option("--weight-decay", **_number(0.0), help="L2 penalty added to the gradient.")
+@click.option("--tol", **_number(0.0), help="Stop when the loss improves by less than TOL of itself "
+                                            "for 5 steps (or epochs); 0: never.")
+@click.option("--validation-data", metavar="ROWS", shell_complete=complete_file_name,
+              help="Measure the validation loss on these rows instead.")
+@click.option("--eval-every", type=click.IntRange(min=1), metavar="N",
+              help="Measure every N steps [default: every epoch].")
+@click.option("--watch", type=click.Choice(["training", "validation"]),
+              help="The loss --tol watches [default: validation, if any].")
+@click.option("--keep", type=click.Choice(["best-validation"]),
+              help="Write the parameters of the lowest validation loss [default: the last].")
 @click.option("--report-every", type=click.IntRange(min=1), metavar="N",
-              help="Record a step for --report every N steps, and rewrite it then [default: about 30 recorded "
-                   "steps in all].")
+              help="Record a step for --report every N steps [default: about 30 in all].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
-              help="When stderr is not a terminal, print a progress line every N steps [default: --steps / 10].")
-@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr (errors still show).")
+              help="Off a terminal, a progress line every N steps [default: --steps / 10].")
 @reporting_errors
 def fit_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -159,33 +143,26 @@ def fit_command(
     out: str | None, history: str | None, plot: str | None, report: str | None, report_every: int | None,
     progress_every: int | None, quiet: bool,
 ) -> None:
-    """Learn a program's parameters from data: minimise the mean of its output
-    (a per-row loss) over the rows of the --data file by gradient descent.
+    """Learn a program's parameters from rows of data by gradient descent.
 
-    Each column of the --data rows supplies the input of the same name, row by row; the
-    parameters are the inputs that no column supplies (or --params).  They start
-    at the program's defaults, --set or --values, or at random with --init.  The
-    result is a JSON object, the format --values reads: the values given (--values,
-    then --set) with each parameter's replaced by its learned value, and the
-    parameters not given after them, so that --values reads back the trained model
-    and -o may name the --values file to go on training from it.
-
-    Held-out rows (--validation 0.2, or --validation-data FILE) give a validation
-    loss beside the training loss; --metric adds accuracy, mse, mae or any
-    variable's mean.  Progress shows on stderr (a bar at a terminal, a line every
-    N steps otherwise); the last line says what was learned and why training
-    stopped.  Ctrl-C stops after the current step and writes the best parameters
-    so far (the latest with --batch-size, whose step losses cannot be compared).
+    fit minimises the mean of the program's output (a per-row loss) over the
+    --data rows.  Each column feeds the input of the same name; the inputs no
+    column feeds are learned, from their defaults, --set or --values.  The
+    result is a --values JSON object: -o may name the --values file to go on
+    training.  Progress shows on stderr; the last line says what was learned
+    and why training stopped.  Every option in detail: docs/fit.md.
 
     \b
     Examples:
       autodiff fit samples/line.ad --data samples/line.csv -o params.json
       autodiff eval samples/line.ad --values params.json --set x=3
-      autodiff fit samples/moons.ad --data samples/moons.csv --lr 1 --lr-schedule linear --steps 100
-      autodiff fit model.ad --data rows.jsonl --optimizer adam --lr 0.05 --batch-size 32 --history h.csv
-      autodiff fit samples/moons_mlp.ad --data samples/moons_xy.csv --validation 0.2 --metric accuracy:score:y --report moons.html
+      autodiff fit samples/logistic.ad --data samples/logistic.csv --lr 0.5
+      autodiff fit samples/line.ad --data samples/line.csv --report run.html
     """
     from ..execute.fit import FitSettings
+    from ..execute.training import plan_training, run_training
+    from ..files.training_outputs import ReportWriter, recorder_for, training_outputs, write_outputs
+    from ..files.training_rows import read_partitioned_rows, read_training_rows
 
     if momentum is not None and optimizer != "momentum":
         raise click.UsageError("--momentum applies to --optimizer momentum only")
@@ -203,7 +180,59 @@ def fit_command(
                            steps=steps, batch_size=batch_size, tol=tol, seed=seed, measure_every=eval_every,
                            watch_validation=held_out if watch is None else watch == "validation",
                            keep_best_validation=keep == "best-validation")
+    _check_stdin(source, expr, file, values_file, data, validation_data)
+    partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report)
+    program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
+    metrics = _metrics(program, metric_texts)
+    with _cluster(scheduler, partitioned) as cluster:  # partitions stay on the cluster until training ends
+        if partitioned:
+            partitions, data_set = read_partitioned_rows(cluster, data, data_format, program, values, notify)
+            validation_set = None
+        else:
+            partitions = None
+            data_set, validation_set = read_training_rows(
+                data, validation_data, validation_fraction, data_format, program, values, seed, notify=notify,
+                progress=lambda size, name: reading_progress(size, quiet, name), warn=warn)
+        training = plan_training(program, data_set, values, validation=validation_set,
+                                 params=name_list(params) or None, init=init, seed=seed, output=output,
+                                 metrics=metrics, advice=_advice, partitions=partitions, warn=warn)
+        measurer = training.measurer
+        reporter = Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
+                             held_out, measurer.names if measurer is not None else [])
+        recorder = None if report is None else recorder_for(training, settings, report_every, _command_line())
+        report_writer = ReportWriter(recorder, report, write_atomic, warn)
+        started = time.perf_counter()
+        with _Interrupts() as interrupts:
+            interrupts.notify = reporter.notice
+            with reporter:
+                result = run_training(training, settings, on_step=reporter.step, stop_requested=interrupts.requested,
+                                      on_measured=reporter.measured, recorder=recorder,
+                                      on_recorded=report_writer.recorded)
+            elapsed = time.perf_counter() - started
+            interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
+            recording = None
+            try:
+                if recorder is not None:
+                    recorder.finish(result)
+                    recording = recorder.recording()
+                outputs = training_outputs(result, training, values_source, out, history, plot, plot_format,
+                                           recording, report, held_out, reporter.metrics)
+                write_outputs(outputs, write_atomic, learned_first=result.params is not None)
+            except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
+                stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
+                click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
+                           err=True)
+                raise click.exceptions.Exit(interrupts.status) from None
+            _conclude(result, settings, out, quiet, interrupts, training.objective.rows, elapsed,
+                      recording.diagnoses if recording is not None else [], report)
 
+
+# --- before training -------------------------------------------------------------------------
+
+
+def _check_stdin(source: str | None, expr: str | None, file: str | None, values_file: str | None, data: str,
+                 validation_data: str | None) -> None:
+    """Standard input carries one thing at most: the program, the values, or one set of rows."""
     readers = [path for path in (source, file, values_file) if names_stdin(path)]
     if source is None and expr is None and file is None:
         readers.append("-")  # the program from stdin
@@ -213,66 +242,6 @@ def fit_command(
     if sum(map(names_stdin, (data, validation_data))) + (1 if readers else 0) > 1:
         raise click.UsageError("standard input can carry the rows or the program (or --values), not both: "
                                "name a file for the others")
-    partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report)
-    program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
-    metrics = _metrics(program, metric_texts)
-    with _cluster(scheduler, partitioned) as cluster:  # partitions stay on the cluster until training ends
-        if partitioned:
-            paths, data_set = _partitioned(data, data_format, program, values)
-            validation_set = None
-        else:
-            data_set, validation_set = _data_sets(data, validation_data, validation_fraction, data_format, program,
-                                                  values, seed, quiet)
-        plan, start = _plan(program, data_set, values, output, params, init, seed)
-        warn(plan.warnings)
-
-        from ..execute.fit import Monitor, train
-
-        if partitioned:
-            objective = _distributed_objective(cluster, paths, data_format, program, plan, data_set.plan, values,
-                                               init, seed)
-        else:
-            objective = _objective(program, plan, data_set, values, init, seed)
-        layout = getattr(objective, "layout", None)  # a tensor program: its parameters laid end to end
-        if layout is not None:
-            start = objective.start
-        measurer = _measurer(program, plan, metrics, objective, validation_set, values, init, seed)
-        reporter = _Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
-                             held_out, measurer.names if measurer is not None else [])
-        recorder = None
-        if report is not None:
-            recorder = _recorder(program, plan, values, data_set, validation_set, settings, report_every,
-                                 validation_fraction)
-        monitor = None
-        if measurer is not None or recorder is not None:
-            observer = _Observer(reporter, recorder, report)
-            monitor = Monitor(measure=measurer, also_at=recorder.wants if recorder is not None else None,
-                              observe=observer, observe_last=observer.record_step if recorder is not None else None)
-        started = time.perf_counter()
-        with _Interrupts() as interrupts:
-            interrupts.notify = reporter.notice
-            with reporter:
-                result = train(objective, start, settings, on_step=reporter.step,
-                               stop_requested=interrupts.requested, monitor=monitor)
-            elapsed = time.perf_counter() - started
-            interrupts.writing()  # from here on a first Ctrl-C does not cut the results short
-            recording = None
-            try:
-                if recorder is not None:
-                    recorder.finish(result)
-                    recording = recorder.recording()
-                _write_results(result, plan, values, values_source, out, history, plot, plot_format, layout,
-                               recording, report, held_out, reporter.metrics)
-            except KeyboardInterrupt:  # a second Ctrl-C or a SIGTERM while a write was stuck (a pipe no one reads)
-                stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
-                click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
-                           err=True)
-                raise click.exceptions.Exit(interrupts.status) from None
-            _conclude(result, settings, out, quiet, interrupts, objective.rows, elapsed,
-                      recording.diagnoses if recording is not None else [])
-
-
-# --- before training -------------------------------------------------------------------------
 
 
 def _plot_format(plot: str | None) -> str | None:
@@ -349,104 +318,6 @@ def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:
     return check_metrics(program, metrics)
 
 
-class _DataSet:
-    """Every row of the data in memory (training passes over them again and again), by column,
-    with the line (or Parquet row) each came from."""
-
-    def __init__(self, name: str, columns: dict[str, np.ndarray], lines: np.ndarray, unit: str,
-                 plan: ColumnPlan) -> None:
-        self.name, self.columns, self.lines, self.unit, self.plan = name, columns, lines, unit, plan
-
-    def label(self, index: int) -> str:
-        """Where row ``index`` (from 0) is: 'line 12 of rows.csv'."""
-        return f"{self.unit} {int(self.lines[index])} of {self.name}"
-
-    def rows(self, indices: np.ndarray) -> _DataSet:
-        """The rows at ``indices``, still named by their lines in the file."""
-        return _DataSet(self.name, {column: values[indices] for column, values in self.columns.items()},
-                        self.lines[indices], self.unit, self.plan)
-
-
-def _data_sets(data: str, validation_data: str | None, fraction: float | None, data_format: str | None,
-               program: Program, values: dict[str, Any], seed: int, quiet: bool) -> tuple[_DataSet, _DataSet | None]:
-    """The training rows and the validation rows (None without them): from their own file, or
-    held out of the data."""
-    data_set = _read_data(data, data_format, program, values, quiet)
-    if validation_data is not None:
-        validation_set = _read_data(validation_data, data_format, program, values, quiet)
-        _check_same_columns(data_set, validation_set)
-        return data_set, validation_set
-    if fraction is not None:
-        return _split(data_set, fraction, seed)
-    return data_set, None
-
-
-def _split(data_set: _DataSet, fraction: float, seed: int) -> tuple[_DataSet, _DataSet]:
-    """The training rows and the validation rows: ``fraction`` of them (rounded), drawn with
-    ``seed`` from NumPy's legacy ``RandomState`` (the same on every installation); each part
-    keeps the file's order."""
-    import numpy as np
-
-    count = len(data_set.lines)
-    held = int(round(fraction * count))
-    if held == 0 or held == count:
-        which = "no row for validation" if held == 0 else "no row to train on"
-        raise InputError(f"--validation {fraction:g} of {count:,} row{'s' * (count != 1)} leaves {which}",
-                         source=Source(data_set.name, ""),
-                         hint="choose a fraction that leaves rows on both sides, or give --validation-data FILE")
-    chosen = np.zeros(count, dtype=bool)
-    chosen[np.random.RandomState(seed).permutation(count)[:held]] = True
-    return data_set.rows(np.flatnonzero(~chosen)), data_set.rows(np.flatnonzero(chosen))
-
-
-def _check_same_columns(data_set: _DataSet, validation_set: _DataSet) -> None:
-    """The validation rows must give the inputs the training rows give, no more and no fewer."""
-    given, held = set(data_set.plan.inputs_given), set(validation_set.plan.inputs_given)
-    if given == held:
-        return
-    missing, extra = sorted(given - held), sorted(held - given)
-    if missing:
-        what = f"have no column for {listed(missing, 5)}, which {data_set.name} gives"
-    else:
-        what = f"give {listed(extra, 5)}, which {data_set.name} does not"
-    raise InputError(f"the validation rows {what}", source=Source(validation_set.name, ""),
-                     hint="validation rows have the training rows' columns (in any order)")
-
-
-def _read_data(data: str, data_format: str | None, program: Program, values: dict[str, float],
-               quiet: bool) -> _DataSet:
-    """The rows, read as ``autodiff batch`` reads them; every column must be an input of the program."""
-    import numpy as np
-
-    from ..execute.columns import plan_columns
-    from ..files.rows import misread_warnings, opened, reader_for
-
-    with opened(data, notify) as (stream, name, size):
-        reader = reader_for(stream, name, row_format(data, data_format), sniffs(data, data_format))
-        plan = plan_columns(program, reader.columns, values, data_name=reader.name, locate=reader.column_error)
-        chunks = []
-        with reading_progress(size, quiet, name) as advance:
-            for chunk in reader.chunks(reader.columns, [], wait=True):
-                chunks.append(chunk)
-                advance(chunk.consumed)
-    warn(misread_warnings(reader))  # 1e-400 read as 0, 1e400 as inf
-    if not chunks:
-        raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
-                         source=Source(name, ""), hint="give at least one row of data")
-    columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
-    lines = np.concatenate([chunk.lines for chunk in chunks])
-    return _DataSet(name, columns, lines, chunks[0].unit, plan)
-
-
-def _objective(program: Program, plan: FitPlan, data_set: _DataSet, values: dict[str, Any], init: str | None,
-               seed: int) -> Any:
-    """The mean loss over the data set's rows (``execute.objective.objective_for``)."""
-    from ..execute.objective import objective_for
-
-    return objective_for(program, plan, data_set.columns, data_set.plan, values, init, seed, data_set.label,
-                         _advice(data_set.name))
-
-
 def _partitioned_data(scheduler: str | None, data: str, held_out: bool, metric_texts: tuple[str, ...],
                       report: str | None) -> bool:
     """Whether --data is read as partitions (--dask, or a glob or directory), checking what goes
@@ -481,97 +352,12 @@ def _cluster(scheduler: str | None, partitioned: bool) -> Any:
     return cluster_or_here(scheduler)
 
 
-def _partitioned(data: str, data_format: str | None, program: Program, values: dict[str, Any]
-                 ) -> tuple[list[str], _DataSet]:
-    """The files of --data, and the first one's column plan (from its first line) for _plan."""
-    import numpy as np
-
-    from ..execute.columns import plan_columns
-    from ..files.partitions import partition_paths
-    from ..files.rows import opened, reader_for
-
-    paths = partition_paths(data)
-    with opened(paths[0], notify) as (stream, name, _size):
-        reader = reader_for(stream, name, row_format(paths[0], data_format), sniffs(paths[0], data_format))
-        column_plan = plan_columns(program, reader.columns, values, data_name=name, locate=reader.column_error)
-    return paths, _DataSet(name, {}, np.empty(0), "line", column_plan)
-
-
-def _distributed_objective(cluster: Any, paths: list[str], data_format: str | None, program: Program,
-                           plan: FitPlan, column_plan: ColumnPlan, values: dict[str, Any], init: str | None,
-                           seed: int) -> Any:
-    """The mean loss over every partition's rows, computed where they are held; for a tensor
-    program with ``layout`` and ``start`` as ``_objective`` gives them."""
-    from ..execute.columns import feeds_tensors
-    from ..execute.distributed import DistributedObjective, PartitionObjective, partition_labels
-    from ..files.partitions import PartitionReader
-    from ..language.program import Initializer, runs_as_tensors
-
-    layout = fixed = start = None
-    if runs_as_tensors(program, values) or feeds_tensors(program, column_plan):
-        from ..execute.tensor import input_arrays
-        from ..execute.tensor_fit import starting_parameters
-
-        layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
-        drawn = input_arrays(program, {}, seed)
-        fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
-    make = PartitionObjective(program, plan, column_plan.numeric, layout, fixed, _advice(paths[0]))
-    objective = DistributedObjective(cluster, paths, PartitionReader(data_format), make, partition_labels(paths))
-    objective.layout, objective.start = layout, start  # type: ignore[attr-defined]
-    return objective
-
-
-def _measurer(program: Program, plan: FitPlan, metrics: list[Metric], objective: Any,
-              validation_set: _DataSet | None, values: dict[str, Any], init: str | None, seed: int) -> Any:
-    """What is measured besides the training loss (``execute.metrics.Measurer``), or None."""
-    if not metrics and validation_set is None:
-        return None
-    from ..execute.metrics import Measurer
-
-    validation = None
-    if validation_set is not None:
-        validation = _objective(program, plan, validation_set, values, init, seed)
-    return Measurer(program, metrics, objective, validation)
-
-
-def _recorder(program: Program, plan: FitPlan, values: dict[str, Any], data_set: _DataSet,
-              validation_set: _DataSet | None, settings: FitSettings, every: int | None,
-              held_out: float | None = None) -> Any:
-    """The --report's recorder, told the command line, the seed, the versions and the settings
-    its diagnoses read (``lr``, ``batch_size``); by default it records ``default_every`` steps."""
-    from ..analysis.training_record import TrainingRecorder, default_every
-
-    meta = {"command": _command_line(), "seed": settings.seed, "versions": _versions(), "steps": settings.steps,
-            "program": program.source.name, "data": data_set.name,
-            "validation": None if validation_set is None else validation_set.name,
-            "held_out": held_out,  # the fraction of the data held out for validation (None: its own file)
-            "optimizer": settings.optimizer, "lr": settings.lr, "lr_schedule": settings.lr_schedule,
-            "batch_size": settings.batch_size}
-    return TrainingRecorder(program, plan, values, data_set.columns,
-                            None if validation_set is None else validation_set.columns,
-                            every=every or default_every(settings.steps), meta=meta, seed=settings.seed,
-                            steps=settings.steps)
-
-
 def _command_line() -> str:
     """This run's command line, as a shell would take it back."""
     import shlex
     import sys
 
     return shlex.join(["autodiff", *sys.argv[1:]])
-
-
-def _versions() -> dict[str, str]:
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-
-    import numpy as np
-
-    try:
-        own = version("autodiff-cli")
-    except PackageNotFoundError:  # run from a source tree that was not installed
-        own = "unknown"
-    return {"autodiff-cli": own, "python": platform.python_version(), "numpy": np.__version__}
 
 
 def _advice(data_name: str) -> Any:
@@ -584,473 +370,26 @@ def _advice(data_name: str) -> Any:
     return Advice(f" in {data_name} (fit trains on every row; it has no --on-error skip)", give)
 
 
-def _plan(program: Program, data_set: _DataSet, values: dict[str, float], output: str | None,
-          params: tuple[str, ...], init: str | None, seed: int) -> tuple[FitPlan, np.ndarray]:
-    """The parameters and their starting values (--init draws the missing ones)."""
-    import numpy as np
-
-    from ..execute.fit import initial_values, plan_fit
-
-    plan = plan_fit(program, data_set.plan, values, output, name_list(params) or None, data_set.name)
-    missing = plan.without_start
-    if missing and init is None:
-        raise InputError(
-            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {listed(missing, 10)}",
-            hint=f"declare a default in the program ('{missing[0]} = 0'), give --set {missing[0]}=VALUE or "
-                 "--values FILE.json, or draw them with --init normal|uniform",
-        )
-    if init is not None and not missing:
-        plan.warnings.append("--init is not used: every parameter has a starting value")
-    drawn = iter(initial_values(len(missing), init, seed).tolist()) if missing else iter(())
-    start = np.array([plan.start[name] if name in plan.start else next(drawn) for name in plan.parameters])
-    return plan, start
-
-
-# --- during training -------------------------------------------------------------------------
-
-
-class _Interrupts:
-    """Ctrl-C during training: the first asks it to stop after the current step (and says so),
-    a second interrupts the step.  SIGTERM interrupts the step at once (a scheduler's time
-    limit: there may be no time for another).  While the results are written, a first Ctrl-C
-    waits for them (and says so); a second, or a SIGTERM, abandons them, so that a write that
-    cannot go on (a named pipe no one reads) does not hold the process for ever.  Each file is
-    written whole or not at all, so an abandoned one is left as it was."""
-
-    NOTICE = "stopping after this step (Ctrl-C again to stop now)"
-    WRITING_NOTICE = "writing the results (Ctrl-C again to abandon them)"
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.terminated = False
-        self.ignoring = False
-        self.notify: Callable[[str], None] = lambda message: None
-        self.previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _Interrupts:
-        import signal  # here: its import is not free, and only fit needs it
-
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self.previous[signum] = signal.signal(signum, self._handle)
-            except ValueError:  # not the main thread, where signals are not delivered anyway
-                break
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        import signal
-
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
-
-    def _handle(self, signum: int, frame: object) -> None:
-        import signal
-
-        if signum == signal.SIGTERM:
-            self.terminated = True
-        else:
-            self.count += 1
-        if self.terminated or self.count > 1:
-            raise KeyboardInterrupt
-        self.notify(self.WRITING_NOTICE if self.ignoring else self.NOTICE)
-
-    def requested(self) -> bool:
-        return self.count > 0 or self.terminated
-
-    def writing(self) -> None:
-        """Training is over and the results are being written."""
-        self.ignoring = True
-
-    @property
-    def status(self) -> int:
-        """The exit status of an interrupted run: 143 after SIGTERM, else 130."""
-        return 128 + 15 if self.terminated else 128 + 2
-
-
-class _Reporter:
-    """Progress on stderr: at a terminal, a bar once training has taken a second (``Progress``:
-    short runs stay silent); otherwise a plain line every N steps.  The validation loss and
-    the metrics shown are the latest measured."""
-
-    def __init__(self, steps: int, quiet: bool, every: int, held_out: bool = False,
-                 metrics: list[str] | None = None) -> None:
-        self.steps = steps
-        self.quiet = quiet
-        self.every = every
-        self.held_out = held_out
-        self.metrics = metrics or []
-        self.latest: Measurement | None = None
-        fields_text = "loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}"
-        if held_out or self.metrics:
-            fields_text += "  {task.fields[measured]}"
-        self.bar = Progress("fitting", enabled=not quiet and stderr_is_terminal(),
-                            count_text="step {task.completed:,}/{task.total:,}", fields_text=fields_text,
-                            fields={"loss": "-", "grad_norm": "-", "measured": ""}, every=0.1)
-        self.width = _stderr_columns() if self.bar.enabled else 0
-
-    def __enter__(self) -> _Reporter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.bar.__exit__()
-
-    def notice(self, message: str) -> None:
-        """Say something at once, from a signal handler: on the bar, or as a raw line (a buffered
-        write could be the one the handler interrupted)."""
-        if self.quiet or self.bar.say(message):
-            return
-        try:
-            os.write(2, f"{message}\n".encode())
-        except OSError:
-            pass
-
-    def measured(self, measurement: Measurement) -> None:
-        self.latest = measurement
-
-    def step(self, record: Step) -> None:
-        if self.quiet:
-            return
-        if self.bar.enabled:
-            measured = "" if self.latest is None else _bar_text(self.latest, self.width)
-            self.bar(record.step, self.steps, loss=f"{record.loss:.6g}", grad_norm=f"{record.grad_norm:.3g}",
-                     measured=measured)
-        elif record.step % self.every == 0 or record.step == 1:
-            measured = ""
-            if self.latest is not None and self.latest.step <= record.step:
-                measured = measured_text(self.latest)
-                if measured and self.latest.step != record.step:  # measured once an epoch, or every --eval-every
-                    measured += f" (at step {self.latest.step:,})"
-            click.echo(f"step {record.step}/{self.steps}  loss {record.loss:.6g}  "
-                       f"grad norm {record.grad_norm:.3g}  lr {record.lr:.6g}{'  ' if measured else ''}{measured}",
-                       err=True)
-
-
-# Terminals narrower than this show one measured number on the bar (the validation loss, or
-# the first metric): the bar, its counts and the training loss take some 70 columns.
-WIDE_TERMINAL = 130
-
-
-def _stderr_columns() -> int:
-    """The width of the terminal stderr is (the bar's), 80 when it cannot be told."""
-    try:
-        return os.get_terminal_size(2).columns
-    except OSError:
-        return 80
-
-
-def _bar_text(measurement: Measurement, width: int) -> str:
-    """A measurement on the progress bar, short: 'val loss 0.1074  accuracy 0.9957/0.9652'
-    (training/validation), or its first number only on a terminal narrower than ``WIDE_TERMINAL``."""
-    parts = [] if measurement.validation_loss is None else [f"val loss {measurement.validation_loss:.4g}"]
-    for name, value in measurement.training.items():
-        held = measurement.validation.get(name)
-        parts.append(f"{name} {value:.4g}" + ("" if held is None else f"/{held:.4g}"))
-    return "  ".join(parts if width >= WIDE_TERMINAL else parts[:1])
-
-
-def measured_text(measurement: Measurement, separator: str = "  ") -> str:
-    """'validation loss 0.31  accuracy 0.9  validation accuracy 0.85': a measurement as the
-    progress line and the final line show it."""
-    parts = [] if measurement.validation_loss is None else [f"validation loss {measurement.validation_loss:.6g}"]
-    for name, value in measurement.training.items():
-        parts.append(f"{name} {value:.6g}")
-        if name in measurement.validation:
-            parts.append(f"validation {name} {measurement.validation[name]:.6g}")
-    return separator.join(parts)
-
-
-# The least time between two rewrites of --report while training runs: a report takes a tenth
-# of a second or so to render, which every recorded step would otherwise pay.
-REPORT_PAUSE = 2.0
-
-
-class _Observer:
-    """At each measured step: the measurement to the progress line, and the step to the
-    report's recorder; the report is rewritten whole when a step is recorded, at most every
-    ``REPORT_PAUSE`` seconds (and at the end, by ``_write_results``)."""
-
-    def __init__(self, reporter: _Reporter, recorder: Any, report: str | None) -> None:
-        self.reporter, self.recorder, self.report = reporter, recorder, report
-        self.written = -math.inf  # when the report was last written (time.monotonic)
-        self.failed = False  # a rewrite failed (a full disk): no more until the end
-
-    def __call__(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
-        if measurement is not None:
-            self.reporter.measured(measurement)
-        if self.recorder is None or not (self.recorder.wants(record.step) or measurement is not None):
-            return  # a recording takes its own steps and every measured one
-        self.record_step(record, measurement, params, grad)
-        if not self.failed and time.monotonic() - self.written >= REPORT_PAUSE:
-            assert self.report is not None
-            try:
-                write_atomic(self.report, _report_html(self.recorder.recording()))
-            except OutputError as error:  # training goes on: the parameters matter more than the report
-                self.failed = True
-                warn([f"{error.message}; training goes on, and the report is written again when it ends"])
-            self.written = time.monotonic()
-
-    def record_step(self, record: Step, measurement: Measurement | None, params: np.ndarray, grad: np.ndarray) -> None:
-        """Record a step (the parameters kept, when training ended early: always recorded)."""
-        assert self.recorder is not None
-        validation_loss = None if measurement is None else measurement.validation_loss
-        metrics = {} if measurement is None else measurement.metrics()
-        self.recorder.observe(record.step, params, grad, record.loss, validation_loss, metrics)
-
-
-def _report_html(recording: Any, final: bool = False) -> bytes:
-    """The report page; the final one with the recorded row's graph, laid out once (a layout that
-    fails or takes too long leaves the page without it, saying so)."""
-    from ..render.backends import RenderError
-    from ..render.training_report import row_graph_svg, training_report_html
-
-    svg = None
-    if final:
-        try:
-            svg = row_graph_svg(recording)
-        except RenderError:
-            svg = None
-    return training_report_html(recording, graph_svg=svg)  # type: ignore[no-any-return]
-
-
-# --- after training --------------------------------------------------------------------------
-
-
-def values_json(values: dict[str, float], literals: dict[str, str]) -> str:
-    """``values`` as ``--values`` reads them: a JSON object, every digit kept.  A value that
-    equals its number in ``literals`` (the values file's, as written there) keeps that text, so
-    writing over the values file changes only what training changed (``3`` stays ``3``, not ``3.0``)."""
-    import json
-
-    from ..language.program import ArrayLiteral
-
-    dumps = json.dumps
-    lines = []
-    for name, value in values.items():
-        literal = literals.get(name)
-        if isinstance(value, ArrayLiteral):
-            value = value.nested()
-        if isinstance(value, list):  # a tensor: nested arrays, written out in full
-            text = dumps(value)
-        else:
-            same = isinstance(literal, str) and float(literal).hex() == value.hex()
-            text = literal if same else dumps(value)  # type: ignore[assignment]
-        lines.append(f"  {dumps(name)}: {text}")
-    return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
-
-
-def _read_literal(text: Any) -> Any:
-    """A value of the values file as ``value_literals`` gives it (numbers as their text): a float,
-    or nested lists of them for a tensor."""
-    return [_read_literal(item) for item in text] if isinstance(text, list) else float(text)
-
-
-def history_csv(history: list[Step], measurements: list[Measurement] | None = None,
-                held_out: bool = False, metrics: list[str] | None = None) -> str:
-    """Every step's loss, gradient norm and learning rate; with ``held_out`` the validation
-    loss, and each of ``metrics`` on the training then the validation rows, at the steps
-    measured (empty cells at the others)."""
-    header = ["step", "loss", "grad_norm", "lr"]
-    measured_columns = (["validation_loss"] if held_out else []) + list(metrics or [])
-    measured_columns += [f"validation_{name}" for name in metrics or [] if held_out]
-    by_step = {measurement.step: _measured_cells(measurement) for measurement in measurements or []}
-    lines = [",".join(header + [_csv_field(name) for name in measured_columns])]
-    for s in history:
-        cells = [str(s.step), repr(s.loss), repr(s.grad_norm), repr(s.lr)]
-        if measured_columns:
-            measured = by_step.get(s.step, {})
-            cells += [repr(measured[name]) if name in measured else "" for name in measured_columns]
-        lines.append(",".join(cells))
-    return "\n".join(lines) + "\n"
-
-
-def _measured_cells(measurement: Measurement) -> dict[str, float]:
-    cells = measurement.metrics()
-    if measurement.validation_loss is not None:
-        cells["validation_loss"] = measurement.validation_loss
-    return cells
-
-
-def _csv_field(text: str) -> str:
-    """A header cell, quoted if it needs to be (a metric named by its text holds colons only)."""
-    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
-
-
-def _write_results(result: FitResult, plan: FitPlan, given: dict[str, Any], values_source: Source | None,
-                   out: str | None, history: str | None, plot: str | None, plot_format: str | None,
-                   layout: Any = None, recording: Any = None, report: str | None = None,
-                   held_out: bool = False, metrics: list[str] | None = None) -> None:
-    """The learned values first, then the history, the plot and the report: each file is tried
-    even when one before it cannot be written (a full disk), and the first failure is raised
-    after them all."""
-    writes: list[tuple[str | None, Callable[[], bytes]]] = []
-    if result.params is not None:
-        params = result.params
-
-        def values() -> bytes:
-            from ..execute.fit import values_to_write
-
-            literals = value_literals(values_source)  # the values file's keys, each with its number's text
-            kept = {name: _read_literal(text) for name, text in literals.items()}
-            learned = None if layout is None else layout.nested(params)
-            return values_json(values_to_write(plan, params, given, kept, learned), literals).encode()
-
-        writes.append((out, values))
-    if history is not None:
-        writes.append((history, lambda: history_csv(result.history, result.measurements, held_out,
-                                                    metrics).encode()))
-    if plot is not None and plot_format is not None and result.history:
-        def curve() -> bytes:
-            from ..render.loss_plot import loss_curve
-
-            return loss_curve([s.step for s in result.history], [s.loss for s in result.history], plot_format)
-
-        writes.append((plot, curve))
-    if recording is not None and report is not None:
-        writes.append((report, lambda: _report_html(recording, final=True)))
-    failed: OutputError | None = None
-    for index, (path, make) in enumerate(writes):
-        data = make()
-        try:
-            _write(path, data)
-        except OutputError as error:
-            if index == 0 and result.params is not None:
-                error = _kept_elsewhere(error, path, data)
-            failed = failed or error
-    if failed is not None:
-        raise failed
-
-
-def _kept_elsewhere(error: OutputError, path: str | None, data: bytes) -> OutputError:
-    """The learned parameters could not be written (a full disk): training may have taken hours,
-    so they are written somewhere else, next to ``path`` or in the temporary directory, and the
-    error says where."""
-    place = keep_elsewhere(path, data)
-    if place is None:
-        return OutputError(f"{error.message}; nor could the learned parameters be kept anywhere else "
-                           "(next to it, or in the temporary directory)", hint=error.hint, notes=error.notes)
-    return OutputError(f"{error.message}; the learned parameters are kept in {place}",
-                       hint=f"{error.hint + '; then ' if error.hint else ''}move {place} where it should go "
-                            "(it is what -o would have held)", notes=error.notes)
-
-
-def _write(path: str | None, data: bytes) -> None:
-    if path is None or path == "-":
-        emit(data.decode())
-    else:
-        write_atomic(path, data)
-
-
 def _conclude(result: FitResult, settings: FitSettings, out: str | None, quiet: bool,
               interrupts: _Interrupts, rows: int, elapsed: float | None = None,
-              diagnoses: list[str] | None = None) -> None:
-    """The last line: what was learned (the losses and metrics of the parameters written), why
-    training stopped, the time a step took and what the report's recording found wrong
-    (``diagnoses``); and the exit status that goes with it."""
+              diagnoses: list[str] | None = None, report: str | None = None) -> None:
+    """The last line: what was learned, why training stopped, where the report is, the time a
+    step took and what the report's recording found wrong (``diagnoses``); and the exit status
+    that goes with it."""
     from ..execute.fit import StopReason
+    from ..execute.training_text import conclusion, divergence_error, interrupted_line, pace
 
     where = f" to {out}" if out not in (None, "-") else ""
     if result.reason == StopReason.DIVERGED:
-        raise _divergence_error(result, settings, where)
-    learned = _learned(result)
-    pace = _pace(result, elapsed) + "".join(f"; {diagnosis}" for diagnosis in diagnoses or [])
+        error = divergence_error(result, settings, where)
+        error.notes += [f"the report is in {report}"] if report is not None else []
+        raise error
+    pace_text = (f"; the report is in {report}" if report is not None else "") + pace(result, elapsed)
+    pace_text += "".join(f"; {diagnosis}" for diagnosis in diagnoses or [])
     if result.measure_error is not None and not quiet:
         warn([f"the parameters written could not be measured: {result.measure_error.message}"])
     if result.reason == StopReason.INTERRUPTED:
-        when = (f"during step {result.steps_done + 1:,}" if result.mid_step else f"after step {result.steps_done:,}")
-        if result.params is None:
-            kept = "no step was complete, so nothing was written"
-        else:
-            # Mini-batch step losses are of different rows, so train keeps the latest parameters.
-            which = "the best parameters so far" if _full_batch(settings, rows) else "the latest parameters"
-            if settings.keep_best_validation and result.measurements:
-                which = "the parameters with the lowest validation loss so far"
-            kept = (f"wrote {which} ({learned}, after {result.params_step - 1:,} "
-                    f"update{'s' if result.params_step != 2 else ''}){where}")
-        stopped = "stopped by SIGTERM" if interrupts.terminated else "interrupted"
-        click.echo(f"{stopped} {when} of {settings.steps:,}: {kept}{pace}", err=True)
+        click.echo(interrupted_line(result, settings, where, rows, pace_text, interrupts.terminated), err=True)
         raise click.exceptions.Exit(interrupts.status)
-    if quiet:
-        return
-    first = result.history[0].loss if result.history else math.nan
-    if result.reason == StopReason.TOL:
-        from ..execute.fit import PATIENCE
-
-        if settings.watch_validation and result.measurements:
-            click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the validation loss has not "
-                       f"improved by more than --tol {settings.tol:g} of itself for {PATIENCE} measurements; kept "
-                       f"the best, of step {result.params_step:,}: {learned} (from {first:.6g}){where}{pace}", err=True)
-            return
-        full_batch = _full_batch(settings, rows)
-        checks = "steps" if full_batch else "epochs"
-        kept = f"kept the best, {learned}" if full_batch else learned
-        click.echo(f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss has not improved by more "
-                   f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept} (from {first:.6g})"
-                   f"{where}{pace}", err=True)
-    else:
-        finished = f"finished {settings.steps:,} step{'s' * (settings.steps != 1)}"
-        if settings.keep_best_validation and result.params_step != result.steps_done + 1:
-            finished += f", kept step {result.params_step:,}'s parameters, the lowest validation loss"
-        click.echo(f"{finished}: {learned} (from {first:.6g} at the start){where}{pace}", err=True)
-
-
-def _learned(result: FitResult) -> str:
-    """'loss 0.09, validation loss 0.12, accuracy 0.97, validation accuracy 0.95': the
-    parameters written, on the training rows and on the validation rows."""
-    loss = f"loss {result.loss:.6g}" if math.isfinite(result.loss) else "loss not measured"
-    if result.measurement is None:
-        return loss
-    measured = measured_text(result.measurement, ", ")
-    return f"{loss}, {measured}" if measured else loss
-
-
-def _pace(result: FitResult, elapsed: float | None) -> str:
-    """'; 1.23 ms a step': the time of training (measurements included) over the steps taken."""
-    if elapsed is None or not result.steps_done:
-        return ""
-    seconds = elapsed / result.steps_done
-    text = f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1000:.3g} ms"
-    return f"; {text} a step"
-
-
-def _full_batch(settings: FitSettings, rows: int) -> bool:
-    """Whether every step used every row (``execute.fit``'s batches are then the whole data)."""
-    return settings.batch_size is None or settings.batch_size >= rows
-
-
-def _divergence_hint(result: FitResult, settings: FitSettings) -> str:
-    """The setting that most likely made the numbers overflow: the one that is out of range."""
-    step = result.bad_step or 1
-    lr = settings.lr_at(step)
-    if settings.weight_decay > 0 and settings.weight_decay * lr >= 1:
-        return (f"--weight-decay {settings.weight_decay:g} is too large for a learning rate of {lr:g}: each step "
-                f"scales the parameters by 1 - lr * weight_decay = {1 - lr * settings.weight_decay:g}; keep "
-                f"--weight-decay well below 1/lr, e.g. --weight-decay {0.01 / lr:g}")
-    if lr > settings.lr:  # a schedule rising to --final-lr
-        final = settings.final_lr if settings.final_lr is not None else settings.lr / 10
-        return (f"the learning rate had risen to {lr:g} by step {step:,} on its way to --final-lr {final:g}, "
-                f"which is probably too large: try --final-lr {settings.lr / 10:g} (at most --lr {settings.lr:g})")
-    return f"the learning rate {settings.lr:g} is probably too large: try --lr {settings.lr / 10:g}"
-
-
-def _divergence_error(result: FitResult, settings: FitSettings, where: str) -> EvaluationError:
-    """What went wrong at which step, what was kept, and the usual cure; at the program's
-    position when the executor named one (a domain error)."""
-    position = source = None
-    notes: list[str] = []
-    if result.error is not None:
-        position, source, notes = result.error.position, result.error.source, list(result.error.notes)
-    if result.params is None:
-        return EvaluationError(
-            f"{result.bad_value} at step {result.bad_step}, the starting point: nothing was written",
-            position, source, "check the starting values and the data: the loss must be finite where training starts",
-            notes)
-    if result.in_measurement:  # the training rows were fine: a held-out row or a metric failed
-        return EvaluationError(
-            f"{result.bad_value} when measuring step {result.bad_step:,} (the validation loss or a metric), so "
-            f"training stopped; wrote the parameters of step {result.params_step:,}, the last measured{where}",
-            position, source, "the row named is one the model cannot be measured on at these parameters: check it, "
-            "or leave it out of the validation data", notes)
-    return EvaluationError(
-        f"{result.bad_value} at step {result.bad_step:,}, so training stopped; wrote the parameters of step "
-        f"{result.params_step:,}, the last with a finite loss ({result.loss:.6g}){where}",
-        position, source, _divergence_hint(result, settings), notes)
+    if not quiet:
+        click.echo(conclusion(result, settings, where, rows, pace_text), err=True)

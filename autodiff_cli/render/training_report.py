@@ -192,7 +192,7 @@ def _summary(recording: Recording) -> str:
         done = {"steps": "every step was taken", "tol": "the loss stopped improving",
                 "interrupted": "training was interrupted", "diverged": "training diverged"}.get(
                     recording.reason, recording.reason)
-        parts.append(f"{recording.steps_done} steps: {done}.")
+        parts.append(f"{recording.steps_done} step{'s' * (recording.steps_done != 1)}: {done}.")
         if recording.final_loss is not None:
             parts.append(f"The parameters written, {_which(recording)}: {_final(recording)}.")
         return f'<p id="summary">{" ".join(parts)}</p>'
@@ -284,12 +284,18 @@ def _count(rows: int) -> str:
     return f"{rows:,} row" + ("s" if rows != 1 else "")
 
 
+# A setting left unset, in words: Python's None and True are no words for a reader.
+_UNSET = {"batch_size": "every row", "validation": "none"}
+
+
 def _run_table(meta: dict[str, Any]) -> str:
     rows = []
     for key in sorted(meta):
         value = meta[key]
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
+        elif value is None or isinstance(value, bool):
+            value = _UNSET.get(key, "not given") if value is None else ("yes" if value else "no")
         rows.append(f"<tr><th>{html.escape(str(key))}</th><td><code>{html.escape(str(value))}</code></td></tr>")
     return f'<table id="run">{"".join(rows)}</table>'
 

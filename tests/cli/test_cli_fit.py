@@ -318,8 +318,8 @@ def test_a_second_ctrl_c_interrupts_the_step_and_still_writes(tmp_path) -> None:
          "history-to-dev-stdout", "plot-to-fd-1", "three-to-stdout",
          "unknown-optimizer"],
 )
-def test_usage_errors_exit_2(fit, args, message: str, tmp_path) -> None:
-    os.chdir(tmp_path)
+def test_usage_errors_exit_2(fit, args, message: str, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a bare os.chdir would leave every later test there
     result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", *args)
     assert result.exit_code == 2 and message in result.stderr, result.stderr
 
@@ -502,3 +502,125 @@ def test_a_failing_row_is_named_by_its_line_in_the_data(fit, tmp_path) -> None:
     assert result.exit_code == 1
     assert "log of -1 is undefined" in result.stderr
     assert "note: in line 4 of " in result.stderr and "x=-1.0, y=0.0" in result.stderr
+
+
+# --- validation rows with entry columns ----------------------------------------------------------
+
+LINEAR_2 = "w = [0.1, 0.2]\nb = 0\nloss = (sum(w * x) + b - y)**2\n"
+
+
+@pytest.mark.parametrize("header, named, what", [
+    ("x[0],y", "x[1]", "have no column for x[1], which"),
+    ("x[0],x[1],x[2],y", "x[2]", "give x[2], which"),
+    ("x[0],x[2],y", "x[2]", "have no column for x[1], which"),
+], ids=["missing-entry", "extra-entry", "both"])
+def test_validation_rows_must_give_the_training_rows_entry_columns(fit, tmp_path, header, named, what) -> None:
+    # x has no declared shape: x[0] alone would make it a 1-vector, broadcast against w, and the
+    # validation loss would be of another model, silently.
+    (tmp_path / "m.ad").write_text(LINEAR_2)
+    (tmp_path / "train.csv").write_text("x[0],x[1],y\n1,2,3\n2,1,0\n")
+    cells = ",".join("1" for _ in header.split(","))
+    (tmp_path / "val.csv").write_text(f"{header}\n{cells}\n")
+    result = fit(tmp_path / "m.ad", "--data", tmp_path / "train.csv", "--validation-data", tmp_path / "val.csv",
+                 "--steps", 2, "-q")
+    assert result.exit_code == 1, result.stderr
+    assert f"the validation rows {what}" in result.stderr and named in result.stderr
+    assert "val.csv" in result.stderr
+    if header == "x[0],x[2],y":
+        assert "train.csv gives, and give x[2], which it does not" in result.stderr
+
+
+def test_validation_entry_columns_may_be_spelled_with_spaces(fit, tmp_path) -> None:
+    (tmp_path / "m.ad").write_text("W = [[0.5, 0], [0, 0.5]]\nloss = sum((W @ x - y)**2)\n")
+    (tmp_path / "train.csv").write_text("x[0],x[1],y\n1,2,3\n")
+    (tmp_path / "val.csv").write_text("x[1],x[ 0 ],y\n2,1,3\n")
+    result = fit(tmp_path / "m.ad", "--data", tmp_path / "train.csv", "--validation-data", tmp_path / "val.csv",
+                 "--steps", 1, "--lr", 0.1)
+    # the same row, columns in another order and spelling: at step 1 (W = I/2, x = [1, 2], y = 3)
+    # both losses are (0.5 - 3)^2 + (1 - 3)^2 = 10.25
+    assert result.exit_code == 0, result.stderr
+    start = (0.5 - 3) ** 2 + (1 - 3) ** 2
+    assert f"step 1/1  loss {start:g}" in result.stderr and f"validation loss {start:g}" in result.stderr
+
+
+# --- the last line --------------------------------------------------------------------------------
+
+
+def test_the_last_line_names_the_report_it_wrote(fit, tmp_path) -> None:
+    report = tmp_path / "run.html"
+    result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--steps", 3, "--report", report,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("finished 3 steps: ") and f"to {tmp_path / 'p.json'}; the report is in {report};" in last
+    assert report.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+
+
+def test_the_last_line_of_an_interrupted_run_names_the_report_too(capsys) -> None:
+    import click
+
+    from autodiff_cli.cli.fit import _conclude, _Interrupts
+    from autodiff_cli.execute.fit import FitResult, FitSettings, Step, StopReason
+
+    result = FitResult(np.array([1.0]), 3.0, StopReason.INTERRUPTED, 1, [Step(1, 4.0, 1.0, 0.1)], params_step=2)
+    with pytest.raises(click.exceptions.Exit):
+        _conclude(result, FitSettings(steps=10), "p.json", False, _Interrupts(), rows=4, report="run.html")
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("interrupted after step 1 of 10: wrote the best parameters so far")
+    assert "to p.json; the report is in run.html" in last
+
+
+def test_a_diverged_run_names_the_report_in_a_note(fit, tmp_path) -> None:
+    report = tmp_path / "too_high.html"
+    result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--lr", 5, "-q", "--report", report,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 1 and "the loss is inf at step" in result.stderr
+    assert f"note: the report is in {report}" in result.stderr and report.exists()
+
+
+# --- help ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", ["60", "80", "200"])
+def test_help_keeps_within_80_columns_and_short(columns) -> None:
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR")}
+    result = subprocess.run([sys.executable, "-m", "autodiff_cli", "fit", "--help"], capture_output=True,
+                            text=True, check=True, env={**env, "COLUMNS": columns, "PYTHONPATH": str(REPO)})
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+    assert len(lines) <= 100 if columns != "60" else len(lines) <= 150
+    assert "docs/fit.md" in result.stdout and "Examples:" in result.stdout
+
+
+# --- no Python words in what people read -----------------------------------------------------------
+
+
+def test_the_reports_run_table_says_unset_settings_in_words(fit, tmp_path) -> None:
+    import re
+
+    report = tmp_path / "run.html"
+    result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--steps", 2, "-q", "--report", report,
+                 "-o", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    table = re.search(r'<table id="run">(.*?)</table>', report.read_text(encoding="utf-8")).group(1)
+    cells = dict(re.findall(r"<tr><th>(\w+)</th><td><code>(.*?)</code></td></tr>", table))
+    assert cells["batch_size"] == "every row at every step" and cells["validation"] == "none"
+    assert not {"None", "True", "False"} & set(cells.values()), cells
+
+
+def test_the_report_of_one_step_says_one_step(tmp_path) -> None:
+    from autodiff_cli import fit as train
+
+    xs = [0.0, 1.0, 2.0]
+    html = train(str(SAMPLES / "line.ad"), {"x": xs, "y": [1.0, 3.0, 5.0]}, steps=1).report().html().decode("utf-8")
+    assert "1 step: every step was taken." in html and "1 steps" not in html
+
+
+def test_a_bad_validation_row_is_advised_about_in_the_validation_file(fit, tmp_path) -> None:
+    (tmp_path / "train.csv").write_text("x,y\n1,2\n2,3\n")
+    (tmp_path / "val.csv").write_text("x,y\n1,2\nnan,0\n")
+    result = fit("-e", "a = 1; loss = (a*x - y)**2", "--data", tmp_path / "train.csv",
+                 "--validation-data", tmp_path / "val.csv", "--steps", 3, "-q")
+    assert result.exit_code == 1
+    assert "note: in line 3 of " in result.stderr
+    assert f"drop or fill the missing values in {tmp_path / 'val.csv'} (fit trains" in result.stderr

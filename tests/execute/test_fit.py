@@ -266,3 +266,26 @@ def test_an_update_that_overflows_stops_before_the_parameters_are_lost() -> None
     assert result.reason == StopReason.DIVERGED and result.bad_step == 1
     assert "the update made a parameter infinite or NaN" == result.bad_value
     assert result.params.tolist() == [0.0, 0.0] and result.params_step == 1
+
+
+# --- the one training entry point (execute.training) --------------------------------------------
+
+
+def test_the_library_trains_on_columns_and_reports_through_callbacks_only(capsys) -> None:
+    from autodiff_cli.execute.columns import plan_columns
+    from autodiff_cli.execute.training import DataSet, learned_values, plan_training, run_training
+
+    program = parse("w = 0.5\nb = 0\nloss = (w*x + b - y)**2\n")
+    x, y = np.array([0.0, 1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.0, 5.0])
+    data = DataSet("rows", {"x": x, "y": y}, None, "row", plan_columns(program, ["x", "y"], {}, data_name="rows"))
+    training = plan_training(program, data, {}, metrics=())
+    steps: list[int] = []
+    result = run_training(training, FitSettings(lr=0.1, steps=3), on_step=lambda record: steps.append(record.step))
+    # three full-batch SGD steps on the mean squared residual, by hand
+    w, b = 0.5, 0.0
+    for _ in range(3):
+        residual = w * x + b - y
+        w, b = w - 0.1 * np.mean(2 * residual * x), b - 0.1 * np.mean(2 * residual)
+    assert steps == [1, 2, 3]
+    assert learned_values(training, result.params) == pytest.approx({"w": w, "b": b}, rel=1e-12)
+    assert capsys.readouterr() == ("", "")  # nothing printed: progress went to the callback

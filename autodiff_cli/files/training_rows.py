@@ -1,0 +1,91 @@
+"""The rows ``fit`` trains on, read into memory (``execute.training.DataSet``): from one file,
+with validation rows from another file or held out of it, or as partitions for a cluster.
+
+Rows are read as ``autodiff batch`` reads them (``files.rows``); every column must feed an
+input of the program.  Nothing here prints: notices, the reading progress and warnings go to
+the caller's callbacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError, Source
+from .formats import row_format, sniffs
+
+if TYPE_CHECKING:
+    from ..execute.training import DataSet, Partitions
+    from ..language.program import Program
+
+__all__ = ["read_partitioned_rows", "read_rows", "read_training_rows"]
+
+# Reading progress: given a file's size (None: unknown) and name, a context giving a function
+# told the bytes consumed after each chunk.
+ReadingProgress = Callable[[int | None, str], AbstractContextManager[Callable[[int], None]]]
+
+
+def read_training_rows(data: str, validation_data: str | None, fraction: float | None, data_format: str | None,
+                       program: Program, values: dict[str, Any], seed: int, *, notify: Callable[[str], None],
+                       progress: ReadingProgress, warn: Callable[[list[str]], None]
+                       ) -> tuple[DataSet, DataSet | None]:
+    """The training rows and the validation rows (None without them): from their own file (whose
+    columns ``execute.training.plan_training`` checks), or held out of the data (``fraction``,
+    drawn with ``seed``)."""
+    from ..execute.training import split_rows
+
+    data_set = read_rows(data, data_format, program, values, notify=notify, progress=progress, warn=warn)
+    if validation_data is not None:
+        validation_set = read_rows(validation_data, data_format, program, values, notify=notify, progress=progress,
+                                   warn=warn)
+        return data_set, validation_set
+    if fraction is not None:
+        return split_rows(data_set, fraction, seed)
+    return data_set, None
+
+
+def read_rows(path: str, data_format: str | None, program: Program, values: dict[str, Any], *,
+              notify: Callable[[str], None], progress: ReadingProgress, warn: Callable[[list[str]], None]
+              ) -> DataSet:
+    """Every row of ``path`` by column, with the line each came from."""
+    import numpy as np
+
+    from ..execute.columns import plan_columns
+    from ..execute.training import DataSet
+    from .rows import misread_warnings, opened, reader_for
+
+    with opened(path, notify) as (stream, name, size):
+        reader = reader_for(stream, name, row_format(path, data_format), sniffs(path, data_format))
+        plan = plan_columns(program, reader.columns, values, data_name=reader.name, locate=reader.column_error)
+        chunks = []
+        with progress(size, name) as advance:
+            for chunk in reader.chunks(reader.columns, [], wait=True):
+                chunks.append(chunk)
+                advance(chunk.consumed)
+    warn(misread_warnings(reader))  # 1e-400 read as 0, 1e400 as inf
+    if not chunks:
+        raise InputError(f"{name} has no rows below its first line, so there is nothing to learn from",
+                         source=Source(name, ""), hint="give at least one row of data")
+    columns = {column: np.concatenate([chunk.numbers[column] for chunk in chunks]) for column in reader.columns}
+    lines = np.concatenate([chunk.lines for chunk in chunks])
+    return DataSet(name, columns, lines, chunks[0].unit, plan)
+
+
+def read_partitioned_rows(cluster: Any, data: str, data_format: str | None, program: Program,
+                          values: dict[str, Any], notify: Callable[[str], None]) -> tuple[Partitions, DataSet]:
+    """The files of ``data`` as partitions for ``cluster``, and the first one's column plan (from
+    its first line) in a ``DataSet`` holding no rows."""
+    import numpy as np
+
+    from ..execute.columns import plan_columns
+    from ..execute.training import DataSet, Partitions
+    from .partitions import PartitionReader, partition_paths
+    from .rows import opened, reader_for
+
+    paths = partition_paths(data)
+    with opened(paths[0], notify) as (stream, name, _size):
+        reader = reader_for(stream, name, row_format(paths[0], data_format), sniffs(paths[0], data_format))
+        column_plan = plan_columns(program, reader.columns, values, data_name=name, locate=reader.column_error)
+    partitions = Partitions(cluster, paths, PartitionReader(data_format))
+    return partitions, DataSet(name, {}, np.empty(0), "line", column_plan)
