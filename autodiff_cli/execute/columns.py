@@ -81,6 +81,27 @@ def feeds_tensors(program: Program, plan: ColumnPlan) -> bool:
     return bool(plan.entries)
 
 
+def _refuse_columns_naming_one_value(columns: Sequence[str], fed: Mapping[str, str],
+                                     entries: Mapping[str, tuple[str, tuple[int, ...]] | None], data_name: str,
+                                     locate: Locate) -> None:
+    """Two columns for one value (``x[0]`` and ``x[00]``, ``W[1,1]`` and ``W[1, 1]``), or a whole
+    input's column beside its entries' (``x`` and ``x[0]``): which one holds the value is
+    ambiguous, so neither is read.  The error points at the later column and names both."""
+    first_of: dict[object, str] = {}
+    whole = {name for name in columns if name not in fed}
+    for column in columns:
+        key: object = entries[column] if column in fed else column
+        earlier = first_of.setdefault(key, column)
+        if earlier != column:
+            raise locate(column, f"the columns '{earlier}' and '{column}' of {data_name} name the same entry",
+                         "keep one of them: a column is named once")
+        if column in fed and fed[column] in whole:
+            name = fed[column]
+            raise locate(column, f"'{name}' is given both whole, by the column '{name}', and entry by entry, "
+                         f"by '{column}' and its like, in {data_name}",
+                         f"keep one of them: the column '{name}' or the columns {name}[...]")
+
+
 def plan_columns(program: Program, columns: Sequence[str], values: Mapping[str, float], *, data_name: str,
                  locate: Locate | None = None, keep: list[str] | None = None,
                  unknown_advice: str = "remove the column, or use it in the program") -> ColumnPlan:
@@ -100,12 +121,13 @@ def plan_columns(program: Program, columns: Sequence[str], values: Mapping[str, 
     kept = list(columns) if keep is None else keep
     entries = {column: split_column(column) for column in columns if column not in program.variables}
     fed = {column: entry[0] for column, entry in entries.items() if entry is not None and entry[0] in inputs}
+    _refuse_columns_naming_one_value(columns, fed, entries, data_name, locate)
     for name in columns:
         variable = program.variables.get(name)
         if name in fed:
-            name = fed[name]  # an entry of a tensor input: the input is what is given
+            column, name = name, fed[name]  # an entry of a tensor input: the input is what is given
             if name in values:
-                raise locate(name, f"'{name}' is both given by columns of {data_name} and by --set/--values",
+                raise locate(column, f"'{name}' is both given by columns of {data_name} and by --set/--values",
                              f"give it one way: drop its columns, or the --set {name}=... (or the key in --values)")
         elif name in inputs:
             if name in values:
