@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AutodiffError, EvaluationError, InputError
+from ..errors import AutodiffError, EvaluationError, InputError, Source, listed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,6 +46,24 @@ RETRIES = 3
 SCATTERED_BYTES = 64 * 1024
 
 
+# A local cluster's workers: at most this many per core, each with at least this much memory free.
+WORKERS_PER_CORE = 4
+WORKER_MEMORY = 256 << 20
+
+
+def most_local_workers() -> int:
+    """How many worker processes a local cluster may start here: a few per core, and no more than
+    the free memory holds (each worker process starts at about 100 MiB)."""
+    most = WORKERS_PER_CORE * (os.cpu_count() or 1)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            free = next(int(line.split()[1]) << 10 for line in meminfo if line.startswith("MemAvailable:"))
+        most = min(most, free // WORKER_MEMORY)
+    except (OSError, StopIteration, ValueError, IndexError):  # not Linux: the cores are the bound
+        pass
+    return max(1, most)
+
+
 def parse_scheduler(scheduler: str) -> tuple[str, int | None]:
     """('local', N) or ('address', None) for a --dask value; N is None for one worker per core.
 
@@ -57,6 +75,12 @@ def parse_scheduler(scheduler: str) -> tuple[str, int | None]:
             return "local", None
         if not count.isdigit() or int(count) < 1:
             raise ValueError(f"'{count}' is not a number of workers: write local:2")
+        most = most_local_workers()
+        if int(count) > most:
+            raise ValueError(f"local:{count} is more worker processes than this machine can hold: at most "
+                             f"{most} here ({WORKERS_PER_CORE} per core, {WORKER_MEMORY >> 20} MiB of free "
+                             f"memory each); for more, start workers on other hosts and give the scheduler's "
+                             f"address")
         return "local", int(count)
     if "://" in scheduler or (":" in scheduler and scheduler.rsplit(":", 1)[1].isdigit()):
         return scheduler, None
@@ -500,6 +524,7 @@ class PartitionObjective:
         self.layout, self.fixed, self.advice = layout, dict(fixed or {}), advice
 
     def __call__(self, rows: PartitionRows) -> Objective:
+        self._check_columns(rows)
         if self.layout is None:
             from .objective import ProgramObjective
 
@@ -509,6 +534,20 @@ class PartitionObjective:
 
         data = input_rows(self.program, {name: rows.columns[name] for name in self.columns})
         return TensorObjective(self.program, self.plan.output, self.layout, self.fixed, data, rows.label)
+
+
+    def _check_columns(self, rows: PartitionRows) -> None:
+        """Every partition has the first one's columns, no fewer (nothing to read an input from)
+        and no more (a column the plan never saw would be left out without a word)."""
+        lacks = [name for name in self.columns if name not in rows.columns]
+        adds = [name for name in rows.columns if name not in self.columns]
+        if not lacks and not adds:
+            return
+        said = ([f"lacks {listed(lacks, 10)}"] if lacks else []) + ([f"adds {listed(adds, 10)}"] if adds else [])
+        raise InputError(f"the columns of {rows.name} are not the first partition's: it "
+                         f"{' and '.join(said)}", source=Source(rows.name, ""),
+                         hint="give every file of the rows the same columns on its first line (the first "
+                              f"partition's: {', '.join(self.columns[:20])}{' ...' if len(self.columns) > 20 else ''})")
 
 
 @contextmanager

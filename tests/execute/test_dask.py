@@ -251,3 +251,14 @@ def test_ctrl_c_cancels_the_work_on_the_cluster(cluster) -> None:
         time.sleep(0.2)
         processing = cluster.client.processing()
     assert not any(processing.values())  # cancelled on the workers, not left running
+
+
+def test_a_local_cluster_is_capped_at_what_the_machine_holds(monkeypatch) -> None:
+    from autodiff_cli.execute import distributed
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    most = distributed.most_local_workers()
+    assert 1 <= most <= 4 * 3
+    assert distributed.parse_scheduler(f"local:{most}") == ("local", most)
+    with pytest.raises(ValueError, match=f"at most {most} here"):
+        distributed.parse_scheduler(f"local:{most + 1}")
