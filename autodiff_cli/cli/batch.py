@@ -56,41 +56,33 @@ def _advice() -> Any:
 
 
 
-@click.command("batch", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
+@click.command("batch", cls=Command, context_settings={**CONTEXT_SETTINGS, "max_content_width": 80}, epilog=EXIT_CODES_HELP,
                short_help="Values and gradients on every row of a data file.")
 @program_options
 @click.argument("rows", metavar="[ROWS]", required=False, shell_complete=complete_file_name)
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write here instead of stdout; the file appears whole or not at all (for partitioned "
-                   "ROWS: a directory of parts, likewise).")
+              help="Write here, whole or not at all (partitioned ROWS: a directory).")
 @click.option("--from", "input_format", type=click.Choice(ROW_FORMATS),
-              help="Format of ROWS [default: from its extension; else jsonl if it starts with '{', csv if not].")
+              help="Format of ROWS [default: by extension, or sniffed].")
 @click.option("--to", "output_format", type=click.Choice(ROW_FORMATS),
-              help="Format of the rows written [default: from -o's extension; csv for stdout].")
+              help="Format of the rows written [default: by -o's extension, or csv].")
 @click.option("--wrt", multiple=True, metavar="NAMES",
-              help="Gradient columns for these variables (comma-separated, repeatable) [default: every input].")
+              help="Gradient columns for these variables [default: every input].")
 @click.option("--keep", multiple=True, metavar="COLS",
-              help="Copy only these input columns to the output; a column the program does not use is "
-                   "passed through as written ('' keeps none) [default: every input column].")
+              help="Copy only these columns to the output ('' none) [default: all].")
 @click.option("--values-of", "values_of", multiple=True, metavar="NAMES",
-              help="Also write the values of these variables (e.g. intermediates), one column each.")
+              help="Also write the values of these variables (intermediates).")
 @click.option("--reduce", type=click.Choice(["sum", "mean"]),
-              help="No per-row output: the sum or mean over all rows of the output and of every gradient, "
-                   "as one report (batch backprop).")
+              help="One report of the sum or mean over all rows instead of rows.")
 @click.option("--format", "report_format", type=click.Choice(["table", "plain", "json", "csv"]),
-              help="With --reduce: the report's format [default: from -o's extension (.json, .csv); else "
-                   "table on a terminal, plain when piped].")
+              help="--reduce's report [default: by -o's extension, or table].")
 @click.option("--on-error", "on_error", type=click.Choice(["fail", "skip", "nan"]), default="fail", show_default=True,
-              help="A row where the program fails (log of a negative...): stop with exit status 1, skip "
-                   "the row, or write NaN for its results.  skip and nan count the rows on stderr.")
+              help="A row where the program fails: stop, skip it, or write NaN.")
 @click.option("--precision", type=click.IntRange(1, 17), metavar="N",
-              help="Significant digits of the numbers computed [default: all, round-trip].")
+              help="Significant digits written [default: all, round-trip].")
 @click.option("--dask", "scheduler", metavar="SCHEDULER",
-              help="Run on a Dask cluster: a scheduler's address (tcp://host:8786), or local[:N] to start N "
-                   "worker processes here [N: one per core].  ROWS may then be a glob or a directory of files, "
-                   "one partition each; per-row output is a directory of parts (-o DIR).  Needs "
-                   "pip install 'autodiff-cli[dask]'.")
-@click.option("--force", is_flag=True, help="Replace an existing -o directory of parts (partitioned rows).")
+              help="Run on Dask: tcp://host:8786, or local[:N] workers here.")
+@click.option("--force", is_flag=True, help="Replace an existing -o directory of parts.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--no-color", is_flag=True, help="No colour in --reduce's table (also when NO_COLOR is set).")
 @reporting_errors
@@ -101,30 +93,22 @@ def batch_command(
     reduce: str | None, report_format: str | None, on_error: str, precision: int | None, scheduler: str | None,
     force: bool, quiet: bool, no_color: bool,
 ) -> None:
-    """Evaluate a program and its gradients on every row of a CSV, TSV, JSON Lines or
-    Parquet file.
+    """Values and gradients of a program on every row of a data file.
 
-    PROGRAM follows eval's SOURCE rules (a file, '-' for stdin, or the program
-    text; or -e/-f).  ROWS is a file, or '-' for stdin (also read when ROWS is
-    omitted and stdin is a pipe), or a glob or directory of files read as
-    partitions in name order (with --dask, on a cluster: 'rows/*.parquet'
-    --dask local:2 -o out/; see docs/dask.md).  The first line names the columns (JSON
-    Lines: each line is an object).  A column gives an input a value per row;
-    inputs no column gives take --set, --values or the program's defaults, the
-    same on every row.  Parquet needs pyarrow (pip install 'autodiff-cli[parquet]').
-
-    Each row of the output holds the input columns (or --keep's), the output
-    (a column named after it, e.g. L), any --values-of variables, and one
-    gradient column per input (or --wrt variable) named dL/da: the derivative
-    of the output L with respect to a.  Numbers are written in full
-    (round-trip) unless --precision is given.
+    ROWS is a CSV, TSV, JSON Lines or Parquet file, '-' for stdin, or a glob
+    or directory of files read as partitions.  A column named after an input
+    gives it a value per row (x[0], x[1]: a vector's entries); other inputs
+    take --set, --values or their defaults.  Each row written holds the input
+    columns, the output L and one gradient column dL/da per input a.  More
+    in docs/batch.md; partitions and clusters in docs/dask.md.
 
     \b
     Examples:
       autodiff batch model.ad rows.csv > out.csv
       cat rows.jsonl | autodiff batch model.ad - --to jsonl --wrt w,b
       autodiff batch model.ad rows.csv --reduce mean --format json
-      autodiff batch samples/regression.ad samples/regression.csv --keep x --to tsv
+      autodiff batch samples/regression.ad samples/regression.csv --keep x
+      autodiff batch model.ad 'rows/*.parquet' --dask local:2 -o out/
     """
     if expr is not None or file is not None:  # the one positional argument is then the rows
         if rows is not None and source is not None:

@@ -500,6 +500,14 @@ def test_help_has_examples(runner) -> None:
     assert "dL/da" in result.stdout
 
 
+def test_help_fits_80_columns_and_one_screen_of_options(runner) -> None:
+    result = runner.invoke(main, ["batch", "--help"], env={"COLUMNS": "200"})  # a wide terminal
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 80, [line for line in lines if len(line) > 80]
+    assert len(lines) <= 70
+
+
 # --- Parquet (pyarrow: the [parquet] extra; installed for the tests with dask[dataframe]) ----------
 
 
