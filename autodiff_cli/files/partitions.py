@@ -185,11 +185,26 @@ class PartsDirectory:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Remove the unpublished parts.  The directory is first renamed out of the way: a worker
+        that is still writing a part (its task cancelled too late to stop it) then finds no
+        directory to put it in, where removing in place could lose the race and leave it
+        holding that part.  A Ctrl-C or SIGTERM lands once the removal is done."""
+        import secrets
         import shutil
 
-        if self.temporary is not None:
-            shutil.rmtree(self.temporary, ignore_errors=True)
-            self.temporary = None
+        from .atomic import _signals_held
+
+        if self.temporary is None:
+            return
+        doomed, self.temporary = self.temporary, None
+        with _signals_held():
+            moved = f"{doomed}.removing-{secrets.token_hex(4)}"
+            try:
+                os.rename(doomed, moved)
+                doomed = moved
+            except OSError:  # removed where it is
+                pass
+            shutil.rmtree(doomed, ignore_errors=True)
 
     def path_of(self, name: str) -> str:
         assert self.temporary is not None
