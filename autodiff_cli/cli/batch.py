@@ -107,8 +107,7 @@ def batch_command(
       autodiff batch model.ad rows.csv > out.csv
       cat rows.jsonl | autodiff batch model.ad - --to jsonl --wrt w,b
       autodiff batch model.ad rows.csv --reduce mean --format json
-      autodiff batch samples/regression.ad samples/regression.csv --keep x
-      autodiff batch model.ad 'rows/*.parquet' --dask local:2 -o out/
+      autodiff batch samples/regression.ad samples/line.csv --keep x --to tsv
     """
     if expr is not None or file is not None:  # the one positional argument is then the rows
         if rows is not None and source is not None:

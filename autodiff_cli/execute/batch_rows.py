@@ -174,14 +174,37 @@ def write_rows(reader: Any, plan: ColumnPlan, job: BatchJob, writer: Any, target
     writer.header()
     target.flush()
     for chunk in reader.chunks(plan.numeric, plan.passed, wait=False):
-        result = _evaluate(job, chunk, None, reader)
-        failures.add(result, chunk)
-        writer.write(_row_columns(plan, chunk, result), result.count)
-        target.flush()  # rows go out as soon as they are computed
+        try:
+            result = _evaluate(job, chunk, None, reader)
+        except _FailedRow as failed:
+            _write_chunk(plan, job, _first_rows(chunk, failed.row), reader, failures, writer, target)
+            raise failed.error from None
+        _write_chunk(plan, job, chunk, reader, failures, writer, target, result)
         advance(chunk.consumed)
     writer.finish()
     target.flush()
     return failures
+
+
+def _write_chunk(plan: ColumnPlan, job: BatchJob, chunk: Any, reader: Any, failures: Failures, writer: Any,
+                 target: Any, result: BatchResult | None = None) -> None:
+    if result is None:
+        if not chunk.size:
+            return
+        result = _evaluate(job, chunk, None, reader)
+    failures.add(result, chunk)
+    writer.write(_row_columns(plan, chunk, result), result.count)
+    target.flush()  # rows go out as soon as they are computed
+
+
+def _first_rows(chunk: Any, count: int) -> Any:
+    """The chunk's first ``count`` rows: those before a row that stops the run are written, so
+    that what a pipe receives does not depend on where the chunks of a stream happened to end."""
+    import dataclasses
+
+    return dataclasses.replace(chunk, numbers={name: column[:count] for name, column in chunk.numbers.items()},
+                               passed={name: cells[:count] for name, cells in chunk.passed.items()},
+                               lines=chunk.lines[:count])
 
 
 def _row_columns(plan: ColumnPlan, chunk: Any, result: BatchResult) -> dict[str, Any]:
@@ -210,7 +233,15 @@ def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> Bat
         # here.  Rows fail in order, so the row of the first such cell is the one that fails.
         if reader.overflows.first_line == line:
             located.notes.insert(-1, reader.overflows.first_said())
-        raise located from None
+        raise _FailedRow(located, error.row) from None
+
+
+class _FailedRow(Exception):
+    """A row stopped the run (--on-error fail): the error to report, and the row in its chunk."""
+
+    def __init__(self, error: EvaluationError, row: int) -> None:
+        super().__init__(error.message)
+        self.error, self.row = error, row
 
 
 def _located(error: RowError, where: str, rows_name: str) -> EvaluationError:
@@ -320,7 +351,10 @@ def sum_rows(reader: Any, plan: ColumnPlan, job: BatchJob, advance: Callable[[in
     summed = Sums(Failures(job.options.on_error, reader.name))
     shapes = getattr(job.evaluator, "shapes_of_rows", None)  # a tensor program's report lists its entries
     for chunk in reader.chunks(plan.numeric, plan.passed, wait=True):  # fixed chunks: the same sums every run
-        result = _evaluate(job, chunk, "sum", reader)
+        try:
+            result = _evaluate(job, chunk, "sum", reader)
+        except _FailedRow as failed:
+            raise failed.error from None
         summed.failures.add(result, chunk)
         summed.count += result.count
         chunk_values, chunk_grads = (result.values, result.grads) if shapes is None else result.entries()

@@ -622,3 +622,39 @@ def test_a_directory_that_takes_no_temporary_file(runner, tmp_path, monkeypatch)
     new = tmp_path / "new.csv"
     result = run(runner, "y = 2*x", "-", "-o", str(new), input="x\n1\n")
     assert result.exit_code == 1 and "cannot create a file in" in result.stderr and not new.exists()
+
+
+@pytest.mark.parametrize("pause_after", [20_000, 100_000, 250_000])
+def test_on_a_pipe_every_row_before_the_failing_one_is_written(pause_after) -> None:
+    """Rows arriving in bursts are computed as they come, in chunks that end wherever a burst
+    ends; the rows written before a row that stops the run must not depend on that."""
+    values = [1.0 + i for i in range(40_000)]
+    text = ("x\n" + "".join(f"{v!r}\n" for v in values) + "-1.0\n" + "1.0\n" * 10).encode()
+    process = subprocess.Popen([sys.executable, "-m", "autodiff_cli", "batch", "y = log(x)", "-"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    import threading
+
+    def feed() -> None:
+        assert process.stdin is not None
+        try:
+            process.stdin.write(text[:pause_after])
+            process.stdin.flush()
+            time.sleep(0.3)  # the first burst is computed and written before the rest comes
+            process.stdin.write(text[pause_after:])
+            process.stdin.close()
+        except BrokenPipeError:  # the run stopped before reading it all
+            pass
+
+    with process:
+        feeder = threading.Thread(target=feed)
+        feeder.start()
+        assert process.stdout is not None and process.stderr is not None
+        out, err = process.stdout.read(), process.stderr.read()
+        process.wait(timeout=120)
+        feeder.join()
+    assert process.returncode == 1
+    assert b"line 40002" in err
+    rows = out.decode().splitlines()
+    assert len(rows) == 1 + len(values)
+    assert [float(row.split(",")[0]) for row in rows[1:]] == values
