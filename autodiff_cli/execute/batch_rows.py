@@ -92,7 +92,7 @@ def plan_rows(program: Program, values: dict[str, Any], reader: Any, options: Ba
     plan = plan_columns(program, reader.columns, values, data_name=reader.name, locate=reader.column_error,
                         keep=chosen, unknown_advice=way_out)
     if plan.missing:
-        raise plan.missing_error(program, reader.name)
+        raise plan.missing_error(program, reader.name, getattr(reader, "header_line", None))
     return plan
 
 

@@ -60,8 +60,10 @@ class ColumnPlan:
         """The inputs the columns give: by name, or entry by entry (``x[0]``, ``x[1]`` give ``x``)."""
         return list(dict.fromkeys(self.entries.get(column, column) for column in self.numeric))
 
-    def missing_error(self, program: Program, data_name: str) -> InputError:
-        """The error for ``missing`` inputs, when every input needs a value on every row."""
+    def missing_error(self, program: Program, data_name: str, header_line: int | None = None) -> InputError:
+        """The error for ``missing`` inputs, when every input needs a value on every row; it points
+        at the program's use of the first one, and says where the rows name their columns
+        (``header_line``: the line of a text file's header; None for Parquet's schema)."""
         missing = self.missing
         first = missing[0].name
         plural = "s" * (len(missing) > 1)
@@ -71,7 +73,8 @@ class ColumnPlan:
             missing[0].position, program.source,
             f"add a column {first} to the rows, give one value for every row with --set {first}=VALUE, or "
             f"declare a default in the program ('{first} = 1.0')",
-            [f"the columns of {data_name} are: {', '.join(self.columns[:20])}"
+            [(f"the columns of {data_name} are: " if header_line is None else
+              f"{data_name} line {header_line}, its header, names the columns: ") + ', '.join(self.columns[:20])
              + (" ..." if len(self.columns) > 20 else "")])
 
 

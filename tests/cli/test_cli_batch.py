@@ -658,3 +658,13 @@ def test_on_a_pipe_every_row_before_the_failing_one_is_written(pause_after) -> N
     rows = out.decode().splitlines()
     assert len(rows) == 1 + len(values)
     assert [float(row.split(",")[0]) for row in rows[1:]] == values
+
+
+def test_a_missing_column_points_at_the_header_of_the_rows_too(runner, tmp_path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("\nx,z\n1,2\n")  # a blank line first: the header is line 2
+    result = runner.invoke(main, ["batch", "L = x*y", str(rows), "--keep", "x,z"])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("<expr>:1:7: error: no value for input y")
+    assert f"  note: {rows} line 2, its header, names the columns: x, z" in lines
