@@ -191,7 +191,7 @@ class Cluster:
         self._config.__enter__()
         try:
             if self.where == "local":
-                workers = self.workers or os.cpu_count() or 1
+                workers = self.workers or min(os.cpu_count() or 1, most_local_workers())
                 with _quiet_workers():
                     self._local = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
                                                            processes=True, dashboard_address=":0")
