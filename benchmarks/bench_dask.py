@@ -9,8 +9,10 @@ same partitions, on this machine.  Ratios are measured in one run; rounds altern
   does nothing over 200 tasks, divided by 200.
 * ``fit``: the line's squared error (``samples/regression.ad``) over ROWS rows in PARTS
   partitions, held in memory; time per step (loss and gradient) of ``DistributedObjective``
-  on ``local:2`` against ``InProcess`` (the same partition sums in this process), and the
-  per-step overhead: the same steps over partitions of one row each.
+  on ``local:2`` against ``InProcess`` (the same partition sums in this process), each step
+  as a task per worker (before issue 34) and straight to the workers' actors (now), in
+  interleaved rounds; and the per-step cost: the same steps over partitions of one row each,
+  less those steps in process, beside the floor of a no-op message to each worker and back.
 
     python benchmarks/bench_dask.py batch [--rows 10000000] [--parts 20] [--rounds 3]
     python benchmarks/bench_dask.py fit [--rows 10000000] [--parts 20] [--steps 20]
@@ -92,6 +94,25 @@ def bench_batch(rows: int, parts: int, rounds: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+class _Echo:
+    """An actor that answers at once: the floor of a message to a worker and back."""
+
+    def echo(self, value: int) -> int:
+        return value
+
+
+def round_trip(cluster: object, steps: int) -> float:
+    client = cluster.client  # type: ignore[attr-defined]
+    echoes = [client.submit(_Echo, actor=True, workers=[address]).result() for address in sorted(client.nthreads())]
+    times = []
+    for _ in range(steps):
+        started = time.perf_counter()
+        for call in [echo.echo(1) for echo in echoes]:
+            call.result()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def bench_fit(rows: int, parts: int, steps: int) -> None:
     from autodiff_cli.execute.distributed import Cluster, DistributedObjective, InProcess, PartitionObjective
     from autodiff_cli.execute.fit import plan_fit
@@ -107,9 +128,10 @@ def bench_fit(rows: int, parts: int, steps: int) -> None:
         make = PartitionObjective(program, plan, ["x", "y"])
         params = np.array([0.5, 0.0])
 
-        def per_step(cluster: Cluster | InProcess, directory: Path) -> float:
+        def per_step(cluster: Cluster | InProcess, directory: Path, direct: bool = True) -> float:
             objective = DistributedObjective(cluster, partition_paths(str(directory)), PartitionReader(), make)
-            objective.loss_and_grad(params, None)  # warm
+            objective.direct = direct
+            objective.loss_and_grad(params, None)  # warm (and the workers' runners started)
             times = []
             for _ in range(steps):
                 started = time.perf_counter()
@@ -118,14 +140,25 @@ def bench_fit(rows: int, parts: int, steps: int) -> None:
             return statistics.median(times)
 
         here = per_step(InProcess(), work / "rows")
+        here_ones = per_step(InProcess(), work / "ones")
         with Cluster("local:2") as cluster:
-            spread = per_step(cluster, work / "rows")
-            overhead = per_step(cluster, work / "ones")
+            tasks, direct, tasks_ones, direct_ones = [], [], [], []
+            for _ in range(3):  # interleaved rounds: the machine's load moves
+                tasks.append(per_step(cluster, work / "rows", direct=False))
+                direct.append(per_step(cluster, work / "rows"))
+                tasks_ones.append(per_step(cluster, work / "ones", direct=False))
+                direct_ones.append(per_step(cluster, work / "ones"))
+            floor = round_trip(cluster, steps)
+        spread, before = statistics.median(direct), statistics.median(tasks)
+        ones, ones_before = statistics.median(direct_ones), statistics.median(tasks_ones)
         print(f"fit, the line's squared error, {rows:,} rows in {parts} partitions, median of {steps} steps:")
-        print(f"  in process (InProcess)     {here * 1e3:9.1f} ms per step")
-        print(f"  local:2 (Cluster)          {spread * 1e3:9.1f} ms per step   ratio {here / spread:.2f}x")
-        print(f"  local:2, one row per part  {overhead * 1e3:9.1f} ms per step   (the per-step overhead: "
-              f"{overhead / spread:.0%} of the step)")
+        print(f"  in process (InProcess)         {here * 1e3:9.2f} ms per step")
+        print(f"  local:2, a task per worker     {before * 1e3:9.2f} ms per step   ratio {here / before:.2f}x")
+        print(f"  local:2, straight to workers   {spread * 1e3:9.2f} ms per step   ratio {here / spread:.2f}x")
+        print(f"  the per-step cost on local:2 (one row per partition, less the same steps in process):")
+        print(f"    a task per worker            {(ones_before - here_ones) * 1e3:9.2f} ms")
+        print(f"    straight to workers          {(ones - here_ones) * 1e3:9.2f} ms")
+        print(f"    a no-op message to each worker and back: {floor * 1e3:.2f} ms")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

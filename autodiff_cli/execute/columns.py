@@ -60,8 +60,10 @@ class ColumnPlan:
         """The inputs the columns give: by name, or entry by entry (``x[0]``, ``x[1]`` give ``x``)."""
         return list(dict.fromkeys(self.entries.get(column, column) for column in self.numeric))
 
-    def missing_error(self, program: Program, data_name: str) -> InputError:
-        """The error for ``missing`` inputs, when every input needs a value on every row."""
+    def missing_error(self, program: Program, data_name: str, header_line: int | None = None) -> InputError:
+        """The error for ``missing`` inputs, when every input needs a value on every row; it points
+        at the program's use of the first one, and says where the rows name their columns
+        (``header_line``: the line of a text file's header; None for Parquet's schema)."""
         missing = self.missing
         first = missing[0].name
         plural = "s" * (len(missing) > 1)
@@ -71,7 +73,8 @@ class ColumnPlan:
             missing[0].position, program.source,
             f"add a column {first} to the rows, give one value for every row with --set {first}=VALUE, or "
             f"declare a default in the program ('{first} = 1.0')",
-            [f"the columns of {data_name} are: {', '.join(self.columns[:20])}"
+            [(f"the columns of {data_name} are: " if header_line is None else
+              f"{data_name} line {header_line}, its header, names the columns: ") + ', '.join(self.columns[:20])
              + (" ..." if len(self.columns) > 20 else "")])
 
 
@@ -79,6 +82,27 @@ def feeds_tensors(program: Program, plan: ColumnPlan) -> bool:
     """Whether a column of the plan gives an entry of a tensor input (``x[0]``): then the input is
     a tensor on every row, whatever the program declares."""
     return bool(plan.entries)
+
+
+def _refuse_columns_naming_one_value(columns: Sequence[str], fed: Mapping[str, str],
+                                     entries: Mapping[str, tuple[str, tuple[int, ...]] | None], data_name: str,
+                                     locate: Locate) -> None:
+    """Two columns for one value (``x[0]`` and ``x[00]``, ``W[1,1]`` and ``W[1, 1]``), or a whole
+    input's column beside its entries' (``x`` and ``x[0]``): which one holds the value is
+    ambiguous, so neither is read.  The error points at the later column and names both."""
+    first_of: dict[object, str] = {}
+    whole = {name for name in columns if name not in fed}
+    for column in columns:
+        key: object = entries[column] if column in fed else column
+        earlier = first_of.setdefault(key, column)
+        if earlier != column:
+            raise locate(column, f"the columns '{earlier}' and '{column}' of {data_name} name the same entry",
+                         "keep one of them: a column is named once")
+        if column in fed and fed[column] in whole:
+            name = fed[column]
+            raise locate(column, f"'{name}' is given both whole, by the column '{name}', and entry by entry, "
+                         f"by '{column}' and its like, in {data_name}",
+                         f"keep one of them: the column '{name}' or the columns {name}[...]")
 
 
 def plan_columns(program: Program, columns: Sequence[str], values: Mapping[str, float], *, data_name: str,
@@ -100,12 +124,13 @@ def plan_columns(program: Program, columns: Sequence[str], values: Mapping[str, 
     kept = list(columns) if keep is None else keep
     entries = {column: split_column(column) for column in columns if column not in program.variables}
     fed = {column: entry[0] for column, entry in entries.items() if entry is not None and entry[0] in inputs}
+    _refuse_columns_naming_one_value(columns, fed, entries, data_name, locate)
     for name in columns:
         variable = program.variables.get(name)
         if name in fed:
-            name = fed[name]  # an entry of a tensor input: the input is what is given
+            column, name = name, fed[name]  # an entry of a tensor input: the input is what is given
             if name in values:
-                raise locate(name, f"'{name}' is both given by columns of {data_name} and by --set/--values",
+                raise locate(column, f"'{name}' is both given by columns of {data_name} and by --set/--values",
                              f"give it one way: drop its columns, or the --set {name}=... (or the key in --values)")
         elif name in inputs:
             if name in values:

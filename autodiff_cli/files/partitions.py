@@ -15,13 +15,22 @@ ones, never a mix.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import InputError, OutputError, Source
 from .formats import ROW_EXTENSIONS, extension_of, row_format, sniffs
 
-__all__ = ["PartsDirectory", "PartitionReader", "is_partitioned", "part_name", "partition_paths"]
+if TYPE_CHECKING:
+    from ..execute.batch_rows import BatchOptions
+    from ..execute.columns import ColumnPlan
+    from .rows import ParquetReader, RowReader
+
+T = TypeVar("T")
+
+__all__ = ["PartitionFiles", "PartsDirectory", "PartitionReader", "is_partitioned", "part_name", "partition_paths"]
 
 GLOB_CHARACTERS = frozenset("*?[")
 
@@ -79,6 +88,56 @@ class PartitionReader:
         return PartitionRows(name, columns, np.concatenate([chunk.lines for chunk in chunks]), chunks[0].unit)
 
 
+@dataclass(frozen=True)
+class PartitionFiles:
+    """How ``execute.partitioned`` reads partitions and writes parts: picklable, to run on a worker.
+
+    ``given`` is --from (None: by each file's extension); ``written`` the parts' format.
+    """
+
+    given: str | None = None
+    written: str = "csv"
+
+    @contextmanager
+    def open(self, path: str) -> Iterator[RowReader | ParquetReader]:
+        """The reader of a partition, its first line read."""
+        from .rows import opened, reader_for
+
+        with opened(path, _no_notice) as (stream, name, _size):
+            yield reader_for(stream, name, row_format(path, self.given), sniffs(path, self.given))
+
+    def misread(self, reader: RowReader | ParquetReader) -> list[str]:
+        from .rows import misread_warnings
+
+        return misread_warnings(reader)
+
+    def part_name(self, index: int, count: int) -> str:
+        return part_name(index, count, self.written)
+
+    def parts_directory(self, target: str, replace: bool) -> PartsDirectory:
+        return PartsDirectory(target, replace)
+
+    def write_part(self, path: str, names: list[str], plan: ColumnPlan, options: BatchOptions,
+                   run: Callable[[Any, Any], T]) -> T:
+        """``run(writer, target)`` writing the part ``path`` whole, or nothing of it."""
+        from .atomic import StreamedFile
+        from .rows import writer_for
+
+        target = StreamedFile(path)
+        stream = target if self.written != "parquet" else target.handle
+        writer = writer_for(stream, self.written, names, set(plan.passed), options.precision,
+                            set(plan.kept) - set(plan.passed))
+        try:
+            result = run(writer, target)
+            target.commit()
+        except OSError as error:
+            raise OutputError(f"cannot write {path}: {error.strerror or error}",
+                              hint="check that the disk is not full, or write somewhere else") from None
+        finally:
+            target.discard()
+        return result
+
+
 def _umask() -> int:
     mask = os.umask(0o022)  # reading it means setting it: put it back at once
     os.umask(mask)
@@ -126,11 +185,26 @@ class PartsDirectory:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Remove the unpublished parts.  The directory is first renamed out of the way: a worker
+        that is still writing a part (its task cancelled too late to stop it) then finds no
+        directory to put it in, where removing in place could lose the race and leave it
+        holding that part.  A Ctrl-C or SIGTERM lands once the removal is done."""
+        import secrets
         import shutil
 
-        if self.temporary is not None:
-            shutil.rmtree(self.temporary, ignore_errors=True)
-            self.temporary = None
+        from .atomic import _signals_held
+
+        if self.temporary is None:
+            return
+        doomed, self.temporary = self.temporary, None
+        with _signals_held():
+            moved = f"{doomed}.removing-{secrets.token_hex(4)}"
+            try:
+                os.rename(doomed, moved)
+                doomed = moved
+            except OSError:  # removed where it is
+                pass
+            shutil.rmtree(doomed, ignore_errors=True)
 
     def path_of(self, name: str) -> str:
         assert self.temporary is not None

@@ -500,6 +500,14 @@ def test_help_has_examples(runner) -> None:
     assert "dL/da" in result.stdout
 
 
+def test_help_fits_80_columns_and_one_screen_of_options(runner) -> None:
+    result = runner.invoke(main, ["batch", "--help"], env={"COLUMNS": "200"})  # a wide terminal
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 80, [line for line in lines if len(line) > 80]
+    assert len(lines) <= 70
+
+
 # --- Parquet (pyarrow: the [parquet] extra; installed for the tests with dask[dataframe]) ----------
 
 
@@ -614,3 +622,49 @@ def test_a_directory_that_takes_no_temporary_file(runner, tmp_path, monkeypatch)
     new = tmp_path / "new.csv"
     result = run(runner, "y = 2*x", "-", "-o", str(new), input="x\n1\n")
     assert result.exit_code == 1 and "cannot create a file in" in result.stderr and not new.exists()
+
+
+@pytest.mark.parametrize("pause_after", [20_000, 100_000, 250_000])
+def test_on_a_pipe_every_row_before_the_failing_one_is_written(pause_after) -> None:
+    """Rows arriving in bursts are computed as they come, in chunks that end wherever a burst
+    ends; the rows written before a row that stops the run must not depend on that."""
+    values = [1.0 + i for i in range(40_000)]
+    text = ("x\n" + "".join(f"{v!r}\n" for v in values) + "-1.0\n" + "1.0\n" * 10).encode()
+    process = subprocess.Popen([sys.executable, "-m", "autodiff_cli", "batch", "y = log(x)", "-"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    import threading
+
+    def feed() -> None:
+        assert process.stdin is not None
+        try:
+            process.stdin.write(text[:pause_after])
+            process.stdin.flush()
+            time.sleep(0.3)  # the first burst is computed and written before the rest comes
+            process.stdin.write(text[pause_after:])
+            process.stdin.close()
+        except BrokenPipeError:  # the run stopped before reading it all
+            pass
+
+    with process:
+        feeder = threading.Thread(target=feed)
+        feeder.start()
+        assert process.stdout is not None and process.stderr is not None
+        out, err = process.stdout.read(), process.stderr.read()
+        process.wait(timeout=120)
+        feeder.join()
+    assert process.returncode == 1
+    assert b"line 40002" in err
+    rows = out.decode().splitlines()
+    assert len(rows) == 1 + len(values)
+    assert [float(row.split(",")[0]) for row in rows[1:]] == values
+
+
+def test_a_missing_column_points_at_the_header_of_the_rows_too(runner, tmp_path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("\nx,z\n1,2\n")  # a blank line first: the header is line 2
+    result = runner.invoke(main, ["batch", "L = x*y", str(rows), "--keep", "x,z"])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("<expr>:1:7: error: no value for input y")
+    assert f"  note: {rows} line 2, its header, names the columns: x, z" in lines

@@ -170,6 +170,7 @@ def test_a_local_cluster_of_its_own(runner, rows):
     (["-", "--dask", "local:2"], "not standard input"),
     (["{rows}", "--dask", "local:0", "-o", "out"], "'0' is not a number of workers"),
     (["{rows}", "--dask", "cluster", "-o", "out"], "neither a scheduler address"),
+    (["{rows}", "--dask", "local:100000", "-o", "out"], "more worker processes than this machine can hold"),
     (["{rows}", "--dask", "local:2"], "give -o DIR"),
     (["{rows}", "--reduce", "sum", "--force"], "--force replaces a directory of parts"),
     (["{rows}/part-0.csv", "--force", "-o", "out.csv"], "--force replaces a directory of parts"),
@@ -266,7 +267,24 @@ def test_fit_on_the_cluster_learns_what_one_machine_learns(runner, rows, address
 @pytest.mark.parametrize("args, said", [
     (["--validation", "0.2"], "do not go with it"),
     (["--metric", "L"], "do not go with it"),
+    (["--dask", "local:100000"], "more worker processes than this machine can hold"),
 ])
 def test_fit_on_partitions_refuses_what_it_cannot_do_yet(runner, rows, args, said):
     result = fit(runner, REGRESSION, "--data", rows / "rows", "--steps", "2", *args)
     assert result.exit_code == 2 and said in result.output
+
+
+@pytest.mark.parametrize("on_cluster", [False, True], ids=["here", "dask"])
+@pytest.mark.parametrize(("header", "said"), [("x,z", "it lacks y and adds z"), ("x,y,z", "it adds z"),
+                                              ("x", "it lacks y")])
+def test_fit_names_a_partition_whose_columns_differ(runner, address, tmp_path, on_cluster, header, said):
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / "part-0.csv").write_text("x,y\n1,2\n2,4\n")
+    (odd / "part-1.csv").write_text(header + "\n" + ",".join(["1"] * (header.count(",") + 1)) + "\n")
+    cluster = ["--dask", address] if on_cluster else []
+    result = fit(runner, REGRESSION, "--data", odd, "--steps", "2", *cluster)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    first = result.stderr.splitlines()[0]
+    assert first == f"{odd / 'part-1.csv'}: error: the columns of {odd / 'part-1.csv'} are not the first partition's: {said}"
+    assert "pip install" not in result.stderr

@@ -54,13 +54,14 @@ def test_one_row_for_sixteen_is_refused(runner) -> None:
     said = error_of(run(runner, "eval", MOONS, "--set", "W1=[[1, 2]]"))
     assert "the value given for W1 by --set has shape [1, 2], but W1's default has shape [16, 2] (axis 0 of size 1 " \
            "where it has 16" in said
-    assert f"{MOONS}:8:1:" in said and "hint: give W1 a value of shape [16, 2]" in said
+    line = next(n for n, text in enumerate(Path(MOONS).read_text().splitlines(), 1) if text.startswith("W1 ="))
+    assert f"{MOONS}:{line}:1:" in said and "hint: give W1 a value of shape [16, 2]" in said
 
 
 def test_a_number_for_a_vector_is_refused_with_an_example(runner) -> None:
     said = error_of(run(runner, "eval", MOONS, "--set", "x=1"))
     assert "the value given for x by --set has shape [], but x's default has shape [2]" in said
-    assert "hint: give x a value of shape [2], e.g. --set x='[0, 0]'" in said
+    assert "hint: give x a value of shape [2], e.g. --set x='[" in said  # the default's own numbers
 
 
 def test_other_sizes_that_broadcasting_does_not_stretch_are_still_taken(runner, tmp_path) -> None:

@@ -176,6 +176,55 @@ def test_an_entry_column_missing_at_the_end_is_an_error_not_an_answer(runner) ->
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(("header", "first", "second", "column"), [
+    ("x[0],x[00],x[1],y", "x[0]", "x[00]", 6),
+    ('x[0],x[1],y,"W[0,0]","W[1,0]","W[1, 0]"', "W[1,0]", "W[1, 0]", 31),
+])
+def test_two_columns_of_one_entry_are_an_error_naming_both(runner, tmp_path, header, first, second, column) -> None:
+    rows = tmp_path / "rows.csv"
+    cells = next(csv.reader([header]))
+    rows.write_text(header + "\n" + ",".join(["1"] * len(cells)) + "\n")
+    result = run(runner, "batch", ROWS_PROGRAM, rows)
+    assert result.exit_code == 1 and result.stdout == ""
+    said = result.stderr.splitlines()[0]
+    assert said.startswith(f"{rows}:1:{column}: error: ") and f"'{first}' and '{second}'" in said
+
+
+def test_a_whole_column_beside_its_entries_is_an_error(runner, tmp_path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x,x[0],x[1],y\n9,1,1,3\n")
+    result = run(runner, "batch", ROWS_PROGRAM, rows)
+    assert result.exit_code == 1 and result.stdout == ""
+    said = result.stderr.splitlines()[0]
+    assert said.startswith(f"{rows}:1:3: error: ") and "'x'" in said and "'x[0]'" in said
+
+
+def test_two_parquet_columns_of_one_entry_are_an_error(runner, tmp_path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rows = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"x[0]": [1.0], "x[00]": [2.0], "x[1]": [1.0], "y": [3.0]}), rows)
+    result = run(runner, "batch", ROWS_PROGRAM, rows)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "'x[0]' and 'x[00]'" in result.stderr and str(rows) in result.stderr
+
+
+@pytest.mark.parametrize("command", ["batch", "fit"])
+@pytest.mark.parametrize("given", [["--set", "x=[1, 2]"], ["--values", "VALUES"]])
+def test_entry_columns_and_a_value_for_the_same_input_are_a_located_error(runner, tmp_path, command, given) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("y,x[0],x[1]\n3,1,1\n")
+    values = tmp_path / "values.json"
+    values.write_text('{"x": [1, 2]}')
+    given = [str(values) if word == "VALUES" else word for word in given]
+    args = [rows] if command == "batch" else ["--data", rows, "--steps", "1"]
+    result = run(runner, command, ROWS_PROGRAM, *args, *given)
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    said = result.stderr.splitlines()[0]
+    assert said.startswith(f"{rows}:1:3: error: 'x' is both given by columns of ")
+
+
 LOG_PROGRAM = "x = [1, 1]\nw = [1, 2]\nL = sum(w * log(x))\n"
 LOG_ROWS = "x[0],x[1]\n1,2\n3,-4\n5,6\n"
 
