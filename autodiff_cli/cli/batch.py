@@ -223,10 +223,8 @@ def _report(summed: Sums, rows_name: str, job: BatchJob, out: str | None, report
 
     how, precision = job.options.reduce, job.options.precision
     assert how is not None
-    reduced = reduce_sums(summed, rows_name, job, how)
-    warn(reduced.notes)
-    reduction = render.Reduction(reduced.output, how, reduced.rows, reduced.failed, reduced.names, reduced.kinds,
-                                 reduced.values, reduced.grads)
+    reduction = reduce_sums(summed, rows_name, job, how)
+    warn(reduction.notes)
     if report_format is None and out not in (None, "-"):  # report.json, report.csv
         report_format = format_by_extension(out, REPORT_EXTENSIONS)
     fmt = report_format or ("table" if out is None and stdout_is_terminal() else "plain")

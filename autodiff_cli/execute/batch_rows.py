@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .columns import ColumnPlan
     from .vectorized import Advice, BatchEvaluator, BatchResult, RowError
 
-__all__ = ["BatchJob", "BatchOptions", "Failures", "Reduced", "Sums", "plan_batch", "reduce_sums", "sum_rows",
+__all__ = ["BatchJob", "BatchOptions", "Failures", "Reduction", "Sums", "plan_batch", "reduce_sums", "sum_rows",
            "write_rows"]
 
 # --on-error's choices, as the executors name them.
@@ -368,8 +368,9 @@ def sum_rows(reader: Any, plan: ColumnPlan, job: BatchJob, advance: Callable[[in
 
 
 @dataclass
-class Reduced:
-    """The numbers of --reduce's report (``render.batch.Reduction``'s fields), and a note to say."""
+class Reduction:
+    """--reduce's sums or means (``how``) over ``rows`` rows (``failed`` of them skipped or made
+    NaN), and notes to say: what ``render.batch`` reports."""
 
     output: str
     how: str
@@ -379,10 +380,14 @@ class Reduced:
     kinds: dict[str, str]
     values: dict[str, float]
     grads: dict[str, float]
-    notes: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def value(self) -> float:
+        return self.values[self.output]
 
 
-def reduce_sums(summed: Sums, rows_name: str, job: BatchJob, how: str) -> Reduced:
+def reduce_sums(summed: Sums, rows_name: str, job: BatchJob, how: str) -> Reduction:
     """The sums (or means) of the output and of every listed variable, with their gradients."""
     from ..language.program import INPUT, OUTPUT
     from .tensor_batch import entry_columns
@@ -427,4 +432,4 @@ def reduce_sums(summed: Sums, rows_name: str, job: BatchJob, how: str) -> Reduce
         notes.append(f"the {how} of {', '.join(f'd{evaluator.output}/d{name}' for name in infinite[:5])} is not "
                      f"finite: some row's gradient is inf or NaN (a derivative that does not exist there, e.g. "
                      f"sqrt at 0); without --reduce, batch names the first such row")
-    return Reduced(evaluator.output, how, count, failures.count, names, kinds, values, gradient, notes)
+    return Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient, notes)

@@ -8,9 +8,9 @@ and of the gradient of the output with respect to it.  Pure functions.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..execute.batch_rows import Reduction
 from .numbers import format_number, json_number
 from .report import cells_table
 
@@ -18,24 +18,6 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 COLUMNS = ("name", "kind", "value", "grad")
-
-
-@dataclass(frozen=True)
-class Reduction:
-    """Sums or means (``how``) over ``rows`` rows; ``failed`` rows were skipped or made NaN."""
-
-    output: str
-    how: str
-    rows: int
-    failed: int
-    names: list[str]
-    kinds: dict[str, str]
-    values: dict[str, float]
-    grads: dict[str, float]
-
-    @property
-    def value(self) -> float:
-        return self.values[self.output]
 
 
 def _cells(reduction: Reduction, precision: int | None) -> list[list[str]]:

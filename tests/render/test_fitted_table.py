@@ -81,7 +81,8 @@ def test_a_table_fits_its_width_and_cuts_no_number(name: str, width: int) -> Non
 def test_the_moons_gradients_are_whole_at_80_columns() -> None:
     """The issue's case: at 80 columns the grad column was cut to ``[-1.0`` and ``1.``."""
     text = rendered(tensor_table("moons_mlp.ad"), 80)
-    assert "[-1.0]" in text  # b3's gradient: d hinge/d b3 = -y = -1 (y = 1, the hinge is active)
+    # b3's gradient: d hinge/d b3 = -y = 1 (the sample's first row has y = -1; the hinge is active)
+    assert "[1.0]" in text
     assert "grad" in text
 
 
