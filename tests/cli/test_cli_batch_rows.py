@@ -105,8 +105,9 @@ SH_EXAMPLES = [("readme", e) for e in _readme_batch_examples()] + [("help", e) f
 
 
 def test_the_examples_are_found() -> None:
-    assert any("rows.jsonl" in example for _where, example in SH_EXAMPLES)
-    assert {where for where, _e in SH_EXAMPLES} == {"readme", "help"}
+    """batch's help has sh examples (README's batch section, a short tour now, may have none: its
+    console example is run by tests/test_docs.py)."""
+    assert any(where == "help" for where, _e in SH_EXAMPLES)
 
 
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from .delimited import DelimitedChunks
-from .lines import MAX_LINE, Chunk, Lines, may_overflow, may_underflow
+from ...errors import InputError
+from .lines import MAX_LINE, Chunk, Lines, may_overflow, may_underflow, rows_before
 
 SWITCH = "AUTODIFF_ROWS_ARROW"
 
@@ -120,7 +121,13 @@ class ArrowBlocks:
                     return
                 self.lines.resume(buffer, self.lines.taken)  # a line longer than Lines allows
                 return
-            chunk = self._block(block, start)
+            try:
+                chunk = self._block(block, start)
+            except InputError as error:  # a bad cell: the rows before it first, as without Arrow
+                lines = block.decode("utf-8").split("\n")
+                yield from rows_before(error, lines, start, lambda before: self.parse(before, start, True)[0],
+                                       self.lines.consumed)
+                raise
             if chunk is None:
                 self.lines.resume(buffer, start - 1)
                 return

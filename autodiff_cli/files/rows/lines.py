@@ -28,7 +28,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -426,3 +426,23 @@ def may_overflow(texts: Sequence[str]) -> bool:
     rows whose infinities are all written ``inf`` are not looked at one by one."""
     joined = "\n".join(texts)
     return any(pattern.search(joined) for pattern in _HUGE)
+
+
+def rows_before(error: InputError, lines: list[str], start: int, parse: Callable[[list[str]], Chunk],
+                 consumed: int) -> Iterator[Chunk]:
+    """The rows of ``lines`` (the first is line ``start``) before the line of a data ``error``, so
+    that every row before a bad one is computed and written, wherever the chunk happened to begin:
+    the same partial output however the rows arrived.  Nothing where those lines do not parse on
+    their own (the error is inside a row that began on an earlier line)."""
+    if error.position is None:
+        return
+    before = error.position.line - start
+    if not 0 < before <= len(lines):
+        return
+    try:
+        chunk = parse(lines[:before])
+    except InputError:
+        return
+    chunk.consumed = consumed
+    if chunk.size:
+        yield chunk

@@ -16,7 +16,8 @@ from .arrow_csv import ArrowBlocks, arrow_csv
 from .delimited import SEPARATORS, DelimitedChunks, read_cells
 from ...execute.columns import split_column
 from .jsonl import JsonChunks, json_columns, parse_json_line
-from .lines import CHUNK_LINES, Chunk, Lines, Overflows, Underflows, cell_at, data_error, key_span, row_error, scan_cells
+from .lines import (CHUNK_LINES, Chunk, Lines, Overflows, Underflows, cell_at, data_error, key_span, row_error,
+                    rows_before, scan_cells)
 from .parquet import ParquetReader
 
 class RowReader:
@@ -110,7 +111,12 @@ class RowReader:
             lines = self.lines.take(size, wait)
             if not lines:
                 return
-            chunk = parse(lines, start)
+            try:
+                chunk = parse(lines, start)
+            except InputError as error:
+                yield from rows_before(error, lines, start, lambda before: parse(before, start),
+                                        self.lines.consumed)
+                raise
             chunk.consumed = self.lines.consumed
             if chunk.size:
                 yield chunk
@@ -134,7 +140,12 @@ class RowReader:
             lines = self.lines.take(size, wait)
             if not lines:
                 return
-            chunk, unfinished = parse(lines, start, self.lines.finished)
+            try:
+                chunk, unfinished = parse(lines, start, self.lines.finished)
+            except InputError as error:
+                yield from rows_before(error, lines, start, lambda before: parse(before, start, True)[0],
+                                        self.lines.consumed)
+                raise
             held = sum(map(len, lines)) if unfinished == len(lines) else 0
             while unfinished == len(lines):  # no row ends in these lines: a quoted cell goes on past them
                 more = self.lines.take(size, wait)
