@@ -754,6 +754,12 @@ def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
 
 
 def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    return _cross_entropy_saving(np, args, leads, param)[0]
+
+
+def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[Array, Any]:
+    """The forward, and what the VJP needs of it (the softmax's pieces and the labels as
+    indices), so that a training step computes the softmax and checks the labels once."""
     _cross_entropy_shape(_rows(np, args, leads), None)
     x, labels, positions, axes = _ce_parts(np, args, leads)
     s = _stable(np, x)
@@ -761,13 +767,17 @@ def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     with np.errstate(invalid="ignore"):
         # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
         losses = (s.log_total - picked)[..., 0]
-    return np.sum(losses, axis=axes) / positions
+    return np.sum(losses, axis=axes) / positions, (s, labels, positions)
 
 
-def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
+_cross_entropy_forward.saving = _cross_entropy_saving  # type: ignore[attr-defined]  # read by the executor
+
+
+def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
     """d loss / d x at each position: softmax(x) - onehot(label), which is -(1 - p) = -q at the
-    label: the others' share (rest / total) where the label is the largest entry, else 1 - p."""
-    s = _stable(np, x)
+    label: the others' share (rest / total) where the label is the largest entry, else 1 - p.
+    ``s``: x's softmax pieces (``_stable``) when the forward kept them."""
+    s = _stable(np, x) if s is None else s
     picked = labels[..., None]
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
@@ -778,10 +788,20 @@ def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
 
 def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
     x, labels, positions, axes = _ce_parts(np, args, leads)
-    slope = _ce_slope(np, x, labels)
+    return _cross_entropy_vjp_saved(np, g, (_stable(np, x), labels, positions), args, leads, param, needs)
+
+
+def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: Any, param: Any,
+                             needs: Any = None) -> tuple[Array, Array]:
+    """The VJP from what ``_cross_entropy_saving`` kept (the same numbers as ``_cross_entropy_vjp``)."""
+    s, labels, positions = saved
+    slope = _ce_slope(np, None, labels, s)
     g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
     gx = unbroadcast(np, slope * (g / positions), np.shape(args[0]), leads[0])
     return gx, np.zeros(np.shape(args[1]), dtype=np.float64)  # labels are not differentiated
+
+
+_cross_entropy_vjp.from_saved = _cross_entropy_vjp_saved  # type: ignore[attr-defined]
 
 
 def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:

@@ -46,6 +46,7 @@ class TensorRun:
     leads: list[int]
     slopes: dict[int, Any] = field(default_factory=dict)
     rows: list[Any] = field(default_factory=list)
+    saved: dict[int, Any] = field(default_factory=dict)  # what a tensor op's forward kept for its VJP
 
     def register(self, name: str) -> int:
         return self.program.variables[name].register
@@ -132,11 +133,14 @@ class TensorRun:
         values, leads = self.values, self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
-        if op not in TENSOR_OPS:
+        tensor_op = TENSOR_OPS.get(op)
+        if tensor_op is None:
             return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs)
+        if register in self.saved:
+            return tensor_op.vjp.from_saved(np, g, self.saved[register], args, arg_leads, param, needs)
         if len(operands) == 1:
-            return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param)
-        return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param, needs)
+            return tensor_op.vjp(np, g, values[register], args, arg_leads, param)
+        return tensor_op.vjp(np, g, values[register], args, arg_leads, param, needs)
 
     def _slopes(self, register: int) -> Any:
         """The op's local derivatives as the kernels give them (a function that makes them),
@@ -213,17 +217,22 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
+        rows = list(program.rows())
     else:
         key = tuple(input_shapes.items())
         shapes = shapes_cache.get(key)  # type: ignore[assignment]
         if shapes is None:
             shapes = shapes_cache[key] = infer(program, input_shapes)
+        rows = shapes_cache.get(_ROWS)  # type: ignore[assignment]
+        if rows is None:  # the program's rows do not change from run to run either
+            rows = shapes_cache[_ROWS] = list(program.rows())
     values: list[Any] = []
     leads: list[int] = []
-    run = TensorRun(program, values, shapes, leads, rows=list(program.rows()))
+    run = TensorRun(program, values, shapes, leads, rows=rows)
     slopes = run.slopes
+    add_reduce = np.add.reduce
     with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
-        for register, (op, first, second, param, where) in enumerate(run.rows):
+        for register, (op, first, second, param, where) in enumerate(rows):
             if op == INPUT:
                 values.append(inputs[param])
                 leads.append(1 if param in batched else 0)
@@ -239,17 +248,29 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
                 args = [values[first], values[second]]
                 arg_leads = [leads[first], leads[second]]
             try:
-                if op in TENSOR_OPS:
-                    out = TENSOR_OPS[op].forward(np, args, arg_leads, param)
-                else:
+                tensor_op = TENSOR_OPS.get(op)
+                if tensor_op is None:
                     out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+                else:
+                    saving = getattr(tensor_op.forward, "saving", None)
+                    if saving is None:
+                        out = tensor_op.forward(np, args, arg_leads, param)
+                    else:  # the forward keeps what its VJP needs (cross_entropy's softmax), computed once
+                        out, run.saved[register] = saving(np, args, arg_leads, param)
             except DomainError as error:
                 raise EvaluationError(error.message, where, program.source) from None
             values.append(out)
             leads.append(max(arg_leads))
             if check:
-                check_register(run, register, first_row)
+                # a finite sum has finite terms: one reduction says the register is finite (the
+                # whole check runs only when it is not)
+                total = add_reduce(out, axis=None)
+                if total - total != 0.0:
+                    check_register(run, register, first_row)
     return run
+
+
+_ROWS = "rows"  # the key under which shapes_cache keeps the program's rows (the shapes' keys are tuples)
 
 
 def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
