@@ -165,7 +165,7 @@ def unbroadcast(np: Any, g: Array, shape: Shape, lead: int) -> Array:
     extra = len(g_shape) - len(shape)
     added = tuple(range(lead, lead + extra))  # after a batched operand's batch axis, else in front
     stretched = tuple(i + extra for i in range(lead, len(shape)) if shape[i] == 1 and g_shape[i + extra] != 1)
-    return np.reshape(np.sum(g, axis=added + stretched), shape)
+    return np.add.reduce(g, axis=added + stretched).reshape(shape)
 
 
 def _rows(np: Any, args: Any, leads: Any) -> list[Shape]:
@@ -174,9 +174,12 @@ def _rows(np: Any, args: Any, leads: Any) -> list[Shape]:
 
 def elementwise_forward(np: Any, name: str, args: Any, leads: Any, param: Any = None) -> tuple[Array, Any]:
     """``OPS[name].vector`` on broadcast operands: (out, slopes), ``slopes()`` the local derivatives."""
-    shape = broadcast_shape(_rows(np, args, leads))  # ShapeMismatch here, not a NumPy traceback
-    if any(leads):
-        args = [align(np, a, lead, r, len(shape)) for a, lead, r in zip(args, leads, _rows(np, args, leads))]
+    rows = _rows(np, args, leads)
+    if len(rows) == 2 and rows[0] != rows[1]:  # per-row shapes that broadcast (or clash)
+        shape = broadcast_shape(rows)  # ShapeMismatch here, not a NumPy traceback
+        if any(leads):
+            args = [align(np, a, lead, r, len(shape)) for a, lead, r in zip(args, leads, rows)]
+    # (equal per-row shapes: NumPy lines a batch axis up with the other operand's missing one)
     vector = OPS[name].vector
     if name == "**c":
         return vector(np, args[0], param)
@@ -233,66 +236,73 @@ def _matmul_shape(shapes: Any, param: Any) -> Shape:
 def _lift(np: Any, x: Array, lead: int, left: bool) -> Array:
     """A per-row vector as a one-row (left) or one-column (right) matrix, so that every case of
     np.matmul is the matrix one and a batch axis is never mistaken for a matrix axis."""
-    s = np.shape(x)
+    s = x.shape
     if len(s) - lead != 1:
         return x
-    return np.reshape(x, s[:lead] + ((1, s[-1]) if left else (s[-1], 1)))
+    return x.reshape(s[:lead] + ((1, s[-1]) if left else (s[-1], 1)))
 
 
 def _rowwise(np: Any, p: Array, q: Array, lead_p: int, lead_q: int) -> Array:
     """Each row's ``p @ q`` for per-row matrices, where at most one carries the batch axis, as one
     matrix product: np.matmul of a stack against one matrix would make a small product per row."""
     if lead_p and not lead_q:  # (N, n, k) @ (k, m): the rows of every p_N, stacked
-        n_rows, n, k = np.shape(p)
-        return np.reshape(np.matmul(np.reshape(p, (n_rows * n, k)), q), (n_rows, n, np.shape(q)[-1]))
+        n_rows, n, k = p.shape
+        return np.matmul(p.reshape(n_rows * n, k), q).reshape(n_rows, n, q.shape[-1])
     if lead_q and not lead_p:  # (n, k) @ (N, k, m), as (q_N^T @ p^T)^T with the q_N^T stacked
-        n_rows, k, m = np.shape(q)
-        stacked = np.reshape(np.swapaxes(q, 1, 2), (n_rows * m, k))
-        return np.swapaxes(np.reshape(np.matmul(stacked, _swap(np, p)), (n_rows, m, np.shape(p)[0])), 1, 2)
+        n_rows, k, m = q.shape
+        stacked = q.swapaxes(1, 2).reshape(n_rows * m, k)
+        return np.matmul(stacked, p.swapaxes(-1, -2)).reshape(n_rows, m, p.shape[0]).swapaxes(1, 2)
     return np.matmul(p, q)
 
 
 def _matmul_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x, y = (_f64(np, a) for a in args)
+    lead_x, lead_y = leads
+    if lead_y and not lead_x and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[1]:
+        return np.matmul(y, x.T)  # W @ x per row: (N, k) @ W^T, one product
     shape = _batch(np, args, leads) + _matmul_shape(_rows(np, args, leads), None)
     # one matrix product; the axes _lift added are then dropped by the reshape
-    product = _rowwise(np, _lift(np, x, leads[0], True), _lift(np, y, leads[1], False), leads[0], leads[1])
-    return np.reshape(product, shape)
+    product = _rowwise(np, _lift(np, x, lead_x, True), _lift(np, y, lead_y, False), lead_x, lead_y)
+    return product.reshape(shape)
 
 
 def _swap(np: Any, m: Array) -> Array:
-    return np.swapaxes(m, -1, -2)
+    return m.swapaxes(-1, -2)
 
 
 def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
                 needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
     x, y = (_f64(np, a) for a in args)
+    if leads[1] and not leads[0] and x.ndim == 2 and y.ndim == 2:  # W @ x per row: out (N, n) = y @ W^T
+        return (None if not needs[0] else np.matmul(g.T, y),  # dW = sum_N g_N y_N^T
+                None if not needs[1] else np.matmul(g, x))  # dy_N = W^T g_N
     a, b = _lift(np, x, leads[0], True), _lift(np, y, leads[1], False)  # (n, k) and (k, m) per row
     batched = leads[0] or leads[1]
-    gm = np.reshape(g, np.shape(g)[:1] * bool(batched) + (np.shape(a)[-2], np.shape(b)[-1]))  # (n, m) per row
-    n_rows = np.shape(g)[0] if batched else 0
+    g_shape = g.shape
+    gm = g.reshape(g_shape[:1] * bool(batched) + (a.shape[-2], b.shape[-1]))  # (n, m) per row
+    n_rows = g_shape[0] if batched else 0
     # dL/dx = dL/dout @ y^T.  An unbatched x of a batched result sums sum_N g_N y_N^T, which is
     # one product with the batch folded into the contracted axis: (n, N*m) @ (N*m, k).
     if not needs[0]:
         gx = None
     elif batched and not leads[0]:
-        n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(b)[-2]
+        n, m, k = gm.shape[1], gm.shape[2], b.shape[-2]
         if m == 1:  # y a vector per row (W @ x): (n, N) @ (N, k) as a transposed view, not a copy of g
-            gx = np.matmul(_swap(np, np.reshape(gm, (n_rows, n))), np.reshape(b, (n_rows, k)))
+            gx = np.matmul(_swap(np, gm.reshape(n_rows, n)), b.reshape(n_rows, k))
         else:
-            gx = np.matmul(np.reshape(np.swapaxes(gm, 0, 1), (n, n_rows * m)), np.reshape(_swap(np, b), (n_rows * m, k)))
+            gx = np.matmul(gm.swapaxes(0, 1).reshape(n, n_rows * m), _swap(np, b).reshape(n_rows * m, k))
     else:
         gx = _rowwise(np, gm, _swap(np, b), bool(batched), leads[1])
     # dL/dy = x^T @ dL/dout; for an unbatched y, (k, N*n) @ (N*n, m).
     if not needs[1]:
         gy = None
     elif batched and not leads[1]:
-        n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(a)[-1]
-        gy = np.matmul(_swap(np, np.reshape(a, (n_rows * n, k))), np.reshape(gm, (n_rows * n, m)))
+        n, m, k = gm.shape[1], gm.shape[2], a.shape[-1]
+        gy = np.matmul(_swap(np, a.reshape(n_rows * n, k)), gm.reshape(n_rows * n, m))
     else:
         gy = _rowwise(np, _swap(np, a), gm, leads[0], bool(batched))
-    return (None if gx is None else np.reshape(gx, np.shape(x)),
-            None if gy is None else np.reshape(gy, np.shape(y)))
+    return (None if gx is None else gx.reshape(x.shape),
+            None if gy is None else gy.reshape(y.shape))
 
 
 def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
