@@ -47,6 +47,7 @@ class TensorRun:
     slopes: dict[int, Any] = field(default_factory=dict)
     rows: list[Any] = field(default_factory=list)
     saved: dict[int, Any] = field(default_factory=dict)  # what a tensor op's forward kept for its VJP
+    plans: dict[Any, Any] = field(default_factory=dict)  # reverse sweeps worked out (run_forward's shapes_cache)
 
     def register(self, name: str) -> int:
         return self.program.variables[name].register
@@ -67,35 +68,21 @@ class TensorRun:
     def adjoints(self, output: str, wanted: set[int] | None = None, seed: Any = None) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
         from one of ``wanted`` (default: every register) to it."""
-        rows, values = self.rows, self.values
         out = self.register(output)
-        reaches = [True] * (out + 1)  # whether a register depends on a wanted one
-        if wanted is not None:
-            for register in range(out + 1):
-                _, first, second, _, _ = rows[register]
-                reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
-                    (second >= 0 and reaches[second])
-        adjoints: dict[int, Any] = {out: np.ones_like(values[out]) if seed is None else seed}
+        key = (_SWEEP, out, None if wanted is None else frozenset(wanted))
+        plan = self.plans.get(key)
+        if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
+            plan = self.plans[key] = _sweep_plan(self.rows, out, wanted)
+        adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
-            self._sweep_back(out, reaches, adjoints)
+            for register, operands, needs in plan:
+                g = adjoints.get(register)
+                if g is None:
+                    continue
+                for r, grad in zip(operands, self.vjp(register, g, needs)):
+                    if grad is not None:
+                        adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
-
-    def _sweep_back(self, out: int, reaches: list[bool], adjoints: dict[int, Any]) -> None:
-        rows = self.rows
-        for register in range(out, -1, -1):
-            g = adjoints.get(register)
-            if g is None:
-                continue
-            op, first, second, param, _ = rows[register]
-            if first < 0:
-                continue
-            operands = (first,) if second < 0 else (first, second)
-            needs = tuple(reaches[r] for r in operands)
-            if not any(needs):
-                continue
-            for r, grad in zip(operands, self.vjp(register, g, needs)):
-                if grad is not None:
-                    adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
 
     def jvp(self, output: str, tangents: Mapping[str, Any]) -> Any:
         """The directional derivative of ``output`` along ``tangents`` (arrays shaped like the
@@ -150,6 +137,31 @@ class TensorRun:
             slopes = self.slopes[register] = (slopes(),)
         made = slopes[0]
         return lambda: made
+
+
+_SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
+
+
+def _sweep_plan(rows: Sequence[Any], out: int, wanted: set[int] | None) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
+    """The steps of a reverse sweep from register ``out``, last register first: each op register
+    with its operands and which of them lead back to one of ``wanted`` (every register when None);
+    registers with no such operand are left out."""
+    reaches = [True] * (out + 1)  # whether a register depends on a wanted one
+    if wanted is not None:
+        for register in range(out + 1):
+            _, first, second, _, _ = rows[register]
+            reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
+                (second >= 0 and reaches[second])
+    plan = []
+    for register in range(out, -1, -1):
+        _, first, second, _, _ = rows[register]
+        if first < 0:
+            continue
+        operands = (first,) if second < 0 else (first, second)
+        needs = tuple(reaches[r] for r in operands)
+        if any(needs):
+            plan.append((register, operands, needs))
+    return plan
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -213,7 +225,9 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
 
     ``shapes_cache``: a dict the caller keeps for one program, which runs it many times (``fit``'s
     steps, ``batch``'s chunks): the shapes inferred are kept there by the inputs' per-row shapes,
-    and inferred again only for new ones (the inference depends on nothing else)."""
+    and inferred again only for new ones (the inference depends on nothing else); so are the
+    program's rows and the reverse sweeps' plans (``TensorRun.adjoints``), which depend on the
+    program alone."""
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
@@ -228,7 +242,7 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
             rows = shapes_cache[_ROWS] = list(program.rows())
     values: list[Any] = []
     leads: list[int] = []
-    run = TensorRun(program, values, shapes, leads, rows=rows)
+    run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
     slopes = run.slopes
     add_reduce = np.add.reduce
     with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
