@@ -503,14 +503,32 @@ def _stable(np: Any, x: Array) -> _Softmax:
         d = x - m
     e = np.exp(d)
     top = np.argmax(x, axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
-    e_top = np.take_along_axis(e, top, axis=-1)
-    np.put_along_axis(e, top, 0.0, axis=-1)  # e is ours: the others' sum, then e_top back
+    e_top = _take_last(np, e, top)
+    _put_last(np, e, top, 0.0)  # e is ours: the others' sum, then e_top back
     rest = np.sum(e, axis=-1, keepdims=True)
-    np.put_along_axis(e, top, e_top, axis=-1)
+    _put_last(np, e, top, e_top)
     total = e_top + rest
     with np.errstate(divide="ignore", invalid="ignore"):  # a row of -inf sums to 0: log(0) = -inf
         log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))
     return _Softmax(m, d, e, total, rest, log_total, top)
+
+
+def _take_last(np: Any, a: Array, index: Array) -> Array:
+    """``np.take_along_axis(a, index, axis=-1)`` for one index per row of the last axis (``index``
+    shaped ``a.shape[:-1] + (1,)``), as one fancy index of ``a`` seen as a matrix: the same
+    entries, without take_along_axis's index building (the most of a small step's time)."""
+    flat = index.reshape(-1)
+    return a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat].reshape(index.shape)
+
+
+def _put_last(np: Any, a: Array, index: Array, values: Any) -> None:
+    """``np.put_along_axis(a, index, values, axis=-1)`` likewise, into a C-contiguous ``a`` (a
+    fresh array of the kernel's own, so that the matrix seen is a view and takes the writes)."""
+    if not a.flags.c_contiguous:
+        np.put_along_axis(a, index, values, axis=-1)
+        return
+    flat = index.reshape(-1)
+    a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat] = np.broadcast_to(values, index.shape).reshape(-1)
 
 
 def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
@@ -521,7 +539,7 @@ def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
         q = 1.0 - p
-        np.put_along_axis(q, s.top, s.rest / s.total, axis=-1)
+        _put_last(np, q, s.top, s.rest / s.total)
     return p, q
 
 
@@ -773,7 +791,7 @@ def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[A
     _cross_entropy_shape(_rows(np, args, leads), None)
     x, labels, positions, axes = _ce_parts(np, args, leads)
     s = _stable(np, x)
-    picked = np.take_along_axis(s.d, labels[..., None], axis=-1)
+    picked = _take_last(np, s.d, labels[..., None])
     with np.errstate(invalid="ignore"):
         # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
         losses = (s.log_total - picked)[..., 0]
@@ -791,8 +809,8 @@ def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
     picked = labels[..., None]
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
-        q = np.where(picked == s.top, s.rest / s.total, 1.0 - np.take_along_axis(p, picked, axis=-1))
-    np.put_along_axis(p, picked, -q, axis=-1)  # p is a fresh array
+        q = np.where(picked == s.top, s.rest / s.total, 1.0 - _take_last(np, p, picked))
+    _put_last(np, p, picked, -q)  # p is a fresh array
     return p
 
 
