@@ -528,7 +528,9 @@ def _put_last(np: Any, a: Array, index: Array, values: Any) -> None:
         np.put_along_axis(a, index, values, axis=-1)
         return
     flat = index.reshape(-1)
-    a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat] = np.broadcast_to(values, index.shape).reshape(-1)
+    if np.ndim(values):
+        values = (values if values.shape == index.shape else np.broadcast_to(values, index.shape)).reshape(-1)
+    a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat] = values
 
 
 def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
@@ -758,6 +760,11 @@ def _labels(np: Any, x: Array, y: Array) -> Array:
     """The labels as integer indices, or DomainError naming the first that is not a class."""
     classes = np.shape(x)[-1]
     y = _f64(np, y)
+    if np.ndim(y) and y.size:  # the usual case in one pass or so: whole numbers that are classes
+        with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
+            indices = y.astype(np.intp)
+        if (indices == y).all() and indices.min() >= 0 and indices.max() < classes:
+            return indices
     ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):
         bad = float(y[~ok].flat[0]) if np.ndim(y) else float(y)
@@ -775,7 +782,9 @@ def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
     full = batch + row
     if np.shape(x) != full:  # unbatched logits, batched labels
         x = np.broadcast_to(x, full)
-    labels = np.broadcast_to(_labels(np, x, y), full[:-1])
+    labels = _labels(np, x, y)
+    if labels.shape != full[:-1]:  # unbatched labels of batched logits
+        labels = np.broadcast_to(labels, full[:-1])
     positions = math.prod(row[:-1])
     axes = tuple(range(len(batch), len(full) - 1))
     return x, labels, positions, axes

@@ -45,7 +45,7 @@ class ParameterLayout:
     def pack(self, arrays: Mapping[str, Any]) -> Any:
         flat = np.empty(self.size)
         for name, start, end in zip(self.names, self.offsets, self.offsets[1:]):
-            flat[start:end] = np.ravel(arrays[name])
+            flat[start:end] = np.reshape(arrays[name], -1)
         return flat
 
     def nested(self, flat: Any) -> dict[str, Any]:
@@ -96,8 +96,8 @@ class TensorObjective:
     def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
         run, count = self._run(params, rows)
         out = run.value(self.output)
-        grads = run.gradients(self.output, self.layout.names, np.full(np.shape(out), 1.0 / count))
-        return float(np.mean(out)), self.layout.pack(grads)
+        grads = run.gradients(self.output, self.layout.names, np.full(out.shape, 1.0 / count))
+        return float(np.add.reduce(out, axis=None) / out.size), self.layout.pack(grads)  # np.mean's own steps
 
     def loss(self, params: Any) -> float:
         run, _ = self._run(params, None)
