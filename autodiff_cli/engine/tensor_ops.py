@@ -25,7 +25,8 @@ does.  Every op here works on a whole batch with NumPy calls over whole arrays (
 never is).  An unbatched operand of a batched result gets its gradient summed over the batch.
 
 NumPy is passed in as ``np``, as in ``ops.py``: this module imports the standard library only.
-Arrays are float64 throughout; gradients and tangents are fresh arrays (never read-only views)
+Arrays are float64, or float32 where the operands are (the eager Tensor's float32; NumPy's
+promotion rules otherwise); gradients and tangents are fresh arrays (never read-only views)
 unless noted, while forward values may be views of their operands (``transpose``, ``index``):
 the executors never write into a value.
 """
@@ -109,12 +110,20 @@ def _batch(np: Any, args: Any, leads: Any) -> Shape:
 
 
 def _f64(np: Any, x: Array) -> Array:
-    return np.asarray(x, dtype=np.float64)  # no copy for float64 arrays
+    """x as an array of floats: float32 stays float32, anything else is float64 (no copy for
+    float64 arrays)."""
+    return x if getattr(x, "dtype", None) == np.float32 else np.asarray(x, dtype=np.float64)
+
+
+def _float_type(np: Any, x: Any) -> Any:
+    """The precision of results made from x: float32 for float32 arrays, else float64."""
+    return np.float32 if getattr(x, "dtype", None) == np.float32 else np.float64
 
 
 def _fresh(np: Any, value: Array, shape: Shape) -> Array:
-    """A new writable float64 array of ``shape`` holding ``value`` broadcast (one pass)."""
-    out = np.empty(shape, dtype=np.float64)
+    """A new writable array of ``shape`` holding ``value`` broadcast (one pass): float64, or
+    float32 when ``value`` is a float32 array."""
+    out = np.empty(shape, dtype=_float_type(np, value))
     out[...] = value
     return out
 
@@ -669,7 +678,7 @@ def _index_forward(np: Any, args: Any, leads: Any, items: Any) -> Array:
 def _index_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, items: Any) -> tuple[Array]:
     # the elements taken get their gradient; basic indexing takes each element at most once,
     # so assigning is adding
-    grad = np.zeros(np.shape(args[0]), dtype=np.float64)
+    grad = np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0]))
     grad[_key(leads[0], items)] = g
     return (grad,)
 
@@ -835,7 +844,7 @@ def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: An
     slope = _ce_slope(np, None, labels, s)
     g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
     gx = unbroadcast(np, slope * (g / positions), np.shape(args[0]), leads[0])
-    return gx, np.zeros(np.shape(args[1]), dtype=np.float64)  # labels are not differentiated
+    return gx, np.zeros(np.shape(args[1]), dtype=_float_type(np, args[1]))  # labels are not differentiated
 
 
 _cross_entropy_vjp.from_saved = _cross_entropy_vjp_saved  # type: ignore[attr-defined]
