@@ -59,13 +59,17 @@ class TensorRun:
         """d output / d each of ``wrt`` (inputs or intermediates): arrays of their own shapes (one
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
         default 1 everywhere, the gradient of the output (of each row's, over rows)."""
-        registers = {name: self.register(name) for name in wrt}
-        adjoints = self.adjoints(output, set(registers.values()), seed)
+        key = (_GRADIENTS, output, tuple(wrt))
+        registers = self.plans.get(key)
+        if registers is None:
+            registers = self.plans[key] = {name: self.register(name) for name in wrt}
+        adjoints = self.adjoints(output, frozenset(registers.values()), seed)
         values = self.values
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
 
-    def adjoints(self, output: str, wanted: set[int] | None = None, seed: Any = None) -> dict[int, Any]:
+    def adjoints(self, output: str, wanted: set[int] | frozenset[int] | None = None, seed: Any = None
+                 ) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
         from one of ``wanted`` (default: every register) to it."""
         out = self.register(output)
@@ -74,12 +78,13 @@ class TensorRun:
         if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
             plan = self.plans[key] = _sweep_plan(self.rows, out, wanted)
         adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
+        vjp = self.vjp
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
             for register, operands, needs in plan:
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                for r, grad in zip(operands, self.vjp(register, g, needs)):
+                for r, grad in zip(operands, vjp(register, g, needs)):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
@@ -140,6 +145,7 @@ class TensorRun:
 
 
 _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
+_GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
 
 
 def _sweep_plan(rows: Sequence[Any], out: int, wanted: set[int] | None) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
