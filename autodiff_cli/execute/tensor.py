@@ -222,8 +222,8 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
 
 
 def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
-                first_row: int = 0, check: bool = True, shapes_cache: dict[Any, list[Shape]] | None = None
-                ) -> TensorRun:
+                first_row: int = 0, check: bool = True, shapes_cache: dict[Any, list[Shape]] | None = None,
+                check_every: bool = False) -> TensorRun:
     """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
     leading batch axis).  Shapes are inferred and checked first (``ShapeError``); every result
     must be finite (``EvaluationError`` at the first op that is not, unless ``check`` is off: the
@@ -233,7 +233,11 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
     steps, ``batch``'s chunks): the shapes inferred are kept there by the inputs' per-row shapes,
     and inferred again only for new ones (the inference depends on nothing else); so are the
     program's rows and the reverse sweeps' plans (``TensorRun.adjoints``), which depend on the
-    program alone."""
+    program alone.  With a cache, a register whose NaN or infinity would reach a later register
+    through an op that always passes it on (``+``, ``*``, ``tanh``... : ``propagates`` in the op
+    table) is not checked itself: that register's check covers it, and a run where a check fails
+    runs again with every register checked (``check_every``), so the error is the one the first
+    bad register gives."""
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
@@ -246,6 +250,20 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
         rows = shapes_cache.get(_ROWS)  # type: ignore[assignment]
         if rows is None:  # the program's rows do not change from run to run either
             rows = shapes_cache[_ROWS] = list(program.rows())
+            shapes_cache[_COVERED] = _covered(rows)
+    covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
+    try:
+        return _run(program, inputs, batched, first_row, check, shapes, rows, covered, shapes_cache)
+    except EvaluationError:
+        if covered is None:
+            raise
+    # a check or a kernel failed where some register went unchecked: find the first that fails
+    return _run(program, inputs, batched, first_row, check, shapes, rows, None, shapes_cache)
+
+
+def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], first_row: int, check: bool,
+         shapes: list[Shape], rows: list[Any], covered: list[bool] | None, shapes_cache: dict[Any, Any] | None
+         ) -> TensorRun:
     values: list[Any] = []
     leads: list[int] = []
     run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
@@ -281,7 +299,7 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
                 raise EvaluationError(error.message, where, program.source) from None
             values.append(out)
             leads.append(max(arg_leads))
-            if check:
+            if check and (covered is None or not covered[register]):
                 # a finite sum has finite terms: one reduction says the register is finite (the
                 # whole check runs only when it is not)
                 total = add_reduce(out, axis=None)
@@ -291,6 +309,20 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
 
 
 _ROWS = "rows"  # the key under which shapes_cache keeps the program's rows (the shapes' keys are tuples)
+_COVERED = "covered"  # ... and which registers a later register's check covers (``_covered``)
+
+
+def _covered(rows: Sequence[Any]) -> list[bool]:
+    """For each register, whether an elementwise op that always passes a NaN or an infinity on
+    (``propagates`` in the op table) takes it as an operand: the later register is then not
+    finite wherever this one is not, so checking the later one checks this one too."""
+    covered = [False] * len(rows)
+    for op, first, second, _, _ in rows:
+        entry = None if first < 0 or op in TENSOR_OPS else OPS.get(op)
+        if entry is not None:
+            for position in entry.propagates:
+                covered[(first, second)[position]] = True
+    return covered
 
 
 def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:

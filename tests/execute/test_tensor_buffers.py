@@ -154,3 +154,22 @@ def test_run_forward_without_a_cache_still_sweeps() -> None:
     run = run_forward(program, {**columns, **weights}, frozenset(columns))
     grads = run.gradients("L", ["W2"], np.full(3, 1 / 3))
     assert np.allclose(grads["W2"], hand_gradient(columns, weights)[1]["W2"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("statement", [
+    "y = sum(exp(x) * 2 + 1)",  # exp's inf reaches y through * and +: y's check covers exp's
+    "y = sum(1 / exp(x))",  # 1/inf is 0: nothing covers exp, which is checked itself
+    "y = sum(tanh(exp(x)))",  # tanh(inf) is 1
+])
+def test_an_overflow_is_named_where_it_happens_with_or_without_the_cache(statement: str) -> None:
+    program = parse(f"x = [1, 2, 800]\n{statement}\n", "f.ad")
+    inputs = {"x": np.array([[1.0, 2.0, 3.0], [1.0, 900.0, 3.0]])}
+    errors = []
+    for cache in (None, {}, {}):
+        with pytest.raises(EvaluationError) as caught:
+            if cache is not None:  # a first run that passes, then the failing one with the cache kept
+                run_forward(program, {"x": inputs["x"][:1]}, frozenset(["x"]), shapes_cache=cache)
+            run_forward(program, inputs, frozenset(["x"]), shapes_cache=cache)
+        errors.append((str(caught.value), getattr(caught.value, "row", None)))
+    assert errors[0] == errors[1] == errors[2]
+    assert "exp overflows at entry [1]" in errors[0][0] and errors[0][1] == 1
