@@ -1,7 +1,7 @@
 """Tensor programs against NumPy written by hand, PyTorch, and the scalar language, as ratios
 measured in one run (issue 22, "Performance").
 
-Three sub-benchmarks (all by default; ``--step``, ``--moons``, ``--batch`` pick some):
+Four sub-benchmarks (all by default; ``--step``, ``--sizes``, ``--moons``, ``--batch`` pick some):
 
 * ``--step``: one training step of an MLP 64-128-10 at batch 256 (forward, softmax
   cross-entropy, backward, an Adam step; float64).  Ours is the program written per row
@@ -13,6 +13,13 @@ Three sub-benchmarks (all by default; ``--step``, ``--moons``, ``--batch`` pick 
   many threads as OpenBLAS has (goal: no slower).  The same data and starting weights for
   all; the losses of the first steps must agree (the first to 1e-12 relative) or nothing is
   timed.
+* ``--sizes``: the training step (objective, then ``AdamRule``) at 2-16-16-1 (tanh, squared
+  error), 64-128-10, 784-256-10 and 784-1024-1024-10 (relu, cross-entropy), batch 256, and
+  at batch 2 (where the difference from hand-written NumPy is the fixed cost of a step),
+  against the same step written with NumPy by hand; the first three losses must agree.
+  Median and best round of each (the best is the round least disturbed by other processes).
+  Targets (issue 34): <= 1.10x NumPy at every size, fixed cost <= 50 us.  PyTorch and JAX
+  are not in this table.
 * ``--moons``: micrograd's moons demo, 100 full-batch steps with the header's settings
   (lr 1, linear schedule to 0.1): the tensor program ``samples/moons_mlp.ad`` against the
   scalar ``samples/moons.ad``, as the training loop in this process (``train()`` with each
@@ -33,6 +40,7 @@ the two cores.
 
     python benchmarks/bench_tensor.py                       # everything: 40-90 s on the 2-core VM
     python benchmarks/bench_tensor.py --step --rounds 30    # just the training step
+    python benchmarks/bench_tensor.py --sizes --blas-threads 1   # the step at four sizes and batch 2
     python benchmarks/bench_tensor.py --batch --rows 100000
     python benchmarks/bench_tensor.py --blas-threads 1
 """
