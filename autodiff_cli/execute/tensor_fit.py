@@ -23,6 +23,7 @@ from ..errors import EvaluationError, InputError, Source
 from ..language.program import Initializer, Program
 from ..language.shapes import Shape, shape_text
 from .tensor import as_array, input_arrays, run_forward
+from .vectorized import _let_the_heap_hold
 
 __all__ = ["ParameterLayout", "TensorObjective", "starting_parameters"]
 
@@ -116,6 +117,10 @@ class TensorObjective:
             raise self._in_the_data(error, rows) from None
         if not self._checked:
             self._check_output(run)
+            # every step makes and frees blocks this large (the registers, the flat gradient):
+            # kept in glibc's heap rather than mapped afresh with page faults each time
+            largest = max([8 * self.layout.size] + [np.size(value) * 8 for value in run.values])
+            _let_the_heap_hold(2 * largest)
         return run, (self.rows if rows is None else len(rows)) if self.data else 1
 
     def _check_output(self, run: Any) -> None:
