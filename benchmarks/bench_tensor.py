@@ -54,6 +54,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -343,7 +344,7 @@ def mlp_program(widths: tuple[int, ...]) -> str:
     regression = widths[-1] == 1
     act = "tanh" if regression else "relu"
     lines = [f"x = zeros([{widths[0]}])", "label = 0"]
-    for k, (n_in, n_out) in enumerate(zip(widths, widths[1:]), 1):
+    for k, (n_in, n_out) in enumerate(pairwise(widths), 1):
         if regression and k == len(widths) - 1:
             lines += [f"W{k} = zeros([{n_in}])", f"b{k} = 0"]
         else:
@@ -364,7 +365,7 @@ def mlp_data(widths: tuple[int, ...], batch: int, seed: int = 0) -> tuple[np.nda
     regression = widths[-1] == 1
     labels = rng.standard_normal(batch) if regression else rng.integers(0, widths[-1], batch).astype(np.float64)
     weights = {}
-    for k, (n_in, n_out) in enumerate(zip(widths, widths[1:]), 1):
+    for k, (n_in, n_out) in enumerate(pairwise(widths), 1):
         shape = (n_in,) if regression and k == len(widths) - 1 else (n_out, n_in)
         weights[f"W{k}"] = rng.normal(0.0, (2.0 / n_in) ** 0.5, shape)
         weights[f"b{k}"] = rng.normal(0.0, 0.1, shape[:-1])
@@ -475,9 +476,9 @@ def run_sizes(rounds: int) -> None:
             got, want = ours.step(), hand.step()
             if abs(got - want) > (1e-12 if k == 0 else 1e-9) * abs(want):
                 sys.exit(f"error: {widths} step {k + 1}'s loss differs: ours {got!r}, NumPy {want!r}; not timing")
-        per = max(2, min(400, int(4e6 / (batch * sum(a * b for a, b in zip(widths, widths[1:]))) + 1)))
-        times = interleaved_times({"ours": lambda: [ours.step() for _ in range(per)],
-                                   "hand": lambda: [hand.step() for _ in range(per)]}, rounds)
+        per = max(2, min(400, int(4e6 / (batch * sum(a * b for a, b in pairwise(widths))) + 1)))
+        times = interleaved_times({"ours": lambda o=ours, k=per: [o.step() for _ in range(k)],
+                                   "hand": lambda h=hand, k=per: [h.step() for _ in range(k)]}, rounds)
         (o, h), (o_best, h_best) = ([statistics.median(times[k]) / per for k in ("ours", "hand")],
                                     [min(times[k]) / per for k in ("ours", "hand")])
         name = "-".join(map(str, widths))

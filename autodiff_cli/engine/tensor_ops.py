@@ -833,7 +833,7 @@ def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
 
 
 def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
-    x, labels, positions, axes = _ce_parts(np, args, leads)
+    x, labels, positions, _ = _ce_parts(np, args, leads)
     return _cross_entropy_vjp_saved(np, g, (_stable(np, x), labels, positions), args, leads, param, needs)
 
 
