@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +69,7 @@ class TensorRun:
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
 
-    def adjoints(self, output: str, wanted: set[int] | frozenset[int] | None = None, seed: Any = None
-                 ) -> dict[int, Any]:
+    def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
         from one of ``wanted`` (default: every register) to it."""
         out = self.register(output)
@@ -148,7 +148,8 @@ _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
 _GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
 
 
-def _sweep_plan(rows: Sequence[Any], out: int, wanted: set[int] | None) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
+def _sweep_plan(rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
+                ) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
     """The steps of a reverse sweep from register ``out``, last register first: each op register
     with its operands and which of them lead back to one of ``wanted`` (every register when None);
     registers with no such operand are left out."""
@@ -158,7 +159,7 @@ def _sweep_plan(rows: Sequence[Any], out: int, wanted: set[int] | None) -> list[
             _, first, second, _, _ = rows[register]
             reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
                 (second >= 0 and reaches[second])
-    plan = []
+    plan: list[tuple[int, tuple[int, ...], tuple[bool, ...]]] = []
     for register in range(out, -1, -1):
         _, first, second, _, _ = rows[register]
         if first < 0:
@@ -222,7 +223,7 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
 
 
 def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
-                first_row: int = 0, check: bool = True, shapes_cache: dict[Any, list[Shape]] | None = None,
+                first_row: int = 0, check: bool = True, shapes_cache: dict[Any, Any] | None = None,
                 check_every: bool = False) -> TensorRun:
     """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
     leading batch axis).  Shapes are inferred and checked first (``ShapeError``); every result
