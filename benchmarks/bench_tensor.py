@@ -1,7 +1,7 @@
 """Tensor programs against NumPy written by hand, PyTorch, and the scalar language, as ratios
 measured in one run (issue 22, "Performance").
 
-Three sub-benchmarks (all by default; ``--step``, ``--moons``, ``--batch`` pick some):
+Four sub-benchmarks (all by default; ``--step``, ``--sizes``, ``--moons``, ``--batch`` pick some):
 
 * ``--step``: one training step of an MLP 64-128-10 at batch 256 (forward, softmax
   cross-entropy, backward, an Adam step; float64).  Ours is the program written per row
@@ -13,6 +13,13 @@ Three sub-benchmarks (all by default; ``--step``, ``--moons``, ``--batch`` pick 
   many threads as OpenBLAS has (goal: no slower).  The same data and starting weights for
   all; the losses of the first steps must agree (the first to 1e-12 relative) or nothing is
   timed.
+* ``--sizes``: the training step (objective, then ``AdamRule``) at 2-16-16-1 (tanh, squared
+  error), 64-128-10, 784-256-10 and 784-1024-1024-10 (relu, cross-entropy), batch 256, and
+  at batch 2 (where the difference from hand-written NumPy is the fixed cost of a step),
+  against the same step written with NumPy by hand; the first three losses must agree.
+  Median and best round of each (the best is the round least disturbed by other processes).
+  Targets (issue 34): <= 1.10x NumPy at every size, fixed cost <= 50 us.  PyTorch and JAX
+  are not in this table.
 * ``--moons``: micrograd's moons demo, 100 full-batch steps with the header's settings
   (lr 1, linear schedule to 0.1): the tensor program ``samples/moons_mlp.ad`` against the
   scalar ``samples/moons.ad``, as the training loop in this process (``train()`` with each
@@ -33,6 +40,7 @@ the two cores.
 
     python benchmarks/bench_tensor.py                       # everything: 40-90 s on the 2-core VM
     python benchmarks/bench_tensor.py --step --rounds 30    # just the training step
+    python benchmarks/bench_tensor.py --sizes --blas-threads 1   # the step at four sizes and batch 2
     python benchmarks/bench_tensor.py --batch --rows 100000
     python benchmarks/bench_tensor.py --blas-threads 1
 """
@@ -41,10 +49,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +67,9 @@ def parse_args() -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     parser.add_argument("--step", action="store_true", help="the MLP 64-128-10 training step")
+    parser.add_argument("--sizes", action="store_true",
+                        help="a training step at 2-16-16-1, 64-128-10, 784-256-10, 784-1024-1024-10, and batch 2")
+    parser.add_argument("--size-rounds", type=int, default=7, help="interleaved rounds per size (default 7)")
     parser.add_argument("--moons", action="store_true", help="moons_mlp.ad against moons.ad, 100 steps")
     parser.add_argument("--batch", action="store_true", help="batch over --rows rows, and its memory")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds of the step (default 15)")
@@ -67,8 +80,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="set OPENBLAS_NUM_THREADS to this before NumPy loads (default: the environment's)")
     args = parser.parse_args()
-    if not (args.step or args.moons or args.batch):
-        args.step = args.moons = args.batch = True
+    if not (args.step or args.moons or args.batch or args.sizes):
+        args.step = args.moons = args.batch = args.sizes = True
     return args
 
 
@@ -319,6 +332,162 @@ def run_step(rounds: int, per_round: int) -> None:
         print("  PyTorch: not installed, skipped")
 
 
+# --- 1b. the training step at several sizes, and its fixed cost -----------------------------------
+
+# (layer widths, batch): tanh and a squared error for one output, relu and cross-entropy for more
+SIZES = [((2, 16, 16, 1), 256), ((64, 128, 10), 256), ((784, 256, 10), 256), ((784, 1024, 1024, 10), 256),
+         ((2, 16, 16, 1), 2), ((64, 128, 10), 2)]
+
+
+def mlp_program(widths: tuple[int, ...]) -> str:
+    """The per-row program of an MLP: hidden layers W @ h + b through tanh (one output) or relu."""
+    regression = widths[-1] == 1
+    act = "tanh" if regression else "relu"
+    lines = [f"x = zeros([{widths[0]}])", "label = 0"]
+    for k, (n_in, n_out) in enumerate(pairwise(widths), 1):
+        if regression and k == len(widths) - 1:
+            lines += [f"W{k} = zeros([{n_in}])", f"b{k} = 0"]
+        else:
+            lines += [f"W{k} = zeros([{n_out}, {n_in}])", f"b{k} = zeros([{n_out}])"]
+    h = "x"
+    for k in range(1, len(widths) - 1):
+        lines.append(f"h{k} = {act}(W{k} @ {h} + b{k})")
+        h = f"h{k}"
+    last = len(widths) - 1
+    lines.append(f"z = W{last} @ {h} + b{last}")
+    lines.append("L = (z - label)**2" if regression else "L = cross_entropy(z, label)")
+    return "\n".join(lines) + "\n"
+
+
+def mlp_data(widths: tuple[int, ...], batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, widths[0]))
+    regression = widths[-1] == 1
+    labels = rng.standard_normal(batch) if regression else rng.integers(0, widths[-1], batch).astype(np.float64)
+    weights = {}
+    for k, (n_in, n_out) in enumerate(pairwise(widths), 1):
+        shape = (n_in,) if regression and k == len(widths) - 1 else (n_out, n_in)
+        weights[f"W{k}"] = rng.normal(0.0, (2.0 / n_in) ** 0.5, shape)
+        weights[f"b{k}"] = rng.normal(0.0, 0.1, shape[:-1])
+    return x, labels, weights
+
+
+class OursSizedStep:
+    """``OursStep`` for any ``mlp_program``: the objective's loss and gradient, then ``AdamRule``."""
+
+    def __init__(self, widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+        from autodiff_cli.engine.optim import AdamRule
+        from autodiff_cli.execute.fit import plan_fit
+        from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+        from autodiff_cli.language import parse
+
+        program = parse(mlp_program(widths), "mlp.ad")
+        plan = plan_fit(program, [f"x[{i}]" for i in range(widths[0])] + ["label"], {})
+        layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0)
+        self.objective = TensorObjective(program, plan.output, layout, plan.fixed, {"x": x, "label": labels})
+        self.rule, self.state, self.count = AdamRule(), None, 0
+
+    def step(self) -> float:
+        loss, grad = self.objective.loss_and_grad(self.params, None)
+        self.count += 1
+        self.params, self.state = self.rule.update(self.params, grad, self.state, self.count, LR)
+        return loss
+
+
+class NumpySizedStep:
+    """The step of any ``mlp_program`` by hand: forward, loss, backward, Adam in place."""
+
+    def __init__(self, widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+        self.widths, self.x = widths, x
+        self.regression = widths[-1] == 1
+        self.labels = labels if self.regression else labels.astype(np.intp)
+        self.p = {name: w.copy() for name, w in weights.items()}
+        self.m = {name: np.zeros_like(w) for name, w in weights.items()}
+        self.v = {name: np.zeros_like(w) for name, w in weights.items()}
+        self.t = 0
+        self.rows = np.arange(len(x))
+
+    def step(self) -> float:
+        p, n, layers = self.p, len(self.x), len(self.widths) - 1
+        hs, pre = [self.x], []
+        for k in range(1, layers):
+            a = hs[-1] @ p[f"W{k}"].T + p[f"b{k}"]
+            pre.append(a)
+            hs.append(np.tanh(a) if self.regression else np.maximum(a, 0.0))
+        w_last = p[f"W{layers}"]
+        grads = {}
+        if self.regression:
+            z = hs[-1] @ w_last + p[f"b{layers}"]
+            d = z - self.labels
+            loss = float(np.mean(d * d))
+            dz = d * (2.0 / n)
+            grads[f"W{layers}"], grads[f"b{layers}"] = dz @ hs[-1], dz.sum()
+            dh = np.outer(dz, w_last)
+        else:
+            z = hs[-1] @ w_last.T + p[f"b{layers}"]
+            top = z.max(axis=1, keepdims=True)
+            e = np.exp(z - top)
+            total = e.sum(axis=1, keepdims=True)
+            loss = float(np.mean(np.log(total[:, 0]) + top[:, 0] - z[self.rows, self.labels]))
+            dz = e / total
+            dz[self.rows, self.labels] -= 1.0
+            dz /= n
+            grads[f"W{layers}"], grads[f"b{layers}"] = dz.T @ hs[-1], dz.sum(axis=0)
+            dh = dz @ w_last
+        for k in range(layers - 1, 0, -1):
+            if self.regression:
+                dh *= 1.0 - hs[k] * hs[k]
+            else:
+                dh *= pre[k - 1] > 0
+            grads[f"W{k}"], grads[f"b{k}"] = dh.T @ hs[k - 1], dh.sum(axis=0)
+            if k > 1:
+                dh = dh @ p[f"W{k}"]
+        self.t += 1
+        c1, c2 = 1.0 - 0.9 ** self.t, (1.0 - 0.999 ** self.t) ** 0.5
+        for name, g in grads.items():
+            m, v = self.m[name], self.v[name]
+            m += 0.1 * (g - m)
+            v *= 0.999
+            v += 0.001 * g * g
+            p[name] -= (LR / c1) * m / (np.sqrt(v) / c2 + 1e-8)
+        return loss
+
+
+def interleaved_times(functions: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
+    """Every round's seconds of each function, the functions taking turns (the best of them is
+    the one least disturbed by the other processes on a loaded machine)."""
+    times: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(rounds):
+        for name, function in functions.items():
+            began = time.perf_counter()
+            function()
+            times[name].append(time.perf_counter() - began)
+    return times
+
+
+def run_sizes(rounds: int) -> None:
+    print(f"\n1b. training step by size (Adam, lr {LR}, float64; 2-16-16-1 tanh and a squared error, the others "
+          f"relu and cross-entropy); {rounds} rounds, median per step")
+    print(f"  {'MLP':18} {'batch':>5} {'ours ms':>9} {'NumPy ms':>9} {'ours/NumPy':>10} {'ours-NumPy us':>14}")
+    for widths, batch in SIZES:
+        x, labels, weights = mlp_data(widths, batch)
+        ours, hand = OursSizedStep(widths, x, labels, weights), NumpySizedStep(widths, x, labels, weights)
+        for k in range(3):
+            got, want = ours.step(), hand.step()
+            if abs(got - want) > (1e-12 if k == 0 else 1e-9) * abs(want):
+                sys.exit(f"error: {widths} step {k + 1}'s loss differs: ours {got!r}, NumPy {want!r}; not timing")
+        per = max(2, min(400, int(4e6 / (batch * sum(a * b for a, b in pairwise(widths))) + 1)))
+        times = interleaved_times({"ours": lambda o=ours, k=per: [o.step() for _ in range(k)],
+                                   "hand": lambda h=hand, k=per: [h.step() for _ in range(k)]}, rounds)
+        (o, h), (o_best, h_best) = ([statistics.median(times[k]) / per for k in ("ours", "hand")],
+                                    [min(times[k]) / per for k in ("ours", "hand")])
+        name = "-".join(map(str, widths))
+        print(f"  {name:18} {batch:5} {o * 1e3:9.3f} {h * 1e3:9.3f} {o / h:9.2f}x {(o - h) * 1e6:13.0f}"
+              f"   best of {rounds}: {o_best * 1e3:.3f} / {h_best * 1e3:.3f} ms = {o_best / h_best:.2f}x, "
+              f"{(o_best - h_best) * 1e6:.0f} us")
+    print("  (the last column at batch 2 is the fixed cost a step: target <= 50 us; ratio target <= 1.10x)")
+
+
 # --- 2. the moons demo -----------------------------------------------------------------------------
 
 MOONS_ARGS = ["--lr", "1", "--lr-schedule", "linear", "--steps", "100"]
@@ -522,6 +691,8 @@ def main() -> int:
     began = time.perf_counter()
     if ARGS.step:
         run_step(ARGS.rounds, ARGS.steps_per_round)
+    if ARGS.sizes:
+        run_sizes(ARGS.size_rounds)
     if ARGS.moons:
         run_moons(ARGS.moons_rounds)
     if ARGS.batch:

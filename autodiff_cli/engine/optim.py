@@ -17,6 +17,7 @@ Learning-rate schedules (``scheduled_lr``) are here too: ``constant``, ``linear`
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -94,6 +95,8 @@ class AdamRule(NamedTuple):
         if state is None:
             # The first step from m = v = 0, written so that it rounds exactly as the general one.
             m, v = (1 - beta1) * g, (1 - beta2) * g * g
+        elif _is_array(state[0]):
+            return self._update_arrays(param, g, state, step, lr)
         else:
             m, v = state
             # PyTorch updates m with lerp(m, g, 1 - beta1), which is m + (1 - beta1) * (g - m).
@@ -106,6 +109,33 @@ class AdamRule(NamedTuple):
         except ZeroDivisionError:  # eps = 0 and a gradient that has been 0: 0/0, NaN as in PyTorch
             ratio = math.nan
         return param - step_size * ratio, (m, v)
+
+    def _update_arrays(self, param: Number, g: Number, state: Any, step: int, lr: float) -> tuple[Number, Any]:
+        """``update`` after the first step on NumPy arrays: m and v updated in place and one
+        scratch array, the same operations in the same order (so the same bits) as the
+        general equations, without the six fresh arrays they would make."""
+        np = sys.modules["numpy"]
+        beta1, beta2 = self.beta1, self.beta2
+        m, v = state
+        scratch = np.subtract(g, m)
+        scratch *= 1 - beta1
+        m += scratch  # m + (1 - beta1) * (g - m)
+        v *= beta2
+        np.multiply(g, 1 - beta2, out=scratch)
+        scratch *= g
+        v += scratch  # v * beta2 + (1 - beta2) * g * g
+        np.sqrt(v, out=scratch)
+        scratch /= (1 - beta2**step) ** 0.5
+        scratch += self.eps
+        np.divide(m, scratch, out=scratch)  # m / denominator
+        scratch *= lr / (1 - beta1**step)
+        return np.subtract(param, scratch, out=scratch), (m, v)
+
+
+def _is_array(x: Any) -> bool:
+    """Whether x is a NumPy array with axes (updated in place), not a number."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, np.ndarray) and x.ndim > 0
 
 
 class Optimizer:

@@ -1,6 +1,8 @@
-"""An eager, PyTorch-like ``Tensor`` over float64 NumPy arrays, made from the op tables.
+"""An eager, PyTorch-like ``Tensor`` over float64 (or float32) NumPy arrays, made from the op tables.
 
-``Tensor(data, requires_grad=False)`` holds a float64 array (``.data``); operations on
+``Tensor(data, requires_grad=False, dtype=None)`` holds a float64 array (``.data``), or a
+float32 one (``dtype="float32"``, or float32 NumPy data: kept as it is, as ``torch.tensor``
+keeps its input's dtype); operations on
 Tensors compute their result at once and, when an operand requires a gradient, record
 the node (its op, its operands and what the op's vector-Jacobian product needs).
 ``backward()`` then walks the recorded graph once, in reverse topological order, and
@@ -73,19 +75,44 @@ _new = object.__new__
 _NO_LEADS = ((), (0,), (0, 0))  # leads of 0 for 0, 1 and 2 operands: no batch axis, ever
 
 
-def _as_array(data: Any) -> numpy.ndarray:
-    """``data`` as a new float64 array of its own (a copy, as ``torch.tensor`` makes)."""
+_DTYPES = {"float64": numpy.float64, "float32": numpy.float32}
+
+
+def _dtype(dtype: Any) -> Any:
+    """A dtype a Tensor may hold (``"float32"``, ``numpy.float32``, ``"float64"``...), as NumPy's type."""
+    try:
+        name = numpy.dtype(dtype).name
+    except TypeError:
+        name = None
+    if isinstance(dtype, bool) or name not in _DTYPES:
+        raise TypeError(f"a Tensor holds float32 or float64, not {dtype!r}")
+    return _DTYPES[name]
+
+
+def _as_array(data: Any, dtype: Any = None) -> numpy.ndarray:
+    """``data`` as a new array of its own (a copy, as ``torch.tensor`` makes): of ``dtype``,
+    else float32 for float32 data (a NumPy array or a Tensor) and float64 for anything else."""
+    if dtype is None:
+        dtype = numpy.float32 if getattr(data, "dtype", None) == numpy.float32 else _FLOAT
     if isinstance(data, Tensor):
-        return data.data.copy()
+        return data.data.astype(dtype)  # a copy
     if isinstance(data, (str, bytes, complex)):
         raise TypeError(f"a Tensor holds real numbers, not {type(data).__name__} ({data!r:.40})")
-    return numpy.array(data, dtype=_FLOAT)
+    return numpy.array(data, dtype=dtype)
+
+
+def _floats(out: Any) -> numpy.ndarray:
+    """An op's result as an array: float32 stays float32 (float32 operands), the rest float64."""
+    out = numpy.asarray(out)
+    return out if out.dtype == numpy.float32 else numpy.asarray(out, dtype=_FLOAT)
 
 
 class Tensor:
-    """A float64 array with an optional gradient, like ``torch.Tensor``.
+    """A float64 (or float32) array with an optional gradient, like ``torch.Tensor``.
 
-    ``Tensor([[1, 2], [3, 4]], requires_grad=True)``.  Operators ``+ - * / ** @`` (with
+    ``Tensor([[1, 2], [3, 4]], requires_grad=True)``; ``dtype="float32"`` (or a float32
+    NumPy array) holds float32, and operations on float32 Tensors and numbers stay float32
+    (a float64 operand makes the result float64, NumPy's rule).  Operators ``+ - * / ** @`` (with
     numbers and arrays on either side, NumPy broadcasting for the elementwise ones), unary
     ``-``, indexing with ints and slices, ``.T``, the reductions ``sum``/``mean``/``max``/
     ``min`` (all elements, or one ``axis``), ``softmax``/``log_softmax``/``logsumexp``
@@ -100,8 +127,8 @@ class Tensor:
     data: numpy.ndarray
     grad: numpy.ndarray | None
 
-    def __init__(self, data: Any, requires_grad: bool = False) -> None:
-        self.data = _as_array(data)
+    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
+        self.data = _as_array(data, None if dtype is None else _dtype(dtype))
         self.grad = None
         self._requires_grad = bool(requires_grad)
         self._op = ""
@@ -338,9 +365,9 @@ class Tensor:
         if gradient is None:
             if self.data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            seed = numpy.ones(self.shape)
+            seed = numpy.ones(self.shape, dtype=self.dtype)
         else:
-            seed = numpy.array(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=_FLOAT)
+            seed = numpy.array(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.dtype)
             if seed.shape != self.shape:
                 raise RuntimeError(f"the gradient has shape {list(seed.shape)} but the output has shape "
                                    f"{list(self.shape)}: they must be the same")
@@ -401,6 +428,11 @@ def _binary(name: str, x: Any, y: Any) -> Tensor:
     a, b = _operand(x), _operand(y)
     if a is None or b is None:
         return NotImplemented  # type: ignore[no-any-return]
+    if a.data.dtype != b.data.dtype:  # a number takes the Tensor's precision, as in PyTorch
+        if not isinstance(x, Tensor) and _is_number(x):
+            a = _leaf(a.data.astype(b.data.dtype))
+        elif not isinstance(y, Tensor) and _is_number(y):
+            b = _leaf(b.data.astype(a.data.dtype))
     return _elementwise(name, (a, b))
 
 
@@ -413,7 +445,7 @@ def _elementwise(name: str, operands: tuple[Tensor, ...], param: float | None = 
             out, slopes = elementwise_forward(numpy, name, args, leads, param)  # shapes checked first
     except ShapeMismatch as error:
         raise ShapeMismatch(f"{OPS[name].written.format(x='x', y='y', c=param)}: {error.message}", error.hint) from None
-    out = numpy.asarray(out, dtype=_FLOAT)
+    out = _floats(out)
     if not _all_finite(out):
         _check_domain(name, out, args, param)
     return _result(out, name, operands, (slopes, args, leads, param))
@@ -425,7 +457,7 @@ def _structural(name: str, operands: tuple[Tensor, ...], param: Any = None) -> T
     leads = _NO_LEADS[len(args)]
     try:
         with numpy.errstate(all="ignore"):
-            out = numpy.asarray(TENSOR_OPS[name].forward(numpy, args, leads, param), dtype=_FLOAT)
+            out = _floats(TENSOR_OPS[name].forward(numpy, args, leads, param))
     except ShapeMismatch as error:  # the op's shape rule, run before any NumPy call
         raise ShapeMismatch(f"{write(name, ('x', 'y'), param)}: {error.message}", error.hint) from None
     if not _all_finite(out):
@@ -578,7 +610,7 @@ def _vjp(node: Tensor, g: Any) -> tuple[Any, ...]:
 def _accumulate(node: Tensor, g: Any) -> None:
     """``node.grad += g``, with a new array of ``node``'s shape (never one shared with another
     Tensor's gradient: ``a + b`` gives both the same array)."""
-    g = numpy.array(g, dtype=_FLOAT)  # a copy
+    g = numpy.array(g, dtype=node.data.dtype)  # a copy, in the Tensor's precision
     if g.shape != node.shape:
         g = numpy.broadcast_to(g, node.shape).copy()
     node.grad = g if node.grad is None else node.grad + g
@@ -620,9 +652,10 @@ def manual_seed(seed: int) -> numpy.random.Generator:
     return default_generator
 
 
-def tensor(data: Any, requires_grad: bool = False) -> Tensor:
-    """``torch.tensor``: a new Tensor holding a float64 copy of ``data``."""
-    return Tensor(data, requires_grad=requires_grad)
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """``torch.tensor``: a new Tensor holding a copy of ``data`` (float64, or ``dtype``; float32
+    data stays float32)."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
 def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -634,28 +667,31 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(n) for n in size)
 
 
-def zeros(*size: Any, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, requires_grad: bool = False, dtype: Any = "float64") -> Tensor:
     """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return _leaf(numpy.zeros(_size(size)), requires_grad)
+    return _leaf(numpy.zeros(_size(size), dtype=_dtype(dtype)), requires_grad)
 
 
-def ones(*size: Any, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, requires_grad: bool = False, dtype: Any = "float64") -> Tensor:
     """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    return _leaf(numpy.ones(_size(size)), requires_grad)
+    return _leaf(numpy.ones(_size(size), dtype=_dtype(dtype)), requires_grad)
 
 
-def randn(*size: Any, generator: numpy.random.Generator | None = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal draws: ``randn(2, 3)``, from ``default_generator`` unless given one."""
+def randn(*size: Any, generator: numpy.random.Generator | None = None, requires_grad: bool = False,
+          dtype: Any = "float64") -> Tensor:
+    """Standard normal draws: ``randn(2, 3)``, from ``default_generator`` unless given one
+    (drawn in float64, then rounded to ``dtype``: the same draws in either precision)."""
     rng = default_generator if generator is None else generator
-    return _leaf(numpy.asarray(rng.standard_normal(_size(size)), dtype=_FLOAT), requires_grad)
+    return _leaf(numpy.asarray(rng.standard_normal(_size(size)), dtype=_dtype(dtype)), requires_grad)
 
 
 def normal(mean: float = 0.0, std: float = 1.0, size: Any = (), *,
-           generator: numpy.random.Generator | None = None, requires_grad: bool = False) -> Tensor:
+           generator: numpy.random.Generator | None = None, requires_grad: bool = False,
+           dtype: Any = "float64") -> Tensor:
     """Normal draws with a mean and a standard deviation, ``torch.normal(mean, std, size)``."""
     if not (math.isfinite(mean) and math.isfinite(std)) or std < 0:
         raise ValueError(f"normal needs a finite mean and a finite std >= 0, got mean={mean}, std={std}")
     rng = default_generator if generator is None else generator
     shape = _size((size,) if isinstance(size, (tuple, list)) else (size,))
-    return _leaf(numpy.asarray(rng.normal(mean, std, shape), dtype=_FLOAT), requires_grad)
+    return _leaf(numpy.asarray(rng.normal(mean, std, shape), dtype=_dtype(dtype)), requires_grad)
 

@@ -34,8 +34,8 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data: Any, requires_grad: bool = True) -> None:
-        super().__init__(data, requires_grad=requires_grad)
+    def __init__(self, data: Any, requires_grad: bool = True, dtype: Any = None) -> None:
+        super().__init__(data, requires_grad=requires_grad, dtype=dtype)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -43,10 +43,11 @@ class Parameter(Tensor):
 
 class Linear(Module):
     """``y = x @ weight.T + bias``: ``weight`` is ``(out_features, in_features)``, ``bias``
-    ``(out_features,)``, both drawn from ``U(-1/sqrt(in_features), 1/sqrt(in_features))``."""
+    ``(out_features,)``, both drawn from ``U(-1/sqrt(in_features), 1/sqrt(in_features))``,
+    float64 or ``dtype="float32"``."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
-                 generator: Any = None) -> None:
+                 generator: Any = None, dtype: Any = "float64") -> None:
         for name, n in (("in_features", in_features), ("out_features", out_features)):
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ValueError(f"{name} is a number of features (an int >= 0), not {n!r}")
@@ -56,8 +57,9 @@ class Linear(Module):
         # kaiming_uniform_(a=sqrt(5)): gain sqrt(2 / (1 + 5)), bound gain * sqrt(3 / fan_in) = 1/sqrt(fan_in);
         # PyTorch's bias bound is 1/sqrt(fan_in) too, and 0 for fan_in = 0.
         bound = 1.0 / math.sqrt(in_features) if in_features > 0 else 0.0
-        self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)))
-        self.bias = Parameter(rng.uniform(-bound, bound, (out_features,))) if bias else None
+        # drawn in float64 and rounded to dtype: the same draws in either precision
+        self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)), dtype=dtype)
+        self.bias = Parameter(rng.uniform(-bound, bound, (out_features,)), dtype=dtype) if bias else None
 
     def forward(self, x: Any) -> Tensor:
         out = _tensor(x) @ self.weight.T
@@ -130,10 +132,13 @@ class Sequential(Module):
         return "Sequential(\n" + "\n".join(lines) + "\n)" if lines else "Sequential()"
 
 
-def _tensor(x: Any) -> Tensor:
+def _tensor(x: Any, like: Tensor | None = None) -> Tensor:
+    """x as a Tensor; numbers and lists made into one here take the precision of ``like``."""
     operand = _operand(x)
     if operand is None:
         raise TypeError(f"expected a Tensor, an array or a number, not {type(x).__name__}")
+    if like is not None and isinstance(x, (int, float, list, tuple)) and operand.dtype != like.dtype:
+        return Tensor(operand.data, dtype=like.dtype)
     return operand
 
 
@@ -151,7 +156,8 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Tensor:  # noq
     The shapes must be equal: ``[N, 1]`` against ``[N]`` would broadcast to ``[N, N]`` and give
     a wrong answer silently (PyTorch warns; this is an error with a hint)."""
     _reduction(reduction)
-    x, y = _tensor(input), _tensor(target)
+    x = _tensor(input)
+    y = _tensor(target, like=x)  # a list of targets in the input's precision
     loss = _structural("mse", (x, y))
     # sum = mean * n: the mse op's result times its number of elements
     return loss if reduction == "mean" else loss * float(x.data.size)

@@ -25,7 +25,8 @@ does.  Every op here works on a whole batch with NumPy calls over whole arrays (
 never is).  An unbatched operand of a batched result gets its gradient summed over the batch.
 
 NumPy is passed in as ``np``, as in ``ops.py``: this module imports the standard library only.
-Arrays are float64 throughout; gradients and tangents are fresh arrays (never read-only views)
+Arrays are float64, or float32 where the operands are (the eager Tensor's float32; NumPy's
+promotion rules otherwise); gradients and tangents are fresh arrays (never read-only views)
 unless noted, while forward values may be views of their operands (``transpose``, ``index``):
 the executors never write into a value.
 """
@@ -109,12 +110,20 @@ def _batch(np: Any, args: Any, leads: Any) -> Shape:
 
 
 def _f64(np: Any, x: Array) -> Array:
-    return np.asarray(x, dtype=np.float64)  # no copy for float64 arrays
+    """x as an array of floats: float32 stays float32, anything else is float64 (no copy for
+    float64 arrays)."""
+    return x if getattr(x, "dtype", None) == np.float32 else np.asarray(x, dtype=np.float64)
+
+
+def _float_type(np: Any, x: Any) -> Any:
+    """The precision of results made from x: float32 for float32 arrays, else float64."""
+    return np.float32 if getattr(x, "dtype", None) == np.float32 else np.float64
 
 
 def _fresh(np: Any, value: Array, shape: Shape) -> Array:
-    """A new writable float64 array of ``shape`` holding ``value`` broadcast (one pass)."""
-    out = np.empty(shape, dtype=np.float64)
+    """A new writable array of ``shape`` holding ``value`` broadcast (one pass): float64, or
+    float32 when ``value`` is a float32 array."""
+    out = np.empty(shape, dtype=_float_type(np, value))
     out[...] = value
     return out
 
@@ -165,7 +174,7 @@ def unbroadcast(np: Any, g: Array, shape: Shape, lead: int) -> Array:
     extra = len(g_shape) - len(shape)
     added = tuple(range(lead, lead + extra))  # after a batched operand's batch axis, else in front
     stretched = tuple(i + extra for i in range(lead, len(shape)) if shape[i] == 1 and g_shape[i + extra] != 1)
-    return np.reshape(np.sum(g, axis=added + stretched), shape)
+    return np.add.reduce(g, axis=added + stretched).reshape(shape)
 
 
 def _rows(np: Any, args: Any, leads: Any) -> list[Shape]:
@@ -174,9 +183,12 @@ def _rows(np: Any, args: Any, leads: Any) -> list[Shape]:
 
 def elementwise_forward(np: Any, name: str, args: Any, leads: Any, param: Any = None) -> tuple[Array, Any]:
     """``OPS[name].vector`` on broadcast operands: (out, slopes), ``slopes()`` the local derivatives."""
-    shape = broadcast_shape(_rows(np, args, leads))  # ShapeMismatch here, not a NumPy traceback
-    if any(leads):
-        args = [align(np, a, lead, r, len(shape)) for a, lead, r in zip(args, leads, _rows(np, args, leads))]
+    rows = _rows(np, args, leads)
+    if len(rows) == 2 and rows[0] != rows[1]:  # per-row shapes that broadcast (or clash)
+        shape = broadcast_shape(rows)  # ShapeMismatch here, not a NumPy traceback
+        if any(leads):
+            args = [align(np, a, lead, r, len(shape)) for a, lead, r in zip(args, leads, rows)]
+    # (equal per-row shapes: NumPy lines a batch axis up with the other operand's missing one)
     vector = OPS[name].vector
     if name == "**c":
         return vector(np, args[0], param)
@@ -233,66 +245,73 @@ def _matmul_shape(shapes: Any, param: Any) -> Shape:
 def _lift(np: Any, x: Array, lead: int, left: bool) -> Array:
     """A per-row vector as a one-row (left) or one-column (right) matrix, so that every case of
     np.matmul is the matrix one and a batch axis is never mistaken for a matrix axis."""
-    s = np.shape(x)
+    s = x.shape
     if len(s) - lead != 1:
         return x
-    return np.reshape(x, s[:lead] + ((1, s[-1]) if left else (s[-1], 1)))
+    return x.reshape(s[:lead] + ((1, s[-1]) if left else (s[-1], 1)))
 
 
 def _rowwise(np: Any, p: Array, q: Array, lead_p: int, lead_q: int) -> Array:
     """Each row's ``p @ q`` for per-row matrices, where at most one carries the batch axis, as one
     matrix product: np.matmul of a stack against one matrix would make a small product per row."""
     if lead_p and not lead_q:  # (N, n, k) @ (k, m): the rows of every p_N, stacked
-        n_rows, n, k = np.shape(p)
-        return np.reshape(np.matmul(np.reshape(p, (n_rows * n, k)), q), (n_rows, n, np.shape(q)[-1]))
+        n_rows, n, k = p.shape
+        return np.matmul(p.reshape(n_rows * n, k), q).reshape(n_rows, n, q.shape[-1])
     if lead_q and not lead_p:  # (n, k) @ (N, k, m), as (q_N^T @ p^T)^T with the q_N^T stacked
-        n_rows, k, m = np.shape(q)
-        stacked = np.reshape(np.swapaxes(q, 1, 2), (n_rows * m, k))
-        return np.swapaxes(np.reshape(np.matmul(stacked, _swap(np, p)), (n_rows, m, np.shape(p)[0])), 1, 2)
+        n_rows, k, m = q.shape
+        stacked = q.swapaxes(1, 2).reshape(n_rows * m, k)
+        return np.matmul(stacked, p.swapaxes(-1, -2)).reshape(n_rows, m, p.shape[0]).swapaxes(1, 2)
     return np.matmul(p, q)
 
 
 def _matmul_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x, y = (_f64(np, a) for a in args)
+    lead_x, lead_y = leads
+    if lead_y and not lead_x and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[1]:
+        return np.matmul(y, x.T)  # W @ x per row: (N, k) @ W^T, one product
     shape = _batch(np, args, leads) + _matmul_shape(_rows(np, args, leads), None)
     # one matrix product; the axes _lift added are then dropped by the reshape
-    product = _rowwise(np, _lift(np, x, leads[0], True), _lift(np, y, leads[1], False), leads[0], leads[1])
-    return np.reshape(product, shape)
+    product = _rowwise(np, _lift(np, x, lead_x, True), _lift(np, y, lead_y, False), lead_x, lead_y)
+    return product.reshape(shape)
 
 
 def _swap(np: Any, m: Array) -> Array:
-    return np.swapaxes(m, -1, -2)
+    return m.swapaxes(-1, -2)
 
 
 def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
                 needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
     x, y = (_f64(np, a) for a in args)
+    if leads[1] and not leads[0] and x.ndim == 2 and y.ndim == 2:  # W @ x per row: out (N, n) = y @ W^T
+        return (None if not needs[0] else np.matmul(g.T, y),  # dW = sum_N g_N y_N^T
+                None if not needs[1] else np.matmul(g, x))  # dy_N = W^T g_N
     a, b = _lift(np, x, leads[0], True), _lift(np, y, leads[1], False)  # (n, k) and (k, m) per row
     batched = leads[0] or leads[1]
-    gm = np.reshape(g, np.shape(g)[:1] * bool(batched) + (np.shape(a)[-2], np.shape(b)[-1]))  # (n, m) per row
-    n_rows = np.shape(g)[0] if batched else 0
+    g_shape = g.shape
+    gm = g.reshape(g_shape[:1] * bool(batched) + (a.shape[-2], b.shape[-1]))  # (n, m) per row
+    n_rows = g_shape[0] if batched else 0
     # dL/dx = dL/dout @ y^T.  An unbatched x of a batched result sums sum_N g_N y_N^T, which is
     # one product with the batch folded into the contracted axis: (n, N*m) @ (N*m, k).
     if not needs[0]:
         gx = None
     elif batched and not leads[0]:
-        n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(b)[-2]
+        n, m, k = gm.shape[1], gm.shape[2], b.shape[-2]
         if m == 1:  # y a vector per row (W @ x): (n, N) @ (N, k) as a transposed view, not a copy of g
-            gx = np.matmul(_swap(np, np.reshape(gm, (n_rows, n))), np.reshape(b, (n_rows, k)))
+            gx = np.matmul(_swap(np, gm.reshape(n_rows, n)), b.reshape(n_rows, k))
         else:
-            gx = np.matmul(np.reshape(np.swapaxes(gm, 0, 1), (n, n_rows * m)), np.reshape(_swap(np, b), (n_rows * m, k)))
+            gx = np.matmul(gm.swapaxes(0, 1).reshape(n, n_rows * m), _swap(np, b).reshape(n_rows * m, k))
     else:
         gx = _rowwise(np, gm, _swap(np, b), bool(batched), leads[1])
     # dL/dy = x^T @ dL/dout; for an unbatched y, (k, N*n) @ (N*n, m).
     if not needs[1]:
         gy = None
     elif batched and not leads[1]:
-        n, m, k = np.shape(gm)[1], np.shape(gm)[2], np.shape(a)[-1]
-        gy = np.matmul(_swap(np, np.reshape(a, (n_rows * n, k))), np.reshape(gm, (n_rows * n, m)))
+        n, m, k = gm.shape[1], gm.shape[2], a.shape[-1]
+        gy = np.matmul(_swap(np, a.reshape(n_rows * n, k)), gm.reshape(n_rows * n, m))
     else:
         gy = _rowwise(np, _swap(np, a), gm, leads[0], bool(batched))
-    return (None if gx is None else np.reshape(gx, np.shape(x)),
-            None if gy is None else np.reshape(gy, np.shape(y)))
+    return (None if gx is None else gx.reshape(x.shape),
+            None if gy is None else gy.reshape(y.shape))
 
 
 def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
@@ -493,14 +512,34 @@ def _stable(np: Any, x: Array) -> _Softmax:
         d = x - m
     e = np.exp(d)
     top = np.argmax(x, axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
-    e_top = np.take_along_axis(e, top, axis=-1)
-    np.put_along_axis(e, top, 0.0, axis=-1)  # e is ours: the others' sum, then e_top back
+    e_top = _take_last(np, e, top)
+    _put_last(np, e, top, 0.0)  # e is ours: the others' sum, then e_top back
     rest = np.sum(e, axis=-1, keepdims=True)
-    np.put_along_axis(e, top, e_top, axis=-1)
+    _put_last(np, e, top, e_top)
     total = e_top + rest
     with np.errstate(divide="ignore", invalid="ignore"):  # a row of -inf sums to 0: log(0) = -inf
         log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))
     return _Softmax(m, d, e, total, rest, log_total, top)
+
+
+def _take_last(np: Any, a: Array, index: Array) -> Array:
+    """``np.take_along_axis(a, index, axis=-1)`` for one index per row of the last axis (``index``
+    shaped ``a.shape[:-1] + (1,)``), as one fancy index of ``a`` seen as a matrix: the same
+    entries, without take_along_axis's index building (the most of a small step's time)."""
+    flat = index.reshape(-1)
+    return a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat].reshape(index.shape)
+
+
+def _put_last(np: Any, a: Array, index: Array, values: Any) -> None:
+    """``np.put_along_axis(a, index, values, axis=-1)`` likewise, into a C-contiguous ``a`` (a
+    fresh array of the kernel's own, so that the matrix seen is a view and takes the writes)."""
+    if not a.flags.c_contiguous:
+        np.put_along_axis(a, index, values, axis=-1)
+        return
+    flat = index.reshape(-1)
+    if np.ndim(values):
+        values = (values if values.shape == index.shape else np.broadcast_to(values, index.shape)).reshape(-1)
+    a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat] = values
 
 
 def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
@@ -511,7 +550,7 @@ def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
         q = 1.0 - p
-        np.put_along_axis(q, s.top, s.rest / s.total, axis=-1)
+        _put_last(np, q, s.top, s.rest / s.total)
     return p, q
 
 
@@ -639,7 +678,7 @@ def _index_forward(np: Any, args: Any, leads: Any, items: Any) -> Array:
 def _index_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, items: Any) -> tuple[Array]:
     # the elements taken get their gradient; basic indexing takes each element at most once,
     # so assigning is adding
-    grad = np.zeros(np.shape(args[0]), dtype=np.float64)
+    grad = np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0]))
     grad[_key(leads[0], items)] = g
     return (grad,)
 
@@ -730,6 +769,11 @@ def _labels(np: Any, x: Array, y: Array) -> Array:
     """The labels as integer indices, or DomainError naming the first that is not a class."""
     classes = np.shape(x)[-1]
     y = _f64(np, y)
+    if np.ndim(y) and y.size:  # the usual case in one pass or so: whole numbers that are classes
+        with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
+            indices = y.astype(np.intp)
+        if (indices == y).all() and indices.min() >= 0 and indices.max() < classes:
+            return indices
     ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):
         bad = float(y[~ok].flat[0]) if np.ndim(y) else float(y)
@@ -747,41 +791,63 @@ def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
     full = batch + row
     if np.shape(x) != full:  # unbatched logits, batched labels
         x = np.broadcast_to(x, full)
-    labels = np.broadcast_to(_labels(np, x, y), full[:-1])
+    labels = _labels(np, x, y)
+    if labels.shape != full[:-1]:  # unbatched labels of batched logits
+        labels = np.broadcast_to(labels, full[:-1])
     positions = math.prod(row[:-1])
     axes = tuple(range(len(batch), len(full) - 1))
     return x, labels, positions, axes
 
 
 def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    return _cross_entropy_saving(np, args, leads, param)[0]
+
+
+def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[Array, Any]:
+    """The forward, and what the VJP needs of it (the softmax's pieces and the labels as
+    indices), so that a training step computes the softmax and checks the labels once."""
     _cross_entropy_shape(_rows(np, args, leads), None)
     x, labels, positions, axes = _ce_parts(np, args, leads)
     s = _stable(np, x)
-    picked = np.take_along_axis(s.d, labels[..., None], axis=-1)
+    picked = _take_last(np, s.d, labels[..., None])
     with np.errstate(invalid="ignore"):
         # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
         losses = (s.log_total - picked)[..., 0]
-    return np.sum(losses, axis=axes) / positions
+    return np.sum(losses, axis=axes) / positions, (s, labels, positions)
 
 
-def _ce_slope(np: Any, x: Array, labels: Array) -> Array:
+_cross_entropy_forward.saving = _cross_entropy_saving  # type: ignore[attr-defined]  # read by the executor
+
+
+def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
     """d loss / d x at each position: softmax(x) - onehot(label), which is -(1 - p) = -q at the
-    label: the others' share (rest / total) where the label is the largest entry, else 1 - p."""
-    s = _stable(np, x)
+    label: the others' share (rest / total) where the label is the largest entry, else 1 - p.
+    ``s``: x's softmax pieces (``_stable``) when the forward kept them."""
+    s = _stable(np, x) if s is None else s
     picked = labels[..., None]
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
-        q = np.where(picked == s.top, s.rest / s.total, 1.0 - np.take_along_axis(p, picked, axis=-1))
-    np.put_along_axis(p, picked, -q, axis=-1)  # p is a fresh array
+        q = np.where(picked == s.top, s.rest / s.total, 1.0 - _take_last(np, p, picked))
+    _put_last(np, p, picked, -q)  # p is a fresh array
     return p
 
 
 def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
-    x, labels, positions, axes = _ce_parts(np, args, leads)
-    slope = _ce_slope(np, x, labels)
+    x, labels, positions, _ = _ce_parts(np, args, leads)
+    return _cross_entropy_vjp_saved(np, g, (_stable(np, x), labels, positions), args, leads, param, needs)
+
+
+def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: Any, param: Any,
+                             needs: Any = None) -> tuple[Array, Array]:
+    """The VJP from what ``_cross_entropy_saving`` kept (the same numbers as ``_cross_entropy_vjp``)."""
+    s, labels, positions = saved
+    slope = _ce_slope(np, None, labels, s)
     g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
     gx = unbroadcast(np, slope * (g / positions), np.shape(args[0]), leads[0])
-    return gx, np.zeros(np.shape(args[1]), dtype=np.float64)  # labels are not differentiated
+    return gx, np.zeros(np.shape(args[1]), dtype=_float_type(np, args[1]))  # labels are not differentiated
+
+
+_cross_entropy_vjp.from_saved = _cross_entropy_vjp_saved  # type: ignore[attr-defined]
 
 
 def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,8 @@ class TensorRun:
     leads: list[int]
     slopes: dict[int, Any] = field(default_factory=dict)
     rows: list[Any] = field(default_factory=list)
+    saved: dict[int, Any] = field(default_factory=dict)  # what a tensor op's forward kept for its VJP
+    plans: dict[Any, Any] = field(default_factory=dict)  # reverse sweeps worked out (run_forward's shapes_cache)
 
     def register(self, name: str) -> int:
         return self.program.variables[name].register
@@ -57,44 +60,34 @@ class TensorRun:
         """d output / d each of ``wrt`` (inputs or intermediates): arrays of their own shapes (one
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
         default 1 everywhere, the gradient of the output (of each row's, over rows)."""
-        registers = {name: self.register(name) for name in wrt}
-        adjoints = self.adjoints(output, set(registers.values()), seed)
+        key = (_GRADIENTS, output, tuple(wrt))
+        registers = self.plans.get(key)
+        if registers is None:
+            registers = self.plans[key] = {name: self.register(name) for name in wrt}
+        adjoints = self.adjoints(output, frozenset(registers.values()), seed)
         values = self.values
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
 
-    def adjoints(self, output: str, wanted: set[int] | None = None, seed: Any = None) -> dict[int, Any]:
+    def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
         from one of ``wanted`` (default: every register) to it."""
-        rows, values = self.rows, self.values
         out = self.register(output)
-        reaches = [True] * (out + 1)  # whether a register depends on a wanted one
-        if wanted is not None:
-            for register in range(out + 1):
-                _, first, second, _, _ = rows[register]
-                reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
-                    (second >= 0 and reaches[second])
-        adjoints: dict[int, Any] = {out: np.ones_like(values[out]) if seed is None else seed}
+        key = (_SWEEP, out, None if wanted is None else frozenset(wanted))
+        plan = self.plans.get(key)
+        if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
+            plan = self.plans[key] = _sweep_plan(self.rows, out, wanted)
+        adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
+        vjp = self.vjp
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
-            self._sweep_back(out, reaches, adjoints)
+            for register, operands, needs in plan:
+                g = adjoints.get(register)
+                if g is None:
+                    continue
+                for r, grad in zip(operands, vjp(register, g, needs)):
+                    if grad is not None:
+                        adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
-
-    def _sweep_back(self, out: int, reaches: list[bool], adjoints: dict[int, Any]) -> None:
-        rows = self.rows
-        for register in range(out, -1, -1):
-            g = adjoints.get(register)
-            if g is None:
-                continue
-            op, first, second, param, _ = rows[register]
-            if first < 0:
-                continue
-            operands = (first,) if second < 0 else (first, second)
-            needs = tuple(reaches[r] for r in operands)
-            if not any(needs):
-                continue
-            for r, grad in zip(operands, self.vjp(register, g, needs)):
-                if grad is not None:
-                    adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
 
     def jvp(self, output: str, tangents: Mapping[str, Any]) -> Any:
         """The directional derivative of ``output`` along ``tangents`` (arrays shaped like the
@@ -132,11 +125,14 @@ class TensorRun:
         values, leads = self.values, self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
-        if op not in TENSOR_OPS:
+        tensor_op = TENSOR_OPS.get(op)
+        if tensor_op is None:
             return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs)
+        if register in self.saved:
+            return tensor_op.vjp.from_saved(np, g, self.saved[register], args, arg_leads, param, needs)
         if len(operands) == 1:
-            return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param)
-        return TENSOR_OPS[op].vjp(np, g, values[register], args, arg_leads, param, needs)
+            return tensor_op.vjp(np, g, values[register], args, arg_leads, param)
+        return tensor_op.vjp(np, g, values[register], args, arg_leads, param, needs)
 
     def _slopes(self, register: int) -> Any:
         """The op's local derivatives as the kernels give them (a function that makes them),
@@ -146,6 +142,33 @@ class TensorRun:
             slopes = self.slopes[register] = (slopes(),)
         made = slopes[0]
         return lambda: made
+
+
+_SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
+_GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
+
+
+def _sweep_plan(rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
+                ) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
+    """The steps of a reverse sweep from register ``out``, last register first: each op register
+    with its operands and which of them lead back to one of ``wanted`` (every register when None);
+    registers with no such operand are left out."""
+    reaches = [True] * (out + 1)  # whether a register depends on a wanted one
+    if wanted is not None:
+        for register in range(out + 1):
+            _, first, second, _, _ = rows[register]
+            reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
+                (second >= 0 and reaches[second])
+    plan: list[tuple[int, tuple[int, ...], tuple[bool, ...]]] = []
+    for register in range(out, -1, -1):
+        _, first, second, _, _ = rows[register]
+        if first < 0:
+            continue
+        operands = (first,) if second < 0 else (first, second)
+        needs = tuple(reaches[r] for r in operands)
+        if any(needs):
+            plan.append((register, operands, needs))
+    return plan
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -200,8 +223,8 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
 
 
 def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
-                first_row: int = 0, check: bool = True, shapes_cache: dict[Any, list[Shape]] | None = None
-                ) -> TensorRun:
+                first_row: int = 0, check: bool = True, shapes_cache: dict[Any, Any] | None = None,
+                check_every: bool = False) -> TensorRun:
     """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
     leading batch axis).  Shapes are inferred and checked first (``ShapeError``); every result
     must be finite (``EvaluationError`` at the first op that is not, unless ``check`` is off: the
@@ -209,21 +232,46 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
 
     ``shapes_cache``: a dict the caller keeps for one program, which runs it many times (``fit``'s
     steps, ``batch``'s chunks): the shapes inferred are kept there by the inputs' per-row shapes,
-    and inferred again only for new ones (the inference depends on nothing else)."""
+    and inferred again only for new ones (the inference depends on nothing else); so are the
+    program's rows and the reverse sweeps' plans (``TensorRun.adjoints``), which depend on the
+    program alone.  With a cache, a register whose NaN or infinity would reach a later register
+    through an op that always passes it on (``+``, ``*``, ``tanh``... : ``propagates`` in the op
+    table) is not checked itself: that register's check covers it, and a run where a check fails
+    runs again with every register checked (``check_every``), so the error is the one the first
+    bad register gives."""
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
+        rows = list(program.rows())
     else:
         key = tuple(input_shapes.items())
         shapes = shapes_cache.get(key)  # type: ignore[assignment]
         if shapes is None:
             shapes = shapes_cache[key] = infer(program, input_shapes)
+        rows = shapes_cache.get(_ROWS)  # type: ignore[assignment]
+        if rows is None:  # the program's rows do not change from run to run either
+            rows = shapes_cache[_ROWS] = list(program.rows())
+            shapes_cache[_COVERED] = _covered(rows)
+    covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
+    try:
+        return _run(program, inputs, batched, first_row, check, shapes, rows, covered, shapes_cache)
+    except EvaluationError:
+        if covered is None:
+            raise
+    # a check or a kernel failed where some register went unchecked: find the first that fails
+    return _run(program, inputs, batched, first_row, check, shapes, rows, None, shapes_cache)
+
+
+def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], first_row: int, check: bool,
+         shapes: list[Shape], rows: list[Any], covered: list[bool] | None, shapes_cache: dict[Any, Any] | None
+         ) -> TensorRun:
     values: list[Any] = []
     leads: list[int] = []
-    run = TensorRun(program, values, shapes, leads, rows=list(program.rows()))
+    run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
     slopes = run.slopes
+    add_reduce = np.add.reduce
     with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
-        for register, (op, first, second, param, where) in enumerate(run.rows):
+        for register, (op, first, second, param, where) in enumerate(rows):
             if op == INPUT:
                 values.append(inputs[param])
                 leads.append(1 if param in batched else 0)
@@ -239,17 +287,43 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
                 args = [values[first], values[second]]
                 arg_leads = [leads[first], leads[second]]
             try:
-                if op in TENSOR_OPS:
-                    out = TENSOR_OPS[op].forward(np, args, arg_leads, param)
-                else:
+                tensor_op = TENSOR_OPS.get(op)
+                if tensor_op is None:
                     out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+                else:
+                    saving = getattr(tensor_op.forward, "saving", None)
+                    if saving is None:
+                        out = tensor_op.forward(np, args, arg_leads, param)
+                    else:  # the forward keeps what its VJP needs (cross_entropy's softmax), computed once
+                        out, run.saved[register] = saving(np, args, arg_leads, param)
             except DomainError as error:
                 raise EvaluationError(error.message, where, program.source) from None
             values.append(out)
             leads.append(max(arg_leads))
-            if check:
-                check_register(run, register, first_row)
+            if check and (covered is None or not covered[register]):
+                # a finite sum has finite terms: one reduction says the register is finite (the
+                # whole check runs only when it is not)
+                total = add_reduce(out, axis=None)
+                if total - total != 0.0:
+                    check_register(run, register, first_row)
     return run
+
+
+_ROWS = "rows"  # the key under which shapes_cache keeps the program's rows (the shapes' keys are tuples)
+_COVERED = "covered"  # ... and which registers a later register's check covers (``_covered``)
+
+
+def _covered(rows: Sequence[Any]) -> list[bool]:
+    """For each register, whether an elementwise op that always passes a NaN or an infinity on
+    (``propagates`` in the op table) takes it as an operand: the later register is then not
+    finite wherever this one is not, so checking the later one checks this one too."""
+    covered = [False] * len(rows)
+    for op, first, second, _, _ in rows:
+        entry = None if first < 0 or op in TENSOR_OPS else OPS.get(op)
+        if entry is not None:
+            for position in entry.propagates:
+                covered[(first, second)[position]] = True
+    return covered
 
 
 def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:

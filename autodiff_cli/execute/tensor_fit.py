@@ -23,6 +23,7 @@ from ..errors import EvaluationError, InputError, Source
 from ..language.program import Initializer, Program
 from ..language.shapes import Shape, shape_text
 from .tensor import as_array, input_arrays, run_forward
+from .vectorized import _let_the_heap_hold
 
 __all__ = ["ParameterLayout", "TensorObjective", "starting_parameters"]
 
@@ -45,7 +46,7 @@ class ParameterLayout:
     def pack(self, arrays: Mapping[str, Any]) -> Any:
         flat = np.empty(self.size)
         for name, start, end in zip(self.names, self.offsets, self.offsets[1:]):
-            flat[start:end] = np.ravel(arrays[name])
+            flat[start:end] = np.reshape(arrays[name], -1)
         return flat
 
     def nested(self, flat: Any) -> dict[str, Any]:
@@ -96,8 +97,8 @@ class TensorObjective:
     def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
         run, count = self._run(params, rows)
         out = run.value(self.output)
-        grads = run.gradients(self.output, self.layout.names, np.full(np.shape(out), 1.0 / count))
-        return float(np.mean(out)), self.layout.pack(grads)
+        grads = run.gradients(self.output, self.layout.names, np.full(out.shape, 1.0 / count))
+        return float(np.add.reduce(out, axis=None) / out.size), self.layout.pack(grads)  # np.mean's own steps
 
     def loss(self, params: Any) -> float:
         run, _ = self._run(params, None)
@@ -116,6 +117,10 @@ class TensorObjective:
             raise self._in_the_data(error, rows) from None
         if not self._checked:
             self._check_output(run)
+            # every step makes and frees blocks this large (the registers, the flat gradient):
+            # kept in glibc's heap rather than mapped afresh with page faults each time
+            largest = max([8 * self.layout.size] + [np.size(value) * 8 for value in run.values])
+            _let_the_heap_hold(2 * largest)
         return run, (self.rows if rows is None else len(rows)) if self.data else 1
 
     def _check_output(self, run: Any) -> None:

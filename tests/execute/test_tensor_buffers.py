@@ -1,0 +1,175 @@
+"""The training step's shortcuts give the numbers the plain code gives, to the bit: cross_entropy's
+VJP from what its forward kept, Adam's in-place update of its state, the reverse sweep's plan
+kept from one run to the next, and the last-axis picks that replaced take/put_along_axis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autodiff_cli.engine import tensor_ops
+from autodiff_cli.engine.optim import AdamRule
+from autodiff_cli.errors import EvaluationError
+from autodiff_cli.execute.tensor import run_forward
+from autodiff_cli.execute.tensor_fit import ParameterLayout, TensorObjective
+from autodiff_cli.language import parse
+
+PROGRAM = """\
+x = zeros([5])
+label = 0
+W1 = zeros([7, 5])
+b1 = zeros([7])
+W2 = zeros([4, 7])
+b2 = zeros([4])
+h = relu(W1 @ x + b1)
+z = W2 @ h + b2
+L = cross_entropy(z, label)
+"""
+
+
+def data(rows: int = 9, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    columns = {"x": rng.standard_normal((rows, 5)), "label": rng.integers(0, 4, rows).astype(float)}
+    weights = {"W1": rng.standard_normal((7, 5)), "b1": rng.standard_normal(7),
+               "W2": rng.standard_normal((4, 7)), "b2": rng.standard_normal(4)}
+    return columns, weights
+
+
+def hand_gradient(columns: dict[str, np.ndarray], w: dict[str, np.ndarray]) -> tuple[float, dict[str, np.ndarray]]:
+    """The mean loss and its gradient written out with NumPy (independent of the kernels)."""
+    x, labels = columns["x"], columns["label"].astype(int)
+    n = len(x)
+    a = x @ w["W1"].T + w["b1"]
+    h = np.maximum(a, 0.0)
+    z = h @ w["W2"].T + w["b2"]
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    loss = float(np.mean(-np.log(p[np.arange(n), labels])))
+    dz = p.copy()
+    dz[np.arange(n), labels] -= 1.0
+    dz /= n
+    da = (dz @ w["W2"]) * (a > 0)
+    return loss, {"W1": da.T @ x, "b1": da.sum(0), "W2": dz.T @ h, "b2": dz.sum(0)}
+
+
+def objective(columns: dict[str, np.ndarray]) -> tuple[TensorObjective, ParameterLayout]:
+    program = parse(PROGRAM, "mlp.ad")
+    names = ["W1", "b1", "W2", "b2"]
+    layout = ParameterLayout(names, [(7, 5), (7,), (4, 7), (4,)])
+    return TensorObjective(program, "L", layout, {}, columns), layout
+
+
+def test_the_step_against_numpy_by_hand_and_again_with_the_kept_plan() -> None:
+    columns, weights = data()
+    goal, layout = objective(columns)
+    params = layout.pack(weights)
+    want_loss, want = hand_gradient(columns, weights)
+    for _ in range(3):  # the second and third runs use the shapes, rows and sweep plan kept by the first
+        loss, grad = goal.loss_and_grad(params, None)
+        assert abs(loss - want_loss) <= 1e-12 * abs(want_loss)
+        assert np.allclose(grad, layout.pack(want), rtol=1e-12, atol=1e-14)
+    rows = np.array([1, 4, 6])  # a minibatch: a new batch size, its own shapes
+    sub = {name: column[rows] for name, column in columns.items()}
+    loss, grad = goal.loss_and_grad(params, rows)
+    want_loss, want = hand_gradient(sub, weights)
+    assert abs(loss - want_loss) <= 1e-12 * abs(want_loss)
+    assert np.allclose(grad, layout.pack(want), rtol=1e-12, atol=1e-14)
+
+
+def test_cross_entropy_vjp_from_the_forward_is_the_same_bits() -> None:
+    rng = np.random.default_rng(4)
+    for logits, leads in ((rng.standard_normal((6, 5)) * 30, (1, 1)), (rng.standard_normal(5), (0, 1)),
+                          (np.array([[1e16, 1e16, 0.0], [-np.inf, 0.0, 1.0]]), (1, 1))):
+        rows = 6 if not leads[0] else len(logits)  # unbatched logits: the labels' rows
+        labels = rng.integers(0, logits.shape[-1], rows).astype(float)
+        args = (logits, labels)
+        out, saved = tensor_ops._cross_entropy_saving(np, args, leads, None)
+        assert np.array_equal(out, tensor_ops._cross_entropy_forward(np, args, leads, None), equal_nan=True)
+        g = np.linspace(0.5, 1.5, np.size(out)).reshape(np.shape(out))
+        kept = tensor_ops._cross_entropy_vjp_saved(np, g, saved, args, leads, None)
+        fresh = tensor_ops._cross_entropy_vjp(np, g, out, args, leads, None)
+        for a, b in zip(kept, fresh):
+            assert np.array_equal(a, b, equal_nan=True)
+
+
+def test_a_bad_label_in_a_later_step_is_still_named() -> None:
+    columns, weights = data()
+    goal, layout = objective(columns)
+    params = layout.pack(weights)
+    goal.loss_and_grad(params, None)
+    goal.data["label"][5] = 4.0  # no class of 4, after a step that ran: checked on every run still
+    with pytest.raises(EvaluationError, match="label 4 is not a class") as caught:
+        goal.loss_and_grad(params, None)
+    assert "in row 5 of the data" in " ".join(caught.value.notes)
+
+
+def adam_by_the_equations(param, grad, state, step, lr, rule):  # type: ignore[no-untyped-def]
+    """AdamRule's general equations on fresh arrays (its scalar path, element by element)."""
+    m, v = state
+    m = m + (1 - rule.beta1) * (grad - m)
+    v = v * rule.beta2 + (1 - rule.beta2) * grad * grad
+    denominator = v**0.5 / (1 - rule.beta2**step) ** 0.5 + rule.eps
+    return param - lr / (1 - rule.beta1**step) * (m / denominator), (m, v)
+
+
+def test_adam_in_place_is_the_equations_to_the_bit() -> None:
+    rng = np.random.default_rng(7)
+    rule = AdamRule(weight_decay=0.01)
+    param, state = rng.standard_normal(50), None
+    want_param, want_state = param.copy(), None
+    for step in range(1, 6):
+        grad = rng.standard_normal(50)
+        param, state = rule.update(param, grad, state, step, 0.01)
+        g = grad + rule.weight_decay * want_param
+        if want_state is None:
+            want_state = ((1 - rule.beta1) * g, (1 - rule.beta2) * g * g)
+            m, v = want_state
+            want_param = want_param - 0.01 / (1 - rule.beta1) * (m / (v**0.5 / (1 - rule.beta2) ** 0.5 + rule.eps))
+        else:
+            want_param, want_state = adam_by_the_equations(want_param, g, want_state, step, 0.01, rule)
+        assert np.array_equal(param, want_param)
+        assert all(np.array_equal(a, b) for a, b in zip(state, want_state))
+
+
+def test_last_axis_picks_are_take_and_put_along_axis() -> None:
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 4, 5))
+    index = rng.integers(0, 5, (3, 4, 1))
+    assert np.array_equal(tensor_ops._take_last(np, a, index), np.take_along_axis(a, index, axis=-1))
+    for values in (0.0, rng.standard_normal((3, 4, 1))):
+        mine, theirs = a.copy(), a.copy()
+        tensor_ops._put_last(np, mine, index, values)
+        np.put_along_axis(theirs, index, values, axis=-1)
+        assert np.array_equal(mine, theirs)
+    strided = a.copy()[:, :, ::2]  # not contiguous: put_along_axis itself
+    theirs = strided.copy()
+    tensor_ops._put_last(np, strided, index % 3, 1.0)
+    np.put_along_axis(theirs, index % 3, 1.0, axis=-1)
+    assert np.array_equal(strided, theirs)
+
+
+def test_run_forward_without_a_cache_still_sweeps() -> None:
+    columns, weights = data(rows=3)
+    program = parse(PROGRAM, "mlp.ad")
+    run = run_forward(program, {**columns, **weights}, frozenset(columns))
+    grads = run.gradients("L", ["W2"], np.full(3, 1 / 3))
+    assert np.allclose(grads["W2"], hand_gradient(columns, weights)[1]["W2"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("statement", [
+    "y = sum(exp(x) * 2 + 1)",  # exp's inf reaches y through * and +: y's check covers exp's
+    "y = sum(1 / exp(x))",  # 1/inf is 0: nothing covers exp, which is checked itself
+    "y = sum(tanh(exp(x)))",  # tanh(inf) is 1
+])
+def test_an_overflow_is_named_where_it_happens_with_or_without_the_cache(statement: str) -> None:
+    program = parse(f"x = [1, 2, 800]\n{statement}\n", "f.ad")
+    inputs = {"x": np.array([[1.0, 2.0, 3.0], [1.0, 900.0, 3.0]])}
+    errors = []
+    for cache in (None, {}, {}):
+        with pytest.raises(EvaluationError) as caught:
+            if cache is not None:  # a first run that passes, then the failing one with the cache kept
+                run_forward(program, {"x": inputs["x"][:1]}, frozenset(["x"]), shapes_cache=cache)
+            run_forward(program, inputs, frozenset(["x"]), shapes_cache=cache)
+        errors.append((str(caught.value), getattr(caught.value, "row", None)))
+    assert errors[0] == errors[1] == errors[2]
+    assert "exp overflows at entry [1]" in errors[0][0] and errors[0][1] == 1
