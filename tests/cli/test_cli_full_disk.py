@@ -45,7 +45,7 @@ COMMANDS = {
     "eval csv": ["eval", "sum.ad", "--set-all", "--format", "csv"],
     "eval table": ["eval", "sum.ad", "--set-all", "--format", "table"],
     "explain": ["explain", "sum.ad", "--set-all"],
-    "graph dot": ["graph", "sum.ad", "--set-all", "--format", "dot"],
+    "graph dot": ["graph", "sum.ad", "--set-all", "--format", "dot", "--level", "scalar"],  # every value: > 64 KiB
     "diff python": ["diff", "sum.ad", "--format", "python"],
     "batch rows": ["batch", "L = x*x + y", "rows.csv"],
     "plot svg": ["plot", "y = x*x", "--range", "x=0:1", "--points", "2000", "--format", "svg"],
