@@ -343,9 +343,11 @@ def test_the_readme_example_runs_and_means_what_it_says() -> None:
     exec(block.group(1), namespace)
     x = np.array([-1.0, 0.0, 0.5, 2.0])
     y = np.tanh(1.5 * x + 0.25)
-    result, mean = namespace["result"], namespace["mean"]
+    result = namespace["result"]
     assert list(result.columns()) == ["y", "dy/dw", "dy/dx", "dy/db"]
+    np.testing.assert_allclose(result.value, y, rtol=1e-15)
     np.testing.assert_allclose(result.grads["w"], x * (1 - y * y), rtol=1e-14)
-    residual = 0.5 * x - (2 * x + 1)  # w*x + b - t
-    assert mean.value == pytest.approx(np.mean(residual**2), rel=1e-15)
-    assert mean.grads == pytest.approx({"w": np.mean(2 * residual * x), "b": np.mean(2 * residual)}, rel=1e-15)
+    # what its comment says of reduce="mean": batch backprop's mean gradient
+    mean = evaluate_batch("y = tanh(w*x + b)", {"x": x, "w": 1.5, "b": 0.25}, wrt=["w", "b"], reduce="mean")
+    assert mean.value == pytest.approx(np.mean(y), rel=1e-15)
+    assert mean.grads == pytest.approx({"w": np.mean(x * (1 - y * y)), "b": np.mean(1 - y * y)}, rel=1e-14)
