@@ -222,23 +222,36 @@ class TrainingModel:
                 activity.append(LayerActivity(name, op, units.shape[1], 0, float(near), 0.0))
         return activity
 
+    def row_to_draw(self, params: np.ndarray) -> int:
+        """The training row whose loss is largest at ``params``: the one whose graph shows most of
+        the gradient (a row the model already gets right, with a hinge at 0, shows none)."""
+        try:
+            losses = np.asarray(self.predict(params, self.data, self.plan.output), dtype=np.float64).reshape(-1)
+        except Exception:  # noqa: BLE001 - any failure to rank the rows leaves the first row drawn
+            return 0
+        finite = np.isfinite(losses)
+        return int(np.argmax(np.where(finite, losses, -np.inf))) if finite.any() else 0
+
     def row_graph(self, params: np.ndarray, step: int) -> tuple[Any, str]:
-        """The graph of the loss on the first training row at ``step`` (a scalar program small
-        enough to read), or None and why not."""
+        """The graph of the loss at ``step`` on the training row with the largest loss then (a
+        scalar program small enough to read), or None and why not."""
         from ..errors import AutodiffError
 
+        row = self.row_to_draw(params) if self.rows else 0
+        which = "the first row" if row == 0 else f"row {row + 1}"
+        said = f"{which} of the data (the largest loss at step {step})"
         if self.layout is not None:
             from .tensor_graph import layer_graph
 
             given: dict[str, Any] = dict(self.fixed)
             given.update(self.parameters(params))
-            given.update({name: rows[0] for name, rows in self.data.items()})
+            given.update({name: rows[row] for name, rows in self.data.items()})
             try:
                 graph = layer_graph(self.program, given, self.plan.output, parameters=self.plan.parameters,
                                     seed=self.seed)
             except AutodiffError as error:
-                return None, f"the first row could not be evaluated: {error.message}"
-            return graph, f"the first row of the data at step {step}, layer by layer"
+                return None, f"{which} could not be evaluated: {error.message}"
+            return graph, f"{said}, layer by layer"
         if len(self.program) > GRAPH_INSTRUCTIONS:
             return None, (f"the program has {len(self.program)} instructions, too many to draw here: "
                           f"'autodiff graph' draws it")
@@ -247,12 +260,12 @@ class TrainingModel:
 
         values: dict[str, float] = {name: float(value) for name, value in self.fixed.items()}
         values.update({name: float(value) for name, value in zip(self.plan.parameters, params)})
-        values.update({name: float(rows[0]) for name, rows in self.data.items()})
+        values.update({name: float(rows[row]) for name, rows in self.data.items()})
         try:
             evaluation = evaluate(self.program, values, self.plan.output)
         except AutodiffError as error:
-            return None, f"the first row could not be evaluated: {error.message}"
-        return GraphModel.of(evaluation), f"the first row of the data at step {step}"
+            return None, f"{which} could not be evaluated: {error.message}"
+        return GraphModel.of(evaluation), said
 
 
 def name_prefix(name: str) -> str:
