@@ -570,7 +570,7 @@ def batch_columns(rows: int, seed: int = 3) -> dict[str, np.ndarray]:
 
 
 def batch_params(program: Any) -> dict[str, np.ndarray]:
-    from autodiff_cli.execute.tensor import input_arrays
+    from autodiff_cli.execute.interpreter import input_arrays
 
     arrays = input_arrays(program, {}, 0)
     return {name: arrays[name] for name in ("W1", "b1", "w2", "c")}

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from autodiff_cli.execute.fit import FitSettings, train
-from autodiff_cli.execute.tensor import run_forward
+from autodiff_cli.execute.interpreter import run_forward
 from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 

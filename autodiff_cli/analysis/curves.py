@@ -12,7 +12,7 @@ pass of the vectorized executor (``execute.vectorized``: the op table's vector k
 and reverse over NumPy columns), so thousands of points cost about as much as a few scalar
 evaluations.  For a tensor program, where the varied input is a number or one entry of a tensor
 (``W[0, 1]``), it is the tensor interpreter with that input on a batch axis, one row per point
-(``execute.tensor.run_forward``): again one forward and one reverse sweep for the whole column.
+(``execute.interpreter.run_forward``): again one forward and one reverse sweep for the whole column.
 
 f'' is the central difference of the exact f' (reverse mode) at x +- h, with check's step
 h = eps**(1/3) * max(1, |x|): its error is about 1e-10 relative where f is smooth.  Where f'
@@ -323,7 +323,7 @@ class _TensorSampler(_Sampler):
 
     def __init__(self, program: Program, values: Mapping[str, Any], variable: str, name: str,
                  index: tuple[int, ...], output: str) -> None:
-        from ..execute.tensor import input_arrays
+        from ..execute.interpreter import input_arrays
 
         declared = input_arrays(program, values).get(name)  # its shape: given, or its default's
         _check_entry(program, name, index, () if declared is None else declared.shape)
@@ -368,7 +368,7 @@ class _TensorSampler(_Sampler):
     def along(self, xs: np.ndarray) -> _Column:
         import numpy as np
 
-        from ..execute.tensor import run_forward
+        from ..execute.interpreter import run_forward
 
         try:
             run = run_forward(self.program, self._inputs(np.asarray(xs, dtype=float), True),
@@ -406,7 +406,7 @@ class _TensorSampler(_Sampler):
     def point(self, x: float) -> tuple[float, float]:
         import numpy as np
 
-        from ..execute.tensor import run_forward
+        from ..execute.interpreter import run_forward
 
         run = run_forward(self.program, self._inputs(x, False))
         with np.errstate(all="ignore"):

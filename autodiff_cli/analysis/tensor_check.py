@@ -27,7 +27,7 @@ import numpy as np
 
 from ..engine.registry import is_exact
 from ..errors import InputError, Source
-from ..execute.tensor import TensorRun, input_arrays, run_forward
+from ..execute.interpreter import TensorRun, input_arrays, run_forward
 from ..language.program import CONST, INPUT, Program, missing_inputs, missing_inputs_error, output_name
 from .check import DEFAULT_ATOL, DEFAULT_RTOL, CheckResult, InputCheck, _check_one
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AutodiffError, ShapeError
-from ..execute.tensor import TensorRun, input_arrays, run_forward
+from ..execute.interpreter import TensorRun, input_arrays, run_forward
 from ..language.program import Program
 from ..language.shapes import shape_text
 from .claim_text import ClaimLine

@@ -1,7 +1,7 @@
 """The layer-level graph of a tensor program: a node per statement, or per tensor operation.
 
 Where ``graph_model`` walks the scalar ``Value`` graph, this module reads the tensor
-interpreter's run (``execute.tensor``).  At the level of **layers** every input and every
+interpreter's run (``execute.interpreter``).  At the level of **layers** every input and every
 statement the output depends on is a node (``h1 = relu(W1 @ x + b1)`` is one, the layer, its
 expression as written); at the level of **ops** every tensor operation is (``W1 @ x``,
 ``· + b1``, ``relu(·)``).  Each carries its name, its shape, its value and, after one reverse
@@ -11,7 +11,7 @@ that flows.
 
 A **statement** is the run of registers the compiler emits for one assignment: its unnamed
 sub-expressions and constants, closed by the named register.  ``expand`` opens one into its
-scalar graph for one row (``execute.scalar_view.layer_view``), to be drawn in place of its
+scalar graph for one row (``execute.unroll.layer_view``), to be drawn in place of its
 node or nodes.
 
 Data only: nothing here draws; ``render.tensor_dot`` and ``render.page`` do.
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..execute.scalar_view import ScalarView
-    from ..execute.tensor import TensorRun
+    from ..execute.unroll import ScalarView
+    from ..execute.interpreter import TensorRun
     from ..language.program import Program
     from .graph_model import GraphModel
 
@@ -113,7 +113,7 @@ class TensorGraph:
                                   "(--output)")
         if self.node(last).kind == "input":
             return [last]
-        from ..execute.scalar_view import statement_start
+        from ..execute.unroll import statement_start
 
         rows = self.run.rows
         return [r for r in range(statement_start(self.program, last), last + 1)
@@ -123,7 +123,7 @@ class TensorGraph:
         """How to name the first tensor with no entries (``zeros([0, 3])``, ``x[2:1]``) that the
         statements closed by ``registers`` (default: the whole graph) compute or read, else None:
         such a tensor has no scalar graph."""
-        from ..execute.scalar_view import statement_start
+        from ..execute.unroll import statement_start
         from ..language.shapes import shape_text
 
         closing = sorted(self.index) if registers is None else sorted(registers)
@@ -139,8 +139,8 @@ class TensorGraph:
         return None
 
     def statement_name(self, register: int) -> str | None:
-        """The name of the statement a register belongs to (``execute.scalar_view.statement_names``)."""
-        from ..execute.scalar_view import statement_names
+        """The name of the statement a register belongs to (``execute.unroll.statement_names``)."""
+        from ..execute.unroll import statement_names
 
         return statement_names(self.program).get(register)
 
@@ -150,7 +150,7 @@ class Expansion:
     """One statement of a layer graph opened into its scalar graph for one row.
 
     ``registers`` are the layer graph's nodes it takes the place of; ``model`` is the scalar
-    graph (``graph_model.GraphModel`` of ``execute.scalar_view.layer_view``'s program), whose
+    graph (``graph_model.GraphModel`` of ``execute.unroll.layer_view``'s program), whose
     output is the sum of the statement's entries weighted by the tensor program's gradient, so
     each box's grad is its share of d output for this row; ``anchors`` maps each register the
     statement reads to the position of its first entry's box, where edges from it attach.
@@ -176,11 +176,11 @@ class Expansion:
 def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = None) -> Expansion:
     """The statement computing ``name`` (or the input ``name``) in ``graph``, entry by entry, for
     row ``row`` of a matrix (a vector or a number is shown whole).  ``limit`` caps the scalar
-    operations (``execute.scalar_view.TooLarge`` beyond it)."""
+    operations (``execute.unroll.TooLarge`` beyond it)."""
     import numpy as np
 
     from ..execute.scalar import evaluate
-    from ..execute.scalar_view import DEFAULT_LIMIT, layer_view
+    from ..execute.unroll import DEFAULT_LIMIT, layer_view
     from .graph_model import GraphModel
 
     registers = graph.statement(name)
@@ -263,7 +263,7 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
     node; the output must then be a number (InputError otherwise, naming the ways out)."""
     import numpy as np
 
-    from ..execute.tensor import input_arrays, run_forward
+    from ..execute.interpreter import input_arrays, run_forward
     from ..language.program import missing_inputs, missing_inputs_error, output_name
     from ..language.shapes import shape_text
 

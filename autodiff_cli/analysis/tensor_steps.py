@@ -1,6 +1,6 @@
 """The backward pass of a tensor program as chain-rule steps in matrix form.
 
-``explain`` runs the program once (``execute.tensor``), then walks its instructions from the
+``explain`` runs the program once (``execute.interpreter``), then walks its instructions from the
 output back and, for every edge operand -> instruction, records one vector-Jacobian product:
 the rule as the op tables write it, with the operands' names put in, the shapes it works on,
 and the share of the gradient it gives the operand, e.g.
@@ -20,7 +20,7 @@ unnamed results are t1, t2, ... in program order; constants receive no steps.
 
 Each step belongs to a statement (the named variable it computes, a "layer"): ``shares`` holds,
 per statement, what each variable it reads receives through it.  Summed over a layer's rows,
-the scalar view's gradients (``execute.scalar_view.layer_view`` with the upstream gradient) are
+the scalar view's gradients (``execute.unroll.layer_view`` with the upstream gradient) are
 these shares: the test of the two zoom levels against each other.
 
 The steps are data (arrays, not text); ``render/tensor_explain.py`` writes them.
@@ -38,8 +38,8 @@ import numpy as np
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
 from ..errors import InputError
-from ..execute.scalar_view import statement_names
-from ..execute.tensor import TensorRun, evaluate_tensors
+from ..execute.unroll import statement_names
+from ..execute.interpreter import TensorRun, evaluate_tensors
 from ..language.program import CONST, INPUT, ArrayLiteral, Program
 from .graph_model import operand_text
 from .steps import Explanation
@@ -199,7 +199,7 @@ def _expression(op: str, operands: Sequence[str], param: Any) -> str:
 
 def statement_registers(program: Program) -> dict[int, str]:
     """The statement (the named variable it computes) of every register an instruction writes, as
-    ``execute.scalar_view.layer_view`` takes a statement."""
+    ``execute.unroll.layer_view`` takes a statement."""
     return {register: name for register, name in statement_names(program).items()
             if program.variables[name].kind != INPUT}
 
@@ -443,7 +443,7 @@ def scalar_layers(program: Program, given: Mapping[str, Any], explanation: Tenso
     """Every statement of ``explanation``'s backward pass, in its order, with row ``row`` of it in
     scalars (a statement whose variable has fewer than two axes is shown whole)."""
     from ..execute import evaluate
-    from ..execute.scalar_view import TooLarge, layer_view
+    from ..execute.unroll import TooLarge, layer_view
     from .steps import explain
 
     layers = []

@@ -54,7 +54,7 @@ class TrainingModel:
 
     def __init__(self, program: Program, plan: FitPlan, given: Mapping[str, Any], columns: Mapping[str, Any],
                  seed: int, validation: Mapping[str, Any] | None = None) -> None:
-        from ..execute.tensor import as_array, input_arrays
+        from ..execute.interpreter import as_array, input_arrays
         from ..execute.tensor_batch import input_rows
         from ..language.program import runs_as_tensors
 
@@ -92,7 +92,7 @@ class TrainingModel:
     def run(self, params: np.ndarray, data: Mapping[str, Any]) -> Any:
         """The tensor interpreter's run over rows of ``data`` (one array per data input), unchecked:
         a row outside an op's domain gives NaN, which the pictures leave blank."""
-        from ..execute.tensor import run_forward
+        from ..execute.interpreter import run_forward
 
         inputs = dict(self.fixed)
         inputs.update(self.parameters(params))

@@ -160,7 +160,7 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
                   output_format: str | None, precision: int | None, no_color: bool) -> None:
     """eval of a tensor program: each variable's shape, value and gradient (or the Jacobian of a
     vector output); --mode forward computes the same derivatives with JVPs, one per input entry."""
-    from ..execute.tensor import evaluate_tensors, non_finite_gradient_warnings as tensor_gradient_warnings
+    from ..execute.interpreter import evaluate_tensors, non_finite_gradient_warnings as tensor_gradient_warnings
     from ..language.program import check_inputs
     from ..render import tensor_report
 

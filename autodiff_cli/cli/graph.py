@@ -4,7 +4,7 @@ A thin Click layer: ``render.dot`` builds the text from the graph model and
 ``render.backends`` lays it out; this command picks the format, checks the request before
 any slow work, and decides where the result goes.  A tensor program takes the other branch:
 ``analysis.tensor_graph`` (its layers, and the statements ``--expand`` opens) drawn by
-``render.tensor_dot``, or at ``--level scalar`` ``execute.scalar_view``'s program drawn as above.
+``render.tensor_dot``, or at ``--level scalar`` ``execute.unroll``'s program drawn as above.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: 
     """The page's scalar graph of the statement computing ``name`` (its title and SVG), or, for one
     too large to lay out here, the command that draws it."""
     from ..analysis.tensor_graph import expand
-    from ..execute.scalar_view import TooLarge
+    from ..execute.unroll import TooLarge
     from ..render import tensor_dot
 
     empty = graph.empty_tensor(graph.statement(name))
@@ -418,10 +418,10 @@ def _expansions(graph: TensorGraph, request: TensorRequest) -> list[Expansion]:
 
 def _scalar_level(program: Program, values: dict[str, Any], request: TensorRequest, fmt: str, backend: Any,
                   timeout: float, limit: int | None) -> bytes:
-    """Every entry of every tensor as today's scalar graph (``execute.scalar_view``)."""
+    """Every entry of every tensor as today's scalar graph (``execute.unroll``)."""
     from ..analysis.graph_model import GraphModel
     from ..execute import evaluate
-    from ..execute.scalar_view import scalar_view
+    from ..execute.unroll import scalar_view
     from ..render import dot
 
     if request.expand:

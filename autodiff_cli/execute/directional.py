@@ -104,7 +104,7 @@ def tensor_directional(program: Program, given: Mapping[str, Any], tangents: Map
     import numpy as np
 
     from ..language.program import missing_inputs, missing_inputs_error, output_name
-    from .tensor import as_array, input_arrays, run_forward
+    from .interpreter import as_array, input_arrays, run_forward
 
     missing = missing_inputs(program, given)
     if missing:

@@ -196,7 +196,7 @@ MEASURE_ROWS = 128
 def tensor_row_values(objective: Any, names: Sequence[str], chunk_rows: int = MEASURE_ROWS) -> RowValues:
     """The rows of ``names`` over every row of a ``TensorObjective``, from forward passes over
     ``chunk_rows`` rows at a time; a failing row is named by its place in the data."""
-    from .tensor import run_forward
+    from .interpreter import run_forward
 
     names = list(dict.fromkeys(names))
     rows = objective.rows

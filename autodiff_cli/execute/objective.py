@@ -33,7 +33,7 @@ def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndar
 
     if not (runs_as_tensors(program, values) or feeds_tensors(program, column_plan)):
         return ProgramObjective(program, plan, columns, row_label, advice)
-    from .tensor import input_arrays
+    from .interpreter import input_arrays
     from .tensor_batch import input_rows
     from .tensor_fit import TensorObjective, starting_parameters
 

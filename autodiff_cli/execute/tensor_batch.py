@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import INPUT, Program, TensorConstant, missing_inputs, missing_inputs_error, output_name
 from ..language.shapes import Shape, infer, refuse_other_column_shapes, shape_text
-from .tensor import TensorRun, as_array, check_register, input_arrays, run_forward
+from .interpreter import TensorRun, as_array, check_register, input_arrays, run_forward
 from .columns import entry_column, split_column
 from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source
 from ..language.program import Initializer, Program
 from ..language.shapes import Shape, shape_text
-from .tensor import as_array, input_arrays, run_forward
+from .interpreter import as_array, input_arrays, run_forward
 from .vectorized import _let_the_heap_hold
 
 __all__ = ["ParameterLayout", "TensorObjective", "starting_parameters"]

@@ -212,7 +212,7 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
 
     layout = fixed = start = None
     if runs_as_tensors(program, values) or feeds_tensors(program, column_plan):
-        from .tensor import input_arrays
+        from .interpreter import input_arrays
         from .tensor_fit import starting_parameters
 
         layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)

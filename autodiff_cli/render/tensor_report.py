@@ -29,7 +29,7 @@ from .numbers import format_number, json_number
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from ..execute.tensor import TensorEvaluation
+    from ..execute.interpreter import TensorEvaluation
 
 __all__ = [
     "SHOWN_WHOLE",

@@ -210,7 +210,7 @@ L = mean((H @ W2 - y)**2)
 
 
 def regression_arrays():
-    from autodiff_cli.execute.tensor import input_arrays
+    from autodiff_cli.execute.interpreter import input_arrays
 
     program = parse((SAMPLES / "regression_matrix.ad").read_text())
     arrays = input_arrays(program, {})

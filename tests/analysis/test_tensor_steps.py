@@ -2,7 +2,7 @@
 
 Expected numbers are computed independently: the post's gradient 2/N X^T (XW - Y) by hand in
 NumPy, the MLP's gradients by HIPS autograd.  The two zoom levels are held to each other: for
-every statement ("layer"), the scalar view of each row (execute/scalar_view.layer_view, weighted
+every statement ("layer"), the scalar view of each row (execute/unroll.layer_view, weighted
 by the row's upstream gradient) explained by analysis/steps.py, summed over the rows, gives the
 matrix-form shares to 1e-12.
 """
@@ -25,8 +25,8 @@ from autodiff_cli.analysis.tensor_steps import (
 )
 from autodiff_cli.errors import InputError
 from autodiff_cli.execute import evaluate
-from autodiff_cli.execute.scalar_view import layer_view
-from autodiff_cli.execute.tensor import input_arrays
+from autodiff_cli.execute.unroll import layer_view
+from autodiff_cli.execute.interpreter import input_arrays
 from autodiff_cli.language import parse
 from autodiff_cli.language.program import ArrayLiteral
 

@@ -26,7 +26,7 @@ def spaced(text: str) -> str:
 
 
 def post_data(samples):
-    from autodiff_cli.execute.tensor import input_arrays
+    from autodiff_cli.execute.interpreter import input_arrays
     from autodiff_cli.language import parse
 
     arrays = input_arrays(parse((samples / "regression_matrix.ad").read_text()), {})

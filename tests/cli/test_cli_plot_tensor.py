@@ -22,7 +22,7 @@ def run(runner):
 
 
 def regression(samples):
-    from autodiff_cli.execute.tensor import input_arrays
+    from autodiff_cli.execute.interpreter import input_arrays
     from autodiff_cli.language import parse
 
     arrays = input_arrays(parse((samples / "regression_matrix.ad").read_text()), {})

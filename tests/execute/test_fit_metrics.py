@@ -235,7 +235,7 @@ def test_a_tensor_measurement_runs_each_row_once_in_pieces(monkeypatch) -> None:
     run MEASURE_ROWS rows at a time (a product over every row at once set the BLAS's threads
     going, several times slower on a busy machine); the numbers are those of whole rows."""
     import autodiff_cli.execute.metrics as metrics_module
-    import autodiff_cli.execute.tensor as tensor_module
+    import autodiff_cli.execute.interpreter as tensor_module
     import autodiff_cli.execute.tensor_fit as tensor_fit_module
 
     program = parse(TENSOR, "t.ad")

@@ -17,7 +17,7 @@ import pytest
 from autodiff_cli.engine.ops import OPS
 from autodiff_cli.engine.tensor_ops import TENSOR_OPS
 from autodiff_cli.errors import ProgramError
-from autodiff_cli.execute.tensor import input_arrays, run_forward
+from autodiff_cli.execute.interpreter import input_arrays, run_forward
 from autodiff_cli.execute.tensor_symbolic import differentiate_tensors, vjp_rule
 from autodiff_cli.language.compiler import parse
 from autodiff_cli.render.tensor_formulas import tensor_latex, tensor_program, tensor_python, tensor_text

@@ -362,7 +362,7 @@ def test_initializer_errors(text: str, message: str, at: tuple[int, int]) -> Non
 
 @pytest.mark.parametrize("text", ["W = normal([2], -0.5)\nL = sum(W)", "W = uniform([3], 1, -1)\nL = sum(W)"])
 def test_an_initializer_that_cannot_be_drawn_is_an_error_at_its_line(text: str) -> None:
-    from autodiff_cli.execute.tensor import evaluate_tensors
+    from autodiff_cli.execute.interpreter import evaluate_tensors
 
     try:
         program = parse(text, "m.ad")

@@ -50,7 +50,7 @@ import pytest
 from autograd.differential_operators import make_jvp_reversemode
 from autograd.tracer import getval
 
-from autodiff_cli.execute.tensor import evaluate_tensors, input_arrays, run_forward
+from autodiff_cli.execute.interpreter import evaluate_tensors, input_arrays, run_forward
 from autodiff_cli.language.compiler import parse
 
 TOLERANCE = 1e-12

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from autodiff_cli.cli.options import load_inputs
 from autodiff_cli.execute import evaluate
-from autodiff_cli.execute.tensor import evaluate_tensors
+from autodiff_cli.execute.interpreter import evaluate_tensors
 from autodiff_cli.render import report, tensor_report
 from autodiff_cli.render.fitted_table import pieces
 

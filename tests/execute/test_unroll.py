@@ -11,8 +11,8 @@ import pytest
 
 from autodiff_cli.errors import AutodiffError
 from autodiff_cli.execute.scalar import evaluate
-from autodiff_cli.execute.scalar_view import TooLarge, entry_name, layer_view, scalar_view
-from autodiff_cli.execute.tensor import input_arrays, run_forward
+from autodiff_cli.execute.unroll import TooLarge, entry_name, layer_view, scalar_view
+from autodiff_cli.execute.interpreter import input_arrays, run_forward
 from autodiff_cli.language.compiler import parse
 from properties.test_tensor_random import Gen, Tie, reference_gradients
 

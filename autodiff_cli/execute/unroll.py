@@ -44,7 +44,7 @@ from ..language.program import (
     missing_inputs,
     missing_inputs_error,
 )
-from .tensor import input_arrays, run_forward
+from .interpreter import input_arrays, run_forward
 
 __all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view", "statement_names", "statement_start"]
 
