@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .nn import Module
-from .interpreter import Tensor, _operand, _structural, default_generator
+from .tensor import Tensor, _operand, _structural, default_generator
 
 __all__ = ["Linear", "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh", "cross_entropy", "mse_loss"]
 
