@@ -282,18 +282,21 @@ def test_a_step_sends_no_task_once_the_partitions_are_held(cluster, tmp_path, mo
     assert submitted == []
 
 
-def test_a_worker_that_dies_between_steps_costs_a_step_on_tasks_not_the_answer(cluster, tmp_path) -> None:
+def test_a_worker_that_dies_between_steps_costs_a_step_on_tasks_not_the_answer(tmp_path) -> None:
+    # A cluster of its own: the module's shared one may have lost workers to earlier tests (in
+    # random order this one then waited for ever on a cluster with no worker to rerun on).
     paths = split_rows(SAMPLES / "line_ones.csv", tmp_path, [70, 140])
-    spread, _, start, _ = regression_objectives(cluster, paths)
-    in_process, *_ = regression_objectives(InProcess(), paths)
-    expected = in_process.loss_and_grad(start, None)
-    spread.loss_and_grad(start, None)
-    holder = sorted(cluster.client.who_has(spread._objectives)[spread._objectives[0].key])[0]
-    try:
-        cluster.client.run(os._exit, 1, workers=[holder])  # the worker holding partition 1, gone
-    except Exception:  # its connection closes as it dies
-        pass
-    for _ in range(2):  # by tasks while Dask reads the partition again, then straight to the workers
-        loss, grad = spread.loss_and_grad(start, None)
-        assert loss == expected[0]
-        np.testing.assert_array_equal(grad, expected[1])
+    with Cluster("local:2") as cluster:
+        spread, _, start, _ = regression_objectives(cluster, paths)
+        in_process, *_ = regression_objectives(InProcess(), paths)
+        expected = in_process.loss_and_grad(start, None)
+        spread.loss_and_grad(start, None)
+        holder = sorted(cluster.client.who_has(spread._objectives)[spread._objectives[0].key])[0]
+        try:
+            cluster.client.run(os._exit, 1, workers=[holder])  # the worker holding partition 1, gone
+        except Exception:  # its connection closes as it dies
+            pass
+        for _ in range(2):  # by tasks while Dask reads the partition again, then straight to the workers
+            loss, grad = spread.loss_and_grad(start, None)
+            assert loss == expected[0]
+            np.testing.assert_array_equal(grad, expected[1])
