@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import InputError, OutputError
-from ..execute.batch_rows import BatchOptions, Failures, plan_batch, reduce_sums, sum_rows, write_rows
 from ..files.atomic import StreamedFile, check_writable, write_atomic
 from ..files.formats import ROW_EXTENSIONS, ROW_FORMATS, extension_of, format_by_extension, row_format, sniffs
 from ..files.stdout import StdoutBytes, emit, stdout_closed
@@ -35,7 +34,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from ..execute.batch_rows import BatchJob, Sums
+    from ..execute.batch_rows import BatchJob, BatchOptions, Sums
     from ..files.rows import ParquetReader, RowReader
     from ..language.program import Program
 
@@ -114,6 +113,8 @@ def batch_command(
             raise click.UsageError("with -e/-f the program is given; pass only ROWS as an argument")
         rows, source = rows or source, None
     _check_options(reduce, report_format, output_format, keep, out)
+    from ..execute.batch_rows import BatchOptions  # the library, imported when batch runs: not at start-up
+
     options = BatchOptions(output=output, wrt=tuple(name_list(wrt)) if wrt else None,
                            keep=tuple(name_list(keep)) if keep else None, values_of=tuple(name_list(values_of)),
                            reduce=reduce, on_error=on_error, precision=precision,
@@ -151,6 +152,8 @@ def batch_command(
                                    "-o rows.parquet, or redirect: ... > rows.parquet")
     with opened(rows, notify) as (stream, name, size):
         reader = reader_for(stream, name, row_format(rows, input_format), sniffs(rows, input_format))
+        from ..execute.batch_rows import plan_batch, sum_rows
+
         job = plan_batch(program, values, reader, options)
         warn(job.notes)
         with reading_progress(size, quiet, name) as advance:
@@ -186,6 +189,7 @@ def _check_options(reduce: str | None, report_format: str | None, output_format:
 
 def _write_rows(reader: RowReader | ParquetReader, job: BatchJob, out: str | None,
                 advance: Callable[[int], None]) -> None:
+    from ..execute.batch_rows import write_rows
     from ..files.rows import misread_warnings, writer_for
 
     options, plan = job.options, job.plan
@@ -223,6 +227,8 @@ def _report(summed: Sums, rows_name: str, job: BatchJob, out: str | None, report
 
     how, precision = job.options.reduce, job.options.precision
     assert how is not None
+    from ..execute.batch_rows import reduce_sums
+
     reduction = reduce_sums(summed, rows_name, job, how)
     warn(reduction.notes)
     if report_format is None and out not in (None, "-"):  # report.json, report.csv
@@ -269,6 +275,8 @@ def _batch_partitions(program: Program, values: dict[str, Any], rows: str, input
             advance(read[0])
 
         result = batch.run(scheduler, out, force, done)
+    from ..execute.batch_rows import Failures
+
     if isinstance(result, Failures):
         warn(result.misread)
         warn(result.notes())
