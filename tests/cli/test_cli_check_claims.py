@@ -242,3 +242,46 @@ def test_the_table_never_cuts_a_number(runner, cli, samples) -> None:
     example = json.loads(plain.stdout)["claims"][0]["counterexample"]
     for number in (example["claimed"], example["correct"], example["difference"]):
         assert repr(number) in result.stdout
+
+
+@pytest.mark.parametrize("body", [r"\frac12 12x + y", r"3x + \frac{1}{2}y + \frac62 x + \frac12 y", r"\frac{12}2x + \frac22 y"])
+def test_an_unbraced_argument_is_one_digit_as_in_tex(runner, cli, samples, body) -> None:
+    # TeX reads \frac12 as \frac{1}{2}, so each body is 6x + y (quadratic.ad's df/dx), written
+    # the short way; read as \frac{12}{...} it would be judged wrong.
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + body, "--format", "json")
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "proved"
+
+
+@pytest.mark.parametrize(("body", "message", "column"), [
+    # TeX reads x^10 as x^{1}0 and \frac123 as \frac{1}{2}3: more digits right after a
+    # one-digit argument are refused, not read either way.
+    (r"6 x + y^10", "'^10' is ambiguous: LaTeX takes one digit, 1, as the exponent and 0 after it",
+     len(HEAD) + 8),
+    (r"\frac123 x", r"'\frac123' is ambiguous: LaTeX takes one digit, 2, as the denominator and 3 after it",
+     len(HEAD) + 1),
+    (r"\sqrt36 x", r"'\sqrt36' is ambiguous: LaTeX takes one digit, 3, as the argument and 6 after it",
+     len(HEAD) + 1),
+    (r"6 x + y^2.5", "'^2.5' is ambiguous: LaTeX takes one digit, 2, as the exponent and .5 after it",
+     len(HEAD) + 8),
+    # An empty group is refused where an argument is needed, with no ')' the user never wrote.
+    (r"6 x + y^{}", "'^' needs an exponent", len(HEAD) + 8),
+    (r"\frac{}{2} x", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\frac{6x}{ } + y", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\sqrt{} x", r"'\sqrt' needs an argument", len(HEAD) + 1),
+])
+def test_ambiguous_or_empty_arguments_are_located(runner, cli, samples, body, message, column) -> None:
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + body)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"<claim-latex>:1:{column}: error: {message}"), result.stderr
+    assert "')'" not in result.stderr
+
+
+def test_an_empty_group_is_nothing(runner, cli, samples) -> None:
+    # In TeX {} is an empty group and adds nothing: {}6x + y{} is 6x + y.
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + "{}6x + y{}",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "proved"
