@@ -285,3 +285,14 @@ def test_an_empty_group_is_nothing(runner, cli, samples) -> None:
     assert result.exit_code == 0, result.output
     (claim,) = json.loads(result.stdout)["claims"]
     assert claim["verdict"] == "proved"
+
+
+def test_a_definition_may_not_take_an_inputs_name(runner, cli, samples, tmp_path) -> None:
+    # 'f = 2' above 'dL/dd = f' once judged the claim wrong, shown as "dL/dd = f: WRONG ... the
+    # derivative is dL/dd = f": the definition hid the input f = -2 without a word.  (An
+    # intermediate restated, as diff --format program writes it, stays allowed.)
+    claims = tmp_path / "claims.txt"
+    claims.write_text("f = 2\ndL/dd = f\n")
+    result = run(runner, cli, str(samples / "karpathy.ad"), "--claims", str(claims))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"{claims}:1:1: error: 'f' is an input of the program")
