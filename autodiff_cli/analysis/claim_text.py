@@ -347,6 +347,9 @@ class _LatexError(Exception):
         self.message, self.column, self.width, self.hint = message, column, width, hint
 
 
+# The commands of matrix LaTeX (diff writes X^\top and \odot for a tensor program's derivatives).
+_MATRIX_COMMANDS = ("top", "intercal", "odot", "otimes")
+
 # What each command that takes arguments looks like, for the messages about a missing one.
 _ARGUMENT_FORMS = {"frac": r"\frac{numerator}{denominator}", "dfrac": r"\dfrac{numerator}{denominator}",
                    "tfrac": r"\tfrac{numerator}{denominator}", "sqrt": r"\sqrt{x} or \sqrt[3]{x}",
@@ -577,6 +580,11 @@ class _Latex:
                 self.i += 1
                 self.emit("(" if word == "left" else ")", at, "open" if word == "left" else "close")
             return
+        if word in _MATRIX_COMMANDS:  # diff's LaTeX of a tensor program; X W beside them is a matrix product
+            raise _LatexError(f"'\\{word}' is matrix LaTeX, which --claim-latex does not read: its products "
+                              "written side by side would be read entry by entry", self.column(at), len(word) + 1,
+                              "write the claim in the language with --claim, e.g. "
+                              "--claim 'dL/dW = transpose(X) @ (P - Y) / 4'")
         if word in ("cdot", "times", "ast"):
             self.emit("*", at, "op")
             return

@@ -296,3 +296,20 @@ def test_a_definition_may_not_take_an_inputs_name(runner, cli, samples, tmp_path
     result = run(runner, cli, str(samples / "karpathy.ad"), "--claims", str(claims))
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"{claims}:1:1: error: 'f' is an input of the program")
+
+
+@pytest.mark.parametrize(("body", "written"), [
+    (r"\frac{2}{8} X^\top (P - Y)", r"\top"),
+    (r"\frac{2}{8} X^{\intercal} (P - Y)", r"\intercal"),
+    (r"\frac{\partial L}{\partial P} \odot 1", r"\odot"),
+])
+def test_matrix_latex_as_diff_writes_it_is_refused_with_the_way_to_write_it(runner, cli, samples, body,
+                                                                            written) -> None:
+    # diff --format latex writes a tensor program's derivatives with X^\top, \odot and side-by-side
+    # matrix products; --claim-latex read \top as a variable 'top' and said it did not exist.
+    head = r"\frac{\partial L}{\partial W} = "
+    result = run(runner, cli, str(samples / "regression_matrix.ad"), "--claim-latex", head + body)
+    assert result.exit_code == 2, result.output
+    column = len(head) + body.index(written) + 1
+    assert result.stderr.startswith(f"<claim-latex>:1:{column}: error: '{written}' is matrix LaTeX"), result.stderr
+    assert "--claim" in result.stderr and "transpose(X) @" in result.stderr
