@@ -211,3 +211,12 @@ def test_an_infinite_derivative_along_a_direction_is_said_in_words(runner) -> No
                                       "unbounded or undefined here")
     assert reasons["x[0]"] == "reverse mode gives inf for d/dx[0] at x[0] = 0: the derivative is unbounded or " \
                               "undefined here"
+
+
+def test_a_tensor_checks_summary_counts_directions_and_entries_not_inputs(runner) -> None:
+    # x has 3 entries, checked along 2 random directions and at each of its 3 entries: the
+    # summary once said "5 inputs" of a program with one input of 3 entries.
+    result = runner.invoke(main, ["check", "x = [1, 2, 3]\ny = sum(x**2)"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == ("dy/d input, 2 random directions and 3 input entries: all agree "
+                                              "(rtol 0.001, atol 1e-05)")
