@@ -72,6 +72,7 @@ __all__ = [
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-5
+DIRECTION = "direction "  # the fast check's rows are named "direction 1", "direction 2", ...
 
 OK, FAIL, INCONCLUSIVE = "ok", "fail", "inconclusive"
 
@@ -467,7 +468,7 @@ def check_directions(
         def along(_name: str, t: float, direction: dict[str, float] = direction) -> float:
             return floats.output_along(direction, t)
 
-        checks.append(_check_one(f"direction {k + 1}", 0.0, reverse, forward, f0, along, rtol, atol, rounding))
+        checks.append(_check_one(f"{DIRECTION}{k + 1}", 0.0, reverse, forward, f0, along, rtol, atol, rounding))
         if progress is not None:
             progress(k + 1, count)
     return CheckResult(output, f0, rtol, atol, checks, list(evaluation.warnings), mode="directions", seed=seed,
@@ -817,6 +818,8 @@ def _jump(name: str, x: float, reverse: float, rows: list[_Row], rounding: float
 
 def _unbounded(name: str, x: float, reverse: float, forward: float) -> str | None:
     for mode, grad in (("reverse", reverse), ("forward", forward)):
+        if not math.isfinite(grad) and name.startswith(DIRECTION):  # a direction's x is its step, 0
+            return f"{mode} mode gives {grad} along {name}: the derivative along it is unbounded or undefined here"
         if not math.isfinite(grad):
             return (f"{mode} mode gives {grad} for d/d{name} at {name} = {_fmt(x)}: "
                     "the derivative is unbounded or undefined here")

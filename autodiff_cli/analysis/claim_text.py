@@ -347,6 +347,9 @@ class _LatexError(Exception):
         self.message, self.column, self.width, self.hint = message, column, width, hint
 
 
+# The commands of matrix LaTeX (diff writes X^\top and \odot for a tensor program's derivatives).
+_MATRIX_COMMANDS = ("top", "intercal", "odot", "otimes")
+
 # What each command that takes arguments looks like, for the messages about a missing one.
 _ARGUMENT_FORMS = {"frac": r"\frac{numerator}{denominator}", "dfrac": r"\dfrac{numerator}{denominator}",
                    "tfrac": r"\tfrac{numerator}{denominator}", "sqrt": r"\sqrt{x} or \sqrt[3]{x}",
@@ -404,12 +407,14 @@ class _Latex:
             raise _LatexError(f"this '{s[opened]}' is never closed: add '{stop}' where its group ends",
                               self.column(opened))
 
-    def braced(self, command: str, at: int) -> _Step:
+    def braced(self, command: str, at: int, role: str = "argument") -> _Step:
         """The argument of ``command`` (``frac``, ``sqrt`` or ``^``, written at ``at``): a
-        ``{...}`` group, or one token."""
+        ``{...}`` group, or one token, as TeX reads it (``\\frac12`` is one half).  ``role``
+        names the argument in messages: "exponent", "numerator", "denominator", "argument"."""
         self.skip_space()
         start = self.i
-        if start >= len(self.s) or self.s[start] in "})]&=" or self.s.startswith("\\right", start):
+        if (start >= len(self.s) or self.s[start] in "})]&=" or self.s.startswith("\\right", start)
+                or self.empty_group_at(start)):
             written = "^" if command == "^" else "\\" + command
             needs = {"^": "an exponent", "sqrt": "an argument"}.get(command, "two arguments")
             raise _LatexError(f"'{written}' needs {needs}", self.column(at), len(written),
@@ -419,9 +424,31 @@ class _Latex:
             self.i += 1
             yield self.group("}", start)
             self.emit(")", self.i - 1, "close")
+        elif self.s[start].isdigit():  # one token is one digit: \\frac12 is \\frac{1}{2}
+            self.i = start + 1
+            self.emit(self.s[start], start, "operand")
+            self.emit(")", start, "close")
+            if role != "numerator":  # a numerator's next digit is the denominator
+                self.refuse_digits_after(command, at, role)
         else:
             yield self.token()
             self.emit(")", start, "close")
+
+    def empty_group_at(self, index: int) -> bool:
+        """Whether ``{}`` (spaces allowed inside) starts at ``index``."""
+        return self.s.startswith("{", index) and self.s[index + 1:].lstrip(" \t").startswith("}")
+
+    def refuse_digits_after(self, command: str, at: int, role: str) -> None:
+        """``x^10`` is x^{1}0 to TeX, and x^{10} to most people who type it: read neither way."""
+        more = re.match(r"[0-9.]+", self.s[self.i:])
+        if more is None:
+            return
+        written = self.s[at:self.i + more.end()]
+        raise _LatexError(f"'{written}' is ambiguous: LaTeX takes one digit, {self.s[self.i - 1]}, as the {role} "
+                          f"and {more.group()} after it", self.column(at), len(written),
+                          f"write ^{{{self.s[self.i - 1]}{more.group()}}} for that power, or ^{{{self.s[self.i - 1]}}} "
+                          f"{more.group()} for what LaTeX shows" if command == "^" else
+                          f"put the {role} in braces: {_ARGUMENT_FORMS[command]}")
 
     def skip_space(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t&":
@@ -481,6 +508,9 @@ class _Latex:
             self.name(char, at)
             return
         self.i = at + 1
+        if self.empty_group_at(at):  # {} adds nothing in TeX
+            self.i = self.s.index("}", at) + 1
+            return
         if char == "{" or char in "([":
             self.emit("(", at, "open")
             if char == "{":
@@ -492,7 +522,7 @@ class _Latex:
             return
         if char == "^":
             self.emit("**", at, "op")
-            yield self.braced("^", at)
+            yield self.braced("^", at, "exponent")
             return
         if char == "}":
             return
@@ -550,14 +580,19 @@ class _Latex:
                 self.i += 1
                 self.emit("(" if word == "left" else ")", at, "open" if word == "left" else "close")
             return
+        if word in _MATRIX_COMMANDS:  # diff's LaTeX of a tensor program; X W beside them is a matrix product
+            raise _LatexError(f"'\\{word}' is matrix LaTeX, which --claim-latex does not read: its products "
+                              "written side by side would be read entry by entry", self.column(at), len(word) + 1,
+                              "write the claim in the language with --claim, e.g. "
+                              "--claim 'dL/dW = transpose(X) @ (P - Y) / 4'")
         if word in ("cdot", "times", "ast"):
             self.emit("*", at, "op")
             return
         if word == "frac" or word == "dfrac" or word == "tfrac":
             self.emit("(", at, "open")
-            yield self.braced(word, at)
+            yield self.braced(word, at, "numerator")
             self.emit("/", at, "op")
-            yield self.braced(word, at)
+            yield self.braced(word, at, "denominator")
             self.emit(")", at, "close")
             return
         if word == "sqrt":

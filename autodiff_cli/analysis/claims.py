@@ -302,7 +302,12 @@ def check_claims(program: Program, values: Mapping[str, float], items: Sequence[
     definitions: dict[str, ClaimLine] = {}
     given = {v.name: float(values[v.name]) if v.name in values else float(v.default)  # type: ignore[arg-type]
              for v in program.inputs if v.name in values or isinstance(v.default, (int, float))}
+    inputs = {v.name for v in program.inputs}
     for item in items:
+        if item.name in inputs:  # it would hide the input's value from the claims below
+            raise UnjudgedClaim(f"'{item.name}' is an input of the program: a definition needs a name of its own",
+                                item.head_at, item.source,
+                                hint=f"rename it (e.g. {item.name}_1) where it is defined and used")
         if item.name is not None:
             definitions[item.name] = item
             continue

@@ -29,7 +29,7 @@ from ..engine.registry import is_exact
 from ..errors import InputError, Source
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
 from ..language.program import CONST, INPUT, Program, missing_inputs, missing_inputs_error, output_name
-from .check import DEFAULT_ATOL, DEFAULT_RTOL, CheckResult, InputCheck, _check_one
+from .check import DEFAULT_ATOL, DEFAULT_RTOL, DIRECTION, CheckResult, InputCheck, _check_one
 
 __all__ = ["DEFAULT_ENTRIES", "check_tensors"]
 
@@ -77,7 +77,7 @@ def check_tensors(program: Program, given: Mapping[str, Any], output: str | None
         def along(_name: str, t: float, direction: dict[str, Any] = direction) -> float:
             return value_at({name: point[name] + t * v for name, v in direction.items()})
 
-        check = _check_one(f"direction {k + 1}", 0.0, reverse, forward, f0, along, rtol, atol, rounding)
+        check = _check_one(f"{DIRECTION}{k + 1}", 0.0, reverse, forward, f0, along, rtol, atol, rounding)
         checks.append(replace(check, value=None))  # a direction has no input value of its own (shown "-")
         _tell(progress, len(checks), total)
     for name, index in picked:

@@ -36,6 +36,7 @@ from .claims import (
     UnjudgedClaim,
     _ratio_text,
 )
+from .tensor_check import _labels
 
 __all__ = ["POINTS", "check_tensor_claims"]
 
@@ -50,9 +51,10 @@ def check_tensor_claims(program: Program, values: Mapping[str, Any], items: Sequ
     raised as it is: it is the program's, and ``eval`` reports the same."""
     base = input_arrays(program, values, seed)
     runs = [run_forward(program, base)]
+    labels = _labels(runs[0])  # class numbers: moved, they would be no classes at all
     for k in range(1, POINTS):
         try:
-            runs.append(run_forward(program, _around(base, np.random.default_rng([seed, k]))))
+            runs.append(run_forward(program, _around(base, np.random.default_rng([seed, k]), labels)))
         except AutodiffError:
             continue  # outside the program's domain: not a point to judge at
     results = []
@@ -64,8 +66,9 @@ def check_tensor_claims(program: Program, values: Mapping[str, Any], items: Sequ
     return ClaimsReport(results, against="the gradient by reverse mode")
 
 
-def _around(point: Mapping[str, Any], generator: Any) -> dict[str, Any]:
-    return {name: value + generator.uniform(-1.0, 1.0, np.shape(value)) * np.maximum(1.0, np.abs(value))
+def _around(point: Mapping[str, Any], generator: Any, fixed: set[str]) -> dict[str, Any]:
+    return {name: value if name in fixed else
+            value + generator.uniform(-1.0, 1.0, np.shape(value)) * np.maximum(1.0, np.abs(value))
             for name, value in point.items()}
 
 
@@ -112,6 +115,12 @@ def _check(program: Program, item: ClaimLine, runs: Sequence[TensorRun]) -> Clai
                            f"of {wrt}, {shape_text(np.shape(truth))}")
         return result
     differs = [isinstance(c, AutodiffError) or not np.all(_agree(c, t)) for t, c in pairs]
+    if not any(differs) and all(at_given):
+        result.verdict = INCONCLUSIVE  # one point cannot tell a claim right there only
+        result.reason = (f"{item.label} agrees only at the given values: no random point around them could be "
+                         "compared (the program or its gradient is undefined there), and one point cannot tell "
+                         "a claim right there alone from a right one")
+        return result
     if not any(differs):
         result.points, result.domain = len(pairs), DOMAIN
         result.reason = "equal at every point tried (a tensor claim is judged by its values, not proved)"

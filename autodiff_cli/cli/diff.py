@@ -46,7 +46,11 @@ def parse_shapes(ctx: click.Context, param: click.Parameter, items: tuple[str, .
         if not equals or not name.strip().isidentifier() or not all(word.isdigit() for word in words):
             raise click.BadParameter(f"{item!r} is not NAME=SHAPE; write the shape as whole numbers, "
                                      "e.g. --shapes X=8,2 (a matrix of 8 rows and 2 columns)", ctx, param)
-        shapes[name.strip()] = tuple(int(word) for word in words)
+        shape = tuple(int(word) for word in words)
+        earlier = shapes.setdefault(name.strip(), shape)
+        if earlier != shape:  # the last one winning would hide a typo
+            raise click.BadParameter(f"--shapes gives {name.strip()} two shapes, {list(earlier)} and {list(shape)}; "
+                                     "give it one", ctx, param)
     return shapes
 
 
@@ -152,6 +156,11 @@ def _take_given_values(program: Program, values: dict[str, Any], shapes: dict[st
     from ..language.program import INPUT, check_inputs
 
     warn(check_inputs(program, values))
+    for name, shape in shapes.items():
+        given = tuple(getattr(values[name], "shape", ())) if name in values else shape
+        if given != shape:  # which one was meant cannot be guessed
+            raise click.UsageError(f"the value given for {name} has shape {list(given)}, and --shapes says "
+                                   f"{list(shape)}: leave one of them out, or make them agree")
     for name, value in values.items():
         if name in program.variables:
             program.variables[name].default = value

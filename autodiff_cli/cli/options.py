@@ -214,6 +214,10 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+# Where parse_assignments notes the .npy files it read, for refuse_overwriting_inputs.
+_NPY_FILES_READ = "autodiff_cli.npy_files_read"
+
+
 def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict[str, Any]:
     """``--set a=2 --set b=-3`` -> {'a': 2.0, 'b': -3.0}; a later --set for a name wins.  A tensor is
     JSON's nested arrays (``--set W='[[1, 2], [3, 4]]'``) or a ``.npy`` file (``--set W=w.npy``)."""
@@ -231,6 +235,7 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
             values[name] = _parse_tensor(text, f"value of {name}")
         elif text.endswith(".npy"):
             values[name] = _load_npy(text, f"value of {name}")
+            ctx.meta.setdefault(_NPY_FILES_READ, {})[f"the .npy file of --set {name}"] = text
         else:
             values[name] = _parse_number(text, f"value of {name}", name)
     return values
@@ -539,6 +544,9 @@ def refuse_overwriting_inputs(option: str, path: str | None, reads: dict[str, st
     """A usage error when ``path`` is a file this run reads (``files.atomic.overwritten_input``)."""
     from ..files.atomic import overwritten_input
 
+    context = click.get_current_context(silent=True)
+    if context is not None:  # --set W=w.npy reads w.npy too
+        reads = {**reads, **context.meta.get(_NPY_FILES_READ, {})}
     what = overwritten_input(path, reads)
     if what is not None:
         raise click.UsageError(f"{option} {path} is {what} this run reads: writing it would destroy it; "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..analysis.check import CheckResult
+from ..analysis.check import DIRECTION, CheckResult
 from .numbers import format_number, json_number
 
 if TYPE_CHECKING:
@@ -49,6 +49,16 @@ def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'s' if count != 1 else ''}"
 
 
+def _counted(result: CheckResult) -> str:
+    """What the rows are: inputs, or (a tensor program's check) random directions and input entries."""
+    total = len(result.inputs)
+    directions = sum(1 for check in result.inputs if check.name.startswith(DIRECTION))
+    if not directions:
+        return _plural(total, "input")
+    entries = total - directions
+    return f"{_plural(directions, 'random direction')} and {entries:,} input entr{'y' if entries == 1 else 'ies'}"
+
+
 def _summary(result: CheckResult) -> str:
     if not result.inputs:
         return "nothing to check: the program has no inputs"
@@ -61,7 +71,7 @@ def _summary(result: CheckResult) -> str:
         what = (f"d{result.output}/d input along {_plural(total, 'random direction')} (fast mode, seed "
                 f"{result.seed}; {_plural(result.input_count or 0, 'input')})")
     else:
-        what = f"d{result.output}/d input, {_plural(total, 'input')}"
+        what = f"d{result.output}/d input, {_counted(result)}"
     return f"{what}: {verdict} (rtol {result.rtol:g}, atol {result.atol:g})"
 
 

@@ -242,3 +242,74 @@ def test_the_table_never_cuts_a_number(runner, cli, samples) -> None:
     example = json.loads(plain.stdout)["claims"][0]["counterexample"]
     for number in (example["claimed"], example["correct"], example["difference"]):
         assert repr(number) in result.stdout
+
+
+@pytest.mark.parametrize("body", [r"\frac12 12x + y", r"3x + \frac{1}{2}y + \frac62 x + \frac12 y", r"\frac{12}2x + \frac22 y"])
+def test_an_unbraced_argument_is_one_digit_as_in_tex(runner, cli, samples, body) -> None:
+    # TeX reads \frac12 as \frac{1}{2}, so each body is 6x + y (quadratic.ad's df/dx), written
+    # the short way; read as \frac{12}{...} it would be judged wrong.
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + body, "--format", "json")
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "proved"
+
+
+@pytest.mark.parametrize(("body", "message", "column"), [
+    # TeX reads x^10 as x^{1}0 and \frac123 as \frac{1}{2}3: more digits right after a
+    # one-digit argument are refused, not read either way.
+    (r"6 x + y^10", "'^10' is ambiguous: LaTeX takes one digit, 1, as the exponent and 0 after it",
+     len(HEAD) + 8),
+    (r"\frac123 x", r"'\frac123' is ambiguous: LaTeX takes one digit, 2, as the denominator and 3 after it",
+     len(HEAD) + 1),
+    (r"\sqrt36 x", r"'\sqrt36' is ambiguous: LaTeX takes one digit, 3, as the argument and 6 after it",
+     len(HEAD) + 1),
+    (r"6 x + y^2.5", "'^2.5' is ambiguous: LaTeX takes one digit, 2, as the exponent and .5 after it",
+     len(HEAD) + 8),
+    # An empty group is refused where an argument is needed, with no ')' the user never wrote.
+    (r"6 x + y^{}", "'^' needs an exponent", len(HEAD) + 8),
+    (r"\frac{}{2} x", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\frac{6x}{ } + y", r"'\frac' needs two arguments", len(HEAD) + 1),
+    (r"\sqrt{} x", r"'\sqrt' needs an argument", len(HEAD) + 1),
+])
+def test_ambiguous_or_empty_arguments_are_located(runner, cli, samples, body, message, column) -> None:
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + body)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"<claim-latex>:1:{column}: error: {message}"), result.stderr
+    assert "')'" not in result.stderr
+
+
+def test_an_empty_group_is_nothing(runner, cli, samples) -> None:
+    # In TeX {} is an empty group and adds nothing: {}6x + y{} is 6x + y.
+    result = run(runner, cli, str(samples / "quadratic.ad"), "--claim-latex", HEAD + "{}6x + y{}",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "proved"
+
+
+def test_a_definition_may_not_take_an_inputs_name(runner, cli, samples, tmp_path) -> None:
+    # 'f = 2' above 'dL/dd = f' once judged the claim wrong, shown as "dL/dd = f: WRONG ... the
+    # derivative is dL/dd = f": the definition hid the input f = -2 without a word.  (An
+    # intermediate restated, as diff --format program writes it, stays allowed.)
+    claims = tmp_path / "claims.txt"
+    claims.write_text("f = 2\ndL/dd = f\n")
+    result = run(runner, cli, str(samples / "karpathy.ad"), "--claims", str(claims))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"{claims}:1:1: error: 'f' is an input of the program")
+
+
+@pytest.mark.parametrize(("body", "written"), [
+    (r"\frac{2}{8} X^\top (P - Y)", r"\top"),
+    (r"\frac{2}{8} X^{\intercal} (P - Y)", r"\intercal"),
+    (r"\frac{\partial L}{\partial P} \odot 1", r"\odot"),
+])
+def test_matrix_latex_as_diff_writes_it_is_refused_with_the_way_to_write_it(runner, cli, samples, body,
+                                                                            written) -> None:
+    # diff --format latex writes a tensor program's derivatives with X^\top, \odot and side-by-side
+    # matrix products; --claim-latex read \top as a variable 'top' and said it did not exist.
+    head = r"\frac{\partial L}{\partial W} = "
+    result = run(runner, cli, str(samples / "regression_matrix.ad"), "--claim-latex", head + body)
+    assert result.exit_code == 2, result.output
+    column = len(head) + body.index(written) + 1
+    assert result.stderr.startswith(f"<claim-latex>:1:{column}: error: '{written}' is matrix LaTeX"), result.stderr
+    assert "--claim" in result.stderr and "transpose(X) @" in result.stderr

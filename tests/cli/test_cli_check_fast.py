@@ -199,3 +199,24 @@ def test_the_readme_example_of_what_fast_mode_misses_is_true(runner) -> None:
     assert runner.invoke(main, [*args, "--fast"]).exit_code == 0
     full = runner.invoke(main, args)
     assert full.exit_code == 1 and "FAIL" in full.stdout
+
+
+def test_an_infinite_derivative_along_a_direction_is_said_in_words(runner) -> None:
+    # A tensor program's check names its random directions; the reason once read
+    # "reverse mode gives inf for d/ddirection 1 at direction 1 = 0".
+    result = runner.invoke(main, ["check", "x = [0, 2]\ny = sum(sqrt(x))", "--format", "json"])
+    assert result.exit_code == 1, result.stderr
+    reasons = {row["name"]: row["reason"] for row in json.loads(result.stdout)["inputs"]}
+    assert reasons["direction 1"] == ("reverse mode gives inf along direction 1: the derivative along it is "
+                                      "unbounded or undefined here")
+    assert reasons["x[0]"] == "reverse mode gives inf for d/dx[0] at x[0] = 0: the derivative is unbounded or " \
+                              "undefined here"
+
+
+def test_a_tensor_checks_summary_counts_directions_and_entries_not_inputs(runner) -> None:
+    # x has 3 entries, checked along 2 random directions and at each of its 3 entries: the
+    # summary once said "5 inputs" of a program with one input of 3 entries.
+    result = runner.invoke(main, ["check", "x = [1, 2, 3]\ny = sum(x**2)"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == ("dy/d input, 2 random directions and 3 input entries: all agree "
+                                              "(rtol 0.001, atol 1e-05)")

@@ -161,3 +161,33 @@ def test_the_table_says_what_a_tensor_claim_is_judged_against(runner) -> None:
     result = check(runner, "dL/dW = transpose(X) @ (P - Y) * 2 / 8", "--format", "table", "--no-color")
     assert result.exit_code == 0
     assert result.stdout.startswith("claims checked against the gradient by reverse mode\n")
+
+
+CLASSES = "Z = [[1, 2, 3], [1, 1, 1]]\nc = [2, 0]\nL = cross_entropy(Z, c)\n"
+# dL/dZ = (softmax(Z) - onehot(c)) / N, N = 2 rows; the term in Z - Z0 is 0 at the given Z only.
+RIGHT_ONLY_AT_Z0 = "dL/dZ = (softmax(Z) - [[0, 0, 1], [1, 0, 0]]) / 2 + (Z - [[1, 2, 3], [1, 1, 1]])"
+
+
+def test_class_labels_given_as_an_input_are_not_moved(runner) -> None:
+    # Moving the labels c made every random point fail (a label must be a class), so the claim
+    # was judged at the given values alone, and a claim right only there "agreed".
+    result = runner.invoke(main, ["check", "-e", CLASSES, "--claim", RIGHT_ONLY_AT_Z0, "--format", "json"])
+    assert result.exit_code == 1, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "wrong"
+    result = runner.invoke(main, ["check", "-e", CLASSES, "--claim",
+                                  "dL/dZ = (softmax(Z) - [[0, 0, 1], [1, 0, 0]]) / 2", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "agrees" and claim["points"] == 8
+
+
+def test_a_claim_judged_at_the_given_values_alone_does_not_agree(runner) -> None:
+    # The labels are computed from c, so moving c makes them fractions at every random point:
+    # only the given values can be tried, and one point cannot tell a claim right there only.
+    program = CLASSES.replace("cross_entropy(Z, c)", "cross_entropy(Z, c * 1)")
+    result = runner.invoke(main, ["check", "-e", program, "--claim", RIGHT_ONLY_AT_Z0, "--format", "json"])
+    assert result.exit_code == 3, result.output
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "inconclusive"
+    assert "only at the given values" in claim["reason"]

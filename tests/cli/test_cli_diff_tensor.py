@@ -250,3 +250,27 @@ def test_without_shapes_the_note_says_how_to_give_them(runner) -> None:
     result = runner.invoke(main, ["diff", UNSIZED])
     assert result.exit_code == 1
     assert "--shapes X=2,2" in result.stderr and "--set" in result.stderr
+
+
+def test_two_different_shapes_for_one_input_are_a_usage_error(runner) -> None:
+    # Before, the last --shapes won without a word: W=3,1 after W=2,1 then failed at X @ W.
+    result = runner.invoke(main, ["diff", UNSIZED, "--shapes", "W=2,1", "--shapes", "W=3,1"])
+    assert result.exit_code == 2, result.stderr
+    assert "--shapes gives W two shapes, [2, 1] and [3, 1]" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_same_shape_twice_is_fine(runner) -> None:
+    result = runner.invoke(main, ["diff", "L = sum(W**2)", "--shapes", "W=2,1", "--shapes", "W=[2, 1]",
+                                  "--format", "program"])
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize("given", [["--set", "W=[[1], [2]]"], ["--values", "-"]])
+def test_a_value_given_unlike_its_shape_is_a_usage_error(runner, given) -> None:
+    # The value [2, 1] was dropped for the shape [3, 1] without a word, and the error then named X @ W.
+    result = runner.invoke(main, ["diff", "L = sum(W**2)", "--shapes", "W=3,1", *given],
+                           input='{"W": [[1], [2]]}')
+    assert result.exit_code == 2, result.stderr
+    assert "the value given for W has shape [2, 1], and --shapes says [3, 1]" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -365,3 +365,22 @@ def test_batch_may_write_over_its_own_rows(runner, program, tmp_path) -> None:
     result = runner.invoke(main, ["batch", str(program), str(rows), "-o", str(rows)])
     assert result.exit_code == 0, result.output
     assert rows.read_text().splitlines() == ["a,y,dy/da,dy/db", "1.0,3.0,3.0,1.0"]
+
+
+@pytest.mark.parametrize("command", [
+    ["graph", "-e", "W = [1, 2]\nL = sum(W**2)", "--format", "dot"],
+    ["plot", "-e", "W = [1, 2]\nL = sum(W**2)", "--range", "W[0]=0:1", "--format", "svg"],
+], ids=["graph", "plot"])
+def test_output_over_a_npy_file_given_by_set_is_refused(runner, tmp_path, command) -> None:
+    # --set W=w.npy is a file this run reads too: -o w.npy once replaced the user's weights.
+    import numpy as np
+
+    from autodiff_cli.cli import main
+
+    weights = tmp_path / "w.npy"
+    np.save(weights, np.array([3.0, 4.0]))
+    before = weights.read_bytes()
+    result = runner.invoke(main, [*command, "--set", f"W={weights}", "-o", str(weights)])
+    assert result.exit_code == 2, result.output
+    assert "is the .npy file of --set W this run reads: writing it would destroy it" in result.stderr
+    assert weights.read_bytes() == before
