@@ -206,14 +206,22 @@ def elementwise_vjp(np: Any, name: str, g: Array, slopes: Any, args: Any, leads:
                  if need else None for s, a, lead, need in zip(slopes(), args, leads, needs))
 
 
-def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, leads: Any) -> Array:
-    """d out = sum of slope * d arg over the operands whose tangent is not None, shaped like out."""
+def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, leads: Any,
+                    reached: Any = None) -> Array:
+    """d out = sum of slope * d arg over the operands whose tangent is not None, shaped like out.
+    ``reached`` (one boolean array or None per operand) marks the entries a seed reaches: an
+    entry it does not reach adds nothing, even through an infinite slope (sqrt at 0), where
+    0 * inf would make a NaN, as the scalar engine's forward mode does."""
     rows = _rows(np, args, leads)
     shape = _batch(np, args, leads) + broadcast_shape(rows)
     total = None
-    for t, s, lead, r in zip(tangents, slopes(), leads, rows):
+    for k, (t, s, lead, r) in enumerate(zip(tangents, slopes(), leads, rows)):
         if t is not None:
-            term = s * align(np, t, lead, r, len(shape) - bool(any(leads)))
+            ndim = len(shape) - bool(any(leads))
+            term = s * align(np, t, lead, r, ndim)
+            mask = None if reached is None else reached[k]
+            if mask is not None and not mask.all():
+                term = np.where(align(np, mask, lead, r, ndim), term, 0.0)
             total = term if total is None else total + term
     if total is None or np.shape(total) != shape:  # a tangent only of the smaller operand
         return _fresh(np, 0.0 if total is None else total, shape)

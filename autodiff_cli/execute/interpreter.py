@@ -96,10 +96,18 @@ class TensorRun:
             return self._sweep_forward(output, tangents)
 
     def _sweep_forward(self, output: str, tangents: Mapping[str, Any]) -> Any:
+        """Forward mode.  Beside each tangent, which of its entries a seed reaches (a non-zero
+        entry of a given tangent, and what depends on one): an entry no seed reaches adds nothing
+        through an infinite local slope (sqrt at 0), as in the scalar engine.  Elementwise ops
+        carry it entry by entry; any other op's result is reached wherever it depends on a
+        reached entry at all (a whole result, conservatively)."""
         values, leads = self.values, self.leads
         dots: list[Any] = [None] * len(values)
+        reached: list[Any] = [None] * len(values)
         for name, tangent in tangents.items():
-            dots[self.register(name)] = np.asarray(tangent, dtype=float)
+            register = self.register(name)
+            dots[register] = np.asarray(tangent, dtype=float)
+            reached[register] = dots[register] != 0.0
         for register, (op, first, second, param, _) in enumerate(self.rows):
             if first < 0 or dots[register] is not None:
                 continue
@@ -109,12 +117,27 @@ class TensorRun:
             args = [values[r] for r in operands]
             arg_leads = [leads[r] for r in operands]
             dot = [dots[r] for r in operands]
+            masks = [reached[r] for r in operands]
             if op in TENSOR_OPS:
                 dots[register] = TENSOR_OPS[op].jvp(np, dot, values[register], args, arg_leads, param)
+                anywhere = any(m is not None and m.any() for m in masks)
+                reached[register] = np.full(np.shape(dots[register]), anywhere)
             else:
-                dots[register] = elementwise_jvp(np, op, dot, self._slopes(register), args, arg_leads)
+                dots[register] = elementwise_jvp(np, op, dot, self._slopes(register), args, arg_leads, masks)
+                reached[register] = self._reached_elementwise(masks, args, arg_leads, np.shape(dots[register]))
         out = dots[self.register(output)]
         return np.zeros_like(values[self.register(output)]) if out is None else out
+
+    @staticmethod
+    def _reached_elementwise(masks: list[Any], args: list[Any], leads: list[int], shape: Any) -> Any:
+        """The entries of an elementwise result that a seed reaches: those of any operand's."""
+        rows = [tuple(np.shape(a)[lead:]) for a, lead in zip(args, leads)]
+        ndim = len(shape) - bool(any(leads))
+        out = np.zeros(shape, dtype=bool)
+        for mask, lead, row in zip(masks, leads, rows):
+            if mask is not None:
+                out |= align(np, mask, lead, row, ndim)
+        return out
 
     def vjp(self, register: int, g: Any, needs: tuple[bool, ...] | None = None) -> tuple[Any, ...]:
         """Each operand's share of ``g`` (d something / d register): one array per operand of the

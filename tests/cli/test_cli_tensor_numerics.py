@@ -122,3 +122,25 @@ def test_an_empty_result_of_a_reduction_along_another_axis_is_not_refused(runner
 def test_the_eager_tensor_refuses_a_reduction_of_nothing(make) -> None:
     with pytest.raises(ShapeMismatch, match="has no value|nothing to normalize"):
         make()
+
+
+# --- forward mode and an infinite slope that no seed reaches (found by the adversarial pass) -------
+
+
+def test_forward_mode_adds_nothing_through_an_infinite_slope_no_seed_reaches() -> None:
+    """d sum(sqrt(x)) / d x[1] at x = [0, 2] is 1/(2 sqrt 2): x[0]'s infinite slope (sqrt at 0) is
+    not on the path from x[1], so 0 * inf must not make it NaN (it did: forward mode gave
+    [inf, nan] where reverse mode gives [inf, 0.3536])."""
+    from autodiff_cli.execute.interpreter import input_arrays, run_forward
+    from autodiff_cli.language import parse
+
+    program = parse("x = [0, 2]\ny = sum(sqrt(x))")
+    run = run_forward(program, input_arrays(program, {}, seed=0))
+    import numpy as np
+
+    along_second = run.jvp("y", {"x": np.array([0.0, 1.0])})
+    assert along_second == pytest.approx(1.0 / (2.0 * np.sqrt(2.0)), rel=1e-15)
+    along_first = run.jvp("y", {"x": np.array([1.0, 0.0])})
+    assert along_first == np.inf
+    jacobian_columns = [run.jvp("y", {"x": np.eye(2)[k]}) for k in range(2)]
+    assert np.isinf(jacobian_columns[0]) and np.isfinite(jacobian_columns[1])
