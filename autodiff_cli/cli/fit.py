@@ -27,6 +27,7 @@ from .fit_progress import bar_text as _bar_text  # noqa: F401  (tests reach it h
 from .options import (
     Command,
     FiniteFloat,
+    NPY_FILES_READ,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
@@ -272,6 +273,9 @@ def _check_destinations(out: str | None, history: str | None, plot: str | None,
     files = [(option, path) for option, path in (("-o", out), ("--history", history), ("--plot", plot),
                                                  ("--report", report))
              if path is not None and path != "-"]
+    context = click.get_current_context(silent=True)
+    if context is not None:  # --set W=w.npy reads w.npy too
+        inputs = {**inputs, **context.meta.get(NPY_FILES_READ, {})}
     read = {os.path.realpath(path): what for what, path in inputs.items()
             if path is not None and path != "-" and os.path.isfile(path)}
     seen: dict[str, str] = {}

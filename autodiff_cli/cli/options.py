@@ -215,7 +215,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # Where parse_assignments notes the .npy files it read, for refuse_overwriting_inputs.
-_NPY_FILES_READ = "autodiff_cli.npy_files_read"
+NPY_FILES_READ = "autodiff_cli.npy_files_read"  # the .npy files --set read, for the overwrite checks
 
 
 def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> dict[str, Any]:
@@ -235,7 +235,7 @@ def parse_assignments(ctx: click.Context, param: click.Parameter, items: tuple[s
             values[name] = _parse_tensor(text, f"value of {name}")
         elif text.endswith(".npy"):
             values[name] = _load_npy(text, f"value of {name}")
-            ctx.meta.setdefault(_NPY_FILES_READ, {})[f"the .npy file of --set {name}"] = text
+            ctx.meta.setdefault(NPY_FILES_READ, {})[f"the .npy file of --set {name}"] = text
         else:
             values[name] = _parse_number(text, f"value of {name}", name)
     return values
@@ -546,7 +546,7 @@ def refuse_overwriting_inputs(option: str, path: str | None, reads: dict[str, st
 
     context = click.get_current_context(silent=True)
     if context is not None:  # --set W=w.npy reads w.npy too
-        reads = {**reads, **context.meta.get(_NPY_FILES_READ, {})}
+        reads = {**reads, **context.meta.get(NPY_FILES_READ, {})}
     what = overwritten_input(path, reads)
     if what is not None:
         raise click.UsageError(f"{option} {path} is {what} this run reads: writing it would destroy it; "

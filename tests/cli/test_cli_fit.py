@@ -624,3 +624,20 @@ def test_a_bad_validation_row_is_advised_about_in_the_validation_file(fit, tmp_p
     assert result.exit_code == 1
     assert "note: in line 3 of " in result.stderr
     assert f"drop or fill the missing values in {tmp_path / 'val.csv'} (fit trains" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["-o", "--history"])
+def test_fit_refuses_to_write_over_a_npy_file_set_reads(fit, tmp_path, option) -> None:
+    """--set W=w.npy reads w.npy: -o w.npy (or --history w.npy) would destroy the user's weights
+    (found by the adversarial pass: it exited 0 with the file overwritten)."""
+    import numpy as np
+
+    weights = tmp_path / "w.npy"
+    np.save(weights, np.array([[0.5], [0.1]]))
+    before = weights.read_bytes()
+    args = ["--data", SAMPLES / "line_ones.csv", "--set", f"W={weights}", "--steps", 2, "-q"]
+    args += [option, weights] if option == "-o" else [option, weights, "-o", tmp_path / "p.json"]
+    result = fit(SAMPLES / "regression_rows.ad", *args)
+    assert result.exit_code == 2, result.stderr
+    assert "the .npy file of --set W" in result.stderr and "would destroy it" in result.stderr
+    assert weights.read_bytes() == before
