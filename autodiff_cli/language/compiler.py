@@ -860,6 +860,9 @@ class _Compiler:
             raise self._error(f"uniform() draws from low to high, and low {numbers[0]:g} is above high {numbers[1]:g}",
                               self._where(arguments[1]), "write the smaller bound first: uniform([3], -1, 1)")
         shape = tuple(int(v) for v in shape_value.values)
+        if any(abs(v) >= 2.0 ** 53 for v in shape_value.values):  # a float holds only every other integer there
+            raise self._error(f"{name}() of a shape with a size of 2**53 or more is too large: a tensor has at most "
+                              f"{MAX_ENTRIES:,} entries", self._where(arguments[0]), f"write {usage}")
         if len(shape) > MAX_AXES or math.prod(shape) > MAX_ENTRIES:
             raise self._error(f"{name}() of shape [{', '.join(map(str, shape))}] is too large: a tensor has at most "
                               f"{MAX_AXES} axes and {MAX_ENTRIES:,} entries", self._where(arguments[0]),

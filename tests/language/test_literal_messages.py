@@ -30,3 +30,10 @@ def test_a_json_value_that_is_no_number_is_written_as_json(value: object, writte
         ArrayLiteral.from_nested([1.0, value])
     assert f"entry [1] is {written}, not a finite number" in str(raised.value)
     assert "True" not in str(raised.value) and "None" not in str(raised.value)
+
+
+def test_a_shape_past_two_to_the_53_is_refused_without_a_rounded_number() -> None:
+    with pytest.raises(AutodiffError) as raised:
+        parse("x = zeros([99999999999999999999999])")
+    text = str(raised.value)
+    assert "2**53" in text and "99999999999999991611392" not in text  # the float it rounds to
