@@ -862,7 +862,7 @@ class _Compiler:
         shape = tuple(int(v) for v in shape_value.values)
         if any(abs(v) >= 2.0 ** 53 for v in shape_value.values):  # a float holds only every other integer there
             raise self._error(f"{name}() of a shape with a size of 2**53 or more is too large: a tensor has at most "
-                              f"{MAX_ENTRIES:,} entries", self._where(arguments[0]), f"write {usage}")
+                              f"{MAX_AXES} axes and {MAX_ENTRIES:,} entries", self._where(arguments[0]), f"write {usage}")
         if len(shape) > MAX_AXES or math.prod(shape) > MAX_ENTRIES:
             raise self._error(f"{name}() of shape [{', '.join(map(str, shape))}] is too large: a tensor has at most "
                               f"{MAX_AXES} axes and {MAX_ENTRIES:,} entries", self._where(arguments[0]),
