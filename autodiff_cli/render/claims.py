@@ -49,7 +49,8 @@ def _detail(result: ClaimResult, precision: int | None) -> list[str]:
     if result.verdict == PROVED:
         lines.append(f"  {result.reason}")
     elif result.verdict == AGREES:
-        lines.append(f"  equal at {result.points:,} points ({result.domain}); not proved symbolically")
+        points = f"{result.points:,} point{'s' * (result.points != 1)}"
+        lines.append(f"  equal at {points} ({result.domain}); not proved symbolically")
     elif result.verdict == INCONCLUSIVE:
         lines.append(f"  {result.reason}")
     example = result.counterexample
