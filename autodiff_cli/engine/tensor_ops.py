@@ -196,12 +196,17 @@ def elementwise_forward(np: Any, name: str, args: Any, leads: Any, param: Any = 
 
 
 def elementwise_vjp(np: Any, name: str, g: Array, slopes: Any, args: Any, leads: Any,
-                    needs: Any = None) -> tuple[Array | None, ...]:
+                    needs: Any = None, reached: Any = None) -> tuple[Array | None, ...]:
     """dL/darg = dL/dout * slope, summed back over what broadcasting stretched (each the shape of its arg);
-    None for an operand that ``needs`` says no gradient is wanted of."""
+    None for an operand that ``needs`` says no gradient is wanted of.  ``reached`` (a boolean
+    array shaped like the result, or None: all) marks the entries the sweep's seed reaches: the
+    others add nothing, even through an infinite slope, where 0 * inf would make a NaN."""
     # A slope of exactly 1 (+, -, =) passes g on as it is, so two operands may share one array:
     # the executors never write into a gradient (the eager Tensor copies what it accumulates).
     needs = needs or (True,) * len(args)
+    if reached is not None and not reached.all():
+        return tuple(unbroadcast(np, np.where(reached, g * s, 0.0), np.shape(a), lead) if need else None
+                     for s, a, lead, need in zip(slopes(), args, leads, needs))
     return tuple(unbroadcast(np, g if s.__class__ is float and s == 1.0 else g * s, np.shape(a), lead)
                  if need else None for s, a, lead, need in zip(slopes(), args, leads, needs))
 

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from ..engine.ops import OPS, DomainError
-from ..engine.tensor_ops import TENSOR_OPS, align, elementwise_forward, elementwise_jvp, elementwise_vjp
+from ..engine.tensor_ops import (TENSOR_OPS, align, elementwise_forward, elementwise_jvp, elementwise_vjp,
+                                 unbroadcast)
 from ..errors import EvaluationError, InputError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
@@ -78,6 +79,9 @@ class TensorRun:
         if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
             plan = self.plans[key] = _sweep_plan(self.rows, out, wanted)
         adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
+        if seed is not None and not np.all(np.asarray(seed) != 0.0):  # a Jacobian's row: part of the output
+            with np.errstate(all="ignore"):
+                return self._partial_sweep(plan, adjoints, out)
         vjp = self.vjp
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
             for register, operands, needs in plan:
@@ -87,6 +91,35 @@ class TensorRun:
                 for r, grad in zip(operands, vjp(register, g, needs)):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
+        return adjoints
+
+    def _partial_sweep(self, plan: Any, adjoints: dict[int, Any], out: int) -> dict[int, Any]:
+        """The reverse sweep from a seed that is 0 on some entries of the output (one row of a
+        Jacobian), carrying which entries of each adjoint the seed reaches: an entry it does not
+        reach adds nothing through an infinite slope (sqrt at 0), as in forward mode.  Elementwise
+        ops carry it entry by entry; any other op's operands are reached wholly where its result is
+        reached at all (conservatively)."""
+        values, leads = self.values, self.leads
+        reached: dict[int, Any] = {out: np.asarray(adjoints[out]) != 0.0}
+        for register, operands, needs in plan:
+            g = adjoints.get(register)
+            if g is None:
+                continue
+            mask = reached[register]
+            op = self.rows[register][0]
+            if op in TENSOR_OPS:
+                grads = self.vjp(register, g, needs)
+                shares = [np.full(np.shape(values[r]), bool(mask.any())) for r in operands]
+            else:
+                args = [values[r] for r in operands]
+                arg_leads = [leads[r] for r in operands]
+                grads = elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs, mask)
+                shares = [unbroadcast(np, mask.astype(np.float64), np.shape(a), lead) > 0.0
+                          for a, lead in zip(args, arg_leads)]
+            for r, grad, share in zip(operands, grads, shares):
+                if grad is not None:
+                    adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
+                    reached[r] = share if r not in reached else reached[r] | share
         return adjoints
 
     def jvp(self, output: str, tangents: Mapping[str, Any]) -> Any:

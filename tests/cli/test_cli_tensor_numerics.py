@@ -144,3 +144,18 @@ def test_forward_mode_adds_nothing_through_an_infinite_slope_no_seed_reaches() -
     assert along_first == np.inf
     jacobian_columns = [run.jvp("y", {"x": np.eye(2)[k]}) for k in range(2)]
     assert np.isinf(jacobian_columns[0]) and np.isfinite(jacobian_columns[1])
+
+
+def test_a_jacobian_row_adds_nothing_through_an_infinite_slope_its_seed_does_not_reach() -> None:
+    """The Jacobian of sqrt at x = [0, 2] is diag(inf, 1/(2 sqrt 2)) in both modes: row 1's seed
+    is 0 on y[0], whose slope is inf (reverse mode gave NaN there, forward mode the transpose)."""
+    import numpy as np
+
+    from autodiff_cli.execute.interpreter import evaluate_tensors
+    from autodiff_cli.language import parse
+
+    program = parse("x = [0, 2]\ny = sqrt(x)")
+    want = np.array([[np.inf, 0.0], [0.0, 1.0 / (2.0 * np.sqrt(2.0))]])
+    for forward in (False, True):
+        jacobian = np.asarray(evaluate_tensors(program, {}, forward=forward).derivatives["x"])
+        np.testing.assert_array_equal(jacobian, want)
