@@ -47,11 +47,14 @@ def _advice() -> Any:
     """Hints from the executor in this command's terms: its options, not Python's arguments."""
     from ..execute.vectorized import Advice
 
-    def give(names: list[str]) -> str:
-        return (f"add a column to the rows, or give one value for every row with {set_advice(names)} or "
-                "--values FILE.json")
+    return Advice(", or leave out the rows that have them (--on-error skip)", _give_values_advice)
 
-    return Advice(", or leave out the rows that have them (--on-error skip)", give)
+
+def _give_values_advice(names: list[str]) -> str:
+    # A module's function, not a closure: the options travel to Dask's workers by plain pickle
+    # (a closure took cloudpickle's path, whose clean-up once printed an error at exit).
+    return (f"add a column to the rows, or give one value for every row with {set_advice(names)} or "
+            "--values FILE.json")
 
 
 
