@@ -307,7 +307,11 @@ def _load_npy(path: str, what: str) -> Any:
     if array.ndim > MAX_AXES:
         raise click.BadParameter(f"{what}: {path!r} holds an array of {array.ndim} axes, more than a tensor may "
                                  f"have ({MAX_AXES}); save one of at most {MAX_AXES} axes")
-    if array.dtype.kind not in "iuf" or array.size == 0 or not np.isfinite(array).all():
+    if array.dtype.kind in "iuf" and array.size and not np.isfinite(array).all():
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
+        raise click.BadParameter(f"{what}: {path!r} holds {float(array[index])} at entry {list(index)}, not a finite "
+                                 "number; every entry of a value must be finite")
+    if array.dtype.kind not in "iuf" or array.size == 0:
         held = "booleans" if array.dtype.kind == "b" else f"{array.dtype}"
         raise click.BadParameter(f"{what}: {path!r} must hold a non-empty array of finite real numbers "
                                  f"(it holds {held} of shape {list(array.shape)}); "

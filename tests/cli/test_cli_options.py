@@ -202,3 +202,14 @@ def test_a_npy_file_given_as_the_values_file_says_to_use_set(runner, tmp_path, n
     assert result.stderr.startswith(f"error: {tmp_path / name} is a NumPy .npy file: it holds one array, where a "
                                     "values file is a JSON object naming each input")
     assert "hint: give the array to its input with --set NAME=" in result.stderr
+
+
+def test_a_npy_value_that_is_not_finite_is_named_by_its_entry(runner, tmp_path) -> None:
+    """A NaN in a .npy file is said at its entry (the message named only the array's dtype and shape)."""
+    import numpy as np
+
+    path = tmp_path / "w.npy"
+    np.save(path, np.array([[1.0], [np.nan]]))
+    result = runner.invoke(main, ["eval", "y = sum(W)", "--set", f"W={path}"])
+    assert result.exit_code == 2
+    assert "holds nan at entry [1, 0], not a finite number" in result.output
