@@ -67,8 +67,10 @@ def _shape_error(program: Program, name: str, shape: tuple[int, ...], given: tup
         return "a number" if not s else "[" + ", ".join(map(str, s)) + "]"
 
     example = "1" if not shape else "'" + _ones_text(shape) + "'"
-    return InputError(f"the tangent of '{name}' is {text(given)}, but '{name}' is {text(shape)}",
-                      source=Source(program.source.name, ""),
+    variable = program.variables.get(name)
+    position = None if variable is None else variable.position  # the input, where the program has it
+    return InputError(f"the tangent of '{name}' is {text(given)}, but '{name}' is {text(shape)}", position,
+                      program.source if position is not None else Source(program.source.name, ""),
                       hint=f"a tangent has its input's shape: --tangent {name}={example}")
 
 

@@ -525,3 +525,11 @@ def test_a_tangent_derivative_that_is_not_finite_is_warned(runner, program: str)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["derivative"] == "Infinity"  # d sqrt(x)/dx = 1/(2 sqrt(x)) at 0
     assert "warning: the derivative of y along the tangent is not finite" in result.stderr
+
+
+def test_a_tangent_of_the_wrong_shape_is_said_at_its_input(runner) -> None:
+    program = Path(__file__).resolve().parents[2] / "samples" / "regression_matrix.ad"
+    line = next(n for n, text in enumerate(program.read_text().splitlines(), 1) if text.startswith("W ="))
+    result = runner.invoke(main, ["eval", str(program), "--tangent", "W=[1, 0]"])
+    assert result.exit_code == 1
+    assert f"regression_matrix.ad:{line}:1: error: the tangent of 'W' is [2], but 'W' is [2, 1]" in result.stderr
