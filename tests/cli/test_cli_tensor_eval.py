@@ -327,13 +327,14 @@ def test_a_npy_file_of_one_number_is_a_number(runner, tmp_path) -> None:
 @pytest.mark.parametrize("array, said", [
     (np.array([True, False]), "it holds booleans"),
     (np.array([1, "a"], dtype=object), "holds Python objects, which are never loaded"),
-    (np.array([1.0, np.nan]), "finite real numbers"),
+    (np.array([1.0, np.nan]), "holds nan at entry [1], not a finite number"),
 ], ids=["bool", "object", "nan"])
 def test_a_npy_file_not_of_finite_numbers_is_refused(runner, tmp_path, array, said) -> None:
     path = tmp_path / "x.npy"
     np.save(path, array, allow_pickle=True)
     result = run(runner, "eval", "y = sum(x)", "--set", f"x={path}")
-    assert result.exit_code == 2 and said in result.stderr and "astype(float)" in result.stderr
+    assert result.exit_code == 2 and said in result.stderr
+    assert "astype(float)" in result.stderr or "finite" in said  # how to save numbers, or which entry is not one
     assert "Traceback" not in result.stderr
 
 
