@@ -439,7 +439,8 @@ def _quiet_workers() -> Iterator[None]:
 
         handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            forkserver.ensure_running()
+            with _stderr_to_devnull():
+                forkserver.ensure_running()
         finally:
             signal.signal(signal.SIGINT, handler)
     try:
@@ -449,6 +450,27 @@ def _quiet_workers() -> Iterator[None]:
             del os.environ[name]
         else:
             os.environ[name] = before
+
+
+@contextmanager
+def _stderr_to_devnull() -> Iterator[None]:
+    """Standard error pointed at /dev/null while the fork server and multiprocessing's resource
+    tracker start, so that the processes they make inherit that: a worker that a Ctrl-C stops
+    while it is still being forked (its parent gone before it was told what to run) printed a
+    traceback and a 'leaked semaphore' warning, long after the run said 'interrupted'.  What a
+    worker has to say comes back to the client as an error, and is said once, by the command."""
+    import sys
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def dask_setup(worker: Any) -> None:
