@@ -165,16 +165,18 @@ def step_data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarr
 
 
 class OursStep:
-    """What ``fit`` does per step: the program's objective, then Adam on the flat vector."""
+    """What ``fit`` does per step: the program's objective, then Adam on the flat vector (the
+    64-128-10 program by default, or ``program`` with ``inputs`` entries of x)."""
 
-    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
+    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray],
+                 program_text: str = MLP_PROGRAM, inputs: int = D) -> None:
         from autodiff_cli.engine.optim import AdamRule
         from autodiff_cli.execute.fit import plan_fit
         from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
         from autodiff_cli.language import parse
 
-        program = parse(MLP_PROGRAM, "mlp.ad")
-        plan = plan_fit(program, [f"x[{i}]" for i in range(D)] + ["label"], {})
+        program = parse(program_text, "mlp.ad")
+        plan = plan_fit(program, [f"x[{i}]" for i in range(inputs)] + ["label"], {})
         layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0)
         self.objective = TensorObjective(program, plan.output, layout, plan.fixed, {"x": x, "label": labels})
         self.rule, self.state, self.count = AdamRule(), None, 0
@@ -372,26 +374,10 @@ def mlp_data(widths: tuple[int, ...], batch: int, seed: int = 0) -> tuple[np.nda
     return x, labels, weights
 
 
-class OursSizedStep:
+def ours_sized_step(widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray,
+                    weights: dict[str, np.ndarray]) -> OursStep:
     """``OursStep`` for any ``mlp_program``: the objective's loss and gradient, then ``AdamRule``."""
-
-    def __init__(self, widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
-        from autodiff_cli.engine.optim import AdamRule
-        from autodiff_cli.execute.fit import plan_fit
-        from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
-        from autodiff_cli.language import parse
-
-        program = parse(mlp_program(widths), "mlp.ad")
-        plan = plan_fit(program, [f"x[{i}]" for i in range(widths[0])] + ["label"], {})
-        layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0)
-        self.objective = TensorObjective(program, plan.output, layout, plan.fixed, {"x": x, "label": labels})
-        self.rule, self.state, self.count = AdamRule(), None, 0
-
-    def step(self) -> float:
-        loss, grad = self.objective.loss_and_grad(self.params, None)
-        self.count += 1
-        self.params, self.state = self.rule.update(self.params, grad, self.state, self.count, LR)
-        return loss
+    return OursStep(x, labels, weights, mlp_program(widths), widths[0])
 
 
 class NumpySizedStep:
@@ -471,7 +457,7 @@ def run_sizes(rounds: int) -> None:
     print(f"  {'MLP':18} {'batch':>5} {'ours ms':>9} {'NumPy ms':>9} {'ours/NumPy':>10} {'ours-NumPy us':>14}")
     for widths, batch in SIZES:
         x, labels, weights = mlp_data(widths, batch)
-        ours, hand = OursSizedStep(widths, x, labels, weights), NumpySizedStep(widths, x, labels, weights)
+        ours, hand = ours_sized_step(widths, x, labels, weights), NumpySizedStep(widths, x, labels, weights)
         for k in range(3):
             got, want = ours.step(), hand.step()
             if abs(got - want) > (1e-12 if k == 0 else 1e-9) * abs(want):
