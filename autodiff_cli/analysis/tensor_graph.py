@@ -295,7 +295,7 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
     for register, (op, first, second, param, _) in enumerate(run.rows):
         if not needed[register]:
             continue
-        operands = () if first < 0 else (first,) if second < 0 else (first, second)
+        operands = program.operands(register, first, second)
         expression = _expression(op, operands, param, names, constants)
         if op == "const" and not run.shapes[register]:
             constants[register] = expression  # written in its uses (1 - ·), not drawn alone
@@ -304,7 +304,7 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
             continue  # layers: a part of its statement's node
         name = names.get(register)
         if level == "layers" and op != "input":
-            operands = _read_by_statement(register, owner, run.rows)
+            operands = _read_by_statement(program, register, owner, run.rows)
             expression = statement_text(program, name) if name else expression
         value = run.values[register]
         grad = None
@@ -320,15 +320,16 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
     return TensorGraph(program, run, output, nodes, omitted, gradients, given, seed)
 
 
-def _read_by_statement(register: int, owner: Mapping[int, int], rows: Sequence[Any]) -> tuple[int, ...]:
+def _read_by_statement(program: Program, register: int, owner: Mapping[int, int], rows: Sequence[Any]
+                       ) -> tuple[int, ...]:
     """The registers a statement reads from outside itself (inputs, other statements), in the
     order it first reads them, each once."""
     parts = [r for r, closing in owner.items() if closing == register] + [register]
     read: dict[int, None] = {}
     for part in sorted(parts):
         _, first, second, _, _ = rows[part]
-        for operand in (first, second):
-            if operand >= 0 and owner.get(operand) != register:
+        for operand in program.operands(part, first, second):
+            if owner.get(operand) != register:
                 read.setdefault(operand)
     return tuple(read)
 

@@ -344,7 +344,7 @@ def _definitions(run: TensorRun, names: list[str], out: int) -> list[TensorDefin
             shape = run.shapes[register]
             definitions.append(TensorDefinition(names[register], "", format_shape(shape), shape, run.values[register]))
             continue
-        operands = (first,) if second < 0 else (first, second)
+        operands = run.program.operands(register, first, second)
         shape = run.shapes[register]
         typed = _expression(op, [format_shape(run.shapes[r]) for r in operands], param)
         definitions.append(TensorDefinition(
@@ -376,7 +376,7 @@ def _backward(run: TensorRun, names: list[str], output: str
             _, first, second, _, _ = rows[register]
             if first < 0:
                 continue
-            operands = (first,) if second < 0 else (first, second)
+            operands = run.program.operands(register, first, second)
             needs = tuple(learns[r] for r in operands)
             if not any(needs):
                 continue

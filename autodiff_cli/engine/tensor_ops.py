@@ -1259,6 +1259,167 @@ _CROSS_ENTROPY_NP = ("_cross_entropy", (
 
 
 
+# --- choosing entries: comparisons, where, clip ------------------------------------------------------
+# A comparison gives 1.0 where it holds and 0.0 elsewhere; it is flat wherever it is defined, so
+# no gradient flows through it.  where(c, a, b) takes a's entry where c is not 0, else b's; clip(x,
+# lo, hi) is min(max(x, lo), hi), as NumPy and PyTorch compute it.  All three broadcast.
+
+_COMPARISONS = {"<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal",
+                "==": "equal", "!=": "not_equal"}
+
+
+def _selection_shape(shapes: Any, param: Any) -> Shape:
+    return broadcast_shape(shapes)
+
+
+def _aligned(np: Any, args: Any, leads: Any) -> tuple[list[Array], int]:
+    """The operands lined up for broadcasting (a batch axis in front of each batched one), and
+    the number of per-row axes of the result."""
+    rows = _rows(np, args, leads)
+    ndim = len(broadcast_shape(rows))
+    if any(leads):
+        args = [align(np, a, lead, r, ndim) for a, lead, r in zip(args, leads, rows)]
+    return list(args), ndim
+
+
+def _comparison(symbol: str) -> tuple[Any, Any, Any]:
+    ufunc = _COMPARISONS[symbol]
+
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        (x, y), _ = _aligned(np, args, leads)
+        return getattr(np, ufunc)(x, y).astype(_float_type(np, args[0]))
+
+    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Any, ...]:
+        needs = needs or (True, True)
+        return tuple(_fresh(np, 0.0, np.shape(a)) if need else None for a, need in zip(args, needs))
+
+    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+        return _fresh(np, 0.0, np.shape(out))
+
+    return forward, vjp, jvp
+
+
+def _where_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    (c, a, b), _ = _aligned(np, args, leads)
+    return np.where(c != 0.0, _f64(np, a), _f64(np, b))
+
+
+def _where_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Any, ...]:
+    needs = needs or (True, True, True)
+    (c, _, _), _ = _aligned(np, args, leads)
+    chosen = c != 0.0
+    return (_fresh(np, 0.0, np.shape(args[0])) if needs[0] else None,
+            unbroadcast(np, np.where(chosen, g, 0.0), np.shape(args[1]), leads[1]) if needs[1] else None,
+            unbroadcast(np, np.where(chosen, 0.0, g), np.shape(args[2]), leads[2]) if needs[2] else None)
+
+
+def _where_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    (c, _, _), _ = _aligned(np, args, leads)
+    ta, tb = (0.0 if t is None else align(np, t, lead, row_shape(np, t, lead), np.ndim(out) - bool(any(leads)))
+              for t, lead in zip(tangents[1:], leads[1:]))
+    return _fresh(np, np.where(c != 0.0, ta, tb), np.shape(out))
+
+
+def _clip_masks(np: Any, args: Any, leads: Any) -> tuple[Array, Array, Array]:
+    """Where the gradient goes, as min(max(x, lo), hi) passes it: to x where lo <= x and the max
+    is at most hi, to lo where x < lo and lo <= hi, to hi where the max is above hi (ties go to
+    x, as PyTorch's clamp)."""
+    (x, lo, hi), _ = _aligned(np, args, leads)
+    top = np.maximum(x, lo)
+    kept = top <= hi
+    return (x >= lo) & kept, (x < lo) & kept, top > hi
+
+
+def _clip_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    (x, lo, hi), _ = _aligned(np, args, leads)
+    return np.minimum(np.maximum(_f64(np, x), lo), hi)
+
+
+def _clip_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Any, ...]:
+    needs = needs or (True, True, True)
+    masks = _clip_masks(np, args, leads)
+    return tuple(unbroadcast(np, np.where(mask, g, 0.0), np.shape(a), lead) if need else None
+                 for mask, a, lead, need in zip(masks, args, leads, needs))
+
+
+def _clip_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    total = _fresh(np, 0.0, np.shape(out))
+    ndim = np.ndim(out) - bool(any(leads))
+    for mask, t, lead in zip(_clip_masks(np, args, leads), tangents, leads):
+        if t is not None:
+            total += np.where(mask, align(np, t, lead, row_shape(np, t, lead), ndim), 0.0)
+    return total
+
+
+def _comparison_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                             needs: Any) -> tuple[Any, ...]:
+    return (None, None)  # flat wherever it is defined
+
+
+def _where_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                        needs: Any) -> tuple[Any, ...]:
+    c, zero = args[0], b.number(0.0)
+    return (None,
+            b.sum_to(b.apply("where", c, g, zero), out_shape, args[1], shapes[1]) if needs[1] else None,
+            b.sum_to(b.apply("where", c, zero, g), out_shape, args[2], shapes[2]) if needs[2] else None)
+
+
+def _clip_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                       needs: Any) -> tuple[Any, ...]:
+    x, lo, hi = args
+    zero = b.number(0.0)
+    top = b.let(b.apply("where", b.apply(">=", x, lo), x, lo), "top")  # max(x, lo), ties to x
+    kept = b.apply("<=", top, hi)
+    masks = (b.apply("*", b.apply(">=", x, lo), kept), b.apply("*", b.apply("<", x, lo), kept), b.apply(">", top, hi))
+    return tuple(b.sum_to(b.apply("where", mask, g, zero), out_shape, a, shape) if need else None
+                 for mask, a, shape, need in zip(masks, args, shapes, needs))
+
+
+def _selection_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [unbroadcast_mask(np, mask, tuple(shape)) for shape in shapes]
+
+
+def _comparison_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.zeros(tuple(shape), dtype=bool) for shape in shapes]  # a row's result is a constant
+
+
+def _comparison_unroll(symbol: str) -> Any:
+    ufunc = _COMPARISONS[symbol]
+
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+        held = getattr(np, ufunc)(np.asarray(run.values[first]), np.asarray(run.values[second]))
+        out = np.full(np.shape(held), -1, dtype=np.int64)
+        for index in emitter.indices(np.shape(held), mask):
+            out[index] = emitter.const(float(held[index]), where)
+        return out
+
+    return unroll
+
+
+def _chosen_unroll(np: Any, emitter: Any, choices: Any, registers: Any, mask: Any, where: Any) -> Any:
+    """Each entry a copy (``=``) of the operand entry that ``choices`` (an index per entry) picks."""
+    picked = np.broadcast_arrays(choices, *registers)
+    out = np.full(np.shape(picked[0]), -1, dtype=np.int64)
+    for index in emitter.indices(np.shape(picked[0]), mask):
+        out[index] = emitter.emit("=", (int(picked[1 + int(picked[0][index])][index]),), None, where)
+    return out
+
+
+def _where_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                  mask: Any = None, more: Any = ()) -> Any:
+    choices = np.where(np.asarray(run.values[first]) != 0.0, 0, 1)
+    return _chosen_unroll(np, emitter, choices, (np.asarray(ids[second]), np.asarray(ids[more[0]])), mask, where)
+
+
+def _clip_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                 mask: Any = None, more: Any = ()) -> Any:
+    operands = (first, second, more[0])
+    _, to_lo, to_hi = _clip_masks(np, [np.asarray(run.values[r]) for r in operands], (0, 0, 0))
+    choices = np.where(to_hi, 2, np.where(to_lo, 1, 0))
+    return _chosen_unroll(np, emitter, choices, [np.asarray(ids[r]) for r in operands], mask, where)
+
+
 # --- the table --------------------------------------------------------------------------------------
 
 _max = _extreme("max")
@@ -1342,17 +1503,59 @@ _ROWS = (
              numpy_helpers=(_SOFTMAX_PARTS_NP, _CROSS_ENTROPY_NP),
              language_vjp=_cross_entropy_language_vjp,
              unroll=_cross_entropy_unroll, reads=_cross_entropy_reads),
+    TensorOp("where", 3, "where({x}, {y}, {z})", _selection_shape, _where_forward, _where_vjp, _where_jvp,
+             ("dL/dc = 0 (the condition is not differentiated)", "dL/da = dL/dout where c is not 0, else 0",
+              "dL/db = dL/dout where c is 0, else 0"),
+             "np.where({x} != 0, {y}, {z})", r"\operatorname{where}\left({x}, {y}, {z}\right)",
+             "a's entry where c is not 0, else b's (broadcasting all three)",
+             language_vjp=_where_language_vjp, unroll=_where_unroll, reads=_selection_reads),
+    TensorOp("clip", 3, "clip({x}, {y}, {z})", _selection_shape, _clip_forward, _clip_vjp, _clip_jvp,
+             ("dL/dx = dL/dout where lo <= x <= hi, else 0", "dL/dlo = dL/dout where x < lo (and lo <= hi), else 0",
+              "dL/dhi = dL/dout where max(x, lo) > hi, else 0"),
+             "np.minimum(np.maximum({x}, {y}), {z})", r"\operatorname{clip}\left({x}, {y}, {z}\right)",
+             "x held between lo and hi: min(max(x, lo), hi); at a bound the gradient goes to x",
+             language_vjp=_clip_language_vjp, unroll=_clip_unroll, reads=_selection_reads),
+    TensorOp("<", 2, "{x} < {y}", _selection_shape, *_comparison("<"),
+             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+             "np.less({x}, {y}).astype(float)", r"\left[{x} < {y}\right]",
+             "1 where x is less than y, else 0 (no gradient flows through it)", exact=True,
+             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("<"), reads=_comparison_reads),
+    TensorOp("<=", 2, "{x} <= {y}", _selection_shape, *_comparison("<="),
+             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+             "np.less_equal({x}, {y}).astype(float)", r"\left[{x} \le {y}\right]",
+             "1 where x is at most y, else 0 (no gradient flows through it)", exact=True,
+             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("<="), reads=_comparison_reads),
+    TensorOp(">", 2, "{x} > {y}", _selection_shape, *_comparison(">"),
+             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+             "np.greater({x}, {y}).astype(float)", r"\left[{x} > {y}\right]",
+             "1 where x is greater than y, else 0 (no gradient flows through it)", exact=True,
+             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll(">"), reads=_comparison_reads),
+    TensorOp(">=", 2, "{x} >= {y}", _selection_shape, *_comparison(">="),
+             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+             "np.greater_equal({x}, {y}).astype(float)", r"\left[{x} \ge {y}\right]",
+             "1 where x is at least y, else 0 (no gradient flows through it)", exact=True,
+             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll(">="), reads=_comparison_reads),
+    TensorOp("==", 2, "{x} == {y}", _selection_shape, *_comparison("=="),
+             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+             "np.equal({x}, {y}).astype(float)", r"\left[{x} = {y}\right]",
+             "1 where x is equal to y, else 0 (no gradient flows through it)", exact=True,
+             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("=="), reads=_comparison_reads),
+    TensorOp("!=", 2, "{x} != {y}", _selection_shape, *_comparison("!="),
+             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+             "np.not_equal({x}, {y}).astype(float)", r"\left[{x} \ne {y}\right]",
+             "1 where x is not equal to y, else 0 (no gradient flows through it)", exact=True,
+             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("!="), reads=_comparison_reads),
 )
 
 
 
 def _check_entry(op: TensorOp) -> None:
     """Registration: every field the executors, writers and explain read, checked at import."""
-    fields = "xy"[:op.arity]
+    fields = "xyz"[:op.arity]
     problems = []
     if op.name in OPS:
         problems.append("the name is an elementwise op's")
-    if op.arity not in (1, 2) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
+    if op.arity not in (1, 2, 3) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
         problems.append("the written and latex forms must hold every operand")
     if op.numpy is not None and not all(f"{{{f}}}" in op.numpy for f in fields):
         problems.append("the numpy form must hold every operand")
@@ -1382,7 +1585,7 @@ def write(name: str, operands: Any, param: Any = None) -> str:
     """An op written with its operands (texts) and its parameter: ``sum(x)``, ``sum(x, -1)``,
     ``x[0, 1:3]``, ``x @ y``."""
     op = TENSOR_OPS[name]
-    fields = dict(zip("xy", operands))
+    fields = dict(zip("xyz", operands))
     if name == "index":
         return op.written_param.format(index=_index_text(param or ()), **fields)
     if param is None or op.written_param is None:

@@ -77,7 +77,7 @@ class TensorRun:
         key = (_SWEEP, out, None if wanted is None else frozenset(wanted))
         plan = self.plans.get(key)
         if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
-            plan = self.plans[key] = _sweep_plan(self.rows, out, wanted)
+            plan = self.plans[key] = _sweep_plan(self.program, self.rows, out, wanted)
         adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
         if seed is not None and not np.all(np.asarray(seed) != 0.0):  # a Jacobian's row: part of the output
             with np.errstate(all="ignore"):
@@ -144,7 +144,7 @@ class TensorRun:
         for register, (op, first, second, param, _) in enumerate(self.rows):
             if first < 0 or dots[register] is not None:
                 continue
-            operands = (first,) if second < 0 else (first, second)
+            operands = self.program.operands(register, first, second)
             if all(dots[r] is None for r in operands):
                 continue
             args = [values[r] for r in operands]
@@ -176,7 +176,7 @@ class TensorRun:
         """Each operand's share of ``g`` (d something / d register): one array per operand of the
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
-        operands = (first,) if second < 0 else (first, second)
+        operands = self.program.operands(register, first, second)
         needs = needs or (True,) * len(operands)
         values, leads = self.values, self.leads
         args = [values[r] for r in operands]
@@ -204,7 +204,7 @@ _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
 _GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
 
 
-def _sweep_plan(rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
+def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
                 ) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
     """The steps of a reverse sweep from register ``out``, last register first: each op register
     with its operands and which of them lead back to one of ``wanted`` (every register when None);
@@ -213,14 +213,13 @@ def _sweep_plan(rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
     if wanted is not None:
         for register in range(out + 1):
             _, first, second, _, _ = rows[register]
-            reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
-                (second >= 0 and reaches[second])
+            reaches[register] = register in wanted or any(reaches[r] for r in program.operands(register, first, second))
     plan: list[tuple[int, tuple[int, ...], tuple[bool, ...]]] = []
     for register in range(out, -1, -1):
         _, first, second, _, _ = rows[register]
         if first < 0:
             continue
-        operands = (first,) if second < 0 else (first, second)
+        operands = program.operands(register, first, second)
         needs = tuple(reaches[r] for r in operands)
         if any(needs):
             plan.append((register, operands, needs))
@@ -325,6 +324,7 @@ def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], f
     leads: list[int] = []
     run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
     slopes = run.slopes
+    more = program.more_operands
     add_reduce = np.add.reduce
     with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
         for register, (op, first, second, param, where) in enumerate(rows):
@@ -342,6 +342,9 @@ def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], f
             else:
                 args = [values[first], values[second]]
                 arg_leads = [leads[first], leads[second]]
+                if more and register in more:  # where(c, a, b), clip(x, lo, hi)...
+                    args += [values[r] for r in more[register]]
+                    arg_leads += [leads[r] for r in more[register]]
             try:
                 tensor_op = TENSOR_OPS.get(op)
                 if tensor_op is None:
@@ -386,7 +389,7 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
     """Raise the ``EvaluationError`` of a register whose value is not finite everywhere: the op,
     its line and column, the first bad entry and the operands' values there."""
     op, first, second, _, _ = run.rows[register]
-    operands = (first,) if second < 0 else (first, second)
+    operands = run.program.operands(register, first, second)
     out = run.values[register]
     total = float(np.sum(out)) if out.size else 0.0
     if math.isfinite(total) or np.isfinite(out).all():  # a finite sum has finite terms
@@ -614,7 +617,7 @@ def _origin(run: TensorRun, output: str) -> str:
             op, first, second, param, _ = run.rows[register]
             if g is None or first < 0 or not np.isfinite(g).all():
                 continue
-            operands = (first,) if second < 0 else (first, second)
+            operands = run.program.operands(register, first, second)
             for k, grad in enumerate(run.vjp(register, g)):
                 if grad is not None and not np.isfinite(grad).all():
                     return _said_origin(run, register, operands, k, grad)

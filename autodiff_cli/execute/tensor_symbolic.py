@@ -522,8 +522,7 @@ class _Sweep:
         sources = {program.variables[w].register for w in self.wrt}
         varies = [False] * len(rows)
         for register, (op, first, second, _, _) in enumerate(rows):
-            varies[register] = (register in sources or (first >= 0 and varies[first])
-                                or (second >= 0 and varies[second]))
+            varies[register] = register in sources or any(varies[a] for a in program.operands(register, first, second))
         adjoints: dict[int, list[Term]] = {out_register: [number(1.0)]}
         derivative_of: dict[int, str] = {}
         lowest = min(sources) if sources else out_register + 1
@@ -545,7 +544,7 @@ class _Sweep:
                 self.labels[adjoint] = (self.output, self._title(register))
             if op in (INPUT, CONST):
                 continue
-            operands = (first,) if second < 0 else (first, second)
+            operands = program.operands(register, first, second)
             needs = tuple(varies[a] for a in operands)
             grads = self._vjp(register, g, operands, needs)
             for operand, grad in zip(operands, grads):
@@ -599,15 +598,13 @@ class _Sweep:
         uses = [0] * len(rows)
         for register, (op, first, second, _, _) in enumerate(rows):
             if needed[register] or register in read:
-                for a in (first, second):
-                    if a >= 0:
-                        uses[a] += 1
+                for a in program.operands(register, first, second):
+                    uses[a] += 1
         wanted = [needed[r] or r in read for r in range(len(rows))]
         for register in range(len(rows) - 1, -1, -1):  # what the read registers are computed from
             if wanted[register]:
-                for a in rows[register][1:3]:
-                    if a >= 0:
-                        wanted[a] = True
+                for a in program.operands(register, *rows[register][1:3]):
+                    wanted[a] = True
         out_register = program.variables[self.output].register
         later = any(wanted[out_register + 1:])  # a value after the output is read: it stays in place
         for variable in program.inputs:  # initializers are drawn in order: an unused one still takes its draw
@@ -630,7 +627,7 @@ class _Sweep:
             if op == CONST:
                 term = literal(param.shape, param.values) if isinstance(param, ArrayLiteral) else number(param)
             else:
-                operands = (first,) if second < 0 else (first, second)
+                operands = program.operands(register, first, second)
                 term = apply(op, *(forward_terms[a] for a in operands), param=param)
                 if op == POWER_CONST:
                     term = Term(POWER_CONST, term.args, param)

@@ -171,10 +171,10 @@ def layer_view(program: Program, given: Mapping[str, Any], name: str, *, row: in
     ids: dict[int, Any] = {}
     for register in range(first_of_statement, target + 1):
         op, first, second, param, where = run.rows[register]
-        if register not in masks:
-            continue  # the chosen entries do not depend on it
-        for operand in (first, second):
-            if operand >= 0 and operand not in ids:
+        if register not in masks or not masks[register].any():
+            continue  # the chosen entries do not depend on it (a comparison reads values, not entries)
+        for operand in program.operands(register, first, second):
+            if operand not in ids:
                 shown = names.get(operand) or f"({_operand_text(run, operand)})"
                 ids[operand] = _entry_inputs(emitter, shown, np.asarray(run.values[operand]), where,
                                              (declared.get(operand) or variable)._where, masks.get(operand))
@@ -312,7 +312,7 @@ def _needed(run: Any, start: int, target: int, chosen: Any) -> dict[int, Any]:
         op, first, second, param, _ = run.rows[register]
         if mask is None or first < 0 or not mask.any():
             continue
-        operands = (first,) if second < 0 else (first, second)
+        operands = run.program.operands(register, first, second)
         shapes = [run.shapes[r] for r in operands]
         reads = TENSOR_OPS[op].reads(np, param, mask, shapes) if op in TENSOR_OPS else [
             unbroadcast_mask(np, mask, shape) for shape in shapes]  # elementwise, broadcasting
@@ -338,6 +338,9 @@ def _unroll(emitter: _Emitter, run: Any, ids: Any, register: int, op: str, first
             out[index] = emitter.const(value[index], where)
         return out
     if op in TENSOR_OPS:
+        more = run.program.more_operands.get(register)
+        if more:  # where(c, a, b), clip(x, lo, hi): the operands past the second
+            return TENSOR_OPS[op].unroll(np, emitter, run, ids, first, second, param, where, mask, more=more)
         return TENSOR_OPS[op].unroll(np, emitter, run, ids, first, second, param, where, mask)
     operands = [np.asarray(ids[first])] + ([np.asarray(ids[second])] if second >= 0 else [])
     operands = np.broadcast_arrays(*operands)

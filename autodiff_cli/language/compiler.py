@@ -77,6 +77,15 @@ Progress = Callable[[int, int], None]
 
 
 @cache
+def tensor_operators() -> frozenset[str]:
+    """The binary operators that are tensor ops (``@``, the comparisons): a program writing one
+    runs as tensors."""
+    from ..engine.tensor_ops import TENSOR_OPS
+
+    return frozenset(name for name, op in TENSOR_OPS.items() if op.arity == 2 and not op.written.startswith(name + "("))
+
+
+@cache
 def tensor_calls() -> dict[str, Any]:
     """The tensor ops written as calls (``sum(x)``; ``@`` and ``x[i]`` have syntax of their own), by
     name: read at the first call of no scalar function, so that start-up does not import the table."""
@@ -216,10 +225,12 @@ class _Locator:
 ARRAY, INDEX, SLICE_ALL, SLICE_FROM, SLICE_TO, SLICE_BETWEEN = TENSOR_ACTIONS = (
     "ARRAY", "INDEX", "SLICE_ALL", "SLICE_FROM", "SLICE_TO", "SLICE_BETWEEN")
 _ACTIONS = {"var": VAR, "number": NUMBER, "add": BINARY, "sub": BINARY, "mul": BINARY, "div": BINARY,
-            "matmul": BINARY, "assign": ASSIGN, "bare": BARE, "call": CALL, "neg": NEG, "pow": POW, "pos": SECOND,
+            "matmul": BINARY, "lt": BINARY, "le": BINARY, "gt": BINARY, "ge": BINARY, "eq": BINARY, "ne": BINARY,
+            "assign": ASSIGN, "bare": BARE, "call": CALL, "neg": NEG, "pow": POW, "pos": SECOND,
             "group": SECOND, "start": LIST, "list": ARRAY, "index": INDEX, "slice_all": SLICE_ALL,
             "slice_from": SLICE_FROM, "slice_to": SLICE_TO, "slice_between": SLICE_BETWEEN}
-_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@"}
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@",
+              "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 TEMPLATE_AFTER = 2  # a window gets its own code the second time it is seen (see templates.py)
 TEMPLATES_PER_WINDOW = 4  # the same kinds from the same state, with different states below
 
@@ -277,6 +288,7 @@ class _Compiler:
         self.instructions = Instructions()
         # Instructions of the chunk being parsed, by column: ops, firsts, seconds, params, wheres.
         self.pending: tuple[list[str], list[int], list[int], list[Any], list[int]] = ([], [], [], [], [])
+        self.more: dict[int, tuple[int, ...]] = {}  # pending operands past the second, by register
         self.variables: dict[str, Variable] = {}
         self.named = bytearray()  # named[r]: register r holds a named variable
         self.states: list[int] = []  # the state below each value on ``values``
@@ -341,9 +353,10 @@ class _Compiler:
     def _flush(self) -> None:
         """Move the chunk's instructions to the compact columns (none can be dropped any more:
         a chunk ends with a statement)."""
-        self.instructions.extend(*self.pending)
+        self.instructions.extend(*self.pending, more=self.more)
         for column in self.pending:
             column.clear()
+        self.more.clear()
 
     def _parse_chunk(self, tokens: list[str], kinds: bytearray, base: int) -> None:
         """Run the automaton over one chunk's tokens, window by window (see templates.py).
@@ -815,14 +828,14 @@ class _Compiler:
             takes = f"{op.arity} argument{'s' if op.arity > 1 else ''}"
             if _takes_axis(name):
                 takes = "1 or 2 arguments"
-            usage = op.written.replace("{x}", "x").replace("{y}", "y").replace("{axis}", "axis")
+            usage = op.written.format(x="x", y="y", z="z", axis="axis")
             if _takes_axis(name):
                 usage = f"{name}(x) or {name}(x, axis)"
             raise self._error(f"{name}() takes {takes} ({len(arguments)} given)", where, f"write {usage}")
         param = self._whole(extra[0], f"the axis of {name}()", f"{name}(x, 0) or {name}(x, -1)", where) \
             if extra else None
         register = self._drop_constants(extra, register)
-        self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where)
+        self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where, *operands[2:])
         self.tensor_syntax = True
         return register + 1
 
@@ -877,7 +890,9 @@ class _Compiler:
 
     # --- rarely needed ---------------------------------------------------------------------
 
-    def _emit(self, op: str, first: int, second: int, param: Any, where: int) -> None:
+    def _emit(self, op: str, first: int, second: int, param: Any, where: int, *more: int) -> None:
+        if more:
+            self.more[len(self.instructions) + len(self.pending[0])] = more
         for column, value in zip(self.pending, (op, first, second, param, where)):
             column.append(value)
 
@@ -956,7 +971,8 @@ class _Compiler:
             self.variables[result] = Variable(result, INTERMEDIATE, where, register, None, self.source)
         if self.tensor_syntax:
             self._refuse_loose_initializers()
-        tensor_syntax = self.tensor_syntax or "@" in self.instructions.op_names  # @ is a plain binary operator
+        # @ and the comparisons are plain binary operators, but tensor ops
+        tensor_syntax = self.tensor_syntax or any(op in tensor_operators() for op in self.instructions.op_names)
         return Program(self.source, self.instructions, self.variables, result, tensor_syntax)
 
 

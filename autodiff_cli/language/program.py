@@ -22,9 +22,10 @@ a key of   (x,) or (x, y)  None                the op of that name in ``engine.o
                                                ``neg``, ``=`` (``b = a``: a copy of its
                                                own), and every function (``tanh``...),
                                                elementwise on tensors
-a key of   (x,) or (x, y)  the op's constant   the tensor op of that name in
-``TENSOR_                  (an axis, the       ``engine.tensor_ops.TENSOR_OPS``: ``@``,
-OPS``                      indices) or None    reductions, ``transpose``, ``index``...
+a key of   (x,), (x, y),   the op's constant   the tensor op of that name in
+``TENSOR_  or more (for    (an axis, the       ``engine.tensor_ops.TENSOR_OPS``: ``@``,
+OPS``      ``where``,      indices) or None    reductions, ``transpose``, ``index``...
+           ``stack``...)
 =========  ==============  ==================  =====================================
 
 Every register has a **shape**: a tuple of ints, ``()`` for a scalar.  Shapes are not
@@ -42,6 +43,10 @@ the number or the name), for error messages: a ``Position``, or a token number t
 token number and the source locate it themselves, so an interpreter passes
 ``position`` on as it is.  The compiler stores token numbers: working out the line and
 column of every instruction of a big program would cost more than parsing it.
+
+An op's operands past the second (``where(c, a, b)``, ``clip(x, lo, hi)``, ``stack``'s
+entries) are rare, so rows do not carry them: ``Program.operands(register, first, second)``
+gives every operand of an instruction, and is what an interpreter of tensor ops reads.
 
 ``instructions`` is a sequence of ``Instruction``: a list, or, as the compiler makes it,
 an ``Instructions``, which stores them column by column (a few dozen bytes each rather
@@ -229,7 +234,7 @@ class Instruction(namedtuple("Instruction", "op args param position")):
 
 Row = tuple[str, int, int, Any, Where]
 """An instruction as ``Program.rows()`` gives it: op, first and second operand (-1 for
-none), param and position."""
+none), param and position.  Operands past the second: ``Program.operands``."""
 
 
 class Instructions(Sequence[Instruction]):
@@ -243,7 +248,7 @@ class Instructions(Sequence[Instruction]):
     million statements has several million instructions.
     """
 
-    __slots__ = ("codes", "first", "op_names", "ops", "params", "second", "where")
+    __slots__ = ("codes", "first", "more", "op_names", "ops", "params", "second", "where")
 
     def __init__(self) -> None:
         self.ops = array("B")
@@ -253,10 +258,12 @@ class Instructions(Sequence[Instruction]):
         self.second = array("i")
         self.params: list[Any] = []
         self.where = array("i")
+        self.more: dict[int, tuple[int, ...]] = {}  # register -> its operands past the second
 
     def extend(self, ops: list[str], first: list[int], second: list[int], params: list[Any],
-               where: list[int]) -> None:
-        """Append instructions given as columns of equal length."""
+               where: list[int], more: Mapping[int, tuple[int, ...]] | None = None) -> None:
+        """Append instructions given as columns of equal length (``more``: the operands past the
+        second of those that have more, by register)."""
         codes = self.codes
         for op in set(ops) - codes.keys():  # an op seen for the first time gets the next code
             codes[op] = len(self.op_names)
@@ -266,6 +273,8 @@ class Instructions(Sequence[Instruction]):
         self.second = _append(self.second, second)
         self.params += params
         self.where = _append(self.where, where)
+        if more:
+            self.more.update(more)
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -279,13 +288,16 @@ class Instructions(Sequence[Instruction]):
     def __getitem__(self, index: int | slice) -> Instruction | list[Instruction]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
         a, b = self.first[index], self.second[index]
-        args = () if a < 0 else (a,) if b < 0 else (a, b)
+        args = () if a < 0 else (a,) if b < 0 else (a, b, *self.more.get(index, ()))
         return Instruction(self.op_names[self.ops[index]], args, self.params[index], self.where[index])
 
     def __iter__(self) -> Iterator[Instruction]:
-        for op, a, b, param, where in self.rows():
-            yield Instruction(op, () if a < 0 else (a,) if b < 0 else (a, b), param, where)
+        more = self.more
+        for index, (op, a, b, param, where) in enumerate(self.rows()):
+            yield Instruction(op, () if a < 0 else (a,) if b < 0 else (a, b, *more.get(index, ())), param, where)
 
     def rows(self) -> Iterator[Row]:
         return zip(map(self.op_names.__getitem__, self.ops), self.first, self.second, self.params, self.where)
@@ -402,6 +414,25 @@ class Program:
             return instructions.rows()
         return _rows(instructions)
 
+    @property
+    def more_operands(self) -> Mapping[int, tuple[int, ...]]:
+        """The operands past the second of the instructions that have more, by register."""
+        instructions = self.instructions
+        if isinstance(instructions, Instructions):
+            return instructions.more
+        return {register: instruction.args[2:] for register, instruction in enumerate(instructions)
+                if len(instruction.args) > 2}
+
+    def operands(self, register: int, first: int, second: int) -> tuple[int, ...]:
+        """Every operand register of instruction ``register``, whose row holds ``first`` and
+        ``second``: the row's own for most, with those past the second for ``where``, ``clip``..."""
+        if second < 0:
+            return () if first < 0 else (first,)
+        instructions = self.instructions
+        more = instructions.more.get(register) if isinstance(instructions, Instructions) \
+            else instructions[register].args[2:]
+        return (first, second, *more) if more else (first, second)
+
     def position(self, where: Where) -> Position:
         """An instruction's ``position`` as a Position (it may be a token number)."""
         return self.source.position(where)
@@ -421,10 +452,8 @@ class Program:
         for register in range(len(rows) - 1, -1, -1):
             if needed[register]:
                 _, first, second, _, _ = rows[register]
-                if first >= 0:
-                    needed[first] = True
-                if second >= 0:
-                    needed[second] = True
+                for operand in self.operands(register, first, second):
+                    needed[operand] = True
         return needed
 
 

@@ -46,14 +46,15 @@ def infer(program: Program, input_shapes: Mapping[str, Shape]) -> list[Shape]:
         elif op == POWER_CONST or (op in OPS and OPS[op].arity == 1):
             shape = shapes[first]
         else:
-            operands = (shapes[first],) if second < 0 else (shapes[first], shapes[second])
+            registers = program.operands(register, first, second)
+            operands = tuple(shapes[r] for r in registers)
             try:
                 shape = broadcast_shape(operands) if op in OPS else TENSOR_OPS[op].shape(operands, param)
             except ShapeMismatch as mismatch:
                 if not names:
                     names = program.names_by_register()
                     _name_constants(program, names)
-                raise ShapeError(f"{_written(op, first, second, param, names)}: {mismatch.message}", where,
+                raise ShapeError(f"{_written(op, registers, param, names)}: {mismatch.message}", where,
                                  program.source, mismatch.hint) from None
         shapes.append(shape)
     return shapes
@@ -165,9 +166,9 @@ def _name_constants(program: Program, names: dict[int, str]) -> None:
             names[register] = _number_text(param)
 
 
-def _written(op: str, first: int, second: int, param: object, names: Mapping[int, str]) -> str:
+def _written(op: str, registers: tuple[int, ...], param: object, names: Mapping[int, str]) -> str:
     """The op with its operands' names (``X @ W``), ``(...)`` for an operand without one."""
-    operands = (names.get(first, "(...)"), names.get(second, "(...)"))
+    operands = tuple(names.get(r, "(...)") for r in registers) + ("(...)",) * (2 - len(registers))
     if op in OPS:
         return OPS[op].written.format(x=operands[0], y=operands[1], c=param)
     return write(op, operands, param)

@@ -29,6 +29,12 @@ _TERMINAL_WORDS = {
     "SLASH": "'/'",
     "POW": "'**'",
     "AT": "'@'",
+    "LESS": "'<'",
+    "LESS_EQUAL": "'<='",
+    "MORE": "'>'",
+    "MORE_EQUAL": "'>='",
+    "SAME": "'=='",
+    "NOT_SAME": "'!='",
     "LSQB": "'['",
     "RSQB": "']'",
     "COLON": "':'",
@@ -38,10 +44,10 @@ _TERMINAL_WORDS = {
 _OPERAND_STARTS = {"NAME", "NUMBER", "LPAR", "MINUS", "PLUS"}
 _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "POW"}
 # Where the operand or operator phrase applies, the tensor syntax that may also come there
-# ('[' starting a list literal or an index, '@', a slice's ':') goes unsaid: the phrases read
-# as they always did.
+# ('[' starting a list literal or an index, '@', a slice's ':', the comparisons) goes unsaid:
+# the phrases read as they always did.
 _ALSO_OPERAND = {"LSQB", "COLON"}
-_ALSO_OPERATOR = {"AT", "LSQB"}
+_ALSO_OPERATOR = {"AT", "LSQB", "LESS", "LESS_EQUAL", "MORE", "MORE_EQUAL", "SAME", "NOT_SAME"}
 _STATEMENT_ENDS = {"_SEP", "$END"}
 
 
@@ -123,7 +129,7 @@ def syntax_error(terminal: str, text: str, position: Position, expected: set[str
     elif _OPERATORS <= expected and terminal in ("NAME", "NUMBER", "LPAR"):
         hint = "write the operator between the operands, e.g. 2*x rather than 2x"
     elif terminal == "EQUAL":
-        hint = "only a plain name can be assigned to: 'name = expression' (comparisons are not supported)"
+        hint = "only a plain name can be assigned to: 'name = expression' (to compare two values, write a == b)"
     elif terminal == "RPAR" and "RPAR" not in expected:
         if kind == "(":  # '()' or '(a + )': the ')' closes a '(' but comes too early
             hint = "an operand is missing before this ')': write an expression inside the parentheses"

@@ -38,6 +38,14 @@ def _nested(values: ArrayLiteral, number: Callable[[float], str]) -> str:
     return "[" + ", ".join(items) + "]" if values.shape else items[0]
 
 
+COMPARISON = 0.5  # how tightly a comparison binds: looser than a sum
+
+
+def _is_operator(op: str) -> bool:
+    """A tensor op written between its operands (``a < b``), other than ``@``."""
+    return op != "@" and TENSOR_OPS[op].written == f"{{x}} {op} {{y}}"
+
+
 class _Syntax:
     """The language's own syntax; the others override what differs."""
 
@@ -72,6 +80,8 @@ class _Syntax:
             return parts[0][0], parts[0][1]
         if op == "index":
             return ATOM, write("index", [self.wrap(parts[0], ATOM)], term.param)
+        if op in TENSOR_OPS and _is_operator(op):  # a comparison: below every arithmetic operator
+            return COMPARISON, f"{self.wrap(parts[0], SUM)} {op} {self.wrap(parts[1], SUM)}"
         if op in TENSOR_OPS:
             return ATOM, write(op, [p[1] for p in parts], term.param)
         return ATOM, OPS[op].written.format(x=parts[0][1])
@@ -222,7 +232,7 @@ class _Latex(_Syntax):
 
 def _fill(template: str, parts: list[Part]) -> str:
     """A table's LaTeX template with its operands (``str.format`` would read ``\\operatorname{relu}``)."""
-    for field, part in zip(("{x}", "{y}"), parts):
+    for field, part in zip(("{x}", "{y}", "{z}"), parts):
         template = template.replace(field, part[1])
     return template
 
@@ -264,7 +274,7 @@ class _Python(_Syntax):
         for helper, source in entry.numpy_helpers:
             self.used[helper] = source
         axis = "" if term.param is None else f", axis={term.param}"
-        return ATOM, form.format(axis=axis, **dict(zip("xy", (p[1] for p in parts))))
+        return ATOM, form.format(axis=axis, **dict(zip("xyz", (p[1] for p in parts))))
 
 
 _PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(name for entry in (*OPS.values(), *TENSOR_OPS.values())

@@ -51,6 +51,10 @@ def a_log_softmax(x):
     return x - a_logsumexp(x, keepdims=True)
 
 
+COMPARED = {"<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal", "==": "equal",
+            "!=": "not_equal"}
+
+
 def reference(name, param, labels=None):
     """The op as autograd code: a function of the differentiable operands."""
     if name == "@":
@@ -70,6 +74,16 @@ def reference(name, param, labels=None):
         return lambda x: x[param]
     if name == "mse":
         return lambda x, y: anp.mean((x - y) ** 2)
+    if name in COMPARED:
+        return lambda x, y: getattr(np, COMPARED[name])(getval(x), getval(y)).astype(np.float64)
+    if name == "where":  # autograd's where does not sum its gradient back over broadcasting: ones do
+        def where(c, a, b):
+            ones = np.ones(np.broadcast_shapes(*(np.shape(getval(v)) for v in (c, a, b))))
+            return anp.where(getval(c) != 0, a * ones, b * ones)
+
+        return where
+    if name == "clip":
+        return lambda x, lo, hi: anp.minimum(anp.maximum(x, lo), hi)
     if name == "cross_entropy":
         def ce(x):
             classes = np.shape(getval(x))[-1]
@@ -123,6 +137,16 @@ CASES = [
     ("cross_entropy", [(5, 3), (5,)], None),
     ("cross_entropy", [(2, 3, 4), (2, 3)], None),
 ]
+for _name in COMPARED:
+    CASES += [(_name, [(5,), (5,)], None), (_name, [(3, 4), (4,)], None), (_name, [(), (2, 3)], None)]
+for _name in ("where", "clip"):
+    CASES += [
+        (_name, [(5,), (5,), (5,)], None),
+        (_name, [(3, 4), (4,), ()], None),
+        (_name, [(3, 1), (), (1, 4)], None),
+        (_name, [(), (), ()], None),
+        (_name, [(2, 1, 3), (4, 1), (2, 4, 3)], None),
+    ]
 for _name in ("sum", "mean", "max", "min"):
     CASES += [
         (_name, [()], None),
@@ -158,12 +182,20 @@ def make_args(name, shapes, rng, batch=()):
         if name == "cross_entropy" and i == 1:
             classes = shapes[0][-1]
             args.append(rng.integers(0, classes, size=batch + tuple(shape)).astype(np.float64))
+        elif name == "where" and i == 0:  # a condition: 0 is false, any other number true
+            args.append(rng.choice([0.0, 1.0, 0.5, -2.0], size=batch + tuple(shape)))
+        elif name in COMPARED:  # few values, so that some entries tie and each comparison goes both ways
+            args.append(rng.choice([-1.0, 0.0, 0.5, 1.0], size=batch + tuple(shape)))
         else:
             args.append(rng.normal(size=batch + tuple(shape)))
     return args
 
 
 def differentiable(name):
+    if name in COMPARED:
+        return []  # flat wherever defined: the VJP is zeros, checked below
+    if name == "where":
+        return [1, 2]
     return [0] if name == "cross_entropy" else list(range(TENSOR_OPS[name].arity))
 
 
@@ -195,7 +227,7 @@ def ref_vjp(name, param, args, g):
 def ref_jvp(name, param, args, tangents):
     """sum_i J_i t_i, J_i autograd's jacobian with respect to operand i."""
     fn = ref_fn(name, param, args)
-    total = 0.0
+    total = np.zeros(np.shape(call_ref(name, param, args)))
     for i in differentiable(name):
         def f(x, i=i):
             full = list(args)

@@ -204,7 +204,7 @@ class ReferenceCompiler:
         left, operator, right = children
         return self._emit(str(operator), (left, right), None, _position(operator))
 
-    add = sub = mul = div = _binary
+    add = sub = mul = div = lt = le = gt = ge = eq = ne = _binary
 
     def finish(self) -> Program:
         if self.last is None:
@@ -225,7 +225,7 @@ class ReferenceCompiler:
 
 
 _CALLBACK_NAMES = ("assign", "bare", "start", "number", "var", "call", "arguments", "group", "neg", "pos",
-                   "pow", "add", "sub", "mul", "div")
+                   "pow", "add", "sub", "mul", "div", "lt", "le", "gt", "ge", "eq", "ne")
 
 
 class _Delegate:

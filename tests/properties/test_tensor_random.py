@@ -10,7 +10,8 @@ domain: ``log(exp(x) + 1)``, ``sqrt(x**2 + 1)``, divisors ``b**2 + c``), ``@`` b
 pairing of vectors and matrices, ``sum``/``mean``/``max``/``min`` with and without an axis
 (negative axes too), ``transpose``, indexing and slices (negative indices, open bounds),
 ``softmax``, ``log_softmax``, ``logsumexp``, ``mse`` and ``cross_entropy`` against integer
-labels given as literals.
+labels given as literals, the comparisons, ``where`` and ``clip`` (kept off ties: the reference
+refuses a comparison within rounding of a tie, and clip's bounds met exactly).
 
 For every program we check, against autograd (never against our own output):
 
@@ -123,6 +124,20 @@ def off_kink(x: Any) -> None:
     raw = np.asarray(getval(x))
     if np.any((raw != 0) & (np.abs(raw) < 1e-9)):
         raise Tie()
+
+
+COMPARISONS = [("<", "less"), ("<=", "less_equal"), (">", "greater"), (">=", "greater_equal"),
+               ("==", "equal"), ("!=", "not_equal")]
+
+
+def off_tie(a: Any, b: Any, name: str, equal_too: bool = False) -> Any:
+    """The comparison ``name`` of a and b as 0.0/1.0 (a constant to autograd), or Tie where they are
+    within rounding of each other but not equal (computed two ways, they could compare either way),
+    and with ``equal_too`` where they are equal (clip's bounds: autograd splits the gradient there)."""
+    a, b = np.asarray(getval(a)), np.asarray(getval(b))
+    if np.any(((a != b) | equal_too) & (np.abs(a - b) < 1e-9 * (1 + np.abs(a) + np.abs(b)))):
+        raise Tie()
+    return getattr(np, name)(a, b).astype(np.float64)
 
 
 def ref_relu(x: Any) -> Any:
@@ -313,7 +328,7 @@ class Gen:
     def expr(self, depth: int) -> Node:
         kind = self.rng.choice(
             ["function", "binary", "binary", "div", "power", "matmul", "reduce", "reduce", "transpose", "index",
-             "index", "softmax", "mse", "cross_entropy", "special"],
+             "index", "softmax", "mse", "cross_entropy", "special", "select"],
         )
         return self.squash(getattr(self, "op_" + kind)(depth))
 
@@ -363,6 +378,44 @@ class Gen:
         bound = a.bound * b.bound if op == "*" else a.bound + b.bound
         return Node(f"{left} {op} {right}", SUM if op != "*" else PRODUCT,
                     lambda env, f=a.fn, g=b.fn, h=fn: h(f(env), g(env)), out_shape, bound)
+
+    def op_select(self, depth: int) -> Node:
+        """where(a > b, x, y) (any comparison), clip(x, lo, hi), or a comparison times a value;
+        every comparison kept off ties, where the two libraries may choose differently."""
+        x = self.any_operand(depth)
+        shapes = [self.partner_shape(x.shape), self.partner_shape(x.shape)]
+        try:
+            np.broadcast_shapes(x.shape, *shapes)
+        except ValueError:  # two partners of x that do not fit each other
+            shapes[1] = x.shape
+        others = [self.pick(depth, lambda s, t=t: s == t) or self.new_input(t) for t in shapes]
+        a, b = (paren(n, SUM + 1) for n in others)
+        out_shape = np.broadcast_shapes(x.shape, *(n.shape for n in others))
+        r = self.rng.random()
+        if r < 0.4:
+            symbol, name = COMPARISONS[int(self.rng.integers(len(COMPARISONS)))]
+            y = self.need(out_shape, 0) if self.rng.random() < 0.5 else self.constant(())
+
+            def pick(env, f=x.fn, g=y.fn, p=others[0].fn, q=others[1].fn, name=name):
+                chosen = off_tie(p(env), q(env), name)
+                return anp.where(chosen * np.ones(out_shape), f(env) * np.ones(out_shape), g(env) * np.ones(out_shape))
+
+            return Node(f"where({a} {symbol} {b}, {x.text}, {y.text})", ATOM, pick, out_shape,
+                        max(x.bound, y.bound))
+        if r < 0.8:
+            def clip(env, f=x.fn, lo=others[0].fn, hi=others[1].fn):
+                xv, lov, hiv = f(env), lo(env), hi(env)
+                top = anp.maximum(xv, lov)
+                off_tie(xv, lov, "less", equal_too=True)
+                off_tie(top, hiv, "less", equal_too=True)
+                return anp.minimum(top, hiv)
+
+            return Node(f"clip({x.text}, {others[0].text}, {others[1].text})", ATOM, clip, out_shape,
+                        max(x.bound, *(n.bound for n in others)))
+        symbol, name = COMPARISONS[int(self.rng.integers(len(COMPARISONS)))]
+        return Node(f"({a} {symbol} {b}) * {paren(x, PRODUCT + 1)}", PRODUCT,
+                    lambda env, f=x.fn, p=others[0].fn, q=others[1].fn, name=name: off_tie(p(env), q(env), name) * f(env),
+                    out_shape, x.bound)
 
     def op_div(self, depth: int) -> Node:
         a = self.any_operand(depth)
@@ -751,5 +804,6 @@ def test_the_generator_covers_every_form() -> None:
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
                  "mse(", "cross_entropy(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
-                 "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = "]:
+                 "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = ", "where(",
+                 "clip(", " < ", " <= ", " > ", " >= ", " == ", " != "]:
         assert texts.count(form) >= 20, form

@@ -15,13 +15,13 @@ FUNCTIONS = sorted(name for name, op in OPS.items() if op.is_function)
 NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None)
 
 
-def numpy_form(entry, operands=("x", "y"), axis=""):
+def numpy_form(entry, operands=("x", "y", "z"), axis=""):
     """A function computing the entry's NumPy form, with the helpers it calls defined as the
     generated module defines them."""
     namespace = {"np": np}
     for _, source in entry.numpy_helpers:
         exec(compile(source, "<helper>", "exec"), namespace)  # noqa: S102 - the registry's own text
-    call = entry.numpy.format(axis=axis, **dict(zip("xy", operands)))
+    call = entry.numpy.format(axis=axis, **dict(zip("xyz", operands)))
     return lambda **values: eval(call, namespace, values)  # noqa: S307
 
 
@@ -103,6 +103,36 @@ def test_transpose_numpy_form() -> None:
     same_bits(numpy_form(TENSOR_OPS["transpose"])(x=x), _forward("transpose", [x]))
 
 
+COMPARISONS = ["<", "<=", ">", ">=", "==", "!="]
+
+
+def edge_values() -> np.ndarray:
+    """Ties, signed zeros, NaN, infinities and the tails, for the choosing ops."""
+    return np.concatenate([tails()[::50], [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, 1.0, -1.0]])
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_a_comparisons_numpy_form_gives_its_kernels_bits(name: str) -> None:
+    x = edge_values()
+    y = np.roll(x, 3)
+    y[::4] = x[::4]  # every fourth entry a tie (NaN against NaN compares as NumPy says)
+    same_bits(numpy_form(TENSOR_OPS[name])(x=x, y=y), _forward(name, [x, y]))
+    same_bits(numpy_form(TENSOR_OPS[name])(x=1.5, y=x), _forward(name, [np.float64(1.5), x]))
+
+
+def test_the_choosing_ops_numpy_forms_give_their_kernels_bits() -> None:
+    x = edge_values()
+    rng = np.random.default_rng(7)
+    lo, hi = rng.normal(0.0, 3.0, x.shape), rng.normal(0.0, 3.0, x.shape)
+    lo[:10], hi[:10] = x[:10], x[:10]  # ties with each bound
+    with np.errstate(invalid="ignore"):
+        same_bits(numpy_form(TENSOR_OPS["clip"])(x=x, y=lo, z=hi), _forward("clip", [x, lo, hi]))
+        same_bits(numpy_form(TENSOR_OPS["clip"])(x=x, y=-1.0, z=2.0), _forward("clip", [x, np.float64(-1.0), np.float64(2.0)]))
+    condition = rng.choice([0.0, -0.0, 1.0, np.nan, 0.5], x.shape)
+    same_bits(numpy_form(TENSOR_OPS["where"])(x=condition, y=x, z=lo), _forward("where", [condition, x, lo]))
+
+
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
-    tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose"}
+    tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
+              "where", "clip", *COMPARISONS}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
