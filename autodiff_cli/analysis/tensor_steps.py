@@ -206,7 +206,7 @@ def statement_registers(program: Program) -> dict[int, str]:
 
 # --- rules ---------------------------------------------------------------------------------------
 
-_TENSOR_WORDS = re.compile(r"dL/dout|\bx\[index\]|\b(?:x|y|out)\b")
+_TENSOR_WORDS = re.compile(r"dL/dout|\bx\[index\]|\b(?:x|y|z|out|i)\b")
 _SCALAR_WORDS = re.compile(r"\b(?:x|y|c|out)\b")
 _SIMPLE = re.compile(r"-?[A-Za-z0-9_.]+(\[[0-9, ]*\])?")  # needs no parentheses after '*'
 
@@ -214,10 +214,11 @@ _SIMPLE = re.compile(r"-?[A-Za-z0-9_.]+(\[[0-9, ]*\])?")  # needs no parentheses
 def _tensor_formula(op: str, operand: int, output: str, parent: str, operands: Sequence[str], param: Any) -> str:
     """The table's rule for one operand, names put in: ``dL/dy = transpose(x) @ dL/dout`` -> the
     right-hand side ``transpose(X) @ dL/dP``."""
-    rule = TENSOR_OPS[op].rule[operand]
-    right = rule.split(" = ", 1)[1]
+    rules = TENSOR_OPS[op].rule
+    right = rules[min(operand, len(rules) - 1)].split(" = ", 1)[1]  # one rule for every entry of stack
     words = {"dL/dout": gradient_name(output, parent), "x": operands[0],
-             "y": operands[1] if len(operands) > 1 else "y", "out": parent,
+             "y": operands[1] if len(operands) > 1 else "y", "z": operands[2] if len(operands) > 2 else "z",
+             "out": parent, "i": str(operand),
              "x[index]": write(op, operands, param) if op == "index" else ""}
     return _TENSOR_WORDS.sub(lambda found: words[found.group(0)], right)
 

@@ -1420,6 +1420,138 @@ def _clip_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: 
     return _chosen_unroll(np, emitter, choices, [np.asarray(ids[r]) for r in operands], mask, where)
 
 
+# --- stack and concat: tensors made of computed values ---------------------------------------------
+# ``stack`` puts its operands (of one shape) side by side along a new axis; ``concat`` joins them
+# along an existing one.  ``[a, b]`` with a computed entry is a stack along axis 0.  Both take
+# any number of operands (``arity`` 0 in the table), and their param is the axis.
+
+def _stack_shape(shapes: Any, axis: Any) -> Shape:
+    shapes, axis = [tuple(s) for s in shapes], axis or 0
+    if any(s != shapes[0] for s in shapes):
+        raise ShapeMismatch(" and ".join(format_shape(s) for s in shapes) + ": stack needs entries of one shape",
+                            "every entry of a list, and every tensor stacked, must have the same shape; "
+                            "concat joins tensors along an axis where their sizes differ")
+    rank = len(shapes[0]) + 1
+    if not -rank <= axis < rank:
+        raise ShapeMismatch(f"{format_shape(shapes[0])}: stacking makes {rank} axes, so axis {axis} does not exist",
+                            f"the axis is from {-rank} to {rank - 1}")
+    out = list(shapes[0])
+    out.insert(axis % rank, len(shapes))
+    return tuple(out)
+
+
+def _concat_shape(shapes: Any, axis: Any) -> Shape:
+    shapes, axis = [tuple(s) for s in shapes], axis or 0
+    written = " and ".join(format_shape(s) for s in shapes)
+    rank = len(shapes[0])
+    if rank == 0 or any(len(s) != rank for s in shapes):
+        raise ShapeMismatch(f"{written}: concat joins tensors of one number of axes, at least one",
+                            "to put numbers or equal tensors side by side along a new axis, write stack([a, b], 0) "
+                            "or [a, b]")
+    if not -rank <= axis < rank:
+        raise ShapeMismatch(f"{written}: axis {axis} does not exist", f"the axis is from {-rank} to {rank - 1}")
+    k = axis % rank
+    if any(s[:k] + s[k + 1:] != shapes[0][:k] + shapes[0][k + 1:] for s in shapes):
+        raise ShapeMismatch(f"{written}: concat along axis {axis} needs the other axes' sizes equal",
+                            "transpose an operand, or join along the axis where they differ")
+    return shapes[0][:k] + (sum(s[k] for s in shapes),) + shapes[0][k + 1:]
+
+
+def _batched_like(np: Any, args: Any, leads: Any) -> list[Array]:
+    """The operands with the batch axis given to those without one, when some have it."""
+    if not any(leads):
+        return [_f64(np, a) for a in args]
+    n = _batch(np, args, leads)
+    return [_f64(np, a) if lead else np.broadcast_to(_f64(np, a), n + np.shape(a)) for a, lead in zip(args, leads)]
+
+
+def _array_axis(axis: Any, rank: int, leads: Any) -> int:
+    """The array axis of per-row ``axis`` (None: 0) of a result of ``rank`` per-row axes."""
+    return (axis or 0) % rank + (1 if any(leads) else 0)
+
+
+def _stack_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+    rows = _rows(np, args, leads)
+    _stack_shape(rows, axis)
+    return np.stack(_batched_like(np, args, leads), axis=_array_axis(axis, len(rows[0]) + 1, leads))
+
+
+def _stack_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any, needs: Any = None) -> tuple[Any, ...]:
+    needs = needs or (True,) * len(args)
+    k = _array_axis(axis, np.ndim(out) - bool(any(leads)), leads)
+    return tuple(unbroadcast(np, np.take(g, i, axis=k), np.shape(a), lead) if need else None
+                 for i, (a, lead, need) in enumerate(zip(args, leads, needs)))
+
+
+def _stack_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+    filled = [np.zeros(np.shape(a)) if t is None else t for a, t in zip(args, tangents)]
+    return _fresh(np, _stack_forward(np, filled, leads, axis), np.shape(out))
+
+
+def _concat_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+    rows = _rows(np, args, leads)
+    _concat_shape(rows, axis)
+    return np.concatenate(_batched_like(np, args, leads), axis=_array_axis(axis, len(rows[0]), leads))
+
+
+def _concat_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any, needs: Any = None) -> tuple[Any, ...]:
+    needs = needs or (True,) * len(args)
+    rank = np.ndim(out) - bool(any(leads))
+    k = _array_axis(axis, rank, leads)
+    sizes = [row_shape(np, a, lead)[(axis or 0) % rank] for a, lead in zip(args, leads)]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    grads = []
+    for a, lead, need, start, size in zip(args, leads, needs, starts, sizes):
+        part = np.take(g, range(start, start + size), axis=k)
+        grads.append(unbroadcast(np, part, np.shape(a), lead) if need else None)
+    return tuple(grads)
+
+
+def _concat_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+    filled = [np.zeros(np.shape(a)) if t is None else t for a, t in zip(args, tangents)]
+    return _fresh(np, _concat_forward(np, filled, leads, axis), np.shape(out))
+
+
+def _taking(b: Any, g: Any, axis: int, item: Any) -> Any:
+    """``g[:, ..., item]`` with ``item`` on ``axis``, in the language."""
+    return b.apply("index", g, param=(slice(None),) * axis + (item,))
+
+
+def _stack_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, axis: Any,
+                        needs: Any) -> tuple[Any, ...]:
+    k = (axis or 0) % len(out_shape)
+    return tuple(_taking(b, g, k, i) if need else None for i, need in enumerate(needs))
+
+
+def _concat_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, axis: Any,
+                         needs: Any) -> tuple[Any, ...]:
+    k = (axis or 0) % len(out_shape)
+    sizes = [shape[k] for shape in shapes]
+    return tuple(_taking(b, g, k, slice(sum(sizes[:i]), sum(sizes[:i + 1]))) if need else None
+                 for i, need in enumerate(needs))
+
+
+def _joined_reads(stacked: bool) -> Any:
+    def reads(np: Any, axis: Any, mask: Any, shapes: Any) -> list[Any]:
+        k = (axis or 0) % np.ndim(mask)
+        if stacked:
+            return [np.take(mask, i, axis=k) for i in range(len(shapes))]
+        sizes = [tuple(shape)[k] for shape in shapes]
+        return [np.take(mask, range(sum(sizes[:i]), sum(sizes[:i + 1])), axis=k) for i in range(len(shapes))]
+
+    return reads
+
+
+def _joined_unroll(stacked: bool) -> Any:
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+               mask: Any = None, more: Any = ()) -> Any:
+        operands = [first] + ([second] if second >= 0 else []) + list(more)
+        parts = [np.asarray(ids[r]) for r in operands]
+        return np.stack(parts, axis=axis or 0) if stacked else np.concatenate(parts, axis=axis or 0)
+
+    return unroll
+
+
 # --- the table --------------------------------------------------------------------------------------
 
 _max = _extreme("max")
@@ -1504,14 +1636,14 @@ _ROWS = (
              language_vjp=_cross_entropy_language_vjp,
              unroll=_cross_entropy_unroll, reads=_cross_entropy_reads),
     TensorOp("where", 3, "where({x}, {y}, {z})", _selection_shape, _where_forward, _where_vjp, _where_jvp,
-             ("dL/dc = 0 (the condition is not differentiated)", "dL/da = dL/dout where c is not 0, else 0",
-              "dL/db = dL/dout where c is 0, else 0"),
+             ("dL/dx = 0 (the condition is not differentiated)", "dL/dy = dL/dout where x is not 0, else 0",
+              "dL/dz = dL/dout where x is 0, else 0"),
              "np.where({x} != 0, {y}, {z})", r"\operatorname{where}\left({x}, {y}, {z}\right)",
              "a's entry where c is not 0, else b's (broadcasting all three)",
              language_vjp=_where_language_vjp, unroll=_where_unroll, reads=_selection_reads),
     TensorOp("clip", 3, "clip({x}, {y}, {z})", _selection_shape, _clip_forward, _clip_vjp, _clip_jvp,
-             ("dL/dx = dL/dout where lo <= x <= hi, else 0", "dL/dlo = dL/dout where x < lo (and lo <= hi), else 0",
-              "dL/dhi = dL/dout where max(x, lo) > hi, else 0"),
+             ("dL/dx = dL/dout where y <= x <= z, else 0", "dL/dy = dL/dout where x < y (and y <= z), else 0",
+              "dL/dz = dL/dout where max(x, y) > z, else 0"),
              "np.minimum(np.maximum({x}, {y}), {z})", r"\operatorname{clip}\left({x}, {y}, {z}\right)",
              "x held between lo and hi: min(max(x, lo), hi); at a bound the gradient goes to x",
              language_vjp=_clip_language_vjp, unroll=_clip_unroll, reads=_selection_reads),
@@ -1545,24 +1677,36 @@ _ROWS = (
              "np.not_equal({x}, {y}).astype(float)", r"\left[{x} \ne {y}\right]",
              "1 where x is not equal to y, else 0 (no gradient flows through it)", exact=True,
              language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("!="), reads=_comparison_reads),
+    TensorOp("stack", 0, "stack([{operands}])", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
+             ("dL/d(entry i) = dL/dout's entry i along the axis",),
+             "np.stack([{operands}]{axis})", r"\operatorname{stack}{axis}\left({operands}\right)",
+             "tensors of one shape side by side along a new axis; [a, b] is stack([a, b], 0)",
+             "stack([{operands}], {axis})", exact=True,
+             language_vjp=_stack_language_vjp, unroll=_joined_unroll(True), reads=_joined_reads(True)),
+    TensorOp("concat", 0, "concat([{operands}])", _concat_shape, _concat_forward, _concat_vjp, _concat_jvp,
+             ("dL/d(operand i) = dL/dout's part for operand i along the axis",),
+             "np.concatenate([{operands}]{axis})", r"\operatorname{concat}{axis}\left({operands}\right)",
+             "tensors joined end to end along an axis (the first by default)",
+             "concat([{operands}], {axis})", exact=True,
+             language_vjp=_concat_language_vjp, unroll=_joined_unroll(False), reads=_joined_reads(False)),
 )
 
 
 
 def _check_entry(op: TensorOp) -> None:
     """Registration: every field the executors, writers and explain read, checked at import."""
-    fields = "xyz"[:op.arity]
+    fields = ("operands",) if op.arity == 0 else "xyz"[:op.arity]  # 0: any number of operands
     problems = []
     if op.name in OPS:
         problems.append("the name is an elementwise op's")
-    if op.arity not in (1, 2, 3) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
+    if op.arity not in (0, 1, 2, 3) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
         problems.append("the written and latex forms must hold every operand")
     if op.numpy is not None and not all(f"{{{f}}}" in op.numpy for f in fields):
         problems.append("the numpy form must hold every operand")
     if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp, op.language_vjp, op.unroll, op.reads)):
         problems.append("a shape rule, forward, VJP, JVP, the VJP in the language's ops, the unrolling "
                         "and the entries read are required")
-    if len(op.rule) != op.arity or not all(r.startswith("dL/d") for r in op.rule):
+    if len(op.rule) != max(op.arity, 1) or not all(r.startswith("dL/d") for r in op.rule):
         problems.append("one rule 'dL/d... = ...' per operand is required")
     if not op.summary or "\n" in op.summary:
         problems.append("a one-line summary is required")
@@ -1585,7 +1729,7 @@ def write(name: str, operands: Any, param: Any = None) -> str:
     """An op written with its operands (texts) and its parameter: ``sum(x)``, ``sum(x, -1)``,
     ``x[0, 1:3]``, ``x @ y``."""
     op = TENSOR_OPS[name]
-    fields = dict(zip("xyz", operands))
+    fields = {"operands": ", ".join(operands)} if op.arity == 0 else dict(zip("xyz", operands))
     if name == "index":
         return op.written_param.format(index=_index_text(param or ()), **fields)
     if param is None or op.written_param is None:

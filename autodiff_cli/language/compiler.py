@@ -300,6 +300,7 @@ class _Compiler:
         self.windows: dict[tuple[int, bytes], _Window | Template] = {}  # the only template, once there is one
         self._brackets = (tables.kind["LSQB"], tables.kind["RSQB"])  # windows with these get no template
         self.tensor_syntax = False  # whether a list literal, an index, an initializer or a tensor call was written
+        self.list_registers: set[int] = set()  # registers of list literals (what stack() and concat() take)
         columns = dict(zip(("ops", "firsts", "seconds", "params", "wheres"), self.pending))
         self.template_globals = {
             **columns, **{f"emit_{name[:-1]}": column.append for name, column in columns.items()},
@@ -762,7 +763,30 @@ class _Compiler:
         return count
 
     def _array(self, where: int, entries: list[Any], count: int) -> int:
-        """``[a, b, ...]`` of numbers or of list literals of one shape: one constant."""
+        """``[a, b, ...]`` of numbers or of list literals of one shape: one constant; with a
+        computed entry, the entries stacked along a new first axis."""
+        if not any(isinstance(entry, _Slice) for entry in entries) and not all(map(self._is_constant, entries)):
+            return self._stacked(where, entries, count)
+        return self._constant_array(where, entries, count)
+
+    def _is_constant(self, register: int) -> bool:
+        moved = len(self.instructions)
+        return register >= moved and self.pending[0][register - moved] == CONST and not isinstance(
+            self.pending[3][register - moved], Initializer)
+
+    def _stacked(self, where: int, entries: list[int], count: int) -> int:
+        """``[a, b]`` with a computed entry: a ``stack`` of the entries (numbers stay constants)."""
+        for entry in entries:
+            if not self._is_constant(entry) and entry >= len(self.instructions) and \
+                    self.pending[0][entry - len(self.instructions)] == CONST:
+                raise self._error("a list holds numbers and values, not random draws", self._where(entry),
+                                  "assign the draw to a name first: W = normal([2, 3], 0.1), then [W, ...]")
+        self._emit("stack", entries[0], entries[1] if len(entries) > 1 else -1, None, where, *entries[2:])
+        self.list_registers.add(count)
+        self.tensor_syntax = True
+        return count + 1
+
+    def _constant_array(self, where: int, entries: list[Any], count: int) -> int:
         example = "[1, -2.5, 3e-2] or [[1, 2], [3, 4]]"
         shapes: set[tuple[int, ...]] = set()
         flat: list[float] = []
@@ -790,6 +814,7 @@ class _Compiler:
                               f"({MAX_AXES})", where, "a tensor of that many axes is no program's; check the brackets")
         count = self._drop_constants(entries, count)
         self._emit(CONST, -1, -1, ArrayLiteral((len(entries), *first_shape), tuple(flat)), where)
+        self.list_registers.add(count)
         self.tensor_syntax = True
         return count + 1
 
@@ -822,6 +847,8 @@ class _Compiler:
 
     def _tensor_call(self, name: str, where: int, arguments: list[int], register: int) -> int:
         op = tensor_calls()[name]
+        if op.arity == 0:
+            return self._joined(name, where, arguments, register)
         operands, extra = arguments[:op.arity], arguments[op.arity:]
         most = op.arity + (_takes_axis(name))
         if len(operands) < op.arity or len(arguments) > most:
@@ -838,6 +865,37 @@ class _Compiler:
         self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where, *operands[2:])
         self.tensor_syntax = True
         return register + 1
+
+    def _joined(self, name: str, where: int, arguments: list[int], register: int) -> int:
+        """``stack([a, b], axis)``, ``concat([a, b], axis)``: the list written in the call (the
+        last instruction before the axis), made into the op."""
+        usage = f"{name}([a, b]) or {name}([a, b], axis)"
+        if not 1 <= len(arguments) <= 2 or arguments[0] not in self.list_registers:
+            raise self._error(f"{name}() takes a list written in the call, and an axis", where, f"write {usage}")
+        axis = self._whole(arguments[1], f"the axis of {name}()", usage, where) if len(arguments) > 1 else None
+        register = self._drop_constants(arguments[1:], register)
+        listed, moved = arguments[0], len(self.instructions)
+        at = listed - moved
+        ops, _, _, params, wheres = self.pending
+        named = listed < len(self.named) and self.named[listed]
+        if listed != register - 1 or at < 0 or named or ops[at] not in (CONST, "stack"):
+            raise self._error(f"{name}() takes a list written in the call, and an axis", where,
+                              f"write {usage}")  # not a list literal of this call (a variable holding one)
+        self.tensor_syntax = True
+        if ops[at] != CONST:  # a list of computed values: its stack becomes the call
+            ops[at], params[at], wheres[at] = name, axis, where
+            return register
+        literal, written = params[at], wheres[at]  # a list of numbers: each row a constant of its own, joined
+        for column in self.pending:
+            del column[at:]
+        size = math.prod(literal.shape[1:])
+        rows = [literal.values[i * size:(i + 1) * size] for i in range(literal.shape[0])]
+        entries = list(range(listed, listed + len(rows)))
+        for values in rows:
+            self._emit(CONST, -1, -1, ArrayLiteral(literal.shape[1:], values) if literal.shape[1:] else values[0],
+                       written)
+        self._emit(name, entries[0], entries[1] if len(entries) > 1 else -1, axis, where, *entries[2:])
+        return entries[-1] + 2
 
     def _initializer(self, name: str, where: int, arguments: list[int], register: int) -> int:
         """``normal([16, 2], 0.5)``: one constant that is drawn when the program runs."""

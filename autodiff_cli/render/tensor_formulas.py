@@ -232,6 +232,7 @@ class _Latex(_Syntax):
 
 def _fill(template: str, parts: list[Part]) -> str:
     """A table's LaTeX template with its operands (``str.format`` would read ``\\operatorname{relu}``)."""
+    template = template.replace("{operands}", ", ".join(part[1] for part in parts))  # stack, concat
     for field, part in zip(("{x}", "{y}", "{z}"), parts):
         template = template.replace(field, part[1])
     return template
@@ -274,7 +275,8 @@ class _Python(_Syntax):
         for helper, source in entry.numpy_helpers:
             self.used[helper] = source
         axis = "" if term.param is None else f", axis={term.param}"
-        return ATOM, form.format(axis=axis, **dict(zip("xyz", (p[1] for p in parts))))
+        texts = [p[1] for p in parts]
+        return ATOM, form.format(axis=axis, operands=", ".join(texts), **dict(zip("xyz", texts)))
 
 
 _PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(name for entry in (*OPS.values(), *TENSOR_OPS.values())

@@ -84,6 +84,10 @@ def reference(name, param, labels=None):
         return where
     if name == "clip":
         return lambda x, lo, hi: anp.minimum(anp.maximum(x, lo), hi)
+    if name == "stack":
+        return lambda *xs: anp.stack(list(xs), axis=param or 0)
+    if name == "concat":
+        return lambda *xs: anp.concatenate(list(xs), axis=param or 0)
     if name == "cross_entropy":
         def ce(x):
             classes = np.shape(getval(x))[-1]
@@ -147,6 +151,17 @@ for _name in ("where", "clip"):
         (_name, [(), (), ()], None),
         (_name, [(2, 1, 3), (4, 1), (2, 4, 3)], None),
     ]
+CASES += [
+    ("stack", [(3,), (3,)], None),
+    ("stack", [(3,), (3,), (3,)], 1),
+    ("stack", [(), (), (), ()], 0),
+    ("stack", [(2, 3)], -1),
+    ("stack", [(2, 3), (2, 3)], 1),
+    ("concat", [(3,), (2,)], None),
+    ("concat", [(2, 3), (1, 3), (4, 3)], 0),
+    ("concat", [(2, 3), (2, 1)], -1),
+    ("concat", [(1, 2, 3), (1, 2, 2)], 2),
+]
 for _name in ("sum", "mean", "max", "min"):
     CASES += [
         (_name, [()], None),
@@ -191,12 +206,12 @@ def make_args(name, shapes, rng, batch=()):
     return args
 
 
-def differentiable(name):
+def differentiable(name, count):
     if name in COMPARED:
         return []  # flat wherever defined: the VJP is zeros, checked below
     if name == "where":
         return [1, 2]
-    return [0] if name == "cross_entropy" else list(range(TENSOR_OPS[name].arity))
+    return [0] if name == "cross_entropy" else list(range(count))
 
 
 def ref_fn(name, param, args):
@@ -211,7 +226,7 @@ def call_ref(name, param, args):
 def ref_vjp(name, param, args, g):
     """Each differentiable operand's VJP with cotangent g, by autograd: grad of <f(args), g>."""
     fn = ref_fn(name, param, args)
-    ops = differentiable(name)
+    ops = differentiable(name, len(args))
 
     def loss(*xs):
         full = list(args)
@@ -228,7 +243,7 @@ def ref_jvp(name, param, args, tangents):
     """sum_i J_i t_i, J_i autograd's jacobian with respect to operand i."""
     fn = ref_fn(name, param, args)
     total = np.zeros(np.shape(call_ref(name, param, args)))
-    for i in differentiable(name):
+    for i in differentiable(name, len(args)):
         def f(x, i=i):
             full = list(args)
             full[i] = x
@@ -267,9 +282,9 @@ def test_vjp_against_autograd(case):
     grads = TENSOR_OPS[name].vjp(np, g, out, args, leads, param)
     assert len(grads) == len(args)
     want = ref_vjp(name, param, args, g)
-    for i, w in zip(differentiable(name), want):
+    for i, w in zip(differentiable(name, len(args)), want):
         assert_close(grads[i], w)
-    for i in set(range(len(args))) - set(differentiable(name)):
+    for i in set(range(len(args))) - set(differentiable(name, len(args))):
         assert_close(grads[i], np.zeros(np.shape(args[i])))  # labels: zeros
 
 
@@ -282,7 +297,7 @@ def test_jvp_against_autograd_jacobian(case):
     rng = np.random.default_rng(2 + seed_of(case_id(case)))
     args = make_args(name, shapes, rng)
     leads = [0] * len(args)
-    tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name) else None for i, a in enumerate(args)]
+    tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name, len(args)) else None for i, a in enumerate(args)]
     out = run_forward(name, args, leads, param)
     got = TENSOR_OPS[name].jvp(np, tangents, out, args, leads, param)
     assert_close(got, ref_jvp(name, param, args, tangents))
@@ -295,7 +310,7 @@ def test_jvp_against_finite_differences_and_the_vjp(case):
     args = make_args(name, shapes, rng)
     leads = [0] * len(args)
     op = TENSOR_OPS[name]
-    tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name) else None for i, a in enumerate(args)]
+    tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name, len(args)) else None for i, a in enumerate(args)]
     out = run_forward(name, args, leads, param)
     jv = op.jvp(np, tangents, out, args, leads, param)
     # central differences of the forward (our forward is checked against autograd above)
@@ -322,7 +337,7 @@ def test_jvp_with_a_zero_tangent(case):
     out = run_forward(name, args, leads, param)
     none = op.jvp(np, [None, None], out, args, leads, param)
     assert_close(none, np.zeros(np.shape(out)))
-    for i in differentiable(name):
+    for i in differentiable(name, len(args)):
         tangents = [None, None]
         tangents[i] = rng.normal(size=np.shape(args[i]))
         zeros = [np.zeros(np.shape(a)) for a in args]
@@ -339,7 +354,7 @@ def lead_patterns(arity):
     return [p for p in itertools.product((0, 1), repeat=arity) if any(p)]
 
 
-BATCH_CASES = [(c, p) for c in CASES for p in lead_patterns(TENSOR_OPS[c[0]].arity)]
+BATCH_CASES = [(c, p) for c in CASES for p in lead_patterns(TENSOR_OPS[c[0]].arity or len(c[1]))]
 
 
 def batch_id(item):
@@ -377,7 +392,7 @@ def test_batched_equals_a_loop_over_rows(item):
         assert_close(grads[i], np.stack(parts) if lead else np.sum(parts, axis=0))
 
     # JVP: tangents shaped like their operands
-    tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name) else None for i, a in enumerate(args)]
+    tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name, len(args)) else None for i, a in enumerate(args)]
     jv = op.jvp(np, tangents, out, args, list(leads), param)
     want_jv = np.stack([
         np.asarray(op.jvp(np, [None if t is None else row(t, lead, r) for t, lead in zip(tangents, leads)],

@@ -10,7 +10,8 @@ domain: ``log(exp(x) + 1)``, ``sqrt(x**2 + 1)``, divisors ``b**2 + c``), ``@`` b
 pairing of vectors and matrices, ``sum``/``mean``/``max``/``min`` with and without an axis
 (negative axes too), ``transpose``, indexing and slices (negative indices, open bounds),
 ``softmax``, ``log_softmax``, ``logsumexp``, ``mse`` and ``cross_entropy`` against integer
-labels given as literals, the comparisons, ``where`` and ``clip`` (kept off ties: the reference
+labels given as literals, lists of computed values, ``stack`` and ``concat``, the comparisons,
+``where`` and ``clip`` (kept off ties: the reference
 refuses a comparison within rounding of a tie, and clip's bounds met exactly).
 
 For every program we check, against autograd (never against our own output):
@@ -328,7 +329,7 @@ class Gen:
     def expr(self, depth: int) -> Node:
         kind = self.rng.choice(
             ["function", "binary", "binary", "div", "power", "matmul", "reduce", "reduce", "transpose", "index",
-             "index", "softmax", "mse", "cross_entropy", "special", "select"],
+             "index", "softmax", "mse", "cross_entropy", "special", "select", "join"],
         )
         return self.squash(getattr(self, "op_" + kind)(depth))
 
@@ -416,6 +417,32 @@ class Gen:
         return Node(f"({a} {symbol} {b}) * {paren(x, PRODUCT + 1)}", PRODUCT,
                     lambda env, f=x.fn, p=others[0].fn, q=others[1].fn, name=name: off_tie(p(env), q(env), name) * f(env),
                     out_shape, x.bound)
+
+    def op_join(self, depth: int) -> Node:
+        """``[a, b]`` of computed values, ``stack([a, b], k)`` or ``concat([a, b], k)``."""
+        x = self.any_operand(depth)
+        entries = [x] + [self.need(x.shape, depth) for _ in range(int(self.rng.integers(1, 3)))]
+        listed = "[" + ", ".join(e.text for e in entries) + "]"
+        fns = [e.fn for e in entries]
+        bound = max(e.bound for e in entries)
+        rank = len(x.shape)
+        r = self.rng.random()
+        if rank <= 1 and (r < 0.4 or (r < 0.7 and rank == 0)):  # at most 2 axes: what diff writes for
+            axis = int(self.rng.integers(-rank - 1, rank + 1))
+            text = listed if r < 0.2 else f"stack({listed}, {axis})"
+            axis = 0 if r < 0.2 else axis
+            shape = list(x.shape)
+            shape.insert(axis % (rank + 1), len(entries))
+            return Node(text, ATOM, lambda env, fs=fns, k=axis: anp.stack([f(env) for f in fs], axis=k),
+                        tuple(shape), bound)
+        if rank == 0:
+            return Node(f"concat([{', '.join('[' + e.text + ']' for e in entries)}])", ATOM,
+                        lambda env, fs=fns: anp.stack([f(env) for f in fs]), (len(entries),), bound)
+        axis = int(self.rng.integers(-rank, rank))
+        shape = list(x.shape)
+        shape[axis] *= len(entries)
+        return Node(f"concat({listed}, {axis})", ATOM,
+                    lambda env, fs=fns, k=axis: anp.concatenate([f(env) for f in fs], axis=k), tuple(shape), bound)
 
     def op_div(self, depth: int) -> Node:
         a = self.any_operand(depth)
@@ -805,5 +832,5 @@ def test_the_generator_covers_every_form() -> None:
                  "mse(", "cross_entropy(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = ", "where(",
-                 "clip(", " < ", " <= ", " > ", " >= ", " == ", " != "]:
+                 "clip(", " < ", " <= ", " > ", " >= ", " == ", " != ", "stack([", "concat(["]:
         assert texts.count(form) >= 20, form

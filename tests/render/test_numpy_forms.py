@@ -21,7 +21,7 @@ def numpy_form(entry, operands=("x", "y", "z"), axis=""):
     namespace = {"np": np}
     for _, source in entry.numpy_helpers:
         exec(compile(source, "<helper>", "exec"), namespace)  # noqa: S102 - the registry's own text
-    call = entry.numpy.format(axis=axis, **dict(zip("xyz", operands)))
+    call = entry.numpy.format(axis=axis, operands=", ".join(operands), **dict(zip("xyz", operands)))
     return lambda **values: eval(call, namespace, values)  # noqa: S307
 
 
@@ -132,7 +132,15 @@ def test_the_choosing_ops_numpy_forms_give_their_kernels_bits() -> None:
     same_bits(numpy_form(TENSOR_OPS["where"])(x=condition, y=x, z=lo), _forward("where", [condition, x, lo]))
 
 
+@pytest.mark.parametrize("name, axis", [("stack", None), ("stack", 1), ("stack", -1), ("concat", None),
+                                        ("concat", 1)])
+def test_the_joining_ops_numpy_forms_give_their_kernels_bits(name: str, axis) -> None:
+    x, y, z = np.random.default_rng(8).normal(0.0, 3.0, (3, 2, 4))
+    text = "" if axis is None else f", axis={axis}"
+    same_bits(numpy_form(TENSOR_OPS[name], axis=text)(x=x, y=y, z=z), _forward(name, [x, y, z], axis))
+
+
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
     tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
-              "where", "clip", *COMPARISONS}
+              "where", "clip", *COMPARISONS, "stack", "concat"}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
