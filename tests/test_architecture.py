@@ -225,6 +225,7 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
     "execute/batch_rows.py": dict.fromkeys(("sum", "mean"), NOT_AN_OP + ": --reduce's modes"),
     "execute/training_text.py": {"step": NOT_AN_OP + ": a training step"},
     "execute/tensor_symbolic.py": {"neg": "the term builder's own algebra writes negation as the IR does",
+                                   "stack": "a column is a stacked row transposed, for the outer products",
                                    **dict.fromkeys(("transpose", "sum"),
                                                    "spreading and summing back over axes, for every rule")},
     "execute/vectorized.py": {"sum": NOT_AN_OP + ": --reduce's mode", "mean": NOT_AN_OP + ": --reduce's mode",

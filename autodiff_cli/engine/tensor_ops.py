@@ -890,12 +890,12 @@ def _matmul_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_s
     if len(xs) == 2 and len(ys) == 2:  # dL/dx = g @ y^T, dL/dy = x^T @ g
         return (b.apply("@", g, b.apply("transpose", y)) if needs[0] else None,
                 b.apply("@", b.apply("transpose", x), g) if needs[1] else None)
-    if len(xs) == 2:  # W @ v: dL/dW = outer(g, v), dL/dv = W^T @ g
-        return (b.apply("*", b.columns(g, x, xs), y) if needs[0] else None,
+    if len(xs) == 2:  # W @ v: dL/dW = outer(g, v) = g as a column times v, dL/dv = W^T @ g
+        return (b.apply("*", b.column(g), y) if needs[0] else None,
                 b.apply("@", b.apply("transpose", x), g) if needs[1] else None)
     if len(ys) == 2:  # v @ W: dL/dv = W @ g, dL/dW = outer(v, g)
         return (b.apply("@", y, g) if needs[0] else None,
-                b.apply("*", b.columns(x, y, ys), g) if needs[1] else None)
+                b.apply("*", b.column(x), g) if needs[1] else None)
     return (b.apply("*", g, y) if needs[0] else None, b.apply("*", g, x) if needs[1] else None)  # a dot product
 
 
@@ -1677,7 +1677,7 @@ _ROWS = (
              "np.not_equal({x}, {y}).astype(float)", r"\left[{x} \ne {y}\right]",
              "1 where x is not equal to y, else 0 (no gradient flows through it)", exact=True,
              language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("!="), reads=_comparison_reads),
-    TensorOp("stack", 0, "stack([{operands}])", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
+    TensorOp("stack", 0, "[{operands}]", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
              ("dL/d(entry i) = dL/dout's entry i along the axis",),
              "np.stack([{operands}]{axis})", r"\operatorname{stack}{axis}\left({operands}\right)",
              "tensors of one shape side by side along a new axis; [a, b] is stack([a, b], 0)",

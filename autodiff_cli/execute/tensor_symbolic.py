@@ -242,6 +242,11 @@ class Builder:
             return apply("transpose", self.broadcast(g, apply("transpose", x)))
         raise self.refuse(f"the adjoint of a reduction along axis {axis} of a tensor of {len(x_shape)} axes")
 
+    def column(self, v: Term) -> Term:
+        """A vector v of n entries as an [n, 1] column, ``transpose([v])``: times a vector of k
+        entries, the [n, k] outer product."""
+        return apply("transpose", apply("stack", v))
+
     def columns(self, v: Term, like: Term, like_shape: Shape) -> Term:
         """A matrix shaped like ``like`` [n, k] whose row i repeats v[i] (v of n entries)."""
         return self.spread(v, like, like_shape, 1)
@@ -535,7 +540,8 @@ class _Sweep:
                 g = apply("+", g, part)
             op, first, second, _, _ = rows[register]
             title = self.names.get(register)
-            if register in sources or (title is not None and register != out_register):
+            # a named value's adjoint is a statement of its own, unless it is a number (written inline)
+            if register in sources or (title is not None and register != out_register and not self._a_number(g)):
                 if register == out_register:  # d L / d L, shaped like L
                     g = apply("+", g, apply("*", number(0.0), Term(_FORWARD, (), register)))
                 adjoint = self.unique(self.adjoint_name(self._title(register)))
@@ -560,6 +566,11 @@ class _Sweep:
             derivatives[w] = derivative_of[register]
         return self._finish(needed, derivatives, set(derivative_of.values()))
 
+    def _a_number(self, term: Term) -> bool:
+        """Whether a term is a number: written, or a number of the program (``0.0001`` in ``0.0001*t``)."""
+        return term.op == NUMBER or (term.op == _FORWARD and self.rows[term.param][0] == CONST
+                                     and not isinstance(self.rows[term.param][3], ArrayLiteral))
+
     def _vjp(self, register: int, g: Term, operands: tuple[int, ...], needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
         op, _, _, param, _ = self.rows[register]
         placeholder = Term(_ADJOINT, (), register)
@@ -572,7 +583,7 @@ class _Sweep:
         del self.backward[start:]
         terms = [grad for grad in grads if grad is not None] + [term for _, term in made]
         uses = sum(1 for term in terms for node in _walk(term) if node is placeholder)
-        if uses > 1 and g.op not in (NAME, NUMBER) or _depth(g) > _INLINE_DEPTH:
+        if uses > 1 and g.op != NAME and not self._a_number(g) or _depth(g) > _INLINE_DEPTH:
             adjoint = self.unique(self.adjoint_name(self._title(register)))
             self.labels[adjoint] = (self.output, self._title(register))
             g = self.statement(adjoint, g)

@@ -91,7 +91,8 @@ def tensor_calls() -> dict[str, Any]:
     name: read at the first call of no scalar function, so that start-up does not import the table."""
     from ..engine.tensor_ops import TENSOR_OPS
 
-    return {name: op for name, op in TENSOR_OPS.items() if op.written.startswith(name + "(")}
+    return {name: op for name, op in TENSOR_OPS.items()
+            if op.written.startswith(name + "(") or (op.written_param or "").startswith(name + "(")}
 
 
 def _takes_axis(name: str) -> bool:

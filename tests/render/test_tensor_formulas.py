@@ -44,9 +44,9 @@ def test_every_op_has_a_form_in_every_syntax() -> None:
     from autodiff_cli.engine.tensor_ops import TENSOR_OPS
 
     for op in [*OPS, *TENSOR_OPS]:
-        arity = OPS[op].arity if op in OPS else TENSOR_OPS[op].arity
+        arity = OPS[op].arity if op in OPS else TENSOR_OPS[op].arity or 2  # 0: any number of operands
         param = 2.0 if op == "**c" else (0,) if op == "index" else None
-        result = one(Term(op, (X, Y)[:arity], param))
+        result = one(Term(op, (X, Y, Z)[:arity], param))
         for write in (tensor_program, tensor_python, tensor_latex):
             lines = write(result).splitlines()
             assert any(line.lstrip().startswith(("d = ", "d &= ")) and "X" in line for line in lines), (op, write)
