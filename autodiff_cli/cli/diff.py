@@ -75,6 +75,9 @@ def parse_shapes(ctx: click.Context, param: click.Parameter, items: tuple[str, .
     metavar="N",
     help="Differentiate N times: 2 gives the Hessian (of a tensor program, Hessian-vector products).",
 )
+@click.option("--hessian", is_flag=True,
+              help="The whole Hessian (of a tensor program: block by block, by stacking H v "
+                   "along each entry); implies --order 2.")
 @click.option(
     "--format",
     "output_format",
@@ -92,6 +95,7 @@ def diff_command(
     shapes: dict[str, tuple[int, ...]],
     wrt: tuple[str, ...],
     order: int,
+    hessian: bool,
     output_format: str | None,
 ) -> None:
     """Differentiate a program symbolically: its derivatives as formulas, or as a
@@ -115,11 +119,14 @@ def diff_command(
     from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
     from ..language.program import runs_as_tensors
 
+    if hessian and order not in (1, 2):
+        raise click.UsageError(f"--hessian is the second derivative; leave out --order {order}")
+    order = 2 if hessian else order
     program, values = load_inputs(source, expr, file, assignments, values_file)
     _take_given_values(program, values, shapes)
     chosen = wrt_names(program, output, name_list(wrt) or None)
     if runs_as_tensors(program, values) or any(shapes.values()):
-        _diff_tensors(program, output, chosen, order, output_format, shapes)
+        _diff_tensors(program, output, chosen, order, output_format, shapes, hessian)
         return
     from ..render import formulas
 
@@ -175,12 +182,12 @@ def _take_given_values(program: Program, values: dict[str, Any], shapes: dict[st
 
 
 def _diff_tensors(program: Program, output: str | None, chosen: list[str], order: int,
-                  output_format: str | None, shapes: dict[str, tuple[int, ...]]) -> None:
+                  output_format: str | None, shapes: dict[str, tuple[int, ...]], hessian: bool = False) -> None:
     """diff of a tensor program: its gradient (or Hessian-vector product) as a program."""
     from ..errors import ShapeError
     from ..execute.symbolic import unused_variables
     from ..execute.tensor_symbolic import MAX_ORDER as MAX_TENSOR_ORDER
-    from ..execute.tensor_symbolic import differentiate_tensors
+    from ..execute.tensor_symbolic import differentiate_tensors, full_hessian
     from ..render import tensor_formulas
 
     if order > MAX_TENSOR_ORDER:
@@ -195,7 +202,11 @@ def _diff_tensors(program: Program, output: str | None, chosen: list[str], order
         ]
     )
     try:
-        result = differentiate_tensors(program, chosen, output, order, shapes)
+        result = differentiate_tensors(program, chosen, output, 1 if hessian else order, shapes)
+        if hessian:
+            result = full_hessian(result)
+    except ValueError as error:  # too many entries for a whole Hessian
+        raise click.UsageError(str(error)) from None
     except ShapeError as error:
         unsized = [v.name for v in program.inputs if v.default is None and v.name not in shapes]
         if unsized:

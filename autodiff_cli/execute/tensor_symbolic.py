@@ -54,12 +54,14 @@ from .expressions import rule_program
 
 __all__ = [
     "LITERAL",
+    "HESSIAN_ENTRIES",
     "MAX_ORDER",
     "NAME",
     "NUMBER",
     "TensorDerivatives",
     "Term",
     "differentiate_tensors",
+    "full_hessian",
     "fold_term",
     "input_shapes",
     "vjp_rule",
@@ -338,7 +340,9 @@ class TensorDerivatives:
     statement.  ``derivatives`` maps each variable differentiated with respect to to the statement
     holding its gradient (order 1) or its Hessian-vector product (order 2); ``directions`` maps
     each to the input holding its part of ``v`` (order 2), and ``directional`` names the
-    statement ``sum(dL_dW * v_W) + ...``.  ``first`` is the statement of each first derivative."""
+    statement ``sum(dL_dW * v_W) + ...``.  ``first`` is the statement of each first derivative.
+    With ``hessian`` (``full_hessian``), ``derivatives`` maps each pair ``"W,U"`` to the block of
+    the whole Hessian d2L / dW dU instead, and there are no directions."""
 
     output: str
     wrt: tuple[str, ...]
@@ -352,6 +356,7 @@ class TensorDerivatives:
     directional: str | None = None
     adjoints: set[str] = field(default_factory=set)
     labels: dict[str, tuple[str, str]] = field(default_factory=dict)
+    hessian: bool = False  # order 2 as whole Hessian blocks ("W,U" -> H_W_U), not H v
 
     @property
     def names(self) -> list[str]:
@@ -411,6 +416,81 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
     second.output, second.directions, second.directional = first.output, directions, directional
     second.labels = {**first.labels, **second.labels}
     return second
+
+
+HESSIAN_ENTRIES = 64  # the most entries the variables of a full Hessian may have in all
+
+
+def full_hessian(first: TensorDerivatives) -> TensorDerivatives:
+    """The whole Hessian, block by block: ``H_W_U`` holds d2L / dW dU, one row per entry of W (in
+    row-major order, so [entries of W, *shape of U]; for a number W, U's shape).  It is the
+    Hessian-vector product along each unit direction, stacked: the statements that read the
+    direction are written once per entry, the others once.  ValueError when the variables have
+    more than ``HESSIAN_ENTRIES`` entries in all (the program grows with their number)."""
+    second = _second_order(first)
+    sizes = {w: math.prod(first.shapes[w]) for w in first.wrt}
+    if sum(sizes.values()) > HESSIAN_ENTRIES:
+        raise ValueError(f"the full Hessian of {sum(sizes.values())} entries would repeat the Hessian-vector "
+                         f"product that often (at most {HESSIAN_ENTRIES}); without --hessian, --order 2 gives H v")
+    directions = set(second.directions.values())
+    reads_direction = set(directions)
+    for title, term in second.statements:
+        if any(node.op == NAME and node.param in reads_direction for node in _walk(term)):
+            reads_direction.add(title)
+    statements = [(t, term) for t, term in second.statements if t not in reads_direction]
+    taken = set(second.names)
+    shapes = {n: shape for n, shape in second.shapes.items() if n not in directions}
+    columns: dict[tuple[str, str], list[Term]] = {}
+    for w in first.wrt:
+        for k in range(sizes[w]):
+            renamed: dict[str, Term] = {second.directions[u]: _unit(first.shapes[u], k if u == w else None)
+                                        for u in first.wrt}
+            for title, term in second.statements:
+                if title in reads_direction and title != second.directional:  # H v does not read dL_v
+                    new = _unique_name(f"{title}_{w}{k}", taken)
+                    statements.append((new, _replace(term, lambda node: renamed.get(node.param)
+                                                     if node.op == NAME else None)))
+                    shapes[new] = second.shapes[title]
+                    renamed[title] = name(new)
+            for u in first.wrt:
+                held = second.derivatives[u]  # H v reads no direction where it is 0 whatever v is
+                columns.setdefault((w, u), []).append(renamed.get(held, name(held)))
+    derivatives: dict[str, str] = {}
+    for (w, u), entries in columns.items():
+        block = _unique_name(f"H_{w}" if len(first.wrt) == 1 else f"H_{w}_{u}", taken)
+        statements.append((block, apply("stack", *entries) if first.shapes[w] else entries[0]))
+        shapes[block] = ((sizes[w],) if first.shapes[w] else ()) + tuple(first.shapes[u])
+        derivatives[f"{w},{u}"] = block
+    last = _output_last(first, statements)
+    statements = [(t, term) for t, term in statements if t != first.output] + last
+    shapes.update((t, first.shapes[t]) for t, _ in last)
+    read = {n for n, _ in second.inputs} | {node.param for _, term in last for node in _walk(term) if node.op == NAME}
+    inputs = [(n, default) for n, default in first.inputs if n in read]  # in the first program's order
+    shapes.update((n, first.shapes[n]) for n, _ in inputs)
+    return TensorDerivatives(first.output, first.wrt, 2, inputs, statements, shapes, derivatives,
+                             first=first.first, labels=first.labels, hessian=True)
+
+
+def _output_last(first: TensorDerivatives, statements: list[tuple[str, Term]]) -> list[tuple[str, Term]]:
+    """The output's statement and the first program's statements it reads that ``statements``
+    lack, in order: the output comes last, so that eval of the program shows every block."""
+    defined = {t for t, _ in statements} | {n for n, _ in first.inputs}
+    by_name = dict(first.statements)
+    wanted, stack = set(), [first.output] if first.output in by_name else []
+    while stack:
+        title = stack.pop()
+        if title in wanted or (title in defined and title != first.output):
+            continue
+        wanted.add(title)
+        stack.extend(node.param for node in _walk(by_name[title]) if node.op == NAME and node.param in by_name)
+    return [(t, term) for t, term in first.statements if t in wanted]
+
+
+def _unit(shape: Shape, k: int | None) -> Term:
+    """The direction with 1 at entry k (row-major) and 0 elsewhere; all 0 for k None."""
+    if not shape:
+        return number(1.0 if k == 0 else 0.0)
+    return literal(shape, (1.0 if i == k else 0.0 for i in range(math.prod(shape))))
 
 
 def _unique_name(wanted: str, taken: set[str]) -> str:

@@ -139,12 +139,18 @@ def tensor_text(result: TensorDerivatives) -> str:
     width = min(max((len(text) for text, _ in rows), default=0), 60)
     lines = [f"# inputs: {inputs}"]
     lines.extend(f"{text.ljust(width)}  # {shape}" for text, shape in rows)
-    what = "Hessian-vector products H v" if result.order == 2 else "gradients"
-    if result.order == 2:
+    what = _what(result, "Hessian-vector products H v")
+    if result.hessian:
+        lines.append("# H_W_U holds d2/dW dU: a row per entry of W (row-major), each shaped like U")
+    elif result.order == 2:
         lines.append(f"# {result.directional} = the derivative of {result.output} along v; "
                      f"d2_NAME is its adjoint of NAME")
     lines.append(f"# {what}: " + ", ".join(f"{w} -> {d}" for w, d in result.derivatives.items()))
     return "\n".join(lines) + "\n"
+
+
+def _what(result: TensorDerivatives, products: str) -> str:
+    return "Hessian blocks" if result.hessian else products if result.order == 2 else "gradients"
 
 
 def tensor_json(result: TensorDerivatives) -> str:
@@ -326,7 +332,7 @@ def tensor_python(result: TensorDerivatives) -> str:
     body.extend(f"    {renamed[n]} = {syntax.expression(term)}" for n, term in result.statements)
     returned = ", ".join(f'"{w}": {renamed[d]}' for w, d in result.derivatives.items())
     body.append(f"    return {{{returned}}}")
-    what = "Hessian-vector products" if result.order == 2 else "gradients"
+    what = _what(result, "Hessian-vector products")
     doc = (f'    """The {what} of {result.output} with respect to {", ".join(result.wrt)} '
            '(written by autodiff diff)."""')
     seed = ", seed=0" if draws else ""

@@ -163,3 +163,17 @@ def test_a_scalar_program_with_a_comparison_gives_numbers(runner, tmp_path):
     path.write_text("x = 2\ny = where(x >= 2, x**2, -x)\n")
     report = json.loads(run(runner, "eval", path, "--format", "json"))
     assert report["value"] == 4.0 and report["grads"]["x"] == 4.0 and report["shape"] == []
+
+
+def test_diff_hessian_writes_the_whole_hessian_eval_shows(runner, tmp_path):
+    """L = sum(x**3) + x0*x1 at [1, 2]: H = [[6, 1], [1, 12]] by hand."""
+    derivative = tmp_path / "h.ad"
+    derivative.write_text(run(runner, "diff", "x = [1, 2]; L = sum(x**3) + x[0]*x[1]", "--hessian", "--format",
+                              "program"))
+    assert json.loads(run(runner, "eval", derivative, "--format", "json"))["values"]["H_x"] == [[6.0, 1.0],
+                                                                                               [1.0, 12.0]]
+
+
+def test_diff_hessian_of_a_large_input_is_a_usage_error(runner):
+    result = runner.invoke(main, ["diff", "x = zeros([70]); L = sum(x**3)", "--hessian"])
+    assert result.exit_code == 2 and "at most 64" in result.output

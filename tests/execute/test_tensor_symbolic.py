@@ -18,7 +18,7 @@ from autodiff_cli.engine.ops import OPS
 from autodiff_cli.engine.tensor_ops import TENSOR_OPS
 from autodiff_cli.errors import ProgramError
 from autodiff_cli.execute.interpreter import input_arrays, run_forward
-from autodiff_cli.execute.tensor_symbolic import differentiate_tensors, vjp_rule
+from autodiff_cli.execute.tensor_symbolic import differentiate_tensors, full_hessian, vjp_rule
 from autodiff_cli.language.compiler import parse
 from autodiff_cli.render.tensor_formulas import tensor_latex, tensor_program, tensor_python, tensor_text
 from properties.test_tensor_random import Gen, Tie
@@ -292,3 +292,66 @@ def test_the_engines_conventions_at_ties_and_kinks(text: str, want: list[float])
     program = parse(text)
     result = check_first_order(program, {}, ["x"])
     close(run_text(tensor_program(result), {}).value(result.derivatives["x"]), want, "by hand")
+
+
+# --- the whole Hessian, by stacking H v along each entry ----------------------------------------------
+
+
+def hessian_reference(spec: Any, values: dict[str, Any], w: str, u: str) -> Any:
+    """d2 L / dw du by autograd: the Jacobian with respect to u of the gradient with respect to w,
+    laid out as full_hessian lays it: a row per entry of w (row-major), each shaped like u."""
+    names = spec.differentiable()
+    constants = {name: values[name] for name, _, kind in spec.inputs if kind == "label"}
+
+    def f(xs: tuple[Any, ...]) -> Any:
+        return spec.reference({**constants, **dict(zip(names, xs))}, spec.result)[spec.result]
+
+    point = tuple(np.asarray(values[n], dtype=float) for n in names)
+    i, j = names.index(w), names.index(u)
+
+    def gradient_w(x_u: Any) -> Any:
+        return autograd.grad(f)(point[:j] + (x_u,) + point[j + 1:])[i]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        jacobian = autograd.jacobian(gradient_w)(point[j])  # [*shape of w, *shape of u]
+    shape_w = np.shape(point[i])
+    return jacobian.reshape((int(np.prod(shape_w)),) + np.shape(point[j])) if shape_w else jacobian
+
+
+@pytest.mark.parametrize("chunk", range(3))
+def test_random_programs_whole_hessians(chunk: int) -> None:
+    checked = 0
+    for seed in range(chunk * 40, (chunk + 1) * 40):
+        spec, program, given = draw(seed)
+        arrays = input_arrays(program, given, seed=3)
+        wrt = [n for n in spec.differentiable() if np.size(arrays[n]) <= 6][:2]
+        if not wrt:
+            continue
+        first = differentiate_tensors(program, wrt, shapes_given={n: np.shape(v) for n, v in given.items()})
+        result = full_hessian(first)
+        run = run_text(tensor_program(result), given)
+        python = python_form(tensor_python(result), given)
+        values = {**spec.values, **arrays}
+        for w in wrt:
+            for u in wrt:
+                want = hessian_reference(spec, values, w, u)
+                close(run.value(result.derivatives[f"{w},{u}"]), want, f"seed {seed}: H {w},{u}\n{spec.text}", 1e-10)
+                close(python[f"{w},{u}"], want, f"seed {seed}: H {w},{u} (python)", 1e-10)
+        checked += 1
+    assert checked >= 20
+
+
+def test_a_whole_hessian_of_too_many_entries_is_refused() -> None:
+    program = parse("x = zeros([70]); L = sum(x**3)")
+    with pytest.raises(ValueError, match="70 entries"):
+        full_hessian(differentiate_tensors(program, ["x"]))
+
+
+def test_a_whole_hessian_by_hand() -> None:
+    """L = sum(x**3) + x0*x1 at x = [1, 2]: H = [[6 x0, 1], [1, 6 x1]] = [[6, 1], [1, 12]]."""
+    result = full_hessian(differentiate_tensors(parse("x = [1, 2]; L = sum(x**3) + x[0]*x[1]"), ["x"]))
+    assert result.derivatives == {"x,x": "H_x"}
+    run = run_text(tensor_program(result), {})
+    assert run.value("H_x").tolist() == [[6.0, 1.0], [1.0, 12.0]]
+    assert tensor_program(result).rstrip().splitlines()[-1].startswith("L = ")  # eval shows every block
