@@ -78,7 +78,7 @@ def eval_command(
         _refuse_with_tangent(wrt, mode)
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if tangents:
-        _eval_along(program, values, output, tangents, output_format, precision)
+        _eval_along(program, values, output, tangents, output_format, precision, no_color)
         return
     if runs_as_tensors(program, values):
         _eval_tensors(program, values, output, wrt, mode, output_format, precision, no_color)
@@ -127,7 +127,7 @@ def _refuse_with_tangent(wrt: tuple[str, ...], mode: str) -> None:
 
 
 def _eval_along(program: Program, values: dict[str, Any], output: str | None, tangents: dict[str, Any],
-                output_format: str | None, precision: int | None) -> None:
+                output_format: str | None, precision: int | None, no_color: bool) -> None:
     """eval --tangent: the output's value and its derivative along the tangent, from one forward pass."""
     from ..execute.directional import scalar_directional, tensor_directional
     from ..language.program import check_inputs, runs_as_tensors
@@ -152,6 +152,8 @@ def _eval_along(program: Program, values: dict[str, Any], output: str | None, ta
         emit(directional.directional_json(result))
     elif output_format == "csv":
         emit(directional.directional_csv(result))
+    elif output_format == "table":
+        print_rich(directional.directional_table(result, precision), no_color)
     else:
         emit(directional.directional_text(result, precision))
 

@@ -499,6 +499,32 @@ def test_a_tangent_of_a_scalar_program_is_one_pass(runner) -> None:
     assert "dL along the tangent = 8.0" in text.stdout
 
 
+# y = 3x^2 + z at x = 2: dy/dx = 6x = 12 and dy/dz = 1, so along (x: 1, z: 0.5) it is 12.5
+TANGENT_ARGS = ["eval", "y = 3*x**2 + z", "--set", "x=2", "--set", "z=1", "--tangent", "x=1", "--tangent", "z=0.5"]
+
+
+def test_a_tangent_in_plain_format_is_plain_at_a_terminal(runner, monkeypatch) -> None:
+    """--format plain is plain text even where the default is the table (a terminal)."""
+    from autodiff_cli.cli import console
+
+    monkeypatch.setattr(console, "stdout_is_terminal", lambda: True)
+    result = runner.invoke(main, [*TANGENT_ARGS, "--format", "plain"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ("y = 13.0\ntangent: x = 1.0; z = 0.5    (every other input: 0)\n"
+                             "dy along the tangent = 12.5\n"
+                             "work: one forward pass over 6 nodes (a Jacobian-vector product)\n")
+
+
+def test_a_tangent_in_table_format_is_a_table(runner) -> None:
+    result = runner.invoke(main, [*TANGENT_ARGS, "--format", "table", "--no-color"])
+    assert result.exit_code == 0, result.stderr
+    rows = {cells[0]: cells[1] for line in result.stdout.splitlines()
+            if len(cells := [cell.strip() for cell in line.strip("│").split("│")]) == 2}
+    assert rows == {"tangent of x": "1.0", "tangent of z": "0.5", "every other input": "0",
+                    "dy along the tangent": "12.5"}
+    assert result.stdout.splitlines()[0] == "y = 13.0"
+
+
 def test_a_tangent_of_a_vector_output_is_a_vector(runner) -> None:
     result = runner.invoke(main, ["eval", "y = [1, 2]*x**2", "--set", "x=3", "--tangent", "x=1", "--format", "csv"])
     assert result.exit_code == 0, result.stderr
