@@ -397,11 +397,11 @@ def test_a_lone_name_that_is_not_a_file_warns(runner) -> None:
 
 def test_set_number_syntax_is_the_grammars() -> None:
     # --set checks numbers before the program is parsed, with its own copy of the pattern.
-    from autodiff_cli.cli import options as cli_options
+    from autodiff_cli.files import set_values
 
     grammar = (REPO / "grammars" / "autodiff.lark").read_text()
     (number,) = re.findall(r"^NUMBER: /(.*)/$", grammar, flags=re.M)
-    assert cli_options._NUMBER.pattern == r"[+-]?" + number + r"\Z"
+    assert set_values.NUMBER.pattern == r"[+-]?" + number + r"\Z"
 
 
 @pytest.mark.parametrize("text", ["1_000", "inf", "nan", "\uff12", "0x10", ""],
