@@ -229,14 +229,6 @@ def load_inputs_and_values_source(
         raise click.UsageError(str(error)) from None
 
 
-def program_title(source: Source, limit: int = 80) -> str:
-    """A title for a picture of the program: its file name, or its text when it came as text."""
-    if not source.name.startswith("<"):
-        return source.name
-    text = " ".join(source.text.split())  # <expr>, <stdin>: the program itself says more
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def name_list(items: tuple[str, ...]) -> list[str]:
     """The names of a repeatable, comma-separated option: ('a,b', 'c') -> ['a', 'b', 'c'], each
     once, in order (an empty item gives nothing: --keep '' keeps no column).  A comma inside

@@ -14,6 +14,7 @@ import click
 from ..files.atomic import check_writable, write_atomic
 from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
+from ..render.graph_drawing import program_title
 from .console import warn
 from .options import (
     CONTEXT_SETTINGS,
@@ -24,7 +25,6 @@ from .options import (
     load_inputs,
     parse_number,
     program_options,
-    program_title,
     refuse_overwriting_inputs,
     reporting_errors,
 )
