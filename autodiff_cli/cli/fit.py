@@ -23,7 +23,6 @@ from ..files.formats import ROW_FORMATS, format_by_extension
 from ..files.streams import is_stream, names_stdin, names_stdout
 from .console import notify, reading_progress, warn
 from .fit_progress import Interrupts as _Interrupts, Reporter
-from .fit_progress import bar_text as _bar_text  # noqa: F401  (tests reach it here)
 from .options import (
     Command,
     FiniteFloat,
