@@ -30,6 +30,7 @@ from .options import (
     EXIT_CODES_HELP,
     Command,
     FiniteFloat,
+    Unranged,
     complete_file_name,
     format_of_file,
     load_inputs,
@@ -66,31 +67,30 @@ A failed render or an output file that cannot be written is also status 1
                short_help="Draw the computational graph as SVG, PNG, PDF or DOT.")
 @program_options
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write to FILE, in the format of its extension (.svg .png .pdf .dot .html) "
-                   "[default: standard output].")
+              help="Write to FILE, as its extension says [default: stdout].")
 @click.option("--format", "output_format", type=click.Choice(["svg", "png", "pdf", "dot", "html"]),
-              help="Output format [default: from FILE, else svg]. html: a step-through page.")
-@click.option("--rankdir", type=click.Choice(["LR", "TB"]),
-              help="Left to right or top to bottom [default: LR; TB for layers].")
+              metavar="FORMAT", help="svg, png, pdf, dot or html (a step-through page) [default: by FILE, "
+                                     "else svg].")
+@click.option("--rankdir", type=click.Choice(["LR", "TB"]), help="Direction [default: LR; TB for layers].")
 @click.option("--precision", type=click.IntRange(0, 17), default=4, show_default=True, metavar="N",
-              help="Decimal places of the numbers.")
+              cls=Unranged, help="Decimal places of the numbers.")
 @click.option("--no-grad", is_flag=True, help="Forward pass only: data, no gradients.")
 @click.option("--edge-grads", is_flag=True, help="Label each edge with its local derivative.")
 @click.option("--renderer", type=click.Choice(["auto", "system", "bundled"]), default="auto",
               show_default=True, help="The system Graphviz, or the bundled graphviz-pure.")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES, show_default=True,
-              metavar="N", help="Refuse to lay out more than N values (0: no limit).")
+              metavar="N", cls=Unranged, help="Lay out at most N values (0: any).")
 @click.option("--timeout", type=FiniteFloat(min=0, max=MAX_TIMEOUT, meaning="0 for no limit"), default=120.0,
-              show_default=True, metavar="SECONDS", help="Stop a longer layout (0: no limit).")
-@click.option("--level", type=click.Choice(["layers", "ops", "scalar"]),
-              help="A box per statement, per tensor op, or per scalar [default: layers for tensors; "
-                   "scalar unless large].")
+              show_default=True, metavar="SECONDS", cls=Unranged, help="Stop a longer layout (0: none).")
+@click.option("--level", type=click.Choice(["layers", "ops", "scalar"]), metavar="LEVEL",
+              help="A box per statement (layers), tensor op (ops) or value (scalar) [default: layers for "
+                   "tensors].")
 @click.option("--expand", "expand", multiple=True, metavar="NAME",
-              help="Tensor programs: open the statement computing NAME into scalars (repeatable).")
-@click.option("--row", type=click.IntRange(min=0), default=None, metavar="I",
-              help="With --expand: the row of a matrix to open [default: 0].")
+              help="Open NAME's statement into scalars (repeatable).")
+@click.option("--row", type=click.IntRange(min=0), default=None, metavar="I", cls=Unranged,
+              help="The row of a matrix --expand opens [default: 0].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
-              help="Tensor programs: the inputs counted as parameters [default: initialized ones].")
+              help="Inputs counted as parameters [default: initialized].")
 @reporting_errors
 def graph_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -99,16 +99,10 @@ def graph_command(
     level: str | None = None, expand: tuple[str, ...] = (), row: int | None = None, params: tuple[str, ...] = (),
 ) -> None:
     """Draw the computational graph: a box per value (name, data, gradient) and
-    a small node per operation.
-
-    SOURCE, --set, --values and --output work as for 'autodiff eval'; inputs
-    without a value draw the structure alone.  SVG, PNG and DOT need nothing
-    beyond this package; PDF needs the system Graphviz.  An .html file steps
-    through the forward and backward passes (arrow keys, space, Home, End).
-
-    A tensor program is drawn as its layers, each with its shape, values and
-    gradient; --expand NAME opens one into its scalar graph.  More in
-    docs/graph.md.
+    a small node per operation, or a tensor program's layers (--expand NAME
+    opens one).  Inputs without a value draw the structure alone.  SVG, PNG
+    and DOT need nothing beyond this package; PDF needs the system Graphviz;
+    .html steps through both passes.  More in docs/graph.md.
 
     \b
     Examples:

@@ -48,6 +48,19 @@ class Command(click.Command):
             refuse_repeated_options(self, ctx, args)
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The options as Click writes them, with their names in at most ``OPTION_COLUMN`` columns
+        (a longer one has its own line), so that the help beside them has more of the 80."""
+        records = [param.get_help_record(ctx) for param in self.get_params(ctx)
+                   if not isinstance(param, click.Argument)]
+        if any(records):
+            with formatter.section("Options"):
+                formatter.write_dl([record for record in records if record is not None], col_max=OPTION_COLUMN)
+
+
+# The width of --help's column of option names (Click's is 30): at 80 columns their help has 54.
+OPTION_COLUMN = 22
+
 
 def refuse_repeated_options(command: click.Command, ctx: click.Context, args: list[str]) -> None:
     """A usage error naming the first single-valued option of ``command`` that ``args`` give twice."""
@@ -69,6 +82,16 @@ def refuse_repeated_options(command: click.Command, ctx: click.Context, args: li
             spelled = "/".join(param.opts + param.secondary_opts)
             raise click.UsageError(f"{spelled} is given more than once; it takes one value: give it once", ctx)
         seen.add(param.name)
+
+
+class Unranged(click.Option):
+    """An option whose --help leaves out Click's range ('[x>=1]'), which its metavar and help
+    already say (N steps); an out-of-range value is still refused, with the range."""
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        extra = super().get_help_extra(ctx)
+        extra.pop("range", None)
+        return extra
 
 
 class ReportedError(click.ClickException):
@@ -185,12 +208,12 @@ def program_options(command: Callable[..., None]) -> Callable[..., None]:
         click.option("-f", "--file", "file", metavar="FILE", shell_complete=complete_file_name,
                      help="Read the program from this file ('-' for stdin)."),
         click.option("--set", "assignments", multiple=True, metavar="NAME=VALUE", callback=parse_assignments,
-                     help="Give an input a value (repeatable); overrides defaults and --values.  A tensor "
-                          "is written as JSON, W='[[1, 2], [3, 4]]', or read from a .npy file."),
+                     help="Give an input a value (repeatable; wins over --values): x=2, W='[[1, 2]]' "
+                          "(JSON) or W=w.npy."),
         click.option("--values", "values_file", metavar="FILE.json", shell_complete=complete_file_name,
-                     help="Read input values from a JSON object of numbers and nested arrays ('-' for stdin)."),
+                     help="Input values from a JSON object ('-' for stdin)."),
         click.option("--output", "output", metavar="NAME",
-                     help="The variable to differentiate (default: the last statement)."),
+                     help="The variable to differentiate [default: the last]."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)
