@@ -31,12 +31,23 @@ def test_the_bar_leaves_out_whole_numbers_by_priority() -> None:
     assert fitted(parts, 5) == "loss 0.000447232"  # the loss, whatever the width
 
 
-def test_plain_progress_lines_fit_80_columns_and_keep_every_number(runner) -> None:
-    """Rows read from stdin, stderr not a terminal: lines every 10 steps at COLUMNS=80."""
+def test_the_width_is_the_terminals_else_columns_else_80(monkeypatch) -> None:
+    def no_terminal(fd: int = 1):
+        raise OSError("not a terminal")
+
+    monkeypatch.setattr(fit_progress.os, "get_terminal_size", no_terminal)
+    monkeypatch.setenv("COLUMNS", "100")
+    assert fit_progress.stderr_columns() == 100
+    monkeypatch.delenv("COLUMNS")
+    assert fit_progress.stderr_columns() == 80
+
+
+def test_plain_progress_lines_fit_80_columns_and_keep_every_number(runner, monkeypatch) -> None:
+    """stderr not a terminal, 80 columns: a report every 10 steps, each number whole."""
+    monkeypatch.setattr(fit_progress, "stderr_columns", lambda: 80)
     result = runner.invoke(main, ["fit", str(SAMPLES / "logistic.ad"), "--data", str(SAMPLES / "logistic.csv"),
                                   "--lr", "0.5", "--steps", "30", "--validation", "0.2",
-                                  "--metric", "accuracy:z:y", "--progress-every", "10"],
-                           env={"COLUMNS": "80"})
+                                  "--metric", "accuracy:z:y", "--progress-every", "10"])
     assert result.exit_code == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if not line.startswith("finished")]
     assert lines and all(len(line) <= 80 for line in lines), lines
