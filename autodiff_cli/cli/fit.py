@@ -51,8 +51,6 @@ Exit status:
   2    command-line usage error (unknown option, malformed --set, ...)
   130  Ctrl-C (143: SIGTERM); both still write the best values so far"""
 
-# At most 80 columns a line, whatever the terminal's width (issue 36: a help people scan).
-FIT_CONTEXT = {**CONTEXT_SETTINGS, "max_content_width": 80}
 PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 RESUMABLE = "the --values file"  # what -o may name: training goes on from it and updates it
 
@@ -78,7 +76,7 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
     return {"type": float, "callback": _finite_float(low, above), **shown, **settings}
 
 
-@click.command("fit", cls=Command, context_settings=FIT_CONTEXT, epilog=FIT_EXIT_HELP,
+@click.command("fit", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
                short_help="Learn a program's parameters from rows of data.")
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,

@@ -34,7 +34,8 @@ Exit status:
   2    command-line usage error (unknown option, malformed --set, ...)
   130  interrupted by Ctrl-C (143: stopped by SIGTERM)"""
 
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+# --help at most 80 columns a line, whatever the terminal's width (issue 36: a help people scan).
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 80}
 
 
 class Command(click.Command):

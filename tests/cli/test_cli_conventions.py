@@ -142,10 +142,12 @@ def _help_case(name: str) -> object:
     return pytest.param(name, id=name or "group")
 
 
+@pytest.mark.parametrize("columns", ["80", "200"])
 @pytest.mark.parametrize("name", [_help_case(name) for name in ["", *sorted(main.commands)]])
-def test_help_fits_80_columns_and_one_screenful(name: str) -> None:
-    """Every help line within 80 columns at COLUMNS=80, and the whole at most HELP_LINES lines."""
-    result = autodiff([name, "--help"] if name else ["--help"], {"COLUMNS": "80"})
+def test_help_fits_80_columns_and_one_screenful(name: str, columns: str) -> None:
+    """Every help line within 80 columns, at an 80-column terminal or a wider one, and the whole
+    at most HELP_LINES lines."""
+    result = autodiff([name, "--help"] if name else ["--help"], {"COLUMNS": columns})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     too_long = [line for line in lines if len(line) > 80]
