@@ -158,7 +158,7 @@ def tensor_picture(program: Program, values: dict[str, Any], request: GraphReque
         return _scalar_level(program, values, request, tell, limit)
     with tell.progress("evaluating") as progress:
         progress(0, 1)
-        graph = layer_graph(program, values, request.output, level=request.level, gradients=request.grads,
+        graph = layer_graph(program, values, request.output, level=request.level or "layers", gradients=request.grads,
                             parameters=request.params)
     tell.warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
     tell.warn(_non_finite_gradients(graph))
