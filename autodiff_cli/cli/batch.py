@@ -58,7 +58,7 @@ def _give_values_advice(names: list[str]) -> str:
 
 
 
-@click.command("batch", cls=Command, context_settings={**CONTEXT_SETTINGS, "max_content_width": 80}, epilog=EXIT_CODES_HELP,
+@click.command("batch", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP,
                short_help="Values and gradients on every row of a data file.")
 @program_options
 @click.argument("rows", metavar="[ROWS]", required=False, shell_complete=complete_file_name)

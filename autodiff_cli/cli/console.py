@@ -113,12 +113,12 @@ class Progress:
     silent), nor when stderr is not a terminal (pipes, logs, CI); the bar is removed when the
     work ends.  Rich is imported only once a bar is shown.  The count is items done of all
     (``5/10``), MB of a file read (``in_bytes``) or ``count_text``; ``every`` is the least time
-    between two redraws (the last is always drawn).
+    between two redraws (the last is always drawn); ``bar_width`` the bar's columns.
     """
 
     def __init__(self, description: str, *, enabled: bool | None = None, in_bytes: bool = False,
                  count_text: str | None = None, fields_text: str | None = None,
-                 fields: dict[str, str] | None = None, every: float = 0.0) -> None:
+                 fields: dict[str, str] | None = None, every: float = 0.0, bar_width: int = 40) -> None:
         import time
 
         self.description = description
@@ -127,6 +127,7 @@ class Progress:
         self.fields_text = fields_text
         self.fields = fields or {}
         self.every = every
+        self.bar_width = bar_width
         self.enabled = stderr_is_terminal() if enabled is None else enabled
         self._clock = time.monotonic
         self._started = self._clock()
@@ -159,10 +160,11 @@ class Progress:
         from rich.progress import Progress as RichProgress
 
         if self.count_text is not None:
-            columns: list[Any] = [TextColumn("{task.description}"), TextColumn(self.count_text), BarColumn()]
+            columns: list[Any] = [TextColumn("{task.description}"), TextColumn(self.count_text),
+                                  BarColumn(bar_width=self.bar_width)]
         else:
             count = DownloadColumn() if self.in_bytes else MofNCompleteColumn()
-            columns = [TextColumn("{task.description}"), BarColumn(), count]
+            columns = [TextColumn("{task.description}"), BarColumn(bar_width=self.bar_width), count]
         if self.fields_text is not None:
             columns.append(TextColumn(self.fields_text))
         self._bar = RichProgress(*columns, TimeRemainingColumn(), console=Console(stderr=True), transient=True)

@@ -78,11 +78,13 @@ def eval_command(
         _refuse_with_tangent(wrt, mode)
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if tangents:
-        _eval_along(program, values, output, tangents, output_format, precision)
+        _eval_along(program, values, output, tangents, output_format, precision, no_color)
         return
     if runs_as_tensors(program, values):
         _eval_tensors(program, values, output, wrt, mode, output_format, precision, no_color)
         return
+    from ..analysis.gradient_warnings import non_finite_gradient_warnings
+
     forward = mode == "forward"
     with Progress("evaluating") as progress:
         evaluation = evaluate(program, values, output, backward=not forward, progress=progress)
@@ -97,7 +99,7 @@ def eval_command(
         apply_grads(evaluation, result)
         names = list(result.grads)
         work_text, work_data = report.work_summary(result), report.work_dict(result)
-    warn(non_finite_gradient_warnings(evaluation, names))
+    warn(non_finite_gradient_warnings(evaluation, names))  # y = sqrt(x) at 0: where it came from
     output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.nodes))
     if output_format == "table":
         print_rich(report.to_table(evaluation, names, precision, note=work_text), no_color)
@@ -127,7 +129,7 @@ def _refuse_with_tangent(wrt: tuple[str, ...], mode: str) -> None:
 
 
 def _eval_along(program: Program, values: dict[str, Any], output: str | None, tangents: dict[str, Any],
-                output_format: str | None, precision: int | None) -> None:
+                output_format: str | None, precision: int | None, no_color: bool) -> None:
     """eval --tangent: the output's value and its derivative along the tangent, from one forward pass."""
     from ..execute.directional import scalar_directional, tensor_directional
     from ..language.program import check_inputs, runs_as_tensors
@@ -152,6 +154,8 @@ def _eval_along(program: Program, values: dict[str, Any], output: str | None, ta
         emit(directional.directional_json(result))
     elif output_format == "csv":
         emit(directional.directional_csv(result))
+    elif output_format == "table":
+        print_rich(directional.directional_table(result, precision), no_color)
     else:
         emit(directional.directional_text(result, precision))
 
@@ -184,42 +188,6 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
         emit(tensor_report.tensor_plain(evaluation, names, precision))
     if work and output_format in ("csv", "plain"):
         click.echo(f"note: {work}", err=True)
-
-
-def non_finite_gradient_warnings(evaluation: Evaluation, names: list[str] | None = None) -> list[str]:
-    """One warning when a gradient is inf or NaN (``y = sqrt(x)`` at x = 0): which variables'
-    gradients, and the op whose local derivative made it so, where its operand was, and the
-    statement it is in.  None of a derivative that is finite."""
-    import math
-
-    shown = names if names is not None else list(evaluation.nodes)
-    bad = [name for name in shown if not math.isfinite(evaluation.nodes[name].grad)]
-    if not bad:
-        return []
-    from ..analysis.graph_model import non_finite_origin  # only now: start-up does not pay for it
-    from ..engine.ops import short_number
-
-    output = evaluation.output
-    said = ", ".join(f"d{output}/d{name} = {evaluation.nodes[name].grad}" for name in bad[:5])
-    more = f" and {len(bad) - 5:,} more" if len(bad) > 5 else ""
-    message = f"a gradient is not finite: {said}{more}"
-    origin = non_finite_origin(evaluation.root)
-    if origin is not None:
-        node = origin.node
-        operand = node._a if origin.operand == 0 else node._b
-        op = node._op if not node._op.startswith("**") or node._op == "**" else f"x{node._op}"
-        where = f"at {short_number(operand.data)}" if operand is not None else ""
-        if node._b is not None and operand is not None:
-            other = node._b if origin.operand == 0 else node._a
-            where = (f"at ({short_number(node._a.data)}, {short_number(node._b.data)})"
-                     if other is not None else where)
-        message += f"; the derivative of '{op}' {where} is {origin.local}"
-        if origin.statement is not None and origin.statement.label in evaluation.program.variables:
-            variable = evaluation.program.variables[origin.statement.label]
-            position = variable.position
-            message += (f" (in the statement of {variable.name}, {evaluation.program.source.name}:"
-                        f"{position.line}:{position.column})")
-    return [message]
 
 
 def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None:

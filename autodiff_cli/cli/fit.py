@@ -23,13 +23,12 @@ from ..files.formats import ROW_FORMATS, format_by_extension
 from ..files.streams import is_stream, names_stdin, names_stdout
 from .console import notify, reading_progress, warn
 from .fit_progress import Interrupts as _Interrupts, Reporter
-from .fit_progress import bar_text as _bar_text  # noqa: F401  (tests reach it here)
 from .options import (
     Command,
     FiniteFloat,
     NPY_FILES_READ,
     CONTEXT_SETTINGS,
-    EXIT_CODES_HELP,
+    Unranged,
     complete_file_name,
     load_inputs_and_values_source,
     name_list,
@@ -45,15 +44,13 @@ if TYPE_CHECKING:
 
 __all__ = ["fit_command"]
 
-FIT_EXIT_HELP = EXIT_CODES_HELP + """
+FIT_EXIT_HELP = """\b
+Exit status:
+  0    success
+  1    an error in the program, its inputs or training (a NaN loss)
+  2    command-line usage error (unknown option, malformed --set, ...)
+  130  Ctrl-C (143: SIGTERM); both still write the best values so far"""
 
-\b
-Ctrl-C (130) or SIGTERM (143) still writes the best parameters so far (the
-latest with --batch-size).  A loss that becomes NaN or infinite stops with
-status 1, writing the parameters of the last step with a finite loss."""
-
-# At most 80 columns a line, whatever the terminal's width (issue 36: a help people scan).
-FIT_CONTEXT = {**CONTEXT_SETTINGS, "max_content_width": 80}
 PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 RESUMABLE = "the --values file"  # what -o may name: training goes on from it and updates it
 
@@ -79,59 +76,60 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
     return {"type": float, "callback": _finite_float(low, above), **shown, **settings}
 
 
-@click.command("fit", cls=Command, context_settings=FIT_CONTEXT, epilog=FIT_EXIT_HELP,
+@click.command("fit", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
                short_help="Learn a program's parameters from rows of data.")
 @program_options
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
-              help="The rows to learn from: CSV, TSV, JSON Lines or Parquet ('-': stdin).")
+              help="The rows to learn from ('-' for stdin).")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write the learned values to FILE (may be the --values file) [default: stdout].")
+              help="Write the values here (resume: the --values file) [default: stdout].")
 @click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
-              help="PyTorch's update rules.")
+              metavar="NAME", help="sgd, momentum or adam (PyTorch's).")
 @click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
-@click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, help="Steps to take.")
-@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
-              help="Rows per step, shuffled each epoch [default: every row].")
+@click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N", cls=Unranged,
+              help="Steps to take.")
+@click.option("--batch-size", type=click.IntRange(min=1), metavar="N", cls=Unranged,
+              help="Rows per step, shuffled each epoch [default: all].")
 @click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
-              metavar="FRACTION", help="Hold out this fraction of the rows to measure the validation loss on.")
+              metavar="FRACTION", cls=Unranged, help="The fraction of rows held out to validate on.")
 @click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
               help="Also measure accuracy:PRED:TARGET, mse:..., mae:... or a variable.")
 @click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
-              help="Write an HTML report of the run, rewritten as it runs.")
+              help="An HTML report of the run, rewritten as it runs.")
 @click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
-              help="Write each step's loss, grad_norm and lr as CSV.")
+              help="Each step's loss, grad_norm and lr as CSV.")
 @click.option("--plot", metavar="FILE", shell_complete=complete_file_name,
               help="Draw the loss curve (.svg, .png or .pdf).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors still show).")
-@click.option("--from", "data_format", type=click.Choice(ROW_FORMATS),
-              help="Format of the rows [default: by extension, else sniffed].")
+@click.option("--from", "data_format", type=click.Choice(ROW_FORMATS), metavar="FORMAT",
+              help=f"{', '.join(ROW_FORMATS[:-1])} or {ROW_FORMATS[-1]} [default: by extension].")
 @click.option("--dask", "scheduler", metavar="SCHEDULER",
-              help="Train on a Dask cluster: tcp://host:8786, or local[:N] (docs/dask.md).")
+              help="Train on Dask: tcp://host:8786 or local[:N].")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
-              help="The inputs to learn, comma-separated [default: those no column feeds].")
-@click.option("--init", type=click.Choice(["normal", "uniform"]),
+              help="Inputs to learn [default: those no column feeds].")
+@click.option("--init", type=click.Choice(["normal", "uniform"]), metavar="normal|uniform",
               help="Draw parameters with no starting value at random.")
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
-              help="Seed of random starts, --validation and mini-batches.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, metavar="N",
+              cls=Unranged, help="Seed of random starts and batches.")
 @click.option("--lr-schedule", type=click.Choice(["constant", "linear", "cosine"]), default="constant",
-              show_default=True, help="From --lr to --final-lr over --steps.")
+              show_default=True, metavar="NAME", help="linear or cosine to --final-lr.")
 @click.option("--final-lr", **_number(metavar="LR"), help="Where a schedule ends [default: --lr / 10].")
 @click.option("--momentum", **_number(metavar="M"), help="Of --optimizer momentum [default: 0.9].")
 @click.option("--weight-decay", **_number(0.0), help="L2 penalty added to the gradient.")
-@click.option("--tol", **_number(0.0), help="Stop when the loss improves by less than TOL of itself "
-                                            "for 5 steps (or epochs); 0: never.")
+@click.option("--tol", **_number(0.0), help="Stop when 5 steps (or epochs) improve the loss by less "
+                                            "than TOL of itself; 0: never.")
 @click.option("--validation-data", metavar="ROWS", shell_complete=complete_file_name,
-              help="Measure the validation loss on these rows instead.")
-@click.option("--eval-every", type=click.IntRange(min=1), metavar="N",
+              help="Validate on these rows instead.")
+@click.option("--eval-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
               help="Measure every N steps [default: every epoch].")
-@click.option("--watch", type=click.Choice(["training", "validation"]),
-              help="The loss --tol watches [default: validation, if any].")
-@click.option("--keep", type=click.Choice(["best-validation"]),
-              help="Write the parameters of the lowest validation loss [default: the last].")
-@click.option("--report-every", type=click.IntRange(min=1), metavar="N",
-              help="Record a step for --report every N steps [default: about 30 in all].")
-@click.option("--progress-every", type=click.IntRange(min=1), metavar="N",
-              help="Off a terminal, a progress line every N steps [default: --steps / 10].")
+@click.option("--watch", type=click.Choice(["training", "validation"]), metavar="LOSS",
+              help="The loss --tol watches, training or validation [default: validation, if any].")
+@click.option("--keep", type=click.Choice(["best-validation"]), metavar="best-validation",
+              help="Write the values of the lowest validation loss.")
+@click.option("--report-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
+              help="--report records every N steps [default: 30 in all].")
+@click.option("--progress-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
+              help="A progress line every N steps [default: --steps/10].")
 @reporting_errors
 def fit_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -146,18 +144,14 @@ def fit_command(
 ) -> None:
     """Learn a program's parameters from rows of data by gradient descent.
 
-    fit minimises the mean of the program's output (a per-row loss) over the
-    --data rows.  Each column feeds the input of the same name; the inputs no
-    column feeds are learned, from their defaults, --set or --values.  The
-    result is a --values JSON object: -o may name the --values file to go on
-    training.  Progress shows on stderr; the last line says what was learned
-    and why training stopped.  Every option in detail: docs/fit.md.
+    fit minimises the mean of the program's output over the --data rows.  Each
+    column feeds the input of its name; the inputs no column feeds are learned.
+    Every option in detail: docs/fit.md.
 
     \b
     Examples:
       autodiff fit samples/line.ad --data samples/line.csv -o params.json
       autodiff eval samples/line.ad --values params.json --set x=3
-      autodiff fit samples/logistic.ad --data samples/logistic.csv --lr 0.5
       autodiff fit samples/line.ad --data samples/line.csv --report run.html
     """
     from ..execute.fit import FitSettings

@@ -16,7 +16,7 @@ from .console import Progress
 if TYPE_CHECKING:
     from ..execute.fit import Measurement, Step
 
-__all__ = ["Interrupts", "Reporter", "bar_text"]
+__all__ = ["Interrupts", "Reporter", "bar_parts", "fitted", "stderr_columns", "wrapped"]
 
 
 class Interrupts:
@@ -80,7 +80,8 @@ class Interrupts:
 class Reporter:
     """Progress on stderr: at a terminal, a bar once training has taken a second (``Progress``:
     short runs stay silent); otherwise a plain line every N steps.  The validation loss and
-    the metrics shown are the latest measured."""
+    the metrics shown are the latest measured.  Both keep to the width (``stderr_columns``):
+    the bar shows the numbers that fit, each whole; a plain line goes on, indented, on the next."""
 
     def __init__(self, steps: int, quiet: bool, every: int, held_out: bool = False,
                  metrics: list[str] | None = None) -> None:
@@ -90,13 +91,16 @@ class Reporter:
         self.held_out = held_out
         self.metrics = metrics or []
         self.latest: Measurement | None = None
-        fields_text = "loss {task.fields[loss]}  grad norm {task.fields[grad_norm]}"
-        if held_out or self.metrics:
-            fields_text += "  {task.fields[measured]}"
-        self.bar = Progress("fitting", enabled=not quiet and stderr_is_terminal(),
-                            count_text="step {task.completed:,}/{task.total:,}", fields_text=fields_text,
-                            fields={"loss": "-", "grad_norm": "-", "measured": ""}, every=0.1)
-        self.width = _stderr_columns() if self.bar.enabled else 0
+        self.width = stderr_columns()
+        self.description = "fitting"
+        count = f"step {steps:,}/{steps:,}"
+        # The bar gets what the widest numbers leave of the width, between BAR_WIDTHS.
+        self.fixed = len(self.description) + len(count) + TIME_WIDTH + COLUMN_GAPS
+        self.bar_width = max(BAR_WIDTHS[0], min(BAR_WIDTHS[1], self.width - self.fixed - NUMBERS_WIDTH))
+        self.bar = Progress(self.description, enabled=not quiet and stderr_is_terminal(),
+                            count_text="step {task.completed:,}/{task.total:,}",
+                            fields_text="{task.fields[numbers]}", fields={"numbers": "loss -  grad norm -"},
+                            every=0.1, bar_width=self.bar_width)
 
     def __enter__(self) -> Reporter:
         return self
@@ -107,7 +111,11 @@ class Reporter:
     def notice(self, message: str) -> None:
         """Say something at once, from a signal handler: on the bar, or as a raw line (a buffered
         write could be the one the handler interrupted)."""
-        if self.quiet or self.bar.say(message):
+        if self.quiet:
+            return
+        if self.bar.say(message):
+            self.fixed += max(0, len(message) - len(self.description))  # the numbers make room for it
+            self.description = message
             return
         try:
             os.write(2, f"{message}\n".encode())
@@ -121,40 +129,85 @@ class Reporter:
         if self.quiet:
             return
         if self.bar.enabled:
-            measured = "" if self.latest is None else bar_text(self.latest, self.width)
-            self.bar(record.step, self.steps, loss=f"{record.loss:.6g}", grad_norm=f"{record.grad_norm:.3g}",
-                     measured=measured)
+            parts = [f"loss {record.loss:.6g}", f"grad norm {record.grad_norm:.3g}"]
+            if self.latest is not None:
+                parts += bar_parts(self.latest)
+            # Narrow: the loss, then the first measured number (validation loss), then the gradient norm.
+            priority = [0, *range(2, len(parts)), 1] if len(parts) > 2 else None
+            self.bar(record.step, self.steps,
+                     numbers=fitted(parts, self.width - self.fixed - self.bar_width, priority))
         elif record.step % self.every == 0 or record.step == 1:
-            from ..execute.training_text import measured_text
+            click.echo(wrapped(self._line_parts(record), self.width), err=True)
 
-            measured = ""
-            if self.latest is not None and self.latest.step <= record.step:
-                measured = measured_text(self.latest)
-                if measured and self.latest.step != record.step:  # measured once an epoch, or every --eval-every
-                    measured += f" (at step {self.latest.step:,})"
-            click.echo(f"step {record.step}/{self.steps}  loss {record.loss:.6g}  "
-                       f"grad norm {record.grad_norm:.3g}  lr {record.lr:.6g}{'  ' if measured else ''}{measured}",
-                       err=True)
+    def _line_parts(self, record: Step) -> list[str]:
+        """The parts of a plain progress line: the step, loss, gradient norm, learning rate, and
+        what was last measured (when it was not measured at this step, the step it was)."""
+        from ..execute.training_text import measured_text
+
+        parts = [f"step {record.step}/{self.steps}", f"loss {record.loss:.6g}", f"grad norm {record.grad_norm:.3g}",
+                 f"lr {record.lr:.6g}"]
+        if self.latest is not None and self.latest.step <= record.step:
+            measured = measured_text(self.latest, PART_SEPARATOR)
+            if measured:
+                parts += measured.split(PART_SEPARATOR)
+                if self.latest.step != record.step:  # measured once an epoch, or every --eval-every
+                    parts[-1] += f" (at step {self.latest.step:,})"
+        return parts
 
 
-# Terminals narrower than this show one measured number on the bar (the validation loss, or
-# the first metric): the bar, its counts and the training loss take some 70 columns.
-WIDE_TERMINAL = 130
+PART_SEPARATOR = "  "  # between the numbers of a progress line, and of the bar
+# What the bar's line holds beside its numbers: the time left ('0:00:01', '10:00:00'), the gaps
+# between its five columns, and the bar itself, at least 10 columns and at most 40 (Rich's width).
+TIME_WIDTH = 8
+COLUMN_GAPS = 4
+BAR_WIDTHS = (10, 40)
+# The numbers' width the bar leaves room for before it grows: loss, grad norm, val loss, a metric.
+NUMBERS_WIDTH = 70
 
 
-def _stderr_columns() -> int:
-    """The width of the terminal stderr is (the bar's), 80 when it cannot be told."""
+def stderr_columns() -> int:
+    """The width progress is written to: stderr's terminal's, else $COLUMNS, else 80."""
     try:
         return os.get_terminal_size(2).columns
     except OSError:
-        return 80
+        pass
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else 80
 
 
-def bar_text(measurement: Measurement, width: int) -> str:
-    """A measurement on the progress bar, short: 'val loss 0.1074  accuracy 0.9957/0.9652'
-    (training/validation), or its first number only on a terminal narrower than ``WIDE_TERMINAL``."""
+def wrapped(parts: list[str], width: int) -> str:
+    """``parts`` joined by two spaces into lines of at most ``width`` columns, each line after
+    the first indented by two; a part is never split (one wider than the width has its own line)."""
+    lines = [parts[0]]
+    for part in parts[1:]:
+        joined = f"{lines[-1]}{PART_SEPARATOR}{part}"
+        if len(joined) <= width:
+            lines[-1] = joined
+        else:
+            lines.append(f"  {part}")
+    return "\n".join(lines)
+
+
+def fitted(parts: list[str], width: int, priority: list[int] | None = None) -> str:
+    """Those of ``parts`` that fit in ``width`` columns, joined by two spaces in their order: taken
+    in the order of ``priority`` (indices; default: as they come) while they fit, and the first
+    of them whatever its width.  A number is left out whole, never cut."""
+    shown: set[int] = set()
+    used = -len(PART_SEPARATOR)
+    for index in priority if priority is not None else range(len(parts)):
+        needed = len(PART_SEPARATOR) + len(parts[index])
+        if shown and used + needed > width:
+            continue
+        shown.add(index)
+        used += needed
+    return PART_SEPARATOR.join(part for index, part in enumerate(parts) if index in shown)
+
+
+def bar_parts(measurement: Measurement) -> list[str]:
+    """A measurement on the progress bar, short: ['val loss 0.1074', 'accuracy 0.9957/0.9652']
+    (training/validation)."""
     parts = [] if measurement.validation_loss is None else [f"val loss {measurement.validation_loss:.4g}"]
     for name, value in measurement.training.items():
         held = measurement.validation.get(name)
         parts.append(f"{name} {value:.4g}" + ("" if held is None else f"/{held:.4g}"))
-    return "  ".join(parts if width >= WIDE_TERMINAL else parts[:1])
+    return parts

@@ -14,17 +14,17 @@ import click
 from ..files.atomic import check_writable, write_atomic
 from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
+from ..render.graph_drawing import program_title
 from .console import warn
 from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     Command,
-    _parse_number,
     complete_file_name,
     format_of_file,
     load_inputs,
+    parse_number,
     program_options,
-    program_title,
     refuse_overwriting_inputs,
     reporting_errors,
 )
@@ -61,8 +61,8 @@ def _parse_range(
     if not sep or not colon or name is None:
         raise click.BadParameter(f"expected NAME=LOW:HIGH or NAME[i, j]=LOW:HIGH for one entry of a tensor "
                                  f"(e.g. x=-3:3, W[0, 1]=-1:1), got {item!r}", ctx, param)
-    low = _parse_number(low_text.strip(), f"low end of {name}")
-    high = _parse_number(high_text.strip(), f"high end of {name}")
+    low = parse_number(low_text.strip(), f"low end of {name}")
+    high = parse_number(high_text.strip(), f"high end of {name}")
     if not low < high:
         raise click.BadParameter(f"the low end must be below the high end, got {low:g}:{high:g}", ctx, param)
     from ..render.plot import DRAWABLE
@@ -108,7 +108,7 @@ def _parse_points(
         name = _input_name(name)
         if not sep or name is None:
             raise click.BadParameter(f"expected NAME=VALUE (e.g. x=0.5, W[0, 1]=0.5), got {item!r}", ctx, param)
-        points.append((name, _parse_number(text.strip(), f"tangent point of {name}")))
+        points.append((name, parse_number(text.strip(), f"tangent point of {name}")))
     return points
 
 

@@ -1,6 +1,6 @@
 """``eval --tangent``'s report: the output, the direction and the one directional derivative.
 
-Formats (docs/eval.md): text (the table and plain layouts), JSON (``output``, ``value``,
+Formats (docs/eval.md): a Rich table, plain text, JSON (``output``, ``value``,
 ``tangent`` by input name, ``derivative``, ``mode``, ``work``) and CSV (one line per entry of the
 output: ``output,index,value,derivative``).  Values of tensors are nested lists in JSON and whole
 or summarised in text, as in eval's own report.
@@ -18,7 +18,7 @@ from .numbers import json_number
 if TYPE_CHECKING:
     from ..execute.directional import Directional
 
-__all__ = ["directional_csv", "directional_json", "directional_text"]
+__all__ = ["directional_csv", "directional_json", "directional_table", "directional_text"]
 
 
 def _text(value: Any, precision: int | None) -> str:
@@ -42,6 +42,24 @@ def directional_text(result: Directional, precision: int | None = None) -> str:
             f"tangent: {given}    (every other input: 0)\n"
             f"d{output} along the tangent = {_text(result.derivative, precision)}\n"
             f"work: {_work(result)}\n")
+
+
+def directional_table(result: Directional, precision: int | None = None) -> Any:
+    """The same report as a Rich table (the tangent of each input given, then the derivative along
+    it), with the work below; numbers are never cut (``print_rich`` widens to fit them)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    output = result.output
+    table = Table(title=f"{output} = {_text(result.value, precision)}", title_justify="left")
+    table.add_column("along the tangent", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    for name, tangent in result.tangents.items():
+        table.add_row(f"tangent of {name}", _text(tangent, precision), style="cyan")
+    table.add_row("every other input", "0", style="cyan")
+    table.add_row(f"d{output} along the tangent", _text(result.derivative, precision), style="bold magenta")
+    return Group(table, Text(f"work: {_work(result)}"))
 
 
 def _json(value: Any) -> Any:

@@ -397,11 +397,11 @@ def test_a_lone_name_that_is_not_a_file_warns(runner) -> None:
 
 def test_set_number_syntax_is_the_grammars() -> None:
     # --set checks numbers before the program is parsed, with its own copy of the pattern.
-    from autodiff_cli.cli import options as cli_options
+    from autodiff_cli.files import set_values
 
     grammar = (REPO / "grammars" / "autodiff.lark").read_text()
     (number,) = re.findall(r"^NUMBER: /(.*)/$", grammar, flags=re.M)
-    assert cli_options._NUMBER.pattern == r"[+-]?" + number + r"\Z"
+    assert set_values.NUMBER.pattern == r"[+-]?" + number + r"\Z"
 
 
 @pytest.mark.parametrize("text", ["1_000", "inf", "nan", "\uff12", "0x10", ""],
@@ -497,6 +497,32 @@ def test_a_tangent_of_a_scalar_program_is_one_pass(runner) -> None:
     assert document["derivative"] == 8.0 and document["tangent"] == {"a": 1.0, "f": 0.5}
     text = runner.invoke(main, args)
     assert "dL along the tangent = 8.0" in text.stdout
+
+
+# y = 3x^2 + z at x = 2: dy/dx = 6x = 12 and dy/dz = 1, so along (x: 1, z: 0.5) it is 12.5
+TANGENT_ARGS = ["eval", "y = 3*x**2 + z", "--set", "x=2", "--set", "z=1", "--tangent", "x=1", "--tangent", "z=0.5"]
+
+
+def test_a_tangent_in_plain_format_is_plain_at_a_terminal(runner, monkeypatch) -> None:
+    """--format plain is plain text even where the default is the table (a terminal)."""
+    from autodiff_cli.cli import console
+
+    monkeypatch.setattr(console, "stdout_is_terminal", lambda: True)
+    result = runner.invoke(main, [*TANGENT_ARGS, "--format", "plain"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ("y = 13.0\ntangent: x = 1.0; z = 0.5    (every other input: 0)\n"
+                             "dy along the tangent = 12.5\n"
+                             "work: one forward pass over 6 nodes (a Jacobian-vector product)\n")
+
+
+def test_a_tangent_in_table_format_is_a_table(runner) -> None:
+    result = runner.invoke(main, [*TANGENT_ARGS, "--format", "table", "--no-color"])
+    assert result.exit_code == 0, result.stderr
+    rows = {cells[0]: cells[1] for line in result.stdout.splitlines()
+            if len(cells := [cell.strip() for cell in line.strip("│").split("│")]) == 2}
+    assert rows == {"tangent of x": "1.0", "tangent of z": "0.5", "every other input": "0",
+                    "dy along the tangent": "12.5"}
+    assert result.stdout.splitlines()[0] == "y = 13.0"
 
 
 def test_a_tangent_of_a_vector_output_is_a_vector(runner) -> None:

@@ -588,7 +588,7 @@ def test_help_keeps_within_80_columns_and_short(columns) -> None:
                             text=True, check=True, env={**env, "COLUMNS": columns, "PYTHONPATH": str(REPO)})
     lines = result.stdout.splitlines()
     assert [line for line in lines if len(line) > 80] == []
-    assert len(lines) <= 100 if columns != "60" else len(lines) <= 150
+    assert len(lines) <= 60 if columns != "60" else len(lines) <= 100
     assert "docs/fit.md" in result.stdout and "Examples:" in result.stdout
 
 

@@ -223,13 +223,13 @@ def test_long_edges_count_against_the_limit(run, statements: int, max_nodes: str
 def test_the_samples_are_within_the_default_limits(sample: str, samples) -> None:
     # moons.ad's long sum passes ~120,000 points: 21 s of Graphviz, which the limit must allow.
     from autodiff_cli.analysis.graph_model import GraphModel
-    from autodiff_cli.cli.graph import DEFAULT_MAX_NODES, POINTS_PER_NODE, _check_layout_size
+    from autodiff_cli.render.graph_drawing import DEFAULT_MAX_NODES, POINTS_PER_NODE, check_layout_size
     from autodiff_cli.execute import evaluate
     from autodiff_cli.language import parse
 
     path = samples / f"{sample}.ad"
     model = GraphModel.of(evaluate(parse(path.read_text(), str(path)), allow_missing=True))
-    _check_layout_size(model, DEFAULT_MAX_NODES)  # raises GraphTooLarge if refused
+    check_layout_size(model, DEFAULT_MAX_NODES)  # raises GraphTooLarge if refused
     assert model.long_edges.points <= POINTS_PER_NODE * DEFAULT_MAX_NODES
 
 
