@@ -234,8 +234,12 @@ def _spoken(name: str) -> str:
 
 
 def _diagnoses(recording: Recording) -> str:
-    if not recording.diagnoses:
-        return '<section id="diagnoses" class="ok"><h2>Diagnostics</h2><p>Nothing looks wrong.</p></section>'
+    if not recording.diagnoses:  # what each check saw, so that "fine" says what it rests on
+        from ..analysis.training_diagnoses import observations
+
+        items = "".join(f"<li>{html.escape(text)}</li>" for text in observations(recording))
+        return ('<section id="diagnoses" class="ok"><h2>Diagnostics</h2><p>No check found a problem. What '
+                f"they saw:</p><ul>{items}</ul></section>")
     items = "".join(f"<li>{html.escape(text)}</li>" for text in recording.diagnoses)
     return f'<section id="diagnoses" class="warn"><h2>Diagnostics</h2><ul>{items}</ul></section>'
 
