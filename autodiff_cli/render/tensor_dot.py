@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..language.shapes import shape_text
 from .dot import KIND_STYLES, RANKDIRS, model_to_digraph
 from .numbers import format_number
+from .palette import NEGATIVE, POSITIVE, heat_colour
 from .tensor_report import SHOWN_WHOLE
 from .tensor_report import tensor_text as summary_text
 
@@ -39,10 +40,8 @@ __all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "he
 
 HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
 HEAT_CELL = 5  # points a side
-# The two ends of the diverging scale (blue for negative, orange for positive: told apart by
-# every kind of colour vision), mixed with white by the entry's size against the largest.
-NEGATIVE = (0x21, 0x66, 0xAC)
-POSITIVE = (0xD9, 0x5F, 0x0E)
+# The two ends of the diverging scale (blue for negative, orange for positive), mixed with white
+# by the entry's size against the largest: palette.NEGATIVE, palette.POSITIVE, palette.heat_colour.
 NUMBER_TINT = 0.55  # how far a grid cell of numbers goes towards the full colour: the text stays readable
 
 _GRAPH = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white", "compound": "true", "nslimit": "1"}
@@ -62,16 +61,6 @@ def shape_words(shape: Sequence[int]) -> str:
 def layer_id(register: int) -> str:
     """The DOT id of a layer box: ``t`` and its register."""
     return f"t{register}"
-
-
-def heat_colour(x: float, largest: float, strength: float = 1.0) -> str:
-    """``#rrggbb`` for ``x`` on a scale from -``largest`` (blue) through white (0) to ``largest``
-    (orange); ``strength`` < 1 stops short of the full colour."""
-    if not largest or x != x:  # all zeros, or NaN: white
-        return "#ffffff"
-    share = min(1.0, abs(x) / largest) * strength
-    end = POSITIVE if x > 0 else NEGATIVE
-    return "#" + "".join(f"{round(255 + (c - 255) * share):02x}" for c in end)
 
 
 def _attributes(attributes: dict[str, str]) -> str:

@@ -22,6 +22,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .page import asset, json_for_script
+from .palette import report_palette
 
 if TYPE_CHECKING:
     from ..analysis.training_record import Recording
@@ -75,6 +76,7 @@ def report_data(recording: Recording) -> dict[str, Any]:
         "final_loss": recording.final_loss,
         "quant": QUANT,
         "heat_quant": HEAT_QUANT,
+        "palette": report_palette(),
     })
     # The bulky parts, added after the walk over the rest: counts, and numbers already finite.
     for group, source in zip(data["groups"], recording.groups):
