@@ -476,12 +476,16 @@ class _Bands:
                 lines.append("{rank=same; " + "; ".join(f"{prefix}v{entry}" for entry in band) + "}")
             lines.extend(self._ops_in_order({numbers[entry] for entry in band}, prefix))
             if number:
+                # Hung from the last entry above by the boxes on the band's top rank: the rest
+                # hang below them, every box near its use; few edges keep the layout quick.
                 above = f"{prefix}v{self.bands[number - 1][-1]}"
                 new = needed - drawn
                 copied = sorted(p for p in needed & drawn if any(use in new for use in self.uses.get(p, ())))
+                top = min(self.depth[p] for p in new | set(copied))
                 lines.extend(f'{above} -> {prefix}v{p} [style="invis" weight="0"]' for p in sorted(new)
-                             if tape.a[p] < 0)
-                lines.extend(f'{above} -> {prefix}v{p}_r{number} [style="invis" weight="0"]' for p in copied)
+                             if tape.a[p] < 0 and self.depth[p] == top)
+                lines.extend(f'{above} -> {prefix}v{p}_r{number} [style="invis" weight="0"]' for p in copied
+                             if self.depth[p] == top)
             drawn |= needed
         return lines
 
@@ -504,16 +508,19 @@ class _Bands:
 
 
 def _depths(expansion: Expansion, uses: dict[int, list[int]]) -> dict[int, int]:
-    """Each shown box's rank as Graphviz gives it: one below its deepest operand, and a box
-    computed from nothing just above its first use (the bias beside the sum it joins)."""
+    """Each shown box's rank as Graphviz gives it, near enough: the entries on one rank, below
+    their deepest operand chain, and every other box just above its earliest use (Graphviz keeps
+    edges short: a product sits above the sum it joins, a bias beside the sum it is added to)."""
     tape = expansion.model.tape
-    depth: dict[int, int] = {}
+    longest: dict[int, int] = {}
     for position in sorted(expansion.shown):  # operands come before their uses
         operands = [o for o in (tape.a[position], tape.b[position]) if o >= 0]
-        depth[position] = 1 + max((depth[o] for o in operands), default=-1)
-    for position in expansion.shown:
-        if tape.a[position] < 0 and position in uses:
-            depth[position] = min(depth[use] for use in uses[position]) - 1
+        longest[position] = 1 + max((longest[o] for o in operands), default=-1)
+    bottom = max(longest[entry] for entry in expansion.entries)
+    depth: dict[int, int] = {}
+    for position in sorted(expansion.shown, reverse=True):  # uses come after their operands
+        shown_uses = uses.get(position, [])
+        depth[position] = min((depth[use] - 1 for use in shown_uses), default=bottom)
     return depth
 
 
