@@ -406,6 +406,8 @@ class _Bands:
         ancestors = [with_ancestors(expansion.model, [entry]) for entry in expansion.entries]
         bands: list[list[int]] = []
         drawn: set[int] = set()
+        if all(tape.a[entry] < 0 for entry in expansion.entries):
+            width = None  # an input's entries: one row (Graphviz fails on "init_rank" at their bands' constraints)
         for entry, needed in zip(expansion.entries, ancestors):
             together = drawn | needed
             if bands and (width is None or max(Counter(depth[p] for p in together).values()) <= width):
@@ -471,14 +473,14 @@ class _Bands:
         drawn: set[int] = set()
         for number, band in enumerate(self.bands):
             needed = set().union(*(self.ancestors[numbers[entry]] for entry in band))
+            above = f"{prefix}v{self.bands[number - 1][-1]}" if number else None
             # Entries computed from one another (a running sum) cannot share a rank.
             if len(band) > 1 and not any(set(band) & (self.ancestors[numbers[entry]] - {entry}) for entry in band):
                 lines.append("{rank=same; " + "; ".join(f"{prefix}v{entry}" for entry in band) + "}")
             lines.extend(self._ops_in_order({numbers[entry] for entry in band}, prefix))
-            if number:
+            if above:
                 # Hung from the last entry above by the boxes on the band's top rank: the rest
                 # hang below them, every box near its use; few edges keep the layout quick.
-                above = f"{prefix}v{self.bands[number - 1][-1]}"
                 new = needed - drawn
                 copied = sorted(p for p in needed & drawn if any(use in new for use in self.uses.get(p, ())))
                 top = min(self.depth[p] for p in new | set(copied))

@@ -224,3 +224,15 @@ def test_left_to_right_an_expansion_is_one_band() -> None:
     graph = moons_graph()
     text = layer_dot(graph, rankdir="LR", expansions=[expand(graph, "h1")])
     assert "_r1" not in text and "bands of entries" not in text
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+@pytest.mark.parametrize("names", [("W2",), ("h1", "W1"), ("b1",)])
+def test_expanded_inputs_and_layers_lay_out_with_either_renderer(renderer, names) -> None:
+    # rank constraints among an input's entries made Graphviz stop with "trouble in init_rank"
+    if (backends.system_program() if renderer == "system" else backends.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+    graph = moons_graph()
+    expansions = [expand(graph, name) for name in names]
+    svg = backends.render(layer_dot(graph, rankdir="TB", expansions=expansions), "svg", renderer).decode()
+    assert all(f"cluster_x{number}" in svg for number in range(len(names)))
