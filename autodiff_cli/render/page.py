@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.steps import Definition, Place, Seed, Step, Total, Walkthrough
 from ..errors import AutodiffError
-from .palette import PASSES, hex_colour
 from .dot import KIND_LEGEND, KIND_STYLES, OP_FILL, format_number
 from .explain import (
     BACKWARD_HEADING,
@@ -46,6 +45,7 @@ from .explain import (
     header_line,
     step_sentence,
 )
+from .palette import PASSES, hex_colour
 
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import LayerNode, TensorGraph

@@ -17,6 +17,8 @@ Pure data and arithmetic: no imports beyond the standard library.
 
 from __future__ import annotations
 
+import math
+
 __all__ = ["GRADIENT", "KIND_FILLS", "NEGATIVE", "OP_FILL", "PASSES", "POSITIVE", "SERIES", "VALUE",
            "heat_colour", "hex_colour", "report_palette"]
 
@@ -54,7 +56,7 @@ def hex_colour(rgb: tuple[int, int, int]) -> str:
 def heat_colour(x: float, largest: float, strength: float = 1.0) -> str:
     """``#rrggbb`` for ``x`` on a scale from -``largest`` (blue) through white (0) to ``largest``
     (orange); ``strength`` < 1 stops short of the full colour."""
-    if not largest or x != x:  # all zeros, or NaN: white
+    if not largest or math.isnan(x):  # all zeros, or NaN: white
         return "#ffffff"
     share = min(1.0, abs(x) / largest) * strength
     end = POSITIVE if x > 0 else NEGATIVE

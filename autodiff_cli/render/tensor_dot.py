@@ -440,7 +440,7 @@ class _Bands:
                 out.append(statement)
                 continue
             tail, head = match.groups()
-            position = int(_NUMBER.search(tail).group())
+            position = _position(tail)
             if head is None:
                 if position in self.chain:
                     statement = f'{statement[:-1]} group="e{self.chain[position]}"]'
@@ -448,7 +448,7 @@ class _Bands:
                     records[position] = statement
                 out.append(statement)
                 continue
-            band = self.band_of[int(_NUMBER.search(head).group())]
+            band = self.band_of[_position(head)]
             if tail.endswith("_op") or self.band_of[position] == band:
                 out.append(statement)
                 continue
@@ -460,7 +460,7 @@ class _Bands:
             lines.append(statement)
             match = _SCALAR_ID.match(statement)
             if match is not None and match.group(2) is None and not match.group(1).endswith("_op"):
-                lines.extend(copies.get(int(_NUMBER.search(match.group(1)).group()), {}).values())
+                lines.extend(copies.get(_position(match.group(1)), {}).values())
         return lines
 
     def order(self, prefix: str) -> list[str]:
@@ -524,6 +524,11 @@ def _depths(expansion: Expansion, uses: dict[int, list[int]]) -> dict[int, int]:
         shown_uses = uses.get(position, [])
         depth[position] = min((depth[use] - 1 for use in shown_uses), default=bottom)
     return depth
+
+
+def _position(node_id: str) -> int:
+    """The model position a scalar box's id names: 12 in ``v12``, ``v12_op`` and ``v12_r1``."""
+    return int(node_id[1:].split("_")[0])
 
 
 def _dashed(record: str, copy: str) -> str:
