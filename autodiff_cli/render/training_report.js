@@ -362,11 +362,15 @@
       el("rect", {x: (i * bw).toFixed(1), y: (h - bh).toFixed(1), width: (bw - 1).toFixed(1), height: bh.toFixed(1), fill: colour}, svg, true);
     });
     const ticks = insideTicks(range[0], range[1], 3);
-    ticks.ticks.forEach((v) => {
+    let marks = ticks.ticks.map((v) => [v, tickLabel(v, ticks.step)]);
+    // A range far narrower than its values (one parameter's gradient: -2.448e-17 to -2.448e-17)
+    // gives labels that read alike: one label, the middle, as it is.
+    if (new Set(marks.map((m) => m[1])).size < marks.length) marks = [[(range[0] + range[1]) / 2, null]];
+    marks.forEach(([v, words]) => {
       const x = range[1] > range[0] ? (v - range[0]) / (range[1] - range[0]) * w : w / 2;
       el("line", {x1: x, x2: x, y1: h, y2: h + 3, class: "tick-mark"}, svg, true);
       const anchor = x < 12 ? "start" : x > w - 12 ? "end" : "middle";
-      text(svg, x, h + 14, tickLabel(v, ticks.step), {"text-anchor": anchor, class: "tick"});
+      text(svg, x, h + 14, words === null ? fmt(v) : words, {"text-anchor": anchor, class: "tick"});
     });
     return svg;
   }

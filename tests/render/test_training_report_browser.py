@@ -253,3 +253,19 @@ def test_signs_have_the_graph_s_colours(browser, moons_page) -> None:  # noqa: F
             for bar in browser.find_elements(page.by.CSS_SELECTOR, "svg.histogram rect")}
     as_rgb = [tuple(int(h[i:i + 2], 16) for i in (1, 3, 5)) for h in (VALUE, GRADIENT)]
     assert bars == {_rgb(as_rgb[0]), _rgb(as_rgb[1])}
+
+
+def test_a_histogram_far_narrower_than_its_values_has_one_label_not_three_alike(browser, tmp_path) -> None:  # noqa: F811
+    # converged: each parameter's gradient histogram spans about 1e-32 around 1e-16, so round
+    # ticks read -2.448e-17 three times
+    rng = np.random.RandomState(3)
+    x = rng.uniform(0, 1, 50)
+    recording = recorded_run("w = 0\nb = 0\ny = 0\np = w*x + b\nloss = (p - y)**2\n",
+                             {"x": x, "y": 3 * x + 0.5}, FitSettings(lr=0.3, steps=1000), every=100)
+    path = tmp_path / "converged.html"
+    path.write_bytes(training_report_html(recording))
+    page = ReportPage(browser, path)
+    for histogram in browser.find_elements(page.by.CSS_SELECTOR, "svg.histogram"):
+        labels = [e.get_attribute("textContent") for e in histogram.find_elements(page.by.CSS_SELECTOR, ".tick")]
+        assert labels and len(set(labels)) == len(labels), labels
+    assert page.errors() == []
