@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .graph_model import GraphModel
 
 __all__ = ["LEVELS", "Expansion", "LayerNode", "TensorGraph", "expand", "layer_graph", "parameters_of",
-           "statement_text"]
+           "statement_text", "with_ancestors"]
 
 OPERAND = "\u00b7"  # how an operand without a name is written in an expression: relu(·)
 
@@ -156,7 +156,8 @@ class Expansion:
     statement reads to the position of its first entry's box, where edges from it attach.
     Only the statement's entries and what they are computed from are ``shown``: the weighting
     that makes the root (the gradient times each entry, summed) is how the grads are found,
-    not a part of the layer.  ``exit`` is the last entry's position."""
+    not a part of the layer.  ``entries`` are the statement's entries' positions in row-major
+    order (``W1[0, 0]``, ``W1[0, 1]``, ``W1[1, 0]``...); ``exit`` is the last one."""
 
     name: str
     title: str
@@ -165,7 +166,12 @@ class Expansion:
     model: GraphModel
     anchors: dict[int, int]
     shown: set[int]  # positions of the model drawn: the entries and what they are computed from
-    exit: int  # the position edges to the statement's uses leave from: its last entry
+    entries: list[int]  # positions of the statement's entries, in row-major order
+
+    @property
+    def exit(self) -> int:
+        """The position edges to the statement's uses leave from: its last entry."""
+        return max(self.entries)
 
     @property
     def size(self) -> int:
@@ -197,7 +203,7 @@ def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = N
     evaluation = evaluate(view.program, view.values, view.output, backward=graph.has_grad)
     model = GraphModel.of(evaluation)
     entries = [model.tape.index[evaluation.nodes[view.names[int(r)]]] for r in np.ravel(view.entries[name])]
-    shown = _with_ancestors(model, entries)
+    shown = with_ancestors(model, entries)
     names = model.names
     anchors: dict[int, int] = {}
     read = {operand for register in registers for operand in graph.node(register).operands} - set(registers)
@@ -214,10 +220,10 @@ def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = N
         which = "its only entry" if not own.shape else f"all {int(np.prod(own.shape)):,} entries"
     text = f"{name}: its entries" if own.kind == "input" else f"{name} = {statement_text(graph.program, name)}"
     return Expansion(name, f"{text}   ({which}, scalar by scalar)", registers, view, model, anchors, shown,
-                     max(entries))
+                     entries)
 
 
-def _with_ancestors(model: GraphModel, positions: list[int]) -> set[int]:
+def with_ancestors(model: GraphModel, positions: Collection[int]) -> set[int]:
     """``positions`` and every position they are computed from (a stack, not recursion)."""
     tape = model.tape
     seen = set(positions)

@@ -1,6 +1,7 @@
 """What went wrong in a recorded training run, in sentences for the report and ``fit``'s last
 line: a learning rate too high (divergence, a rising or oscillating loss), dead relu units,
-saturated tanh or sigmoid layers, exploding or vanishing gradients.
+saturated tanh or sigmoid layers, exploding or vanishing gradients.  When nothing did,
+``observations`` says what each check saw, so that the report shows what "fine" rests on.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from .training_model import NEAR_LIMIT
 if TYPE_CHECKING:
     from .training_record import Recording
 
-__all__ = ["diagnose"]
+__all__ = ["diagnose", "observations"]
 
+OSCILLATING = 0.3  # the share of a full-batch run's steps at which the loss went up that is oscillation
 SATURATED = 0.9  # the share of a tanh/sigmoid layer's activations near its limits that is saturation
 
 EXPLODING = 1e3  # the gradient norm grew this many times over
@@ -31,6 +33,59 @@ def diagnose(record: Recording) -> list[str]:
     found += _layers(record)
     found += _gradients(record)
     return found
+
+
+def observations(record: Recording) -> list[str]:
+    """What the checks of ``diagnose`` saw in ``record``, a sentence each: the loss's course, the
+    activation layers, the gradients; for a report to show when none of them found a problem."""
+    return _loss_course(record) + _layer_activity(record) + _gradient_course(record)
+
+
+def _loss_course(record: Recording) -> list[str]:
+    losses = [x for x in (record.history_loss or record.train_loss) if math.isfinite(x)]
+    if len(losses) < 4:
+        return [f"{len(losses)} losses were recorded: too few to judge the learning rate by"]
+    first, last = losses[0], losses[-1]
+    rises = sum(1 for a, b in zip(losses, losses[1:]) if b > a)
+    steps = len(losses) - 1
+    if not rises:
+        went = f"it fell or held at every one of its {steps:,} steps"
+    elif record.meta.get("batch_size") not in (None, 0):
+        went = f"it went up at {rises:,} of its {steps:,} steps, as mini-batches make it"
+    elif rises / steps <= OSCILLATING:
+        went = f"it went up at {rises:,} of its {steps:,} steps, too few to be an oscillation"
+    else:
+        went = f"it went up at {rises:,} of its {steps:,} steps but ended under half its first value"
+    course = f"fell from {_short(first)} to {_short(last)}" if last < first else f"stayed at {_short(first)}"
+    return [f"the loss {course}; {went}: nothing says the learning rate is too high"]
+
+
+def _layer_activity(record: Recording) -> list[str]:
+    if not record.activity:
+        return ["the program has no relu, tanh or sigmoid layer to look for dead or saturated units in"]
+    seen = []
+    for layer in record.activity:
+        low, high = activations()[layer.op]
+        if high is None:
+            seen.append(f"none of the {layer.units} {layer.op} units of '{layer.name}' is dead at step "
+                        f"{record.activity_step} ({_percent(layer.zero_share)} of its activations are 0)")
+        else:
+            seen.append(f"the {layer.op} layer '{layer.name}' is not saturated at step {record.activity_step}: "
+                        f"{_percent(layer.near_limit)} of its activations are within {NEAR_LIMIT:g} of "
+                        f"{low:g} or {high:g}")
+    return seen
+
+
+def _gradient_course(record: Recording) -> list[str]:
+    norms = [n for n in record.grad_norm if math.isfinite(n)]
+    if len(norms) < 2:
+        return []
+    seen = [f"the gradient norm went from {_short(norms[0])} to {_short(norms[-1])}, at most "
+            f"{_short(max(norms))}: it did not explode"]
+    if len(record.groups) >= 2:
+        seen.append(f"every parameter's gradient was at least {VANISHING:g} of the largest group's (per entry) "
+                    "at some recorded step: none vanished")
+    return seen
 
 
 def _learning_rate(record: Recording) -> list[str]:
@@ -47,7 +102,7 @@ def _learning_rate(record: Recording) -> list[str]:
         return [f"the loss rose from {_short(first)} to {_short(last)}: the learning rate is probably too high{lower}"]
     rises = sum(1 for a, b in zip(losses, losses[1:]) if b > a)
     full_batch = record.meta.get("batch_size") in (None, 0)
-    if full_batch and rises / (len(losses) - 1) > 0.3 and last > 0.5 * first:
+    if full_batch and rises / (len(losses) - 1) > OSCILLATING and last > 0.5 * first:
         return [f"the loss went up at {rises} of {len(losses) - 1} steps and ended at {_short(last)} from "
                 f"{_short(first)}: it oscillates, the learning rate is probably too high{lower}"]
     return []

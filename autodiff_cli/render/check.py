@@ -12,7 +12,7 @@ from ..analysis.check import DIRECTION, CheckResult
 from .numbers import format_number, json_number
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from .fitted_table import FittedRows
 
 __all__ = ["COLUMNS", "to_json", "to_plain", "to_table"]
 
@@ -90,22 +90,22 @@ def to_plain(result: CheckResult, precision: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_table(result: CheckResult, precision: int | None = None) -> Table:
-    """A Rich table with the summary as caption; failing rows in red."""
-    from rich.table import Table
+# At a narrow console: the input over its value, reverse over forward, the finite difference over
+# its error, the two errors over the result (render.fitted_table), before one input a block.
+_STACKS = ((0, 1), (2, 3), (4, 5), (6, 7, 8))
 
-    table = Table(title=f"gradient check of {result.output} = {_number(result.value, precision)}",
-                  title_justify="left", caption=_summary(result), caption_justify="left")
-    cells = _cells(result, precision)
-    for i, header in enumerate(_columns(result)):
-        # Columns never shrink below their widest cell: a cut-off digit would be a wrong number.
-        width = max([len(header)] + [len(row[i]) for row in cells])
-        table.add_column(header, justify="left" if i in _TEXT_COLUMNS else "right", no_wrap=True,
-                         min_width=width)
+
+def to_table(result: CheckResult, precision: int | None = None) -> FittedRows:
+    """A Rich table with the summary as caption; failing rows in red.  It fits the console's width
+    without cutting a number (``render.fitted_table.FittedRows``): stacked, or an input a block."""
+    from .fitted_table import Column, FittedRows
+
+    columns = [Column(header, number=i not in _TEXT_COLUMNS, heading=i in _TEXT_COLUMNS)
+               for i, header in enumerate(_columns(result))]
     styles = {"ok": "", "fail": "bold red", "inconclusive": "yellow"}
-    for row, check in zip(cells, result.inputs):
-        table.add_row(*row, style=styles[check.verdict])
-    return table
+    rows = [(row, styles[check.verdict]) for row, check in zip(_cells(result, precision), result.inputs)]
+    return FittedRows(columns, rows, title=f"gradient check of {result.output} = {_number(result.value, precision)}",
+                      caption=_summary(result), stacks=_STACKS)
 
 
 def _json_number(x: float | None) -> float | str | None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.graph_model import GraphModel
 from ..engine.ops import short_number
+from .palette import KIND_FILLS, OP_FILL
 
 if TYPE_CHECKING:
     import graphviz
@@ -32,14 +33,14 @@ __all__ = [
 
 RANKDIRS = ("LR", "TB")
 
-# How each kind of value node (``graph_model.KINDS``) is filled; the README's legend
-# describes the same colours.
+# How each kind of value node (``graph_model.KINDS``) is filled (``palette.KIND_FILLS``); the
+# README's legend describes the same colours.
 KIND_STYLES: dict[str, dict[str, str]] = {
-    "input": {"fillcolor": "#cfe3ff"},  # light blue
-    "intermediate": {"fillcolor": "#fff1c2"},  # light amber
-    "output": {"fillcolor": "#c9f2d0", "penwidth": "2"},  # light green, heavier border
-    "result": {"fillcolor": "#ffffff"},
-    "constant": {"fillcolor": "#eeeeee", "fontcolor": "#555555"},  # grey: not a variable
+    "input": {"fillcolor": KIND_FILLS["input"]},
+    "intermediate": {"fillcolor": KIND_FILLS["intermediate"]},
+    "output": {"fillcolor": KIND_FILLS["output"], "penwidth": "2"},  # a heavier border
+    "result": {"fillcolor": KIND_FILLS["result"]},
+    "constant": {"fillcolor": KIND_FILLS["constant"], "fontcolor": "#555555"},
 }
 # What each colour means, in the words of the README's legend and the step-through page's.
 KIND_LEGEND: dict[str, str] = {
@@ -49,7 +50,6 @@ KIND_LEGEND: dict[str, str] = {
     "result": "unnamed sub-expression",
     "constant": "constant written in the program",
 }
-OP_FILL = "#f2f2f2"  # the small circles of the operations
 # The DOT text lists every value record first, then the operation nodes and the edges; the
 # defaults are switched in between so that no node repeats them (the text stays short).
 _GRAPH_ATTR = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white", "nslimit": "1"}

@@ -254,18 +254,18 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
 # --- Rich ----------------------------------------------------------------------------------
 
 
-def table(headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
-    """A Rich table whose columns never shrink below their widest cell (Rich would cut numbers)."""
-    from rich.table import Table
+_NUMBER_COLUMNS = ("value", "local", "upstream", "product", "total")
+_PROSE_COLUMNS = ("definition", "chain rule", "local rule")  # expressions: they may break at a space
 
-    table = Table()
-    for i, header in enumerate(headers):
-        width = max([len(header)] + [len(cells[i]) for cells, _ in rows])
-        numeric = header in ("value", "local", "upstream", "product", "total")
-        table.add_column(header, justify="right" if numeric else "left", no_wrap=True, min_width=width)
-    for cells, style in rows:
-        table.add_row(*cells, style=style)
-    return table
+
+def table(headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
+    """A Rich table that fits the console without cutting a number (``fitted_table.FittedRows``):
+    expressions wrap at spaces, and at the narrowest each row is a block under its first cell."""
+    from .fitted_table import Column, FittedRows
+
+    columns = [Column(header, number=header in _NUMBER_COLUMNS, prose=header in _PROSE_COLUMNS, heading=i == 0,
+                      first=header in _PROSE_COLUMNS) for i, header in enumerate(headers)]
+    return FittedRows(columns, rows)
 
 
 def to_rich(explanation: Explanation, precision: int | None = None) -> RenderableType:

@@ -1,4 +1,5 @@
-"""A value-and-gradient table that fits the console's width and never cuts a number.
+"""Tables that fit the console's width and never cut a number: eval's (``FittedTable``), and
+check's and explain's (``FittedRows``).
 
 ``eval`` shows each variable's labels (name, kind, op, and for tensors the shape) beside its
 value and gradient.  When the whole table does not fit the width Rich gives it, this renderable
@@ -21,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Entry", "FittedTable", "pieces"]
+__all__ = ["Column", "Entry", "FittedRows", "FittedTable", "pieces"]
 
 MAX_LINES = 4  # a whole tensor that wraps to more lines than this is shown as its summary
 BLOCK_INDENT = 8  # layout 4: the value and grad lines under a variable's labels
@@ -186,3 +187,203 @@ def _natural_width(console: Any, options: Any, renderable: Any) -> int:
     from rich.measure import Measurement
 
     return Measurement.get(console, options.update_width(1 << 16), renderable).maximum
+
+
+# --- any table of text cells: check's and explain's -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of ``FittedRows``: its header; ``number`` cells are right-aligned and break only
+    between their pieces (``, ``); ``prose`` cells (a formula, a note) may break at any space;
+    other cells never break.  A ``heading`` column's cell heads its row's block in the narrowest
+    layout.  A ``first`` column (prose a reader wants whole: a formula) gets its full width
+    before the others share what is left."""
+
+    header: str
+    number: bool = False
+    prose: bool = False
+    heading: bool = False
+    first: bool = False
+
+
+def _words(text: str, column: Column) -> list[str]:
+    """The pieces a cell may break into: its lines, then pieces or words by the column's kind."""
+    found: list[str] = []
+    for line in text.split("\n"):
+        if column.number:
+            found += pieces(line)
+        elif column.prose:
+            found += line.split(" ")
+        else:
+            found.append(line)
+    return found
+
+
+def _fill(text: str, column: Column, width: int) -> str:
+    """A cell's lines at ``width``: each of its lines broken where the column allows."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        out += _wrap_words(_words(line, column), width) if (column.number or column.prose) else [line]
+    return "\n".join(out)
+
+
+def _wrap_words(words: Sequence[str], width: int) -> list[str]:
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
+def _longest_line(text: str) -> int:
+    return max(len(line) for line in text.split("\n"))
+
+
+BLOCK_FIELD_INDENT = 2  # the narrowest layout: a row's fields under its heading
+
+
+def _shared(least: Sequence[int], most: Sequence[int], first: Sequence[bool], spare: int) -> list[int]:
+    """Column widths from their least, the ``first`` ones grown to their most while ``spare``
+    lasts, then the others in proportion to what they lack."""
+    widths = list(least)
+    for i, wanted in enumerate(first):
+        if wanted:
+            grown = min(most[i] - widths[i], spare)
+            widths[i] += grown
+            spare -= grown
+    lacking = [0 if first[i] else most[i] - widths[i] for i in range(len(widths))]
+    for i, lack in enumerate(lacking):
+        widths[i] += spare * lack // sum(lacking) if sum(lacking) > spare else lack
+    return widths
+
+
+class FittedRows:
+    """A Rich renderable of ``rows`` (cells, style) under ``columns`` that fits the console's width
+    without cutting a number, by the first layout that fits, widest first:
+
+    1. the table as it is, every cell on its own lines;
+    2. numbers broken between entries and prose between words, each column at least its widest
+       piece wide;
+    3. ``stacks``: groups of columns (by index) drawn as one, a line per member (``reverse`` over
+       ``forward``), broken as in 2 if need be;
+    4. no table: a row a block, its ``heading`` cells on one line and the other columns' headers
+       and cells after them, packed on indented lines.
+    """
+
+    def __init__(self, columns: Sequence[Column], rows: Sequence[tuple[Sequence[str], str]], *, title: str = "",
+                 caption: str = "", stacks: Sequence[Sequence[int]] = ()) -> None:
+        self.columns = list(columns)
+        self.rows = [(list(cells), style) for cells, style in rows]
+        self.title, self.caption = title, caption
+        self.stacks = [list(group) for group in stacks]
+
+    def _stacked(self) -> tuple[list[Column], list[tuple[list[str], str]]]:
+        columns = [Column("\n".join(self.columns[i].header for i in group),
+                          number=all(self.columns[i].number for i in group),
+                          prose=any(self.columns[i].prose for i in group)) for group in self.stacks]
+        rows = [(["\n".join(cells[i] for i in group) for group in self.stacks], style) for cells, style in self.rows]
+        return columns, rows
+
+    def _layouts(self) -> list[tuple[list[Column], list[tuple[list[str], str]]]]:
+        return [(self.columns, self.rows)] + ([self._stacked()] if self.stacks else [])
+
+    def _least_block_width(self) -> int:
+        headings = [i for i, column in enumerate(self.columns) if column.heading] or [0]
+        widest = 0
+        for cells, _ in self.rows:
+            widest = max(widest, len("  ".join(cells[i] for i in headings if cells[i])))
+            for i, column in enumerate(self.columns):
+                if i not in headings and cells[i]:
+                    words = _words(cells[i], column)
+                    widest = max(widest, BLOCK_FIELD_INDENT + max(len(column.header) + 1 + len(words[0]),
+                                                                  max(map(len, words))))
+        return widest
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        natural = _table_width(self._natural(self.columns, self.rows))
+        return Measurement(min(self._least_block_width(), natural), max(natural, len(self.title)))
+
+    @staticmethod
+    def _natural(columns: Sequence[Column], rows: Sequence[tuple[Sequence[str], str]]) -> list[int]:
+        return [max([_longest_line(column.header)] + [_longest_line(cells[i]) for cells, _ in rows])
+                for i, column in enumerate(columns)]
+
+    @staticmethod
+    def _least(columns: Sequence[Column], rows: Sequence[tuple[Sequence[str], str]]) -> list[int]:
+        return [max([_longest_line(column.header)] + [len(word) for cells, _ in rows
+                                                      for word in _words(cells[i], column)])
+                for i, column in enumerate(columns)]
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        width = options.max_width
+        natural = self._natural(self.columns, self.rows)
+        if _table_width(natural) <= width:
+            yield from self._titled(self._table(self.columns, self.rows, natural))
+            return
+        for columns, rows in self._layouts():
+            least, most = self._least(columns, rows), self._natural(columns, rows)
+            if _table_width(least) > width:
+                continue
+            widths = _shared(least, most, [column.first for column in columns], width - _table_width(least))
+            filled = [([_fill(cell, column, w) for cell, column, w in zip(cells, columns, widths)], style)
+                      for cells, style in rows]
+            yield from self._titled(self._table(columns, filled, self._natural(columns, filled)))
+            return
+        yield from self._blocks(width)
+
+    def _titled(self, table: Any) -> Iterator[Any]:
+        """The table, with its title above and caption below as lines of their own when the table
+        left them out (they are wider than it)."""
+        from rich.text import Text
+
+        if table.title is None and self.title:
+            yield Text(self.title)
+        yield table
+        if table.caption is None and self.caption:
+            yield Text(self.caption)
+
+    def _table(self, columns: Sequence[Column], rows: Sequence[tuple[Sequence[str], str]],
+               widths: Sequence[int]) -> Any:
+        from rich.table import Table
+
+        # The title and caption are lines of their own, wrapped to the console, not to a narrow table.
+        table = Table(title=self.title or None, title_justify="left", caption=self.caption or None,
+                      caption_justify="left")
+        if _longest_line(self.title) > _table_width(widths) or _longest_line(self.caption) > _table_width(widths):
+            table.title = table.caption = None
+        for column, width in zip(columns, widths):
+            table.add_column(column.header, justify="right" if column.number else "left", no_wrap=True,
+                             min_width=width)
+        for cells, style in rows:
+            table.add_row(*cells, style=style)
+        return table
+
+    def _blocks(self, width: int) -> Iterator[Any]:
+        from rich.text import Text
+
+        if self.title:
+            yield Text(self.title)
+        headings = [i for i, column in enumerate(self.columns) if column.heading] or [0]
+        room = max(1, width - BLOCK_FIELD_INDENT)
+        for cells, style in self.rows:
+            yield Text("  ".join(cells[i] for i in headings if cells[i]), style=style or "bold")
+            lines: list[str] = []
+            for i, column in enumerate(self.columns):
+                if i in headings or not cells[i]:
+                    continue
+                words = _words(cells[i], column)
+                field = [f"{column.header} {words[0]}", *words[1:]]
+                text = " ".join(field)
+                if lines and len(lines[-1]) + 2 + len(text) <= room:
+                    lines[-1] += "  " + text
+                else:
+                    lines += _wrap_words(field, room)
+            for line in lines:
+                yield Text(" " * BLOCK_FIELD_INDENT + line, style=style, no_wrap=True, overflow="ignore")
+        if self.caption:
+            yield Text(self.caption)

@@ -45,6 +45,7 @@ from .explain import (
     header_line,
     step_sentence,
 )
+from .palette import PASSES, hex_colour
 
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import LayerNode, TensorGraph
@@ -54,18 +55,14 @@ __all__ = ["GRID_ENTRIES", "PAGE_COLOURS", "PageError", "asset", "inline_svg", "
 
 SVG_NS = "http://www.w3.org/2000/svg"
 
-# The colours the page adds to the graph's own (render.dot.KIND_STYLES), from Okabe and Ito's
-# and Paul Tol's palettes for colour-blind readers, darkened where needed.  Each state also has
+# The colours the page adds to the graph's own (render.dot.KIND_STYLES): the passes' colours
+# of render.palette, from Okabe and Ito's and Paul Tol's palettes for colour-blind readers,
+# darkened where needed.  Each state also has
 # its own line width and dash pattern (page.css), so none is told by colour alone;
 # tests/render/test_page_colours.py simulates the three kinds of dichromacy and checks that
 # each colour keeps a 3:1 contrast with every fill it is drawn on and that the three pass
 # colours stay apart.
-PAGE_COLOURS: dict[str, str] = {
-    "forward": "#0072b2",  # blue: the node being computed, and the edges into it
-    "backward": "#b84a00",  # dark vermillion: the edge the gradient flows along, and those it has passed
-    "accumulate": "#882255",  # wine: a further contribution (+=) and the sum of several
-    "selected": "#000000",  # black: the node clicked for its gradient, and its uses
-}
+PAGE_COLOURS: dict[str, str] = PASSES
 
 START_TEXT = "Nothing is computed yet. Press \u2192 (Next) to run the forward pass, one node at a time."
 NO_BACKWARD_TEXT = "The backward pass is left out (--no-grad)."
@@ -565,7 +562,7 @@ def tensor_to_html(graph: TensorGraph, svg: bytes, scalar_views: dict[int, tuple
 
 
 def _tensor_legend() -> str:
-    from .tensor_dot import NEGATIVE, POSITIVE
+    from .palette import NEGATIVE, POSITIVE
 
     items = []
     for kind in ("input", "intermediate", "output"):
@@ -575,7 +572,7 @@ def _tensor_legend() -> str:
                      f'border-width:{border}"></span>{html.escape(KIND_LEGEND[kind])}</li>')
     for words, colour in (("negative entries (the deepest: the largest in size)", NEGATIVE),
                           ("positive entries", POSITIVE)):
-        items.append(f'<li><span class="swatch" style="background:#{"".join(f"{c:02x}" for c in colour)}">'
+        items.append(f'<li><span class="swatch" style="background:{hex_colour(colour)}">'
                      f"</span>{html.escape(words)}</li>")
     lines = [("ad-flow", "forward: the layer being computed and the edges into it"),
              ("ad-now", "backward: the edges its gradient comes back along")]

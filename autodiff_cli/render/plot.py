@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import listed
+from .palette import PASSES
 
 if TYPE_CHECKING:
     from ..analysis.curves import Curves
@@ -29,7 +30,8 @@ __all__ = ["FORMATS", "PLOT_COLOURS", "curve_names", "to_image", "to_text"]
 FORMATS = ("svg", "png", "pdf")
 # Okabe and Ito's blue and the step-through page's dark vermillion and wine (checked there for
 # colour-blind readers); each curve also has a panel of its own, so none is told by colour alone.
-PLOT_COLOURS = {"f": "#0072b2", "df": "#b84a00", "d2f": "#882255", "tangent": "#000000", "gap": "#e4e4e4"}
+PLOT_COLOURS = {"f": PASSES["forward"], "df": PASSES["backward"], "d2f": PASSES["accumulate"], "tangent": "#000000",
+                "gap": "#e4e4e4"}  # render.palette's
 WIDTH_INCHES = 7.0
 PANEL_INCHES = 2.3
 DPI = 150  # PNG: 1050 pixels wide

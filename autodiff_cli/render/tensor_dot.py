@@ -22,12 +22,13 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..language.shapes import shape_text
 from .dot import KIND_STYLES, RANKDIRS, model_to_digraph
 from .numbers import format_number
+from .palette import NEGATIVE, POSITIVE, heat_colour
 from .tensor_report import SHOWN_WHOLE
 from .tensor_report import tensor_text as summary_text
 
@@ -39,10 +40,8 @@ __all__ = ["HEAT_ENTRIES", "NEGATIVE", "NUMBER_TINT", "POSITIVE", "as_rows", "he
 
 HEAT_ENTRIES = 256  # the most entries drawn as a heat map (16 x 16); larger tensors get the summary alone
 HEAT_CELL = 5  # points a side
-# The two ends of the diverging scale (blue for negative, orange for positive: told apart by
-# every kind of colour vision), mixed with white by the entry's size against the largest.
-NEGATIVE = (0x21, 0x66, 0xAC)
-POSITIVE = (0xD9, 0x5F, 0x0E)
+# The two ends of the diverging scale (blue for negative, orange for positive), mixed with white
+# by the entry's size against the largest: palette.NEGATIVE, palette.POSITIVE, palette.heat_colour.
 NUMBER_TINT = 0.55  # how far a grid cell of numbers goes towards the full colour: the text stays readable
 
 _GRAPH = {"nodesep": "0.2", "ranksep": "0.35", "bgcolor": "white", "compound": "true", "nslimit": "1"}
@@ -62,16 +61,6 @@ def shape_words(shape: Sequence[int]) -> str:
 def layer_id(register: int) -> str:
     """The DOT id of a layer box: ``t`` and its register."""
     return f"t{register}"
-
-
-def heat_colour(x: float, largest: float, strength: float = 1.0) -> str:
-    """``#rrggbb`` for ``x`` on a scale from -``largest`` (blue) through white (0) to ``largest``
-    (orange); ``strength`` < 1 stops short of the full colour."""
-    if not largest or x != x:  # all zeros, or NaN: white
-        return "#ffffff"
-    share = min(1.0, abs(x) / largest) * strength
-    end = POSITIVE if x > 0 else NEGATIVE
-    return "#" + "".join(f"{round(255 + (c - 255) * share):02x}" for c in end)
 
 
 def _attributes(attributes: dict[str, str]) -> str:
@@ -212,10 +201,16 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
         lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad)}> "
                      f"{_attributes(style)}]")
     for number, expansion in enumerate(expansions):
-        lines.extend(_cluster(number, expansion, precision, show_grad, edge_grads))
+        lines.extend(_cluster(number, expansion, precision, show_grad, edge_grads, banded=rankdir == "TB"))
     beside = _parameters_beside(graph, replaced)
     lines.extend(f"\t{{rank=same; {layer_id(parameter)}; {layer_id(consumer)}}}"
-                 for parameter, (consumer, _) in beside.items())
+                 for parameter, (consumer, side) in beside.items() if side != "above")
+    above: dict[int, list[int]] = {}  # an expanded statement -> the inputs it reads first, in a row above it
+    for parameter, (consumer, side) in beside.items():
+        if side == "above":
+            above.setdefault(consumer, []).append(parameter)
+    lines.extend("\t{rank=same; " + "; ".join(map(layer_id, inputs)) + "}" for inputs in above.values()
+                 if len(inputs) > 1)
     seen: set[tuple[str, str]] = set()
     later: dict[int, list[int]] = {}  # a statement -> the inputs it reads that sit beside another
     for tail, head, shape in graph.edges():
@@ -264,7 +259,10 @@ def _parameters_beside(graph: TensorGraph, replaced: dict[int, int]) -> dict[int
             continue
         consumer = readers[node.register][0]
         starts_the_column = all(graph.node(r).kind == "input" for r in graph.node(consumer).operands)
-        if consumer in replaced or (node.parameters is None and starts_the_column):
+        if consumer in replaced:  # above the expansion it feeds; its later readers name it in a note
+            beside[node.register] = (consumer, "above")
+            continue
+        if node.parameters is None and starts_the_column:
             continue
         side = "left" if count.get(consumer, 0) % 2 == 0 else "right"
         count[consumer] = count.get(consumer, 0) + 1
@@ -299,7 +297,7 @@ def _edge_placement(graph: TensorGraph, tail: int, head: int, beside: dict[int, 
     (on the right, drawn backwards); an edge from one statement to the next is heavy, so that
     the statements line up."""
     placed = beside.get(tail)
-    if placed is not None:
+    if placed is not None and placed[1] != "above":
         return {"dir": "back"} if placed[1] == "right" else {}
     if graph.node(tail).kind != "input" and graph.node(head).kind != "input":
         return {"weight": SPINE_WEIGHT}
@@ -343,25 +341,201 @@ def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_SCALAR_ID = re.compile(r"^\t(v\d+(?:_op)?)(?: -> (v\d+(?:_op)?))?(?= |$)")
+_SCALAR_ID = re.compile(r"^\t(v\d+(?:_op|_r\d+)?)(?: -> (v\d+(?:_op|_r\d+)?))?(?= |$)")
 
 
-def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool, edge_grads: bool) -> list[str]:
-    """The expansion's scalar graph, drawn by ``render.dot`` with its ids prefixed, as a cluster."""
+def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool, edge_grads: bool,
+             banded: bool) -> list[str]:
+    """The expansion's scalar graph, drawn by ``render.dot`` with its ids prefixed, as a cluster;
+    ``banded`` (top to bottom) folds its entries into bands stacked one under the other."""
     digraph = _scalar_digraph(expansion, "LR", precision, show_grad, edge_grads)
+    layout = _Bands.of(expansion, BAND_WIDTH if banded else None)
+    body = layout.statements([statement.rstrip("\n") for statement in digraph.body])
     prefix = f"x{number}"
 
     def prefixed(match: re.Match[str]) -> str:
         tail, head = match.groups()
         return f"\t{prefix}{tail}" + (f" -> {prefix}{head}" if head else "")
 
+    title = expansion.title
+    if len(layout.bands) > 1:
+        title += f"; {len(layout.bands)} bands of entries, a dashed box repeats a value drawn in a band above"
     lines = [f"\tsubgraph cluster_{prefix} {{",
-             f"\t\tgraph [{_attributes({**_CLUSTER, 'label': _plain(expansion.title)})}]",
+             f"\t\tgraph [{_attributes({**_CLUSTER, 'label': _plain(title)})}]",
              f"\t\tnode [{_attributes(digraph.node_attr)}]",
              f"\t\tedge [{_attributes(digraph.edge_attr)}]"]
-    lines.extend("\t" + _SCALAR_ID.sub(prefixed, statement.rstrip("\n")) for statement in digraph.body)
+    lines.extend("\t" + _SCALAR_ID.sub(prefixed, statement) for statement in body)
+    lines.extend("\t\t" + statement for statement in layout.order(prefix))
     lines.append("\t}")
     return lines
+
+
+BAND_WIDTH = 10  # the most scalar boxes side by side in a band of an expanded layer: about 1,300 px
+
+
+@dataclass
+class _Bands:
+    """How an expansion's boxes are placed: its entries in row-major order, cut into ``bands``
+    stacked top to bottom, each box in the band of the first entry computed from it (``band_of``);
+    ``chain`` maps a box that one entry alone is computed from to that entry's number, ``depth``
+    each box to its rank, ``uses`` each box to the boxes that read it."""
+
+    expansion: Expansion
+    bands: list[list[int]]
+    band_of: dict[int, int]
+    chain: dict[int, int]
+    depth: dict[int, int]
+    uses: dict[int, list[int]]
+    ancestors: list[set[int]]  # per entry: it and every box it is computed from
+
+    @classmethod
+    def of(cls, expansion: Expansion, width: int | None) -> _Bands:
+        """Bands as wide as fit ``width`` boxes at their widest rank (the values read from a band
+        above count: they are drawn again), at least one entry each; one band if ``width`` is None."""
+        from collections import Counter
+
+        from ..analysis.tensor_graph import with_ancestors
+
+        tape = expansion.model.tape
+        uses: dict[int, list[int]] = {}
+        for position in sorted(expansion.shown):
+            for operand in (tape.a[position], tape.b[position]):
+                if operand >= 0:
+                    uses.setdefault(int(operand), []).append(position)
+        depth = _depths(expansion, uses)
+        ancestors = [with_ancestors(expansion.model, [entry]) for entry in expansion.entries]
+        bands: list[list[int]] = []
+        drawn: set[int] = set()
+        if all(tape.a[entry] < 0 for entry in expansion.entries):
+            width = None  # an input's entries: one row (Graphviz fails on "init_rank" at their bands' constraints)
+        for entry, needed in zip(expansion.entries, ancestors):
+            together = drawn | needed
+            if bands and (width is None or max(Counter(depth[p] for p in together).values()) <= width):
+                bands[-1].append(entry)
+                drawn = together
+            else:
+                bands.append([entry])
+                drawn = set(needed)
+        number_of = {entry: number for number, band in enumerate(bands) for entry in band}
+        band_of: dict[int, int] = {}
+        users: dict[int, list[int]] = {}
+        for number, (entry, needed) in enumerate(zip(expansion.entries, ancestors)):
+            for position in needed:  # the entries come in order: the first band to need a box draws it
+                band_of.setdefault(position, number_of[entry])
+                users.setdefault(position, []).append(number)
+        chain = {position: numbers[0] for position, numbers in users.items() if len(numbers) == 1}
+        return cls(expansion, bands, band_of, chain, depth, uses, ancestors)
+
+    def statements(self, body: list[str]) -> list[str]:
+        """``render.dot``'s statements of the expansion, each entry's own boxes in one group (a
+        straight column), and an edge from a value drawn in an earlier band starting at a dashed
+        copy of it (``v3_r1``) at the top of the reading band, in place of an edge back up across
+        the bands between."""
+        records: dict[int, str] = {}
+        copies: dict[int, dict[str, str]] = {}  # a position -> its dashed copies, after its own record
+        out: list[str] = []
+        for statement in body:
+            match = _SCALAR_ID.match(statement)
+            if match is None:
+                out.append(statement)
+                continue
+            tail, head = match.groups()
+            position = _position(tail)
+            if head is None:
+                if position in self.chain:
+                    statement = f'{statement[:-1]} group="e{self.chain[position]}"]'
+                if not tail.endswith("_op"):
+                    records[position] = statement
+                out.append(statement)
+                continue
+            band = self.band_of[_position(head)]
+            if tail.endswith("_op") or self.band_of[position] == band:
+                out.append(statement)
+                continue
+            copy = f"v{position}_r{band}"
+            copies.setdefault(position, {}).setdefault(copy, _dashed(records[position], copy))
+            out.append(f"\t{copy}{statement[len(tail) + 1:]}")
+        lines = []
+        for statement in out:
+            lines.append(statement)
+            match = _SCALAR_ID.match(statement)
+            if match is not None and match.group(2) is None and not match.group(1).endswith("_op"):
+                lines.extend(copies.get(_position(match.group(1)), {}).values())
+        return lines
+
+    def order(self, prefix: str) -> list[str]:
+        """Invisible edges (ids ``prefix``ed) that keep each band's entries in one rank and their
+        ops in row-major order, and each band below the one before: the boxes that start a band
+        hang from the last entry above it."""
+        tape = self.expansion.model.tape
+        numbers = {entry: number for number, entry in enumerate(self.expansion.entries)}
+        lines = []
+        drawn: set[int] = set()
+        for number, band in enumerate(self.bands):
+            needed = set().union(*(self.ancestors[numbers[entry]] for entry in band))
+            above = f"{prefix}v{self.bands[number - 1][-1]}" if number else None
+            # Entries computed from one another (a running sum) cannot share a rank.
+            if len(band) > 1 and not any(set(band) & (self.ancestors[numbers[entry]] - {entry}) for entry in band):
+                lines.append("{rank=same; " + "; ".join(f"{prefix}v{entry}" for entry in band) + "}")
+            lines.extend(self._ops_in_order({numbers[entry] for entry in band}, prefix))
+            if above:
+                # Hung from the last entry above by the boxes on the band's top rank: the rest
+                # hang below them, every box near its use; few edges keep the layout quick.
+                new = needed - drawn
+                copied = sorted(p for p in needed & drawn if any(use in new for use in self.uses.get(p, ())))
+                top = min(self.depth[p] for p in new | set(copied))
+                lines.extend(f'{above} -> {prefix}v{p} [style="invis" weight="0"]' for p in sorted(new)
+                             if tape.a[p] < 0 and self.depth[p] == top)
+                lines.extend(f'{above} -> {prefix}v{p}_r{number} [style="invis" weight="0"]' for p in copied
+                             if self.depth[p] == top)
+            drawn |= needed
+        return lines
+
+    def _ops_in_order(self, owners: set[int], prefix: str) -> list[str]:
+        """The circles of each entry's own ops left of the next entry's, at every depth: products,
+        sums, activations in row-major order.  (Kept between circles: Graphviz loses a flat edge
+        between two records.)"""
+        tape = self.expansion.model.tape
+        by_depth: dict[int, list[tuple[int, int]]] = {}
+        for position, owner in self.chain.items():
+            if owner in owners and tape.a[position] >= 0:
+                by_depth.setdefault(self.depth[position], []).append((owner, position))
+        lines = []
+        for _, ops in sorted(by_depth.items()):
+            if len({owner for owner, _ in ops}) > 1:
+                ids = [f"{prefix}v{position}_op" for _, position in sorted(ops)]
+                lines.append("{rank=same; " + "; ".join(ids) + "}")
+                lines.extend(f'{a} -> {b} [style="invis"]' for a, b in zip(ids, ids[1:]))
+        return lines
+
+
+def _depths(expansion: Expansion, uses: dict[int, list[int]]) -> dict[int, int]:
+    """Each shown box's rank as Graphviz gives it, near enough: the entries on one rank, below
+    their deepest operand chain, and every other box just above its earliest use (Graphviz keeps
+    edges short: a product sits above the sum it joins, a bias beside the sum it is added to)."""
+    tape = expansion.model.tape
+    longest: dict[int, int] = {}
+    for position in sorted(expansion.shown):  # operands come before their uses
+        operands = [o for o in (tape.a[position], tape.b[position]) if o >= 0]
+        longest[position] = 1 + max((longest[o] for o in operands), default=-1)
+    bottom = max(longest[entry] for entry in expansion.entries)
+    depth: dict[int, int] = {}
+    for position in sorted(expansion.shown, reverse=True):  # uses come after their operands
+        shown_uses = uses.get(position, [])
+        depth[position] = min((depth[use] - 1 for use in shown_uses), default=bottom)
+    return depth
+
+
+def _position(node_id: str) -> int:
+    """The model position a scalar box's id names: 12 in ``v12``, ``v12_op`` and ``v12_r1``."""
+    return int(node_id[1:].split("_")[0])
+
+
+def _dashed(record: str, copy: str) -> str:
+    """A value's record statement as a dashed copy with the id ``copy`` (in no entry's group)."""
+    _, rest = record.split(" ", 1)
+    rest = re.sub(r' group="[^"]*"', "", rest)
+    return f'\t{copy} {rest[:-1]} style="filled,dashed"]'
 
 
 def scalar_dot(expansion: Expansion, *, rankdir: str = "LR", precision: int = 4, show_grad: bool = True,

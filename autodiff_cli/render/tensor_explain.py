@@ -197,23 +197,15 @@ def to_markdown(explanation: TensorExplanation, precision: int | None = None,
 # --- Rich ----------------------------------------------------------------------------------------
 
 
-def _table(headers: Sequence[str], rows: list[tuple[Sequence[str], str]], values: Sequence[str]) -> Any:
-    """A Rich table whose tensor columns (``values``) wrap between entries but never inside a number,
-    and whose other columns never shrink below their widest cell."""
-    from rich.table import Table
+def _table(headers: Sequence[str], rows: list[tuple[Sequence[str], str]], prose: Sequence[str]) -> Any:
+    """A Rich table that fits the console without cutting a number (``fitted_table.FittedRows``): a
+    tensor's value breaks between entries, the ``prose`` columns at spaces, and at the narrowest
+    each row is a block under its first cell."""
+    from .fitted_table import Column, FittedRows
 
-    table = Table()
-    for i, header in enumerate(headers):
-        if header in values:
-            widest = max([len(header)] + [len(word) for cells, _ in rows for word in cells[i].split()])
-            table.add_column(header, justify="right" if header == "value" else "left", overflow="fold",
-                             min_width=widest)
-        else:
-            widest = max([len(header)] + [len(cells[i]) for cells, _ in rows])
-            table.add_column(header, no_wrap=True, min_width=widest)
-    for cells, style in rows:
-        table.add_row(*cells, style=style)
-    return table
+    columns = [Column(header, number=header == "value", prose=header in prose, heading=i == 0,
+                      first=header == "matrix form") for i, header in enumerate(headers)]
+    return FittedRows(columns, rows)
 
 
 _STYLES = {"TensorSeed": "bold", "TensorTotal": "bold yellow"}  # a step: yellow when it adds a further use
@@ -226,7 +218,7 @@ def _rich_backward(items: Sequence[TensorItem], precision: int | None) -> Any:
         style = _STYLES.get(type(item).__name__, "yellow" if r.sign == "+=" else "")
         note = "; ".join(x for x in (r.note, r.explained) if x)
         rows.append(([f"{r.target} {r.sign}", r.formula, r.shapes, r.value, note], style))
-    return _table(("gradient", "matrix form", "shapes", "value", "note"), rows, ("value", "note"))
+    return _table(("gradient", "matrix form", "shapes", "value", "note"), rows, ("matrix form", "note"))
 
 
 def to_rich(explanation: TensorExplanation, precision: int | None = None,
@@ -244,7 +236,7 @@ def to_rich(explanation: TensorExplanation, precision: int | None = None,
         forward = [(list(_definition_cells(d, precision)[:3]), "" if d.expression else "cyan")
                    for d in explanation.definitions]
         parts += [Text(FORWARD_HEADING, style="italic"),
-                  _table(("variable", "shapes", "value"), forward, ("value",))]
+                  _table(("variable", "shapes", "value"), forward, ())]
         if explanation.definitions_omitted:
             parts.append(Text(omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
         parts += [Text(BACKWARD_HEADING, style="italic"), _rich_backward(explanation.steps, precision)]

@@ -4,8 +4,9 @@
 (function () {
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const SVG = "http://www.w3.org/2000/svg";
-  const COLOURS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#882255",
-                   "#117733", "#999933", "#332288"];
+  // The colours come from render/palette.py, as the graph's and the step-through page's do: a
+  // value blue and a gradient vermillion, a negative entry blue and a positive one orange.
+  const PALETTE = data.palette, COLOURS = PALETTE.series;
   const W = 560, H = 240, PAD = {left: 64, right: 12, top: 12, bottom: 34};
 
   function el(name, attrs, parent, ns) {
@@ -40,6 +41,15 @@
     const first = Math.floor(lo / step + 1e-9), last = Math.ceil(hi / step - 1e-9);
     const ticks = [];
     for (let k = first; k <= last; k++) ticks.push(k * step);
+    return {ticks: ticks, step: step};
+  }
+  // Round ticks inside a fixed range (a picture computed over it, a histogram's bins): no
+  // widening, so the ends themselves get no label unless they are round.
+  function insideTicks(lo, hi, count) {
+    if (!(hi > lo)) return {ticks: [lo], step: Math.abs(lo) || 1};
+    const step = niceStep(hi - lo, count), slack = (hi - lo) * 1e-9;
+    const ticks = [];
+    for (let k = Math.ceil((lo - slack) / step); k * step <= hi + slack; k++) ticks.push(k * step);
     return {ticks: ticks, step: step};
   }
   // A tick's label: as many decimals as the step needs, so 0.25 and 0.5 but never 0.5885;
@@ -203,19 +213,20 @@
     t = Math.max(0, Math.min(1, t));
     return [Math.round(40 + 210 * t * t), Math.round(30 + 200 * t), Math.round(120 + 60 * Math.sin(Math.PI * t) - 80 * t)];
   }
-  // [r, g, b, a] of a grid value: the boundary's two sides (blue above the level, orange below,
-  // paler near it), a class's colour, or the surface's ramp.
+  // [r, g, b, a] of a grid value: the boundary's two sides (above the level the positive colour,
+  // orange, below it the negative one, blue, as the graph draws signs; paler near it), a
+  // class's colour, or the surface's ramp.
   function fieldColour(v) {
     if (v === null) return [255, 255, 255, 0];
     if (view.kind === "classes") return [...rgb(COLOURS[v % COLOURS.length]), 90];
     if (view.kind === "surface") return [...rampRgb((v - surfaceRange[0]) / (surfaceRange[1] - surfaceRange[0])), 255];
     const d = v - view.level, t = Math.min(1, Math.abs(d) / (view.level === 0.5 ? 0.5 : 1));
-    return [...(d >= 0 ? [0, 114, 178] : [213, 94, 0]), Math.round(40 + 120 * t)];
+    return [...(d >= 0 ? PALETTE.positive : PALETTE.negative), Math.round(40 + 120 * t)];
   }
   function pointColour(label) {
     if (view.kind === "classes") return COLOURS[label % COLOURS.length];
     if (view.kind === "surface") return ramp((label - surfaceRange[0]) / (surfaceRange[1] - surfaceRange[0]));
-    return label > (view.level === 0.5 ? 0.5 : 0) ? "#0072b2" : "#d55e00";
+    return `rgb(${(label > (view.level === 0.5 ? 0.5 : 0) ? PALETTE.positive : PALETTE.negative).join(",")})`;
   }
 
   // The level set of the grid at view.level, as segments through the cells (marching squares).
@@ -275,8 +286,15 @@
     el("rect", {x: 0, y: 0, width: SIDE, height: SIDE, class: "frame"}, svg, true);
     text(svg, SIDE / 2, SIDE + 30, view.features[0], {"text-anchor": "middle"});
     text(svg, -40, SIDE / 2, view.kind === "curve" ? view.prediction : view.features[1], {"text-anchor": "middle", transform: `rotate(-90 -40 ${SIDE / 2})`});
-    [[x0, 0], [x1, SIDE]].forEach(([v, x]) => text(svg, x, SIDE + 14, fmt(v), {"text-anchor": "middle", class: "tick"}));
-    [[y0, SIDE], [y1, 0]].forEach(([v, y]) => text(svg, -4, y + 4, fmt(v), {"text-anchor": "end", class: "tick"}));
+    const xTicks = insideTicks(x0, x1, 5), yTicks = insideTicks(y0, y1, 5);
+    xTicks.ticks.forEach((v) => {
+      el("line", {x1: px(v), x2: px(v), y1: SIDE, y2: SIDE + 4, class: "tick-mark"}, svg, true);
+      text(svg, px(v), SIDE + 15, tickLabel(v, xTicks.step), {"text-anchor": "middle", class: "tick x-tick"});
+    });
+    yTicks.ticks.forEach((v) => {
+      el("line", {x1: -4, x2: 0, y1: py(v), y2: py(v), class: "tick-mark"}, svg, true);
+      text(svg, -6, py(v) + 4, tickLabel(v, yTicks.step), {"text-anchor": "end", class: "tick y-tick"});
+    });
     const line = el("path", {id: view.kind === "curve" ? "fitted-curve" : "boundary", class: "boundary", d: ""}, svg, true);
     const held = el("g", {class: "points held-out"}, svg, true);
     view.validation_points.forEach((p) => {  // hollow: rows training did not see
@@ -343,15 +361,25 @@
       const bh = c / most * h;
       el("rect", {x: (i * bw).toFixed(1), y: (h - bh).toFixed(1), width: (bw - 1).toFixed(1), height: bh.toFixed(1), fill: colour}, svg, true);
     });
-    text(svg, 0, h + 13, fmt(range[0]), {class: "tick"});
-    text(svg, w, h + 13, fmt(range[1]), {"text-anchor": "end", class: "tick"});
+    const ticks = insideTicks(range[0], range[1], 3);
+    let marks = ticks.ticks.map((v) => [v, tickLabel(v, ticks.step)]);
+    // A range far narrower than its values (one parameter's gradient: -2.448e-17 to -2.448e-17)
+    // gives labels that read alike: one label, the middle, as it is.
+    if (new Set(marks.map((m) => m[1])).size < marks.length) marks = [[(range[0] + range[1]) / 2, null]];
+    marks.forEach(([v, words]) => {
+      const x = range[1] > range[0] ? (v - range[0]) / (range[1] - range[0]) * w : w / 2;
+      el("line", {x1: x, x2: x, y1: h, y2: h + 3, class: "tick-mark"}, svg, true);
+      const anchor = x < 12 ? "start" : x > w - 12 ? "end" : "middle";
+      text(svg, x, h + 14, words === null ? fmt(v) : words, {"text-anchor": anchor, class: "tick"});
+    });
     return svg;
   }
+  // White at 0, towards orange (positive) or blue (negative) by the size against `scale`: the
+  // layer graph's heat maps (palette.heat_colour).
   function heatColour(v, scale) {
     if (v === null) return "#fff";
-    const t = Math.max(-1, Math.min(1, v / scale));
-    return t >= 0 ? `rgb(255,${Math.round(255 - 200 * t)},${Math.round(255 - 230 * t)})`
-                  : `rgb(${Math.round(255 + 230 * t)},${Math.round(255 + 140 * t)},255)`;
+    const t = Math.min(1, Math.abs(v) / scale), end = v > 0 ? PALETTE.positive : PALETTE.negative;
+    return `rgb(${end.map((c) => Math.round(255 + (c - 255) * t)).join(",")})`;
   }
   function heatValues(sent) { return sent.q.map((q) => q * sent.scale / data.heat_quant); }
   function heatMap(canvas, entries, shape, side) {  // entries: numbers, drawn relative to the largest magnitude
@@ -419,9 +447,9 @@
       const g = parts.g;
       parts.hists.textContent = "";
       const a = el("figure", {}, parts.hists), b = el("figure", {}, parts.hists);
-      histogram(a, g.value_hist[index], g.value_range, "#0072b2", `${g.name} values`);
+      histogram(a, g.value_hist[index], g.value_range, PALETTE.value, `${g.name} values`);
       el("figcaption", {}, a).textContent = `values (rms ${fmt(g.value_rms[index])})`;
-      histogram(b, g.grad_hist[index], g.grad_range[index], "#d55e00", `${g.name} gradients`);
+      histogram(b, g.grad_hist[index], g.grad_range[index], PALETTE.gradient, `${g.name} gradients`);
       el("figcaption", {}, b).textContent = `gradients (norm ${fmt(g.grad_norm[index])})`;
       if (parts.heat) {
         const k = nearest(g.heat_steps, step);
@@ -431,7 +459,7 @@
         heatMap(parts.heat[2], now.map((v, i) => v - first[i]), g.shape, g.image_side);
         parts.heatCaptions[2].textContent = `what training changed: values at step ${g.heat_steps[k]} minus step ${g.heat_steps[0]}`;
         const how = g.image_side ? `each row as a ${g.image_side} x ${g.image_side} image` : "rows by columns";
-        parts.heatCaptions[0].textContent = `values at step ${g.heat_steps[k]}, ${how}: red +, blue -, ` +
+        parts.heatCaptions[0].textContent = `values at step ${g.heat_steps[k]}, ${how}: orange +, blue -, ` +
           `the strongest ±${fmt(g.heat_values[k].scale)}`;
         parts.heatCaptions[1].textContent = `gradients at step ${g.heat_steps[k]}, the strongest ±${fmt(g.heat_grads[k].scale)}`;
       }

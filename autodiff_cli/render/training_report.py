@@ -22,6 +22,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .page import asset, json_for_script
+from .palette import report_palette
 
 if TYPE_CHECKING:
     from ..analysis.training_record import Recording
@@ -75,6 +76,7 @@ def report_data(recording: Recording) -> dict[str, Any]:
         "final_loss": recording.final_loss,
         "quant": QUANT,
         "heat_quant": HEAT_QUANT,
+        "palette": report_palette(),
     })
     # The bulky parts, added after the walk over the rest: counts, and numbers already finite.
     for group, source in zip(data["groups"], recording.groups):
@@ -234,8 +236,12 @@ def _spoken(name: str) -> str:
 
 
 def _diagnoses(recording: Recording) -> str:
-    if not recording.diagnoses:
-        return '<section id="diagnoses" class="ok"><h2>Diagnostics</h2><p>Nothing looks wrong.</p></section>'
+    if not recording.diagnoses:  # what each check saw, so that "fine" says what it rests on
+        from ..analysis.training_diagnoses import observations
+
+        items = "".join(f"<li>{html.escape(text)}</li>" for text in observations(recording))
+        return ('<section id="diagnoses" class="ok"><h2>Diagnostics</h2><p>No check found a problem. What '
+                f"they saw:</p><ul>{items}</ul></section>")
     items = "".join(f"<li>{html.escape(text)}</li>" for text in recording.diagnoses)
     return f'<section id="diagnoses" class="warn"><h2>Diagnostics</h2><ul>{items}</ul></section>'
 

@@ -381,3 +381,31 @@ def test_a_long_recording_keeps_every_other_steps_parameters_and_every_steps_los
     groups = {g.name: g for g in record.groups}
     assert len(groups["w"].grad_norm) == len(record.kept_steps)
     np.testing.assert_allclose(record.view.frames[-1], 40 * np.linspace(-0.1, 1.1, 200) - 40)
+
+
+def test_a_healthy_run_says_what_each_check_saw() -> None:
+    from autodiff_cli.analysis.training_diagnoses import observations
+
+    x = np.linspace(-1, 1, 20)
+    record, result = fit_recorded(LINE, {"x": x, "y": 2 * x + 1}, FitSettings(lr=0.1, steps=100))
+    assert record.diagnoses == []
+    losses = [step.loss for step in result.history]
+    rises = sum(1 for a, b in zip(losses, losses[1:]) if b > a)  # gradient descent on a line: none
+    assert rises == 0
+    seen = observations(record)
+    assert seen[0] == (f"the loss fell from {losses[0]:.4g} to {losses[-1]:.4g}; it fell or held at every one of "
+                       "its 99 steps: nothing says the learning rate is too high")
+    assert seen[1] == "the program has no relu, tanh or sigmoid layer to look for dead or saturated units in"
+    norms = record.grad_norm
+    assert seen[2] == (f"the gradient norm went from {norms[0]:.4g} to {norms[-1]:.4g}, at most {max(norms):.4g}: "
+                       "it did not explode")
+
+
+def test_the_observations_of_a_relu_layer_count_its_live_units() -> None:
+    from autodiff_cli.analysis.training_diagnoses import observations
+
+    record = Recording(meta={}, activity_step=7,
+                       activity=[LayerActivity("h", "relu", 16, 0, 0.0, 0.25), LayerActivity("t", "tanh", 4, 0, 0.5, 0.0)])
+    assert observations(record)[1:3] == [
+        "none of the 16 relu units of 'h' is dead at step 7 (25% of its activations are 0)",
+        "the tanh layer 't' is not saturated at step 7: 50% of its activations are within 0.01 of -1 or 1"]

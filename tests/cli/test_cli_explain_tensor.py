@@ -81,7 +81,8 @@ def test_markdown_and_rich_formats(runner, samples) -> None:
         in markdown.stdout
     rich = run(runner, str(samples / "regression_matrix.ad"), "--format", "rich", "--no-color", "--precision", "4")
     assert rich.exit_code == 0
-    assert "┃ gradient" in rich.stdout and "transpose(X) @ dL/dP" in rich.stdout
+    assert "┃ gradient" in rich.stdout and "transpose(X) @" in rich.stdout
+    assert max(map(len, rich.stdout.splitlines())) <= 80  # piped, Rich has 80 columns: the tables fit them
 
 
 def test_scalar_row_shows_each_statement_in_scalars(runner, samples) -> None:

@@ -102,3 +102,99 @@ def test_the_narrowest_layout_keeps_value_and_grad_apart() -> None:
     assert lines[w + 1].split() == ["value", "[[0.0],", "[0.0]]"]
     # dL/dW = (2/N) X^T (P - Y) with P = 0: the sample's comment; its entries are whole numbers here
     assert lines[w + 2].startswith("  grad  [[-7.62699273624")
+
+
+# --- check's and explain's tables (FittedRows) -------------------------------------------------------
+
+
+def check_table(name: str):
+    from autodiff_cli.analysis.check import check
+    from autodiff_cli.analysis.tensor_check import check_tensors
+    from autodiff_cli.language.program import runs_as_tensors
+    from autodiff_cli.render import check as render_check
+
+    program, values = load_inputs(str(SAMPLES / name), None, None, {}, None)
+    if runs_as_tensors(program, values):
+        return render_check.to_table(check_tensors(program, values))
+    return render_check.to_table(check(evaluate(program, values)))
+
+
+def explain_rich(name: str):
+    from autodiff_cli.language.program import runs_as_tensors
+
+    program, values = load_inputs(str(SAMPLES / name), None, None, {}, None)
+    if runs_as_tensors(program, values):
+        from autodiff_cli.analysis.tensor_steps import explain_tensors
+        from autodiff_cli.render import tensor_explain
+
+        return tensor_explain.to_rich(explain_tensors(program, values))
+    from autodiff_cli.analysis.steps import explain
+    from autodiff_cli.render import explain as scalar_explain
+
+    return scalar_explain.to_rich(explain(evaluate(program, values, backward=False)))
+
+
+def cell_numbers(renderable) -> set[str]:
+    """Every number the cells, headers, title and caption of FittedRows tables hold, whole."""
+    from autodiff_cli.render.fitted_table import FittedRows
+
+    tables = [renderable] if isinstance(renderable, FittedRows) else [
+        part for part in getattr(renderable, "renderables", []) if isinstance(part, FittedRows)]
+    found: set[str] = set()
+    for table in tables:
+        found |= numbers_shown(table.title + " " + table.caption)
+        found |= numbers_shown(" ".join(column.header for column in table.columns))
+        for cells, _ in table.rows:
+            found |= numbers_shown(" ".join(cells))
+    return found
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+@pytest.mark.parametrize("name", ["karpathy.ad", "regression_matrix.ad", "moons_mlp.ad"])
+def test_check_and_explain_fit_the_width_without_cutting_a_number(name, width) -> None:
+    # At 80 columns these tables were 100 to 157 wide (a terminal wraps every line) or cut
+    for renderable in (check_table(name), explain_rich(name)):
+        text = rendered_as_the_cli_does(renderable, width)
+        lines = text.splitlines()
+        assert max(map(len, lines)) <= width, (name, width, max(lines, key=len))
+        shown = numbers_shown(text)
+        assert shown <= cell_numbers(renderable) | numbers_shown(_heading_lines(renderable)), \
+            sorted(shown - cell_numbers(renderable))[:5]
+
+
+def rendered_as_the_cli_does(renderable, width: int) -> str:
+    """As cli.console.print_rich prints: the console widened to the renderable's least width, since
+    Rich would otherwise crop each line at the console's edge (the cropped columns lost)."""
+    from rich.measure import Measurement
+
+    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
+    console.width = max(width, Measurement.get(console, console.options.update_width(1 << 16), renderable).minimum)
+    console.print(renderable)
+    return console.export_text()
+
+
+def _heading_lines(renderable) -> str:
+    """The text outside the tables: headings and the gradients' lines of explain."""
+    from rich.text import Text
+
+    return " ".join(part.plain for part in getattr(renderable, "renderables", []) if isinstance(part, Text))
+
+
+def test_a_narrow_check_stacks_its_columns_before_it_gives_up_the_table() -> None:
+    table = check_table("karpathy.ad")
+    wide, narrow = rendered(table, 120), rendered(table, 60)
+    assert "┃ input ┃ value ┃ reverse ┃ forward ┃" in wide  # as it always was, where it fits
+    lines = narrow.splitlines()
+    a = next(i for i, line in enumerate(lines) if line.startswith("│ a "))
+    # a over its value 2.0; reverse 6.0 over forward 6.0; the finite difference over its error
+    assert re.fullmatch(r"│ a +│ +6\.0 │ +5\.9999999999633316 │ 3\.67e-11 +│", lines[a])
+    assert re.fullmatch(r"│ 2\.0 +│ +6\.0 │ +3\.98e-09 │ 6\.11e-12 +│", lines[a + 1])
+    assert re.fullmatch(r"│ +│ +│ +│ ok +│", lines[a + 2])
+
+
+def test_the_narrowest_check_is_an_input_a_block() -> None:
+    text = rendered(check_table("regression_matrix.ad"), 40)
+    lines = text.splitlines()
+    assert "┃" not in text and max(map(len, lines)) <= 40
+    start = lines.index("W[0, 0]  ok")
+    assert lines[start + 1].startswith("  value 0.0  reverse -7.626992736240327")

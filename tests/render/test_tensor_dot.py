@@ -165,3 +165,74 @@ def test_the_layers_are_laid_out_as_one_column_read_top_to_bottom(renderer) -> N
     for weight, bias, layer in (("W1", "b1", "h1"), ("W2", "b2", "h2"), ("W3", "b3", "score")):
         assert abs(centre[ids[weight]][1] - centre[ids[layer]][1]) < 1  # beside it
         assert boxes[ids[weight]][2] < boxes[ids[layer]][0] < boxes[ids[layer]][2] < boxes[ids[bias]][0]
+
+
+def _svg_size_px(svg: str) -> tuple[float, float]:
+    """The picture's width and height in pixels at 100% zoom (Graphviz writes points: 96/72 px each)."""
+    width, height = (float(re.search(rf'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).group(i)) for i in (1, 2))
+    return width * 96 / 72, height * 96 / 72
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_an_expanded_vector_layer_is_read_in_bands_in_row_major_order(renderer) -> None:
+    if (backends.system_program() if renderer == "system" else backends.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+    graph = moons_graph()
+    expansion = expand(graph, "h1")
+    text = layer_dot(graph, rankdir="TB", expansions=[expansion])
+    svg = backends.render(text, "svg", renderer).decode()
+    width, _ = _svg_size_px(svg)
+    assert width <= 1600  # readable at 100% zoom: it was about 5,000 px wide, 16 entries side by side
+    names = expansion.model.names
+    boxes = _boxes(svg)
+    ids = {names[int(title[3:])]: box for title, box in boxes.items() if re.fullmatch(r"x0v\d+", title)}
+    centre = {name: ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for name, b in ids.items()}
+
+    def reading_order(entries: list[str]) -> list[str]:  # band by band, top to bottom; left to right in one
+        rows: list[list[str]] = []
+        for name in sorted(entries, key=lambda n: centre[n][1]):
+            if rows and abs(centre[rows[-1][0]][1] - centre[name][1]) < 1:
+                rows[-1].append(name)
+            else:
+                rows.append([name])
+        return [name for row in rows for name in sorted(row, key=lambda n: centre[n][0])]
+
+    outputs = [f"h1[{i}]" for i in range(16)]
+    assert reading_order(outputs) == outputs
+    weights = [f"W1[{i}, {j}]" for i in range(16) for j in range(2)]
+    assert reading_order(weights) == weights
+    # 16 entries of 10 boxes at their widest rank: 4 a band, so 4 rows of outputs
+    assert len({round(centre[name][1]) for name in outputs}) == 4
+    assert "4 bands of entries, a dashed box repeats a value drawn in a band above" in text
+
+
+def test_a_value_read_by_a_later_band_is_drawn_again_there_dashed() -> None:
+    graph = moons_graph()
+    expansion = expand(graph, "h1")
+    text = layer_dot(graph, rankdir="TB", expansions=[expansion])
+    x0 = expansion.model.names.index("x[0]")
+    copies = re.findall(rf'^\t\tx0v{x0}_r(\d) \[label="\{{ x\[0\] \| data 0\.0981 \| grad 0\.3774 }}"[^\n]*'
+                        r'style="filled,dashed"\]$', text, re.M)
+    assert copies == ["1", "2", "3"]  # once in each band after the first, with the value's own numbers
+    # each product of a later band reads the copy in its band, not the box three bands up
+    for band in (1, 2, 3):
+        assert len(re.findall(rf"^\t\tx0v{x0}_r{band} -> x0v\d+_op$", text, re.M)) == 4
+    assert len(re.findall(rf"^\t\tx0v{x0} -> x0v\d+_op$", text, re.M)) == 4
+
+
+def test_left_to_right_an_expansion_is_one_band() -> None:
+    graph = moons_graph()
+    text = layer_dot(graph, rankdir="LR", expansions=[expand(graph, "h1")])
+    assert "_r1" not in text and "bands of entries" not in text
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+@pytest.mark.parametrize("names", [("W2",), ("h1", "W1"), ("b1",)])
+def test_expanded_inputs_and_layers_lay_out_with_either_renderer(renderer, names) -> None:
+    # rank constraints among an input's entries made Graphviz stop with "trouble in init_rank"
+    if (backends.system_program() if renderer == "system" else backends.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+    graph = moons_graph()
+    expansions = [expand(graph, name) for name in names]
+    svg = backends.render(layer_dot(graph, rankdir="TB", expansions=expansions), "svg", renderer).decode()
+    assert all(f"cluster_x{number}" in svg for number in range(len(names)))

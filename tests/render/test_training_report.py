@@ -166,6 +166,16 @@ def test_diagnoses_are_listed_in_the_page(line_recording) -> None:
     assert "<li>the loss rose from 1 to 2: the learning rate is probably too high (try --lr 0.001)</li>" in text
 
 
+def test_a_run_with_nothing_wrong_says_what_the_checks_saw(line_recording) -> None:
+    assert line_recording.diagnoses == []
+    text = training_report_html(line_recording).decode("utf-8")
+    section = re.search(r'<section id="diagnoses" class="ok">.*?</section>', text, re.S).group()
+    assert "Nothing looks wrong" not in section
+    losses = line_recording.history_loss or line_recording.train_loss
+    assert f"the loss fell from {losses[0]:.4g} to {losses[-1]:.4g}" in section
+    assert "no relu, tanh or sigmoid layer" in section and "the gradient norm went from" in section
+
+
 def test_quantized_values_come_back_within_half_a_step_and_nan_is_marked() -> None:
     values = np.array([-2.0, 0.1234567, math.nan, 3.0, math.inf])
     sent = quantized(values)

@@ -208,3 +208,64 @@ def test_a_wide_row_graph_fits_the_page_and_opens_at_full_size(browser, tmp_path
     assert scroll > client and drawn > client  # its full size, in a scrolling box
     assert page.attribute("#graph-size", "textContent") == "fit to the page"
     assert page.errors() == []
+
+
+def test_the_model_and_the_histograms_have_round_ticks(browser, moons_page) -> None:  # noqa: F811
+    # the model's axes said only their ends, -1.634 and 2.541; the histograms their bins' ends
+    page = ReportPage(browser, moons_page)
+    for axis in (".x-tick", ".y-tick"):
+        labels = [e.get_attribute("textContent") for e in browser.find_elements(page.by.CSS_SELECTOR, f"#model-svg {axis}")]
+        assert len(labels) >= 3
+        _round_ticks(labels)
+    histograms = browser.find_elements(page.by.CSS_SELECTOR, "svg.histogram")
+    assert histograms
+    for histogram in histograms:
+        labels = [e.get_attribute("textContent") for e in histogram.find_elements(page.by.CSS_SELECTOR, ".tick")]
+        if len(labels) > 1:
+            _round_ticks(labels)
+    assert page.errors() == []
+
+
+def _rgb(colour) -> str:
+    return "rgb({}, {}, {})".format(*colour)
+
+
+def test_signs_have_the_graph_s_colours(browser, moons_page) -> None:  # noqa: F811
+    from autodiff_cli.render.palette import GRADIENT, NEGATIVE, POSITIVE, VALUE
+
+    page = ReportPage(browser, moons_page)
+    # the points: y = 1 (above the boundary) orange as a positive entry in the graph, y = -1 blue
+    fills = set(browser.execute_script(
+        "return [...document.querySelectorAll('#model-svg circle.point')].map(c => getComputedStyle(c).fill)"))
+    assert fills == {_rgb(POSITIVE), _rgb(NEGATIVE)}
+    # a heat map's strongest entry is the full colour of its sign, as in the graph's layer boxes
+    pixels = browser.execute_script(
+        "const c = document.querySelector('canvas.heat-values');"
+        "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "const out = new Set(); for (let i = 0; i < d.length; i += 4) out.add(`${d[i]},${d[i + 1]},${d[i + 2]}`);"
+        "return [...out];")
+    assert {",".join(map(str, POSITIVE)), ",".join(map(str, NEGATIVE))} & set(pixels)
+    for pixel in pixels:  # every cell is white mixed with one of the two ends
+        rgb = [int(c) for c in pixel.split(",")]
+        shares = [[(255 - c) / (255 - e) for c, e in zip(rgb, end)] for end in (POSITIVE, NEGATIVE)]
+        assert any(max(s) - min(s) < 0.03 for s in shares), pixel
+    bars = {page.driver.execute_script("return getComputedStyle(arguments[0]).fill", bar)
+            for bar in browser.find_elements(page.by.CSS_SELECTOR, "svg.histogram rect")}
+    as_rgb = [tuple(int(h[i:i + 2], 16) for i in (1, 3, 5)) for h in (VALUE, GRADIENT)]
+    assert bars == {_rgb(as_rgb[0]), _rgb(as_rgb[1])}
+
+
+def test_a_histogram_far_narrower_than_its_values_has_one_label_not_three_alike(browser, tmp_path) -> None:  # noqa: F811
+    # converged: each parameter's gradient histogram spans about 1e-32 around 1e-16, so round
+    # ticks read -2.448e-17 three times
+    rng = np.random.RandomState(3)
+    x = rng.uniform(0, 1, 50)
+    recording = recorded_run("w = 0\nb = 0\ny = 0\np = w*x + b\nloss = (p - y)**2\n",
+                             {"x": x, "y": 3 * x + 0.5}, FitSettings(lr=0.3, steps=1000), every=100)
+    path = tmp_path / "converged.html"
+    path.write_bytes(training_report_html(recording))
+    page = ReportPage(browser, path)
+    for histogram in browser.find_elements(page.by.CSS_SELECTOR, "svg.histogram"):
+        labels = [e.get_attribute("textContent") for e in histogram.find_elements(page.by.CSS_SELECTOR, ".tick")]
+        assert labels and len(set(labels)) == len(labels), labels
+    assert page.errors() == []
