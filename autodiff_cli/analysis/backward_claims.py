@@ -1,0 +1,802 @@
+"""A manual backward pass checked line by line: ``autodiff check PROGRAM --claims FILE``.
+
+The file holds gradient lines in the order a person derives them, as in the "backprop ninja"
+exercise: ``dprobs = (1/probs) * dlogprobs``, ``dcounts += ...`` for a second contribution.
+``dNAME`` is the gradient of the program's output (the loss) with respect to its variable
+``NAME``, and a line may use the program's variables and the gradients of the lines above it.
+
+Every line is judged twice, at the given values and at random points around them:
+
+* **with the true gradients it uses**: the ``dNAME`` on its right-hand side take the values of
+  the program's own reverse sweep, so one slip does not spill into the lines after it;
+* **in the person's own chain**: the values their earlier lines gave, fed forward, as the
+  exercise runs them.
+
+A gradient given in several lines (``=`` then ``+=``) is judged use by use: each line must be
+the contribution of some uses of the variable (the vector-Jacobian product through those
+statements, with the true gradient of each statement), and the lines together all of them.
+A wrong line gets the first entry that differs, the largest error and, where one explains it
+at every point, the slip named: a missing sum over a broadcast axis, a missing contribution,
+a transposed result or product, a sign, a factor (n against n - 1, 1/n), a wrong local
+derivative.  Lines are judged by their values, never proved symbolically.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
+from ..errors import AutodiffError, InputError, ParseError, Position, ShapeError, Source, variables_hint
+from ..execute.interpreter import TensorRun, input_arrays, run_forward
+from ..language.program import CONST, INPUT, Instruction, Program, Variable
+from ..language.shapes import shape_text
+from .claim_text import RESULT_PREFIX, parse_right_hand_side
+from .claims import AGREES, INCONCLUSIVE, WRONG, Slip, UnjudgedClaim, _ratio_text
+from .tensor_check import _labels
+
+__all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "check_backward",
+           "is_backward_pass", "read_backward"]
+
+POINTS = 8  # the given values and this many less one random points around them
+# Two arrays agree entry by entry when |a - b| <= ABSOLUTE * scale + RELATIVE * max(|a|, |b|), with
+# scale the largest entry of the true gradient (at least 1): rounding written two ways.
+RELATIVE = 1e-8
+ABSOLUTE = 1e-10
+MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole or one use at a time
+
+_HEAD = re.compile(r"\s*d([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*d([A-Za-z_][A-Za-z0-9_]*))?\s*(\+=|=)")
+_GRADIENT_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\+?=(?!=)", re.M)
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+@dataclass
+class GradientLine:
+    """One line of a backward pass: ``gradient`` (``dNAME``) of the program's ``variable``,
+    given (``=``) or added to (``+=``, ``accumulates``) by ``expression``."""
+
+    variable: str
+    gradient: str
+    accumulates: bool
+    expression: Program
+    rhs: str
+    written: str
+    where: str  # FILE:LINE
+    line: int
+    source: Source
+    rhs_offset: int  # where the right-hand side starts in the line (0-based: the column of '=' or '+=''s end)
+    uses: list[str] = field(default_factory=list)  # the gradients it uses, as variable names
+
+    @property
+    def operator(self) -> str:
+        return "+=" if self.accumulates else "="
+
+
+def is_backward_pass(text: str) -> bool:
+    """Whether a claims file is a backward pass: some line is ``name = ...`` or ``name += ...``
+    rather than ``dOUT/dNAME = ...`` (comments left out)."""
+    content = "\n".join(line.split("#", 1)[0] for line in text.split("\n"))
+    return _GRADIENT_LINE.search(content) is not None
+
+
+def read_backward(source: Source, program: Program, output: str) -> list[GradientLine]:
+    """Every gradient line of ``source``; a ParseError or InputError at its FILE:LINE:COLUMN."""
+    variables = set(program.variables)
+    given: dict[str, str] = {}  # gradient name -> variable, for the lines below
+    lines: list[GradientLine] = []
+    for number, raw in enumerate(source.text.split("\n"), start=1):
+        content = raw.rstrip("\r").split("#", 1)[0]
+        if not content.strip():
+            continue
+        head = _HEAD.match(content)
+        if head is None:
+            start = len(content) - len(content.lstrip())
+            raise ParseError("expected a gradient line, 'dNAME = expression' or 'dNAME += expression'",
+                             Position(number, start + 1, max(1, len(content.strip().split("=")[0].strip()))),
+                             source, "e.g. dprobs = (1/probs) * dlogprobs, where probs is a variable of the program")
+        variable = _variable(source, number, head, program, output)
+        gradient = f"d{variable}"
+        accumulates = head.group(3) == "+="
+        if accumulates and gradient not in given:
+            raise ParseError(f"'{gradient} +=' adds to a gradient that no line above gives", _at(number, head, 3),
+                             source, f"give its first contribution with '{gradient} = ...' first")
+        if not accumulates and gradient in given:
+            raise ParseError(f"{gradient} is given a second time with '=', which would lose the first "
+                             f"contribution", _at(number, head, 3), source,
+                             f"add a second contribution with '{gradient} += ...'")
+        known = variables | set(given)
+        rhs = content[head.end():]
+        expression = parse_right_hand_side(source, number, content, head.end(), known)
+        uses = [given[v.name] for v in expression.inputs if v.name in given]
+        given[gradient] = variable
+        lines.append(GradientLine(variable, gradient, accumulates, expression, rhs.strip(), raw.strip(),
+                                  f"{source.name}:{number}", number, source, head.end(), uses))
+    if not lines:
+        raise ParseError("no gradient line here: a line is 'dNAME = expression', e.g. 'dprobs = dlogprobs / probs'",
+                         Position(1, 1), source)
+    return lines
+
+
+def _at(number: int, match: re.Match[str], group: int) -> Position:
+    return Position(number, match.start(group) + 1, max(1, match.end(group) - match.start(group)))
+
+
+def _variable(source: Source, number: int, head: re.Match[str], program: Program, output: str) -> str:
+    """The variable a head ``dNAME`` (or ``dLOSS/dNAME``) names, or an error at its place."""
+    variables = program.variables
+    if head.group(2) is not None:
+        if head.group(1) != output:
+            raise InputError(f"'d{head.group(1)}/...': a backward pass is of the output, {output}",
+                             _at(number, head, 1), source, f"write d{output}/d{head.group(2)}, or d{head.group(2)}")
+        name, group = head.group(2), 2
+    else:
+        name, group = head.group(1), 1
+        if f"d{name}" in variables and name in variables:
+            raise ParseError(f"'d{name}' is ambiguous: the program has variables named both d{name} and {name}",
+                             _at(number, head, 1), source, f"write d{output}/d{name} for the gradient of {name}")
+    if name not in variables:
+        raise InputError(f"'d{name}' names the gradient of '{name}', which is not a variable of the program",
+                         Position(number, head.start(group), len(name) + 1), source,
+                         variables_hint(sorted(variables), [name]))
+    return name
+
+
+# --- judging --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    """Where a line and the gradient differ: the entry (``dW[1, 0]``), both values, their difference."""
+
+    entry: str
+    claimed: float | None
+    correct: float
+    difference: float | None
+
+
+@dataclass
+class LineVerdict:
+    """A line's verdict in one reading (with the true gradients, or in the person's chain)."""
+
+    verdict: str
+    reason: str = ""
+    first: Entry | None = None  # the first entry that differs (in reading order)
+    largest: Entry | None = None  # the entry that differs most
+    where: str = ""  # "at the given values", "at a random point near the given values"
+    slip: Slip | None = None
+    causes: list[int] = field(default_factory=list)  # in the chain: the file's lines whose error spills into this one
+
+
+@dataclass
+class LineResult:
+    line: GradientLine
+    covers: str  # what the line is judged against: "the whole gradient", "the contribution through ..."
+    given: LineVerdict
+    chain: LineVerdict
+
+
+@dataclass
+class BackwardReport:
+    results: list[LineResult]
+    output: str
+    points: int
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {r.given.verdict for r in self.results} | {r.chain.verdict for r in self.results}
+        for worst in (WRONG, INCONCLUSIVE):
+            if worst in verdicts:
+                return worst
+        return AGREES
+
+
+class _Point:
+    """One run of the program: its values, true gradients and each use's contribution."""
+
+    def __init__(self, run: TensorRun, output: str, given: bool) -> None:
+        self.run = run
+        self.given = given
+        self.output = output
+        self.adjoints = run.adjoints(output)
+        self.statements = _statements(run.program)
+        self._contributions: dict[str, dict[str, Any]] = {}
+
+    def value(self, name: str) -> Any:
+        return self.run.value(name)
+
+    def truth(self, variable: str) -> Any:
+        register = self.run.register(variable)
+        found = self.adjoints.get(register)
+        return np.zeros_like(self.run.values[register]) if found is None else found
+
+    def contributions(self, variable: str) -> dict[str, Any]:
+        """Each statement that uses ``variable`` (by its variable name, in program order) and the
+        share of the gradient that comes through it; the output's own share is its seed, 1."""
+        if variable in self._contributions:
+            return self._contributions[variable]
+        run = self.run
+        register = run.register(variable)
+        shares: dict[str, Any] = {}
+        if variable == self.output:
+            shares[variable] = np.ones_like(run.values[register])
+        with np.errstate(all="ignore"):
+            for consumer, (_, first, second, _, _) in enumerate(run.rows):
+                if register not in (first, second) or self.adjoints.get(consumer) is None:
+                    continue
+                grads = run.vjp(consumer, self.adjoints[consumer])
+                operands = (first,) if second < 0 else (first, second)
+                for operand, grad in zip(operands, grads):
+                    if operand == register and grad is not None:
+                        statement = self.statements[consumer]
+                        shares[statement] = grad if statement not in shares else shares[statement] + grad
+        self._contributions[variable] = shares
+        return shares
+
+
+def _statements(program: Program) -> list[str]:
+    """For each register, the variable of the statement that computes it."""
+    ends = sorted((v.register, v.name) for v in program.variables.values())
+    owners: list[str] = []
+    at = 0
+    for register in range(len(program.instructions)):
+        while ends[at][0] < register:
+            at += 1
+        owners.append(ends[at][1])
+    return owners
+
+
+def check_backward(program: Program, values: Mapping[str, Any], lines: Sequence[GradientLine], output: str, *,
+                   seed: int = 0) -> BackwardReport:
+    """Each line's verdict with the true gradients it uses and in the person's own chain.  An
+    error of the program at the given values is raised as it is (it is the program's)."""
+    base = input_arrays(program, values, seed)
+    first = run_forward(program, base)
+    if np.ndim(first.value(output)):
+        variable = program.variables[output]
+        raise UnjudgedClaim(f"'{output}' has shape {shape_text(np.shape(first.value(output)))}: a backward pass "
+                            "starts from a number, the loss", variable.position, program.source,
+                            f"name the loss with --output, or end the program with sum({output}) or mean({output})")
+    points = [_Point(first, output, True)]
+    labels = _labels(first)  # class numbers: moved, they would be no classes at all
+    for k in range(1, POINTS):
+        moved = {name: value if name in labels else
+                 value + np.random.default_rng([seed, k]).uniform(-0.5, 0.5, np.shape(value))
+                 * np.maximum(1.0, np.abs(value)) for name, value in base.items()}
+        try:
+            points.append(_Point(run_forward(program, moved), output, False))
+        except AutodiffError:
+            continue  # outside the program's domain: not a point to judge at
+    judge = _Judge(program, lines, points)
+    return BackwardReport(judge.run(), output, len(points))
+
+
+class _Judge:
+    """The two readings of a backward pass, line after line."""
+
+    def __init__(self, program: Program, lines: Sequence[GradientLine], points: list[_Point]) -> None:
+        self.program = program
+        self.lines = list(lines)
+        self.points = points
+        self.sizes = sorted({size for p in points[:1] for v in p.run.values for size in np.shape(v) if size > 1})
+        self.remaining: dict[str, list[str]] = {}  # each variable's uses no line has covered yet
+        self.mine: list[dict[str, Any]] = [{} for _ in points]  # the person's chain: gradient -> value
+        self.last_line: dict[str, int] = {}  # gradient -> the index of the line that last set it
+        self.chain_ok: dict[int, bool] = {}
+
+    def run(self) -> list[LineResult]:
+        results = []
+        for index, line in enumerate(self.lines):
+            last = not any(later.gradient == line.gradient for later in self.lines[index + 1:])
+            results.append(self._line(index, line, last))
+        return results
+
+    # -- the reading with the true gradients
+
+    def _line(self, index: int, line: GradientLine, last: bool) -> LineResult:
+        shares = [p.contributions(line.variable) for p in self.points]
+        if line.variable not in self.remaining:
+            self.remaining[line.variable] = list(shares[0])
+        remaining = self.remaining[line.variable]
+        claimed = [self._evaluate(line, p, {g: p.truth(v) for g, v in _gradients(line)}) for p in self.points]
+        shape_error = next((c for c in claimed if isinstance(c, ShapeError)), None)
+        options = _subsets(remaining, whole_first=last)
+        matched = None
+        if shape_error is None:
+            matched = next((s for s in options if self._agrees(claimed, self._target(shares, s, line))), None)
+        if matched is not None and (not last or len(matched) == len(remaining)):
+            verdict = LineVerdict(AGREES, self._agree_reason())
+            covered = matched
+        elif matched is not None:  # right as far as it goes, but a use is left out
+            covered = remaining
+            missing = [s for s in remaining if s not in matched]
+            verdict = self._differ(claimed, self._target(shares, covered, line), line)
+            verdict.slip = self._missing(line, missing, shares)
+        else:
+            covered, verdict = self._wrong(line, claimed, shares, remaining, options, last, shape_error)
+        self.remaining[line.variable] = [s for s in remaining if s not in covered]
+        chain = self._chain(index, line, self._target(shares, covered, line))
+        return LineResult(line, self._covers(line, covered, shares), verdict, chain)
+
+    def _evaluate(self, line: GradientLine, point: _Point, gradients: Mapping[str, Any]) -> Any:
+        """The line's value at ``point``, or the error that stops it (a ShapeError, undefined)."""
+        inputs = {}
+        for variable in line.expression.inputs:
+            inputs[variable.name] = gradients[variable.name] if variable.name in gradients else \
+                point.value(variable.name)
+        try:
+            value = np.asarray(run_forward(line.expression, inputs).value(line.expression.result), dtype=float)
+        except AutodiffError as error:
+            return error
+        shape = np.shape(point.value(line.variable))
+        if line.accumulates and np.shape(value) != shape and _broadcasts(np.shape(value), shape):
+            return np.broadcast_to(value, shape)  # '+=' stretches what it adds, as in NumPy and PyTorch
+        return value
+
+    def _target(self, shares: Sequence[Mapping[str, Any]], statements: Sequence[str], line: GradientLine) -> list[Any]:
+        """The sum of the contributions of ``statements`` at each point (zeros for none)."""
+        targets = []
+        for point, share in zip(self.points, shares):
+            total = np.zeros_like(point.value(line.variable))
+            for statement in statements:
+                total = total + share[statement]
+            targets.append(total)
+        return targets
+
+    def _agrees(self, claimed: Sequence[Any], targets: Sequence[Any]) -> bool:
+        compared = 0
+        for value, target in zip(claimed, targets):
+            if not np.all(np.isfinite(target)):
+                continue
+            if isinstance(value, AutodiffError) or np.shape(value) != np.shape(target):
+                return False
+            if not np.all(_close(value, target)):
+                return False
+            compared += 1
+        return compared > 0
+
+    def _agree_reason(self) -> str:
+        return f"equal at {len(self.points)} points (sampled, not proved)"
+
+    def _wrong(self, line: GradientLine, claimed: list[Any], shares: list[Mapping[str, Any]], remaining: list[str],
+               options: list[tuple[str, ...]], last: bool, shape_error: ShapeError | None
+               ) -> tuple[Sequence[str], LineVerdict]:
+        """A line no set of uses explains: the slip, against the uses it most likely meant."""
+        default = tuple(remaining) if last else tuple(remaining[-1:])
+        for statements in [default] + [s for s in options if s != default]:
+            targets = self._target(shares, statements, line)
+            slip = self._slip(line, claimed, targets, shares, statements)
+            if slip is not None:
+                break
+        else:
+            statements, targets, slip = default, self._target(shares, default, line), None
+        if shape_error is not None and slip is None:
+            raise _located(shape_error, line)
+        verdict = self._differ(claimed, targets, line)
+        verdict.slip = slip or verdict.slip
+        return statements, verdict
+
+    def _differ(self, claimed: Sequence[Any], targets: Sequence[Any], line: GradientLine) -> LineVerdict:
+        """WRONG, with the first entry that differs and the largest difference at the first point
+        where they differ; INCONCLUSIVE where no point could be compared."""
+        for point, value, target in zip(self.points, claimed, targets):
+            if not np.all(np.isfinite(target)):
+                continue
+            where = "at the given values" if point.given else "at a random point near the given values"
+            if isinstance(value, AutodiffError):
+                entry = Entry(_entry(line.gradient, (0,) * np.ndim(target)), None, float(np.ravel(target)[0]), None)
+                return LineVerdict(WRONG, f"the line is undefined {where}: {value.message}", entry, entry, where,
+                                   Slip("undefined", f"the line is undefined {where} ({value.message}), where "
+                                                     f"{line.gradient} is defined"))
+            if np.shape(value) != np.shape(target):
+                return LineVerdict(WRONG, f"the line has shape {shape_text(np.shape(value))}; {line.gradient} has "
+                                          f"{line.variable}'s shape, {shape_text(np.shape(target))}", where=where,
+                                   slip=Slip("shape", f"the line has shape {shape_text(np.shape(value))}, and "
+                                                      f"{line.gradient} has {line.variable}'s shape, "
+                                                      f"{shape_text(np.shape(target))}"))
+            close = _close(value, target)
+            if np.all(close):
+                continue
+            gap = np.where(close, 0.0, np.abs(value - target))
+            first = np.unravel_index(int(np.argmax(~close)), np.shape(close)) if np.ndim(close) else ()
+            worst = np.unravel_index(int(np.argmax(gap)), np.shape(gap)) if np.ndim(gap) else ()
+            return LineVerdict(WRONG, "", _entry_at(line.gradient, value, target, first),
+                               _entry_at(line.gradient, value, target, worst), where)
+        return LineVerdict(INCONCLUSIVE, "no point tried gives a finite gradient to compare with")
+
+    def _missing(self, line: GradientLine, missing: Sequence[str], shares: Sequence[Mapping[str, Any]]) -> Slip:
+        described = " and ".join(self._statement(s) for s in missing)
+        return Slip("missing contribution",
+                    f"a missing contribution: {line.variable} is also used {described}, and no line adds "
+                    f"that use's share (a second '{line.gradient} += ...')")
+
+    def _statement(self, name: str) -> str:
+        variable = self.program.variables[name]
+        number = variable.position.line
+        return f"at line {number} ({self.program.source.line(number).strip()})"
+
+    def _covers(self, line: GradientLine, statements: Sequence[str], shares: Sequence[Mapping[str, Any]]) -> str:
+        if len(statements) == len(shares[0]) or not statements:
+            return "the whole gradient"
+        return "the contribution through " + " and ".join(
+            f"line {self.program.variables[s].position.line} ({s} = ...)" for s in statements)
+
+    # -- naming the slip
+
+    def _slip(self, line: GradientLine, claimed: list[Any], targets: list[Any],
+              shares: list[Mapping[str, Any]], statements: Sequence[str]) -> Slip | None:
+        pairs = [(c, t) for c, t in zip(claimed, targets) if np.all(np.isfinite(t))]
+        if not pairs:
+            return None
+        if any(isinstance(c, ShapeError) for c, _ in pairs):
+            return self._transposed_product(line, targets)
+        if any(isinstance(c, AutodiffError) for c, _ in pairs):
+            return None
+        if any(np.shape(c) != np.shape(t) for c, t in pairs):
+            return _shape_slip(line, pairs)
+        for finder in (_transposed, _sign, self._factor):
+            slip = finder(line, pairs)
+            if slip is not None:
+                return slip
+        return self._local(line, claimed, targets, shares, statements) or self._transposed_product(line, targets)
+
+    def _factor(self, line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
+        ratio = _ratio(pairs)
+        if ratio is None:
+            return None
+        for n in self.sizes:
+            for value, text in ((n / (n - 1), f"n - 1 where n = {n} belongs (n/(n - 1) = {n}/{n - 1})"),
+                                ((n - 1) / n, f"n = {n} where n - 1 = {n - 1} belongs"),
+                                (1 / n, f"1/n too many, n = {n}"), (float(n), f"a 1/n missing, n = {n}")):
+                if abs(ratio - value) <= 1e-9 * value:
+                    return Slip("factor", f"off by a factor of {_ratio_text(ratio) or f'{ratio:g}'}: the line is "
+                                          f"{_ratio_text(ratio) or f'{ratio:g}'} times {line.gradient} ({text})")
+        written = _ratio_text(ratio) or f"{ratio:g}"
+        return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
+
+    def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: list[Mapping[str, Any]],
+               statements: Sequence[str]) -> Slip | None:
+        """A wrong local derivative at one use: the line equals the right contribution with one
+        use's local derivative replaced by a usual wrong one (or left out)."""
+        for consumer, slot in self._uses(line.variable, statements):
+            for wrong_values, message in self._wrong_locals(line, consumer, slot):
+                candidate = [t - self._share(p, consumer, slot) + w for p, t, w in zip(self.points, targets, wrong_values)]
+                if self._agrees(claimed, candidate):
+                    return Slip("local derivative", message)
+        return None
+
+    def _uses(self, variable: str, statements: Sequence[str]) -> list[tuple[int, int]]:
+        run = self.points[0].run
+        register = run.register(variable)
+        found = []
+        for consumer, (_, first, second, _, _) in enumerate(run.rows):
+            for slot, operand in enumerate((first, second)):
+                if operand == register and self.points[0].statements[consumer] in statements:
+                    found.append((consumer, slot))
+        return found
+
+    def _share(self, point: _Point, consumer: int, slot: int) -> Any:
+        g = point.adjoints.get(consumer)
+        if g is None:
+            return 0.0
+        with np.errstate(all="ignore"):
+            grad = point.run.vjp(consumer, g)[slot]
+        return 0.0 if grad is None else grad
+
+    def _wrong_locals(self, line: GradientLine, consumer: int, slot: int) -> list[tuple[list[Any], str]]:
+        """Each usual wrong local derivative of the op at ``consumer`` in operand ``slot``: its
+        share at every point, and the sentence that names it."""
+        op, first, second, param, _ = self.points[0].run.rows[consumer]
+        if op in TENSOR_OPS:
+            return []
+        rules = _WRONG_LOCALS.get((op, slot), ())
+        rules = (*rules, ("1", "left out (taken as 1)"))
+        statement = self._statement(self.points[0].statements[consumer])
+        found = []
+        for formula, spelled in rules:
+            shares = []
+            for point in self.points:
+                run = point.run
+                x = run.values[first]
+                y = run.values[second] if second >= 0 else None
+                out = run.values[consumer]
+                g = point.adjoints.get(consumer)
+                with np.errstate(all="ignore"):
+                    local = _LOCAL_FORMULAS[formula](x, y, out, param)
+                    share = 0.0 if g is None else unbroadcast(np, g * local, np.shape(run.values[(first, second)[slot]]), 0)
+                shares.append(share)
+            right = _RIGHT_LOCALS.get((op, slot), "")
+            name = line.variable
+            what = f"the local derivative of {_op_text(op, param)} in {name} {statement}"
+            if formula == "1":
+                message = f"{what} is left out: the line passes the upstream gradient through unchanged" + \
+                          (f" (it is {right})" if right else "")
+            else:
+                message = f"{what} written as {spelled}" + (f" instead of {right}" if right else "")
+            found.append((shares, message))
+        return found
+
+    def _transposed_product(self, line: GradientLine, targets: list[Any]) -> Slip | None:
+        """A product ``a @ b`` of the line written with an operand transposed (or not transposed):
+        the line with one of its products changed that way agrees."""
+        expression = line.expression
+        for register, instruction in enumerate(expression.instructions):
+            if instruction.op != "@":
+                continue
+            a, b = instruction.args
+            for change, spelled in ((lambda x, y: x.T @ y, "transpose({a}) @ {b}"),
+                                    (lambda x, y: x @ y.T, "{a} @ transpose({b})"),
+                                    (lambda x, y: x.T @ y.T, "transpose({a}) @ transpose({b})"),
+                                    (lambda x, y: (x @ y).T, "transpose({a} @ {b})"),
+                                    (lambda x, y: y.T @ x.T, "transpose({b}) @ transpose({a})")):
+                candidate = []
+                for point in self.points:
+                    inputs = {v.name: point.truth(_variable_of(line, v.name)) if _is_gradient(line, v.name)
+                              else point.value(v.name) for v in expression.inputs}
+                    candidate.append(_with_product(expression, register, inputs, change))
+                if self._agrees(candidate, targets):
+                    names = [_operand_text(expression, r) for r in (a, b)]
+                    position = self._column(line, expression.source.position(instruction.position).column)
+                    return Slip("transposed product",
+                                f"a transposed product: {names[0]} @ {names[1]} (column {position}) should be "
+                                + spelled.format(a=names[0], b=names[1]))
+        return None
+
+    def _column(self, line: GradientLine, column: int) -> int:
+        return _file_column(line, column)
+
+    # -- the person's own chain
+
+    def _chain(self, index: int, line: GradientLine, targets: list[Any]) -> LineVerdict:
+        values = []
+        for point, mine in zip(self.points, self.mine):
+            value = self._evaluate(line, point, {g: mine[g] for g, _ in _gradients(line)})
+            values.append(value)
+            if not isinstance(value, AutodiffError):
+                mine[line.gradient] = value if not line.accumulates or line.gradient not in mine else \
+                    mine[line.gradient] + value
+        causes = sorted({self.lines[self.last_line[g]].line for g, _ in _gradients(line)
+                         if not self.chain_ok.get(self.last_line[g], True)})
+        self.last_line[line.gradient] = index
+        failed = next((v for v in values if isinstance(v, AutodiffError)), None)
+        if failed is not None and causes:
+            self.chain_ok[index] = False
+            return LineVerdict(INCONCLUSIVE, f"cannot be judged: {failed.message}", causes=causes)
+        ok = self._agrees(values, targets)
+        self.chain_ok[index] = ok
+        if ok:
+            return LineVerdict(AGREES, self._agree_reason())
+        verdict = self._differ(values, targets, line)
+        verdict.slip = None
+        verdict.causes = causes
+        return verdict
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def _gradients(line: GradientLine) -> list[tuple[str, str]]:
+    """The gradients the line uses: (gradient name, variable)."""
+    return [(f"d{v}", v) for v in dict.fromkeys(line.uses)]
+
+
+def _is_gradient(line: GradientLine, name: str) -> bool:
+    return name in {g for g, _ in _gradients(line)}
+
+
+def _variable_of(line: GradientLine, name: str) -> str:
+    return dict(_gradients(line))[name]
+
+
+def _subsets(statements: Sequence[str], whole_first: bool) -> list[tuple[str, ...]]:
+    """The sets of uses a line may cover, the likeliest first: all of them (for a gradient's last
+    line), then one, two... (a variable used more than MAX_SUBSETS_OF times: one, or all)."""
+    items = list(statements)
+    if len(items) > MAX_SUBSETS_OF:
+        sizes = [1, len(items)]
+    else:
+        sizes = list(range(1, len(items) + 1))
+    found = [tuple(reversed(c)) for size in sizes for c in itertools.combinations(items, size)]
+    found.sort(key=len)
+    if whole_first and items:
+        found.remove(tuple(reversed(items)))
+        found.insert(0, tuple(reversed(items)))
+    return found or [()]
+
+
+def _close(a: Any, b: Any) -> Any:
+    scale = max(1.0, float(np.max(np.abs(b)))) if np.size(b) else 1.0
+    with np.errstate(all="ignore"):
+        return np.isfinite(a) & (np.abs(a - b) <= ABSOLUTE * scale + RELATIVE * np.maximum(np.abs(a), np.abs(b)))
+
+
+def _entry(name: str, index: tuple[int, ...]) -> str:
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+def _entry_at(name: str, value: Any, target: Any, index: tuple[Any, ...]) -> Entry:
+    index = tuple(int(i) for i in index)
+    claimed, correct = float(value[index]), float(target[index])
+    return Entry(_entry(name, index), claimed, correct, claimed - correct)
+
+
+def _located(error: ShapeError, line: GradientLine) -> AutodiffError:
+    """A shape error of the line's right-hand side at its FILE:LINE:COLUMN."""
+    position = error.position or Position(1, len(RESULT_PREFIX) + 1)
+    column = _file_column(line, position.column)
+    return ShapeError(f"{line.gradient}: {error.message}", Position(line.line, column, position.width), line.source,
+                      error.hint or f"a line of {line.gradient} has {line.variable}'s shape")
+
+
+def _file_column(line: GradientLine, column: int) -> int:
+    """The column in the file of ``column`` in the right-hand side as parsed (after RESULT_PREFIX)."""
+    return line.rhs_offset + max(1, column - len(RESULT_PREFIX))
+
+
+def _shape_slip(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip:
+    claimed_shape, shape = np.shape(pairs[0][0]), np.shape(pairs[0][1])
+    said = f"the line has shape {shape_text(claimed_shape)}, and {line.gradient} has {line.variable}'s shape " \
+           f"{shape_text(shape)}"
+    axes = _summed_axes(claimed_shape, shape)
+    if axes is not None and all(np.all(_close(unbroadcast(np, c, shape, 0), t)) for c, t in pairs):
+        keep = len(claimed_shape) == len(shape)
+        written = ", ".join(map(str, axes))
+        how = f"sum(..., {written}{', keepdim' if keep else ''})" if len(axes) == 1 else f"a sum over axes {written}"
+        return Slip("missing sum", f"a missing sum over the broadcast axis {written}: {said}; summed over it "
+                                   f"({how}) the line agrees")
+    if _broadcasts(claimed_shape, shape) and all(np.all(_close(np.broadcast_to(c, shape), t)) for c, t in pairs):
+        return Slip("missing sum", f"{said}: right only by broadcasting, its values agree once stretched to "
+                                   f"{shape_text(shape)} (a gradient has its variable's shape)")
+    if len(shape) == 2 and claimed_shape == shape[::-1] and all(np.all(_close(c.T, t)) for c, t in pairs):
+        return Slip("transposed", f"the line is transposed: {said}")
+    if axes is not None:
+        return Slip("missing sum", f"{said}: a sum over axis {', '.join(map(str, axes))} would give the shape, "
+                                   "but its values would still differ")
+    return Slip("shape", said)
+
+
+def _summed_axes(claimed: tuple[int, ...], shape: tuple[int, ...]) -> list[int] | None:
+    """The axes of ``claimed`` a sum over which gives ``shape`` as broadcasting undoes it, or None."""
+    extra = len(claimed) - len(shape)
+    if extra < 0:
+        return None
+    axes = list(range(extra))
+    for i, size in enumerate(shape):
+        if claimed[extra + i] == size:
+            continue
+        if size != 1:
+            return None
+        axes.append(extra + i)
+    return axes or None
+
+
+def _broadcasts(claimed: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    try:
+        return np.broadcast_shapes(claimed, shape) == tuple(shape)
+    except ValueError:
+        return False
+
+
+def _transposed(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
+    if all(np.ndim(t) == 2 and np.shape(t)[0] == np.shape(t)[1] and np.all(_close(c, t.T)) and
+           not np.all(_close(t, t.T)) for c, t in pairs):
+        return Slip("transposed", f"the line is transposed: it is the transpose of {line.gradient} (a square "
+                                  "matrix, so the shapes agree)")
+    return None
+
+
+def _sign(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
+    if all(np.all(_close(c, -t)) for c, t in pairs) and any(np.any(t != 0) for _, t in pairs):
+        return Slip("sign", f"the sign is flipped: the line is -{line.gradient}")
+    return None
+
+
+def _ratio(pairs: Sequence[tuple[Any, Any]]) -> float | None:
+    ratios = []
+    with np.errstate(all="ignore"):
+        for claimed, truth in pairs:
+            usable = np.abs(truth) > 1e-9 * max(1.0, float(np.max(np.abs(truth))))
+            ratios.extend((claimed[usable] / truth[usable]).ravel().tolist())
+    if len(ratios) < 2:
+        return None
+    ratio = float(np.median(ratios))
+    if not np.all(np.abs(np.array(ratios) - ratio) <= 1e-8 * abs(ratio)) or abs(ratio - 1.0) < 1e-9 or ratio == 0:
+        return None
+    return ratio
+
+
+def _with_product(expression: Program, register: int, inputs: Mapping[str, Any], change: Any) -> Any:
+    """The expression's value with the product at ``register`` replaced by ``change(a, b)`` of its
+    operands (an error where that cannot be computed)."""
+    a, b = expression.instructions[register].args
+    try:
+        before = run_forward(_cut(expression, register), inputs)
+        x, y = before.values[a], before.values[b]
+        if np.ndim(x) != 2 or np.ndim(y) != 2:
+            raise ValueError("a product of a vector has no transposed form")
+        product = change(x, y)
+        changed = _replaced(expression, register)
+        return np.asarray(run_forward(changed, {**inputs, _PRODUCT: product}).value(expression.result), dtype=float)
+    except (AutodiffError, ValueError) as error:
+        return error if isinstance(error, AutodiffError) else ShapeError(str(error))
+
+
+_PRODUCT = "__product__"
+
+
+def _cut(expression: Program, register: int) -> Program:
+    """The expression's instructions before ``register``."""
+    kept = {name: v for name, v in expression.variables.items() if v.register < register}
+    result = max(kept.values(), key=lambda v: v.register).name
+    return replace(expression, instructions=list(expression.instructions)[:register], variables=kept, result=result)
+
+
+def _replaced(expression: Program, register: int) -> Program:
+    """The expression with the instruction at ``register`` made an input named ``_PRODUCT``."""
+    instructions = list(expression.instructions)
+    position = instructions[register].position
+    instructions[register] = Instruction(INPUT, (), _PRODUCT, position)
+    variables = dict(expression.variables)
+    variables[_PRODUCT] = Variable(_PRODUCT, INPUT, Position(1, 1), register)
+    return replace(expression, instructions=instructions, variables=variables)
+
+
+def _operand_text(expression: Program, register: int) -> str:
+    for variable in expression.variables.values():
+        if variable.register == register and variable.kind == INPUT:
+            return variable.name
+    instruction = expression.instructions[register]
+    if instruction.op == CONST:
+        return f"{instruction.param:g}"
+    if instruction.op == "transpose":
+        return f"transpose({_operand_text(expression, instruction.args[0])})"
+    return "(...)"
+
+
+def _op_text(op: str, param: Any) -> str:
+    return {"**c": f"x**{param:g}" if isinstance(param, (int, float)) else "x**c", "*": "x * y", "/": "x / y",
+            "**": "x ** y"}.get(op, f"{op}(x)")
+
+
+# The local derivatives people often get wrong, by op and operand: the wrong formula (a key of
+# _LOCAL_FORMULAS) and how it is written.  x, y: the operands; out: the result.
+_WRONG_LOCALS: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
+    ("tanh", 0): (("1 - x**2", "1 - x**2"), ("1 - out", "1 - tanh(x)"), ("1 + out**2", "1 + tanh(x)**2")),
+    ("sigmoid", 0): (("x*(1 - x)", "x*(1 - x)"), ("out", "sigmoid(x)")),
+    ("exp", 0): (("x", "x"),),
+    ("log", 0): (("1/out", "1/log(x)"), ("x", "x")),
+    ("sqrt", 0): (("1/out", "1/sqrt(x)"),),
+    ("**c", 0): (("c*x**c", "c*x**c"), ("x**(c - 1)", "x**(c - 1)"), ("(c - 1)*x**(c - 1)", "(c - 1)*x**(c - 1)"),
+                 ("-c*x**(c - 1)", "-c*x**(c - 1)")),
+    ("*", 0): (("x", "x (its own operand, not the other one)"),),
+    ("*", 1): (("y", "y (its own operand, not the other one)"),),
+    ("/", 0): (("y", "y"),),
+    ("/", 1): (("x/y**2", "x/y**2"), ("1/y", "1/y"), ("-1/y**2", "-1/y**2")),
+}
+_RIGHT_LOCALS = {("tanh", 0): "1 - tanh(x)**2", ("sigmoid", 0): "sigmoid(x)*(1 - sigmoid(x))",
+                 ("exp", 0): "exp(x)", ("log", 0): "1/x", ("sqrt", 0): "1/(2*sqrt(x))", ("**c", 0): "c*x**(c - 1)",
+                 ("*", 0): "y", ("*", 1): "x", ("/", 0): "1/y", ("/", 1): "-x/y**2"}
+_LOCAL_FORMULAS = {
+    "1": lambda x, y, out, c: np.ones_like(out),
+    "1 - x**2": lambda x, y, out, c: 1 - x**2,
+    "1 - out": lambda x, y, out, c: 1 - out,
+    "1 + out**2": lambda x, y, out, c: 1 + out**2,
+    "x*(1 - x)": lambda x, y, out, c: x * (1 - x),
+    "out": lambda x, y, out, c: out,
+    "x": lambda x, y, out, c: x + 0 * out,
+    "y": lambda x, y, out, c: y + 0 * out,
+    "1/out": lambda x, y, out, c: 1 / out,
+    "c*x**c": lambda x, y, out, c: c * x**c + 0 * out,
+    "x**(c - 1)": lambda x, y, out, c: x ** (c - 1) + 0 * out,
+    "(c - 1)*x**(c - 1)": lambda x, y, out, c: (c - 1) * x ** (c - 1) + 0 * out,
+    "-c*x**(c - 1)": lambda x, y, out, c: -c * x ** (c - 1) + 0 * out,
+    "x/y**2": lambda x, y, out, c: x / y**2 + 0 * out,
+    "1/y": lambda x, y, out, c: 1 / y + 0 * out,
+    "-1/y**2": lambda x, y, out, c: -1 / y**2 + 0 * out,
+}
