@@ -40,8 +40,8 @@ from .claim_text import RESULT_PREFIX, parse_right_hand_side
 from .claims import AGREES, INCONCLUSIVE, WRONG, Slip, UnjudgedClaim, _ratio_text
 from .tensor_check import _labels
 
-__all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "check_backward",
-           "is_backward_pass", "read_backward"]
+__all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "UnjudgedLine", "check_backward",
+           "has_claim_heads", "is_backward_pass", "read_backward"]
 
 POINTS = 8  # the given values and this many less one random points around them
 # Two arrays agree entry by entry when |a - b| <= ABSOLUTE * scale + RELATIVE * max(|a|, |b|), with
@@ -51,6 +51,7 @@ ABSOLUTE = 1e-10
 MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole or one use at a time
 
 _HEAD = re.compile(r"\s*d([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*d([A-Za-z_][A-Za-z0-9_]*))?\s*(\+=|=)")
+_CLAIM_HEAD = re.compile(r"\s*d[^=]*/")
 _GRADIENT_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\+?=(?!=)", re.M)
 
 
@@ -84,6 +85,11 @@ def is_backward_pass(text: str) -> bool:
     rather than ``dOUT/dNAME = ...`` (comments left out)."""
     content = "\n".join(line.split("#", 1)[0] for line in text.split("\n"))
     return _GRADIENT_LINE.search(content) is not None
+
+
+def has_claim_heads(text: str) -> bool:
+    """Whether some line of a claims file is a claim, ``dOUT/dNAME = ...``."""
+    return any(_CLAIM_HEAD.match(line.split("#", 1)[0]) for line in text.split("\n"))
 
 
 def read_backward(source: Source, program: Program, output: str) -> list[GradientLine]:
@@ -626,12 +632,16 @@ def _entry_at(name: str, value: Any, target: Any, index: tuple[Any, ...]) -> Ent
     return Entry(_entry(name, index), claimed, correct, claimed - correct)
 
 
+class UnjudgedLine(UnjudgedClaim):
+    """A gradient line that cannot be computed with the true gradients it uses (a shape error)."""
+
+
 def _located(error: ShapeError, line: GradientLine) -> AutodiffError:
     """A shape error of the line's right-hand side at its FILE:LINE:COLUMN."""
     position = error.position or Position(1, len(RESULT_PREFIX) + 1)
     column = _file_column(line, position.column)
-    return ShapeError(f"{line.gradient}: {error.message}", Position(line.line, column, position.width), line.source,
-                      error.hint or f"a line of {line.gradient} has {line.variable}'s shape")
+    return UnjudgedLine(f"{line.gradient}: {error.message}", Position(line.line, column, position.width),
+                        line.source, error.hint or f"a line of {line.gradient} has {line.variable}'s shape")
 
 
 def _file_column(line: GradientLine, column: int) -> int:
