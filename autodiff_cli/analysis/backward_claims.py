@@ -31,13 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
 from ..errors import AutodiffError, InputError, ParseError, Position, ShapeError, Source, variables_hint
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
 from ..language.program import CONST, INPUT, Instruction, Program, Variable
 from ..language.shapes import shape_text
 from .claim_text import RESULT_PREFIX, parse_right_hand_side
-from .claims import AGREES, INCONCLUSIVE, WRONG, Slip, UnjudgedClaim, _ratio_text
+from .claims import AGREES, INCONCLUSIVE, SIGN_SLIP, WRONG, WRONG_RULES, Slip, UnjudgedClaim, _ratio_text
 from .tensor_check import _labels
 
 __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "UnjudgedLine", "check_backward",
@@ -496,36 +497,43 @@ class _Judge:
         return 0.0 if grad is None else grad
 
     def _wrong_locals(self, line: GradientLine, consumer: int, slot: int) -> list[tuple[list[Any], str]]:
-        """Each usual wrong local derivative of the op at ``consumer`` in operand ``slot``: its
-        share at every point, and the sentence that names it."""
-        op, first, second, param, _ = self.points[0].run.rows[consumer]
-        if op in TENSOR_OPS:
+        """Each usual wrong local derivative of the op at ``consumer`` in operand ``slot`` (check
+        --claim's table, ``claims.WRONG_RULES``, and a derivative left out): its share at every
+        point, and the sentence that names it."""
+        run = self.points[0].run
+        op, first, second, param, _ = run.rows[consumer]
+        entry = OPS.get(op)
+        if entry is None:  # a tensor op: its local derivative is not one formula
             return []
-        rules = _WRONG_LOCALS.get((op, slot), ())
-        rules = (*rules, ("1", "left out (taken as 1)"))
+        names = self.program.names_by_register()
+        words = {"x": names.get(first, "u"), "y": names.get(second, "v"),
+                 "c": f"{param:g}" if isinstance(param, (int, float)) else "c"}
         statement = self._statement(self.points[0].statements[consumer])
+        written = entry.written.format(**words)
+        right = _spelled(entry.rule[slot], words, written)
+        rules = [*WRONG_RULES.get((op, slot), ()), *_OPERATOR_SLIPS.get((op, slot), ()), ("1", "1")]
         found = []
         for formula, spelled in rules:
             shares = []
             for point in self.points:
-                run = point.run
-                x = run.values[first]
-                y = run.values[second] if second >= 0 else None
-                out = run.values[consumer]
+                r = point.run
+                given = {"x": r.values[first], "out": r.values[consumer],
+                         "y": r.values[second] if second >= 0 else 0.0, "c": param if param is not None else 0.0}
+                local = _evaluate_formula(formula, given)
                 g = point.adjoints.get(consumer)
+                if local is None:
+                    break
                 with np.errstate(all="ignore"):
-                    local = _LOCAL_FORMULAS[formula](x, y, out, param)
-                    share = 0.0 if g is None else unbroadcast(np, g * local, np.shape(run.values[(first, second)[slot]]), 0)
-                shares.append(share)
-            right = _RIGHT_LOCALS.get((op, slot), "")
-            name = line.variable
-            what = f"the local derivative of {_op_text(op, param)} in {name} {statement}"
-            if formula == "1":
-                message = f"{what} is left out: the line passes the upstream gradient through unchanged" + \
-                          (f" (it is {right})" if right else "")
+                    shares.append(0.0 if g is None else
+                                  unbroadcast(np, g * local, np.shape(r.values[(first, second)[slot]]), 0))
             else:
-                message = f"{what} written as {spelled}" + (f" instead of {right}" if right else "")
-            found.append((shares, message))
+                what = f"the local derivative of {written}, {statement},"
+                if formula == "1":
+                    message = f"{what} is left out: the line passes the upstream gradient through unchanged, " \
+                              f"where it is {right}"
+                else:
+                    message = f"{what} written as {_spelled(spelled, words, written)} instead of {right}"
+                found.append((shares, message))
         return found
 
     def _transposed_product(self, line: GradientLine, targets: list[Any]) -> Slip | None:
@@ -703,7 +711,7 @@ def _transposed(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | 
 
 def _sign(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
     if all(np.all(_close(c, -t)) for c, t in pairs) and any(np.any(t != 0) for _, t in pairs):
-        return Slip("sign", f"the sign is flipped: the line is -{line.gradient}")
+        return Slip(SIGN_SLIP, f"the sign is flipped: the line is -{line.gradient}")
     return None
 
 
@@ -757,56 +765,50 @@ def _replaced(expression: Program, register: int) -> Program:
     return replace(expression, instructions=instructions, variables=variables)
 
 
-def _operand_text(expression: Program, register: int) -> str:
+def _operand_text(expression: Program, register: int, depth: int = 0) -> str:
+    """An operand of the line as written: a name, a number, or a one-operand op of one (transpose(h))."""
     for variable in expression.variables.values():
         if variable.register == register and variable.kind == INPUT:
             return variable.name
     instruction = expression.instructions[register]
     if instruction.op == CONST:
         return f"{instruction.param:g}"
-    if instruction.op == "transpose":
-        return f"transpose({_operand_text(expression, instruction.args[0])})"
+    tensor_op = TENSOR_OPS.get(instruction.op)
+    if tensor_op is not None and tensor_op.arity == 1 and instruction.param is None and depth < 3:
+        return tensor_op.written.format(x=_operand_text(expression, instruction.args[0], depth + 1))
     return "(...)"
 
 
-def _op_text(op: str, param: Any) -> str:
-    return {"**c": f"x**{param:g}" if isinstance(param, (int, float)) else "x**c", "*": "x * y", "/": "x / y",
-            "**": "x ** y"}.get(op, f"{op}(x)")
+def _spelled(formula: str, words: Mapping[str, str], written: str) -> str:
+    """A local derivative's formula in x, y, c and out, with the operands' names put in."""
+    def word(found: re.Match[str]) -> str:
+        name = found.group()
+        if name == "out":
+            return written
+        return words.get(name, name)
+
+    return re.sub(r"\b(?:x|y|c|out)\b", word, formula)
 
 
-# The local derivatives people often get wrong, by op and operand: the wrong formula (a key of
-# _LOCAL_FORMULAS) and how it is written.  x, y: the operands; out: the result.
-_WRONG_LOCALS: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
-    ("tanh", 0): (("1 - x**2", "1 - x**2"), ("1 - out", "1 - tanh(x)"), ("1 + out**2", "1 + tanh(x)**2")),
-    ("sigmoid", 0): (("x*(1 - x)", "x*(1 - x)"), ("out", "sigmoid(x)")),
-    ("exp", 0): (("x", "x"),),
-    ("log", 0): (("1/out", "1/log(x)"), ("x", "x")),
-    ("sqrt", 0): (("1/out", "1/sqrt(x)"),),
-    ("**c", 0): (("c*x**c", "c*x**c"), ("x**(c - 1)", "x**(c - 1)"), ("(c - 1)*x**(c - 1)", "(c - 1)*x**(c - 1)"),
-                 ("-c*x**(c - 1)", "-c*x**(c - 1)")),
+def _evaluate_formula(formula: str, given: Mapping[str, Any]) -> Any:
+    """A local derivative's formula (in x, y, c, out) at the given arrays, or None where undefined."""
+    from ..language.compiler import parse
+
+    program = _FORMULAS.get(formula)
+    if program is None:
+        program = _FORMULAS[formula] = parse(f"{RESULT_PREFIX}{formula}", "<formula>")
+    try:
+        run = run_forward(program, {v.name: np.asarray(given[v.name], dtype=float) for v in program.inputs})
+    except AutodiffError:
+        return None
+    return run.value(program.result)
+
+
+_FORMULAS: dict[str, Program] = {}
+
+# Slips of the operators' local derivatives, beside check --claim's table (claims.WRONG_RULES):
+# a product's own operand in place of the other.
+_OPERATOR_SLIPS: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
     ("*", 0): (("x", "x (its own operand, not the other one)"),),
     ("*", 1): (("y", "y (its own operand, not the other one)"),),
-    ("/", 0): (("y", "y"),),
-    ("/", 1): (("x/y**2", "x/y**2"), ("1/y", "1/y"), ("-1/y**2", "-1/y**2")),
-}
-_RIGHT_LOCALS = {("tanh", 0): "1 - tanh(x)**2", ("sigmoid", 0): "sigmoid(x)*(1 - sigmoid(x))",
-                 ("exp", 0): "exp(x)", ("log", 0): "1/x", ("sqrt", 0): "1/(2*sqrt(x))", ("**c", 0): "c*x**(c - 1)",
-                 ("*", 0): "y", ("*", 1): "x", ("/", 0): "1/y", ("/", 1): "-x/y**2"}
-_LOCAL_FORMULAS = {
-    "1": lambda x, y, out, c: np.ones_like(out),
-    "1 - x**2": lambda x, y, out, c: 1 - x**2,
-    "1 - out": lambda x, y, out, c: 1 - out,
-    "1 + out**2": lambda x, y, out, c: 1 + out**2,
-    "x*(1 - x)": lambda x, y, out, c: x * (1 - x),
-    "out": lambda x, y, out, c: out,
-    "x": lambda x, y, out, c: x + 0 * out,
-    "y": lambda x, y, out, c: y + 0 * out,
-    "1/out": lambda x, y, out, c: 1 / out,
-    "c*x**c": lambda x, y, out, c: c * x**c + 0 * out,
-    "x**(c - 1)": lambda x, y, out, c: x ** (c - 1) + 0 * out,
-    "(c - 1)*x**(c - 1)": lambda x, y, out, c: (c - 1) * x ** (c - 1) + 0 * out,
-    "-c*x**(c - 1)": lambda x, y, out, c: -c * x ** (c - 1) + 0 * out,
-    "x/y**2": lambda x, y, out, c: x / y**2 + 0 * out,
-    "1/y": lambda x, y, out, c: 1 / y + 0 * out,
-    "-1/y**2": lambda x, y, out, c: -1 / y**2 + 0 * out,
 }

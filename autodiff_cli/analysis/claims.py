@@ -55,6 +55,7 @@ __all__ = [
 ]
 
 PROVED, WRONG, AGREES, INCONCLUSIVE = "proved", "wrong", "agrees", "inconclusive"
+SIGN_SLIP = "sign"  # the kind of a slip that flips a sign (a word here, not the op)
 # Two values agree when |claim - derivative| <= ABSOLUTE + RELATIVE * max(|claim|, |derivative|).
 RELATIVE = 1e-8
 ABSOLUTE = 1e-12

@@ -129,7 +129,8 @@ def test_each_slip_message_says_what_to_change() -> None:
     assert "counts is also used at line 46 (counts_sum = sum(counts, 1))" in results[7]
     assert "dlogits @ W2 (column 14) should be dlogits @ transpose(W2)" in results[10]
     assert "broadcast axis 0" in results[12] and "[6, 4]" in results[12] and "sum(..., 0)" in results[12]
-    assert "tanh(x)" in results[13] and "1 - x**2 instead of 1 - tanh(x)**2" in results[13]
+    assert results[13].startswith("the local derivative of tanh(hpreact), at line 43 (h = tanh(hpreact)), "
+                                  "written as 1 - hpreact**2 instead of 1 - tanh(hpreact)**2")
     assert "factor of 5/6" in results[20] and "n = 6 where n - 1 = 5 belongs" in results[20]
     assert "the sign is flipped" in results[23]
 
