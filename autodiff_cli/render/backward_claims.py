@@ -41,6 +41,8 @@ def _differences(verdict: LineVerdict, precision: int | None) -> list[str]:
     """Where a wrong line differs: the first entry and, when another, the largest difference."""
     if verdict.first is None:  # a shape that differs (the slip says how) or no point to compare at
         return [] if verdict.slip is not None or not verdict.reason else [verdict.reason]
+    if "[" not in verdict.first.entry:  # a number: one entry
+        return [f"{verdict.where}: {_values(verdict.first, precision)}"]
     lines = [f"{verdict.where}, the first entry that differs is {verdict.first.entry}: "
              f"{_values(verdict.first, precision)}"]
     if verdict.largest is not None and verdict.largest.entry != verdict.first.entry:
