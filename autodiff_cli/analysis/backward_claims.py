@@ -53,7 +53,7 @@ MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole o
 
 _HEAD = re.compile(r"\s*d([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*d([A-Za-z_][A-Za-z0-9_]*))?\s*(\+=|=)")
 _CLAIM_HEAD = re.compile(r"\s*d[^=]*/")
-_GRADIENT_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\+?=(?!=)", re.M)
+_GRADIENT_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\+?=(?!=)", re.MULTILINE)
 
 
 # --- reading --------------------------------------------------------------------------------------
@@ -315,6 +315,7 @@ class _Judge:
         shape_error = next((c for c in claimed if isinstance(c, ShapeError)), None)
         options = _subsets(remaining, whole_first=last)
         matched = None
+        covered: Sequence[str]
         if shape_error is None:
             matched = next((s for s in options if self._agrees(claimed, self._target(shares, s, line))), None)
         if matched is not None and (not last or len(matched) == len(remaining)):
@@ -371,7 +372,7 @@ class _Judge:
     def _agree_reason(self) -> str:
         return f"equal at {len(self.points)} points (sampled, not proved)"
 
-    def _wrong(self, line: GradientLine, claimed: list[Any], shares: list[Mapping[str, Any]], remaining: list[str],
+    def _wrong(self, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[str, Any]], remaining: list[str],
                options: list[tuple[str, ...]], last: bool, shape_error: ShapeError | None
                ) -> tuple[Sequence[str], LineVerdict]:
         """A line no set of uses explains: the slip, against the uses it most likely meant."""
@@ -437,7 +438,7 @@ class _Judge:
     # -- naming the slip
 
     def _slip(self, line: GradientLine, claimed: list[Any], targets: list[Any],
-              shares: list[Mapping[str, Any]], statements: Sequence[str]) -> Slip | None:
+              shares: Sequence[Mapping[str, Any]], statements: Sequence[str]) -> Slip | None:
         pairs = [(c, t) for c, t in zip(claimed, targets) if np.all(np.isfinite(t))]
         if not pairs:
             return None
@@ -467,7 +468,7 @@ class _Judge:
         written = _ratio_text(ratio) or f"{ratio:g}"
         return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
 
-    def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: list[Mapping[str, Any]],
+    def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[str, Any]],
                statements: Sequence[str]) -> Slip | None:
         """A wrong local derivative at one use: the line equals the right contribution with one
         use's local derivative replaced by a usual wrong one (or left out)."""

@@ -43,8 +43,8 @@ def _differences(verdict: LineVerdict, precision: int | None) -> list[str]:
         return [] if verdict.slip is not None or not verdict.reason else [verdict.reason]
     if "[" not in verdict.first.entry:  # a number: one entry
         return [f"{verdict.where}: {_values(verdict.first, precision)}"]
-    lines = [f"{verdict.where}, the first entry that differs is {verdict.first.entry}: "
-             f"{_values(verdict.first, precision)}"]
+    first = f"{verdict.where}, the first entry that differs is {verdict.first.entry}: {_values(verdict.first, precision)}"
+    lines = [first]
     if verdict.largest is not None and verdict.largest.entry != verdict.first.entry:
         lines.append(f"the largest difference is at {verdict.largest.entry}: {_values(verdict.largest, precision)}")
     return lines

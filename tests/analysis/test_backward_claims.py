@@ -18,8 +18,13 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.backward_claims import (UnjudgedLine, check_backward, has_claim_heads, is_backward_pass,
-                                                   read_backward)
+from autodiff_cli.analysis.backward_claims import (
+    UnjudgedLine,
+    check_backward,
+    has_claim_heads,
+    is_backward_pass,
+    read_backward,
+)
 from autodiff_cli.analysis.claims import AGREES, INCONCLUSIVE, WRONG
 from autodiff_cli.errors import InputError, ParseError, Source
 from autodiff_cli.language.compiler import parse
@@ -34,7 +39,7 @@ def inputs() -> dict[str, np.ndarray]:
     """The input values written in ninja.ad, read as JSON."""
     text = "\n".join(line for line in NINJA.read_text().splitlines() if not line.startswith("#"))
     found = {}
-    for name, literal in re.findall(r"^(\w+) = (\[.*?\])\n(?=\w+ = |\n)", text, re.S | re.M):
+    for name, literal in re.findall(r"^(\w+) = (\[.*?\])\n(?=\w+ = |\n)", text, re.DOTALL | re.MULTILINE):
         found[name] = np.array(json.loads(literal), dtype=float)
     return found
 
