@@ -253,7 +253,7 @@ def _statements(program: Program) -> list[str]:
     owners: list[str] = []
     at = 0
     for register in range(len(program.instructions)):
-        while ends[at][0] < register:
+        while at < len(ends) - 1 and ends[at][0] < register:
             at += 1
         owners.append(ends[at][1])
     return owners

@@ -94,6 +94,8 @@ def to_plain(report: BackwardReport, precision: int | None = None) -> str:
             out.extend(f"  {text}" for text in _differences(result.given, precision))
             if result.given.slip is not None:
                 out.append(f"  likely slip: {result.given.slip.message}")
+            elif result.given.verdict == WRONG:
+                out.append("  no usual slip explains the difference")
         if result.given.verdict != AGREES or result.chain.verdict != AGREES:
             out.append(f"  in your chain: {_chain(result)}")
     out.append(_summary(report))

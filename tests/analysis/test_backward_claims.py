@@ -343,3 +343,62 @@ def test_the_exercises_spelling_is_a_backward_pass_and_dL_dW_claims_are_not() ->
     assert is_backward_pass("dcounts += 1\n")
     assert not is_backward_pass("dL/dW = transpose(X) @ (P - Y)\n")
     assert has_claim_heads("t = 1\ndL/dw = t\n") and not has_claim_heads("dw = 1\n")
+
+
+# --- shapes and uses ---------------------------------------------------------------------------
+
+ROW_BIAS = """X = [[1, 2], [3, -1], [0.5, 0.5]]
+W = [[0.2, -0.4], [0.7, 0.1]]
+b = [[0.3, -0.2]]
+z = X @ W + b
+L = sum(tanh(z))
+"""
+
+
+def test_a_bias_kept_as_a_row_needs_its_sum_kept_as_a_row() -> None:
+    # b is [1, 2]: dz is [3, 2], and db is its sum over the rows, kept [1, 2].
+    report = judge(ROW_BIAS, "dz = 1 - tanh(z)**2\ndb = dz\n")
+    (result,) = [r for r in report.results if r.line.gradient == "db"]
+    assert result.given.verdict == WRONG and result.given.slip.kind == "missing sum"
+    assert "sum(..., 0, keepdim)" in result.given.slip.message
+
+
+def test_a_shape_right_only_by_broadcasting_is_named() -> None:
+    # dz is 1 everywhere, [3, 2]; the line gives the number 1, which broadcasting would stretch.
+    report = judge("X = [[1, 2], [3, -1], [0.5, 0.5]]\nz = X * 2\nL = sum(z)\n", "dz = 1\n")
+    (result,) = report.results
+    assert result.given.verdict == WRONG and result.given.slip.kind == "missing sum"
+    assert "right only by broadcasting" in result.given.slip.message
+
+
+THREE_USES = """x = [0.5, -1.5, 2.0]
+a = x * x
+b = exp(x)
+c = 3 * x
+L = sum(a + b + c)
+"""
+
+
+def test_a_gradient_given_in_parts_is_judged_use_by_use() -> None:
+    # dL/dx = 2x + exp(x) + 3, one use a line, in any order.
+    report = judge(THREE_USES, "dx = 3 + x * 0\ndx += exp(x)\ndx += 2 * x\n")
+    assert [r.given.verdict for r in report.results] == [AGREES] * 3
+    assert [r.covers for r in report.results] == [
+        "the contribution through line 4 (c = ...)", "the contribution through line 3 (b = ...)",
+        "the contribution through line 2 (a = ...)"]
+
+
+def test_the_last_part_of_a_gradient_given_in_parts_misses_a_use() -> None:
+    report = judge(THREE_USES, "dx = 3 + x * 0\ndx += exp(x)\n")
+    first, last = report.results
+    assert first.given.verdict == AGREES
+    assert last.given.verdict == WRONG and last.given.slip.kind == "missing contribution"
+    assert "also used at line 2 (a = x * x)" in last.given.slip.message
+    # the largest difference is the missing 2x: at x = 2.0, 4
+    assert last.given.largest.entry == "dx[2]" and last.given.largest.difference == pytest.approx(-4.0)
+
+
+def test_a_formula_no_slip_explains_is_wrong_without_a_slip() -> None:
+    report = judge(THREE_USES, "dx = 2 * x + exp(x) + 3 + x**3\n")
+    (result,) = report.results
+    assert result.given.verdict == WRONG and result.given.slip is None
