@@ -54,7 +54,7 @@ Exit status:
 @click.option("--claim", "claim_texts", multiple=True, metavar="CLAIM",
               help="Your derivative, 'dL/dw = 2*x' (repeatable).")
 @click.option("--claims", "claims_file", metavar="FILE", shell_complete=complete_file_name,
-              help="A file of claims, one a line ('-': stdin).")
+              help="A file of claims, or a backward pass (dW = ...), one a line ('-': stdin).")
 @click.option("--claim-latex", "claim_latex", multiple=True, metavar="LATEX",
               help="A claim in LaTeX (as diff --format latex).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
@@ -77,7 +77,8 @@ def check_command(
     test), fails where it is refuted or at a kink (relu at 0), and is
     inconclusive where the difference cannot decide.  A claim is proved,
     WRONG (where, and the likely slip), agrees at every point tried, or
-    inconclusive.
+    inconclusive.  A --claims file of gradient lines (dprobs = dlogprobs /
+    probs, dcounts += ...) is a backward pass, judged line by line.
 
     \b
     Examples:
