@@ -123,7 +123,7 @@ def read_backward(source: Source, program: Program, output: str) -> list[Gradien
         expression = parse_right_hand_side(source, number, content, head.end(), known)
         uses = [given[v.name] for v in expression.inputs if v.name in given]
         given[gradient] = variable
-        lines.append(GradientLine(variable, gradient, accumulates, expression, rhs.strip(), raw.strip(),
+        lines.append(GradientLine(variable, gradient, accumulates, expression, rhs.strip(), content.strip(),
                                   f"{source.name}:{number}", number, source, head.end(), uses))
     if not lines:
         raise ParseError("no gradient line here: a line is 'dNAME = expression', e.g. 'dprobs = dlogprobs / probs'",
@@ -397,6 +397,9 @@ class _Judge:
             if not np.all(np.isfinite(target)):
                 continue
             where = "at the given values" if point.given else "at a random point near the given values"
+            if isinstance(value, ShapeError):  # its shapes do not fit: no entry to show
+                return LineVerdict(WRONG, f"the line cannot be computed: {value.message}", where=where,
+                                   slip=Slip("shape", f"the line cannot be computed: {value.message}"))
             if isinstance(value, AutodiffError):
                 entry = Entry(_entry(line.gradient, (0,) * np.ndim(target)), None, float(np.ravel(target)[0]), None)
                 return LineVerdict(WRONG, f"the line is undefined {where}: {value.message}", entry, entry, where,
@@ -459,12 +462,13 @@ class _Judge:
         if ratio is None:
             return None
         for n in self.sizes:
-            for value, text in ((n / (n - 1), f"n - 1 where n = {n} belongs (n/(n - 1) = {n}/{n - 1})"),
-                                ((n - 1) / n, f"n = {n} where n - 1 = {n - 1} belongs"),
-                                (1 / n, f"1/n too many, n = {n}"), (float(n), f"a 1/n missing, n = {n}")):
+            for value, written, text in ((n / (n - 1), f"{n}/{n - 1}", f"n - 1 = {n - 1} where n = {n} belongs"),
+                                         ((n - 1) / n, f"{n - 1}/{n}", f"n = {n} where n - 1 = {n - 1} belongs"),
+                                         (1 / n, f"1/{n}", f"a 1/n too many, n = {n}"),
+                                         (float(n), f"{n}", f"a 1/n missing, n = {n}")):
                 if abs(ratio - value) <= 1e-9 * value:
-                    return Slip("factor", f"off by a factor of {_ratio_text(ratio) or f'{ratio:g}'}: the line is "
-                                          f"{_ratio_text(ratio) or f'{ratio:g}'} times {line.gradient} ({text})")
+                    return Slip("factor", f"off by a factor of {written}: the line is {written} times "
+                                          f"{line.gradient} ({text})")
         written = _ratio_text(ratio) or f"{ratio:g}"
         return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
 
@@ -569,11 +573,22 @@ class _Judge:
     # -- the person's own chain
 
     def _chain(self, index: int, line: GradientLine, targets: list[Any]) -> LineVerdict:
+        unset = [g for g, _ in _gradients(line) if any(g not in mine for mine in self.mine)]
+        if unset:  # an earlier line of the chain could not be computed: nothing to feed forward
+            for mine in self.mine:
+                mine.pop(line.gradient, None)
+            self.chain_ok[index] = False
+            self.last_line[line.gradient] = index
+            causes = sorted({self.lines[self.last_line[g]].line for g in unset})
+            return LineVerdict(INCONCLUSIVE, f"cannot be judged: {', '.join(unset)} could not be computed in your "
+                                             "chain", causes=causes)
         values = []
         for point, mine in zip(self.points, self.mine):
             value = self._evaluate(line, point, {g: mine[g] for g, _ in _gradients(line)})
             values.append(value)
-            if not isinstance(value, AutodiffError):
+            if isinstance(value, AutodiffError):
+                mine.pop(line.gradient, None)  # no value to feed forward: the lines using it cannot be judged
+            else:
                 mine[line.gradient] = value if not line.accumulates or line.gradient not in mine else \
                     mine[line.gradient] + value
         causes = sorted({self.lines[self.last_line[g]].line for g, _ in _gradients(line)

@@ -402,3 +402,25 @@ def test_a_formula_no_slip_explains_is_wrong_without_a_slip() -> None:
     report = judge(THREE_USES, "dx = 2 * x + exp(x) + 3 + x**3\n")
     (result,) = report.results
     assert result.given.verdict == WRONG and result.given.slip is None
+
+
+TWO_LAYERS = """X = [[1, 2, 3], [0, -1, 2]]
+W = [[0.1, 0.2], [0.3, -0.4], [0.5, 0.6]]
+V = [[0.7, -0.2, 0.1], [0.3, 0.9, -0.5]]
+a = X @ W
+h = tanh(a)
+z = h @ V
+L = sum(z * z)
+"""
+
+
+def test_a_line_that_cannot_be_computed_in_the_chain_leaves_the_lines_after_it_unjudged_there() -> None:
+    # dh = dz @ V is [2, 3] @ [2, 3]: a transposed product on its own (dz @ transpose(V)); in the
+    # person's chain it has no value, so da and dW, right on their own, cannot be judged there.
+    lines = "dz = 2 * z\ndh = dz @ V\nda = (1 - h**2) * dh\ndW = transpose(X) @ da\n"
+    report = judge(TWO_LAYERS, lines)
+    assert [r.given.verdict for r in report.results] == [AGREES, WRONG, AGREES, AGREES]
+    assert report.results[1].given.slip.kind == "transposed product"
+    assert [r.chain.verdict for r in report.results] == [AGREES, WRONG, INCONCLUSIVE, INCONCLUSIVE]
+    assert [r.chain.causes for r in report.results[2:]] == [[2], [3]]
+    assert report.verdict == WRONG
