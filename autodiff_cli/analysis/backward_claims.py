@@ -5,7 +5,9 @@ exercise: ``dprobs = (1/probs) * dlogprobs``, ``dcounts += ...`` for a second co
 ``dNAME`` is the gradient of the program's output (the loss) with respect to its variable
 ``NAME``, and a line may use the program's variables and the gradients of the lines above it.
 
-Every line is judged twice, at the given values and at random points around them:
+Every line is judged twice, at the given values and at random points around them (on a scalar
+program, a line that gives a whole gradient is also proved symbolically where it can be, as a
+``--claim`` is):
 
 * **with the true gradients it uses**: the ``dNAME`` on its right-hand side take the values of
   the program's own reverse sweep, so one slip does not spill into the lines after it;
@@ -18,7 +20,7 @@ statements, with the true gradient of each statement), and the lines together al
 A wrong line gets the first entry that differs, the largest error and, where one explains it
 at every point, the slip named: a missing sum over a broadcast axis, a missing contribution,
 a transposed result or product, a sign, a factor (n against n - 1, 1/n), a wrong local
-derivative.  Lines are judged by their values, never proved symbolically.
+derivative.  Lines of a tensor program are judged by their values, never proved symbolically.
 """
 
 from __future__ import annotations
@@ -38,7 +40,18 @@ from ..execute.interpreter import TensorRun, input_arrays, run_forward
 from ..language.program import CONST, INPUT, Instruction, Program, Variable
 from ..language.shapes import shape_text
 from .claim_text import RESULT_PREFIX, parse_right_hand_side
-from .claims import AGREES, INCONCLUSIVE, SIGN_SLIP, WRONG, WRONG_RULES, Slip, UnjudgedClaim, _ratio_text
+from .claims import (
+    AGREES,
+    INCONCLUSIVE,
+    PROVED,
+    SIGN_SLIP,
+    WRONG,
+    WRONG_RULES,
+    Slip,
+    UnjudgedClaim,
+    _ratio_text,
+    proves_gradient_line,
+)
 from .tensor_check import _labels
 
 __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "UnjudgedLine", "check_backward",
@@ -49,6 +62,7 @@ POINTS = 8  # the given values and this many less one random points around them
 # scale the largest entry of the true gradient (at least 1): rounding written two ways.
 RELATIVE = 1e-8
 ABSOLUTE = 1e-10
+MAX_PROVED_PROGRAM = 2_000  # a scalar program larger than this many operations: lines sampled, not proved
 MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole or one use at a time
 
 _HEAD = re.compile(r"\s*d([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*d([A-Za-z_][A-Za-z0-9_]*))?\s*(\+=|=)")
@@ -281,6 +295,8 @@ def check_backward(program: Program, values: Mapping[str, Any], lines: Sequence[
         except AutodiffError:
             continue  # outside the program's domain: not a point to judge at
     judge = _Judge(program, lines, points)
+    judge.symbolic = (not program.has_tensors and len(program.instructions) <= MAX_PROVED_PROGRAM
+                      and all(np.ndim(v) == 0 for v in first.values))
     return BackwardReport(judge.run(), output, len(points))
 
 
@@ -296,6 +312,7 @@ class _Judge:
         self.mine: list[dict[str, Any]] = [{} for _ in points]  # the person's chain: gradient -> value
         self.last_line: dict[str, int] = {}  # gradient -> the index of the line that last set it
         self.chain_ok: dict[int, bool] = {}
+        self.symbolic = False  # a scalar program: a line that gives a whole gradient may be proved
 
     def run(self) -> list[LineResult]:
         results = []
@@ -321,6 +338,10 @@ class _Judge:
         if matched is not None and (not last or len(matched) == len(remaining)):
             verdict = LineVerdict(AGREES, self._agree_reason())
             covered = matched
+            whole = last and not line.accumulates and len(matched) == len(shares[0])
+            if whole and self.symbolic and proves_gradient_line(self.program, self.points[0].output, line.variable,
+                                                                line.expression, dict(_gradients(line))):
+                verdict = LineVerdict(PROVED, "the line minus the gradient simplifies to 0")
         elif matched is not None:  # right as far as it goes, but a use is left out
             covered = remaining
             missing = [s for s in remaining if s not in matched]

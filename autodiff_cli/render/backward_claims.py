@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.backward_claims import BackwardReport, Entry, LineResult, LineVerdict
-from ..analysis.claims import AGREES, INCONCLUSIVE, WRONG
+from ..analysis.claims import AGREES, INCONCLUSIVE, PROVED, WRONG
 from .numbers import format_number, json_number
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CSV_COLUMNS", "to_csv", "to_json", "to_plain", "to_table"]
 
-VERDICT_WORDS = {AGREES: "agrees", WRONG: "WRONG", INCONCLUSIVE: "cannot be judged"}
+VERDICT_WORDS = {PROVED: "proved", AGREES: "agrees", WRONG: "WRONG", INCONCLUSIVE: "cannot be judged"}
 CSV_COLUMNS = ("where", "gradient", "line", "covers", "verdict", "point", "first_entry", "entry", "claimed",
                "correct", "difference", "slip", "slip_message", "chain_verdict", "chain_from", "reason")
 
@@ -73,15 +73,18 @@ def _summary(report: BackwardReport) -> str:
     total = len(report.results)
 
     def counts(verdicts: list[str]) -> str:
-        found = {v: verdicts.count(v) for v in (AGREES, WRONG, INCONCLUSIVE) if v in verdicts}
-        words = {AGREES: "agree" if found.get(AGREES, 0) != 1 else "agrees", WRONG: "wrong",
+        found = {v: verdicts.count(v) for v in (PROVED, AGREES, WRONG, INCONCLUSIVE) if v in verdicts}
+        words = {PROVED: "proved", AGREES: "agree" if found.get(AGREES, 0) != 1 else "agrees", WRONG: "wrong",
                  INCONCLUSIVE: "cannot be judged"}
         return ", ".join(f"{n} {words[v]}" for v, n in found.items())
 
     given = counts([r.given.verdict for r in report.results])
     chain = counts([r.chain.verdict for r in report.results])
-    return (f"{total} line{'s' * (total != 1)}, each judged with the true gradients it uses at {report.points} "
-            f"point{'s' * (report.points != 1)} (sampled, not proved): {given}; in your own chain: {chain}")
+    how = "proved where it says so, else" if any(r.given.verdict == PROVED for r in report.results) else ""
+    points = f"{report.points} point{'s' * (report.points != 1)}"
+    return (f"{total} line{'s' * (total != 1)}, each judged with the true gradients it uses ({how or 'sampled'} "
+            f"{'sampled ' if how else ''}at {points}{'' if how else ', not proved'}): {given}; in your own chain: "
+            f"{chain}")
 
 
 def to_plain(report: BackwardReport, precision: int | None = None) -> str:
@@ -90,13 +93,13 @@ def to_plain(report: BackwardReport, precision: int | None = None) -> str:
     out = []
     for result in report.results:
         out.append(_heading(result))
-        if result.given.verdict != AGREES:
+        if result.given.verdict not in (AGREES, PROVED):
             out.extend(f"  {text}" for text in _differences(result.given, precision))
             if result.given.slip is not None:
                 out.append(f"  likely slip: {result.given.slip.message}")
             elif result.given.verdict == WRONG:
                 out.append("  no usual slip explains the difference")
-        if result.given.verdict != AGREES or result.chain.verdict != AGREES:
+        if result.given.verdict not in (AGREES, PROVED) or result.chain.verdict != AGREES:
             out.append(f"  in your chain: {_chain(result)}")
     out.append(_summary(report))
     return "\n".join(out) + "\n"
@@ -114,7 +117,7 @@ def to_table(report: BackwardReport, precision: int | None = None) -> Renderable
     table.add_column("line", no_wrap=True)
     for header, ratio in (("gradient", 5), ("with true gradients", 3), ("in your chain", 3)):
         table.add_column(header, overflow="fold", ratio=ratio)
-    styles = {AGREES: "green", WRONG: "bold red", INCONCLUSIVE: "yellow"}
+    styles = {PROVED: "green", AGREES: "green", WRONG: "bold red", INCONCLUSIVE: "yellow"}
     notes: list[Any] = []
     for result in report.results:
         given = VERDICT_WORDS[result.given.verdict]
@@ -123,7 +126,7 @@ def to_table(report: BackwardReport, precision: int | None = None) -> Renderable
         table.add_row(str(result.line.line), f"{result.line.gradient} {result.line.operator} {result.line.rhs}",
                       Text(given, style=styles[result.given.verdict]),
                       Text(_chain(result), style=styles[result.chain.verdict]))
-        if result.given.verdict != AGREES:
+        if result.given.verdict not in (AGREES, PROVED):
             slip = result.given.slip
             said = [f"likely slip: {slip.message}"] if slip is not None else []
             notes.append(Text(f"line {result.line.line}: " + "; ".join(said + _differences(result.given, precision))))

@@ -25,7 +25,7 @@ from autodiff_cli.analysis.backward_claims import (
     is_backward_pass,
     read_backward,
 )
-from autodiff_cli.analysis.claims import AGREES, INCONCLUSIVE, WRONG
+from autodiff_cli.analysis.claims import AGREES, INCONCLUSIVE, PROVED, WRONG
 from autodiff_cli.errors import InputError, ParseError, Source
 from autodiff_cli.language.compiler import parse
 
@@ -424,3 +424,18 @@ def test_a_line_that_cannot_be_computed_in_the_chain_leaves_the_lines_after_it_u
     assert [r.chain.verdict for r in report.results] == [AGREES, WRONG, INCONCLUSIVE, INCONCLUSIVE]
     assert [r.chain.causes for r in report.results[2:]] == [[2], [3]]
     assert report.verdict == WRONG
+
+
+def test_a_scalar_programs_whole_gradient_line_is_proved_where_the_algebra_shows_it() -> None:
+    # y = tanh(x): dy/dx = 1 - tanh(x)**2 = 1 - y**2, which the simplifier shows; the same number
+    # written 4/(e^x + e^-x)**2 is equal at every point but not shown equal, so it only agrees.
+    program = "x = 0.5\ny = tanh(x)\nL = 3 * y\n"
+    report = judge(program, "dy = 3\ndx = (1 - y**2) * dy\n")
+    assert [r.given.verdict for r in report.results] == [PROVED, PROVED]
+    report = judge(program, "dy = 3\ndx = 4 / (exp(x) + exp(-x))**2 * dy\n")
+    assert [r.given.verdict for r in report.results] == [PROVED, AGREES]
+
+
+def test_a_gradient_given_in_parts_is_sampled_not_proved() -> None:
+    report = judge("x = 0.5\na = x * x\nb = exp(x)\nL = a + b\n", "dx = 2 * x\ndx += exp(x)\n")
+    assert [r.given.verdict for r in report.results] == [AGREES, AGREES]

@@ -32,7 +32,7 @@ def test_the_right_backward_pass_exits_0_and_says_every_line_agrees(runner) -> N
     lines = result.stdout.splitlines()
     assert len(lines) == 25
     assert all(line.split(": ")[-1].startswith("agrees") for line in lines[:-1])
-    assert lines[-1] == ("24 lines, each judged with the true gradients it uses at 8 points (sampled, not proved): "
+    assert lines[-1] == ("24 lines, each judged with the true gradients it uses (sampled at 8 points, not proved): "
                          "24 agree; in your own chain: 24 agree")
 
 
