@@ -169,15 +169,16 @@ def _check_claims(
 
         text = _read_claims_file(claims_file)
         name = "<stdin>" if names_stdin(claims_file) else claims_file
-        if is_backward_pass(text) and (tensors or not has_claim_heads(text)):
+        first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        latex = claims_file.endswith(".tex") or first_line.startswith("\\")
+        if not latex and is_backward_pass(text) and (tensors or not has_claim_heads(text)):
             if claim_texts or claim_latex:
                 raise click.UsageError("a backward pass (--claims FILE of gradient lines, dNAME = ...) is checked "
                                        "on its own: give --claim and --claim-latex in another run")
             _check_backward(ctx, program, values, Source(name, text), output, seed, output_format, precision,
                             no_color)
             return
-        first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        sources.append((Source(name, text), claims_file.endswith(".tex") or first_line.startswith("\\")))
+        sources.append((Source(name, text), latex))
     items = []
     try:
         for claim_source, latex in sources:

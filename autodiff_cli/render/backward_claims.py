@@ -151,7 +151,7 @@ def _verdict(verdict: LineVerdict) -> dict[str, Any]:
 def to_json(report: BackwardReport) -> str:
     """One JSON object: the overall verdict and, for each line, both readings."""
     document = {
-        "verdict": report.verdict, "output": report.output, "points": report.points, "proved": False,
+        "verdict": report.verdict, "output": report.output, "points": report.points,
         "lines": [{"where": r.line.where, "line": r.line.line, "gradient": r.line.gradient,
                    "variable": r.line.variable, "operator": r.line.operator, "expression": r.line.rhs,
                    "covers": r.covers, "true_inputs": _verdict(r.given), "your_chain": _verdict(r.chain)}
