@@ -287,9 +287,10 @@ def check_backward(program: Program, values: Mapping[str, Any], lines: Sequence[
     points = [_Point(first, output, True)]
     labels = _labels(first)  # class numbers: moved, they would be no classes at all
     for k in range(1, POINTS):
+        generator = np.random.default_rng([seed, k])  # one stream a point: each input moved its own way
         moved = {name: value if name in labels else
-                 value + np.random.default_rng([seed, k]).uniform(-0.5, 0.5, np.shape(value))
-                 * np.maximum(1.0, np.abs(value)) for name, value in base.items()}
+                 value + generator.uniform(-0.5, 0.5, np.shape(value)) * np.maximum(1.0, np.abs(value))
+                 for name, value in base.items()}
         try:
             points.append(_Point(run_forward(program, moved), output, False))
         except AutodiffError:
