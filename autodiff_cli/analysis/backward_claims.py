@@ -330,6 +330,8 @@ class _Judge:
             self.remaining[line.variable] = list(shares[0])
         remaining = self.remaining[line.variable]
         claimed = [self._evaluate(line, p, {g: p.truth(v) for g, v in _gradients(line)}) for p in self.points]
+        if line.accumulates and not remaining:  # every use already counted: this adds one twice
+            return self._extra(index, line, claimed, shares)
         shape_error = next((c for c in claimed if isinstance(c, ShapeError)), None)
         options = _subsets(remaining, whole_first=last)
         matched = None
@@ -353,6 +355,18 @@ class _Judge:
         self.remaining[line.variable] = [s for s in remaining if s not in covered]
         chain = self._chain(index, line, self._target(shares, covered, line))
         return LineResult(line, self._covers(line, covered, shares), verdict, chain)
+
+    def _extra(self, index: int, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[str, Any]]
+               ) -> LineResult:
+        """A '+=' line after the lines above have counted every use: it should add nothing."""
+        zeros = self._target(shares, (), line)
+        if self._agrees(claimed, zeros):
+            verdict = LineVerdict(AGREES, self._agree_reason())
+        else:
+            verdict = self._differ(claimed, zeros, line)
+            verdict.slip = Slip("extra contribution", f"an extra contribution: the lines above already count every "
+                                                      f"use of {line.variable}, so this one counts a use twice")
+        return LineResult(line, "nothing (every use is counted above)", verdict, self._chain(index, line, zeros))
 
     def _evaluate(self, line: GradientLine, point: _Point, gradients: Mapping[str, Any]) -> Any:
         """The line's value at ``point``, or the error that stops it (a ShapeError, undefined)."""

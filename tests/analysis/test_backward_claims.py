@@ -439,3 +439,11 @@ def test_a_scalar_programs_whole_gradient_line_is_proved_where_the_algebra_shows
 def test_a_gradient_given_in_parts_is_sampled_not_proved() -> None:
     report = judge("x = 0.5\na = x * x\nb = exp(x)\nL = a + b\n", "dx = 2 * x\ndx += exp(x)\n")
     assert [r.given.verdict for r in report.results] == [AGREES, AGREES]
+
+
+def test_a_contribution_added_after_every_use_is_counted_is_an_extra_one() -> None:
+    report = judge(THREE_USES, "dx = 2 * x + exp(x) + 3\ndx += exp(x)\n")
+    first, extra = report.results
+    assert first.given.verdict == AGREES
+    assert extra.given.verdict == WRONG and extra.given.slip.kind == "extra contribution"
+    assert extra.chain.verdict == WRONG  # the chain's dx is exp(x) too large
