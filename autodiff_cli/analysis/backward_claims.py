@@ -193,6 +193,7 @@ class LineVerdict:
     where: str = ""  # "at the given values", "at a random point near the given values"
     slip: Slip | None = None
     causes: list[int] = field(default_factory=list)  # in the chain: the file's lines whose error spills into this one
+    note: str = ""  # in the chain: a gradient used before a later line adds to it
 
 
 @dataclass
@@ -641,7 +642,17 @@ class _Judge:
         verdict = self._differ(values, targets, line)
         verdict.slip = None
         verdict.causes = causes
+        verdict.note = self._used_early(index, line)
         return verdict
+
+    def _used_early(self, index: int, line: GradientLine) -> str:
+        """Which gradients the line uses before a later '+=' line completes them, said as a note."""
+        notes = []
+        for gradient, _ in _gradients(line):
+            later = next((other for other in self.lines[index + 1:] if other.gradient == gradient), None)
+            if later is not None and gradient != line.gradient:
+                notes.append(f"{gradient} is used here before line {later.line} adds to it")
+        return "; ".join(notes)
 
 
 # --- helpers ---------------------------------------------------------------------------------------

@@ -51,6 +51,11 @@ def _differences(verdict: LineVerdict, precision: int | None) -> list[str]:
 
 
 def _chain(result: LineResult) -> str:
+    text = _chain_origin(result)
+    return f"{text} ({result.chain.note})" if result.chain.note else text
+
+
+def _chain_origin(result: LineResult) -> str:
     chain = result.chain
     word = VERDICT_WORDS[chain.verdict]
     if chain.verdict == AGREES:
@@ -145,7 +150,7 @@ def _verdict(verdict: LineVerdict) -> dict[str, Any]:
     return {"verdict": verdict.verdict, "reason": verdict.reason or None, "point": verdict.where or None,
             "first": _entry(verdict.first), "largest": _entry(verdict.largest),
             "slip": None if verdict.slip is None else {"kind": verdict.slip.kind, "message": verdict.slip.message},
-            "from_lines": verdict.causes}
+            "from_lines": verdict.causes, "note": verdict.note or None}
 
 
 def to_json(report: BackwardReport) -> str:

@@ -447,3 +447,15 @@ def test_a_contribution_added_after_every_use_is_counted_is_an_extra_one() -> No
     assert first.given.verdict == AGREES
     assert extra.given.verdict == WRONG and extra.given.slip.kind == "extra contribution"
     assert extra.chain.verdict == WRONG  # the chain's dx is exp(x) too large
+
+
+def test_a_gradient_used_before_its_second_contribution_is_said_in_the_chain() -> None:
+    # dx = 2x + exp(x) comes in two lines; dw uses dx between them.  With the true dx the dw line is
+    # right; in the person's chain it sees only 2x, and the chain says why.
+    program = "w = [0.5, -1.5]\nx = 2 * w\na = x * x\nb = exp(x)\nL = sum(a + b)\n"
+    lines = "da = a * 0 + 1\ndb = b * 0 + 1\ndx = 2 * x * da\ndw = 2 * dx\ndx += exp(x) * db\n"
+    report = judge(program, lines)
+    assert [r.given.verdict for r in report.results] == [AGREES] * 5
+    dw = report.results[3]
+    assert dw.chain.verdict == WRONG and dw.chain.causes == []
+    assert dw.chain.note == "dx is used here before line 5 adds to it"
