@@ -423,6 +423,8 @@ class _Judge:
             statements, targets, slip = default, self._target(shares, default, line), None
         if shape_error is not None and slip is None:
             raise _located(shape_error, line)
+        if slip is None or slip.kind == "shape":
+            _refuse_shape(line, claimed, targets)
         verdict = self._differ(claimed, targets, line)
         verdict.slip = slip or verdict.slip
         return statements, verdict
@@ -713,6 +715,21 @@ def _located(error: ShapeError, line: GradientLine) -> AutodiffError:
     column = _file_column(line, position.column)
     return UnjudgedLine(f"{line.gradient}: {error.message}", Position(line.line, column, position.width),
                         line.source, error.hint or f"a line of {line.gradient} has {line.variable}'s shape")
+
+
+def _refuse_shape(line: GradientLine, claimed: Sequence[Any], targets: Sequence[Any]) -> None:
+    """A line whose result has another shape than its variable, which no slip explains: an error at
+    its right-hand side (it cannot be compared entry by entry)."""
+    for value, target in zip(claimed, targets):
+        if isinstance(value, AutodiffError) or np.shape(value) == np.shape(target):
+            continue
+        source_line = line.source.line(line.line)
+        start = line.rhs_offset + len(source_line[line.rhs_offset:]) - len(source_line[line.rhs_offset:].lstrip())
+        raise UnjudgedLine(f"{line.gradient} = {line.rhs}: the line has shape {shape_text(np.shape(value))}, and "
+                           f"{line.gradient} has {line.variable}'s shape, {shape_text(np.shape(target))}",
+                           Position(line.line, start + 1, max(1, len(line.rhs))), line.source,
+                           f"a gradient has the shape of its variable: {line.variable} is "
+                           f"{shape_text(np.shape(target))}")
 
 
 def _file_column(line: GradientLine, column: int) -> int:

@@ -127,3 +127,14 @@ def test_a_latex_claims_file_with_a_definition_is_still_read_as_latex(runner, tm
     result = check(runner, str(DERIVATIONS.parent / "quadratic.ad"), "--claims", str(claims))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("df/dx = 3*t+y: proved\n")
+
+
+def test_a_line_of_another_shape_that_no_slip_explains_is_an_error_at_its_right_hand_side(runner, tmp_path) -> None:
+    # W2[0] is a row, [4]; dW2 has W2's shape, [4, 4], and no sum or transposition turns one into the other.
+    lines = tmp_path / "lines.txt"
+    lines.write_text("dlogprobs = -Y / 6\ndW2 = W2[0]\n")
+    result = check(runner, NINJA, "--claims", str(lines))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"{lines}:2:7: error: dW2 = W2[0]: the line has shape [4], and dW2 has W2's shape, "
+                             "[4, 4]\n 2 | dW2 = W2[0]\n   |       ^~~~~\n"
+                             "  hint: a gradient has the shape of its variable: W2 is [4, 4]\n")
