@@ -748,6 +748,11 @@ def _shape_slip(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip:
         how = f"sum(..., {written}{', keepdim' if keep else ''})" if len(axes) == 1 else f"a sum over axes {written}"
         return Slip("missing sum", f"a missing sum over the broadcast axis {written}: {said}; summed over it "
                                    f"({how}) the line agrees")
+    for axis in range(len(claimed_shape)):  # a reduction forgotten along an axis broadcasting did not add
+        if np.shape(np.sum(pairs[0][0], axis=axis)) == shape and \
+                all(np.all(_close(np.sum(c, axis=axis), t)) for c, t in pairs):
+            return Slip("missing sum", f"a missing sum over axis {axis}: {said}; summed over it (sum(..., {axis})) "
+                                       "the line agrees")
     if _broadcasts(claimed_shape, shape) and all(np.all(_close(np.broadcast_to(c, shape), t)) for c, t in pairs):
         return Slip("missing sum", f"{said}: right only by broadcasting, its values agree once stretched to "
                                    f"{shape_text(shape)} (a gradient has its variable's shape)")

@@ -459,3 +459,14 @@ def test_a_gradient_used_before_its_second_contribution_is_said_in_the_chain() -
     dw = report.results[3]
     assert dw.chain.verdict == WRONG and dw.chain.causes == []
     assert dw.chain.note == "dx is used here before line 5 adds to it"
+
+
+def test_a_sum_forgotten_along_an_inner_axis_is_named() -> None:
+    # dcounts_sum_inv is [6] (one number a row); counts * dprobs is [6, 4], and its row sums are it.
+    text = RIGHT.read_text().replace("dcounts_sum_inv = sum(counts * dprobs, 1)", "dcounts_sum_inv = counts * dprobs")
+    report = judge(NINJA, text)
+    wrong = [r for r in report.results if r.given.verdict != AGREES]
+    assert [(r.line.gradient, r.given.slip.kind) for r in wrong] == [("dcounts_sum_inv", "missing sum")]
+    assert "a missing sum over axis 1" in wrong[0].given.slip.message
+    v = forward(inputs())  # and the row sums of counts * (autograd's dprobs) are autograd's dcounts_sum_inv
+    np.testing.assert_allclose((v["counts"] * gradient("probs")).sum(1), gradient("counts_sum_inv"), rtol=1e-12)
