@@ -547,8 +547,8 @@ class _Judge:
         run = self.points[0].run
         op, first, second, param, _ = run.rows[consumer]
         entry = OPS.get(op)
-        if entry is None:  # a tensor op: its local derivative is not one formula
-            return []
+        if entry is None:  # a tensor op: its local derivative is not one formula, but it may be left out
+            return self._tensor_local_left_out(consumer, first, op, param)
         names = self.program.names_by_register()
         words = {"x": names.get(first, "u"), "y": names.get(second, "v"),
                  "c": f"{param:g}" if isinstance(param, (int, float)) else "c"}
@@ -579,6 +579,22 @@ class _Judge:
                     message = f"{what} written as {_spelled(spelled, words, written)} instead of {right}"
                 found.append((shares, message))
         return found
+
+    def _tensor_local_left_out(self, consumer: int, operand: int, op: str, param: Any) -> list[tuple[list[Any], str]]:
+        """A one-operand tensor op that keeps its operand's shape (log_softmax, softmax, a transpose
+        of a square matrix) with its local derivative left out: the upstream gradient passed through."""
+        tensor_op = TENSOR_OPS[op]
+        runs = [point.run for point in self.points]
+        if tensor_op.arity != 1 or any(np.shape(r.values[consumer]) != np.shape(r.values[operand]) for r in runs):
+            return []
+        shares = [np.zeros_like(r.values[operand]) if p.adjoints.get(consumer) is None else p.adjoints[consumer]
+                  for r, p in zip(runs, self.points)]
+        name = self.program.names_by_register().get(operand, "u")
+        written = tensor_op.written_param if param is not None and tensor_op.written_param else tensor_op.written
+        written = written.format(x=name, axis=param, index=param)
+        statement = self._statement(self.points[0].statements[consumer])
+        return [(shares, f"the local derivative of {written}, {statement}, is left out: the line passes the "
+                         "upstream gradient through unchanged")]
 
     def _transposed_product(self, line: GradientLine, targets: list[Any]) -> Slip | None:
         """A product ``a @ b`` of the line written with an operand transposed (or not transposed):

@@ -470,3 +470,12 @@ def test_a_sum_forgotten_along_an_inner_axis_is_named() -> None:
     assert "a missing sum over axis 1" in wrong[0].given.slip.message
     v = forward(inputs())  # and the row sums of counts * (autograd's dprobs) are autograd's dcounts_sum_inv
     np.testing.assert_allclose((v["counts"] * gradient("probs")).sum(1), gradient("counts_sum_inv"), rtol=1e-12)
+
+
+def test_log_softmaxs_local_derivative_left_out_is_named() -> None:
+    # dz = dlogp passes the gradient through log_softmax as if its derivative were 1.
+    report = judge(MLP, MLP_LINES.replace(
+        "dz = dlogp - softmax(z) * transpose(transpose(z * 0 + 1) * sum(dlogp, 1))", "dz = dlogp"))
+    wrong = [r for r in report.results if r.given.verdict != AGREES]
+    assert [(r.line.gradient, r.given.slip.kind) for r in wrong] == [("dz", "local derivative")]
+    assert wrong[0].given.slip.message.startswith("the local derivative of log_softmax(z), at line 10 ")
