@@ -593,8 +593,9 @@ class _Judge:
         written = tensor_op.written_param if param is not None and tensor_op.written_param else tensor_op.written
         written = written.format(x=name, axis=param, index=param)
         statement = self._statement(self.points[0].statements[consumer])
-        return [(shares, f"the local derivative of {written}, {statement}, is left out: the line passes the "
-                         "upstream gradient through unchanged")]
+        message = (f"the local derivative of {written}, {statement}, is left out: the line passes the upstream "
+                   "gradient through unchanged")
+        return [(shares, message)]
 
     def _transposed_product(self, line: GradientLine, targets: list[Any]) -> Slip | None:
         """A product ``a @ b`` of the line written with an operand transposed (or not transposed):
