@@ -350,7 +350,7 @@ class _Judge:
             covered = remaining
             missing = [s for s in remaining if s not in matched]
             verdict = self._differ(claimed, self._target(shares, covered, line), line)
-            verdict.slip = self._missing(line, missing, shares)
+            verdict.slip = self._missing(line, missing)
         else:
             covered, verdict = self._wrong(line, claimed, shares, remaining, options, last, shape_error)
         self.remaining[line.variable] = [s for s in remaining if s not in covered]
@@ -460,7 +460,7 @@ class _Judge:
                                _entry_at(line.gradient, value, target, worst), where)
         return LineVerdict(INCONCLUSIVE, "no point tried gives a finite gradient to compare with")
 
-    def _missing(self, line: GradientLine, missing: Sequence[str], shares: Sequence[Mapping[str, Any]]) -> Slip:
+    def _missing(self, line: GradientLine, missing: Sequence[str]) -> Slip:
         described = " and ".join(self._statement(s) for s in missing)
         return Slip("missing contribution",
                     f"a missing contribution: {line.variable} is also used {described}, and no line adds "
