@@ -138,3 +138,12 @@ def test_a_line_of_another_shape_that_no_slip_explains_is_an_error_at_its_right_
     assert result.stderr == (f"{lines}:2:7: error: dW2 = W2[0]: the line has shape [4], and dW2 has W2's shape, "
                              "[4, 4]\n 2 | dW2 = W2[0]\n   |       ^~~~~\n"
                              "  hint: a gradient has the shape of its variable: W2 is [4, 4]\n")
+
+
+def test_a_backward_pass_of_a_tensor_output_is_a_usage_error(runner, tmp_path) -> None:
+    lines = tmp_path / "lines.txt"
+    lines.write_text("dx = x * 0 + 2\n")
+    result = check(runner, "-e", "x = [1, 2]\ny = x * 2", "--claims", str(lines))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("<expr>:2:1: error: 'y' has shape [2]: a backward pass starts from a number")
+    assert "hint: name the loss with --output, or end the program with sum(y) or mean(y)" in result.stderr
