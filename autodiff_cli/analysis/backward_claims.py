@@ -55,7 +55,7 @@ from .claims import (
 from .tensor_check import _labels
 
 __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "UnjudgedLine", "check_backward",
-           "has_claim_heads", "is_backward_pass", "read_backward"]
+           "read_backward"]
 
 POINTS = 8  # the given values and this many less one random points around them
 # Two arrays agree entry by entry when |a - b| <= ABSOLUTE * scale + RELATIVE * max(|a|, |b|), with
@@ -66,8 +66,6 @@ MAX_PROVED_PROGRAM = 2_000  # a scalar program larger than this many operations:
 MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole or one use at a time
 
 _HEAD = re.compile(r"\s*d([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*d([A-Za-z_][A-Za-z0-9_]*))?\s*(\+=|=)")
-_CLAIM_HEAD = re.compile(r"\s*d[^=]*/")
-_GRADIENT_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\+?=(?!=)", re.MULTILINE)
 
 
 # --- reading --------------------------------------------------------------------------------------
@@ -93,18 +91,6 @@ class GradientLine:
     @property
     def operator(self) -> str:
         return "+=" if self.accumulates else "="
-
-
-def is_backward_pass(text: str) -> bool:
-    """Whether a claims file is a backward pass: some line is ``name = ...`` or ``name += ...``
-    rather than ``dOUT/dNAME = ...`` (comments left out)."""
-    content = "\n".join(line.split("#", 1)[0] for line in text.split("\n"))
-    return _GRADIENT_LINE.search(content) is not None
-
-
-def has_claim_heads(text: str) -> bool:
-    """Whether some line of a claims file is a claim, ``dOUT/dNAME = ...``."""
-    return any(_CLAIM_HEAD.match(line.split("#", 1)[0]) for line in text.split("\n"))
 
 
 def read_backward(source: Source, program: Program, output: str) -> list[GradientLine]:

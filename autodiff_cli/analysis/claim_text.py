@@ -27,7 +27,8 @@ from ..engine.registry import function_written_as, latex_commands
 from ..errors import AutodiffError, InputError, ParseError, Position, Source, variables_hint
 from ..language.program import INPUT, Program
 
-__all__ = ["RESULT_PREFIX", "ClaimLine", "parse_right_hand_side", "read_claims"]
+__all__ = ["RESULT_PREFIX", "ClaimLine", "has_claim_heads", "is_backward_pass", "parse_right_hand_side",
+           "read_claims"]
 
 _RESULT_NAME = "__claim__"
 _RESULT = f"{_RESULT_NAME} = 0 + "  # "0 + ": a number alone would declare an input
@@ -103,6 +104,22 @@ def _plain(text: str) -> _Text:
     for i, char in enumerate(text):
         out.add(char, i + 1)
     return out
+
+
+_CLAIM_HEAD = re.compile(r"\s*d[^=]*/")
+_GRADIENT_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\+?=(?!=)", re.MULTILINE)
+
+
+def is_backward_pass(text: str) -> bool:
+    """Whether a claims file is a backward pass (``analysis.backward_claims``): some line is
+    ``name = ...`` or ``name += ...`` rather than ``dOUT/dNAME = ...`` (comments left out)."""
+    content = "\n".join(line.split("#", 1)[0] for line in text.split("\n"))
+    return _GRADIENT_LINE.search(content) is not None
+
+
+def has_claim_heads(text: str) -> bool:
+    """Whether some line of a claims file is a claim, ``dOUT/dNAME = ...``."""
+    return any(_CLAIM_HEAD.match(line.split("#", 1)[0]) for line in text.split("\n"))
 
 
 def read_claims(source: Source, variables: set[str], *, latex: bool = False, first_line: int = 1,

@@ -165,7 +165,7 @@ def _check_claims(
     for number, text in enumerate(claim_latex, start=1):
         sources.append((Source("<claim-latex>" if len(claim_latex) == 1 else f"<claim-latex {number}>", text), True))
     if claims_file is not None:
-        from ..analysis.backward_claims import has_claim_heads, is_backward_pass
+        from ..analysis.claim_text import has_claim_heads, is_backward_pass
 
         text = _read_claims_file(claims_file)
         name = "<stdin>" if names_stdin(claims_file) else claims_file

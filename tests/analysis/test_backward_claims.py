@@ -18,13 +18,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.backward_claims import (
-    UnjudgedLine,
-    check_backward,
-    has_claim_heads,
-    is_backward_pass,
-    read_backward,
-)
+from autodiff_cli.analysis.backward_claims import UnjudgedLine, check_backward, read_backward
+from autodiff_cli.analysis.claim_text import has_claim_heads, is_backward_pass
 from autodiff_cli.analysis.claims import AGREES, INCONCLUSIVE, PROVED, WRONG
 from autodiff_cli.errors import InputError, ParseError, Source
 from autodiff_cli.language.compiler import parse
