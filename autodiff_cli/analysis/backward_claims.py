@@ -20,7 +20,8 @@ statements, with the true gradient of each statement), and the lines together al
 A wrong line gets the first entry that differs, the largest error and, where one explains it
 at every point, the slip named: a missing sum over a broadcast axis, a missing contribution,
 a transposed result or product, a sign, a factor (n against n - 1, 1/n), a wrong local
-derivative.  Lines of a tensor program are judged by their values, never proved symbolically.
+derivative (``backward_claim_slips`` finds them).  Lines of a tensor program are judged by their
+values, never proved symbolically.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,14 +38,26 @@ from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
 from ..errors import AutodiffError, InputError, ParseError, Position, ShapeError, Source, variables_hint
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
-from ..language.program import CONST, INPUT, Instruction, Program, Variable
+from ..language.program import Program
 from ..language.shapes import shape_text
+from .backward_claim_slips import (
+    OPERATOR_SLIPS,
+    broadcasts,
+    constant_ratio,
+    entries_close,
+    evaluate_formula,
+    operand_text,
+    shape_slip,
+    sign_slip,
+    transposed_slip,
+    with_names,
+    with_product,
+)
 from .claim_text import RESULT_PREFIX, parse_right_hand_side
 from .claims import (
     AGREES,
     INCONCLUSIVE,
     PROVED,
-    SIGN_SLIP,
     WRONG,
     WRONG_RULES,
     Slip,
@@ -58,10 +71,6 @@ __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "Unjud
            "read_backward"]
 
 POINTS = 8  # the given values and this many less one random points around them
-# Two arrays agree entry by entry when |a - b| <= ABSOLUTE * scale + RELATIVE * max(|a|, |b|), with
-# scale the largest entry of the true gradient (at least 1): rounding written two ways.
-RELATIVE = 1e-8
-ABSOLUTE = 1e-10
 MAX_PROVED_PROGRAM = 2_000  # a scalar program larger than this many operations: lines sampled, not proved
 MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole or one use at a time
 
@@ -366,7 +375,7 @@ class _Judge:
         except AutodiffError as error:
             return error
         shape = np.shape(point.value(line.variable))
-        if line.accumulates and np.shape(value) != shape and _broadcasts(np.shape(value), shape):
+        if line.accumulates and np.shape(value) != shape and broadcasts(np.shape(value), shape):
             return np.broadcast_to(value, shape)  # '+=' stretches what it adds, as in NumPy and PyTorch
         return value
 
@@ -387,7 +396,7 @@ class _Judge:
                 continue
             if isinstance(value, AutodiffError) or np.shape(value) != np.shape(target):
                 return False
-            if not np.all(_close(value, target)):
+            if not np.all(entries_close(value, target)):
                 return False
             compared += 1
         return compared > 0
@@ -436,7 +445,7 @@ class _Judge:
                                    slip=Slip("shape", f"the line has shape {shape_text(np.shape(value))}, and "
                                                       f"{line.gradient} has {line.variable}'s shape, "
                                                       f"{shape_text(np.shape(target))}"))
-            close = _close(value, target)
+            close = entries_close(value, target)
             if np.all(close):
                 continue
             gap = np.where(close, 0.0, np.abs(value - target))
@@ -475,15 +484,15 @@ class _Judge:
         if any(isinstance(c, AutodiffError) for c, _ in pairs):
             return None
         if any(np.shape(c) != np.shape(t) for c, t in pairs):
-            return _shape_slip(line, pairs)
-        for finder in (_transposed, _sign, self._factor):
+            return shape_slip(line, pairs)
+        for finder in (transposed_slip, sign_slip, self._factor):
             slip = finder(line, pairs)
             if slip is not None:
                 return slip
         return self._local(line, claimed, targets, shares, statements) or self._transposed_product(line, targets)
 
     def _factor(self, line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
-        ratio = _ratio(pairs)
+        ratio = constant_ratio(pairs)
         if ratio is None:
             return None
         for n in self.sizes:
@@ -540,8 +549,8 @@ class _Judge:
                  "c": f"{param:g}" if isinstance(param, (int, float)) else "c"}
         statement = self._statement(self.points[0].statements[consumer])
         written = entry.written.format(**words)
-        right = _spelled(entry.rule[slot], words, written)
-        rules = [*WRONG_RULES.get((op, slot), ()), *_OPERATOR_SLIPS.get((op, slot), ()), ("1", "1")]
+        right = with_names(entry.rule[slot], words, written)
+        rules = [*WRONG_RULES.get((op, slot), ()), *OPERATOR_SLIPS.get((op, slot), ()), ("1", "1")]
         found = []
         for formula, spelled in rules:
             shares = []
@@ -549,7 +558,7 @@ class _Judge:
                 r = point.run
                 given = {"x": r.values[first], "out": r.values[consumer],
                          "y": r.values[second] if second >= 0 else 0.0, "c": param if param is not None else 0.0}
-                local = _evaluate_formula(formula, given)
+                local = evaluate_formula(formula, given)
                 g = point.adjoints.get(consumer)
                 if local is None:
                     break
@@ -562,7 +571,7 @@ class _Judge:
                     message = f"{what} is left out: the line passes the upstream gradient through unchanged, " \
                               f"where it is {right}"
                 else:
-                    message = f"{what} written as {_spelled(spelled, words, written)} instead of {right}"
+                    message = f"{what} written as {with_names(spelled, words, written)} instead of {right}"
                 found.append((shares, message))
         return found
 
@@ -600,9 +609,9 @@ class _Judge:
                 for point in self.points:
                     inputs = {v.name: point.truth(_variable_of(line, v.name)) if _is_gradient(line, v.name)
                               else point.value(v.name) for v in expression.inputs}
-                    candidate.append(_with_product(expression, register, inputs, change))
+                    candidate.append(with_product(expression, register, inputs, change))
                 if self._agrees(candidate, targets):
-                    names = [_operand_text(expression, r) for r in (a, b)]
+                    names = [operand_text(expression, r) for r in (a, b)]
                     position = self._column(line, expression.source.position(instruction.position).column)
                     return Slip("transposed product",
                                 f"a transposed product: {names[0]} @ {names[1]} (column {position}) should be "
@@ -692,12 +701,6 @@ def _subsets(statements: Sequence[str], whole_first: bool) -> list[tuple[str, ..
     return found or [()]
 
 
-def _close(a: Any, b: Any) -> Any:
-    scale = max(1.0, float(np.max(np.abs(b)))) if np.size(b) else 1.0
-    with np.errstate(all="ignore"):
-        return np.isfinite(a) & (np.abs(a - b) <= ABSOLUTE * scale + RELATIVE * np.maximum(np.abs(a), np.abs(b)))
-
-
 def _entry(name: str, index: tuple[int, ...]) -> str:
     return f"{name}[{', '.join(map(str, index))}]" if index else name
 
@@ -740,163 +743,3 @@ def _file_column(line: GradientLine, column: int) -> int:
     return line.rhs_offset + max(1, column - len(RESULT_PREFIX))
 
 
-def _shape_slip(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip:
-    claimed_shape, shape = np.shape(pairs[0][0]), np.shape(pairs[0][1])
-    said = f"the line has shape {shape_text(claimed_shape)}, and {line.gradient} has {line.variable}'s shape " \
-           f"{shape_text(shape)}"
-    axes = _summed_axes(claimed_shape, shape)
-    if axes is not None and all(np.all(_close(unbroadcast(np, c, shape, 0), t)) for c, t in pairs):
-        keep = len(claimed_shape) == len(shape)
-        written = ", ".join(map(str, axes))
-        how = f"sum(..., {written}{', keepdim' if keep else ''})" if len(axes) == 1 else f"a sum over axes {written}"
-        return Slip("missing sum", f"a missing sum over the broadcast axis {written}: {said}; summed over it "
-                                   f"({how}) the line agrees")
-    for axis in range(len(claimed_shape)):  # a reduction forgotten along an axis broadcasting did not add
-        if np.shape(np.sum(pairs[0][0], axis=axis)) == shape and \
-                all(np.all(_close(np.sum(c, axis=axis), t)) for c, t in pairs):
-            return Slip("missing sum", f"a missing sum over axis {axis}: {said}; summed over it (sum(..., {axis})) "
-                                       "the line agrees")
-    if _broadcasts(claimed_shape, shape) and all(np.all(_close(np.broadcast_to(c, shape), t)) for c, t in pairs):
-        return Slip("missing sum", f"{said}: right only by broadcasting, its values agree once stretched to "
-                                   f"{shape_text(shape)} (a gradient has its variable's shape)")
-    if len(shape) == 2 and claimed_shape == shape[::-1] and all(np.all(_close(c.T, t)) for c, t in pairs):
-        return Slip("transposed", f"the line is transposed: {said}")
-    if axes is not None:
-        return Slip("missing sum", f"{said}: a sum over axis {', '.join(map(str, axes))} would give the shape, "
-                                   "but its values would still differ")
-    return Slip("shape", said)
-
-
-def _summed_axes(claimed: tuple[int, ...], shape: tuple[int, ...]) -> list[int] | None:
-    """The axes of ``claimed`` a sum over which gives ``shape`` as broadcasting undoes it, or None."""
-    extra = len(claimed) - len(shape)
-    if extra < 0:
-        return None
-    axes = list(range(extra))
-    for i, size in enumerate(shape):
-        if claimed[extra + i] == size:
-            continue
-        if size != 1:
-            return None
-        axes.append(extra + i)
-    return axes or None
-
-
-def _broadcasts(claimed: tuple[int, ...], shape: tuple[int, ...]) -> bool:
-    try:
-        return np.broadcast_shapes(claimed, shape) == tuple(shape)
-    except ValueError:
-        return False
-
-
-def _transposed(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
-    if all(np.ndim(t) == 2 and np.shape(t)[0] == np.shape(t)[1] and np.all(_close(c, t.T)) and
-           not np.all(_close(t, t.T)) for c, t in pairs):
-        return Slip("transposed", f"the line is transposed: it is the transpose of {line.gradient} (a square "
-                                  "matrix, so the shapes agree)")
-    return None
-
-
-def _sign(line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
-    if all(np.all(_close(c, -t)) for c, t in pairs) and any(np.any(t != 0) for _, t in pairs):
-        return Slip(SIGN_SLIP, f"the sign is flipped: the line is -{line.gradient}")
-    return None
-
-
-def _ratio(pairs: Sequence[tuple[Any, Any]]) -> float | None:
-    ratios = []
-    with np.errstate(all="ignore"):
-        for claimed, truth in pairs:
-            usable = np.abs(truth) > 1e-9 * max(1.0, float(np.max(np.abs(truth))))
-            ratios.extend((claimed[usable] / truth[usable]).ravel().tolist())
-    if len(ratios) < 2:
-        return None
-    ratio = float(np.median(ratios))
-    if not np.all(np.abs(np.array(ratios) - ratio) <= 1e-8 * abs(ratio)) or abs(ratio - 1.0) < 1e-9 or ratio == 0:
-        return None
-    return ratio
-
-
-def _with_product(expression: Program, register: int, inputs: Mapping[str, Any], change: Any) -> Any:
-    """The expression's value with the product at ``register`` replaced by ``change(a, b)`` of its
-    operands (an error where that cannot be computed)."""
-    a, b = expression.instructions[register].args
-    try:
-        before = run_forward(_cut(expression, register), inputs)
-        x, y = before.values[a], before.values[b]
-        if np.ndim(x) != 2 or np.ndim(y) != 2:
-            raise ValueError("a product of a vector has no transposed form")
-        product = change(x, y)
-        changed = _replaced(expression, register)
-        return np.asarray(run_forward(changed, {**inputs, _PRODUCT: product}).value(expression.result), dtype=float)
-    except (AutodiffError, ValueError) as error:
-        return error if isinstance(error, AutodiffError) else ShapeError(str(error))
-
-
-_PRODUCT = "__product__"
-
-
-def _cut(expression: Program, register: int) -> Program:
-    """The expression's instructions before ``register``."""
-    kept = {name: v for name, v in expression.variables.items() if v.register < register}
-    result = max(kept.values(), key=lambda v: v.register).name
-    return replace(expression, instructions=list(expression.instructions)[:register], variables=kept, result=result)
-
-
-def _replaced(expression: Program, register: int) -> Program:
-    """The expression with the instruction at ``register`` made an input named ``_PRODUCT``."""
-    instructions = list(expression.instructions)
-    position = instructions[register].position
-    instructions[register] = Instruction(INPUT, (), _PRODUCT, position)
-    variables = dict(expression.variables)
-    variables[_PRODUCT] = Variable(_PRODUCT, INPUT, Position(1, 1), register)
-    return replace(expression, instructions=instructions, variables=variables)
-
-
-def _operand_text(expression: Program, register: int, depth: int = 0) -> str:
-    """An operand of the line as written: a name, a number, or a one-operand op of one (transpose(h))."""
-    for variable in expression.variables.values():
-        if variable.register == register and variable.kind == INPUT:
-            return variable.name
-    instruction = expression.instructions[register]
-    if instruction.op == CONST:
-        return f"{instruction.param:g}"
-    tensor_op = TENSOR_OPS.get(instruction.op)
-    if tensor_op is not None and tensor_op.arity == 1 and instruction.param is None and depth < 3:
-        return tensor_op.written.format(x=_operand_text(expression, instruction.args[0], depth + 1))
-    return "(...)"
-
-
-def _spelled(formula: str, words: Mapping[str, str], written: str) -> str:
-    """A local derivative's formula in x, y, c and out, with the operands' names put in."""
-    def word(found: re.Match[str]) -> str:
-        name = found.group()
-        if name == "out":
-            return written
-        return words.get(name, name)
-
-    return re.sub(r"\b(?:x|y|c|out)\b", word, formula)
-
-
-def _evaluate_formula(formula: str, given: Mapping[str, Any]) -> Any:
-    """A local derivative's formula (in x, y, c, out) at the given arrays, or None where undefined."""
-    from ..language.compiler import parse
-
-    program = _FORMULAS.get(formula)
-    if program is None:
-        program = _FORMULAS[formula] = parse(f"{RESULT_PREFIX}{formula}", "<formula>")
-    try:
-        run = run_forward(program, {v.name: np.asarray(given[v.name], dtype=float) for v in program.inputs})
-    except AutodiffError:
-        return None
-    return run.value(program.result)
-
-
-_FORMULAS: dict[str, Program] = {}
-
-# Slips of the operators' local derivatives, beside check --claim's table (claims.WRONG_RULES):
-# a product's own operand in place of the other.
-_OPERATOR_SLIPS: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
-    ("*", 0): (("x", "x (its own operand, not the other one)"),),
-    ("*", 1): (("y", "y (its own operand, not the other one)"),),
-}
