@@ -27,10 +27,12 @@ from ..engine.registry import function_written_as, latex_commands
 from ..errors import AutodiffError, InputError, ParseError, Position, Source, variables_hint
 from ..language.program import INPUT, Program
 
-__all__ = ["ClaimLine", "read_claims"]
+__all__ = ["RESULT_PREFIX", "ClaimLine", "has_claim_heads", "is_backward_pass", "parse_right_hand_side",
+           "read_claims"]
 
 _RESULT_NAME = "__claim__"
 _RESULT = f"{_RESULT_NAME} = 0 + "  # "0 + ": a number alone would declare an input
+RESULT_PREFIX = _RESULT  # what a right-hand side is parsed after: its columns are this much further on
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SUPERSCRIPTS = {"²": 2, "³": 3, "⁴": 4}
 
@@ -104,6 +106,22 @@ def _plain(text: str) -> _Text:
     return out
 
 
+_CLAIM_HEAD = re.compile(r"\s*d[^=]*/")
+_GRADIENT_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\+?=(?!=)", re.MULTILINE)
+
+
+def is_backward_pass(text: str) -> bool:
+    """Whether a claims file is a backward pass (``analysis.backward_claims``): some line is
+    ``name = ...`` or ``name += ...`` rather than ``dOUT/dNAME = ...`` (comments left out)."""
+    content = "\n".join(line.split("#", 1)[0] for line in text.split("\n"))
+    return _GRADIENT_LINE.search(content) is not None
+
+
+def has_claim_heads(text: str) -> bool:
+    """Whether some line of a claims file is a claim, ``dOUT/dNAME = ...``."""
+    return any(_CLAIM_HEAD.match(line.split("#", 1)[0]) for line in text.split("\n"))
+
+
 def read_claims(source: Source, variables: set[str], *, latex: bool = False, first_line: int = 1,
                 tensors: bool = False) -> list[ClaimLine]:
     """Every claim and definition of ``source`` (one a line), checked against the program's
@@ -169,6 +187,12 @@ def _read_line(source: Source, number: int, original: str, text: _Text, variable
     output, wrt = _read_head(source, number, text, lhs, variables)
     return ClaimLine(original.strip(), rhs.strip(), expression, where, number, output=output, wrt=wrt,
                      source=source, head_at=head_at, rhs_at=rhs_at)
+
+
+def parse_right_hand_side(source: Source, number: int, line: str, offset: int, known: set[str]) -> Program:
+    """``line[offset:]`` (line ``number`` of ``source``) as an expression over the names ``known``,
+    tensors allowed; a ParseError or InputError at its place in the line."""
+    return _parse_rhs(source, number, _plain(line), offset, line[offset:], known, tensors=True)
 
 
 def _span(number: int, text: _Text, start: int, end: int) -> Position:

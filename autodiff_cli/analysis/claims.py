@@ -51,10 +51,12 @@ __all__ = [
     "Slip",
     "UnjudgedClaim",
     "check_claims",
+    "proves_gradient_line",
     "read_claims",
 ]
 
 PROVED, WRONG, AGREES, INCONCLUSIVE = "proved", "wrong", "agrees", "inconclusive"
+SIGN_SLIP = "sign"  # the kind of a slip that flips a sign (a word here, not the op)
 # Two values agree when |claim - derivative| <= ABSOLUTE + RELATIVE * max(|claim|, |derivative|).
 RELATIVE = 1e-8
 ABSOLUTE = 1e-12
@@ -290,6 +292,32 @@ def _needed(graph: Expressions, root: int) -> list[int]:
                 seen.add(operand)
                 stack.append(operand)
     return sorted(seen)
+
+
+def proves_gradient_line(program: Program, output: str, variable: str, line: Program,
+                         gradients: Mapping[str, str]) -> bool:
+    """Whether ``line``, an expression over the program's variables and the gradient names of
+    ``gradients`` (``dNAME`` -> ``NAME``, each standing for the true d``output``/d``NAME``),
+    simplifies to d``output``/d``variable``: a line of a backward pass proved, as a claim is.
+    False where it is not shown (not equal, too large, or a name the derivative cannot take)."""
+    graph = Expressions(MAX_NODES)
+    try:
+        plain = _read(program, graph, set())
+        inputs = {v.name: plain[v.register] for v in program.inputs}
+        wanted = list(dict.fromkeys([variable, *gradients.values()]))
+        result = differentiate(program, wrt=wanted, order=1, output=output)
+        nodes = {d.wrt[0]: _read_expression(result.program, graph, inputs, d.name) for d in result.derivatives}
+        known = {name: plain[v.register] for name, v in program.variables.items()}
+        known.update({gradient: nodes[name] for gradient, name in gradients.items()})
+        claim = _read_expression(line, graph, known, None)
+        truth = nodes[variable]
+        if graph.value(graph.sub(claim, truth)) == 0.0:
+            return True
+        if len(_needed(graph, claim)) + len(_needed(graph, truth)) > MAX_EXPANDED_NODES:
+            return False
+        return equal_forms(graph, claim, truth)
+    except (GraphTooLarge, InputError, ProgramError, KeyError):
+        return False
 
 
 # --- checking ---------------------------------------------------------------------------------

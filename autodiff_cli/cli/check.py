@@ -54,7 +54,7 @@ Exit status:
 @click.option("--claim", "claim_texts", multiple=True, metavar="CLAIM",
               help="Your derivative, 'dL/dw = 2*x' (repeatable).")
 @click.option("--claims", "claims_file", metavar="FILE", shell_complete=complete_file_name,
-              help="A file of claims, one a line ('-': stdin).")
+              help="A file of claims, or a backward pass (dW = ...), one a line ('-': stdin).")
 @click.option("--claim-latex", "claim_latex", multiple=True, metavar="LATEX",
               help="A claim in LaTeX (as diff --format latex).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
@@ -77,7 +77,8 @@ def check_command(
     test), fails where it is refuted or at a kink (relu at 0), and is
     inconclusive where the difference cannot decide.  A claim is proved,
     WRONG (where, and the likely slip), agrees at every point tried, or
-    inconclusive.
+    inconclusive.  A --claims file of gradient lines (dprobs = dlogprobs /
+    probs, dcounts += ...) is a backward pass, judged line by line.
 
     \b
     Examples:
@@ -96,7 +97,7 @@ def check_command(
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     if claim_texts or claims_file is not None or claim_latex:
         _check_claims(ctx, source, expr, file, assignments, values_file, claim_texts, claims_file, claim_latex,
-                      seed, output_format, precision, no_color)
+                      seed, output_format, precision, no_color, output)
         return
     if output_format == "csv":
         raise click.UsageError("--format csv is for claims (--claim, --claims, --claim-latex); "
@@ -144,9 +145,10 @@ class ClaimError(ReportedError):
 def _check_claims(
     ctx: click.Context, source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, claim_texts: tuple[str, ...], claims_file: str | None, claim_latex: tuple[str, ...],
-    seed: int, output_format: str | None, precision: int | None, no_color: bool,
+    seed: int, output_format: str | None, precision: int | None, no_color: bool, output: str | None = None,
 ) -> None:
-    """``check --claim``: each claim's verdict against the symbolic derivative (``analysis.claims``)."""
+    """``check --claim``: each claim's verdict against the symbolic derivative (``analysis.claims``);
+    a claims file of gradient lines is a backward pass, checked line by line (``_check_backward``)."""
     from ..analysis import claims as cl
     from ..errors import AutodiffError, Source
     from ..language.program import runs_as_tensors
@@ -163,10 +165,20 @@ def _check_claims(
     for number, text in enumerate(claim_latex, start=1):
         sources.append((Source("<claim-latex>" if len(claim_latex) == 1 else f"<claim-latex {number}>", text), True))
     if claims_file is not None:
+        from ..analysis.claim_text import has_claim_heads, is_backward_pass
+
         text = _read_claims_file(claims_file)
         name = "<stdin>" if names_stdin(claims_file) else claims_file
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        sources.append((Source(name, text), claims_file.endswith(".tex") or first_line.startswith("\\")))
+        latex = claims_file.endswith(".tex") or first_line.startswith("\\")
+        if not latex and is_backward_pass(text) and (tensors or not has_claim_heads(text)):
+            if claim_texts or claim_latex:
+                raise click.UsageError("a backward pass (--claims FILE of gradient lines, dNAME = ...) is checked "
+                                       "on its own: give --claim and --claim-latex in another run")
+            _check_backward(ctx, program, values, Source(name, text), output, seed, output_format, precision,
+                            no_color)
+            return
+        sources.append((Source(name, text), latex))
     items = []
     try:
         for claim_source, latex in sources:
@@ -200,6 +212,43 @@ def _check_claims(
     if report.verdict == cl.WRONG:
         ctx.exit(1)
     if report.verdict == cl.INCONCLUSIVE:
+        ctx.exit(INCONCLUSIVE_EXIT)
+
+
+def _check_backward(ctx: click.Context, program: object, values: dict, source: object, output: str | None, seed: int,
+                    output_format: str | None, precision: int | None, no_color: bool) -> None:
+    """``check --claims FILE`` of gradient lines: each line's verdict with the true gradients it
+    uses and in the person's own chain (``analysis.backward_claims``)."""
+    from ..analysis import backward_claims as bc
+    from ..analysis.claims import INCONCLUSIVE, WRONG, UnjudgedClaim
+    from ..errors import AutodiffError
+    from ..language.program import output_name
+    from ..render import backward_claims as render
+
+    loss = output_name(program, output)  # type: ignore[arg-type]
+    try:
+        lines = bc.read_backward(source, program, loss)  # type: ignore[arg-type]
+    except AutodiffError as error:
+        raise ClaimError(error) from None
+    with Progress("checking the backward pass") as progress:
+        progress(0, 1)
+        try:
+            report = bc.check_backward(program, values, lines, loss, seed=seed)  # type: ignore[arg-type]
+        except UnjudgedClaim as error:  # an error in the program itself is reported as one (exit 1)
+            raise ClaimError(error) from None
+    keep_until_exit(program)
+    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
+    if output_format == "json":
+        emit(render.to_json(report))
+    elif output_format == "csv":
+        emit(render.to_csv(report, precision))
+    elif output_format == "plain":
+        emit(render.to_plain(report, precision))
+    else:
+        print_rich(render.to_table(report, precision), no_color)
+    if report.verdict == WRONG:
+        ctx.exit(1)
+    if report.verdict == INCONCLUSIVE:
         ctx.exit(INCONCLUSIVE_EXIT)
 
 
