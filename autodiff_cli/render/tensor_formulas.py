@@ -213,6 +213,7 @@ class _Latex(_Syntax):
         power and a prefix (``\\sum{axis} {x}``) as a product, each around an atom; a call
         (``\\operatorname{softmax}\\left({x}\\right)``) is an atom of its own."""
         form = form.replace("{axis}", "" if term.param is None else f"_{{\\text{{axis }} {term.param}}}")
+        form = form.replace("{param}", str(term.param))  # an op's own constant (scatter's size)
         if form.startswith("{x}^"):
             return POWER, _fill(form, [(ATOM, self.wrap(parts[0], ATOM), "")])
         if form.endswith(" {x}"):
@@ -264,7 +265,7 @@ class _Python(_Syntax):
         for helper, source in entry.numpy_helpers:
             self.used[helper] = source
         axis = "" if term.param is None else f", axis={term.param}"
-        return ATOM, form.format(axis=axis, **dict(zip("xy", (p[1] for p in parts))))
+        return ATOM, form.format(axis=axis, param=term.param, **dict(zip("xy", (p[1] for p in parts))))
 
 
 _PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(name for entry in (*OPS.values(), *TENSOR_OPS.values())

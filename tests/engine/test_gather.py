@@ -1,0 +1,188 @@
+"""Indexing by integer tensors (``C[Xb]``, ``x[I, J]``), slice steps and indexing of any rank,
+through the language: values, gradients and JVPs against HIPS autograd, the derivative program
+``diff`` writes run again, and the refusals (an index that is no whole number or out of range,
+at the subscript's line and column, the entry named).
+
+Expected numbers come from NumPy and autograd on the same arrays, never from our own output.
+"""
+
+from __future__ import annotations
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad
+
+from autodiff_cli.errors import EvaluationError, ProgramError
+from autodiff_cli.execute.interpreter import input_arrays
+from autodiff_cli.execute.interpreter import run_forward as run_arrays
+from autodiff_cli.execute.tensor_symbolic import differentiate_tensors
+from autodiff_cli.language import parse
+from autodiff_cli.render.tensor_formulas import tensor_program
+
+
+def run_forward(program, given):
+    """The program run on ``given`` values, the other inputs at their defaults."""
+    given = {k: np.asarray(v, dtype=np.float64) for k, v in given.items()}
+    return run_arrays(program, input_arrays(program, given, 0))
+
+
+def gradients(text: str, inputs: dict, output: str, wrt: list[str]) -> tuple[float, dict]:
+    run = run_forward(parse(text), inputs)
+    return float(run.value(output)), run.gradients(output, wrt)
+
+
+def diff_gradient(text: str, inputs: dict, wrt: str) -> np.ndarray:
+    """The gradient as ``diff`` writes it, parsed and run again."""
+    program = parse(text)
+    shapes = {k: np.shape(v) for k, v in inputs.items()}
+    derivatives = differentiate_tensors(program, [wrt], shapes_given=shapes)
+    written = parse(tensor_program(derivatives))
+    run = run_forward(written, inputs)
+    return run.value(derivatives.derivatives[wrt])
+
+
+EMBEDDING = """\
+C = normal([27, 10], 1)
+W = normal([10], 1)
+emb = C[Xb]
+L = sum(tanh(emb) * W)
+"""
+
+
+def embedding_inputs(rng):
+    C = rng.normal(size=(27, 10))
+    Xb = rng.integers(-27, 27, size=(32, 3)).astype(np.float64)
+    Xb[0] = [5, 5, -22]  # one row named three times (5 and -22 are the same row)
+    return {"C": C, "W": rng.normal(size=10), "Xb": Xb}
+
+
+def test_an_embedding_table_gathered_by_an_index_tensor_matches_autograd():
+    rng = np.random.default_rng(1)
+    inputs = embedding_inputs(rng)
+    run = run_forward(parse(EMBEDDING), inputs)
+    index = inputs["Xb"].astype(int)
+    np.testing.assert_array_equal(run.value("emb"), inputs["C"][index])
+    assert run.value("emb").shape == (32, 3, 10)
+
+    def loss(C, W):
+        return anp.sum(anp.tanh(C[index]) * W)
+
+    value, got = gradients(EMBEDDING, inputs, "L", ["C", "W"])
+    assert value == pytest.approx(loss(inputs["C"], inputs["W"]), rel=1e-12)
+    np.testing.assert_allclose(got["C"], grad(loss, 0)(inputs["C"], inputs["W"]), rtol=1e-12, atol=1e-12)
+    assert np.count_nonzero(got["C"][5]) == 10  # the repeated row: its three shares add up
+    np.testing.assert_allclose(diff_gradient(EMBEDDING, inputs, "C"), grad(loss, 0)(inputs["C"], inputs["W"]),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_the_jvp_of_a_gather_matches_autograd_along_a_direction():
+    rng = np.random.default_rng(2)
+    inputs = embedding_inputs(rng)
+    run = run_forward(parse(EMBEDDING), inputs)
+    direction = rng.normal(size=(27, 10))
+    index = inputs["Xb"].astype(int)
+
+    def along(t):
+        return anp.sum(anp.tanh((inputs["C"] + t * direction)[index]) * inputs["W"])
+
+    assert float(run.jvp("L", {"C": direction})) == pytest.approx(grad(along)(0.0), rel=1e-12)
+
+
+PAIRED = """\
+logits = normal([6, 5], 1)
+logprobs = log_softmax(logits)
+picked = logprobs[rows, Yb]
+loss = -mean(picked)
+"""
+
+
+def test_one_entry_per_row_by_paired_indices_matches_autograd():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(6, 5))
+    labels = np.array([4, 0, -1, 2, 2, 1])  # -1 is the last class
+    inputs = {"logits": logits, "rows": np.arange(6.0), "Yb": labels.astype(np.float64)}
+
+    def loss(x):
+        logprobs = x - anp.log(anp.sum(anp.exp(x), axis=1, keepdims=True))
+        return -anp.mean(logprobs[np.arange(6), labels])
+
+    value, got = gradients(PAIRED, inputs, "loss", ["logits"])
+    assert value == pytest.approx(loss(logits), rel=1e-12)
+    np.testing.assert_allclose(got["logits"], grad(loss)(logits), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(diff_gradient(PAIRED, inputs, "logits"), grad(loss)(logits), rtol=1e-12, atol=1e-14)
+
+
+def test_paired_indices_may_repeat_a_pair_and_the_gradients_add():
+    text = "x = [[1, 2], [3, 4]]\ny = x[I, J]\nL = sum(y * y)\n"
+    inputs = {"I": [1, 1, 0], "J": [0, 0, -1]}  # x[1, 0] twice, x[0, 1] once
+    value, got = gradients(text, inputs, "L", ["x"])
+    assert value == 3.0**2 * 2 + 2.0**2
+    np.testing.assert_array_equal(got["x"], [[0.0, 4.0], [12.0, 0.0]])  # 2 * x, once per pick
+
+
+def test_an_empty_selection_gives_an_empty_tensor_and_a_zero_gradient():
+    text = "C = [[1, 2], [3, 4]]\nL = sum(C[i])\n"
+    value, got = gradients(text, {"i": np.zeros(0)}, "L", ["C"])
+    assert value == 0.0
+    np.testing.assert_array_equal(got["C"], np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("index, wrong", [
+    ("[0, 3]", "the index's entry [1] is 3, out of range for an axis of 3"),
+    ("[0, -4]", "the index's entry [1] is -4, out of range for an axis of 3"),
+    ("[[0, 1], [2.5, 0]]", "the index's entry [1, 0] is 2.5, not a whole number"),
+])
+def test_an_index_that_is_no_whole_number_of_the_axis_is_refused_where_it_is_used(index, wrong):
+    text = f"C = [[1, 2], [3, 4], [5, 6]]\nX = {index}\nL = sum(C[X])\n"
+    with pytest.raises(EvaluationError) as caught:
+        run_forward(parse(text), {})
+    assert wrong in caught.value.message
+    assert "from -3 to 2" in caught.value.message
+    assert (caught.value.position.line, caught.value.position.column) == (3, 10)  # the subscript's '['
+
+
+def test_a_nan_index_is_refused():
+    with pytest.raises(EvaluationError, match="the index is nan, not a whole number"):
+        run_forward(parse("C = [1, 2, 3]\nL = C[i]\n"), {"i": np.float64("nan")})
+
+
+def test_tensor_indices_mixed_with_slices_are_refused_at_the_slice():
+    with pytest.raises(ProgramError) as caught:
+        parse("C = [[1, 2], [3, 4]]\nL = sum(C[X, 0:1])\n")
+    assert "a tensor index takes rows (x[i]) or pairs of entries" in caught.value.message
+    assert (caught.value.position.line, caught.value.position.column) == (2, 15)
+
+
+FOUR_AXES = "x = normal([3, 4, 5, 6], 1)\ny = x[1:, ::2, 4:0:-2, -1]\nL = sum(tanh(y) * y)\n"
+
+
+def test_slices_with_steps_on_a_tensor_of_four_axes_match_autograd():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(3, 4, 5, 6))
+    inputs = {"x": x}
+
+    def loss(x):
+        y = x[1:, ::2, 4:0:-2, -1]
+        return anp.sum(anp.tanh(y) * y)
+
+    value, got = gradients(FOUR_AXES, inputs, "L", ["x"])
+    assert value == pytest.approx(loss(x), rel=1e-12)
+    np.testing.assert_allclose(got["x"], grad(loss)(x), rtol=1e-12, atol=1e-14)
+    run = run_forward(parse(FOUR_AXES), inputs)
+    assert run.value("y").shape == (2, 2, 2)
+
+
+@pytest.mark.parametrize("subscript, want", [("::2", [1, 3, 5]), ("::-1", [6, 5, 4, 3, 2, 1]),
+                                             ("4:0:-2", [5, 3]), ("1:5:2", [2, 4]), ("-2::-3", [5, 2]),
+                                             ("1::", [2, 3, 4, 5, 6])])
+def test_slice_steps_take_what_python_takes(subscript, want):
+    run = run_forward(parse(f"x = [1, 2, 3, 4, 5, 6]\ny = x[{subscript}]\n"), {})
+    np.testing.assert_array_equal(run.value("y"), want)
+
+
+def test_a_slice_step_of_zero_is_refused_at_the_step():
+    with pytest.raises(ProgramError) as caught:
+        parse("x = [1, 2, 3]\ny = x[1::0]\n")
+    assert caught.value.message == "a slice's step cannot be 0"
+    assert (caught.value.position.line, caught.value.position.column) == (2, 10)
