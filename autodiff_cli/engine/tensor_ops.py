@@ -55,6 +55,8 @@ __all__ = [
     "elementwise_jvp",
     "elementwise_vjp",
     "format_shape",
+    "index_adjoint",
+    "keep_axis",
     "row_shape",
     "unbroadcast",
     "write",
@@ -887,6 +889,42 @@ def _scatter_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_
     return b.apply(PICK, g, args[1]), None  # dL/dg = dL/dout taken back from where g was put
 
 
+def _filled(b: Any, shape: Shape, values: Any) -> Any:
+    """A constant index tensor of ``shape`` (a number for a scalar), each row along the last axis
+    ``values`` (all of it one value when ``values`` is a number)."""
+    if not shape:
+        return b.number(float(values))
+    if isinstance(values, (int, float)):
+        return b.literal(shape, [float(values)] * math.prod(shape))
+    return b.literal(shape, [float(v) for _ in range(math.prod(shape[:-1])) for v in values])
+
+
+def keep_axis(b: Any, t: Any, shape: Shape, axis: int) -> Any:
+    """``t`` (of ``shape``) with an axis of size 1 put in at ``axis``, as keepdims leaves a
+    reduced axis, written in the language: t put at index 0 of an axis of 1 (``scatter``), so
+    that broadcasting lines it up with the tensor it was reduced from."""
+    return b.apply(SCATTER, t, _filled(b, shape[:axis], 0), param=1)
+
+
+def index_adjoint(b: Any, g: Any, shape: Shape, items: Any, out_shape: Shape) -> Any:
+    """The adjoint of ``x[items]`` for x of any ``shape``, written with scatter: zeros shaped
+    like x holding g where the items took it.  Axis by axis: an index i puts g along a new axis
+    at i; a slice taking positions r puts each of its entries t at r[t] along a new axis, and
+    sums over t."""
+    items = tuple(items) + (slice(None),) * (len(shape) - len(items))
+    t, t_shape, axis = g, tuple(out_shape), 0
+    for item, n in zip(items, shape):
+        if not isinstance(item, slice):
+            t = b.apply(SCATTER, t, _filled(b, t_shape[:axis], item % n), param=n)
+        elif len(range(*item.indices(n))) != n or item.indices(n)[2] != 1:
+            taken = range(*item.indices(n))
+            placed = b.apply(SCATTER, t, _filled(b, t_shape[:axis + 1], taken), param=n)
+            t = b.apply("sum", placed, param=axis)
+        t_shape = t_shape[:axis] + (n,) + t_shape[axis + (isinstance(item, slice)):]
+        axis += 1
+    return t
+
+
 def _index_values(np: Any, run: Any, register: int, size: int, op: str) -> Array:
     return _whole_indices(np, op, run.values[register], 0, size)
 
@@ -1232,8 +1270,8 @@ def _index_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_sh
     # selection matrices: x[i] = e_i . x, x[a:b] = S @ x
     (shape,) = shapes
     items = tuple(items or ())
-    if len(shape) > 2:
-        raise b.refuse(f"the adjoint of indexing a tensor of {len(shape)} axes")
+    if len(shape) > 2:  # no matrices of selections to multiply by: put g back with scatter
+        return (index_adjoint(b, g, shape, items, out_shape),)
     items = items + (slice(None),) * (len(shape) - len(items))
     full = [isinstance(item, slice) and len(range(*item.indices(n))) == n and item.indices(n)[2] == 1
             for item, n in zip(items, shape)]

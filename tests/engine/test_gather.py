@@ -186,3 +186,31 @@ def test_a_slice_step_of_zero_is_refused_at_the_step():
         parse("x = [1, 2, 3]\ny = x[1::0]\n")
     assert caught.value.message == "a slice's step cannot be 0"
     assert (caught.value.position.line, caught.value.position.column) == (2, 10)
+
+
+INNER = """\
+x = normal([2, 3, 4, 5], 1)
+w = normal([3, 1, 5], 1)
+y = x[1, ::2, 3:0:-1]
+s = sum(tanh(x) * w, 2)
+m = max(x, 1)
+L = sum(y * y) + sum(s * s) + mean(m * m) + sum(x[0, 1, 2, 4:1:-2] * x[-1, :, 0, 4:1:-2])
+"""
+
+
+def test_diff_writes_indexing_and_inner_reductions_of_a_four_axis_tensor():
+    """Formerly refused: the adjoints of x[1, ::2, 3:0:-1], of sum along an inner axis, of
+    max along axis 1 and of broadcasting w [3, 1, 5] against [2, 3, 4, 5] are written in the
+    language (scatter), and the program diff writes gives autograd's gradients."""
+    rng = np.random.default_rng(5)
+    inputs = {"x": rng.normal(size=(2, 3, 4, 5)), "w": rng.normal(size=(3, 1, 5))}
+
+    def loss(x, w):
+        y = x[1, ::2, 3:0:-1]
+        s = anp.sum(anp.tanh(x) * w, axis=2)
+        m = anp.max(x, axis=1)
+        return anp.sum(y * y) + anp.sum(s * s) + anp.mean(m * m) + anp.sum(x[0, 1, 2, 4:1:-2] * x[-1, :, 0, 4:1:-2])
+
+    for k, name in enumerate(["x", "w"]):
+        want = grad(loss, k)(inputs["x"], inputs["w"])
+        np.testing.assert_allclose(diff_gradient(INNER, inputs, name), want, rtol=1e-12, atol=1e-12)
