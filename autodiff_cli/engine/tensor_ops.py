@@ -912,8 +912,8 @@ def index_adjoint(b: Any, g: Any, shape: Shape, items: Any, out_shape: Shape) ->
     at i; a slice taking positions r puts each of its entries t at r[t] along a new axis, and
     sums over t."""
     items = tuple(items) + (slice(None),) * (len(shape) - len(items))
-    t, t_shape, axis = g, tuple(out_shape), 0
-    for item, n in zip(items, shape):
+    t, t_shape = g, tuple(out_shape)
+    for axis, (item, n) in enumerate(zip(items, shape)):
         if not isinstance(item, slice):
             t = b.apply(SCATTER, t, _filled(b, t_shape[:axis], item % n), param=n)
         elif len(range(*item.indices(n))) != n or item.indices(n)[2] != 1:
@@ -921,7 +921,6 @@ def index_adjoint(b: Any, g: Any, shape: Shape, items: Any, out_shape: Shape) ->
             placed = b.apply(SCATTER, t, _filled(b, t_shape[:axis + 1], taken), param=n)
             t = b.apply("sum", placed, param=axis)
         t_shape = t_shape[:axis] + (n,) + t_shape[axis + (isinstance(item, slice)):]
-        axis += 1
     return t
 
 
