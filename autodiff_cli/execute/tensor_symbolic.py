@@ -226,8 +226,8 @@ class Builder:
         program = self.sweep.program
         where = program.instructions[self.register].position
         return ProgramError(f"diff cannot write {what} in the language", where, program.source,
-                            "the language has no keepdims or broadcast_to: diff writes these adjoints for vectors "
-                            "and matrices only; eval --wrt gives the gradient's numbers")
+                            "diff writes this adjoint for vectors and matrices only; eval --wrt gives the "
+                            "gradient's numbers")
 
     def broadcast(self, g: Term, x: Term) -> Term:
         """``g`` broadcast to ``x``'s shape: ``g + 0*x``, or just ``g`` where the expression
