@@ -214,3 +214,23 @@ def test_diff_writes_indexing_and_inner_reductions_of_a_four_axis_tensor():
     for k, name in enumerate(["x", "w"]):
         want = grad(loss, k)(inputs["x"], inputs["w"])
         np.testing.assert_allclose(diff_gradient(INNER, inputs, name), want, rtol=1e-12, atol=1e-12)
+
+
+def test_pick_and_scatter_of_empty_selections_and_their_refusals():
+    from autodiff_cli.engine.ops import DomainError
+    from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+
+    pick, scatter = TENSOR_OPS["pick"], TENSOR_OPS["scatter"]
+    none = np.zeros(0)
+    out = pick.forward(np, [np.zeros((0, 3)), none], [0, 0], None)
+    assert out.shape == (0,)
+    assert pick.vjp(np, out, out, [np.zeros((0, 3)), none], [0, 0], None)[0].shape == (0, 3)
+    put = scatter.forward(np, [np.zeros((0, 2)), none], [0, 0], 3)
+    assert put.shape == (0, 3, 2)
+    with pytest.raises(DomainError, match=r"the index's entry \[1\] is 3, out of range for an axis of 3"):
+        pick.forward(np, [np.ones((2, 3)), np.array([0.0, 3.0])], [0, 0], None)
+    with pytest.raises(DomainError, match=r"the index's entry \[0\] is -0.5, not a whole number"):
+        scatter.forward(np, [np.ones(2), np.array([-0.5, 1.0])], [0, 0], 4)
+    # a batched index is named by its place in the row, without the batch axis
+    with pytest.raises(DomainError, match=r"the index's entry \[1\] is 9, out of range"):
+        TENSOR_OPS["gather"].forward(np, [np.ones((4, 2)), np.array([[0.0, 1.0], [2.0, 9.0]])], [0, 1], None)
