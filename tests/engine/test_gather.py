@@ -234,3 +234,37 @@ def test_pick_and_scatter_of_empty_selections_and_their_refusals():
     # a batched index is named by its place in the row, without the batch axis
     with pytest.raises(DomainError, match=r"the index's entry \[1\] is 9, out of range"):
         TENSOR_OPS["gather"].forward(np, [np.ones((4, 2)), np.array([[0.0, 1.0], [2.0, 9.0]])], [0, 1], None)
+
+
+MAKEMORE_LIKE = """\
+C = normal([27, 10], 1)
+W1 = normal([10, 64], 0.3)
+b1 = normal([64], 0.1)
+W2 = normal([64, 27], 0.1)
+b2 = zeros([27])
+emb = C[Xb]
+h = tanh(sum(emb, 1) @ W1 + b1)
+logprobs = log_softmax(h @ W2 + b2)
+loss = -mean(logprobs[rows, Yb])
+"""
+
+
+def test_an_embedding_and_a_picked_loss_match_pytorch():
+    """The makemore exercise's gather and its `logprobs[range(n), Yb]`, against loss.backward()."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    inputs = {"C": rng.normal(size=(27, 10)), "W1": rng.normal(size=(10, 64)) * 0.3,
+              "b1": rng.normal(size=64) * 0.1, "W2": rng.normal(size=(64, 27)) * 0.1, "b2": rng.normal(size=27) * 0.1,
+              "Xb": rng.integers(0, 27, size=(32, 3)).astype(np.float64), "rows": np.arange(32.0),
+              "Yb": rng.integers(0, 27, size=32).astype(np.float64)}
+    names = ["C", "W1", "b1", "W2", "b2"]
+    value, got = gradients(MAKEMORE_LIKE, inputs, "loss", names)
+    t = {n: torch.tensor(inputs[n], dtype=torch.float64, requires_grad=True) for n in names}
+    emb = t["C"][torch.tensor(inputs["Xb"], dtype=torch.long)]
+    h = torch.tanh(emb.sum(1) @ t["W1"] + t["b1"])
+    logprobs = torch.log_softmax(h @ t["W2"] + t["b2"], dim=1)
+    loss = -logprobs[torch.arange(32), torch.tensor(inputs["Yb"], dtype=torch.long)].mean()
+    loss.backward()
+    assert value == pytest.approx(loss.item(), rel=1e-12, abs=1e-12)
+    for n in names:
+        np.testing.assert_allclose(got[n], t[n].grad.numpy(), rtol=1e-10, atol=1e-13)
