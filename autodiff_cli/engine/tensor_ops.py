@@ -954,9 +954,8 @@ def _scatter_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, secon
     index, axis = _along_index(np, run, second, g.shape, size, SCATTER)
     out = _scatter_into(np, g.astype(np.float64), index, axis, size).astype(np.int64)  # g's registers, 0 elsewhere
     placed = _scatter_into(np, np.ones(g.shape), index, axis, size).astype(bool)
-    empty = ~placed if mask is None else ~placed & mask
-    if empty.any():
-        out[empty] = emitter.const(0.0, where)  # the entries nothing is put at: one zero
+    for index in emitter.indices(out.shape, ~placed if mask is None else ~placed & mask):
+        out[index] = emitter.const(0.0, where)  # an entry nothing is put at: a zero of its own, shown by its name
     return out
 
 

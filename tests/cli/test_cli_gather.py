@@ -117,3 +117,14 @@ def test_paired_indices_through_explain_and_diff(runner, tmp_path) -> None:
     p = np.array([[0.25, 0.5, 0.25], [0.5, 0.25, 0.25]])
     want = grad(lambda q: -anp.sum(anp.log(q[np.arange(2), np.array([1, 0])])))(p)
     np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+def test_graph_expand_of_a_scatter_shows_each_zero_by_its_entry(runner, tmp_path) -> None:
+    program = tmp_path / "scatter.ad"
+    program.write_text("g = [[1, 2], [3, 4]]\ni = [2, 0]\ns = scatter(g, i, 3)\nL = sum(s * [[1], [2], [3]])\n")
+    result = run(runner, "graph", program, "--expand", "s", "--row", "1", "--format", "dot")
+    assert result.exit_code == 0, result.stderr
+    # row 1 puts g[1] at 0 along the new axis: the other places are zeros, each weighted by its row of [1, 2, 3]
+    for entry, weight in [("s[1, 1, 0]", 2), ("s[1, 1, 1]", 2), ("s[1, 2, 0]", 3), ("s[1, 2, 1]", 3)]:
+        assert f"{{ {entry} | data 0.0000 | grad {weight}.0000 }}" in result.stdout
+    assert "{ g[1, 0] | data 3.0000 | grad 1.0000 }" in result.stdout
