@@ -713,6 +713,7 @@ def _index_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, items:
 # Negative indices count from the end, as in NumPy and PyTorch: -n .. n-1 are taken.
 
 GATHER, PICK, SCATTER = "gather", "pick", "scatter"  # the names the compiler emits for subscripts
+_MOST_ENTRIES = 1_000_000_000  # as the language's initializers: a tensor larger is no program's
 
 
 def _whole_indices(np: Any, op: str, index: Array, lead: int, size: int) -> Array:
@@ -787,7 +788,12 @@ def _along_shape(name: str) -> Any:
             if y[:len(j)] != j:
                 raise ShapeMismatch(f"{written}: g's leading axes must be the index's shape {format_shape(j)}",
                                     "scatter puts g[p, ...] at i[p]: give g the index's shape, then any axes")
-            return j + (size,) + y[len(j):]
+            out = j + (size,) + y[len(j):]
+            if math.prod(out) > _MOST_ENTRIES:
+                raise ShapeMismatch(f"{written}: scatter along an axis of {size} would make {format_shape(out)}, "
+                                    f"more than {_MOST_ENTRIES:,} entries",
+                                    "the size is the number of places g may be put at: a table's rows, a class count")
+            return out
         if len(y) <= len(j) or y[:len(j)] != j:
             raise ShapeMismatch(f"{written}: pick takes one entry per index along the axis after the index's axes, "
                                 f"so x needs the shape {format_shape(j)} followed by that axis",

@@ -268,3 +268,12 @@ def test_an_embedding_and_a_picked_loss_match_pytorch():
     assert value == pytest.approx(loss.item(), rel=1e-12, abs=1e-12)
     for n in names:
         np.testing.assert_allclose(got[n], t[n].grad.numpy(), rtol=1e-10, atol=1e-13)
+
+
+def test_a_scatter_too_large_is_refused_before_it_runs():
+    from autodiff_cli.errors import ShapeError
+
+    with pytest.raises(ShapeError) as caught:
+        run_forward(parse("g = [1, 2]\nL = sum(scatter(g, [0, 1], 1e9))\n"), {})
+    assert "would make [2, 1000000000], more than 1,000,000,000 entries" in caught.value.message
+    assert (caught.value.position.line, caught.value.position.column) == (2, 9)
