@@ -731,9 +731,11 @@ def _whole_indices(np: Any, op: str, index: Array, lead: int, size: int) -> Arra
     value = float(index[bad])
     whole = math.isfinite(value) and value == math.floor(value)
     what = f"out of range for an axis of {size}" if whole else "not a whole number"
-    span = f"from -{size} to {size - 1}" if size else "none: the axis is empty"
+    if not size:
+        raise DomainError(op, f"{where} is {short_number(value)}, but the axis it indexes is empty: "
+                              "there is no entry to take")
     raise DomainError(op, f"{where} is {short_number(value)}, {what}: indices of an axis of {size} "
-                          f"are whole numbers {span} (negative ones count from the end)")
+                          f"are whole numbers from -{size} to {size - 1} (negative ones count from the end)")
 
 
 def _gather_shape(shapes: Any, param: Any) -> Shape:
@@ -765,9 +767,16 @@ def _gather_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
 def _gather_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
                 needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
     # each row taken gets the gradient of every place it went to: a row taken twice gets both
-    grad = np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0]))
-    np.add.at(grad, _gather_key(np, args, leads), g)
-    return grad, np.zeros(np.shape(args[1]), dtype=_float_type(np, args[1]))  # indices are not differentiated
+    grad = None
+    if needs[0]:
+        grad = np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0]))
+        np.add.at(grad, _gather_key(np, args, leads), g)
+    return grad, _no_gradient(np, args[1], needs)
+
+
+def _no_gradient(np: Any, index: Array, needs: Any) -> Array | None:
+    """An index operand's gradient: zeros (indices are whole numbers, not differentiated)."""
+    return np.zeros(np.shape(index), dtype=_float_type(np, index)) if needs[1] else None
 
 
 def _gather_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
@@ -841,11 +850,13 @@ def _scatter_into(np: Any, g: Array, index: Array, axis: int, size: int) -> Arra
 
 def _pick_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
               needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
+    if not needs[0]:
+        return None, _no_gradient(np, args[1], needs)
     y, index, axis, batch = _along_parts(np, args, leads, None)
     grad = _scatter_into(np, _f64(np, g), index, axis, np.shape(y)[axis])
     if batch and not leads[0]:  # an unbatched x of a batched result: its rows' gradients add up
         grad = np.sum(grad, axis=0)
-    return grad, np.zeros(np.shape(args[1]), dtype=_float_type(np, args[1]))
+    return grad, _no_gradient(np, args[1], needs)
 
 
 def _pick_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
@@ -862,11 +873,13 @@ def _scatter_forward(np: Any, args: Any, leads: Any, size: Any) -> Array:
 def _scatter_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, size: Any,
                  needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
     # the adjoint of putting g at i is taking it back from there
+    if not needs[0]:
+        return None, _no_gradient(np, args[1], needs)
     _, index, axis, batch = _along_parts(np, args, leads, size)
     grad = np.take_along_axis(_f64(np, g), index, axis=axis).squeeze(axis)
     if batch and not leads[0]:
         grad = np.sum(grad, axis=0)
-    return grad, np.zeros(np.shape(args[1]), dtype=_float_type(np, args[1]))
+    return grad, _no_gradient(np, args[1], needs)
 
 
 def _scatter_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, size: Any) -> Array:
