@@ -827,19 +827,19 @@ class _Compiler:
             and isinstance(self.pending[3][register - moved], float)
 
     def _gather(self, target: int, where: int, subscripts: list[Any], computed: list[int], count: int) -> int:
-        """``C[Xb]`` (the rows Xb names) and ``x[I, J]`` (``pick(x[I], J)``: x[I[p], J[p]] for each p)."""
+        """``C[Xb]`` (the rows Xb names) and ``x[I, J]`` (``pick(x[I], J)``: x[I[p], J[p]] for each p;
+        a third index tensor picks again)."""
         from ..engine.tensor_ops import GATHER, PICK
 
-        if len(subscripts) > 2 or len(computed) != len(subscripts):
-            other = next(s for s in subscripts if isinstance(s, _Slice) or s not in computed) \
-                if len(computed) != len(subscripts) else subscripts[2]
+        if len(computed) != len(subscripts):
+            other = next(s for s in subscripts if isinstance(s, _Slice) or s not in computed)
             at = other.where if isinstance(other, _Slice) else self._where(other)
-            raise self._error("a tensor index takes rows (x[i]) or pairs of entries (x[i, j], i and j of one shape), "
+            raise self._error("a tensor index takes rows (x[i]) or entries by index tensors of one shape (x[i, j]), "
                               "not mixed with numbers or slices", at,
                               "take the slice first and index it after: y = x[:, 0:2]; y[i]")
         self._emit(GATHER, target, computed[0], None, where)
-        if len(computed) == 2:
-            self._emit(PICK, count, computed[1], None, where)
+        for index in computed[1:]:  # x[i, j, k] is pick(pick(x[i], j), k): x[i[p], j[p], k[p]]
+            self._emit(PICK, count, index, None, where)
             count += 1
         self.tensor_syntax = True
         return count + 1

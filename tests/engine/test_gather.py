@@ -150,7 +150,7 @@ def test_a_nan_index_is_refused():
 def test_tensor_indices_mixed_with_slices_are_refused_at_the_slice():
     with pytest.raises(ProgramError) as caught:
         parse("C = [[1, 2], [3, 4]]\nL = sum(C[X, 0:1])\n")
-    assert "a tensor index takes rows (x[i]) or pairs of entries" in caught.value.message
+    assert "a tensor index takes rows (x[i]) or entries by index tensors of one shape" in caught.value.message
     assert (caught.value.position.line, caught.value.position.column) == (2, 15)
 
 
@@ -277,3 +277,13 @@ def test_a_scatter_too_large_is_refused_before_it_runs():
         run_forward(parse("g = [1, 2]\nL = sum(scatter(g, [0, 1], 1e9))\n"), {})
     assert "would make [2, 1000000000], more than 1,000,000,000 entries" in caught.value.message
     assert (caught.value.position.line, caught.value.position.column) == (2, 9)
+
+
+def test_three_index_tensors_take_one_entry_per_triple():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    inputs = {"I": [1, 0, -1], "J": [2, 2, 0], "K": [3, 0, 3]}
+    text = "x = normal([2, 3, 4], 1)\ny = x[I, J, K]\nL = sum(y * y)\n"
+    value, got = gradients(text, {"x": x, **inputs}, "L", ["x"])
+    index = tuple(np.array(inputs[k]) for k in "IJK")
+    assert value == float(np.sum(x[index] ** 2))
+    np.testing.assert_allclose(got["x"], grad(lambda a: anp.sum(a[index] ** 2))(x), rtol=1e-15)
