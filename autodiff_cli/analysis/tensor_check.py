@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.registry import is_exact
+from ..engine.tensor_ops import TENSOR_OPS
 from ..errors import InputError, Source
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
 from ..language.program import CONST, INPUT, Program, missing_inputs, missing_inputs_error, output_name
@@ -99,16 +100,18 @@ def check_tensors(program: Program, given: Mapping[str, Any], output: str | None
     notes = [f"checked along {directions} random direction{'s' if directions != 1 else ''} (seed {seed}) and at "
              f"{len(picked)} of the {count} input entr{'y' if count == 1 else 'ies'}"]
     if labels:
-        notes.append(f"not moved: {', '.join(sorted(labels))}, the class labels of cross_entropy (whole numbers, "
+        notes.append(f"not moved: {', '.join(sorted(labels))}, read as class labels or indices (whole numbers, "
                      "with no derivative)")
     return CheckResult(output, f0, rtol, atol, checks, mode="inputs", seed=seed, input_count=count, notes=notes)
 
 
 def _labels(run: TensorRun) -> set[str]:
-    """The inputs given to cross_entropy as its labels: class numbers, which have no derivative
-    there and which a finite difference cannot move (a label must stay a whole number)."""
+    """The inputs given to cross_entropy as its labels, or to an op that reads them as indices
+    (its entry's ``indices``): whole numbers, which have no derivative there and which a finite
+    difference cannot move (a label or an index must stay a whole number)."""
     inputs = {variable.register: variable.name for variable in run.program.inputs}
-    return {inputs[second] for op, _, second, _, _ in run.rows if op == "cross_entropy" and second in inputs}
+    return {inputs[second] for op, _, second, _, _ in run.rows
+            if (op == "cross_entropy" or 1 in getattr(TENSOR_OPS.get(op), "indices", ())) and second in inputs}
 
 
 def _tell(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:

@@ -55,6 +55,8 @@ __all__ = [
     "elementwise_jvp",
     "elementwise_vjp",
     "format_shape",
+    "index_adjoint",
+    "keep_axis",
     "row_shape",
     "unbroadcast",
     "write",
@@ -74,8 +76,8 @@ class ShapeMismatch(Exception):
 
 
 class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
-                                      "written_param numpy_helpers exact language_vjp unroll reads",
-                                      defaults=(None, (), False, None, None, None))):
+                                      "written_param numpy_helpers exact language_vjp unroll reads indices",
+                                      defaults=(None, (), False, None, None, None, ()))):
     """One tensor op (fields as in the module docstring).  ``written`` is the form without a
     parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
     ``{x}[{index}]``), None for ops without.  ``write`` fills in either.  ``numpy`` is the call
@@ -86,7 +88,8 @@ class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp 
     adds no rounding error (``check`` reads it).  ``language_vjp``: the VJP written in the
     language's own ops, which ``diff`` writes; ``unroll`` and ``reads``: the op on one row's
     scalars, and the entries of its operands that some entries of its result read (the sections
-    above the table say how each is called)."""
+    above the table say how each is called).  ``indices``: the operands read as whole numbers
+    (gather's index tensor), which have no derivative and which ``check`` does not move."""
 
     __slots__ = ()
 
@@ -701,6 +704,319 @@ def _index_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, items:
     return _fresh(np, 0.0 if t is None else t[_key(leads[0], items)], np.shape(out))
 
 
+# --- gather, pick, scatter: indexing by integer tensors -----------------------------------------------
+# ``x[i]`` with i a tensor of whole numbers (``gather``: the rows of x that i names, NumPy's and
+# PyTorch's ``C[Xb]``), ``pick(y, j)`` (one entry per position along the axis after j's axes,
+# NumPy's take_along_axis; ``x[i, j]`` is ``pick(x[i], j)``) and ``scatter(g, i, n)`` (g put at
+# i along a new axis of n entries, zeros elsewhere: pick's adjoint, and gather's before a sum).
+# Indices arrive as floats (values of --set, columns): each op checks its own when it runs.
+# Negative indices count from the end, as in NumPy and PyTorch: -n .. n-1 are taken.
+
+GATHER, PICK, SCATTER = "gather", "pick", "scatter"  # the names the compiler emits for subscripts
+_MOST_ENTRIES = 1_000_000_000  # as the language's initializers: a tensor larger is no program's
+
+
+def _whole_indices(np: Any, op: str, index: Array, lead: int, size: int) -> Array:
+    """The entries of an index tensor as ``intp`` from 0 to size - 1 (negative ones counted from
+    the end), or DomainError naming the first entry that is not a whole number from -size to
+    size - 1: its place (without the batch axis) and its value."""
+    index = np.asarray(index)
+    with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
+        cast = index.astype(np.intp)
+    ok = (cast == index) & (cast >= -size) & (cast < size)
+    if ok.all():
+        return np.where(cast < 0, cast + size, cast) if size and (cast < 0).any() else cast
+    bad = tuple(int(i) for i in np.argwhere(~ok)[0]) if index.ndim else ()
+    where = f"the index's entry [{', '.join(map(str, bad[lead:]))}]" if bad[lead:] else "the index"
+    value = float(index[bad])
+    whole = math.isfinite(value) and value == math.floor(value)
+    what = f"out of range for an axis of {size}" if whole else "not a whole number"
+    if not size:
+        raise DomainError(op, f"{where} is {short_number(value)}, but the axis it indexes is empty: "
+                              "there is no entry to take")
+    raise DomainError(op, f"{where} is {short_number(value)}, {what}: indices of an axis of {size} "
+                          f"are whole numbers from -{size} to {size - 1} (negative ones count from the end)")
+
+
+def _gather_shape(shapes: Any, param: Any) -> Shape:
+    x, i = (tuple(s) for s in shapes)
+    if not x:
+        raise ShapeMismatch(f"{format_shape(x)} indexed by {format_shape(i)}: a scalar has no axes to index",
+                            "index a vector or a matrix: C[i] takes the rows of C that i names")
+    return i + x[1:]
+
+
+def _gather_key(np: Any, args: Any, leads: Any) -> tuple[Any, ...]:
+    """The NumPy index that takes x's rows at i, for each pattern of batched operands."""
+    x, index = args
+    lead_x, lead_i = leads
+    rows = _whole_indices(np, GATHER, index, lead_i, np.shape(x)[lead_x])
+    if not lead_x:
+        return (rows,)
+    if not lead_i:
+        return (slice(None), rows)  # every row of the batch takes the same entries
+    n = np.shape(x)[0]
+    return (np.arange(n).reshape((n,) + (1,) * (rows.ndim - 1)), rows)  # row r takes its own
+
+
+def _gather_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    _gather_shape(_rows(np, args, leads), param)
+    return _f64(np, args[0])[_gather_key(np, args, leads)]
+
+
+def _gather_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
+                needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
+    # each row taken gets the gradient of every place it went to: a row taken twice gets both
+    grad = None
+    if needs[0]:
+        grad = np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0]))
+        np.add.at(grad, _gather_key(np, args, leads), g)
+    return grad, _no_gradient(np, args[1], needs)
+
+
+def _no_gradient(np: Any, index: Array, needs: Any) -> Array | None:
+    """An index operand's gradient: zeros (indices are whole numbers, not differentiated)."""
+    return np.zeros(np.shape(index), dtype=_float_type(np, index)) if needs[1] else None
+
+
+def _gather_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    t = tangents[0]
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _f64(np, t)[_gather_key(np, args, leads)]
+
+
+def _along_shape(name: str) -> Any:
+    """pick's and scatter's rule: j's axes lead the other operand's (x[..., j[...], ...])."""
+
+    def shape(shapes: Any, size: Any) -> Shape:
+        y, j = (tuple(s) for s in shapes)
+        written = f"{format_shape(y)} and {format_shape(j)}"
+        if name == SCATTER:
+            if size is None or size < 0:
+                raise ShapeMismatch(f"{written}: scatter needs the size of the axis it puts g along",
+                                    "write scatter(g, i, n): g put at i along a new axis of n entries")
+            if y[:len(j)] != j:
+                raise ShapeMismatch(f"{written}: g's leading axes must be the index's shape {format_shape(j)}",
+                                    "scatter puts g[p, ...] at i[p]: give g the index's shape, then any axes")
+            out = j + (size,) + y[len(j):]
+            if math.prod(out) > _MOST_ENTRIES:
+                raise ShapeMismatch(f"{written}: scatter along an axis of {size} would make {format_shape(out)}, "
+                                    f"more than {_MOST_ENTRIES:,} entries",
+                                    "the size is the number of places g may be put at: a table's rows, a class count")
+            return out
+        if len(y) <= len(j) or y[:len(j)] != j:
+            raise ShapeMismatch(f"{written}: pick takes one entry per index along the axis after the index's axes, "
+                                f"so x needs the shape {format_shape(j)} followed by that axis",
+                                "in x[i, j] the two index tensors need the same shape: x[arange(n), y] picks "
+                                "x[r, y[r]] for each row r")
+        return j + y[len(j) + 1:]
+
+    return shape
+
+
+def _along_parts(np: Any, args: Any, leads: Any, size: int | None) -> tuple[Array, Array, int, Shape]:
+    """The value operand broadcast to the batch, the indices (``intp``, one axis put in after
+    theirs, then size-1 axes for the value's others: take_along_axis's form), the array axis
+    they index, and the batch shape."""
+    y, j = args
+    batch = _batch(np, args, leads)
+    j_row, y_row = row_shape(np, j, leads[1]), row_shape(np, y, leads[0])
+    axis = len(batch) + len(j_row)
+    n = y_row[len(j_row)] if size is None else size
+    index = _whole_indices(np, PICK if size is None else SCATTER, j, leads[1], n)
+    if batch and not leads[1]:
+        index = np.broadcast_to(index, batch + j_row)
+    rest = len(y_row) - len(j_row) - (size is None)
+    index = index.reshape(index.shape + (1,) * (1 + rest))
+    y = _f64(np, y)
+    if batch and not leads[0]:
+        y = np.broadcast_to(y, batch + y_row)
+    return y, index, axis, batch
+
+
+def _pick_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    _along_shape(PICK)(_rows(np, args, leads), param)
+    y, index, axis, _ = _along_parts(np, args, leads, None)
+    return np.take_along_axis(y, index, axis=axis).squeeze(axis)
+
+
+def _scatter_into(np: Any, g: Array, index: Array, axis: int, size: int) -> Array:
+    """Zeros with an axis of ``size`` put in at ``axis``, holding g where the index says (each
+    place once: a position along the other axes has one index)."""
+    shape = np.shape(g)[:axis] + (size,) + np.shape(g)[axis:]
+    out = np.zeros(shape, dtype=_float_type(np, g))
+    np.put_along_axis(out, index, np.expand_dims(g, axis), axis=axis)
+    return out
+
+
+def _pick_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
+              needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
+    if not needs[0]:
+        return None, _no_gradient(np, args[1], needs)
+    y, index, axis, batch = _along_parts(np, args, leads, None)
+    grad = _scatter_into(np, _f64(np, g), index, axis, np.shape(y)[axis])
+    if batch and not leads[0]:  # an unbatched x of a batched result: its rows' gradients add up
+        grad = np.sum(grad, axis=0)
+    return grad, _no_gradient(np, args[1], needs)
+
+
+def _pick_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    t = tangents[0]
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _pick_forward(np, (t, args[1]), leads, param)
+
+
+def _scatter_forward(np: Any, args: Any, leads: Any, size: Any) -> Array:
+    _along_shape(SCATTER)(_rows(np, args, leads), size)
+    g, index, axis, _ = _along_parts(np, args, leads, size)
+    return _scatter_into(np, g, index, axis, size)
+
+
+def _scatter_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, size: Any,
+                 needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
+    # the adjoint of putting g at i is taking it back from there
+    if not needs[0]:
+        return None, _no_gradient(np, args[1], needs)
+    _, index, axis, batch = _along_parts(np, args, leads, size)
+    grad = np.take_along_axis(_f64(np, g), index, axis=axis).squeeze(axis)
+    if batch and not leads[0]:
+        grad = np.sum(grad, axis=0)
+    return grad, _no_gradient(np, args[1], needs)
+
+
+def _scatter_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, size: Any) -> Array:
+    t = tangents[0]
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _scatter_forward(np, (t, args[1]), leads, size)
+
+
+def _gather_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                         needs: Any) -> tuple[Any, ...]:
+    # dL/dx = the rows of g put at the rows i names, summed over i's axes: repeated rows add up
+    (x_shape, i_shape) = shapes
+    grad = b.apply(SCATTER, g, args[1], param=x_shape[0])
+    for _ in i_shape:
+        grad = b.apply("sum", grad, param=0)
+    return grad, None
+
+
+def _pick_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                       needs: Any) -> tuple[Any, ...]:
+    # dL/dx = g put back where it was picked from, zeros elsewhere
+    return b.apply(SCATTER, g, args[1], param=shapes[0][len(shapes[1])]), None
+
+
+def _scatter_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                          needs: Any) -> tuple[Any, ...]:
+    return b.apply(PICK, g, args[1]), None  # dL/dg = dL/dout taken back from where g was put
+
+
+def _filled(b: Any, shape: Shape, values: Any) -> Any:
+    """A constant index tensor of ``shape`` (a number for a scalar), each row along the last axis
+    ``values`` (all of it one value when ``values`` is a number)."""
+    if not shape:
+        return b.number(float(values))
+    if isinstance(values, (int, float)):
+        return b.literal(shape, [float(values)] * math.prod(shape))
+    return b.literal(shape, [float(v) for _ in range(math.prod(shape[:-1])) for v in values])
+
+
+def keep_axis(b: Any, t: Any, shape: Shape, axis: int) -> Any:
+    """``t`` (of ``shape``) with an axis of size 1 put in at ``axis``, as keepdims leaves a
+    reduced axis, written in the language: t put at index 0 of an axis of 1 (``scatter``), so
+    that broadcasting lines it up with the tensor it was reduced from."""
+    return b.apply(SCATTER, t, _filled(b, shape[:axis], 0), param=1)
+
+
+def index_adjoint(b: Any, g: Any, shape: Shape, items: Any, out_shape: Shape) -> Any:
+    """The adjoint of ``x[items]`` for x of any ``shape``, written with scatter: zeros shaped
+    like x holding g where the items took it.  Axis by axis: an index i puts g along a new axis
+    at i; a slice taking positions r puts each of its entries t at r[t] along a new axis, and
+    sums over t."""
+    items = tuple(items) + (slice(None),) * (len(shape) - len(items))
+    t, t_shape = g, tuple(out_shape)
+    for axis, (item, n) in enumerate(zip(items, shape)):
+        if not isinstance(item, slice):
+            t = b.apply(SCATTER, t, _filled(b, t_shape[:axis], item % n), param=n)
+        elif len(range(*item.indices(n))) != n or item.indices(n)[2] != 1:
+            taken = range(*item.indices(n))
+            placed = b.apply(SCATTER, t, _filled(b, t_shape[:axis + 1], taken), param=n)
+            t = b.apply("sum", placed, param=axis)
+        t_shape = t_shape[:axis] + (n,) + t_shape[axis + (isinstance(item, slice)):]
+    return t
+
+
+def _index_values(np: Any, run: Any, register: int, size: int, op: str) -> Array:
+    return _whole_indices(np, op, run.values[register], 0, size)
+
+
+def _gather_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                   mask: Any = None) -> Any:
+    x = np.asarray(ids[first])
+    return x[_index_values(np, run, second, x.shape[0], GATHER)]  # the rows' own entries: no op
+
+
+def _along_index(np: Any, run: Any, second: int, value_shape: Shape, size: int, op: str) -> tuple[Array, int]:
+    index = _index_values(np, run, second, size, op)
+    axis = index.ndim
+    rest = len(value_shape) - axis - (op == PICK)
+    return index.reshape(index.shape + (1,) * (1 + rest)), axis
+
+
+def _pick_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                 mask: Any = None) -> Any:
+    y = np.asarray(ids[first])
+    index, axis = _along_index(np, run, second, y.shape, y.shape[np.ndim(run.values[second])], PICK)
+    return np.take_along_axis(y, index, axis=axis).squeeze(axis)
+
+
+def _scatter_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, size: Any, where: Any,
+                    mask: Any = None) -> Any:
+    g = np.asarray(ids[first])
+    index, axis = _along_index(np, run, second, g.shape, size, SCATTER)
+    out = _scatter_into(np, g.astype(np.float64), index, axis, size).astype(np.int64)  # g's registers, 0 elsewhere
+    placed = _scatter_into(np, np.ones(g.shape), index, axis, size).astype(bool)
+    for index in emitter.indices(out.shape, ~placed if mask is None else ~placed & mask):
+        out[index] = emitter.const(0.0, where)  # an entry nothing is put at: a zero of its own, shown by its name
+    return out
+
+
+def _gather_reads(np: Any, param: Any, mask: Any, shapes: Any, values: Any) -> list[Any]:
+    needed = np.zeros(shapes[0], dtype=bool)
+    np.logical_or.at(needed, _whole_indices(np, GATHER, values[1], 0, shapes[0][0]), mask)
+    return [needed, np.zeros(shapes[1], dtype=bool)]  # the indices are read as numbers, not unrolled
+
+
+def _pick_reads(np: Any, param: Any, mask: Any, shapes: Any, values: Any) -> list[Any]:
+    j = tuple(shapes[1])
+    index = _whole_indices(np, PICK, values[1], 0, shapes[0][len(j)])
+    index = index.reshape(index.shape + (1,) * (len(shapes[0]) - len(j)))
+    needed = _scatter_into(np, np.asarray(mask, dtype=np.float64), index, len(j), shapes[0][len(j)])
+    return [needed.astype(bool), np.zeros(j, dtype=bool)]
+
+
+def _scatter_reads(np: Any, size: Any, mask: Any, shapes: Any, values: Any) -> list[Any]:
+    j = tuple(shapes[1])
+    index = _whole_indices(np, SCATTER, values[1], 0, size)
+    index = index.reshape(index.shape + (1,) * (1 + len(shapes[0]) - len(j)))
+    return [np.take_along_axis(np.asarray(mask), index, axis=len(j)).squeeze(len(j)), np.zeros(j, dtype=bool)]
+
+
+for _reads in (_gather_reads, _pick_reads, _scatter_reads):
+    _reads.takes_values = True  # type: ignore[attr-defined]  # the scalar view passes the operands' values
+
+
+_PICK_NP = ("_pick", (
+    "def _pick(x, j):\n"
+    "    j = np.asarray(j, dtype=np.intp)\n"
+    "    index = j.reshape(j.shape + (1,) * (np.ndim(x) - j.ndim))\n"
+    "    return np.take_along_axis(x, index, axis=j.ndim).squeeze(j.ndim)\n"))
+_SCATTER_NP = ("_scatter", (
+    "def _scatter(g, i, n):\n"
+    "    i = np.asarray(i, dtype=np.intp)\n"
+    "    out = np.zeros(np.shape(g)[:i.ndim] + (n,) + np.shape(g)[i.ndim:])\n"
+    "    index = i.reshape(i.shape + (1,) * (np.ndim(g) - i.ndim + 1))\n"
+    "    np.put_along_axis(out, index, np.expand_dims(g, i.ndim), axis=i.ndim)\n"
+    "    return out\n"))
+
+
 # --- losses: mse, cross_entropy ---------------------------------------------------------------------
 
 
@@ -971,8 +1287,8 @@ def _index_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_sh
     # selection matrices: x[i] = e_i . x, x[a:b] = S @ x
     (shape,) = shapes
     items = tuple(items or ())
-    if len(shape) > 2:
-        raise b.refuse(f"the adjoint of indexing a tensor of {len(shape)} axes")
+    if len(shape) > 2:  # no matrices of selections to multiply by: put g back with scatter
+        return (index_adjoint(b, g, shape, items, out_shape),)
     items = items + (slice(None),) * (len(shape) - len(items))
     full = [isinstance(item, slice) and len(range(*item.indices(n))) == n and item.indices(n)[2] == 1
             for item, n in zip(items, shape)]
@@ -1619,6 +1935,27 @@ _ROWS = (
              "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]", exact=True,
              language_vjp=_index_language_vjp,
              unroll=_index_unroll, reads=_index_reads),
+    TensorOp(GATHER, 2, "{x}[{y}]", _gather_shape, _gather_forward, _gather_vjp, _gather_jvp,
+             ("dL/dx = zeros shaped like x, with dL/dout added at each row y names (a row named twice gets both)",
+              "dL/dy = 0 (indices are whole numbers, not differentiated)"),
+             "np.take({x}, np.asarray({y}, dtype=np.intp), axis=0)", r"{x}\left[{y}\right]",
+             "the rows of x that a tensor of whole numbers i names, shaped i's shape then a row's: C[Xb] "
+             "(negative indices count from the end)", exact=True,
+             language_vjp=_gather_language_vjp, unroll=_gather_unroll, reads=_gather_reads, indices=(1,)),
+    TensorOp(PICK, 2, "pick({x}, {y})", _along_shape(PICK), _pick_forward, _pick_vjp, _pick_jvp,
+             ("dL/dx = zeros shaped like x, with dL/dout at the entries y picks",
+              "dL/dy = 0 (indices are whole numbers, not differentiated)"),
+             "_pick({x}, {y})", r"\operatorname{pick}\left({x}, {y}\right)",
+             "one entry per index: x[p, j[p], ...] for each position p of j (take_along_axis); "
+             "x[i, j] is pick(x[i], j), and x[arange(n), y] one entry per row", numpy_helpers=(_PICK_NP,),
+             exact=True, language_vjp=_pick_language_vjp, unroll=_pick_unroll, reads=_pick_reads, indices=(1,)),
+    TensorOp(SCATTER, 2, "scatter({x}, {y})", _along_shape(SCATTER), _scatter_forward, _scatter_vjp, _scatter_jvp,
+             ("dL/dx = pick(dL/dout, y): the gradient taken back from where x was put",
+              "dL/dy = 0 (indices are whole numbers, not differentiated)"),
+             "_scatter({x}, {y}, {param})", r"\operatorname{scatter}_{{param}}\left({x}, {y}\right)",
+             "g put at i along a new axis of n entries after i's axes, zeros elsewhere: pick's adjoint",
+             "scatter({x}, {y}, {axis})", numpy_helpers=(_SCATTER_NP,), exact=True,
+             language_vjp=_scatter_language_vjp, unroll=_scatter_unroll, reads=_scatter_reads, indices=(1,)),
     TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
              ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
              "_mse({x}, {y})", r"\operatorname{MSE}\left({x}, {y}\right)",

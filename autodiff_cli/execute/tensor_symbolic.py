@@ -21,9 +21,11 @@ exact):
 * one-hot rows are ``1 - step(abs(labels - [0, 1, ..., C-1]))``, and indexing's scatter is a
   product with constant one-hot vectors and selection matrices.
 
-These cover vectors and matrices, all the shapes ``@`` and ``transpose`` take; a reduction
-along an inner axis of a tensor of 3 or more axes (and indexing one) is refused with a
-``ProgramError`` at the op.
+These cover vectors and matrices, all the shapes ``@`` and ``transpose`` take.  On a tensor of
+3 or more axes a reduction's adjoint along an inner axis puts that axis back with size 1
+(``tensor_ops.keep_axis``: ``scatter(g, zeros, 1)``, the language's keepdims) before it
+broadcasts, and indexing's adjoint puts ``g`` back with ``scatter`` axis by axis
+(``tensor_ops.index_adjoint``).
 
 Every adjoint of a named variable is a statement ``dL_dW = ...``; an intermediate adjoint is
 named too when a rule uses it more than once or it nests deeply, and a forward value a rule
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS
+from ..engine.tensor_ops import TENSOR_OPS, keep_axis
 from ..errors import ProgramError
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
@@ -226,8 +228,8 @@ class Builder:
         program = self.sweep.program
         where = program.instructions[self.register].position
         return ProgramError(f"diff cannot write {what} in the language", where, program.source,
-                            "the language has no keepdims or broadcast_to: diff writes these adjoints for vectors "
-                            "and matrices only; eval --wrt gives the gradient's numbers")
+                            "diff writes this adjoint for vectors and matrices only; eval --wrt gives the "
+                            "gradient's numbers")
 
     def broadcast(self, g: Term, x: Term) -> Term:
         """``g`` broadcast to ``x``'s shape: ``g + 0*x``, or just ``g`` where the expression
@@ -242,7 +244,8 @@ class Builder:
             return self.broadcast(g, x)
         if len(x_shape) == 2:  # a vector of the rows, repeated along each row
             return apply("transpose", self.broadcast(g, apply("transpose", x)))
-        raise self.refuse(f"the adjoint of a reduction along axis {axis} of a tensor of {len(x_shape)} axes")
+        axis %= len(x_shape)  # an inner axis of 3 or more: put it back with size 1, then broadcast
+        return self.broadcast(keep_axis(self, g, x_shape[:axis] + x_shape[axis + 1:], axis), x)
 
     def column(self, v: Term) -> Term:
         """A vector v of n entries as an [n, 1] column, ``transpose([v])``: times a vector of k
@@ -276,7 +279,12 @@ class Builder:
             return self.broadcast(t, x)
         if len(x_shape) == 2:  # [n, 1]: the row totals, down the column
             return apply("transpose", self.broadcast(apply("sum", t, param=1), apply("transpose", x)))
-        raise self.refuse(f"the sum of a gradient over axes {stretched} of a tensor of {len(x_shape)} axes")
+        shape = list(t_shape)
+        for k in reversed(stretched):  # each stretched axis summed, then put back with size 1
+            del shape[k]
+            t = keep_axis(self, apply("sum", t, param=k), tuple(shape), k)
+            shape.insert(k, 1)
+        return t
 
 
 # --- the VJP rules ----------------------------------------------------------------------------------

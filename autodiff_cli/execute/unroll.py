@@ -314,14 +314,24 @@ def _needed(run: Any, start: int, target: int, chosen: Any) -> dict[int, Any]:
             continue
         operands = run.program.operands(register, first, second)
         shapes = [run.shapes[r] for r in operands]
-        reads = TENSOR_OPS[op].reads(np, param, mask, shapes) if op in TENSOR_OPS else [
-            unbroadcast_mask(np, mask, shape) for shape in shapes]  # elementwise, broadcasting
+        reads = _reads(run, op, param, mask, shapes, operands)
         for operand, needed in zip(operands, reads):
             if operand in masks:
                 masks[operand] = masks[operand] | needed
             else:
                 masks[operand] = needed
     return masks
+
+
+def _reads(run: Any, op: str, param: Any, mask: Any, shapes: list[Any], operands: tuple[int, ...]) -> list[Any]:
+    """The entries of each operand that the ``mask`` entries of the result read.  An op that
+    reads an operand's values as indices (gather) is given the operands' values too."""
+    if op not in TENSOR_OPS:
+        return [unbroadcast_mask(np, mask, shape) for shape in shapes]  # elementwise, broadcasting
+    reads = TENSOR_OPS[op].reads
+    if getattr(reads, "takes_values", False):
+        return reads(np, param, mask, shapes, [run.values[r] for r in operands])  # type: ignore[no-any-return]
+    return reads(np, param, mask, shapes)  # type: ignore[no-any-return]
 
 
 # --- unrolling one tensor instruction -------------------------------------------------------------

@@ -223,13 +223,14 @@ class _Locator:
                                                     "NEXT_EXTRA", "NEG", "POW", "SECOND", "NEWLINE", "SIGN")
 # The tensor syntax's actions: rare, so the driver hands them to one method, and windows
 # that use them get no template (templates.py has no code for them).
-ARRAY, INDEX, SLICE_ALL, SLICE_FROM, SLICE_TO, SLICE_BETWEEN = TENSOR_ACTIONS = (
-    "ARRAY", "INDEX", "SLICE_ALL", "SLICE_FROM", "SLICE_TO", "SLICE_BETWEEN")
+ARRAY, INDEX, SLICE_ALL, SLICE_FROM, SLICE_TO, SLICE_BETWEEN, SLICE_STEP, SLICE_NO_STEP = TENSOR_ACTIONS = (
+    "ARRAY", "INDEX", "SLICE_ALL", "SLICE_FROM", "SLICE_TO", "SLICE_BETWEEN", "SLICE_STEP", "SLICE_NO_STEP")
 _ACTIONS = {"var": VAR, "number": NUMBER, "add": BINARY, "sub": BINARY, "mul": BINARY, "div": BINARY,
             "matmul": BINARY, "lt": BINARY, "le": BINARY, "gt": BINARY, "ge": BINARY, "eq": BINARY, "ne": BINARY,
             "assign": ASSIGN, "bare": BARE, "call": CALL, "neg": NEG, "pow": POW, "pos": SECOND,
             "group": SECOND, "start": LIST, "list": ARRAY, "index": INDEX, "slice_all": SLICE_ALL,
-            "slice_from": SLICE_FROM, "slice_to": SLICE_TO, "slice_between": SLICE_BETWEEN}
+            "slice_from": SLICE_FROM, "slice_to": SLICE_TO, "slice_between": SLICE_BETWEEN, "slice_step": SLICE_STEP,
+            "slice_no_step": SLICE_NO_STEP}
 _OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@",
               "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 TEMPLATE_AFTER = 2  # a window gets its own code the second time it is seen (see templates.py)
@@ -721,6 +722,10 @@ class _Compiler:
             count = self._index(items[0], number1 + items[1], items[2], count)
             values[-1] = count - 1
         else:  # slices: the registers of their bounds (None where left out) and the colon
+            if what in (SLICE_STEP, SLICE_NO_STEP):  # a slice, then ':' and maybe a step
+                items[0].stride = items[2] if what == SLICE_STEP else None
+                values[-1] = items[0]
+                return below, count
             colon = {SLICE_ALL: 0, SLICE_FROM: 1, SLICE_TO: 0, SLICE_BETWEEN: 1}[what]
             start = items[0] if what in (SLICE_FROM, SLICE_BETWEEN) else None
             stop = items[-1] if what in (SLICE_TO, SLICE_BETWEEN) else None
@@ -829,20 +834,52 @@ class _Compiler:
         return int(value)
 
     def _index(self, target: int, where: int, subscripts: list[Any], count: int) -> int:
-        """``x[i, j]``, ``x[1:3]``: constant integer subscripts, as the ``index`` op's param."""
+        """``x[i, j]``, ``x[1:3]``: constant integer subscripts, as the ``index`` op's param; a
+        subscript that is a tensor or a variable makes a gather (``C[Xb]``) or, two of them,
+        one entry per pair (``x[arange(n), y]``, which is ``pick(x[I], J)``)."""
+        computed = [s for s in subscripts if not isinstance(s, _Slice) and not self._is_number(s)]
+        if computed:
+            return self._gather(target, where, subscripts, computed, count)
         items: list[int | slice] = []
         registers: list[int | None] = []
         for subscript in subscripts:
             if isinstance(subscript, _Slice):
-                bounds = [None if r is None else self._whole(r, "a slice's bounds", "x[1:3]", where)
-                          for r in (subscript.start, subscript.stop)]
+                bounds = [None if r is None else self._whole(r, "a slice's bounds", "x[1:3] or x[::2]", where)
+                          for r in (subscript.start, subscript.stop, subscript.stride)]
+                if bounds[2] == 0:
+                    raise self._error("a slice's step cannot be 0", self._where(subscript.stride),
+                                      "use a positive step (x[::2]) or a negative one (x[::-1])")
                 items.append(slice(*bounds))
-                registers += [subscript.start, subscript.stop]
+                registers += [subscript.start, subscript.stop, subscript.stride]
             else:
                 items.append(self._whole(subscript, "an index", "x[0], x[-1] or x[1, 2]", where))
                 registers.append(subscript)
         count = self._drop_constants(registers, count)  # type: ignore[arg-type]
         self._emit("index", target, -1, tuple(items), where)
+        self.tensor_syntax = True
+        return count + 1
+
+    def _is_number(self, register: int) -> bool:
+        """Whether a register is a number written in the program (a constant index)."""
+        moved = len(self.instructions)
+        return register >= moved and self.pending[0][register - moved] == CONST \
+            and isinstance(self.pending[3][register - moved], float)
+
+    def _gather(self, target: int, where: int, subscripts: list[Any], computed: list[int], count: int) -> int:
+        """``C[Xb]`` (the rows Xb names) and ``x[I, J]`` (``pick(x[I], J)``: x[I[p], J[p]] for each p;
+        a third index tensor picks again)."""
+        from ..engine.tensor_ops import GATHER, PICK
+
+        if len(computed) != len(subscripts):
+            other = next(s for s in subscripts if isinstance(s, _Slice) or s not in computed)
+            at = other.where if isinstance(other, _Slice) else self._where(other)
+            raise self._error("a tensor index takes rows (x[i]) or entries by index tensors of one shape (x[i, j]), "
+                              "not mixed with numbers or slices", at,
+                              "take the slice first and index it after: y = x[:, 0:2]; y[i]")
+        self._emit(GATHER, target, computed[0], None, where)
+        for index in computed[1:]:  # x[i, j, k] is pick(pick(x[i], j), k): x[i[p], j[p], k[p]]
+            self._emit(PICK, count, index, None, where)
+            count += 1
         self.tensor_syntax = True
         return count + 1
 
@@ -1056,10 +1093,10 @@ class _Slice:
     """A slice in a subscript while it is parsed: the registers of its bounds (None where
     left out) and the token number of its colon."""
 
-    __slots__ = ("start", "stop", "where")
+    __slots__ = ("start", "stop", "stride", "where")
 
-    def __init__(self, start: int | None, stop: int | None, where: int) -> None:
-        self.start, self.stop, self.where = start, stop, where
+    def __init__(self, start: int | None, stop: int | None, where: int, stride: int | None = None) -> None:
+        self.start, self.stop, self.where, self.stride = start, stop, where, stride
 
 
 def _shape_text(shape: tuple[int, ...]) -> str:

@@ -229,6 +229,7 @@ class _Latex(_Syntax):
         power and a prefix (``\\sum{axis} {x}``) as a product, each around an atom; a call
         (``\\operatorname{softmax}\\left({x}\\right)``) is an atom of its own."""
         form = form.replace("{axis}", "" if term.param is None else f"_{{\\text{{axis }} {term.param}}}")
+        form = form.replace("{param}", str(term.param))  # an op's own constant (scatter's size)
         if form.startswith("{x}^"):
             return POWER, _fill(form, [(ATOM, self.wrap(parts[0], ATOM), "")])
         if form.endswith(" {x}"):
@@ -282,7 +283,7 @@ class _Python(_Syntax):
             self.used[helper] = source
         axis = "" if term.param is None else f", axis={term.param}"
         texts = [p[1] for p in parts]
-        return ATOM, form.format(axis=axis, operands=", ".join(texts), **dict(zip("xyz", texts)))
+        return ATOM, form.format(axis=axis, param=term.param, operands=", ".join(texts), **dict(zip("xyz", texts)))
 
 
 _PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(name for entry in (*OPS.values(), *TENSOR_OPS.values())

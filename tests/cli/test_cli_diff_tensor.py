@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from autodiff_cli.cli import main
+from autodiff_cli.execute.interpreter import input_arrays, run_forward
 from autodiff_cli.language.compiler import parse
 
 REPO = Path(__file__).resolve().parents[2]
@@ -132,10 +133,24 @@ def test_matrix_output_says_what_to_differentiate(runner) -> None:
 
 
 def test_a_form_the_language_cannot_write_is_refused_at_its_op(runner) -> None:
-    result = run(runner, "diff", "-e", "A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nL = sum(sum(A, 1)**2)")
+    result = run(runner, "diff", "-e", "A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nL = cross_entropy(A, [[0, 1], [1, 0]])")
     assert result.exit_code != 0
-    assert "<expr>:2:9: error: diff cannot write the adjoint of a reduction along axis 1" in result.stderr
+    assert "<expr>:2:5: error: diff cannot write the adjoint of cross_entropy of logits of 3 axes" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_inner_axis_and_an_index_of_a_three_axis_tensor_are_written(runner) -> None:
+    """Formerly refused (issue 33): the adjoints are written with scatter, and run again give
+    2 * sum(A, 1) spread along axis 1, plus 1 at the entries A[1, :, 0] took."""
+    text = "A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nL = sum(sum(A, 1)**2) + sum(A[1, :, 0])"
+    result = run(runner, "diff", "-e", text, "--format", "program")
+    assert result.exit_code == 0, result.stderr
+    a = np.arange(1.0, 9.0).reshape(2, 2, 2)
+    want = np.broadcast_to(2 * a.sum(1, keepdims=True), a.shape).copy()
+    want[1, :, 0] += 1
+    written = parse(result.stdout)
+    run_ = run_forward(written, input_arrays(written, {}, 0))
+    np.testing.assert_array_equal(run_.value("dL_dA"), want)
 
 
 def test_an_input_the_output_does_not_use_gets_zeros_and_a_warning(runner) -> None:

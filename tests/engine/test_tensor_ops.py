@@ -88,6 +88,22 @@ def reference(name, param, labels=None):
         return lambda *xs: anp.stack(list(xs), axis=param or 0)
     if name == "concat":
         return lambda *xs: anp.concatenate(list(xs), axis=param or 0)
+    if name == "gather":
+        return lambda x: x[np.asarray(labels, dtype=np.intp)]
+    if name == "pick":
+        def pick(x):
+            j = np.asarray(labels, dtype=np.intp)
+            return x[tuple(np.indices(j.shape)) + (j,)]  # x[p, j[p]] for every position p
+
+        return pick
+    if name == "scatter":
+        def scatter(g):
+            i = np.asarray(labels, dtype=np.intp) % param
+            rest = np.ndim(getval(g)) - i.ndim
+            onehot = (np.arange(param) == i[..., None]).astype(np.float64).reshape(i.shape + (param,) + (1,) * rest)
+            return onehot * anp.expand_dims(g, i.ndim)
+
+        return scatter
     if name == "cross_entropy":
         def ce(x):
             classes = np.shape(getval(x))[-1]
@@ -140,6 +156,16 @@ CASES = [
     ("cross_entropy", [(4,), ()], None),
     ("cross_entropy", [(5, 3), (5,)], None),
     ("cross_entropy", [(2, 3, 4), (2, 3)], None),
+    ("gather", [(5,), (3,)], None),
+    ("gather", [(4, 3), (2, 3)], None),
+    ("gather", [(4, 3), ()], None),
+    ("gather", [(3, 2, 2, 2), (2, 1, 2)], None),
+    ("pick", [(4, 3), (4,)], None),
+    ("pick", [(5,), ()], None),
+    ("pick", [(2, 3, 4, 2), (2, 3)], None),
+    ("scatter", [(4,), (4,)], 3),
+    ("scatter", [(2, 3, 5), (2,)], 4),
+    ("scatter", [(), ()], 2),
 ]
 for _name in COMPARED:
     CASES += [(_name, [(5,), (5,)], None), (_name, [(3, 4), (4,)], None), (_name, [(), (2, 3)], None)]
@@ -190,7 +216,7 @@ def seed_of(text):
     return zlib.crc32(text.encode())  # the same on every run (hash() of a str is not)
 
 
-def make_args(name, shapes, rng, batch=()):
+def make_args(name, shapes, rng, batch=(), param=None):
     """Random operands of the given per-row shapes (with a batch axis of size N when batch=(N,))."""
     args = []
     for i, shape in enumerate(shapes):
@@ -201,9 +227,19 @@ def make_args(name, shapes, rng, batch=()):
             args.append(rng.choice([0.0, 1.0, 0.5, -2.0], size=batch + tuple(shape)))
         elif name in COMPARED:  # few values, so that some entries tie and each comparison goes both ways
             args.append(rng.choice([-1.0, 0.0, 0.5, 1.0], size=batch + tuple(shape)))
+        elif name in INDEXED and i == 1:  # whole numbers of the axis indexed, negative ones too
+            size = INDEXED[name](shapes, param)
+            args.append(rng.integers(-size, size, size=batch + tuple(shape)).astype(np.float64))
         else:
             args.append(rng.normal(size=batch + tuple(shape)))
     return args
+
+
+# The size of the axis each op's index operand indexes.
+INDEXED = {"gather": lambda shapes, param: shapes[0][0],
+           "pick": lambda shapes, param: shapes[0][len(shapes[1])],
+           "scatter": lambda shapes, param: param}
+WHOLE = {"cross_entropy", *INDEXED}  # ops whose second operand is whole numbers, not differentiated
 
 
 def differentiable(name, count):
@@ -211,16 +247,16 @@ def differentiable(name, count):
         return []  # flat wherever defined: the VJP is zeros, checked below
     if name == "where":
         return [1, 2]
-    return [0] if name == "cross_entropy" else list(range(count))
+    return [0] if name in WHOLE else list(range(count))
 
 
 def ref_fn(name, param, args):
-    return reference(name, param, labels=args[1] if name == "cross_entropy" else None)
+    return reference(name, param, labels=args[1] if name in WHOLE else None)
 
 
 def call_ref(name, param, args):
     fn = ref_fn(name, param, args)
-    return fn(args[0]) if name == "cross_entropy" else fn(*args)
+    return fn(args[0]) if name in WHOLE else fn(*args)
 
 
 def ref_vjp(name, param, args, g):
@@ -232,7 +268,7 @@ def ref_vjp(name, param, args, g):
         full = list(args)
         for i, x in zip(ops, xs):
             full[i] = x
-        out = fn(full[0]) if name == "cross_entropy" else fn(*full)
+        out = fn(full[0]) if name in WHOLE else fn(*full)
         return anp.sum(out * g)
 
     xs = [args[i] for i in ops]
@@ -247,7 +283,7 @@ def ref_jvp(name, param, args, tangents):
         def f(x, i=i):
             full = list(args)
             full[i] = x
-            return fn(full[0]) if name == "cross_entropy" else fn(*full)
+            return fn(full[0]) if name in WHOLE else fn(*full)
 
         J = jacobian(f)(args[i])
         total = total + np.tensordot(J, tangents[i], axes=np.ndim(tangents[i]))
@@ -265,7 +301,7 @@ def run_forward(name, args, leads, param):
 def test_value_and_shape_against_autograd(case):
     name, shapes, param = case
     rng = np.random.default_rng(seed_of(case_id(case)))
-    args = make_args(name, shapes, rng)
+    args = make_args(name, shapes, rng, param=param)
     out = run_forward(name, args, [0] * len(args), param)
     assert np.shape(out) == TENSOR_OPS[name].shape(shapes, param)
     assert_close(out, call_ref(name, param, args))
@@ -275,7 +311,7 @@ def test_value_and_shape_against_autograd(case):
 def test_vjp_against_autograd(case):
     name, shapes, param = case
     rng = np.random.default_rng(1 + seed_of(case_id(case)))
-    args = make_args(name, shapes, rng)
+    args = make_args(name, shapes, rng, param=param)
     leads = [0] * len(args)
     out = run_forward(name, args, leads, param)
     g = rng.normal(size=np.shape(out))
@@ -295,7 +331,7 @@ def test_vjp_against_autograd(case):
 def test_jvp_against_autograd_jacobian(case):
     name, shapes, param = case
     rng = np.random.default_rng(2 + seed_of(case_id(case)))
-    args = make_args(name, shapes, rng)
+    args = make_args(name, shapes, rng, param=param)
     leads = [0] * len(args)
     tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name, len(args)) else None for i, a in enumerate(args)]
     out = run_forward(name, args, leads, param)
@@ -307,7 +343,7 @@ def test_jvp_against_autograd_jacobian(case):
 def test_jvp_against_finite_differences_and_the_vjp(case):
     name, shapes, param = case
     rng = np.random.default_rng(3 + seed_of(case_id(case)))
-    args = make_args(name, shapes, rng)
+    args = make_args(name, shapes, rng, param=param)
     leads = [0] * len(args)
     op = TENSOR_OPS[name]
     tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name, len(args)) else None for i, a in enumerate(args)]
@@ -331,7 +367,7 @@ def test_jvp_with_a_zero_tangent(case):
     """A None tangent counts as zero: each operand's part alone, and zeros for none."""
     name, shapes, param = case
     rng = np.random.default_rng(4)
-    args = make_args(name, shapes, rng)
+    args = make_args(name, shapes, rng, param=param)
     leads = [0, 0]
     op = TENSOR_OPS[name]
     out = run_forward(name, args, leads, param)
@@ -371,7 +407,7 @@ def test_batched_equals_a_loop_over_rows(item):
     (name, shapes, param), leads = item
     op = TENSOR_OPS[name]
     rng = np.random.default_rng(5 + seed_of(batch_id(item)))
-    args = [make_args(name, shapes, rng, (N,) if lead else ())[i] for i, lead in enumerate(leads)]
+    args = [make_args(name, shapes, rng, (N,) if lead else (), param)[i] for i, lead in enumerate(leads)]
     if name == "cross_entropy":  # labels must be classes of the logits on every row
         classes = shapes[0][-1]
         args[1] = rng.integers(0, classes, size=np.shape(args[1])).astype(np.float64)

@@ -10,9 +10,10 @@ domain: ``log(exp(x) + 1)``, ``sqrt(x**2 + 1)``, divisors ``b**2 + c``), ``@`` b
 pairing of vectors and matrices, ``sum``/``mean``/``max``/``min`` with and without an axis
 (negative axes too), ``transpose``, indexing and slices (negative indices, open bounds),
 ``softmax``, ``log_softmax``, ``logsumexp``, ``mse`` and ``cross_entropy`` against integer
-labels given as literals, lists of computed values, ``stack`` and ``concat``, the comparisons,
-``where`` and ``clip`` (kept off ties: the reference
-refuses a comparison within rounding of a tie, and clip's bounds met exactly).
+labels given as literals, slice steps (negative ones too), gathers by integer tensors ``x[I]``
+(negative and repeated indices), paired indices ``x[I, J]``, ``pick`` and ``scatter``, lists of
+computed values, ``stack`` and ``concat``, the comparisons, ``where`` and ``clip`` (kept off ties:
+the reference refuses a comparison within rounding of a tie, and clip's bounds met exactly).
 
 For every program we check, against autograd (never against our own output):
 
@@ -329,7 +330,7 @@ class Gen:
     def expr(self, depth: int) -> Node:
         kind = self.rng.choice(
             ["function", "binary", "binary", "div", "power", "matmul", "reduce", "reduce", "transpose", "index",
-             "index", "softmax", "mse", "cross_entropy", "special", "select", "join"],
+             "index", "softmax", "mse", "cross_entropy", "special", "gather", "select", "join"],
         )
         return self.squash(getattr(self, "op_" + kind)(depth))
 
@@ -545,12 +546,66 @@ class Gen:
                     stop = stop - n  # a negative stop
                 if stop is not None and len(range(*slice(start, stop).indices(n))) == 0:
                     stop = None
-                items.append(slice(start, stop))
-                texts.append(("" if start is None else str(start)) + ":" + ("" if stop is None else str(stop)))
+                step = None
+                if self.rng.random() < 0.3:  # a step, negative ones taking what Python takes
+                    step = int(self.rng.choice([-2, -1, 2, 3]))
+                    if step < 0 or len(range(*slice(start, stop, step).indices(n))) == 0:
+                        start, stop = (None, None) if self.rng.random() < 0.5 else (start, None)
+                    if len(range(*slice(start, stop, step).indices(n))) == 0:
+                        start = None
+                items.append(slice(start, stop, step))
+                texts.append(("" if start is None else str(start)) + ":" + ("" if stop is None else str(stop))
+                             + ("" if step is None else f":{step}"))
         key = tuple(items)
         shape = np.empty(x.shape)[key].shape
         return Node(f"{paren(x, ATOM)}[{', '.join(texts)}]", ATOM, lambda env, f=x.fn, k=key: f(env)[k], shape,
                     x.bound, x.constant)
+
+    def new_indices(self, shape: tuple[int, ...], size: int) -> Node:
+        """An index tensor of whole numbers of an axis of ``size``, negative ones too (repeats likely)."""
+        labels = self.new_labels(shape, 2 * size)
+        self.values[labels.text] -= size  # -size .. size - 1
+        if self.lines and self.lines[-1].startswith(f"{labels.text} = "):
+            self.lines[-1] = f"{labels.text} = {literal_text(np.asarray(self.values[labels.text]))}"
+        return labels
+
+    def op_gather(self, depth: int) -> Node:
+        """x[I] (rows of x), x[I, J] (pairs), pick(y, J) or scatter(g, I, n)."""
+        kind = self.rng.choice(["rows", "rows", "pairs", "pick", "scatter"])
+        want = (lambda s: len(s) >= 2) if kind == "pairs" else (lambda s: len(s) >= 1)
+        x = self.pick(depth, want)
+        if x is None:
+            x = self.new_input(tuple(int(self.rng.choice(self.dims)) for _ in range(2 if kind == "pairs" else 1)))
+        shape = self.random_shape()[:1] if kind in ("rows", "pairs") else ()
+        if kind == "pick":
+            lead = int(self.rng.integers(0, len(x.shape)))
+            index = self.new_indices(x.shape[:lead], x.shape[lead])
+            ref = lambda env, f=x.fn, j=index.text: f(env)[tuple(np.indices(np.shape(env[j]))) + (
+                np.asarray(env[j], dtype=np.intp),)]
+            return Node(f"pick({x.text}, {index.text})", ATOM, ref, x.shape[:lead] + x.shape[lead + 1:], x.bound,
+                        x.constant)
+        if kind == "scatter":
+            lead = int(self.rng.integers(0, len(x.shape) + 1))
+            n = int(self.rng.choice(self.dims))
+            index = self.new_indices(x.shape[:lead], n)
+
+            def put(env: dict[str, Any], f: Any = x.fn, i: str = index.text, n: int = n, lead: int = lead) -> Any:
+                g = f(env)
+                at = np.asarray(env[i], dtype=np.intp) % n
+                onehot = (np.arange(n) == at[..., None]).astype(float)
+                return onehot.reshape(onehot.shape + (1,) * (np.ndim(getval(g)) - lead)) * anp.expand_dims(g, lead)
+
+            return Node(f"scatter({x.text}, {index.text}, {n})", ATOM, put, x.shape[:lead] + (n,) + x.shape[lead:],
+                        x.bound, x.constant)
+        rows = self.new_indices(shape, x.shape[0])
+        if kind == "rows":
+            ref = lambda env, f=x.fn, i=rows.text: f(env)[np.asarray(env[i], dtype=np.intp)]
+            return Node(f"{paren(x, ATOM)}[{rows.text}]", ATOM, ref, shape + x.shape[1:], x.bound, x.constant)
+        columns = self.new_indices(shape, x.shape[1])
+        ref = lambda env, f=x.fn, i=rows.text, j=columns.text: f(env)[
+            np.asarray(env[i], dtype=np.intp), np.asarray(env[j], dtype=np.intp)]
+        return Node(f"{paren(x, ATOM)}[{rows.text}, {columns.text}]", ATOM, ref, shape + x.shape[2:], x.bound,
+                    x.constant)
 
     def op_softmax(self, depth: int) -> Node:
         x = self.pick(depth, lambda s: len(s) >= 1) or self.new_input(self.random_shape() or (3,))
@@ -831,6 +886,7 @@ def test_the_generator_covers_every_form() -> None:
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
                  "mse(", "cross_entropy(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
-                 "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = ", "where(",
-                 "clip(", " < ", " <= ", " > ", " >= ", " == ", " != ", "stack([", "concat(["]:
+                 "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = ", "pick(",
+                 "scatter(", "::-", ":2]", "where(", "clip(", " < ", " <= ", " > ", " >= ", " == ", " != ",
+                 "stack([", "concat(["]:
         assert texts.count(form) >= 20, form

@@ -15,13 +15,13 @@ FUNCTIONS = sorted(name for name, op in OPS.items() if op.is_function)
 NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None)
 
 
-def numpy_form(entry, operands=("x", "y", "z"), axis=""):
+def numpy_form(entry, operands=("x", "y", "z"), axis="", param=None):
     """A function computing the entry's NumPy form, with the helpers it calls defined as the
     generated module defines them."""
     namespace = {"np": np}
     for _, source in entry.numpy_helpers:
         exec(compile(source, "<helper>", "exec"), namespace)  # noqa: S102 - the registry's own text
-    call = entry.numpy.format(axis=axis, operands=", ".join(operands), **dict(zip("xyz", operands)))
+    call = entry.numpy.format(axis=axis, param=param, operands=", ".join(operands), **dict(zip("xyz", operands)))
     return lambda **values: eval(call, namespace, values)  # noqa: S307
 
 
@@ -140,7 +140,20 @@ def test_the_joining_ops_numpy_forms_give_their_kernels_bits(name: str, axis) ->
     same_bits(numpy_form(TENSOR_OPS[name], axis=text)(x=x, y=y, z=z), _forward(name, [x, y, z], axis))
 
 
+@pytest.mark.parametrize("index_shape", [(4,), (2, 3), (), (0,)])
+def test_the_index_tensor_ops_numpy_forms_give_their_kernels_bits(index_shape) -> None:
+    """gather, pick and scatter at random whole-number indices, negative ones and repeats among them."""
+    rng = np.random.default_rng(7)
+    table = rng.normal(0.0, 3.0, (5, 2, 3))
+    index = rng.integers(-5, 5, size=index_shape).astype(np.float64)
+    same_bits(numpy_form(TENSOR_OPS["gather"])(x=table, y=index), _forward("gather", [table, index]))
+    values = rng.normal(0.0, 3.0, index_shape + (5, 2))
+    same_bits(numpy_form(TENSOR_OPS["pick"])(x=values, y=index), _forward("pick", [values, index]))
+    g = rng.normal(0.0, 3.0, index_shape + (2,))
+    same_bits(numpy_form(TENSOR_OPS["scatter"], param=5)(x=g, y=index), _forward("scatter", [g, index], 5))
+
+
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
     tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
-              "where", "clip", *COMPARISONS, "stack", "concat"}
+              "where", "clip", *COMPARISONS, "stack", "concat", "gather", "pick", "scatter"}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
