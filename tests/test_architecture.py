@@ -236,6 +236,7 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
     "language/program.py": {"where": NOT_AN_OP + ": the column of the instructions' places"},
     "language/templates.py": {"where": NOT_AN_OP + ": the generated code's name of a token's place"},
     "render/claims.py": {"where": NOT_AN_OP + ": a CSV column, the claim's place"},
+    "render/backward_claims.py": {"where": NOT_AN_OP + ": a CSV column, the line's place"},
     "nn.py": {"cross_entropy": "the public nn's loss"},
     "render/check.py": {"step": NOT_AN_OP + ": a finite-difference step"},
     "render/dot.py": {"neg": NOT_YET_MOVED},
