@@ -83,7 +83,10 @@ class _Syntax:
         if op in TENSOR_OPS and _is_operator(op):  # a comparison: below every arithmetic operator
             return COMPARISON, f"{self.wrap(parts[0], SUM)} {op} {self.wrap(parts[1], SUM)}"
         if op in TENSOR_OPS:
-            return ATOM, write(op, [p[1] for p in parts], term.param)
+            texts = [p[1] for p in parts]
+            if TENSOR_OPS[op].written.startswith("{x}["):  # a subscript (C[X]): its operand binds as an atom
+                texts[0] = self.wrap(parts[0], ATOM)
+            return ATOM, write(op, texts, term.param)
         return ATOM, OPS[op].written.format(x=parts[0][1])
 
     def layout(self, term: Term, parts: list[Part]) -> Part:

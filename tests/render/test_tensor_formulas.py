@@ -50,3 +50,11 @@ def test_every_op_has_a_form_in_every_syntax() -> None:
         for write in (tensor_program, tensor_python, tensor_latex):
             lines = write(result).splitlines()
             assert any(line.lstrip().startswith(("d = ", "d &= ")) and "X" in line for line in lines), (op, write)
+
+
+def test_a_subscripts_operand_is_parenthesised_where_it_binds_more_loosely() -> None:
+    """(t**0.5)[i]: written t**0.5[i] the subscript would take 0.5 (found by the random programs)."""
+    from autodiff_cli.engine.tensor_ops import GATHER
+
+    text = tensor_program(one(Term(GATHER, (Term("**c", (X,), 0.5), Y), None)))
+    assert "d = (X**0.5)[Y]" in text
