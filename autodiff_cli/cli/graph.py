@@ -24,7 +24,7 @@ from ..render.graph_drawing import (
     scalar_picture,
     tensor_picture,
 )
-from .console import Progress, warn
+from .console import Progress, notify, warn
 from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
@@ -153,6 +153,9 @@ def graph_command(
     except OptionConflict as error:
         raise click.UsageError(str(error)) from None
     _write(data, out, to_stdout)
+    if to_stdout and at_terminal and output_format is None:  # the SVG text a pipe wants, seen as a picture's
+        notify(f"note: that was the graph as {fmt.upper()} text; draw it to a file with -o graph.svg "
+               "(or .png, .pdf, .html to step through)")
 
 
 def _scalar_picture(program: Program, values: dict[str, Any], request: GraphRequest) -> bytes:

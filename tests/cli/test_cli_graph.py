@@ -111,6 +111,16 @@ def test_svg_to_a_terminal_is_fine(run, monkeypatch) -> None:
     assert run(KARPATHY, *KARPATHY_SETS, "--format", "dot").exit_code == 0
 
 
+def test_svg_text_at_a_terminal_says_how_to_draw_a_picture(run, monkeypatch) -> None:
+    monkeypatch.setattr(cli_graph, "stdout_is_terminal", lambda: True)
+    result = run(KARPATHY, *KARPATHY_SETS)
+    assert result.exit_code == 0 and result.stdout_bytes.startswith(b"<?xml")
+    assert "-o graph.svg" in result.stderr
+    monkeypatch.undo()
+    piped = run(KARPATHY, *KARPATHY_SETS)  # not a terminal: the SVG alone, for the pipe
+    assert "-o graph.svg" not in piped.stderr
+
+
 def test_unknown_extension_is_a_usage_error(run, tmp_path) -> None:
     result = run(KARPATHY, *KARPATHY_SETS, "-o", str(tmp_path / "graph.jpg"))
     assert result.exit_code == 2
