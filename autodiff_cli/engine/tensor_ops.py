@@ -518,41 +518,49 @@ def _stable(np: Any, x: Array) -> _Softmax:
     and log(total) = log1p(rest) there: log(1 + 1e-14) in floats would keep only a digit or two
     of it.  d is exact for logits near each other, however large (1e16 + log 2 would not be).
     A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
-    m = np.max(x, axis=-1, keepdims=True)
-    if not np.isfinite(m).all():
+    m = x.max(axis=-1, keepdims=True)
+    # one sum says every max is finite (the usual case): a finite sum has finite terms
+    if not math.isfinite(float(np.add.reduce(m, axis=None))) and not np.isfinite(m).all():
         m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
         d = x - m
     e = np.exp(d)
-    top = np.argmax(x, axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
-    e_top = _take_last(np, e, top)
-    _put_last(np, e, top, 0.0)  # e is ours: the others' sum, then e_top back
-    rest = np.sum(e, axis=-1, keepdims=True)
-    _put_last(np, e, top, e_top)
+    top = x.argmax(axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
+    at = _last_positions(np, top, e.shape[-1])
+    flat = e.reshape(-1)  # e is ours (fresh, contiguous): the others' sum, then e_top back
+    e_top = flat[at].reshape(top.shape)
+    flat[at] = 0.0
+    rest = e.sum(axis=-1, keepdims=True)
+    flat[at] = e_top.reshape(-1)
     total = e_top + rest
     with np.errstate(divide="ignore", invalid="ignore"):  # a row of -inf sums to 0: log(0) = -inf
         log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))
     return _Softmax(m, d, e, total, rest, log_total, top)
 
 
+def _last_positions(np: Any, index: Array, size: int) -> Array:
+    """Where each row's entry ``index`` (one per row of the last axis, shaped ``a.shape[:-1] +
+    (1,)``) lies in the flat C-ordered array ``a`` whose last axis has ``size`` entries."""
+    flat = index.reshape(-1)
+    return np.arange(0, flat.size * size, size) + flat
+
+
 def _take_last(np: Any, a: Array, index: Array) -> Array:
     """``np.take_along_axis(a, index, axis=-1)`` for one index per row of the last axis (``index``
-    shaped ``a.shape[:-1] + (1,)``), as one fancy index of ``a`` seen as a matrix: the same
-    entries, without take_along_axis's index building (the most of a small step's time)."""
-    flat = index.reshape(-1)
-    return a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat].reshape(index.shape)
+    shaped ``a.shape[:-1] + (1,)``), as one fancy index of ``a`` seen flat: the same entries,
+    without take_along_axis's index building (the most of a small step's time)."""
+    return a.reshape(-1)[_last_positions(np, index, a.shape[-1])].reshape(index.shape)
 
 
 def _put_last(np: Any, a: Array, index: Array, values: Any) -> None:
     """``np.put_along_axis(a, index, values, axis=-1)`` likewise, into a C-contiguous ``a`` (a
-    fresh array of the kernel's own, so that the matrix seen is a view and takes the writes)."""
+    fresh array of the kernel's own, so that the flat array seen is a view and takes the writes)."""
     if not a.flags.c_contiguous:
         np.put_along_axis(a, index, values, axis=-1)
         return
-    flat = index.reshape(-1)
     if np.ndim(values):
         values = (values if values.shape == index.shape else np.broadcast_to(values, index.shape)).reshape(-1)
-    a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat] = values
+    a.reshape(-1)[_last_positions(np, index, a.shape[-1])] = values
 
 
 def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
@@ -785,7 +793,8 @@ def _labels(np: Any, x: Array, y: Array) -> Array:
     if np.ndim(y) and y.size:  # the usual case in one pass or so: whole numbers that are classes
         with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
             indices = y.astype(np.intp)
-        if (indices == y).all() and indices.min() >= 0 and indices.max() < classes:
+        # seen unsigned, a negative index is larger than any class: one max says both bounds
+        if (indices == y).all() and indices.view(np.uintp).max() < classes:
             return indices
     ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):
@@ -826,6 +835,8 @@ def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[A
     with np.errstate(invalid="ignore"):
         # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
         losses = (s.log_total - picked)[..., 0]
+    if not axes and losses.ndim:  # one position a row: its loss is the mean (a sum over no axes and / 1 change no bit)
+        return losses, (s, labels, positions)
     return np.sum(losses, axis=axes) / positions, (s, labels, positions)
 
 
@@ -840,8 +851,10 @@ def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
     picked = labels[..., None]
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
-        q = np.where(picked == s.top, s.rest / s.total, 1.0 - _take_last(np, p, picked))
-    _put_last(np, p, picked, -q)  # p is a fresh array
+        at = _last_positions(np, picked, p.shape[-1])
+        flat = p.reshape(-1)  # p is a fresh array: a view of it, which takes the write below
+        q = np.where(picked == s.top, s.rest / s.total, 1.0 - flat[at].reshape(picked.shape))
+    flat[at] = -q.reshape(-1)
     return p
 
 
@@ -854,9 +867,12 @@ def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: An
                              needs: Any = None) -> tuple[Array, Array]:
     """The VJP from what ``_cross_entropy_saving`` kept (the same numbers as ``_cross_entropy_vjp``)."""
     s, labels, positions = saved
-    slope = _ce_slope(np, None, labels, s)
+    slope = _ce_slope(np, None, labels, s)  # a fresh array, scaled in place
     g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
-    gx = unbroadcast(np, slope * (g / positions), np.shape(args[0]), leads[0])
+    slope *= g / positions
+    gx = unbroadcast(np, slope, np.shape(args[0]), leads[0])
+    if needs is not None and not needs[1]:
+        return gx, None
     return gx, np.zeros(np.shape(args[1]), dtype=_float_type(np, args[1]))  # labels are not differentiated
 
 
