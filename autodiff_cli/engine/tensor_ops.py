@@ -526,12 +526,18 @@ def _stable(np: Any, x: Array) -> _Softmax:
         d = x - m
     e = np.exp(d)
     top = x.argmax(axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
-    at = _last_positions(np, top, e.shape[-1])
-    flat = e.reshape(-1)  # e is ours (fresh, contiguous): the others' sum, then e_top back
-    e_top = flat[at].reshape(top.shape)
-    flat[at] = 0.0
-    rest = e.sum(axis=-1, keepdims=True)
-    flat[at] = e_top.reshape(-1)
+    if e.flags.c_contiguous:  # e is ours: the others' sum, then e_top back, through one flat view
+        at = _last_positions(np, top, e.shape[-1])
+        flat = e.reshape(-1)
+        e_top = flat[at].reshape(top.shape)
+        flat[at] = 0.0
+        rest = e.sum(axis=-1, keepdims=True)
+        flat[at] = e_top.reshape(-1)
+    else:  # laid out as x is (a transposed x): the same, without a flat view
+        e_top = _take_last(np, e, top)
+        _put_last(np, e, top, 0.0)
+        rest = e.sum(axis=-1, keepdims=True)
+        _put_last(np, e, top, e_top)
     total = e_top + rest
     with np.errstate(divide="ignore", invalid="ignore"):  # a row of -inf sums to 0: log(0) = -inf
         log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))
@@ -851,10 +857,8 @@ def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
     picked = labels[..., None]
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
-        at = _last_positions(np, picked, p.shape[-1])
-        flat = p.reshape(-1)  # p is a fresh array: a view of it, which takes the write below
-        q = np.where(picked == s.top, s.rest / s.total, 1.0 - flat[at].reshape(picked.shape))
-    flat[at] = -q.reshape(-1)
+        q = np.where(picked == s.top, s.rest / s.total, 1.0 - _take_last(np, p, picked))
+    _put_last(np, p, picked, -q)  # p is a fresh array
     return p
 
 

@@ -308,21 +308,60 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
         if rows is None:  # the program's rows do not change from run to run either
             rows = shapes_cache[_ROWS] = list(program.rows())
             shapes_cache[_COVERED] = _covered(rows)
+    plan_key = None if shapes_cache is None else (_KERNELS, tuple(map(id, shapes)), batched)
+    plan = None if plan_key is None else shapes_cache.get(plan_key)
+    if plan is None:  # bound once per program, batched inputs and shapes: fit's steps, batch's chunks
+        plan = _bind_kernels(rows, shapes, batched)
+        if plan_key is not None:
+            shapes_cache[plan_key] = plan
     covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
     try:
-        return _run(program, inputs, batched, first_row, check, shapes, rows, covered, shapes_cache)
+        return _run(program, inputs, first_row, check, shapes, rows, plan, covered, shapes_cache)
     except EvaluationError:
         if covered is None:
             raise
     # a check or a kernel failed where some register went unchecked: find the first that fails
-    return _run(program, inputs, batched, first_row, check, shapes, rows, None, shapes_cache)
+    return _run(program, inputs, first_row, check, shapes, rows, plan, None, shapes_cache)
 
 
-def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], first_row: int, check: bool,
-         shapes: list[Shape], rows: list[Any], covered: list[bool] | None, shapes_cache: dict[Any, Any] | None
-         ) -> TensorRun:
-    values: list[Any] = []
+_KERNELS = "kernels"  # the first item of a bound plan's key in the shapes cache (``_bind_kernels``)
+_DIRECT, _ALIGNED, _TENSOR, _SAVING = range(4)  # how a register's forward is called (``_bind_kernels``)
+
+
+def _bind_kernels(rows: Sequence[Any], shapes: Sequence[Shape], batched: AbstractSet[str]
+                  ) -> tuple[list[int], list[Any]]:
+    """What a run of the program works out the same way every time, given which inputs carry
+    the batch axis and every register's shape: each register's lead (1 where it carries the
+    batch axis) and how its forward is called: an elementwise op straight on its operands
+    (``_DIRECT``) unless a batched operand has fewer axes than the result and must be lined up
+    first, or the op takes a parameter (``_ALIGNED``: through ``elementwise_forward``); a tensor op's forward (``_TENSOR``), or the one that keeps what its VJP
+    needs (``_SAVING``)."""
     leads: list[int] = []
+    kernels: list[Any] = []
+    for register, (op, first, second, param, _) in enumerate(rows):
+        if op == INPUT or op == CONST:
+            leads.append(1 if op == INPUT and param in batched else 0)
+            kernels.append(None)
+            continue
+        operands = (first,) if second < 0 else (first, second)
+        leads.append(max(leads[r] for r in operands))
+        tensor_op = TENSOR_OPS.get(op)
+        if tensor_op is not None:
+            saving = getattr(tensor_op.forward, "saving", None)
+            kernels.append((_TENSOR, tensor_op.forward) if saving is None else (_SAVING, saving))
+            continue
+        rank = len(shapes[register])
+        lined_up = all(not leads[r] or len(shapes[r]) == rank for r in operands)
+        # (an op with a parameter, x**c, takes it through elementwise_forward)
+        kernels.append((_DIRECT, OPS[op].vector) if lined_up and param is None else (_ALIGNED, op))
+    return leads, kernels
+
+
+def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: bool, shapes: list[Shape],
+         rows: list[Any], plan: tuple[list[int], list[Any]], covered: list[bool] | None,
+         shapes_cache: dict[Any, Any] | None) -> TensorRun:
+    values: list[Any] = []
+    leads, kernels = plan
     run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
     slopes = run.slopes
     add_reduce = np.add.reduce
@@ -330,32 +369,26 @@ def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], f
         for register, (op, first, second, param, where) in enumerate(rows):
             if op == INPUT:
                 values.append(inputs[param])
-                leads.append(1 if param in batched else 0)
                 continue
             if op == CONST:
                 values.append(as_array(param) if isinstance(param, ArrayLiteral) else np.float64(param))
-                leads.append(0)
                 continue
-            if second < 0:
-                args = [values[first]]
-                arg_leads = [leads[first]]
-            else:
-                args = [values[first], values[second]]
-                arg_leads = [leads[first], leads[second]]
+            args = [values[first]] if second < 0 else [values[first], values[second]]
+            kind, kernel = kernels[register]
             try:
-                tensor_op = TENSOR_OPS.get(op)
-                if tensor_op is None:
-                    out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+                if kind == _DIRECT:  # (``elementwise_forward`` with nothing to line up)
+                    out, slopes[register] = kernel(np, *args)
                 else:
-                    saving = getattr(tensor_op.forward, "saving", None)
-                    if saving is None:
-                        out = tensor_op.forward(np, args, arg_leads, param)
+                    arg_leads = [leads[first]] if second < 0 else [leads[first], leads[second]]
+                    if kind == _ALIGNED:
+                        out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+                    elif kind == _TENSOR:
+                        out = kernel(np, args, arg_leads, param)
                     else:  # the forward keeps what its VJP needs (cross_entropy's softmax), computed once
-                        out, run.saved[register] = saving(np, args, arg_leads, param)
+                        out, run.saved[register] = kernel(np, args, arg_leads, param)
             except DomainError as error:
                 raise EvaluationError(error.message, where, program.source) from None
             values.append(out)
-            leads.append(max(arg_leads))
             if check and (covered is None or not covered[register]):
                 # a finite sum has finite terms: one reduction says the register is finite (the
                 # whole check runs only when it is not)
