@@ -34,7 +34,7 @@ from ..errors import EvaluationError, InputError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
-__all__ = ["TensorRun", "as_array", "draw_initializers", "input_arrays", "run_forward"]
+__all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "draw_initializers", "float_type", "input_arrays", "run_forward"]
 
 
 @dataclass
@@ -139,7 +139,7 @@ class TensorRun:
         reached: list[Any] = [None] * len(values)
         for name, tangent in tangents.items():
             register = self.register(name)
-            dots[register] = np.asarray(tangent, dtype=float)
+            dots[register] = np.asarray(tangent, dtype=np.result_type(values[register]))
             reached[register] = dots[register] != 0.0
         for register, (op, first, second, param, _) in enumerate(self.rows):
             if first < 0 or dots[register] is not None:
@@ -152,7 +152,9 @@ class TensorRun:
             dot = [dots[r] for r in operands]
             masks = [reached[r] for r in operands]
             if op in TENSOR_OPS:
-                dots[register] = TENSOR_OPS[op].jvp(np, dot, values[register], args, arg_leads, param)
+                made = TENSOR_OPS[op].jvp(np, dot, values[register], args, arg_leads, param)
+                # (a JVP of zeros is made in float64: a float32 run keeps its precision)
+                dots[register] = made.astype(values[register].dtype, copy=False)
                 anywhere = any(m is not None and m.any() for m in masks)
                 reached[register] = np.full(np.shape(dots[register]), anywhere)
             else:
@@ -230,11 +232,29 @@ def _sweep_plan(rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
 # --- inputs ----------------------------------------------------------------------------------
 
 
-def as_array(value: Any) -> Any:
-    """A value given for an input as a float64 array (a number stays 0-d)."""
+def as_array(value: Any, dtype: Any = None) -> Any:
+    """A value given for an input as a float64 array, or one of ``dtype`` (a number stays 0-d)."""
+    dtype = float if dtype is None else dtype
     if isinstance(value, ArrayLiteral):
-        return np.asarray(value.values, dtype=float).reshape(value.shape)
-    return np.asarray(value, dtype=float)
+        return np.asarray(value.values, dtype=dtype).reshape(value.shape)
+    return np.asarray(value, dtype=dtype)
+
+
+FLOAT_TYPES = ("float64", "float32")  # the precisions a program runs in (``dtype=``), the default first
+
+
+def float_type(dtype: Any) -> Any:
+    """``dtype`` (None, a name in ``FLOAT_TYPES`` or a NumPy type) as a NumPy dtype: float64
+    when None; ValueError for any other type (an integer program has no derivatives)."""
+    if dtype is None:
+        return np.dtype(np.float64)
+    try:
+        made = np.dtype(dtype)
+    except TypeError:
+        made = None
+    if made is None or made.name not in FLOAT_TYPES:
+        raise ValueError(f"a program runs in {' or '.join(FLOAT_TYPES)}, not {dtype!r}")
+    return made
 
 
 def draw_initializers(program: Program, seed: int | None) -> dict[str, Any]:
@@ -258,20 +278,23 @@ def _draw(generator: Any, init: Initializer) -> Any:
     return np.zeros(init.shape)
 
 
-def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 0) -> dict[str, Any]:
+def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 0, dtype: Any = None
+                 ) -> dict[str, Any]:
     """Every input's value as an array: the one given, else its default (initializers drawn
-    from ``seed``).  An input with neither is left out (the caller says which are missing)."""
+    from ``seed``).  An input with neither is left out (the caller says which are missing).
+    ``dtype``: float64 (None) or float32; draws are made in float64 and rounded, so a float32
+    run starts from the float64 run's values, rounded."""
     drawn = None
     arrays = {}
     for variable in program.inputs:
         if variable.name in given:
-            arrays[variable.name] = as_array(given[variable.name])
+            arrays[variable.name] = as_array(given[variable.name], dtype)
         elif isinstance(variable.default, Initializer):
             if drawn is None:
                 drawn = draw_initializers(program, seed)
-            arrays[variable.name] = drawn[variable.name]
+            arrays[variable.name] = as_array(drawn[variable.name], dtype)
         elif variable.default is not None:
-            arrays[variable.name] = as_array(variable.default)
+            arrays[variable.name] = as_array(variable.default, dtype)
     return arrays
 
 
@@ -280,7 +303,7 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
 
 def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
                 first_row: int = 0, check: bool = True, shapes_cache: dict[Any, Any] | None = None,
-                check_every: bool = False) -> TensorRun:
+                check_every: bool = False, dtype: Any = None) -> TensorRun:
     """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
     leading batch axis).  Shapes are inferred and checked first (``ShapeError``); every result
     must be finite (``EvaluationError`` at the first op that is not, unless ``check`` is off: the
@@ -294,7 +317,10 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
     through an op that always passes it on (``+``, ``*``, ``tanh``... : ``propagates`` in the op
     table) is not checked itself: that register's check covers it, and a run where a check fails
     runs again with every register checked (``check_every``), so the error is the one the first
-    bad register gives."""
+    bad register gives.
+
+    ``dtype``: the precision of the program's constants, float64 (None) or float32; the inputs
+    are given in it (``input_arrays``), and every register is then of it."""
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
@@ -308,10 +334,11 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
         if rows is None:  # the program's rows do not change from run to run either
             rows = shapes_cache[_ROWS] = list(program.rows())
             shapes_cache[_COVERED] = _covered(rows)
-    plan_key = None if shapes_cache is None else (_KERNELS, tuple(map(id, shapes)), batched)
+    dtype = np.float64 if dtype is None else np.dtype(dtype).type
+    plan_key = None if shapes_cache is None else (_KERNELS, tuple(map(id, shapes)), batched, dtype)
     plan = None if plan_key is None else shapes_cache.get(plan_key)
     if plan is None:  # bound once per program, batched inputs and shapes: fit's steps, batch's chunks
-        plan = _bind_kernels(rows, shapes, batched)
+        plan = _bind_kernels(rows, shapes, batched, dtype)
         if plan_key is not None:
             shapes_cache[plan_key] = plan
     covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
@@ -328,20 +355,21 @@ _KERNELS = "kernels"  # the first item of a bound plan's key in the shapes cache
 _DIRECT, _ALIGNED, _TENSOR, _SAVING = range(4)  # how a register's forward is called (``_bind_kernels``)
 
 
-def _bind_kernels(rows: Sequence[Any], shapes: Sequence[Shape], batched: AbstractSet[str]
+def _bind_kernels(rows: Sequence[Any], shapes: Sequence[Shape], batched: AbstractSet[str], dtype: Any
                   ) -> tuple[list[int], list[Any]]:
     """What a run of the program works out the same way every time, given which inputs carry
     the batch axis and every register's shape: each register's lead (1 where it carries the
     batch axis) and how its forward is called: an elementwise op straight on its operands
     (``_DIRECT``) unless a batched operand has fewer axes than the result and must be lined up
     first, or the op takes a parameter (``_ALIGNED``: through ``elementwise_forward``); a tensor op's forward (``_TENSOR``), or the one that keeps what its VJP
-    needs (``_SAVING``)."""
+    needs (``_SAVING``); a constant's value, in ``dtype``."""
     leads: list[int] = []
     kernels: list[Any] = []
     for register, (op, first, second, param, _) in enumerate(rows):
         if op == INPUT or op == CONST:
             leads.append(1 if op == INPUT and param in batched else 0)
-            kernels.append(None)
+            kernels.append(None if op == INPUT else as_array(param, dtype) if isinstance(param, ArrayLiteral)
+                           else dtype(param))
             continue
         operands = (first,) if second < 0 else (first, second)
         leads.append(max(leads[r] for r in operands))
@@ -370,8 +398,8 @@ def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: boo
             if op == INPUT:
                 values.append(inputs[param])
                 continue
-            if op == CONST:
-                values.append(as_array(param) if isinstance(param, ArrayLiteral) else np.float64(param))
+            if op == CONST:  # never written into, so one array serves every run
+                values.append(kernels[register])
                 continue
             args = [values[first]] if second < 0 else [values[first], values[second]]
             kind, kernel = kernels[register]
@@ -507,22 +535,24 @@ class TensorEvaluation:
 
 
 def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | None = None,
-                     seed: int | None = 0, forward: bool = False, wrt: Sequence[str] | None = None
-                     ) -> TensorEvaluation:
+                     seed: int | None = 0, forward: bool = False, wrt: Sequence[str] | None = None,
+                     dtype: Any = None) -> TensorEvaluation:
     """Run ``program`` once on ``given`` values (numbers or nested lists; the other inputs take
     their defaults, initializers drawn from ``seed``) and differentiate ``output`` (default: the
     result) with respect to every named variable it depends on or that comes before it.
 
     Reverse mode sweeps back once per entry of the output; ``forward`` mode (inputs only: those
     of ``wrt`` when it is given) runs one JVP per entry of the inputs instead, and gives the same
-    numbers."""
+    numbers.  ``dtype``: float64 (None, the default) or float32 (``FLOAT_TYPES``), the precision
+    of every value and derivative (ValueError for another)."""
     from ..language.program import missing_inputs, missing_inputs_error, output_name
 
     missing = missing_inputs(program, given)
     if missing:
         raise missing_inputs_error(program, missing)
     output = output_name(program, output)
-    run = run_forward(program, input_arrays(program, given, seed))
+    dtype = float_type(dtype)
+    run = run_forward(program, input_arrays(program, given, seed, dtype), dtype=dtype)
     check_scalar_output(run, output)
     names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
     out_value = run.value(output)
@@ -532,7 +562,7 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
                   if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
         _check_jacobian_size(run, output, inputs + [output], forward=True)  # d output / d output too
         derivatives = _forward_derivatives(run, output, inputs)
-        derivatives.setdefault(output, np.eye(out_value.size).reshape(out_value.shape * 2))  # d out / d out
+        derivatives.setdefault(output, np.eye(out_value.size, dtype=dtype).reshape(out_value.shape * 2))  # d out / d out
         return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
                                 forward_inputs=tuple(inputs))
     if out_value.ndim == 0:
@@ -543,14 +573,14 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
         names = [name for name in names if name in wrt or name == output]  # d out / d out is shown
         later = [name for name in later if name in wrt]
     _check_jacobian_size(run, output, names + later)
-    derivatives = {name: np.zeros(out_value.shape + np.shape(run.value(name))) for name in names}
+    derivatives = {name: np.zeros(out_value.shape + np.shape(run.value(name)), dtype) for name in names}
     for entry in range(out_value.shape[0]):  # one reverse sweep per entry of the output
         seed_vector = np.zeros_like(out_value)
         seed_vector[entry] = 1.0
         for name, grad in run.gradients(output, names, seed_vector).items():
             derivatives[name][entry] = grad
     for name in later:  # the output cannot depend on them
-        derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)))
+        derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)), dtype)
     return TensorEvaluation(program, run, output, derivatives, jacobian=True)
 
 
@@ -583,7 +613,8 @@ def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_sh
     last = run.register(output)
     for name, variable in run.program.variables.items():
         if variable.register > last:
-            derivatives[name] = np.zeros(out_shape + np.shape(run.values[variable.register]))
+            value = run.values[variable.register]
+            derivatives[name] = np.zeros(out_shape + np.shape(value), np.result_type(value))
     return derivatives
 
 
@@ -599,7 +630,7 @@ def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> 
             tangent = np.zeros_like(value)
             tangent[index] = 1.0
             columns.append(np.ravel(run.jvp(output, {name: tangent})))
-        table = np.stack(columns, axis=-1) if columns else np.zeros((int(np.prod(out_shape)), 0))
+        table = np.stack(columns, axis=-1) if columns else np.zeros((int(np.prod(out_shape)), 0), value.dtype)
         derivatives[name] = table.reshape(out_shape + np.shape(value))
     return derivatives
 
