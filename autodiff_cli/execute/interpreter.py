@@ -361,8 +361,9 @@ def _bind_kernels(rows: Sequence[Any], shapes: Sequence[Shape], batched: Abstrac
     the batch axis and every register's shape: each register's lead (1 where it carries the
     batch axis) and how its forward is called: an elementwise op straight on its operands
     (``_DIRECT``) unless a batched operand has fewer axes than the result and must be lined up
-    first, or the op takes a parameter (``_ALIGNED``: through ``elementwise_forward``); a tensor op's forward (``_TENSOR``), or the one that keeps what its VJP
-    needs (``_SAVING``); a constant's value, in ``dtype``."""
+    first, or the op takes a parameter (``_ALIGNED``: through ``elementwise_forward``); a tensor
+    op's forward (``_TENSOR``), or the one that keeps what its VJP needs (``_SAVING``); a
+    constant's value, in ``dtype``."""
     leads: list[int] = []
     kernels: list[Any] = []
     for register, (op, first, second, param, _) in enumerate(rows):
@@ -562,7 +563,8 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
                   if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
         _check_jacobian_size(run, output, inputs + [output], forward=True)  # d output / d output too
         derivatives = _forward_derivatives(run, output, inputs)
-        derivatives.setdefault(output, np.eye(out_value.size, dtype=dtype).reshape(out_value.shape * 2))  # d out / d out
+        identity = np.eye(out_value.size, dtype=dtype).reshape(out_value.shape * 2)
+        derivatives.setdefault(output, identity)  # d out / d out
         return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
                                 forward_inputs=tuple(inputs))
     if out_value.ndim == 0:

@@ -109,7 +109,7 @@ class TensorObjective:
 
     def _run(self, params: Any, rows: Any) -> tuple[Any, int]:
         inputs = dict(self.fixed)
-        inputs.update(self.layout.unpack(params))
+        inputs.update(self.layout.unpack(np.asarray(params, self.dtype)))  # (no copy in the run's precision)
         for name, column in self.data.items():
             inputs[name] = column if rows is None else column[rows]
         try:

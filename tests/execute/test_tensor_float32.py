@@ -188,7 +188,7 @@ def test_a_scalar_program_trains_in_float32_with_the_tensor_executor() -> None:
     columns = {"x": xs, "y": 2 * xs + 1}
 
     class Plan:
-        numeric = ["x", "y"]
+        numeric = ("x", "y")
 
     plan = plan_fit(program, ["x", "y"], {})
     objective = objective_for(program, plan, columns, Plan, {}, None, 0, dtype="float32")
@@ -234,3 +234,16 @@ def test_batch_in_float32_gives_each_row_what_numpy_float32_gives() -> None:
     mean = TensorBatchEvaluator(program, dtype="float32").evaluate(columns, reduce="mean")
     close(mean.grads["b1"], gz.mean(axis=0))
     assert np.result_type(mean.grads["b1"]) == np.float32
+
+
+def test_autodiff_cli_fit_in_float32_trains_in_float32_throughout() -> None:
+    from autodiff_cli import fit
+
+    xs = np.linspace(-1, 1, 60)
+    columns = {"x": xs, "y": 2.5 * xs - 1.25}
+    single = fit("x = 0\ny = 0\nw = 0\nb = 0\nL = (w * x + b - y)**2\n", columns, lr=0.1, steps=300, dtype="float32")
+    double = fit("x = 0\ny = 0\nw = 0\nb = 0\nL = (w * x + b - y)**2\n", columns, lr=0.1, steps=300)
+    assert single.result.params.dtype == np.float32  # SGD's steps too, not float64 after the first
+    assert double.result.params.dtype == np.float64
+    close([single.values["w"], single.values["b"]], [double.values["w"], double.values["b"]])
+    close([single.values["w"], single.values["b"]], [2.5, -1.25], rtol=1e-3)  # the line drawn
