@@ -828,13 +828,14 @@ def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
 
 
 def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    _cross_entropy_shape(_rows(np, args, leads), None)
     return _cross_entropy_saving(np, args, leads, param)[0]
 
 
 def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[Array, Any]:
     """The forward, and what the VJP needs of it (the softmax's pieces and the labels as
-    indices), so that a training step computes the softmax and checks the labels once."""
-    _cross_entropy_shape(_rows(np, args, leads), None)
+    indices), so that a training step computes the softmax and checks the labels once.  The
+    shapes are not checked here: the executor, which calls this, has inferred them first."""
     x, labels, positions, axes = _ce_parts(np, args, leads)
     s = _stable(np, x)
     picked = _take_last(np, s.d, labels[..., None])
