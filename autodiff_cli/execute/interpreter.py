@@ -62,10 +62,12 @@ class TensorRun:
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
         default 1 everywhere, the gradient of the output (of each row's, over rows)."""
         key = (_GRADIENTS, output, tuple(wrt))
-        registers = self.plans.get(key)
-        if registers is None:
-            registers = self.plans[key] = {name: self.register(name) for name in wrt}
-        adjoints = self.adjoints(output, frozenset(registers.values()), seed)
+        found = self.plans.get(key)
+        if found is None:
+            registers = {name: self.register(name) for name in wrt}
+            found = self.plans[key] = (registers, frozenset(registers.values()))
+        registers, wanted = found
+        adjoints = self.adjoints(output, wanted, seed)
         values = self.values
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
@@ -79,7 +81,7 @@ class TensorRun:
         if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
             plan = self.plans[key] = _sweep_plan(self.rows, out, wanted)
         adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
-        if seed is not None and not np.all(np.asarray(seed) != 0.0):  # a Jacobian's row: part of the output
+        if seed is not None and not (np.asarray(seed) != 0.0).all():  # a Jacobian's row: part of the output
             with np.errstate(all="ignore"):
                 return self._partial_sweep(plan, adjoints, out)
         vjp = self.vjp
