@@ -337,7 +337,8 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
             rows = shapes_cache[_ROWS] = list(program.rows())
             shapes_cache[_COVERED] = _covered(rows)
     dtype = np.float64 if dtype is None else np.dtype(dtype).type
-    plan_key = None if shapes_cache is None else (_KERNELS, tuple(map(id, shapes)), batched, dtype)
+    # (the shapes' list lives in the cache as long as the plan does, so its id names it)
+    plan_key = None if shapes_cache is None else (_KERNELS, id(shapes), batched, dtype)
     plan = None if plan_key is None else shapes_cache.get(plan_key)
     if plan is None:  # bound once per program, batched inputs and shapes: fit's steps, batch's chunks
         plan = _bind_kernels(rows, shapes, batched, dtype)
