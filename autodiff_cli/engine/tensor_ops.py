@@ -168,7 +168,7 @@ def unbroadcast(np: Any, g: Array, shape: Shape, lead: int) -> Array:
     operand of a batched result the batch axis is one of the added axes, so it is summed too.
     Returns g itself when it already has the shape."""
     shape = tuple(shape)
-    g_shape = np.shape(g)
+    g_shape = g.shape if g.__class__ is np.ndarray else np.shape(g)
     if g_shape == shape:
         return g
     extra = len(g_shape) - len(shape)

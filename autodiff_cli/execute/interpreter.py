@@ -84,13 +84,14 @@ class TensorRun:
         if seed is not None and not (np.asarray(seed) != 0.0).all():  # a Jacobian's row: part of the output
             with np.errstate(all="ignore"):
                 return self._partial_sweep(plan, adjoints, out)
-        vjp = self.vjp
+        vjp = self._vjp
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
-            for register, operands, needs in plan:
+            for step in plan:
+                register, operands = step[0], step[1]
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                for r, grad in zip(operands, vjp(register, g, needs)):
+                for r, grad in zip(operands, vjp(step, g)):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
@@ -103,7 +104,7 @@ class TensorRun:
         reached at all (conservatively)."""
         values, leads = self.values, self.leads
         reached: dict[int, Any] = {out: np.asarray(adjoints[out]) != 0.0}
-        for register, operands, needs in plan:
+        for register, operands, needs, _, _, _ in plan:
             g = adjoints.get(register)
             if g is None:
                 continue
@@ -181,11 +182,15 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = (first,) if second < 0 else (first, second)
-        needs = needs or (True,) * len(operands)
+        return self._vjp((register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op)), g)
+
+    def _vjp(self, step: tuple[Any, ...], g: Any) -> tuple[Any, ...]:
+        """``vjp`` of a step of a sweep's plan (``_sweep_plan``: the register, its operands, which
+        of them are needed, its op, parameter and tensor op, worked out once)."""
+        register, operands, needs, op, param, tensor_op = step
         values, leads = self.values, self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
-        tensor_op = TENSOR_OPS.get(op)
         if tensor_op is None:
             return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs)
         if register in self.saved:
@@ -198,36 +203,36 @@ class TensorRun:
         """The op's local derivatives as the kernels give them (a function that makes them),
         made once on first use and kept: a Jacobian runs several reverse sweeps."""
         slopes = self.slopes[register]
-        if not isinstance(slopes, tuple):
-            slopes = self.slopes[register] = (slopes(),)
-        made = slopes[0]
-        return lambda: made
+        if not isinstance(slopes, tuple):  # (kept as a function that gives them, as the kernels' is)
+            made = slopes()
+            slopes = self.slopes[register] = (lambda: made,)
+        return slopes[0]
 
 
 _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
 _GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
 
 
-def _sweep_plan(rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
-                ) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
+def _sweep_plan(rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None) -> list[tuple[Any, ...]]:
     """The steps of a reverse sweep from register ``out``, last register first: each op register
-    with its operands and which of them lead back to one of ``wanted`` (every register when None);
-    registers with no such operand are left out."""
+    with its operands, which of them lead back to one of ``wanted`` (every register when None),
+    its op, parameter and tensor op (None for an elementwise op); registers with no such operand
+    are left out."""
     reaches = [True] * (out + 1)  # whether a register depends on a wanted one
     if wanted is not None:
         for register in range(out + 1):
             _, first, second, _, _ = rows[register]
             reaches[register] = register in wanted or (first >= 0 and reaches[first]) or \
                 (second >= 0 and reaches[second])
-    plan: list[tuple[int, tuple[int, ...], tuple[bool, ...]]] = []
+    plan: list[tuple[Any, ...]] = []
     for register in range(out, -1, -1):
-        _, first, second, _, _ = rows[register]
+        op, first, second, param, _ = rows[register]
         if first < 0:
             continue
         operands = (first,) if second < 0 else (first, second)
         needs = tuple(reaches[r] for r in operands)
         if any(needs):
-            plan.append((register, operands, needs))
+            plan.append((register, operands, needs, op, param, TENSOR_OPS.get(op)))
     return plan
 
 
