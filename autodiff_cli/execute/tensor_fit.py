@@ -45,9 +45,12 @@ class ParameterLayout:
                 for name, shape, start, end in zip(self.names, self.shapes, self.offsets, self.offsets[1:])}
 
     def pack(self, arrays: Mapping[str, Any]) -> Any:
-        flat = np.empty(self.size, self.dtype)
-        for name, start, end in zip(self.names, self.offsets, self.offsets[1:]):
-            flat[start:end] = np.reshape(arrays[name], -1)
+        """The arrays of ``arrays`` end to end in a new vector of the layout's precision."""
+        if not self.names:
+            return np.empty(0, self.dtype)
+        flat = np.concatenate([np.reshape(arrays[name], -1) for name in self.names], dtype=self.dtype)
+        if flat.size != self.size:  # an array of another shape than its parameter's: a bug, said here
+            raise ValueError(f"{flat.size} numbers for a layout of {self.size}")
         return flat
 
     def nested(self, flat: Any) -> dict[str, Any]:
