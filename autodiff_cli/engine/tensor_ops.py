@@ -207,8 +207,14 @@ def elementwise_vjp(np: Any, name: str, g: Array, slopes: Any, args: Any, leads:
     if reached is not None and not reached.all():
         return tuple(unbroadcast(np, np.where(reached, g * s, 0.0), np.shape(a), lead) if need else None
                      for s, a, lead, need in zip(slopes(), args, leads, needs))
-    return tuple(unbroadcast(np, g if s.__class__ is float and s == 1.0 else g * s, np.shape(a), lead)
-                 if need else None for s, a, lead, need in zip(slopes(), args, leads, needs))
+    grads = []
+    for s, a, lead, need in zip(slopes(), args, leads, needs):
+        if not need:
+            grads.append(None)
+            continue
+        shape = a.shape if a.__class__ is np.ndarray else np.shape(a)
+        grads.append(unbroadcast(np, g if s.__class__ is float and s == 1.0 else g * s, shape, lead))
+    return tuple(grads)
 
 
 def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, leads: Any,
