@@ -247,3 +247,15 @@ def test_autodiff_cli_fit_in_float32_trains_in_float32_throughout() -> None:
     assert double.result.params.dtype == np.float64
     close([single.values["w"], single.values["b"]], [double.values["w"], double.values["b"]])
     close([single.values["w"], single.values["b"]], [2.5, -1.25], rtol=1e-3)  # the line drawn
+
+
+def test_training_over_partitions_refuses_float32_rather_than_running_float64() -> None:
+    from autodiff_cli.errors import InputError
+    from autodiff_cli.execute.columns import plan_columns
+    from autodiff_cli.execute.training import DataSet, plan_training
+
+    program = parse("x = 0\ny = 0\nw = 0\nL = (w * x - y)**2\n", "line.ad")
+    columns = {"x": np.linspace(0, 1, 5), "y": np.linspace(0, 2, 5)}
+    data = DataSet("the data", columns, None, "row", plan_columns(program, list(columns), {}, data_name="the data"))
+    with pytest.raises(InputError, match="float64 only"):
+        plan_training(program, data, {}, partitions=object(), dtype="float32")  # type: ignore[arg-type]
