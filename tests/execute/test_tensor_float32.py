@@ -259,3 +259,20 @@ def test_training_over_partitions_refuses_float32_rather_than_running_float64() 
     data = DataSet("the data", columns, None, "row", plan_columns(program, list(columns), {}, data_name="the data"))
     with pytest.raises(InputError, match="float64 only"):
         plan_training(program, data, {}, partitions=object(), dtype="float32")  # type: ignore[arg-type]
+
+
+def test_batch_options_in_float32_give_a_float32_evaluator_even_for_numbers() -> None:
+    from autodiff_cli.execute.batch_rows import BatchOptions, _evaluator
+    from autodiff_cli.execute.columns import plan_columns
+
+    program = parse("x = 0\nw = 1.5\ny = tanh(w * x)\n", "numbers.ad")  # a program of numbers
+    plan = plan_columns(program, ["x"], {}, data_name="rows.csv")
+    evaluator, _, _ = _evaluator(program, plan, {}, BatchOptions(dtype="float32"))
+    assert isinstance(evaluator, TensorBatchEvaluator) and evaluator.dtype == np.float32
+    result = evaluator.evaluate({"x": np.array([0.5, -1.0, 2.0])}).columns()
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    close(result["y"], np.tanh(np.float32(1.5) * x))
+    close(result["dy/dw"], x * (1 - np.tanh(np.float32(1.5) * x) ** 2))
+    assert {value.dtype.name for value in result.values()} == {"float32"}
+    default, _, _ = _evaluator(program, plan, {}, BatchOptions())
+    assert not isinstance(default, TensorBatchEvaluator)  # float64 keeps the vectorized executor
