@@ -1,7 +1,7 @@
 """The tensor interpreter: a program over NumPy arrays, forward, reverse and forward mode.
 
-Every register holds a float64 array of the shape ``language.shapes.infer`` gave it, so
-shapes are checked before this module runs anything.  The maths of each op is read
+Every register holds a float64 array (float32 when asked: ``dtype=``) of the shape
+``language.shapes.infer`` gave it, so shapes are checked before this module runs anything.  The maths of each op is read
 from the tables: elementwise ops from ``engine.ops`` (their ``vector`` kernels, through
 ``engine.tensor_ops``'s broadcasting helpers), the others from ``TENSOR_OPS``.
 

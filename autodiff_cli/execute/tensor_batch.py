@@ -13,6 +13,8 @@ either the same way.  What differs:
 * **Failed rows.**  A row fails where any value computed from it is not finite.  Its error
   is the one the program gives on that row alone (``tensor.run_forward``'s, with line and
   column); ``on_error`` "nan" and "skip" work as for scalar programs.
+* **Precision.**  float64, or float32 with ``dtype="float32"``: the inputs are converted to
+  it and every value and gradient is in it.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ sweep give every row's loss and the gradient summed over the rows.
 
 A data input of shape ``[2]`` is read from the columns ``x[0]`` and ``x[1]`` of the data
 (``columns.entry_column``); a matrix input ``[2, 3]`` from ``W[0, 0]`` ... ``W[1, 2]``.
+
+**Precision.**  The layout's ``dtype`` (float64, or float32 from ``starting_parameters``) is
+the objective's: the data and fixed inputs are converted to it once, when the objective is
+made, and every step's values and gradient are in it.
 """
 
 from __future__ import annotations
