@@ -72,6 +72,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sizes", action="store_true",
                         help="a training step at 2-16-16-1, 64-128-10, 784-256-10, 784-1024-1024-10, and batch 2")
     parser.add_argument("--size-rounds", type=int, default=7, help="interleaved rounds per size (default 7)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="--sizes' clock: wall time, or this thread's CPU time (steadier on a loaded machine)")
     parser.add_argument("--dtype", choices=("float64", "float32", "both"), default="both",
                         help="the precision of --sizes' table (default: both, float64 first)")
     parser.add_argument("--moons", action="store_true", help="moons_mlp.ad against moons.ad, 100 steps")
@@ -181,7 +183,8 @@ class OursStep:
 
         program = parse(program_text, "mlp.ad")
         plan = plan_fit(program, [f"x[{i}]" for i in range(inputs)] + ["label"], {})
-        layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0, dtype)
+        precision = () if dtype == "float64" else (dtype,)  # (so that float64 also times code from before dtype)
+        layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0, *precision)
         self.objective = TensorObjective(program, plan.output, layout, plan.fixed, {"x": x, "label": labels})
         self.rule, self.state, self.count = AdamRule(), None, 0
 
@@ -446,13 +449,16 @@ class NumpySizedStep:
 
 def interleaved_times(functions: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
     """Every round's seconds of each function, the functions taking turns (the best of them is
-    the one least disturbed by the other processes on a loaded machine)."""
+    the one least disturbed by the other processes on a loaded machine).  ``--clock cpu`` counts
+    this thread's CPU time instead of the wall's: on a machine shared with busy processes it
+    leaves out the time others held the core (with one BLAS thread, all the work is this one's)."""
+    clock = time.thread_time if ARGS is not None and ARGS.clock == "cpu" else time.perf_counter
     times: dict[str, list[float]] = {name: [] for name in functions}
     for _ in range(rounds):
         for name, function in functions.items():
-            began = time.perf_counter()
+            began = clock()
             function()
-            times[name].append(time.perf_counter() - began)
+            times[name].append(clock() - began)
     return times
 
 
@@ -506,8 +512,9 @@ def run_sizes_in(rounds: int, dtype: str, with_torch: bool) -> None:
     """The table of ``--sizes`` in one precision: ours, hand NumPy and PyTorch (where installed) in
     ``dtype``, taking turns; the first three losses must agree (to that precision) first."""
     first_tol, later_tol = (1e-12, 1e-9) if dtype == "float64" else (2e-6, 1e-4)
+    clock = "CPU time of this thread" if ARGS is not None and ARGS.clock == "cpu" else "wall time"
     print(f"\n1b. training step by size (Adam, lr {LR}, {dtype}; 2-16-16-1 tanh and a squared error, the others "
-          f"relu and cross-entropy); {rounds} rounds, median per step")
+          f"relu and cross-entropy); {rounds} rounds, median per step, {clock}")
     torch_head = f" {'torch ms':>9} {'ours/torch':>10}" if with_torch else ""
     print(f"  {'MLP':18} {'batch':>5} {'ours ms':>9} {'NumPy ms':>9} {'ours/NumPy':>10} {'ours-NumPy us':>14}"
           f"{torch_head}")
