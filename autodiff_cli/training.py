@@ -55,11 +55,14 @@ class Training:
 def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] | None = None,
         values: Mapping[str, Any] | None = None, params: Sequence[str] | None = None, output: str | None = None,
         optimizer: str = "sgd", lr: float = 0.01, steps: int = 1000, batch_size: int | None = None, seed: int = 0,
-        init: str | None = None, metrics: Sequence[str] = (), report_every: int | None = None) -> Training:
+        init: str | None = None, metrics: Sequence[str] = (), report_every: int | None = None,
+        dtype: str | None = None) -> Training:
     """Train ``program`` (its text, or the path of a ``.ad`` file) on the columns of ``data`` (a
     name -> sequence of numbers mapping, named as a rows file's columns are: ``x``, or ``x[0]``
     for an entry of a tensor input), as ``autodiff fit`` does with the same options; ``validation``
-    holds held-out columns, ``metrics`` are ``--metric`` texts (``accuracy:score:y``)."""
+    holds held-out columns, ``metrics`` are ``--metric`` texts (``accuracy:score:y``).  ``dtype``
+    ``"float32"`` trains in single precision (the parameters, the data and every step); the
+    default is float64."""
     import numpy as np
 
     from .execute.columns import plan_columns
@@ -82,7 +85,7 @@ def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] 
     chosen = check_metrics(parsed, [parse_metric(text) for text in metrics])
     training = plan_training(parsed, rows, given, validation=held_out,
                              params=list(params) if params else None, init=init or "normal", seed=seed,
-                             output=output, metrics=chosen)
+                             output=output, metrics=chosen, dtype=dtype)
     settings = FitSettings(optimizer=optimizer, lr=lr, steps=steps, batch_size=batch_size, seed=seed,
                            watch_validation=held_out is not None)
     recorder = recorder_for(training, settings, report_every, f"autodiff_cli.fit({name!r}, ...)", {})

@@ -16,10 +16,12 @@ Four sub-benchmarks (all by default; ``--step``, ``--sizes``, ``--moons``, ``--b
 * ``--sizes``: the training step (objective, then ``AdamRule``) at 2-16-16-1 (tanh, squared
   error), 64-128-10, 784-256-10 and 784-1024-1024-10 (relu, cross-entropy), batch 256, and
   at batch 2 (where the difference from hand-written NumPy is the fixed cost of a step),
-  against the same step written with NumPy by hand; the first three losses must agree.
+  against the same step written with NumPy by hand and with PyTorch (where installed), in
+  float64 and then float32 (``--dtype`` picks one; ours gets ``dtype="float32"``, the others
+  their float32 arrays and modules); the first three losses must agree to the precision.
   Median and best round of each (the best is the round least disturbed by other processes).
-  Targets (issue 34): <= 1.10x NumPy at every size, fixed cost <= 50 us.  PyTorch and JAX
-  are not in this table.
+  Targets (issue 34): <= 1.10x NumPy at every size, fixed cost <= 50 us.  JAX is not in
+  this table.
 * ``--moons``: micrograd's moons demo, 100 full-batch steps with the header's settings
   (lr 1, linear schedule to 0.1): the tensor program ``samples/moons_mlp.ad`` against the
   scalar ``samples/moons.ad``, as the training loop in this process (``train()`` with each
@@ -70,6 +72,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sizes", action="store_true",
                         help="a training step at 2-16-16-1, 64-128-10, 784-256-10, 784-1024-1024-10, and batch 2")
     parser.add_argument("--size-rounds", type=int, default=7, help="interleaved rounds per size (default 7)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="--sizes' clock: wall time, or this thread's CPU time (steadier on a loaded machine)")
+    parser.add_argument("--dtype", choices=("float64", "float32", "both"), default="both",
+                        help="the precision of --sizes' table (default: both, float64 first)")
     parser.add_argument("--moons", action="store_true", help="moons_mlp.ad against moons.ad, 100 steps")
     parser.add_argument("--batch", action="store_true", help="batch over --rows rows, and its memory")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds of the step (default 15)")
@@ -169,7 +175,7 @@ class OursStep:
     64-128-10 program by default, or ``program`` with ``inputs`` entries of x)."""
 
     def __init__(self, x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray],
-                 program_text: str = MLP_PROGRAM, inputs: int = D) -> None:
+                 program_text: str = MLP_PROGRAM, inputs: int = D, dtype: str = "float64") -> None:
         from autodiff_cli.engine.optim import AdamRule
         from autodiff_cli.execute.fit import plan_fit
         from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
@@ -177,7 +183,8 @@ class OursStep:
 
         program = parse(program_text, "mlp.ad")
         plan = plan_fit(program, [f"x[{i}]" for i in range(inputs)] + ["label"], {})
-        layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0)
+        precision = () if dtype == "float64" else (dtype,)  # (so that float64 also times code from before dtype)
+        layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0, *precision)
         self.objective = TensorObjective(program, plan.output, layout, plan.fixed, {"x": x, "label": labels})
         self.rule, self.state, self.count = AdamRule(), None, 0
 
@@ -375,21 +382,22 @@ def mlp_data(widths: tuple[int, ...], batch: int, seed: int = 0) -> tuple[np.nda
 
 
 def ours_sized_step(widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray,
-                    weights: dict[str, np.ndarray]) -> OursStep:
+                    weights: dict[str, np.ndarray], dtype: str = "float64") -> OursStep:
     """``OursStep`` for any ``mlp_program``: the objective's loss and gradient, then ``AdamRule``."""
-    return OursStep(x, labels, weights, mlp_program(widths), widths[0])
+    return OursStep(x, labels, weights, mlp_program(widths), widths[0], dtype)
 
 
 class NumpySizedStep:
     """The step of any ``mlp_program`` by hand: forward, loss, backward, Adam in place."""
 
-    def __init__(self, widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray]) -> None:
-        self.widths, self.x = widths, x
+    def __init__(self, widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray],
+                 dtype: str = "float64") -> None:
+        self.widths, self.x = widths, x.astype(dtype)
         self.regression = widths[-1] == 1
-        self.labels = labels if self.regression else labels.astype(np.intp)
-        self.p = {name: w.copy() for name, w in weights.items()}
-        self.m = {name: np.zeros_like(w) for name, w in weights.items()}
-        self.v = {name: np.zeros_like(w) for name, w in weights.items()}
+        self.labels = labels.astype(dtype) if self.regression else labels.astype(np.intp)
+        self.p = {name: w.astype(dtype) for name, w in weights.items()}
+        self.m = {name: np.zeros_like(w) for name, w in self.p.items()}
+        self.v = {name: np.zeros_like(w) for name, w in self.p.items()}
         self.t = 0
         self.rows = np.arange(len(x))
 
@@ -441,37 +449,100 @@ class NumpySizedStep:
 
 def interleaved_times(functions: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
     """Every round's seconds of each function, the functions taking turns (the best of them is
-    the one least disturbed by the other processes on a loaded machine)."""
+    the one least disturbed by the other processes on a loaded machine).  ``--clock cpu`` counts
+    this thread's CPU time instead of the wall's: on a machine shared with busy processes it
+    leaves out the time others held the core (with one BLAS thread, all the work is this one's)."""
+    clock = time.thread_time if ARGS is not None and ARGS.clock == "cpu" else time.perf_counter
     times: dict[str, list[float]] = {name: [] for name in functions}
     for _ in range(rounds):
         for name, function in functions.items():
-            began = time.perf_counter()
+            began = clock()
             function()
-            times[name].append(time.perf_counter() - began)
+            times[name].append(clock() - began)
     return times
 
 
-def run_sizes(rounds: int) -> None:
-    print(f"\n1b. training step by size (Adam, lr {LR}, float64; 2-16-16-1 tanh and a squared error, the others "
-          f"relu and cross-entropy); {rounds} rounds, median per step")
-    print(f"  {'MLP':18} {'batch':>5} {'ours ms':>9} {'NumPy ms':>9} {'ours/NumPy':>10} {'ours-NumPy us':>14}")
+class TorchSizedStep:
+    """The step of any ``mlp_program`` in PyTorch on the CPU: nn.Linear layers, tanh or relu,
+    a squared error or F.cross_entropy, torch.optim.Adam; in float64 or float32."""
+
+    def __init__(self, widths: tuple[int, ...], x: np.ndarray, labels: np.ndarray, weights: dict[str, np.ndarray],
+                 dtype: str = "float64") -> None:
+        import torch
+
+        self.torch, self.regression = torch, widths[-1] == 1
+        kind = getattr(torch, dtype)
+        layers: list[Any] = []
+        for k, (n_in, n_out) in enumerate(pairwise(widths), 1):
+            linear = torch.nn.Linear(n_in, n_out, dtype=kind)
+            with torch.no_grad():
+                linear.weight.copy_(torch.from_numpy(weights[f"W{k}"].reshape(n_out, n_in).astype(dtype)))
+                linear.bias.copy_(torch.from_numpy(np.reshape(weights[f"b{k}"], (n_out,)).astype(dtype)))
+            layers.append(linear)
+            if k < len(widths) - 1:
+                layers.append(torch.nn.Tanh() if self.regression else torch.nn.ReLU())
+        self.model = torch.nn.Sequential(*layers)
+        self.x = torch.from_numpy(x.astype(dtype))
+        self.labels = torch.from_numpy(labels.astype(dtype) if self.regression else labels.astype(np.int64))
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=LR)
+
+    def step(self) -> float:
+        z = self.model(self.x)
+        if self.regression:
+            loss = ((z[:, 0] - self.labels) ** 2).mean()
+        else:
+            loss = self.torch.nn.functional.cross_entropy(z, self.labels)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+
+def run_sizes(rounds: int, dtypes: tuple[str, ...] = ("float64", "float32")) -> None:
+    try:
+        import torch  # noqa: F401
+        with_torch = True
+    except ImportError:
+        with_torch = False
+    for dtype in dtypes:
+        run_sizes_in(rounds, dtype, with_torch)
+
+
+def run_sizes_in(rounds: int, dtype: str, with_torch: bool) -> None:
+    """The table of ``--sizes`` in one precision: ours, hand NumPy and PyTorch (where installed) in
+    ``dtype``, taking turns; the first three losses must agree (to that precision) first."""
+    first_tol, later_tol = (1e-12, 1e-9) if dtype == "float64" else (2e-6, 1e-4)
+    clock = "CPU time of this thread" if ARGS is not None and ARGS.clock == "cpu" else "wall time"
+    print(f"\n1b. training step by size (Adam, lr {LR}, {dtype}; 2-16-16-1 tanh and a squared error, the others "
+          f"relu and cross-entropy); {rounds} rounds, median per step, {clock}")
+    torch_head = f" {'torch ms':>9} {'ours/torch':>10}" if with_torch else ""
+    print(f"  {'MLP':18} {'batch':>5} {'ours ms':>9} {'NumPy ms':>9} {'ours/NumPy':>10} {'ours-NumPy us':>14}"
+          f"{torch_head}")
     for widths, batch in SIZES:
         x, labels, weights = mlp_data(widths, batch)
-        ours, hand = ours_sized_step(widths, x, labels, weights), NumpySizedStep(widths, x, labels, weights)
+        steps = {"ours": ours_sized_step(widths, x, labels, weights, dtype),
+                 "hand": NumpySizedStep(widths, x, labels, weights, dtype)}
+        if with_torch:
+            steps["torch"] = TorchSizedStep(widths, x, labels, weights, dtype)
         for k in range(3):
-            got, want = ours.step(), hand.step()
-            if abs(got - want) > (1e-12 if k == 0 else 1e-9) * abs(want):
-                sys.exit(f"error: {widths} step {k + 1}'s loss differs: ours {got!r}, NumPy {want!r}; not timing")
+            losses = {name: step.step() for name, step in steps.items()}
+            want = losses["hand"]
+            for name, got in losses.items():
+                if abs(got - want) > (first_tol if k == 0 else later_tol) * abs(want):
+                    sys.exit(f"error: {widths} {dtype} step {k + 1}'s loss differs: {name} {got!r}, NumPy {want!r}; "
+                             "not timing")
         per = max(2, min(400, int(4e6 / (batch * sum(a * b for a, b in pairwise(widths))) + 1)))
-        times = interleaved_times({"ours": lambda o=ours, k=per: [o.step() for _ in range(k)],
-                                   "hand": lambda h=hand, k=per: [h.step() for _ in range(k)]}, rounds)
-        (o, h), (o_best, h_best) = ([statistics.median(times[k]) / per for k in ("ours", "hand")],
-                                    [min(times[k]) / per for k in ("ours", "hand")])
+        times = interleaved_times({name: lambda o=step, k=per: [o.step() for _ in range(k)]
+                                   for name, step in steps.items()}, rounds)
+        median = {name: statistics.median(seconds) / per for name, seconds in times.items()}
+        best = {name: min(seconds) / per for name, seconds in times.items()}
+        o, h = median["ours"], median["hand"]
         name = "-".join(map(str, widths))
-        print(f"  {name:18} {batch:5} {o * 1e3:9.3f} {h * 1e3:9.3f} {o / h:9.2f}x {(o - h) * 1e6:13.0f}"
-              f"   best of {rounds}: {o_best * 1e3:.3f} / {h_best * 1e3:.3f} ms = {o_best / h_best:.2f}x, "
-              f"{(o_best - h_best) * 1e6:.0f} us")
-    print("  (the last column at batch 2 is the fixed cost a step: target <= 50 us; ratio target <= 1.10x)")
+        torch_cells = f" {median['torch'] * 1e3:9.3f} {o / median['torch']:9.2f}x" if with_torch else ""
+        print(f"  {name:18} {batch:5} {o * 1e3:9.3f} {h * 1e3:9.3f} {o / h:9.2f}x {(o - h) * 1e6:13.0f}{torch_cells}"
+              f"   best of {rounds}: {best['ours'] * 1e3:.3f} / {best['hand'] * 1e3:.3f} ms = "
+              f"{best['ours'] / best['hand']:.2f}x, {(best['ours'] - best['hand']) * 1e6:.0f} us")
+    print("  (the ours-NumPy column at batch 2 is the fixed cost a step: target <= 50 us; ratio target <= 1.10x)")
 
 
 # --- 2. the moons demo -----------------------------------------------------------------------------
@@ -678,7 +749,7 @@ def main() -> int:
     if ARGS.step:
         run_step(ARGS.rounds, ARGS.steps_per_round)
     if ARGS.sizes:
-        run_sizes(ARGS.size_rounds)
+        run_sizes(ARGS.size_rounds, ("float64", "float32") if ARGS.dtype == "both" else (ARGS.dtype,))
     if ARGS.moons:
         run_moons(ARGS.moons_rounds)
     if ARGS.batch:

@@ -171,7 +171,7 @@ def unbroadcast(np: Any, g: Array, shape: Shape, lead: int) -> Array:
     operand of a batched result the batch axis is one of the added axes, so it is summed too.
     Returns g itself when it already has the shape."""
     shape = tuple(shape)
-    g_shape = np.shape(g)
+    g_shape = g.shape if g.__class__ is np.ndarray else np.shape(g)
     if g_shape == shape:
         return g
     extra = len(g_shape) - len(shape)
@@ -210,8 +210,14 @@ def elementwise_vjp(np: Any, name: str, g: Array, slopes: Any, args: Any, leads:
     if reached is not None and not reached.all():
         return tuple(unbroadcast(np, np.where(reached, g * s, 0.0), np.shape(a), lead) if need else None
                      for s, a, lead, need in zip(slopes(), args, leads, needs))
-    return tuple(unbroadcast(np, g if s.__class__ is float and s == 1.0 else g * s, np.shape(a), lead)
-                 if need else None for s, a, lead, need in zip(slopes(), args, leads, needs))
+    grads = []
+    for s, a, lead, need in zip(slopes(), args, leads, needs):
+        if not need:
+            grads.append(None)
+            continue
+        shape = a.shape if a.__class__ is np.ndarray else np.shape(a)
+        grads.append(unbroadcast(np, g if s.__class__ is float and s == 1.0 else g * s, shape, lead))
+    return tuple(grads)
 
 
 def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, leads: Any,
@@ -521,41 +527,55 @@ def _stable(np: Any, x: Array) -> _Softmax:
     and log(total) = log1p(rest) there: log(1 + 1e-14) in floats would keep only a digit or two
     of it.  d is exact for logits near each other, however large (1e16 + log 2 would not be).
     A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
-    m = np.max(x, axis=-1, keepdims=True)
-    if not np.isfinite(m).all():
+    m = x.max(axis=-1, keepdims=True)
+    # one sum says every max is finite (the usual case): a finite sum has finite terms
+    if not math.isfinite(float(np.add.reduce(m, axis=None))) and not np.isfinite(m).all():
         m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
         d = x - m
     e = np.exp(d)
-    top = np.argmax(x, axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
-    e_top = _take_last(np, e, top)
-    _put_last(np, e, top, 0.0)  # e is ours: the others' sum, then e_top back
-    rest = np.sum(e, axis=-1, keepdims=True)
-    _put_last(np, e, top, e_top)
+    top = x.argmax(axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
+    if e.flags.c_contiguous:  # e is ours: the others' sum, then e_top back, through one flat view
+        at = _last_positions(np, top, e.shape[-1])
+        flat = e.reshape(-1)
+        e_top = flat[at].reshape(top.shape)
+        flat[at] = 0.0
+        rest = e.sum(axis=-1, keepdims=True)
+        flat[at] = e_top.reshape(-1)
+    else:  # laid out as x is (a transposed x): the same, without a flat view
+        e_top = _take_last(np, e, top)
+        _put_last(np, e, top, 0.0)
+        rest = e.sum(axis=-1, keepdims=True)
+        _put_last(np, e, top, e_top)
     total = e_top + rest
     with np.errstate(divide="ignore", invalid="ignore"):  # a row of -inf sums to 0: log(0) = -inf
         log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))
     return _Softmax(m, d, e, total, rest, log_total, top)
 
 
+def _last_positions(np: Any, index: Array, size: int) -> Array:
+    """Where each row's entry ``index`` (one per row of the last axis, shaped ``a.shape[:-1] +
+    (1,)``) lies in the flat C-ordered array ``a`` whose last axis has ``size`` entries."""
+    flat = index.reshape(-1)
+    return np.arange(0, flat.size * size, size) + flat
+
+
 def _take_last(np: Any, a: Array, index: Array) -> Array:
     """``np.take_along_axis(a, index, axis=-1)`` for one index per row of the last axis (``index``
-    shaped ``a.shape[:-1] + (1,)``), as one fancy index of ``a`` seen as a matrix: the same
-    entries, without take_along_axis's index building (the most of a small step's time)."""
-    flat = index.reshape(-1)
-    return a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat].reshape(index.shape)
+    shaped ``a.shape[:-1] + (1,)``), as one fancy index of ``a`` seen flat: the same entries,
+    without take_along_axis's index building (the most of a small step's time)."""
+    return a.reshape(-1)[_last_positions(np, index, a.shape[-1])].reshape(index.shape)
 
 
 def _put_last(np: Any, a: Array, index: Array, values: Any) -> None:
     """``np.put_along_axis(a, index, values, axis=-1)`` likewise, into a C-contiguous ``a`` (a
-    fresh array of the kernel's own, so that the matrix seen is a view and takes the writes)."""
+    fresh array of the kernel's own, so that the flat array seen is a view and takes the writes)."""
     if not a.flags.c_contiguous:
         np.put_along_axis(a, index, values, axis=-1)
         return
-    flat = index.reshape(-1)
     if np.ndim(values):
         values = (values if values.shape == index.shape else np.broadcast_to(values, index.shape)).reshape(-1)
-    a.reshape(-1, a.shape[-1])[np.arange(flat.size), flat] = values
+    a.reshape(-1)[_last_positions(np, index, a.shape[-1])] = values
 
 
 def _probabilities(np: Any, x: Array) -> tuple[Array, Array]:
@@ -1101,7 +1121,8 @@ def _labels(np: Any, x: Array, y: Array) -> Array:
     if np.ndim(y) and y.size:  # the usual case in one pass or so: whole numbers that are classes
         with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
             indices = y.astype(np.intp)
-        if (indices == y).all() and indices.min() >= 0 and indices.max() < classes:
+        # seen unsigned, a negative index is larger than any class: one max says both bounds
+        if (indices == y).all() and indices.view(np.uintp).max() < classes:
             return indices
     ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):
@@ -1129,19 +1150,22 @@ def _ce_parts(np: Any, args: Any, leads: Any) -> tuple[Array, Array, int, Any]:
 
 
 def _cross_entropy_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    _cross_entropy_shape(_rows(np, args, leads), None)
     return _cross_entropy_saving(np, args, leads, param)[0]
 
 
 def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[Array, Any]:
     """The forward, and what the VJP needs of it (the softmax's pieces and the labels as
-    indices), so that a training step computes the softmax and checks the labels once."""
-    _cross_entropy_shape(_rows(np, args, leads), None)
+    indices), so that a training step computes the softmax and checks the labels once.  The
+    shapes are not checked here: the executor, which calls this, has inferred them first."""
     x, labels, positions, axes = _ce_parts(np, args, leads)
     s = _stable(np, x)
     picked = _take_last(np, s.d, labels[..., None])
     with np.errstate(invalid="ignore"):
         # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
         losses = (s.log_total - picked)[..., 0]
+    if not axes and losses.ndim:  # one position a row: its loss is the mean (a sum over no axes and / 1 change no bit)
+        return losses, (s, labels, positions)
     return np.sum(losses, axis=axes) / positions, (s, labels, positions)
 
 
@@ -1170,9 +1194,12 @@ def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: An
                              needs: Any = None) -> tuple[Array, Array]:
     """The VJP from what ``_cross_entropy_saving`` kept (the same numbers as ``_cross_entropy_vjp``)."""
     s, labels, positions = saved
-    slope = _ce_slope(np, None, labels, s)
+    slope = _ce_slope(np, None, labels, s)  # a fresh array, scaled in place
     g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
-    gx = unbroadcast(np, slope * (g / positions), np.shape(args[0]), leads[0])
+    slope *= g / positions
+    gx = unbroadcast(np, slope, np.shape(args[0]), leads[0])
+    if needs is not None and not needs[1]:
+        return gx, None
     return gx, np.zeros(np.shape(args[1]), dtype=_float_type(np, args[1]))  # labels are not differentiated
 
 

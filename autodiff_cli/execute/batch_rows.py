@@ -47,6 +47,7 @@ class BatchOptions:
     precision: int | None = None  # significant digits of text output
     written: str = "csv"  # the format of the rows written
     advice: Advice | None = None  # hints in the command's terms
+    dtype: str | None = None  # 'float32' runs the rows in single precision (tensor executor); None: float64
 
 
 @dataclass
@@ -111,7 +112,8 @@ def _evaluator(program: Program, plan: ColumnPlan, values: dict[str, Any],
     notes = [f"'{name}' is not used by the program; its value is ignored" for name in plan.unused]
     broadcast = {name: value for name, value in values.items() if name not in plan.unused}
     advice = options.advice or PYTHON_ADVICE
-    if not (runs_as_tensors(program, values) or feeds_tensors(program, plan)):
+    single = options.dtype is not None and options.dtype != "float64"  # (the evaluator checks the name)
+    if not (single or runs_as_tensors(program, values) or feeds_tensors(program, plan)):
         return BatchEvaluator(program, output=options.output, wrt=differentiated, values_of=listed,
                               advice=advice), broadcast, notes
     import numpy as np
@@ -119,7 +121,7 @@ def _evaluator(program: Program, plan: ColumnPlan, values: dict[str, Any],
     from .tensor_batch import TensorBatchEvaluator
 
     evaluator = TensorBatchEvaluator(program, output=options.output, wrt=differentiated, values_of=listed,
-                                     advice=advice)
+                                     advice=advice, dtype=options.dtype)
     one_row = {**{name: np.zeros(1) for name in plan.numeric}, **broadcast}  # enough to work out every shape
     evaluator.shapes_of_rows = evaluator.shapes(one_row)
     evaluator.check_output(evaluator.shapes_of_rows, options.reduce)

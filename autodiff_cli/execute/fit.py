@@ -280,7 +280,8 @@ def train(
     rule = settings.rule()
     rule.check()
     batches = _Batches(objective.rows, settings.batch_size, settings.seed)
-    run = _Run(np.array(start, dtype=np.float64), objective, batches.full, settings, monitor)
+    single = np.result_type(start) == np.float32  # a float32 objective's start (``dtype=``) stays float32
+    run = _Run(np.array(start, dtype=np.float32 if single else np.float64), objective, batches.full, settings, monitor)
     state = None
     plateau = _Plateau(settings.tol)
     watching_validation = False  # tol watches the validation loss: once one is measured (at step 1)

@@ -1,7 +1,7 @@
 """The tensor interpreter: a program over NumPy arrays, forward, reverse and forward mode.
 
-Every register holds a float64 array of the shape ``language.shapes.infer`` gave it, so
-shapes are checked before this module runs anything.  The maths of each op is read
+Every register holds a float64 array (float32 when asked: ``dtype=``) of the shape
+``language.shapes.infer`` gave it, so shapes are checked before this module runs anything.  The maths of each op is read
 from the tables: elementwise ops from ``engine.ops`` (their ``vector`` kernels, through
 ``engine.tensor_ops``'s broadcasting helpers), the others from ``TENSOR_OPS``.
 
@@ -34,7 +34,7 @@ from ..errors import EvaluationError, InputError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
-__all__ = ["TensorRun", "as_array", "draw_initializers", "input_arrays", "run_forward"]
+__all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "draw_initializers", "float_type", "input_arrays", "run_forward"]
 
 
 @dataclass
@@ -62,10 +62,12 @@ class TensorRun:
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
         default 1 everywhere, the gradient of the output (of each row's, over rows)."""
         key = (_GRADIENTS, output, tuple(wrt))
-        registers = self.plans.get(key)
-        if registers is None:
-            registers = self.plans[key] = {name: self.register(name) for name in wrt}
-        adjoints = self.adjoints(output, frozenset(registers.values()), seed)
+        found = self.plans.get(key)
+        if found is None:
+            registers = {name: self.register(name) for name in wrt}
+            found = self.plans[key] = (registers, frozenset(registers.values()))
+        registers, wanted = found
+        adjoints = self.adjoints(output, wanted, seed)
         values = self.values
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
@@ -79,16 +81,17 @@ class TensorRun:
         if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
             plan = self.plans[key] = _sweep_plan(self.program, self.rows, out, wanted)
         adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
-        if seed is not None and not np.all(np.asarray(seed) != 0.0):  # a Jacobian's row: part of the output
+        if seed is not None and not (np.asarray(seed) != 0.0).all():  # a Jacobian's row: part of the output
             with np.errstate(all="ignore"):
                 return self._partial_sweep(plan, adjoints, out)
-        vjp = self.vjp
+        vjp = self._vjp
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
-            for register, operands, needs in plan:
+            for step in plan:
+                register, operands = step[0], step[1]
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                for r, grad in zip(operands, vjp(register, g, needs)):
+                for r, grad in zip(operands, vjp(step, g)):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
@@ -101,7 +104,7 @@ class TensorRun:
         reached at all (conservatively)."""
         values, leads = self.values, self.leads
         reached: dict[int, Any] = {out: np.asarray(adjoints[out]) != 0.0}
-        for register, operands, needs in plan:
+        for register, operands, needs, _, _, _ in plan:
             g = adjoints.get(register)
             if g is None:
                 continue
@@ -139,7 +142,7 @@ class TensorRun:
         reached: list[Any] = [None] * len(values)
         for name, tangent in tangents.items():
             register = self.register(name)
-            dots[register] = np.asarray(tangent, dtype=float)
+            dots[register] = np.asarray(tangent, dtype=np.result_type(values[register]))
             reached[register] = dots[register] != 0.0
         for register, (op, first, second, param, _) in enumerate(self.rows):
             if first < 0 or dots[register] is not None:
@@ -152,7 +155,9 @@ class TensorRun:
             dot = [dots[r] for r in operands]
             masks = [reached[r] for r in operands]
             if op in TENSOR_OPS:
-                dots[register] = TENSOR_OPS[op].jvp(np, dot, values[register], args, arg_leads, param)
+                made = TENSOR_OPS[op].jvp(np, dot, values[register], args, arg_leads, param)
+                # (a JVP of zeros is made in float64: a float32 run keeps its precision)
+                dots[register] = made.astype(values[register].dtype, copy=False)
                 anywhere = any(m is not None and m.any() for m in masks)
                 reached[register] = np.full(np.shape(dots[register]), anywhere)
             else:
@@ -177,11 +182,15 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = self.program.operands(register, first, second)
-        needs = needs or (True,) * len(operands)
+        return self._vjp((register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op)), g)
+
+    def _vjp(self, step: tuple[Any, ...], g: Any) -> tuple[Any, ...]:
+        """``vjp`` of a step of a sweep's plan (``_sweep_plan``: the register, its operands, which
+        of them are needed, its op, parameter and tensor op, worked out once)."""
+        register, operands, needs, op, param, tensor_op = step
         values, leads = self.values, self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
-        tensor_op = TENSOR_OPS.get(op)
         if tensor_op is None:
             return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs)
         if register in self.saved:
@@ -194,10 +203,10 @@ class TensorRun:
         """The op's local derivatives as the kernels give them (a function that makes them),
         made once on first use and kept: a Jacobian runs several reverse sweeps."""
         slopes = self.slopes[register]
-        if not isinstance(slopes, tuple):
-            slopes = self.slopes[register] = (slopes(),)
-        made = slopes[0]
-        return lambda: made
+        if not isinstance(slopes, tuple):  # (kept as a function that gives them, as the kernels' is)
+            made = slopes()
+            slopes = self.slopes[register] = (lambda: made,)
+        return slopes[0]
 
 
 _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
@@ -205,35 +214,54 @@ _GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` 
 
 
 def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
-                ) -> list[tuple[int, tuple[int, ...], tuple[bool, ...]]]:
+                ) -> list[tuple[Any, ...]]:
     """The steps of a reverse sweep from register ``out``, last register first: each op register
-    with its operands and which of them lead back to one of ``wanted`` (every register when None);
-    registers with no such operand are left out."""
+    with its operands, which of them lead back to one of ``wanted`` (every register when None),
+    its op, parameter and tensor op (None for an elementwise op); registers with no such operand
+    are left out."""
     reaches = [True] * (out + 1)  # whether a register depends on a wanted one
     if wanted is not None:
         for register in range(out + 1):
             _, first, second, _, _ = rows[register]
             reaches[register] = register in wanted or any(reaches[r] for r in program.operands(register, first, second))
-    plan: list[tuple[int, tuple[int, ...], tuple[bool, ...]]] = []
+    plan: list[tuple[Any, ...]] = []
     for register in range(out, -1, -1):
-        _, first, second, _, _ = rows[register]
+        op, first, second, param, _ = rows[register]
         if first < 0:
             continue
         operands = program.operands(register, first, second)
         needs = tuple(reaches[r] for r in operands)
         if any(needs):
-            plan.append((register, operands, needs))
+            plan.append((register, operands, needs, op, param, TENSOR_OPS.get(op)))
     return plan
 
 
 # --- inputs ----------------------------------------------------------------------------------
 
 
-def as_array(value: Any) -> Any:
-    """A value given for an input as a float64 array (a number stays 0-d)."""
+def as_array(value: Any, dtype: Any = None) -> Any:
+    """A value given for an input as a float64 array, or one of ``dtype`` (a number stays 0-d)."""
+    dtype = float if dtype is None else dtype
     if isinstance(value, ArrayLiteral):
-        return np.asarray(value.values, dtype=float).reshape(value.shape)
-    return np.asarray(value, dtype=float)
+        return np.asarray(value.values, dtype=dtype).reshape(value.shape)
+    return np.asarray(value, dtype=dtype)
+
+
+FLOAT_TYPES = ("float64", "float32")  # the precisions a program runs in (``dtype=``), the default first
+
+
+def float_type(dtype: Any) -> Any:
+    """``dtype`` (None, a name in ``FLOAT_TYPES`` or a NumPy type) as a NumPy dtype: float64
+    when None; ValueError for any other type (an integer program has no derivatives)."""
+    if dtype is None:
+        return np.dtype(np.float64)
+    try:
+        made = np.dtype(dtype)
+    except TypeError:
+        made = None
+    if made is None or made.name not in FLOAT_TYPES:
+        raise ValueError(f"a program runs in {' or '.join(FLOAT_TYPES)}, not {dtype!r}")
+    return made
 
 
 def draw_initializers(program: Program, seed: int | None) -> dict[str, Any]:
@@ -257,20 +285,23 @@ def _draw(generator: Any, init: Initializer) -> Any:
     return np.zeros(init.shape)
 
 
-def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 0) -> dict[str, Any]:
+def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 0, dtype: Any = None
+                 ) -> dict[str, Any]:
     """Every input's value as an array: the one given, else its default (initializers drawn
-    from ``seed``).  An input with neither is left out (the caller says which are missing)."""
+    from ``seed``).  An input with neither is left out (the caller says which are missing).
+    ``dtype``: float64 (None) or float32; draws are made in float64 and rounded, so a float32
+    run starts from the float64 run's values, rounded."""
     drawn = None
     arrays = {}
     for variable in program.inputs:
         if variable.name in given:
-            arrays[variable.name] = as_array(given[variable.name])
+            arrays[variable.name] = as_array(given[variable.name], dtype)
         elif isinstance(variable.default, Initializer):
             if drawn is None:
                 drawn = draw_initializers(program, seed)
-            arrays[variable.name] = drawn[variable.name]
+            arrays[variable.name] = as_array(drawn[variable.name], dtype)
         elif variable.default is not None:
-            arrays[variable.name] = as_array(variable.default)
+            arrays[variable.name] = as_array(variable.default, dtype)
     return arrays
 
 
@@ -279,7 +310,7 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
 
 def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[str] = frozenset(),
                 first_row: int = 0, check: bool = True, shapes_cache: dict[Any, Any] | None = None,
-                check_every: bool = False) -> TensorRun:
+                check_every: bool = False, dtype: Any = None) -> TensorRun:
     """Run ``program`` on ``inputs`` (an array for every input; those named in ``batched`` carry a
     leading batch axis).  Shapes are inferred and checked first (``ShapeError``); every result
     must be finite (``EvaluationError`` at the first op that is not, unless ``check`` is off: the
@@ -293,7 +324,10 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
     through an op that always passes it on (``+``, ``*``, ``tanh``... : ``propagates`` in the op
     table) is not checked itself: that register's check covers it, and a run where a check fails
     runs again with every register checked (``check_every``), so the error is the one the first
-    bad register gives."""
+    bad register gives.
+
+    ``dtype``: the precision of the program's constants, float64 (None) or float32; the inputs
+    are given in it (``input_arrays``), and every register is then of it."""
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
@@ -307,21 +341,64 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
         if rows is None:  # the program's rows do not change from run to run either
             rows = shapes_cache[_ROWS] = list(program.rows())
             shapes_cache[_COVERED] = _covered(rows)
+    dtype = np.float64 if dtype is None else np.dtype(dtype).type
+    # (the shapes' list lives in the cache as long as the plan does, so its id names it)
+    plan_key = None if shapes_cache is None else (_KERNELS, id(shapes), batched, dtype)
+    plan = None if plan_key is None else shapes_cache.get(plan_key)
+    if plan is None:  # bound once per program, batched inputs and shapes: fit's steps, batch's chunks
+        plan = _bind_kernels(program, rows, shapes, batched, dtype)
+        if plan_key is not None:
+            shapes_cache[plan_key] = plan
     covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
     try:
-        return _run(program, inputs, batched, first_row, check, shapes, rows, covered, shapes_cache)
+        return _run(program, inputs, first_row, check, shapes, rows, plan, covered, shapes_cache)
     except EvaluationError:
         if covered is None:
             raise
     # a check or a kernel failed where some register went unchecked: find the first that fails
-    return _run(program, inputs, batched, first_row, check, shapes, rows, None, shapes_cache)
+    return _run(program, inputs, first_row, check, shapes, rows, plan, None, shapes_cache)
 
 
-def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], first_row: int, check: bool,
-         shapes: list[Shape], rows: list[Any], covered: list[bool] | None, shapes_cache: dict[Any, Any] | None
-         ) -> TensorRun:
-    values: list[Any] = []
+_KERNELS = "kernels"  # the first item of a bound plan's key in the shapes cache (``_bind_kernels``)
+_DIRECT, _ALIGNED, _TENSOR, _SAVING = range(4)  # how a register's forward is called (``_bind_kernels``)
+
+
+def _bind_kernels(program: Program, rows: Sequence[Any], shapes: Sequence[Shape], batched: AbstractSet[str], dtype: Any
+                  ) -> tuple[list[int], list[Any]]:
+    """What a run of the program works out the same way every time, given which inputs carry
+    the batch axis and every register's shape: each register's lead (1 where it carries the
+    batch axis) and how its forward is called: an elementwise op straight on its operands
+    (``_DIRECT``) unless a batched operand has fewer axes than the result and must be lined up
+    first, or the op takes a parameter (``_ALIGNED``: through ``elementwise_forward``); a tensor
+    op's forward (``_TENSOR``), or the one that keeps what its VJP needs (``_SAVING``); a
+    constant's value, in ``dtype``."""
     leads: list[int] = []
+    kernels: list[Any] = []
+    for register, (op, first, second, param, _) in enumerate(rows):
+        if op == INPUT or op == CONST:
+            leads.append(1 if op == INPUT and param in batched else 0)
+            kernels.append(None if op == INPUT else as_array(param, dtype) if isinstance(param, ArrayLiteral)
+                           else dtype(param))
+            continue
+        operands = program.operands(register, first, second)
+        leads.append(max(leads[r] for r in operands))
+        tensor_op = TENSOR_OPS.get(op)
+        if tensor_op is not None:
+            saving = getattr(tensor_op.forward, "saving", None)
+            kernels.append((_TENSOR, tensor_op.forward) if saving is None else (_SAVING, saving))
+            continue
+        rank = len(shapes[register])
+        lined_up = all(not leads[r] or len(shapes[r]) == rank for r in operands)
+        # (an op with a parameter, x**c, takes it through elementwise_forward)
+        kernels.append((_DIRECT, OPS[op].vector) if lined_up and param is None else (_ALIGNED, op))
+    return leads, kernels
+
+
+def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: bool, shapes: list[Shape],
+         rows: list[Any], plan: tuple[list[int], list[Any]], covered: list[bool] | None,
+         shapes_cache: dict[Any, Any] | None) -> TensorRun:
+    values: list[Any] = []
+    leads, kernels = plan
     run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
     slopes = run.slopes
     more = program.more_operands
@@ -330,35 +407,30 @@ def _run(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], f
         for register, (op, first, second, param, where) in enumerate(rows):
             if op == INPUT:
                 values.append(inputs[param])
-                leads.append(1 if param in batched else 0)
                 continue
-            if op == CONST:
-                values.append(as_array(param) if isinstance(param, ArrayLiteral) else np.float64(param))
-                leads.append(0)
+            if op == CONST:  # never written into, so one array serves every run
+                values.append(kernels[register])
                 continue
-            if second < 0:
-                args = [values[first]]
-                arg_leads = [leads[first]]
-            else:
-                args = [values[first], values[second]]
-                arg_leads = [leads[first], leads[second]]
-                if more and register in more:  # where(c, a, b), clip(x, lo, hi)...
-                    args += [values[r] for r in more[register]]
-                    arg_leads += [leads[r] for r in more[register]]
+            args = [values[first]] if second < 0 else [values[first], values[second]]
+            if more and register in more:  # where(c, a, b), clip(x, lo, hi)...: the operands past the second
+                args += [values[r] for r in more[register]]
+            kind, kernel = kernels[register]
             try:
-                tensor_op = TENSOR_OPS.get(op)
-                if tensor_op is None:
-                    out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+                if kind == _DIRECT:  # (``elementwise_forward`` with nothing to line up)
+                    out, slopes[register] = kernel(np, *args)
                 else:
-                    saving = getattr(tensor_op.forward, "saving", None)
-                    if saving is None:
-                        out = tensor_op.forward(np, args, arg_leads, param)
+                    arg_leads = [leads[first]] if second < 0 else [leads[first], leads[second]]
+                    if len(args) > 2:
+                        arg_leads += [leads[r] for r in more[register]]
+                    if kind == _ALIGNED:
+                        out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
+                    elif kind == _TENSOR:
+                        out = kernel(np, args, arg_leads, param)
                     else:  # the forward keeps what its VJP needs (cross_entropy's softmax), computed once
-                        out, run.saved[register] = saving(np, args, arg_leads, param)
+                        out, run.saved[register] = kernel(np, args, arg_leads, param)
             except DomainError as error:
                 raise EvaluationError(error.message, where, program.source) from None
             values.append(out)
-            leads.append(max(arg_leads))
             if check and (covered is None or not covered[register]):
                 # a finite sum has finite terms: one reduction says the register is finite (the
                 # whole check runs only when it is not)
@@ -477,22 +549,24 @@ class TensorEvaluation:
 
 
 def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | None = None,
-                     seed: int | None = 0, forward: bool = False, wrt: Sequence[str] | None = None
-                     ) -> TensorEvaluation:
+                     seed: int | None = 0, forward: bool = False, wrt: Sequence[str] | None = None,
+                     dtype: Any = None) -> TensorEvaluation:
     """Run ``program`` once on ``given`` values (numbers or nested lists; the other inputs take
     their defaults, initializers drawn from ``seed``) and differentiate ``output`` (default: the
     result) with respect to every named variable it depends on or that comes before it.
 
     Reverse mode sweeps back once per entry of the output; ``forward`` mode (inputs only: those
     of ``wrt`` when it is given) runs one JVP per entry of the inputs instead, and gives the same
-    numbers."""
+    numbers.  ``dtype``: float64 (None, the default) or float32 (``FLOAT_TYPES``), the precision
+    of every value and derivative (ValueError for another)."""
     from ..language.program import missing_inputs, missing_inputs_error, output_name
 
     missing = missing_inputs(program, given)
     if missing:
         raise missing_inputs_error(program, missing)
     output = output_name(program, output)
-    run = run_forward(program, input_arrays(program, given, seed))
+    dtype = float_type(dtype)
+    run = run_forward(program, input_arrays(program, given, seed, dtype), dtype=dtype)
     check_scalar_output(run, output)
     names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
     out_value = run.value(output)
@@ -502,7 +576,8 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
                   if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
         _check_jacobian_size(run, output, inputs + [output], forward=True)  # d output / d output too
         derivatives = _forward_derivatives(run, output, inputs)
-        derivatives.setdefault(output, np.eye(out_value.size).reshape(out_value.shape * 2))  # d out / d out
+        identity = np.eye(out_value.size, dtype=dtype).reshape(out_value.shape * 2)
+        derivatives.setdefault(output, identity)  # d out / d out
         return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
                                 forward_inputs=tuple(inputs))
     if out_value.ndim == 0:
@@ -513,14 +588,14 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
         names = [name for name in names if name in wrt or name == output]  # d out / d out is shown
         later = [name for name in later if name in wrt]
     _check_jacobian_size(run, output, names + later)
-    derivatives = {name: np.zeros(out_value.shape + np.shape(run.value(name))) for name in names}
+    derivatives = {name: np.zeros(out_value.shape + np.shape(run.value(name)), dtype) for name in names}
     for entry in range(out_value.shape[0]):  # one reverse sweep per entry of the output
         seed_vector = np.zeros_like(out_value)
         seed_vector[entry] = 1.0
         for name, grad in run.gradients(output, names, seed_vector).items():
             derivatives[name][entry] = grad
     for name in later:  # the output cannot depend on them
-        derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)))
+        derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)), dtype)
     return TensorEvaluation(program, run, output, derivatives, jacobian=True)
 
 
@@ -553,7 +628,8 @@ def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_sh
     last = run.register(output)
     for name, variable in run.program.variables.items():
         if variable.register > last:
-            derivatives[name] = np.zeros(out_shape + np.shape(run.values[variable.register]))
+            value = run.values[variable.register]
+            derivatives[name] = np.zeros(out_shape + np.shape(value), np.result_type(value))
     return derivatives
 
 
@@ -569,7 +645,7 @@ def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> 
             tangent = np.zeros_like(value)
             tangent[index] = 1.0
             columns.append(np.ravel(run.jvp(output, {name: tangent})))
-        table = np.stack(columns, axis=-1) if columns else np.zeros((int(np.prod(out_shape)), 0))
+        table = np.stack(columns, axis=-1) if columns else np.zeros((int(np.prod(out_shape)), 0), value.dtype)
         derivatives[name] = table.reshape(out_shape + np.shape(value))
     return derivatives
 

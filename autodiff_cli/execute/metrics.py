@@ -210,7 +210,8 @@ def tensor_row_values(objective: Any, names: Sequence[str], chunk_rows: int = ME
             stop = min(rows, start + chunk_rows)
             inputs.update((name, column[start:stop]) for name, column in objective.data.items())
             try:
-                run = run_forward(objective.program, inputs, objective.batched, shapes_cache=shapes)
+                run = run_forward(objective.program, inputs, objective.batched, shapes_cache=shapes,
+                                  dtype=objective.dtype)
             except EvaluationError as error:
                 row = getattr(error, "row", None)
                 if row is not None:

@@ -22,22 +22,28 @@ __all__ = ["ProgramObjective", "objective_for"]
 
 def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray], column_plan: Any,
                   values: Mapping[str, Any], init: str | None, seed: int,
-                  row_label: Callable[[int], str] | None = None, advice: Any = None) -> Any:
+                  row_label: Callable[[int], str] | None = None, advice: Any = None, dtype: Any = None) -> Any:
     """The mean loss over the rows of ``columns`` as a function of the parameters: the vectorized
     executor's (``ProgramObjective``), or for a tensor program (or tensor data: columns x[0],
     x[1]) the tensor executor's (``TensorObjective``), whose ``layout`` lays the parameters end to
     end in one vector and whose ``start`` is their starting values (initializers drawn from
-    ``seed``, missing ones by ``init``)."""
+    ``seed``, missing ones by ``init``).  ``dtype`` float32 runs any program with the tensor
+    executor in that precision (None: float64)."""
     from ..language.program import Initializer, runs_as_tensors
     from .columns import feeds_tensors
 
-    if not (runs_as_tensors(program, values) or feeds_tensors(program, column_plan)):
+    if dtype is not None:
+        from .interpreter import float_type
+
+        dtype = float_type(dtype)  # ValueError for a type that is not one of FLOAT_TYPES
+    single = dtype is not None and dtype.name == "float32"
+    if not (single or runs_as_tensors(program, values) or feeds_tensors(program, column_plan)):
         return ProgramObjective(program, plan, columns, row_label, advice)
     from .interpreter import input_arrays
     from .tensor_batch import input_rows
     from .tensor_fit import TensorObjective, starting_parameters
 
-    layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
+    layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed, dtype)
     data = input_rows(program, {name: columns[name] for name in column_plan.numeric})
     drawn = input_arrays(program, {}, seed)  # an input left fixed may be declared with an initializer
     fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}

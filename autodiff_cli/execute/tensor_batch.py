@@ -13,6 +13,8 @@ either the same way.  What differs:
 * **Failed rows.**  A row fails where any value computed from it is not finite.  Its error
   is the one the program gives on that row alone (``tensor.run_forward``'s, with line and
   column); ``on_error`` "nan" and "skip" work as for scalar programs.
+* **Precision.**  float64, or float32 with ``dtype="float32"``: the inputs are converted to
+  it and every value and gradient is in it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import INPUT, Program, TensorConstant, missing_inputs, missing_inputs_error, output_name
 from ..language.shapes import Shape, infer, refuse_other_column_shapes, shape_text
-from .interpreter import TensorRun, as_array, check_register, input_arrays, run_forward
+from .interpreter import TensorRun, as_array, check_register, float_type, input_arrays, run_forward
 from .columns import entry_column, split_column
 from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
 
@@ -77,12 +79,15 @@ def _entries(name: str, array: Any, lead: int) -> dict[str, Any]:
 
 
 class TensorBatchEvaluator:
-    """A tensor program prepared for batches of rows (see ``vectorized.BatchEvaluator``)."""
+    """A tensor program prepared for batches of rows (see ``vectorized.BatchEvaluator``), in
+    float64 or, with ``dtype="float32"``, in single precision: the inputs are converted to it
+    and every value and gradient comes back in it."""
 
     def __init__(self, program: Program, *, output: str | None = None, wrt: Iterable[str] | None = None,
-                 values_of: Iterable[str] = (), advice: Advice = PYTHON_ADVICE) -> None:
+                 values_of: Iterable[str] = (), advice: Advice = PYTHON_ADVICE, dtype: Any = None) -> None:
         self.program = program
         self.advice = advice
+        self.dtype = float_type(dtype)  # every input is converted to it, and every result is in it
         self.output = output_name(program, output, advice.output(output))
         self.inputs = [variable.name for variable in program.inputs]
         self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
@@ -134,8 +139,8 @@ class TensorBatchEvaluator:
             raise self.row_error(arrays, int(np.argmax(failed)), batched)
         if failed.any() and on_error == "nan" and not per_row:  # a sum over a row that failed is NaN
             shapes = self._shapes_of(arrays, batched)
-            values = {name: np.full(shapes[name], np.nan) for name in self.values_of}
-            grads = {name: np.full(shapes[name], np.nan) for name in self.wrt}
+            values = {name: np.full(shapes[name], np.nan, self.dtype) for name in self.values_of}
+            grads = {name: np.full(shapes[name], np.nan, self.dtype) for name in self.wrt}
             return TensorBatchResult(self.output, values, grads, rows, failed, None, rows, reduce, [], self, given,
                                      None)
         kept = np.flatnonzero(~failed) if failed.any() else None
@@ -194,13 +199,14 @@ class TensorBatchEvaluator:
 
     def _run(self, arrays: dict[str, Any], batched: set[str]) -> TensorRun:
         with np.errstate(all="ignore"):
-            return run_forward(self.program, arrays, frozenset(batched), check=False, shapes_cache=self._shapes)
+            return run_forward(self.program, arrays, frozenset(batched), check=False, shapes_cache=self._shapes,
+                               dtype=self.dtype)
 
     def _results(self, run: TensorRun | None, per_row: bool, reduce: str | None,
                  count: int) -> tuple[dict[str, Any], dict[str, Any]]:
         if run is None:  # every row failed and was left out
-            return ({name: np.float64(np.nan) for name in self.values_of},
-                    {name: np.float64(np.nan) for name in self.wrt})
+            nan = self.dtype.type(np.nan)
+            return {name: nan for name in self.values_of}, {name: nan for name in self.wrt}
         values = {name: run.value(name) for name in self.values_of}
         grads = run.gradients(self.output, self.wrt) if self.wrt else {}
         if per_row:
@@ -231,7 +237,8 @@ class TensorBatchEvaluator:
         for variable in program.inputs:
             if variable.name not in arrays:
                 arrays[variable.name] = defaults[variable.name]
-        return arrays, batched
+        dtype = self.dtype  # (no copy in float64, the default)
+        return {name: array.astype(dtype, copy=False) for name, array in arrays.items()}, batched
 
     def _failed_rows(self, run: TensorRun, rows: int, any_batched: bool) -> Any:
         """Rows where a value computed from them is not finite; an unbatched value that is not

@@ -9,6 +9,10 @@ sweep give every row's loss and the gradient summed over the rows.
 
 A data input of shape ``[2]`` is read from the columns ``x[0]`` and ``x[1]`` of the data
 (``columns.entry_column``); a matrix input ``[2, 3]`` from ``W[0, 0]`` ... ``W[1, 2]``.
+
+**Precision.**  The layout's ``dtype`` (float64, or float32 from ``starting_parameters``) is
+the objective's: the data and fixed inputs are converted to it once, when the objective is
+made, and every step's values and gradient are in it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source
 from ..language.program import Initializer, Program
 from ..language.shapes import Shape, shape_text
-from .interpreter import as_array, input_arrays, run_forward
+from .interpreter import as_array, float_type, input_arrays, run_forward
 from .vectorized import _let_the_heap_hold
 
 __all__ = ["ParameterLayout", "TensorObjective", "starting_parameters"]
@@ -31,8 +35,9 @@ __all__ = ["ParameterLayout", "TensorObjective", "starting_parameters"]
 class ParameterLayout:
     """Where each parameter lies in the flat vector the optimiser steps."""
 
-    def __init__(self, names: Sequence[str], shapes: Sequence[Shape]) -> None:
+    def __init__(self, names: Sequence[str], shapes: Sequence[Shape], dtype: Any = np.float64) -> None:
         self.names = list(names)
+        self.dtype = np.dtype(dtype)  # the flat vector's precision: float64, or float32
         self.shapes = [tuple(shape) for shape in shapes]
         sizes = [int(np.prod(shape)) for shape in self.shapes]
         self.offsets = [0, *itertools.accumulate(sizes)]
@@ -44,9 +49,12 @@ class ParameterLayout:
                 for name, shape, start, end in zip(self.names, self.shapes, self.offsets, self.offsets[1:])}
 
     def pack(self, arrays: Mapping[str, Any]) -> Any:
-        flat = np.empty(self.size)
-        for name, start, end in zip(self.names, self.offsets, self.offsets[1:]):
-            flat[start:end] = np.reshape(arrays[name], -1)
+        """The arrays of ``arrays`` end to end in a new vector of the layout's precision."""
+        if not self.names:
+            return np.empty(0, self.dtype)
+        flat = np.concatenate([np.reshape(arrays[name], -1) for name in self.names], dtype=self.dtype)
+        if flat.size != self.size:  # an array of another shape than its parameter's: a bug, said here
+            raise ValueError(f"{flat.size} numbers for a layout of {self.size}")
         return flat
 
     def nested(self, flat: Any) -> dict[str, Any]:
@@ -55,10 +63,11 @@ class ParameterLayout:
 
 
 def starting_parameters(program: Program, names: Sequence[str], given: Mapping[str, Any], init: str,
-                        seed: int) -> tuple[ParameterLayout, Any]:
+                        seed: int, dtype: Any = None) -> tuple[ParameterLayout, Any]:
     """The layout of the parameters and their starting vector: a value given (``--values``,
     ``--set``), else the program's default (an initializer is drawn from ``seed``), else a draw
-    of ``init`` (``normal``: standard normal; ``uniform``: on [-1, 1]) for a number."""
+    of ``init`` (``normal``: standard normal; ``uniform``: on [-1, 1]) for a number.  ``dtype``:
+    the vector's precision, float64 (None) or float32 (the float64 values rounded)."""
     from .fit import initial_values
 
     variables = program.variables
@@ -73,7 +82,7 @@ def starting_parameters(program: Program, names: Sequence[str], given: Mapping[s
             starts[name] = defaults[name]
         else:
             starts[name] = np.float64(next(drawn))
-    layout = ParameterLayout(names, [np.shape(starts[name]) for name in names])
+    layout = ParameterLayout(names, [np.shape(starts[name]) for name in names], float_type(dtype))
     return layout, layout.pack(starts)
 
 
@@ -86,8 +95,9 @@ class TensorObjective:
         self.program = program
         self.output = output
         self.layout = layout
-        self.fixed = {name: as_array(value) for name, value in fixed.items()}
-        self.data = dict(data)
+        self.dtype = dtype = layout.dtype  # the parameters' precision is the run's: data and fixed inputs
+        self.fixed = {name: as_array(value, dtype) for name, value in fixed.items()}  # converted once, here
+        self.data = {name: np.asarray(column, dtype) for name, column in data.items()}
         self.batched = frozenset(self.data)
         self.rows = len(next(iter(self.data.values()))) if self.data else 1
         self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
@@ -97,7 +107,7 @@ class TensorObjective:
     def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
         run, count = self._run(params, rows)
         out = run.value(self.output)
-        grads = run.gradients(self.output, self.layout.names, np.full(out.shape, 1.0 / count))
+        grads = run.gradients(self.output, self.layout.names, np.full(out.shape, 1.0 / count, self.dtype))
         return float(np.add.reduce(out, axis=None) / out.size), self.layout.pack(grads)  # np.mean's own steps
 
     def loss(self, params: Any) -> float:
@@ -106,11 +116,11 @@ class TensorObjective:
 
     def _run(self, params: Any, rows: Any) -> tuple[Any, int]:
         inputs = dict(self.fixed)
-        inputs.update(self.layout.unpack(params))
+        inputs.update(self.layout.unpack(np.asarray(params, self.dtype)))  # (no copy in the run's precision)
         for name, column in self.data.items():
             inputs[name] = column if rows is None else column[rows]
         try:
-            run = run_forward(self.program, inputs, self.batched, shapes_cache=self._shapes)
+            run = run_forward(self.program, inputs, self.batched, shapes_cache=self._shapes, dtype=self.dtype)
         except EvaluationError as error:
             if getattr(error, "row", None) is None and self.data:
                 error.row = self._first_failing_row(inputs, rows)
@@ -119,7 +129,7 @@ class TensorObjective:
             self._check_output(run)
             # every step makes and frees blocks this large (the registers, the flat gradient):
             # kept in glibc's heap rather than mapped afresh with page faults each time
-            largest = max([8 * self.layout.size] + [np.size(value) * 8 for value in run.values])
+            largest = max([8 * self.layout.size] + [np.size(value) * 8 for value in run.values])  # (float64's)
             _let_the_heap_hold(2 * largest)
         return run, (self.rows if rows is None else len(rows)) if self.data else 1
 
@@ -139,7 +149,7 @@ class TensorObjective:
         def fails(stop: int) -> bool:
             part = {name: value[:stop] if name in self.batched else value for name, value in inputs.items()}
             try:
-                run_forward(self.program, part, self.batched, shapes_cache=self._shapes)
+                run_forward(self.program, part, self.batched, shapes_cache=self._shapes, dtype=self.dtype)
             except EvaluationError:
                 return True
             return False

@@ -143,8 +143,8 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
                   params: list[str] | None = None, init: str | None = None, seed: int = 0,
                   output: str | None = None, metrics: Sequence[Metric] = (),
                   advice: Callable[[str], Any] | None = None,
-                  partitions: Partitions | None = None, warn: Callable[[list[str]], None] | None = None
-                  ) -> Training:
+                  partitions: Partitions | None = None, warn: Callable[[list[str]], None] | None = None,
+                  dtype: Any = None) -> Training:
     """The ``Training`` of ``program`` on ``data`` (or on ``partitions``, ``data`` then holding
     only the first partition's column plan), starting from ``values`` and the defaults.
 
@@ -152,7 +152,9 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     parameter has no starting value and ``init`` draws none, and whatever ``plan_fit`` and the
     objectives raise.  ``advice``: the executor's hints in the caller's terms for the rows of a
     file (its name -> an ``execute.vectorized.Advice``); ``warn`` is told the plan's warnings as soon as they are
-    known (before the objective is built, which may fail)."""
+    known (before the objective is built, which may fail).  ``dtype``: the precision of the
+    parameters, data and every step, float64 (None) or float32 (``interpreter.FLOAT_TYPES``);
+    float32 runs every program with the tensor executor, and not with ``partitions``."""
     if validation is not None:
         check_same_columns(data, validation)
     plan = plan_fit(program, data.plan, values, output, params, data.name)
@@ -160,17 +162,22 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     if warn is not None:
         warn(plan.warnings)
     if partitions is not None:
+        from .interpreter import float_type
+
+        if float_type(dtype).name != "float64":
+            raise InputError("training over partitions runs in float64 only", hint="leave the precision at float64")
         hints = None if advice is None else advice(partitions.paths[0])
         objective = _distributed_objective(partitions, program, plan, data.plan, values, init, seed, hints)
     else:
-        objective = _objective(program, plan, data, values, init, seed, advice)
+        objective = _objective(program, plan, data, values, init, seed, advice, dtype)
     if getattr(objective, "layout", None) is not None:
         start = objective.start
     measurer = None
     if metrics or validation is not None:
         from .metrics import Measurer
 
-        held_out = None if validation is None else _objective(program, plan, validation, values, init, seed, advice)
+        held_out = None if validation is None else _objective(program, plan, validation, values, init, seed, advice,
+                                                              dtype)
         measurer = Measurer(program, list(metrics), objective, held_out)
     return Training(program, values, data, validation, plan, start, objective, measurer)
 
@@ -193,13 +200,13 @@ def _start(plan: FitPlan, init: str | None, seed: int) -> np.ndarray:
 
 
 def _objective(program: Program, plan: FitPlan, data: DataSet, values: dict[str, Any], init: str | None,
-               seed: int, advice: Callable[[str], Any] | None) -> Any:
+               seed: int, advice: Callable[[str], Any] | None, dtype: Any = None) -> Any:
     """The mean loss over the data set's rows (``execute.objective.objective_for``), its
     executor's hints naming the data set."""
     from .objective import objective_for
 
     hints = None if advice is None else advice(data.name)
-    return objective_for(program, plan, data.columns, data.plan, values, init, seed, data.row_label, hints)
+    return objective_for(program, plan, data.columns, data.plan, values, init, seed, data.row_label, hints, dtype)
 
 
 def _distributed_objective(partitions: Partitions, program: Program, plan: FitPlan, column_plan: ColumnPlan,
