@@ -22,6 +22,7 @@ from ..files.streams import names_stdin, stdin_is_piped, stdout_is_terminal
 from .console import notify, print_rich, reading_progress, warn
 from .options import (
     Command,
+    dtype_option,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     complete_file_name,
@@ -87,13 +88,14 @@ def _give_values_advice(names: list[str]) -> str:
 @click.option("--force", is_flag=True, help="Replace an existing -o directory of parts.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--no-color", is_flag=True, help="No colour in --reduce's table (also when NO_COLOR is set).")
+@dtype_option
 @reporting_errors
 def batch_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, rows: str | None, out: str | None, input_format: str | None,
     output_format: str | None, wrt: tuple[str, ...], keep: tuple[str, ...], values_of: tuple[str, ...],
     reduce: str | None, report_format: str | None, on_error: str, precision: int | None, scheduler: str | None,
-    force: bool, quiet: bool, no_color: bool,
+    force: bool, quiet: bool, no_color: bool, dtype: str,
 ) -> None:
     """Values and gradients of a program on every row of a data file.
 
@@ -121,7 +123,7 @@ def batch_command(
     options = BatchOptions(output=output, wrt=tuple(name_list(wrt)) if wrt else None,
                            keep=tuple(name_list(keep)) if keep else None, values_of=tuple(name_list(values_of)),
                            reduce=reduce, on_error=on_error, precision=precision,
-                           written=row_format(out, output_format), advice=_advice())
+                           written=row_format(out, output_format), advice=_advice(), dtype=dtype)
     from ..files.partitions import is_partitioned
 
     if scheduler is not None or is_partitioned(rows):

@@ -11,6 +11,7 @@ from ..files.stdout import emit
 from .console import Progress, layout_for, print_rich, warn
 from .options import (
     Command,
+    dtype_option,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     load_inputs,
@@ -45,11 +46,12 @@ __all__ = ["eval_command"]
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
               help="Output format [default: table on a terminal, plain when piped].")
 @text_options
+@dtype_option
 @reporting_errors
 def eval_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, wrt: tuple[str, ...], mode: str,
-    tangents: dict[str, Any], output_format: str | None, precision: int | None, no_color: bool,
+    tangents: dict[str, Any], output_format: str | None, precision: int | None, no_color: bool, dtype: str,
 ) -> None:
     """Evaluate a program and print its value and the gradient of the output.
 
@@ -76,12 +78,14 @@ def eval_command(
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     if tangents:
         _refuse_with_tangent(wrt, mode)
+        if dtype != "float64":
+            raise click.UsageError("--tangent computes in float64; leave out --dtype")
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if tangents:
         _eval_along(program, values, output, tangents, output_format, precision, no_color)
         return
-    if runs_as_tensors(program, values):
-        _eval_tensors(program, values, output, wrt, mode, output_format, precision, no_color)
+    if dtype != "float64" or runs_as_tensors(program, values):  # float32 runs on the tensor executor
+        _eval_tensors(program, values, output, wrt, mode, output_format, precision, no_color, dtype)
         return
     from ..analysis.gradient_warnings import non_finite_gradient_warnings
 
@@ -161,7 +165,7 @@ def _eval_along(program: Program, values: dict[str, Any], output: str | None, ta
 
 
 def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, wrt: tuple[str, ...], mode: str,
-                  output_format: str | None, precision: int | None, no_color: bool) -> None:
+                  output_format: str | None, precision: int | None, no_color: bool, dtype: str = "float64") -> None:
     """eval of a tensor program: each variable's shape, value and gradient (or the Jacobian of a
     vector output); --mode forward computes the same derivatives with JVPs, one per input entry."""
     from ..execute.interpreter import evaluate_tensors, non_finite_gradient_warnings as tensor_gradient_warnings
@@ -169,7 +173,7 @@ def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, 
     from ..render import tensor_report
 
     names = _known_names(wrt, list(program.variables), program.source.name)
-    evaluation = evaluate_tensors(program, values, output, forward=mode == "forward", wrt=names)
+    evaluation = evaluate_tensors(program, values, output, forward=mode == "forward", wrt=names, dtype=dtype)
     if evaluation.forward_inputs is not None and names is None:
         names = list(evaluation.forward_inputs)  # forward mode shows what it differentiated, as for scalars
     warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?

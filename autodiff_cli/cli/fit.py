@@ -25,6 +25,7 @@ from .console import notify, reading_progress, warn
 from .fit_progress import Interrupts as _Interrupts, Reporter
 from .options import (
     Command,
+    dtype_option,
     FiniteFloat,
     NPY_FILES_READ,
     CONTEXT_SETTINGS,
@@ -130,6 +131,7 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
               help="--report records every N steps [default: 30 in all].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
               help="A progress line every N steps [default: --steps/10].")
+@dtype_option
 @reporting_errors
 def fit_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
@@ -140,7 +142,7 @@ def fit_command(
     validation_fraction: float | None, validation_data: str | None, metric_texts: tuple[str, ...],
     eval_every: int | None, watch: str | None, keep: str | None,
     out: str | None, history: str | None, plot: str | None, report: str | None, report_every: int | None,
-    progress_every: int | None, quiet: bool,
+    progress_every: int | None, quiet: bool, dtype: str,
 ) -> None:
     """Learn a program's parameters from rows of data by gradient descent.
 
@@ -190,7 +192,7 @@ def fit_command(
                 progress=lambda size, name: reading_progress(size, quiet, name), warn=warn)
         training = plan_training(program, data_set, values, validation=validation_set,
                                  params=name_list(params) or None, init=init, seed=seed, output=output,
-                                 metrics=metrics, advice=_advice, partitions=partitions, warn=warn)
+                                 metrics=metrics, advice=_advice, partitions=partitions, warn=warn, dtype=dtype)
         measurer = training.measurer
         reporter = Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
                              held_out, measurer.names if measurer is not None else [])

@@ -221,6 +221,12 @@ def program_options(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
+def dtype_option(command: Callable[..., None]) -> Callable[..., None]:
+    """--dtype: the precision a program runs in (eval, batch and fit)."""
+    return click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
+                        help="Compute in this precision (float32: about 7 digits).")(command)
+
+
 def text_options(command: Callable[..., None]) -> Callable[..., None]:
     """--precision (significant digits) and --no-color: shared by eval, explain and check."""
     command = click.option("--no-color", is_flag=True, help="No colour (also when NO_COLOR is set).")(command)

@@ -46,6 +46,29 @@ __all__ = [
 SHOWN_WHOLE = 12  # a tensor of at most this many entries is shown whole in the table
 
 
+def _shown(array: Any) -> Any:
+    """An array as float64 numbers that print in the array's own precision: a float32 entry as its
+    shortest float32 text (1.1, not 1.100000023841858), so float32 shows no digits it does not hold."""
+    import numpy as np
+
+    array = np.asarray(array)
+    if array.dtype != np.float32:
+        return array
+    return np.array([float(str(v)) for v in array.ravel()], dtype=np.float64).reshape(array.shape)
+
+
+def _value(evaluation: TensorEvaluation, name: str) -> Any:
+    return _shown(evaluation.run.value(name))
+
+
+def _derivatives(evaluation: TensorEvaluation) -> dict[str, Any]:
+    return {name: _shown(d) for name, d in evaluation.derivatives.items()}
+
+
+def _in_float32(evaluation: TensorEvaluation) -> bool:
+    return str(getattr(evaluation.run.value(evaluation.output), "dtype", "")) == "float32"
+
+
 def _shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
@@ -86,15 +109,15 @@ def _op(evaluation: TensorEvaluation, name: str) -> str:
 
 
 def _derivative_header(evaluation: TensorEvaluation) -> str:
-    return f"d{evaluation.output}/d name" + (" (Jacobian: one row per entry of the output)" if evaluation.jacobian
-                                              else "")
+    return (f"d{evaluation.output}/d name" + (" (Jacobian: one row per entry of the output)" if evaluation.jacobian
+                                              else "") + (", in float32" if _in_float32(evaluation) else ""))
 
 
 def _cells(evaluation: TensorEvaluation, names: Sequence[str], precision: int | None) -> list[list[str]]:
-    run = evaluation.run
+    derivatives = _derivatives(evaluation)
     return [[name, evaluation.kind(name), _op(evaluation, name), _shape(evaluation.shape(name)),
-             tensor_text(run.value(name), precision),
-             tensor_text(evaluation.derivatives[name], precision) if name in evaluation.derivatives else ""]
+             tensor_text(_value(evaluation, name), precision),
+             tensor_text(derivatives[name], precision) if name in derivatives else ""]
             for name in names]
 
 
@@ -113,11 +136,12 @@ def tensor_table(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None,
     (``render.fitted_table``); a number is never cut."""
     from .report import fitted_cells_table
 
-    value = tensor_text(evaluation.run.value(evaluation.output), precision)
+    value = tensor_text(_value(evaluation, evaluation.output), precision)
     title = f"{evaluation.output} = {value}    (grad = {_derivative_header(evaluation)})"
     names = _names(evaluation, wrt)
-    summaries = [(_shorter(evaluation.run.value(name), precision),
-                  _shorter(evaluation.derivatives[name], precision) if name in evaluation.derivatives else None)
+    derivatives = _derivatives(evaluation)
+    summaries = [(_shorter(_value(evaluation, name), precision),
+                  _shorter(derivatives[name], precision) if name in derivatives else None)
                  for name in names]
     return fitted_cells_table(title, ("name", "kind", "op", "shape"), _cells(evaluation, names, precision),
                               summaries, {"input": "cyan", "output": "bold green"})
@@ -156,9 +180,9 @@ def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None, 
     names = _names(evaluation, wrt)
     document: dict[str, Any] = {
         "output": output,
-        "value": _json(run.value(output).tolist()),
+        "value": _json(_value(evaluation, output).tolist()),
         "shape": list(evaluation.shape(output)),
-        "values": {name: _json(run.value(name).tolist()) for name in names},
+        "values": {name: _json(_value(evaluation, name).tolist()) for name in names},
         "shapes": {name: list(evaluation.shape(name)) for name in names},
         "kinds": {name: evaluation.kind(name) for name in names},
     }
@@ -168,12 +192,14 @@ def tensor_json(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None, 
         document["jacobian"] = {
             "outputs": _entries(output, out_shape),
             "inputs": [entry for name in inputs for entry in _entries(name, evaluation.shape(name))],
-            "rows": [_json(row.tolist()) for row in _jacobian_rows(evaluation, inputs)],
+            "rows": [_json(_shown(row).tolist()) for row in _jacobian_rows(evaluation, inputs)],
         }
     else:
-        document["grads"] = {name: _json(evaluation.derivatives[name].tolist()) for name in names
-                             if name in evaluation.derivatives}
+        derivatives = _derivatives(evaluation)
+        document["grads"] = {name: _json(derivatives[name].tolist()) for name in names if name in derivatives}
     document["mode"] = mode
+    if _in_float32(evaluation):
+        document["dtype"] = "float32"
     if mode == "forward":
         document["work"] = tensor_work(evaluation)
     return json.dumps(document, indent=2) + "\n"
@@ -214,15 +240,15 @@ def _jacobian_rows(evaluation: TensorEvaluation, inputs: list[str]) -> Iterator[
 def tensor_csv(evaluation: TensorEvaluation, wrt: Sequence[str] | None = None) -> str:
     import numpy as np
 
-    run = evaluation.run
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     out_entries = _entries(evaluation.output, evaluation.shape(evaluation.output))
     grad_columns = [f"d {entry}" for entry in out_entries] if evaluation.jacobian else ["grad"]
     writer.writerow(["name", "kind", "op", "index", "value", *grad_columns])
+    derivatives = _derivatives(evaluation)
     for name in _names(evaluation, wrt):
-        value = run.value(name)
-        derivative = evaluation.derivatives.get(name)
+        value = _value(evaluation, name)
+        derivative = derivatives.get(name)
         kind, op = evaluation.kind(name), _op(evaluation, name)
         for index in np.ndindex(value.shape):
             if derivative is None:  # forward mode differentiates the inputs only
