@@ -49,12 +49,18 @@ __all__ = [
     "TENSOR_OPS",
     "ShapeMismatch",
     "TensorOp",
+    "Argument",
+    "Arguments",
     "align",
+    "argument_values",
+    "pack_arguments",
     "broadcast_shape",
     "elementwise_forward",
     "elementwise_jvp",
     "elementwise_vjp",
     "format_shape",
+    "latex_form",
+    "numpy_form",
     "row_shape",
     "unbroadcast",
     "write",
@@ -73,9 +79,51 @@ class ShapeMismatch(Exception):
         return type(self), (self.message, self.hint)  # pickled whole, as DomainError
 
 
+class Argument(namedtuple("Argument", "name kind default numpy")):
+    """One constant argument a call takes after its operands, as the compiler reads it and every
+    form writes it.  ``kind`` is ``axis`` (a whole number; negative counts from the end), ``count``
+    (a whole number, 0 or more), ``word`` (a bare word, ``keepdim``: given or not; True or False)
+    or ``shape`` (a list of whole numbers, ``[32, -1]``).  ``default`` is its value when it is
+    left out (None: required, or an axis meaning every element); ``numpy`` the keyword NumPy
+    calls it by (``axis``, ``keepdims``), or "" for an argument NumPy takes by position."""
+
+    __slots__ = ()
+
+
+class Arguments(tuple):
+    """The values of every argument of a call (in the order of the op's ``arguments``) when
+    more than its first differs from its default; an op's ``param`` is otherwise the first
+    argument's value alone (``sum(x, 1)``: 1), or None when that too is its default."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Arguments{tuple(self)!r}"
+
+
+def argument_values(schema: Any, param: Any) -> tuple[Any, ...]:
+    """Every argument's value of a call whose param is ``param``, defaults filled in."""
+    if isinstance(param, Arguments):
+        return tuple(param)
+    if not schema:
+        return ()
+    first = schema[0].default if param is None else param
+    return (first,) + tuple(a.default for a in schema[1:])
+
+
+def pack_arguments(schema: Any, values: Any) -> Any:
+    """The ``param`` of a call with these argument values (``argument_values`` undone)."""
+    values = tuple(values)
+    if not values:
+        return None
+    if all(v == a.default for v, a in zip(values[1:], schema[1:])):
+        return None if values[0] == schema[0].default else values[0]
+    return Arguments(values)
+
+
 class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
-                                      "written_param numpy_helpers exact language_vjp unroll reads",
-                                      defaults=(None, (), False, None, None, None))):
+                                      "written_param numpy_helpers exact language_vjp unroll reads arguments",
+                                      defaults=(None, (), False, None, None, None, ()))):
     """One tensor op (fields as in the module docstring).  ``written`` is the form without a
     parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
     ``{x}[{index}]``), None for ops without.  ``write`` fills in either.  ``numpy`` is the call
@@ -487,6 +535,72 @@ def _transpose_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: 
 def _transpose_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
     return _fresh(np, 0.0, np.shape(out)) if t is None else np.array(np.swapaxes(t, -1, -2))
+
+
+# --- reshape -------------------------------------------------------------------------------------
+
+
+def _reshape_target(s: Shape, wanted: Any) -> Shape:
+    """The shape ``reshape`` gives an operand of shape ``s``: ``wanted`` with its one -1 worked
+    out, or ShapeMismatch saying why it cannot hold the same entries."""
+    wanted = tuple(wanted)
+    written = f"{format_shape(s)} to {format_shape(wanted)}"
+    example = "e.g. reshape(x, [32, -1]) keeps the first axis at 32 and puts the rest in the second"
+    if sum(n == -1 for n in wanted) > 1:
+        raise ShapeMismatch(f"{written}: only one size may be -1 (the one worked out)", example)
+    if any(n < -1 for n in wanted):
+        bad = next(n for n in wanted if n < -1)
+        raise ShapeMismatch(f"{written}: a size cannot be {bad}", "sizes are 0 or more, or -1 for the one worked out")
+    total, known = math.prod(s), math.prod(n for n in wanted if n != -1)
+    if -1 in wanted:
+        if known == 0 or total % known:
+            raise ShapeMismatch(f"{written}: {total} entries are not a whole multiple of {known}",
+                                f"the sizes other than -1 must multiply to a divisor of {total}")
+        return tuple(total // known if n == -1 else n for n in wanted)
+    if known != total:
+        raise ShapeMismatch(f"{written}: {total} entries cannot fill {known}",
+                            f"the sizes must multiply to {total}, the number of entries; "
+                            "write -1 for one size to have it worked out")
+    return wanted
+
+
+def _reshape_shape(shapes: Any, wanted: Any) -> Shape:
+    (s,) = (tuple(x) for x in shapes)
+    return _reshape_target(s, wanted)
+
+
+def _reshape_forward(np: Any, args: Any, leads: Any, wanted: Any) -> Array:
+    x = _f64(np, args[0])
+    lead = leads[0]
+    target = _reshape_target(np.shape(x)[lead:], wanted)
+    return np.reshape(x, np.shape(x)[:lead] + target)  # row-major, as NumPy and PyTorch: a view where it can
+
+
+def _reshape_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, wanted: Any) -> tuple[Array]:
+    # a reshape moves no entry in row-major order: the gradient is reshaped back
+    return (np.array(np.reshape(g, np.shape(args[0])), dtype=_float_type(np, g)),)
+
+
+def _reshape_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, wanted: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0, np.shape(out)) if t is None else np.array(np.reshape(t, np.shape(out)))
+
+
+def _reshape_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, wanted: Any,
+                          needs: Any) -> tuple[Any, ...]:
+    if not shapes[0]:  # back to a scalar: [] cannot be written, and the sum of its one entry is it
+        return (b.apply("sum", g),)
+    return (b.apply("reshape", g, param=tuple(shapes[0])),)
+
+
+def _reshape_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, wanted: Any, where: Any,
+                    mask: Any = None) -> Any:
+    x = np.asarray(ids[first])
+    return x.reshape(_reshape_target(x.shape, wanted))
+
+
+def _reshape_reads(np: Any, wanted: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.reshape(mask, shapes[0])]
 
 
 # --- softmax, log_softmax, logsumexp: along the last per-row axis ---------------------------------
@@ -1261,6 +1375,9 @@ _CROSS_ENTROPY_NP = ("_cross_entropy", (
 
 # --- the table --------------------------------------------------------------------------------------
 
+_AXIS = Argument("axis", "axis", None, "axis")
+_REDUCTION_ARGUMENTS = (_AXIS,)
+
 _max = _extreme("max")
 _min = _extreme("min")
 
@@ -1274,32 +1391,38 @@ _ROWS = (
     TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
              ("dL/dx = dL/dout copied to every element summed",),
              "np.sum({x}{axis})", r"\sum{axis} {x}",
-             "sum of all elements, or along one axis", "sum({x}, {axis})",
+             "sum of all elements, or along one axis", None,
              language_vjp=_sum_language_vjp,
-             unroll=_reduction_unroll(mean=False), reads=_reduction_reads),
+             unroll=_reduction_unroll(mean=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
              ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
              "np.mean({x}{axis})", r"\operatorname{mean}{axis} {x}",
-             "mean of all elements, or along one axis", "mean({x}, {axis})",
+             "mean of all elements, or along one axis", None,
              language_vjp=_mean_language_vjp,
-             unroll=_reduction_unroll(mean=True), reads=_reduction_reads),
+             unroll=_reduction_unroll(mean=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
              ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
              "np.max({x}{axis})", r"\max{axis} {x}",
-             "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})", exact=True,
+             "largest element, or along one axis; ties share the gradient evenly", None, exact=True,
              language_vjp=_extreme_language_vjp(1.0),
-             unroll=_extreme_unroll(largest=True), reads=_reduction_reads),
+             unroll=_extreme_unroll(largest=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
              ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
              "np.min({x}{axis})", r"\min{axis} {x}",
-             "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})", exact=True,
+             "smallest element, or along one axis; ties share the gradient evenly", None, exact=True,
              language_vjp=_extreme_language_vjp(-1.0),
-             unroll=_extreme_unroll(largest=False), reads=_reduction_reads),
+             unroll=_extreme_unroll(largest=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
              _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
              "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True,
              language_vjp=_transpose_language_vjp,
              unroll=_transpose_unroll, reads=_transpose_reads),
+    TensorOp("reshape", 1, "reshape({x})", _reshape_shape, _reshape_forward, _reshape_vjp, _reshape_jvp,
+             ("dL/dx = reshape(dL/dout, the shape of x)",),
+             "np.reshape({x}, {shape})", r"\operatorname{reshape}{shape}\left({x}\right)",
+             "the same entries in row-major order in another shape; one size may be -1, worked out", exact=True,
+             language_vjp=_reshape_language_vjp, unroll=_reshape_unroll, reads=_reshape_reads,
+             arguments=(Argument("shape", "shape", None, ""),)),
     TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
              _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
              "_softmax({x})", r"\operatorname{softmax}\left({x}\right)",
@@ -1378,13 +1501,65 @@ TENSOR_OPS: dict[str, TensorOp] = {op.name: op for op in _ROWS}
 """Every tensor op by name."""
 
 
+def _argument_texts(op: TensorOp, param: Any) -> list[str]:
+    """The arguments of a call as the language writes them, up to the last one not at its default."""
+    values = argument_values(op.arguments, param)
+    texts = []
+    for argument, value in zip(op.arguments, values):
+        if value == argument.default and argument.kind != "shape":
+            texts.append("")
+        elif argument.kind == "word":
+            texts.append(argument.name)
+        elif argument.kind == "shape":
+            texts.append(format_shape(value))
+        else:
+            texts.append(str(value))
+    while texts and not texts[-1]:
+        texts.pop()
+    return [text for text in texts if text]
+
+
 def write(name: str, operands: Any, param: Any = None) -> str:
     """An op written with its operands (texts) and its parameter: ``sum(x)``, ``sum(x, -1)``,
-    ``x[0, 1:3]``, ``x @ y``."""
+    ``sum(x, 1, keepdim)``, ``reshape(x, [2, -1])``, ``x[0, 1:3]``, ``x @ y``."""
     op = TENSOR_OPS[name]
     fields = dict(zip("xy", operands))
     if name == "index":
         return op.written_param.format(index=_index_text(param or ()), **fields)
-    if param is None or op.written_param is None:
+    texts = _argument_texts(op, param)
+    if not texts:
         return op.written.format(**fields)
-    return op.written_param.format(axis=param, **fields)
+    return op.written.format(**fields)[:-1] + "".join(", " + text for text in texts) + ")"
+
+
+def numpy_form(name: str, operands: Any, param: Any = None) -> str:
+    """The op's NumPy form (``diff --format python``) with its operands and arguments:
+    ``np.sum(x, axis=1, keepdims=True)``, ``np.reshape(x, (2, -1))``."""
+    op = TENSOR_OPS[name]
+    fields = {}
+    for argument, value in zip(op.arguments, argument_values(op.arguments, param)):
+        python = tuple(value) if argument.kind == "shape" else value
+        if argument.numpy:
+            fields[argument.name] = "" if value == argument.default else f", {argument.numpy}={python!r}"
+        else:
+            fields[argument.name] = repr(python)
+    return op.numpy.format(**fields, **dict(zip("xy", operands)))
+
+
+def latex_form(name: str, param: Any = None) -> str:
+    """The op's LaTeX form with its arguments filled in (``{x}`` and ``{y}`` left for the
+    operands): an axis as a subscript, ``_{\\text{axis } 1}``; a shape as one, ``_{[2, -1]}``;
+    a count not at its default as a superscript; a word (keepdim) changes only the shape."""
+    op = TENSOR_OPS[name]
+    form = op.latex
+    for argument, value in zip(op.arguments, argument_values(op.arguments, param)):
+        if argument.kind == "word" or value == argument.default and argument.kind != "shape":
+            text = ""
+        elif argument.kind == "axis":
+            text = f"_{{\\text{{axis }} {value}}}"
+        elif argument.kind == "shape":
+            text = f"_{{{format_shape(value)}}}"
+        else:
+            text = f"^{{\\text{{{argument.name} }} {value}}}"
+        form = form.replace("{" + argument.name + "}", text)
+    return form

@@ -85,9 +85,18 @@ def tensor_calls() -> dict[str, Any]:
     return {name: op for name, op in TENSOR_OPS.items() if op.written.startswith(name + "(")}
 
 
-def _takes_axis(name: str) -> bool:
-    """Whether a tensor call takes an optional constant axis: sum(x) of every element, sum(x, 0)."""
-    return "{axis}" in (tensor_calls()[name].written_param or "")
+def _call_usage(name: str, op: Any) -> str:
+    """How a tensor call is written, for hints: ``sum(x), sum(x, axis) or sum(x, axis, keepdim)``."""
+    call = op.written.replace("{x}", "x").replace("{y}", "y")[:-1]
+    forms, written = [], call
+    for argument in op.arguments:
+        if argument.kind == "shape":
+            written += f", [{', '.join(['2', '-1'])}]"
+            continue
+        forms.append(written + ")")
+        written += f", {argument.name}"
+    forms.append(written + ")")
+    return forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
 
 
 def function_names() -> tuple[str, ...]:
@@ -808,23 +817,79 @@ class _Compiler:
         return count + 1
 
     def _tensor_call(self, name: str, where: int, arguments: list[int], register: int) -> int:
+        """``sum(x, 1, keepdim)``: the operands, then the constant arguments the op's entry lists
+        (``TensorOp.arguments``): numbers and lists by position, words (``keepdim``) anywhere
+        among them; the constants' registers are dropped, the arguments become the param."""
+        from ..engine.tensor_ops import pack_arguments
+
         op = tensor_calls()[name]
+        schema = op.arguments
         operands, extra = arguments[:op.arity], arguments[op.arity:]
-        most = op.arity + (_takes_axis(name))
-        if len(operands) < op.arity or len(arguments) > most:
-            takes = f"{op.arity} argument{'s' if op.arity > 1 else ''}"
-            if _takes_axis(name):
-                takes = "1 or 2 arguments"
-            usage = op.written.replace("{x}", "x").replace("{y}", "y").replace("{axis}", "axis")
-            if _takes_axis(name):
-                usage = f"{name}(x) or {name}(x, axis)"
-            raise self._error(f"{name}() takes {takes} ({len(arguments)} given)", where, f"write {usage}")
-        param = self._whole(extra[0], f"the axis of {name}()", f"{name}(x, 0) or {name}(x, -1)", where) \
-            if extra else None
+        usage = _call_usage(name, op)
+        if len(operands) < op.arity or len(extra) > len(schema):
+            least, most = op.arity + sum(a.default is None and a.kind == "shape" for a in schema), \
+                op.arity + len(schema)
+            takes = f"{least} or {most}" if most == least + 1 else f"{least} to {most}" if most > least else str(least)
+            raise self._error(f"{name}() takes {takes} argument{'s' if most > 1 else ''} ({len(arguments)} given)",
+                              where, f"write {usage}")
+        values = [a.default for a in schema]
+        by_position = [a for a in schema if a.kind != "word"]
+        words = []
+        for argument in extra:
+            word = self._fresh_word(argument, where)
+            found = next((k for k, a in enumerate(schema) if a.kind == "word" and a.name == word), None)
+            if found is not None:
+                if values[found]:
+                    raise self._error(f"{word} is written twice in {name}()", self._where(argument), f"write {usage}")
+                values[found] = True
+                words.append((word, argument))
+                continue
+            if not by_position:
+                raise self._error(f"{name}() takes no number here: its arguments after the operand are the word"
+                                  f"{'s' if len(schema) > 1 else ''} {', '.join(a.name for a in schema)}",
+                                  self._where(argument), f"write {usage}")
+            spec = by_position.pop(0)
+            values[schema.index(spec)] = self._argument(spec, argument, name, usage, where)
+        missing = [a.name for a in by_position if a.kind == "shape" and a.default is None]
+        if missing:
+            raise self._error(f"{name}() needs its {missing[0]}", where, f"write {usage}")
         register = self._drop_constants(extra, register)
+        for word, argument in words:  # a word is no variable of the program
+            del self.variables[word]
+            self.named[argument] = 0
+        param = pack_arguments(schema, values)
         self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where)
         self.tensor_syntax = True
         return register + 1
+
+    def _fresh_word(self, register: int, at: int) -> str | None:
+        """The name written as ``register`` when that is its first use, here in the call at
+        token ``at`` (a bare word such as ``keepdim``, which the parser took for a new input)."""
+        moved = len(self.instructions)
+        if register < moved or self.pending[0][register - moved] != INPUT:
+            return None
+        word = self.pending[3][register - moved]
+        variable = self.variables.get(word)
+        if variable is None or variable.register != register or variable._where < at:
+            return None
+        return str(word)
+
+    def _argument(self, spec: Any, register: int, name: str, usage: str, at: int) -> Any:
+        """The value of one constant argument of a call, or a located error saying how to write it."""
+        if spec.kind in ("axis", "count"):
+            value = self._whole(register, f"the {spec.name} of {name}()", usage, at)
+            if spec.kind == "count" and value < 0:
+                raise self._error(f"the {spec.name} of {name}() must be 0 or more (it is {value})",
+                                  self._where(register), f"e.g. {usage}")
+            return value
+        written = self._constant(register, f"the {spec.name} of {name}()", usage, at)
+        if isinstance(written, float):
+            written = ArrayLiteral((1,), (written,))
+        if (not isinstance(written, ArrayLiteral) or len(written.shape) != 1
+                or not all(v.is_integer() and abs(v) < 2.0 ** 53 for v in written.values)):
+            raise self._error(f"the {spec.name} of {name}() must be a list of whole numbers",
+                              self._where(register), f"write {usage}")
+        return tuple(int(v) for v in written.values)
 
     def _initializer(self, name: str, where: int, arguments: list[int], register: int) -> int:
         """``normal([16, 2], 0.5)``: one constant that is drawn when the program runs."""

@@ -60,6 +60,8 @@ def reference(name, param, labels=None):
         return lambda x: fn(x, axis=param)
     if name == "transpose":
         return lambda x: anp.transpose(x)
+    if name == "reshape":
+        return lambda x: anp.reshape(x, param)
     if name == "softmax":
         return lambda x: anp.exp(a_log_softmax(x))
     if name == "log_softmax":
@@ -90,6 +92,12 @@ CASES = [
     ("@", [(2, 3), (3, 4)], None),
     ("@", [(1, 1), (1, 5)], None),
     ("@", [(4, 1), (1,)], None),
+    ("reshape", [(3, 4)], (2, -1)),
+    ("reshape", [(3, 4)], (-1,)),
+    ("reshape", [(2, 3, 4)], (4, 1, -1, 3)),
+    ("reshape", [(2, 3, 1, 4)], (6, 4)),
+    ("reshape", [()], (1, 1)),
+    ("reshape", [(1,)], (-1, 1)),
     ("transpose", [(3, 4)], None),
     ("transpose", [(1, 5)], None),
     ("softmax", [(5,)], None),

@@ -331,6 +331,20 @@ def test_an_index_out_of_range_for_a_given_shape() -> None:
     ("x = [[1, 2]]\ny = transpose(x, 0)", ProgramError, "transpose() takes 1 argument (2 given)", (2, 5)),
     ("x = [[1, 2]]\ny = softmax(x, 0)", ProgramError, "softmax() takes 1 argument (2 given)", (2, 5)),
     ("y = mse(x)", ProgramError, "mse() takes 2 arguments (1 given)", (1, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [3])", ShapeError, "reshape(x, [3]): [1, 2] to [3]: 2 entries cannot fill 3",
+     (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [-1, -1])", ShapeError,
+     "reshape(x, [-1, -1]): [1, 2] to [-1, -1]: only one size may be -1 (the one worked out)", (2, 5)),
+    ("x = [[1, 2, 3]]\ny = reshape(x, [2, -1])", ShapeError,
+     "reshape(x, [2, -1]): [1, 3] to [2, -1]: 3 entries are not a whole multiple of 2", (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [-2, -1])", ShapeError, "reshape(x, [-2, -1]): [1, 2] to [-2, -1]: a size cannot be -2",
+     (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x)", ProgramError, "reshape() needs its shape", (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [1.5, 2])", ProgramError, "the shape of reshape() must be a list of whole numbers",
+     (2, 16)),
+    ("x = [[1, 2]]\ns = [2]\ny = reshape(x, s)", ProgramError, "the shape of reshape() must be written as numbers",
+     (3, 16)),
+    ("x = [[1, 2]]\ny = reshape(x, [2], [1])", ProgramError, "reshape() takes 2 arguments (3 given)", (2, 5)),
 ])
 def test_axis_and_arity_errors(text: str, kind: type, message: str, at: tuple[int, int]) -> None:
     error = error_of(text)
@@ -631,3 +645,9 @@ def test_a_shape_error_writes_a_literal_operand(text: str, written: str) -> None
     with pytest.raises(ShapeError) as caught:
         infer(program, {"W": (2, 2), "x": (3,)})
     assert caught.value.message.startswith(written), caught.value.message
+
+
+def test_reshape_takes_its_shape_as_written_and_works_out_the_minus_one() -> None:
+    program = parse("x = [[1, 2, 3], [4, 5, 6]]\ny = reshape(x, [3, -1])\nz = reshape(x, 6)")
+    params = {program.instructions[program.variables[n].register].param for n in ("y", "z")}
+    assert params == {(3, -1), (6,)}  # a single number is a shape of one axis

@@ -313,7 +313,7 @@ class Gen:
     def expr(self, depth: int) -> Node:
         kind = self.rng.choice(
             ["function", "binary", "binary", "div", "power", "matmul", "reduce", "reduce", "transpose", "index",
-             "index", "softmax", "mse", "cross_entropy", "special"],
+             "index", "softmax", "mse", "cross_entropy", "special", "reshape"],
         )
         return self.squash(getattr(self, "op_" + kind)(depth))
 
@@ -437,6 +437,33 @@ class Gen:
         shape = () if axis is None else x.shape[:axis % len(x.shape)] + x.shape[axis % len(x.shape) + 1:]
         text = f"{name}({x.text})" if axis is None else f"{name}({x.text}, {axis})"
         return Node(text, ATOM, ref, shape, x.bound * (size if name == "sum" else 1), x.constant)
+
+    def op_reshape(self, depth: int) -> Node:
+        """reshape to a shape of the same size: its factors in a random order, size-1 axes
+        sometimes added, and one size sometimes written -1."""
+        x = self.any_operand(depth)
+        size = math.prod(x.shape)
+        factors, rest, p = [], size, 2
+        while rest > 1:  # its prime factors
+            while rest % p == 0:
+                factors.append(p)
+                rest //= p
+            p += 1
+        self.rng.shuffle(factors)
+        shape = []
+        for p in factors:
+            if shape and self.rng.random() < 0.5:
+                shape[-1] *= p
+            else:
+                shape.append(p)
+        if not shape or self.rng.random() < 0.25:
+            shape.insert(int(self.rng.integers(0, len(shape) + 1)), 1)
+        written = list(shape)
+        if self.rng.random() < 0.5:
+            written[int(self.rng.integers(0, len(written)))] = -1
+        target = tuple(shape)
+        return Node(f"reshape({x.text}, [{', '.join(map(str, written))}])", ATOM,
+                    lambda env, f=x.fn, t=target: anp.reshape(f(env), t), target, x.bound, x.constant)
 
     def op_transpose(self, depth: int) -> Node:
         x = self.pick(depth, lambda s: len(s) == 2)
@@ -749,7 +776,7 @@ def test_the_generator_covers_every_form() -> None:
     """The programs drawn use every form of the language the issue lists, many times."""
     texts = "\n".join(Gen(seed).program().text for seed in range(CHUNKS * PER_CHUNK))
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
-                 "mse(", "cross_entropy(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
+                 "mse(", "cross_entropy(", "reshape(", ", -1])", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = "]:
         assert texts.count(form) >= 20, form

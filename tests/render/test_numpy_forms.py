@@ -10,18 +10,22 @@ import pytest
 
 from autodiff_cli.engine.ops import OPS
 from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.tensor_ops import numpy_form as written_call
 
 FUNCTIONS = sorted(name for name, op in OPS.items() if op.is_function)
 NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None)
 
 
-def numpy_form(entry, operands=("x", "y"), axis=""):
-    """A function computing the entry's NumPy form, with the helpers it calls defined as the
-    generated module defines them."""
+def numpy_form(entry, operands=("x", "y"), param=None):
+    """A function computing the entry's NumPy form with its arguments (``param``, as the
+    compiler makes it), with the helpers it calls defined as the generated module defines them."""
     namespace = {"np": np}
     for _, source in entry.numpy_helpers:
         exec(compile(source, "<helper>", "exec"), namespace)  # noqa: S102 - the registry's own text
-    call = entry.numpy.format(axis=axis, **dict(zip("xy", operands)))
+    if entry.name in TENSOR_OPS:
+        call = written_call(entry.name, operands[:entry.arity], param)
+    else:
+        call = entry.numpy.format(**dict(zip("xy", operands)))
     return lambda **values: eval(call, namespace, values)  # noqa: S307
 
 
@@ -66,8 +70,7 @@ def _forward(name: str, args, param=None):
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 def test_a_reductions_numpy_form_gives_its_kernels_bits(name: str, axis) -> None:
     x = np.random.default_rng(4).normal(0.0, 3.0, (5, 7))
-    text = "" if axis is None else f", axis={axis}"
-    same_bits(numpy_form(TENSOR_OPS[name], axis=text)(x=x), _forward(name, [x], axis))
+    same_bits(numpy_form(TENSOR_OPS[name], param=axis)(x=x), _forward(name, [x], axis))
 
 
 def logits(scale: float) -> np.ndarray:
@@ -103,6 +106,15 @@ def test_transpose_numpy_form() -> None:
     same_bits(numpy_form(TENSOR_OPS["transpose"])(x=x), _forward("transpose", [x]))
 
 
+@pytest.mark.parametrize("shape", [(3, -1), (-1,), (2, 1, 2, 3), (12, 1)])
+def test_reshape_numpy_form(shape) -> None:
+    x = np.random.default_rng(7).normal(0.0, 3.0, (4, 3))
+    got = numpy_form(TENSOR_OPS["reshape"], param=shape)(x=x)
+    assert got.shape == np.reshape(x, shape).shape
+    same_bits(got, _forward("reshape", [x], shape))
+
+
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
-    tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose"}
+    tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
+              "reshape"}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
