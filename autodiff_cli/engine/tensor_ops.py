@@ -389,15 +389,27 @@ def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param
 
 # --- reductions: sum, mean, max, min --------------------------------------------------------------
 
+_AXIS = Argument("axis", "axis", None, "axis")
+_KEEPDIM = Argument("keepdim", "word", False, "keepdims")
+_REDUCTION_ARGUMENTS = (_AXIS, _KEEPDIM)
+
+
+def _reduction(param: Any) -> tuple[Any, bool]:
+    """A reduction's axis (None: every element) and whether it keeps the axes it reduces, as
+    size 1 (``sum(x, 1, keepdim)``, NumPy's keepdims=True, PyTorch's keepdim=True)."""
+    axis, keepdim = argument_values(_REDUCTION_ARGUMENTS, param)
+    return axis, bool(keepdim)
+
 
 def _reduce_shape(name: str) -> Any:
-    def shape(shapes: Any, axis: Any) -> Shape:
+    def shape(shapes: Any, param: Any) -> Shape:
         (s,) = (tuple(s) for s in shapes)
+        axis, keepdim = _reduction(param)
         if axis is None:
             if name != "sum" and math.prod(s) == 0:  # the sum of nothing is 0; its mean, max, min none
                 raise ShapeMismatch(f"{format_shape(s)}: {name} of no elements has no value",
                                     f"{name} needs at least one element")
-            return ()
+            return (1,) * len(s) if keepdim else ()
         r = len(s)
         if not s:
             raise ShapeMismatch(f"[]: axis {axis} is out of range: a scalar has no axes",
@@ -408,7 +420,7 @@ def _reduce_shape(name: str) -> Any:
         if name != "sum" and s[axis] == 0:
             raise ShapeMismatch(f"{format_shape(s)}: {name} along axis {axis} of size 0 has no value",
                                 f"{name} needs at least one element along the axis")
-        return s[:axis % r] + s[axis % r + 1:]
+        return s[:axis % r] + ((1,) if keepdim else ()) + s[axis % r + 1:]
 
     return shape
 
@@ -431,45 +443,54 @@ def _keep(np: Any, g: Array, axes: Any) -> Array:
     return g if axes is None else np.expand_dims(g, axes)
 
 
-def _sum_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+def _sum_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
-    _reduce_shape("sum")(_rows(np, args, leads), axis)
-    return np.sum(x, axis=_axes(np.ndim(x), leads[0], axis))
+    _reduce_shape("sum")(_rows(np, args, leads), param)
+    axis, keepdim = _reduction(param)
+    return np.sum(x, axis=_axes(np.ndim(x), leads[0], axis), keepdims=keepdim)
 
 
-def _sum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+def _spread_back(np: Any, g: Array, x: Array, lead: int, param: Any) -> Array:
+    """A reduction's result (or its gradient) with its reduced axes back as size 1, to
+    broadcast against x: as it is when the reduction kept them."""
+    axis, keepdim = _reduction(param)
+    return g if keepdim else _keep(np, g, _axes(np.ndim(x), lead, axis))
+
+
+def _sum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
     # every element of x adds 1 * itself to its total: each gets its total's gradient
     x = args[0]
-    return (_fresh(np, _keep(np, g, _axes(np.ndim(x), leads[0], axis)), np.shape(x)),)
+    return (_fresh(np, _spread_back(np, g, x, leads[0], param), np.shape(x)),)
 
 
-def _sum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+def _sum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _sum_forward(np, (t,), leads, axis)
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _sum_forward(np, (t,), leads, param)
 
 
-def _mean_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+def _mean_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
-    _reduce_shape("mean")(_rows(np, args, leads), axis)
+    _reduce_shape("mean")(_rows(np, args, leads), param)
+    axis, keepdim = _reduction(param)
     axes = _axes(np.ndim(x), leads[0], axis)
     with np.errstate(over="ignore"):  # looked for here: an overflowed sum is redone
-        out = np.mean(x, axis=axes)
+        out = np.mean(x, axis=axes, keepdims=keepdim)
         if not np.all(np.isfinite(out)) and np.all(np.isfinite(x)):
             # the sum overflowed though the mean does not (mean([1e308, 1e308])): divide first
-            out = np.sum(x / _count(np, x, leads[0], axis), axis=axes)
+            out = np.sum(x / _count(np, x, leads[0], axis), axis=axes, keepdims=keepdim)
     return out
 
 
-def _mean_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+def _mean_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
     # a mean of n elements is their sum / n: each gets dL/dout / n
     x = args[0]
-    n = _count(np, x, leads[0], axis)
-    return (_fresh(np, _keep(np, g, _axes(np.ndim(x), leads[0], axis)) / n, np.shape(x)),)
+    n = _count(np, x, leads[0], _reduction(param)[0])
+    return (_fresh(np, _spread_back(np, g, x, leads[0], param) / n, np.shape(x)),)
 
 
-def _mean_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+def _mean_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _mean_forward(np, (t,), leads, axis)
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _mean_forward(np, (t,), leads, param)
 
 
 def _extreme(name: str) -> tuple[Any, Any, Any]:
@@ -478,30 +499,32 @@ def _extreme(name: str) -> tuple[Any, Any, Any]:
     mean of the one-sided derivatives, and a sum of the gradients that stays 1."""
     reduce = "max" if name == "max" else "min"
 
-    def forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
         x = _f64(np, args[0])
-        _reduce_shape(name)(_rows(np, args, leads), axis)
-        return getattr(np, reduce)(x, axis=_axes(np.ndim(x), leads[0], axis))
+        _reduce_shape(name)(_rows(np, args, leads), param)
+        axis, keepdim = _reduction(param)
+        return getattr(np, reduce)(x, axis=_axes(np.ndim(x), leads[0], axis), keepdims=keepdim)
 
-    def share(np: Any, out: Array, x: Array, lead: int, axis: Any) -> tuple[Array, Any]:
+    def share(np: Any, out: Array, x: Array, lead: int, param: Any) -> Array:
         """Each element's share of its extreme: 1/k where it ties with k-1 others, else 0."""
-        axes = _axes(np.ndim(x), lead, axis)
-        hit = x == _keep(np, out, axes)
+        axes = _axes(np.ndim(x), lead, _reduction(param)[0])
+        hit = x == _spread_back(np, out, x, lead, param)
         with np.errstate(invalid="ignore", divide="ignore"):  # a NaN row has no hit: 0/0 -> NaN
-            return hit / np.sum(hit, axis=axes, keepdims=True), axes
+            return hit / np.sum(hit, axis=axes, keepdims=True)
 
-    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
         x = _f64(np, args[0])
-        w, axes = share(np, out, x, leads[0], axis)
-        return (w * _keep(np, g, axes),)
+        return (share(np, out, x, leads[0], param) * _spread_back(np, g, x, leads[0], param),)
 
-    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
         (t,) = tangents
         if t is None:
             return _fresh(np, 0.0, np.shape(out))
         x = _f64(np, args[0])
-        w, axes = share(np, out, x, leads[0], axis)
-        return np.sum(w * t, axis=axes)  # the mean of the tied elements' tangents
+        axis, keepdim = _reduction(param)
+        # the mean of the tied elements' tangents
+        return np.sum(share(np, out, x, leads[0], param) * t, axis=_axes(np.ndim(x), leads[0], axis),
+                      keepdims=keepdim)
 
     return forward, vjp, jvp
 
@@ -994,6 +1017,16 @@ def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any
 # it gives one term (or None) per operand.
 
 
+def _spread(b: Any, t: Any, x: Any, shape: Shape, axis: Any) -> Any:
+    """``t``, a reduction of ``x`` (of ``shape``) along ``axis`` (None: all), repeated back to
+    x's shape: as the builder writes it for vectors and matrices, and for an inner axis of a
+    tensor of more axes, reshaped to put the axis back as size 1 and broadcast."""
+    if len(shape) > 2 and axis is not None and axis % len(shape):
+        kept = tuple(1 if k == axis % len(shape) else n for k, n in enumerate(shape))
+        return b.broadcast(b.apply("reshape", t, param=kept), x)
+    return b.spread(t, x, shape, axis)
+
+
 def _axis_of(param: Any, shape: Shape) -> Any:
     return None if param is None else param % len(shape)
 
@@ -1013,15 +1046,23 @@ def _matmul_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_s
     return (b.apply("*", g, y) if needs[0] else None, b.apply("*", g, x) if needs[1] else None)  # a dot product
 
 
+def _spread_rule(b: Any, t: Any, x: Any, shape: Shape, param: Any) -> Any:
+    """A reduction's result (or adjoint) ``t`` repeated back to the shape of its operand ``x``:
+    broadcast as it is when the reduction kept its axes."""
+    axis, keepdim = _reduction(param)
+    return b.broadcast(t, x) if keepdim and shape else _spread(b, t, x, shape, _axis_of(axis, shape))
+
+
 def _sum_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                       needs: Any) -> tuple[Any, ...]:
-    return (b.spread(g, args[0], shapes[0], _axis_of(param, shapes[0])),)
+    return (_spread_rule(b, g, args[0], shapes[0], param),)
 
 
 def _mean_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                        needs: Any) -> tuple[Any, ...]:
-    count = math.prod(shapes[0]) if param is None else shapes[0][param]
-    return (b.spread(b.apply("/", g, b.number(count)), args[0], shapes[0], _axis_of(param, shapes[0])),)
+    axis = _reduction(param)[0]
+    count = math.prod(shapes[0]) if axis is None else shapes[0][axis]
+    return (_spread_rule(b, b.apply("/", g, b.number(count)), args[0], shapes[0], param),)
 
 
 def _extreme_language_vjp(sign: float) -> Any:
@@ -1030,11 +1071,10 @@ def _extreme_language_vjp(sign: float) -> Any:
     def rule(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
              needs: Any) -> tuple[Any, ...]:
         (x,), (shape,) = args, shapes
-        axis = _axis_of(param, shape)
-        gap = b.apply("-", b.spread(out, x, shape, axis), x)  # >= 0 for max, <= 0 for min; 0 at a tie
+        gap = b.apply("-", _spread_rule(b, out, x, shape, param), x)  # >= 0 for max, <= 0 for min; 0 at a tie
         hit = b.let(b.apply("-", b.number(1.0), b.apply("step", gap if sign > 0 else b.apply("neg", gap))), "hit")
-        count = b.spread(b.apply("sum", hit, param=param), x, shape, axis)
-        return (b.apply("/", b.apply("*", hit, b.spread(g, x, shape, axis)), count),)
+        count = _spread_rule(b, b.apply("sum", hit, param=param), x, shape, param)
+        return (b.apply("/", b.apply("*", hit, _spread_rule(b, g, x, shape, param)), count),)
 
     return rule
 
@@ -1046,7 +1086,7 @@ def _transpose_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, ou
 
 def _along_last(b: Any, t: Any, x: Any, shape: Shape) -> Any:
     """A per-row total along the last axis, repeated back along it."""
-    return b.spread(t, x, shape, len(shape) - 1)
+    return _spread(b, t, x, shape, len(shape) - 1)
 
 
 def _softmax_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
@@ -1079,6 +1119,21 @@ def _selection_literal(b: Any, n: int, item: slice) -> Any:
     return b.literal((len(taken), n), (1.0 if j == i else 0.0 for i in taken for j in range(n)))
 
 
+def _scatter_flat(b: Any, g: Any, shape: Shape, out_shape: Shape, items: Any) -> Any:
+    """The adjoint of ``x[items]`` for x of any rank: g flattened, times the constant matrix S
+    [k, n] that picks each taken entry's place among x's n, reshaped back to x's shape."""
+    np_index = [range(n)[item] if isinstance(item, slice) else [item % n] for item, n in zip(items, shape)]
+    np_index += [range(n) for n in shape[len(items):]]
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+    taken = [0]
+    for positions, stride in zip(np_index, strides):  # row-major positions of the entries taken
+        taken = [p + i * stride for p in taken for i in positions]
+    n = math.prod(shape)
+    pick = b.literal((len(taken), n), (1.0 if j == p else 0.0 for p in taken for j in range(n)))
+    flat = b.apply("reshape", g, param=(len(taken),))
+    return b.apply("reshape", b.apply("@", flat, pick), param=tuple(shape))
+
+
 def _index_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, items: Any,
                         needs: Any) -> tuple[Any, ...]:
     # the elements taken get their gradient, scattered back with constant one-hot vectors and
@@ -1086,7 +1141,7 @@ def _index_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_sh
     (shape,) = shapes
     items = tuple(items or ())
     if len(shape) > 2:
-        raise b.refuse(f"the adjoint of indexing a tensor of {len(shape)} axes")
+        return (_scatter_flat(b, g, shape, out_shape, items),)
     items = items + (slice(None),) * (len(shape) - len(items))
     full = [isinstance(item, slice) and len(range(*item.indices(n))) == n and item.indices(n)[2] == 1
             for item, n in zip(items, shape)]
@@ -1165,10 +1220,11 @@ def _matmul_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
     return [a_mask.reshape(a_shape), b_mask.reshape(b_shape)]
 
 
-def _reduction_reads(np: Any, axis: Any, mask: Any, shapes: Any) -> list[Any]:
+def _reduction_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    axis, keepdim = _reduction(param)
     if axis is None:
         return [np.full(shapes[0], bool(mask.any()))]
-    return [np.broadcast_to(np.expand_dims(mask, axis), shapes[0])]
+    return [np.broadcast_to(mask if keepdim else np.expand_dims(mask, axis), shapes[0])]
 
 
 def _transpose_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
@@ -1232,10 +1288,20 @@ def _as_matrix_mask(np: Any, mask: Any, vector_a: bool, vector_b: bool) -> Any:
     return mask
 
 
+def _kept(np: Any, out: Any, shape: Shape, param: Any) -> Any:
+    """The registers of a reduction's result (the whole operand's first, when it reduced every
+    element), with the reduced axes kept as size 1 where it keeps them."""
+    axis, keepdim = _reduction(param)
+    if axis is None:
+        return np.reshape(out[0], (1,) * len(shape)) if keepdim else out[0]
+    return np.expand_dims(out, axis) if keepdim else out
+
+
 def _reduction_unroll(mean: bool) -> Any:
-    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
                mask: Any = None) -> Any:
         x = np.asarray(ids[first])
+        axis = _reduction(param)[0]
         moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
         count = moved.shape[-1]
         out = np.full(moved.shape[:-1], -1, dtype=np.int64)
@@ -1245,15 +1311,17 @@ def _reduction_unroll(mean: bool) -> Any:
             if mean:
                 total = emitter.emit("/", (total, emitter.const(count, where)), None, where)
             out[index] = total
-        return out[0] if axis is None else out
+        return _kept(np, out, x.shape, param)
 
     return unroll
 
 
 def _extreme_unroll(largest: bool) -> Any:
-    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
                mask: Any = None) -> Any:
         x, value = np.asarray(ids[first]), np.asarray(run.values[first])
+        shape = x.shape
+        axis = _reduction(param)[0]
         if axis is None:
             x, value = x.reshape(1, -1), value.reshape(1, -1)
         else:
@@ -1268,7 +1336,7 @@ def _extreme_unroll(largest: bool) -> Any:
             else:  # a tie: their mean, the extreme's value, which shares the gradient as the tensor op does
                 total = emitter.fold(tied, where)
                 out[index] = emitter.emit("/", (total, emitter.const(len(tied), where)), None, where)
-        return out[0] if axis is None else out
+        return _kept(np, out, shape, param)
 
     return unroll
 
@@ -1375,9 +1443,6 @@ _CROSS_ENTROPY_NP = ("_cross_entropy", (
 
 # --- the table --------------------------------------------------------------------------------------
 
-_AXIS = Argument("axis", "axis", None, "axis")
-_REDUCTION_ARGUMENTS = (_AXIS,)
-
 _max = _extreme("max")
 _min = _extreme("min")
 
@@ -1390,25 +1455,25 @@ _ROWS = (
              unroll=_matmul_unroll, reads=_matmul_reads),
     TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
              ("dL/dx = dL/dout copied to every element summed",),
-             "np.sum({x}{axis})", r"\sum{axis} {x}",
+             "np.sum({x}{axis}{keepdim})", r"\sum{axis} {x}",
              "sum of all elements, or along one axis", None,
              language_vjp=_sum_language_vjp,
              unroll=_reduction_unroll(mean=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
              ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
-             "np.mean({x}{axis})", r"\operatorname{mean}{axis} {x}",
+             "np.mean({x}{axis}{keepdim})", r"\operatorname{mean}{axis} {x}",
              "mean of all elements, or along one axis", None,
              language_vjp=_mean_language_vjp,
              unroll=_reduction_unroll(mean=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
              ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
-             "np.max({x}{axis})", r"\max{axis} {x}",
+             "np.max({x}{axis}{keepdim})", r"\max{axis} {x}",
              "largest element, or along one axis; ties share the gradient evenly", None, exact=True,
              language_vjp=_extreme_language_vjp(1.0),
              unroll=_extreme_unroll(largest=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
              ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
-             "np.min({x}{axis})", r"\min{axis} {x}",
+             "np.min({x}{axis}{keepdim})", r"\min{axis} {x}",
              "smallest element, or along one axis; ties share the gradient evenly", None, exact=True,
              language_vjp=_extreme_language_vjp(-1.0),
              unroll=_extreme_unroll(largest=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),

@@ -9,7 +9,7 @@ once; what the tensor rules add is the shapes: an operand that broadcasting stre
 adjoint summed back (``sum(g, 0)``...), and a reduction's adjoint is spread back over the
 axes it removed.
 
-The language has no ``broadcast_to``, ``ones_like``, keepdims or one-hot, so the rules write
+The language has no ``broadcast_to`` or one-hot, so the rules write
 them with forms it has (every value of a run is finite, so ``0*x`` is exactly 0 and these are
 exact):
 
@@ -21,9 +21,9 @@ exact):
 * one-hot rows are ``1 - step(abs(labels - [0, 1, ..., C-1]))``, and indexing's scatter is a
   product with constant one-hot vectors and selection matrices.
 
-These cover vectors and matrices, all the shapes ``@`` and ``transpose`` take; a reduction
-along an inner axis of a tensor of 3 or more axes (and indexing one) is refused with a
-``ProgramError`` at the op.
+These cover vectors and matrices, all the shapes ``@`` and ``transpose`` take; on tensors of
+3 or more axes the registry's rules put an inner axis back with ``reshape`` and scatter an
+index through the flattened tensor, and ``sum_to`` sums an inner size-1 axis with keepdim.
 
 Every adjoint of a named variable is a statement ``dL_dW = ...``; an intermediate adjoint is
 named too when a rule uses it more than once or it nests deeply, and a forward value a rule
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS
+from ..engine.tensor_ops import TENSOR_OPS, pack_arguments
 from ..errors import ProgramError
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
@@ -224,8 +224,8 @@ class Builder:
         program = self.sweep.program
         where = program.instructions[self.register].position
         return ProgramError(f"diff cannot write {what} in the language", where, program.source,
-                            "the language has no keepdims or broadcast_to: diff writes these adjoints for vectors "
-                            "and matrices only; eval --wrt gives the gradient's numbers")
+                            "diff writes this adjoint for vectors and matrices only; eval --wrt gives the "
+                            "gradient's numbers")
 
     def broadcast(self, g: Term, x: Term) -> Term:
         """``g`` broadcast to ``x``'s shape: ``g + 0*x``, or just ``g`` where the expression
@@ -269,7 +269,9 @@ class Builder:
             return self.broadcast(t, x)
         if len(x_shape) == 2:  # [n, 1]: the row totals, down the column
             return apply("transpose", self.broadcast(apply("sum", t, param=1), apply("transpose", x)))
-        raise self.refuse(f"the sum of a gradient over axes {stretched} of a tensor of {len(x_shape)} axes")
+        for k in stretched:  # an inner axis of size 1: summed along it, kept as size 1
+            t = apply("sum", t, param=pack_arguments(TENSOR_OPS["sum"].arguments, (k, True)))
+        return t
 
 
 # --- the VJP rules ----------------------------------------------------------------------------------

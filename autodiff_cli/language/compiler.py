@@ -837,6 +837,7 @@ class _Compiler:
         words = []
         for argument in extra:
             word = self._fresh_word(argument, where)
+            self._refuse_word_as_variable(name, schema, argument, where)
             found = next((k for k, a in enumerate(schema) if a.kind == "word" and a.name == word), None)
             if found is not None:
                 if values[found]:
@@ -844,10 +845,18 @@ class _Compiler:
                 values[found] = True
                 words.append((word, argument))
                 continue
-            if not by_position:
-                raise self._error(f"{name}() takes no number here: its arguments after the operand are the word"
-                                  f"{'s' if len(schema) > 1 else ''} {', '.join(a.name for a in schema)}",
+            words_taken = [a.name for a in schema if a.kind == "word"]
+            if word is not None and words_taken and not by_position:  # else a name where a number goes
+                raise self._error(f"'{word}' is not a word {name}() takes: it takes {' or '.join(words_taken)}",
                                   self._where(argument), f"write {usage}")
+            if not by_position:
+                numbers = [a.name for a in schema if a.kind != "word"]
+                words = [a.name for a in schema if a.kind == "word"]
+                takes = (f"{len(numbers)} number{'s' if len(numbers) > 1 else ''} ({', '.join(numbers)})"
+                         if numbers else "no number")
+                also = f" and the word{'s' if len(words) > 1 else ''} {', '.join(words)}" if words else ""
+                raise self._error(f"{name}() takes {takes}{also} after its operand{'s' if op.arity > 1 else ''}, "
+                                  "and this argument is one too many", self._where(argument), f"write {usage}")
             spec = by_position.pop(0)
             values[schema.index(spec)] = self._argument(spec, argument, name, usage, where)
         missing = [a.name for a in by_position if a.kind == "shape" and a.default is None]
@@ -861,6 +870,16 @@ class _Compiler:
         self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where)
         self.tensor_syntax = True
         return register + 1
+
+    def _refuse_word_as_variable(self, name: str, schema: Any, register: int, at: int) -> None:
+        """A word of the call (``keepdim``) that names a variable of the program cannot be read as the word."""
+        for argument in schema:
+            known = self.variables.get(argument.name)
+            if argument.kind == "word" and known is not None and known.register == register \
+                    and self._fresh_word(register, at) is None:
+                raise self._error(f"'{argument.name}' is a variable of this program, so it cannot be the word "
+                                  f"{argument.name} of {name}()", self._use_of(register, at),
+                                  f"give the variable another name, and write {name}(x, axis, {argument.name})")
 
     def _fresh_word(self, register: int, at: int) -> str | None:
         """The name written as ``register`` when that is its first use, here in the call at

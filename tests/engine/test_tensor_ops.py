@@ -23,7 +23,7 @@ import pytest
 from autograd import grad, jacobian
 from autograd.tracer import getval
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS, Arguments
 
 REL = 1e-12
 
@@ -57,7 +57,8 @@ def reference(name, param, labels=None):
         return lambda x, y: anp.matmul(x, y)
     if name in ("sum", "mean", "max", "min"):
         fn = getattr(anp, name)
-        return lambda x: fn(x, axis=param)
+        axis, keepdims = param if isinstance(param, Arguments) else (param, False)
+        return lambda x: fn(x, axis=axis, keepdims=keepdims)
     if name == "transpose":
         return lambda x: anp.transpose(x)
     if name == "reshape":
@@ -144,6 +145,15 @@ for _name in ("sum", "mean", "max", "min"):
         (_name, [(3, 4)], -2),
         (_name, [(2, 3, 4)], 1),
         (_name, [(2, 3, 4)], -3),
+        (_name, [(2, 3, 4, 5)], 2),
+        (_name, [(2, 3, 4, 5)], -3),
+        (_name, [(3, 4)], Arguments((1, True))),
+        (_name, [(3, 4)], Arguments((-2, True))),
+        (_name, [(2, 3, 1, 5)], Arguments((2, True))),
+        (_name, [(2, 3, 4, 5)], Arguments((1, True))),
+        (_name, [(2, 3, 4, 5)], Arguments((-1, True))),
+        (_name, [(3, 4)], Arguments((None, True))),
+        (_name, [(5,)], Arguments((None, True))),
     ]
 
 # Every op of the table has cases (a new op fails here until it has some).

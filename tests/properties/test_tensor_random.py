@@ -103,12 +103,12 @@ def literal_text(values: np.ndarray, rng: np.random.Generator | None = None) -> 
     return "[" + ", ".join(rows) + "]"
 
 
-def ref_extreme(name: str, x: Any, axis: Any) -> Any:
+def ref_extreme(name: str, x: Any, axis: Any, keepdims: bool = False) -> Any:
     raw = np.asarray(getval(x))
     extreme = getattr(np, name)(raw, axis=axis, keepdims=True)
     if np.any(np.sum(raw == extreme, axis=axis) > 1):
         raise Tie()
-    return getattr(anp, name)(x, axis=axis)
+    return getattr(anp, name)(x, axis=axis, keepdims=keepdims)
 
 
 def ref_logsumexp(x: Any, keepdims: bool = False) -> Any:
@@ -430,12 +430,19 @@ class Gen:
             r = len(x.shape)
             axis = int(self.rng.integers(-r, r))
         size = math.prod(x.shape) if axis is None else x.shape[axis]
+        keep = bool(x.shape) and self.rng.random() < 0.3
         if name in ("max", "min"):
-            ref = lambda env, f=x.fn, n=name, a=axis: ref_extreme(n, f(env), a)  # noqa: E731
+            ref = lambda env, f=x.fn, n=name, a=axis, k=keep: ref_extreme(n, f(env), a, k)  # noqa: E731
         else:
-            ref = lambda env, f=x.fn, n=name, a=axis: getattr(anp, n)(f(env), axis=a)  # noqa: E731
-        shape = () if axis is None else x.shape[:axis % len(x.shape)] + x.shape[axis % len(x.shape) + 1:]
+            ref = lambda env, f=x.fn, n=name, a=axis, k=keep: getattr(anp, n)(f(env), axis=a, keepdims=k)  # noqa: E731
+        if axis is None:
+            shape = (1,) * len(x.shape) if keep else ()
+        else:
+            k = axis % len(x.shape)
+            shape = x.shape[:k] + ((1,) if keep else ()) + x.shape[k + 1:]
         text = f"{name}({x.text})" if axis is None else f"{name}({x.text}, {axis})"
+        if keep:
+            text = text[:-1] + ", keepdim)"
         return Node(text, ATOM, ref, shape, x.bound * (size if name == "sum" else 1), x.constant)
 
     def op_reshape(self, depth: int) -> Node:
@@ -776,7 +783,7 @@ def test_the_generator_covers_every_form() -> None:
     """The programs drawn use every form of the language the issue lists, many times."""
     texts = "\n".join(Gen(seed).program().text for seed in range(CHUNKS * PER_CHUNK))
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
-                 "mse(", "cross_entropy(", "reshape(", ", -1])", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
+                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = "]:
         assert texts.count(form) >= 20, form

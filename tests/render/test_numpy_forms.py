@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from autodiff_cli.engine.ops import OPS
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS, Arguments
 from autodiff_cli.engine.tensor_ops import numpy_form as written_call
 
 FUNCTIONS = sorted(name for name, op in OPS.items() if op.is_function)
@@ -67,9 +67,13 @@ def _forward(name: str, args, param=None):
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
-@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, Arguments((1, True)), Arguments((None, True)),
+                                  Arguments((-2, True))])
 def test_a_reductions_numpy_form_gives_its_kernels_bits(name: str, axis) -> None:
     x = np.random.default_rng(4).normal(0.0, 3.0, (5, 7))
+    if isinstance(axis, Arguments):  # keepdim: the reduced axis stays, of size 1
+        want_shape = np.sum(x, axis=axis[0], keepdims=True).shape
+        assert numpy_form(TENSOR_OPS[name], param=axis)(x=x).shape == want_shape
     same_bits(numpy_form(TENSOR_OPS[name], param=axis)(x=x), _forward(name, [x], axis))
 
 
