@@ -529,6 +529,81 @@ def _extreme(name: str) -> tuple[Any, Any, Any]:
     return forward, vjp, jvp
 
 
+# --- var and std: the spread about the mean, with a correction ----------------------------------------
+# correction c divides the sum of squares by n - c: 1 (the default) is Bessel's n - 1, as
+# PyTorch's default and the makemore batch norm; 0 divides by n, as NumPy's default.
+
+_VARIANCE_ARGUMENTS = (_AXIS, _KEEPDIM, Argument("correction", "count", 1, ""))
+
+
+def _variance(param: Any) -> tuple[Any, bool, int, Any]:
+    """axis, keepdim, correction, and the same reduction as a ``sum``'s or ``mean``'s param."""
+    axis, keepdim, correction = argument_values(_VARIANCE_ARGUMENTS, param)
+    return axis, bool(keepdim), correction, pack_arguments(_REDUCTION_ARGUMENTS, (axis, keepdim))
+
+
+def _variance_shape(name: str) -> Any:
+    def shape(shapes: Any, param: Any) -> Shape:
+        axis, _, correction, reduction = _variance(param)
+        out = _reduce_shape(name)(shapes, reduction)
+        s = tuple(shapes[0])
+        n = math.prod(s) if axis is None else s[axis]
+        if n - correction <= 0:
+            where = "of all" if axis is None else f"along axis {axis} of"
+            raise ShapeMismatch(f"{format_shape(s)}: {name} {where} {n} entr{'y' if n == 1 else 'ies'} with correction "
+                                f"{correction} divides by n - {correction} = {n - correction}",
+                                f"the correction must be smaller than the number of entries: write {name}(x, axis, 0) "
+                                f"to divide by n, or give it more entries")
+        return out
+
+    return shape
+
+
+def _variance_parts(np: Any, x: Array, lead: int, param: Any) -> tuple[Array, Any, int, Any]:
+    """x - mean(x) along the reduction (the mean kept as size-1 axes), the NumPy axes, and
+    n - correction."""
+    axis, _, correction, _ = _variance(param)
+    axes = _axes(np.ndim(x), lead, axis)
+    d = x - np.mean(x, axis=axes, keepdims=True)
+    return d, axes, _count(np, x, lead, axis) - correction
+
+
+def _variance_ops(name: str) -> tuple[Any, Any, Any]:
+    """var or std: forward (NumPy's own, so diff's NumPy form is the same bits), VJP and JVP."""
+    root = name == "std"
+
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        x = _f64(np, args[0])
+        _variance_shape(name)(_rows(np, args, leads), param)
+        axis, keepdim, correction, _ = _variance(param)
+        return getattr(np, name)(x, axis=_axes(np.ndim(x), leads[0], axis), ddof=correction, keepdims=keepdim)
+
+    def slope(np: Any, out: Array, x: Array, lead: int, param: Any) -> Array:
+        """d out / d x: 2 (x - mean) / (n - c) for var; for std that over 2 std, and 0 where
+        std is 0 (every entry equal: PyTorch's choice, where the one-sided slopes disagree)."""
+        d, axes, divisor = _variance_parts(np, x, lead, param)
+        if not root:
+            return d * (2.0 / divisor)
+        kept = _spread_back(np, out, x, lead, _variance(param)[3])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(kept == 0.0, 0.0, d / (kept * divisor))
+
+    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+        x = _f64(np, args[0])
+        return (slope(np, out, x, leads[0], param) * _spread_back(np, g, x, leads[0], _variance(param)[3]),)
+
+    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+        (t,) = tangents
+        if t is None:
+            return _fresh(np, 0.0, np.shape(out))
+        x = _f64(np, args[0])
+        axis, keepdim, _, _ = _variance(param)
+        total = np.sum(slope(np, out, x, leads[0], param) * t, axis=_axes(np.ndim(x), leads[0], axis), keepdims=keepdim)
+        return _fresh(np, total, np.shape(out))
+
+    return forward, vjp, jvp
+
+
 # --- transpose ------------------------------------------------------------------------------------
 
 
@@ -1079,6 +1154,24 @@ def _extreme_language_vjp(sign: float) -> Any:
     return rule
 
 
+def _variance_language_vjp(root: bool) -> Any:
+    """var: dL/dx = (x - mean(x)) * g * 2 / (n - c); std: g / std in place of 2 g, with std's
+    zeros taken as 1 there (std + 1 - step(std)), where x - mean(x) is 0: the kernel's 0."""
+
+    def rule(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+             needs: Any) -> tuple[Any, ...]:
+        (x,), (shape,) = args, shapes
+        axis, _, correction, reduction = _variance(param)
+        n = math.prod(shape) if axis is None else shape[axis]
+        d = b.apply("-", x, b.apply("mean", x, param=pack_arguments(_REDUCTION_ARGUMENTS, (axis, True))))
+        if root:
+            g = b.apply("/", g, b.apply("+", out, b.apply("-", b.number(1.0), b.apply("step", out))))
+        factor = (1.0 if root else 2.0) / (n - correction)
+        return (b.apply("*", d, b.apply("*", _spread_rule(b, g, x, shape, reduction), b.number(factor))),)
+
+    return rule
+
+
 def _transpose_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                             needs: Any) -> tuple[Any, ...]:
     return (b.apply("transpose", g),)
@@ -1341,6 +1434,31 @@ def _extreme_unroll(largest: bool) -> Any:
     return unroll
 
 
+def _variance_unroll(root: bool) -> Any:
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+        x = np.asarray(ids[first])
+        axis, _, correction, reduction = _variance(param)
+        moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
+        n = moved.shape[-1]
+        out = np.full(moved.shape[:-1], -1, dtype=np.int64)
+        wanted = None if mask is None else np.reshape(mask, out.shape)
+        for index in emitter.indices(out.shape, wanted):
+            row = moved[index]
+            mean = emitter.emit("/", (emitter.fold(row, where), emitter.const(n, where)), None, where)
+            squares = [emitter.emit("**c", (emitter.emit("-", (int(r), mean), None, where),), 2.0, where) for r in row]
+            total = emitter.emit("/", (emitter.fold(np.asarray(squares), where), emitter.const(n - correction, where)),
+                                 None, where)
+            out[index] = emitter.emit("sqrt", (total,), None, where) if root else total
+        return _kept(np, out, x.shape, reduction)
+
+    return unroll
+
+
+def _variance_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return _reduction_reads(np, _variance(param)[3], mask, shapes)
+
+
 def _transpose_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
                mask: Any = None) -> Any:
     return np.swapaxes(np.asarray(ids[first]), -1, -2)
@@ -1482,6 +1600,18 @@ _ROWS = (
              "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True,
              language_vjp=_transpose_language_vjp,
              unroll=_transpose_unroll, reads=_transpose_reads),
+    TensorOp("var", 1, "var({x})", _variance_shape("var"), *_variance_ops("var"),
+             ("dL/dx = dL/dout * 2 * (x - mean(x)) / (n - correction), dL/dout repeated along the axis",),
+             "np.var({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{Var}{axis}{correction}\left({x}\right)",
+             "variance of all elements or along an axis: sum((x - mean)**2) / (n - correction), correction 1 "
+             "(n - 1) unless given", language_vjp=_variance_language_vjp(False), unroll=_variance_unroll(False),
+             reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
+    TensorOp("std", 1, "std({x})", _variance_shape("std"), *_variance_ops("std"),
+             ("dL/dx = dL/dout * (x - mean(x)) / ((n - correction) * out), 0 where out is 0",),
+             "np.std({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{std}{axis}{correction}\left({x}\right)",
+             "standard deviation: sqrt(var(x, ...)), with var's axis, keepdim and correction",
+             language_vjp=_variance_language_vjp(True), unroll=_variance_unroll(True),
+             reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
     TensorOp("reshape", 1, "reshape({x})", _reshape_shape, _reshape_forward, _reshape_vjp, _reshape_jvp,
              ("dL/dx = reshape(dL/dout, the shape of x)",),
              "np.reshape({x}, {shape})", r"\operatorname{reshape}{shape}\left({x}\right)",

@@ -63,6 +63,10 @@ def reference(name, param, labels=None):
         return lambda x: anp.transpose(x)
     if name == "reshape":
         return lambda x: anp.reshape(x, param)
+    if name in ("var", "std"):
+        axis, keepdims, correction = (tuple(param) if isinstance(param, Arguments) else (param, False, 1))
+        fn = getattr(anp, name)
+        return lambda x: fn(x, axis=axis, ddof=correction, keepdims=keepdims)
     if name == "softmax":
         return lambda x: anp.exp(a_log_softmax(x))
     if name == "log_softmax":
@@ -154,6 +158,22 @@ for _name in ("sum", "mean", "max", "min"):
         (_name, [(2, 3, 4, 5)], Arguments((-1, True))),
         (_name, [(3, 4)], Arguments((None, True))),
         (_name, [(5,)], Arguments((None, True))),
+    ]
+
+for _name in ("var", "std"):
+    CASES += [
+        (_name, [(5,)], None),
+        (_name, [(3, 4)], None),
+        (_name, [(3, 4)], 0),
+        (_name, [(3, 4)], -1),
+        (_name, [(2, 3, 4, 5)], 2),
+        (_name, [(2, 3, 4, 5)], -3),
+        (_name, [(3, 4)], Arguments((1, True, 1))),
+        (_name, [(3, 4)], Arguments((0, False, 0))),
+        (_name, [(3, 4)], Arguments((-1, True, 2))),
+        (_name, [(2, 1, 4)], Arguments((2, True, 0))),
+        (_name, [(1, 4)], Arguments((0, False, 0))),  # one entry, divided by n = 1: var 0, std 0
+        (_name, [(2, 3, 4, 5)], Arguments((1, True, 0))),
     ]
 
 # Every op of the table has cases (a new op fails here until it has some).

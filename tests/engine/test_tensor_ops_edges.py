@@ -427,3 +427,32 @@ def test_the_module_imports_only_the_standard_library_and_ops():
                 assert node.module == "ops", node.module
             else:
                 assert node.module.split(".")[0] in sys.stdlib_module_names, node.module
+
+
+# --- var and std: the correction, and std where every entry is equal -----------------------------------
+
+
+def test_var_divides_by_n_minus_the_correction_by_hand() -> None:
+    from autodiff_cli.engine.tensor_ops import Arguments
+
+    x = np.array([[1.0, 2.0, 6.0], [4.0, 4.0, 4.0]])
+    # row 0: mean 3, squares 4 + 1 + 9 = 14; row 1: all 4, squares 0
+    close(TENSOR_OPS["var"].forward(np, [x], (0,), 1), [7.0, 0.0])  # n - 1 = 2: PyTorch's default
+    close(TENSOR_OPS["var"].forward(np, [x], (0,), Arguments((1, False, 0))), [14.0 / 3, 0.0])  # n: NumPy's
+    (g,) = TENSOR_OPS["var"].vjp(np, np.array([1.0, 1.0]), None, [x], (0,), 1)
+    close(g, [[-2.0, -1.0, 3.0], [0.0, 0.0, 0.0]])  # 2 (x - mean) / (n - 1)
+
+
+def test_std_where_every_entry_is_equal_has_gradient_zero_as_in_pytorch() -> None:
+    """sqrt's slope is infinite at 0 and (x - mean) is 0 there: PyTorch takes the product as 0
+    (std_backward masks it); so does the kernel, its JVP, and the rule diff writes."""
+    x = np.array([[4.0, 4.0, 4.0], [1.0, 2.0, 6.0]])
+    out = TENSOR_OPS["std"].forward(np, [x], (0,), 1)
+    close(out, [0.0, math.sqrt(7.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division warning either
+        (g,) = TENSOR_OPS["std"].vjp(np, np.array([1.0, 1.0]), out, [x], (0,), 1)
+        jvp = TENSOR_OPS["std"].jvp(np, [np.ones_like(x)], out, [x], (0,), 1)
+    close(g[0], [0.0, 0.0, 0.0])
+    close(g[1], np.array([-2.0, -1.0, 3.0]) / (2 * math.sqrt(7.0)))  # (x - mean) / ((n - 1) std)
+    close(jvp, [0.0, 0.0])  # a shift of every entry leaves std unchanged

@@ -111,6 +111,14 @@ def ref_extreme(name: str, x: Any, axis: Any, keepdims: bool = False) -> Any:
     return getattr(anp, name)(x, axis=axis, keepdims=keepdims)
 
 
+def ref_spread(name: str, x: Any, axis: Any, keepdims: bool, correction: int) -> Any:
+    """var or std; std of entries that (nearly) all equal is its kink, drawn again as a tie:
+    there autograd gives NaN or 0 by case, and the engine 0, as PyTorch."""
+    if name == "std" and np.any(np.var(np.asarray(getval(x)), axis=axis) < 1e-12):
+        raise Tie()
+    return getattr(anp, name)(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+
 def ref_logsumexp(x: Any, keepdims: bool = False) -> Any:
     m = np.max(np.asarray(getval(x)), axis=-1, keepdims=True)  # a constant shift
     out = m + anp.log(anp.sum(anp.exp(x - m), axis=-1, keepdims=True))
@@ -423,7 +431,7 @@ class Gen:
 
     def op_reduce(self, depth: int) -> Node:
         x = self.any_operand(depth)
-        name = str(self.rng.choice(["sum", "mean", "max", "min"]))
+        name = str(self.rng.choice(["sum", "mean", "max", "min", "var", "std"]))
         if not x.shape or self.rng.random() < 0.35:
             axis = None
         else:
@@ -431,7 +439,15 @@ class Gen:
             axis = int(self.rng.integers(-r, r))
         size = math.prod(x.shape) if axis is None else x.shape[axis]
         keep = bool(x.shape) and self.rng.random() < 0.3
-        if name in ("max", "min"):
+        correction = 1 if size > 1 and self.rng.random() < 0.6 else 0
+        if name in ("var", "std") and axis is None:
+            correction = 1 if size > 1 else 0
+            if not correction:  # var(x) of one entry: only an axis can take correction 0
+                name = "mean"
+        if name in ("var", "std"):
+            ref = lambda env, f=x.fn, n=name, a=axis, k=keep, c=correction: ref_spread(  # noqa: E731
+                n, f(env), a, k, c)
+        elif name in ("max", "min"):
             ref = lambda env, f=x.fn, n=name, a=axis, k=keep: ref_extreme(n, f(env), a, k)  # noqa: E731
         else:
             ref = lambda env, f=x.fn, n=name, a=axis, k=keep: getattr(anp, n)(f(env), axis=a, keepdims=k)  # noqa: E731
@@ -443,7 +459,10 @@ class Gen:
         text = f"{name}({x.text})" if axis is None else f"{name}({x.text}, {axis})"
         if keep:
             text = text[:-1] + ", keepdim)"
-        return Node(text, ATOM, ref, shape, x.bound * (size if name == "sum" else 1), x.constant)
+        if name in ("var", "std") and correction != 1:
+            text = text[:-1] + f", {correction})"
+        bound = {"sum": x.bound * size, "var": 2 * x.bound ** 2, "std": 2 * x.bound}.get(name, x.bound)
+        return Node(text, ATOM, ref, shape, bound, x.constant)
 
     def op_reshape(self, depth: int) -> Node:
         """reshape to a shape of the same size: its factors in a random order, size-1 axes
@@ -783,7 +802,7 @@ def test_the_generator_covers_every_form() -> None:
     """The programs drawn use every form of the language the issue lists, many times."""
     texts = "\n".join(Gen(seed).program().text for seed in range(CHUNKS * PER_CHUNK))
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
-                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
+                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = "]:
         assert texts.count(form) >= 20, form

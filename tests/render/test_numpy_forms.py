@@ -118,7 +118,17 @@ def test_reshape_numpy_form(shape) -> None:
     same_bits(got, _forward("reshape", [x], shape))
 
 
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("param", [None, 0, -1, Arguments((1, True, 1)), Arguments((0, False, 0)),
+                                   Arguments((None, True, 2))])
+def test_the_spreads_numpy_forms_give_their_kernels_bits(name: str, param) -> None:
+    x = np.random.default_rng(8).normal(0.0, 3.0, (5, 7))
+    x[0] *= 1e150  # large enough for the squares to overflow in one row: inf in both
+    with np.errstate(over="ignore", invalid="ignore"):
+        same_bits(numpy_form(TENSOR_OPS[name], param=param)(x=x), _forward(name, [x], param))
+
+
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
     tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
-              "reshape"}
+              "reshape", "var", "std"}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
