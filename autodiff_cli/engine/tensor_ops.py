@@ -701,23 +701,81 @@ def _reshape_reads(np: Any, wanted: Any, mask: Any, shapes: Any) -> list[Any]:
     return [np.reshape(mask, shapes[0])]
 
 
-# --- softmax, log_softmax, logsumexp: along the last per-row axis ---------------------------------
+# --- softmax, log_softmax, logsumexp: along one per-row axis, the last unless given -------------------
+# The kernels below work along the last array axis; ``_along_axis`` moves another axis there and
+# back, so the default (the last axis) runs as it always has, to the bit.
+
+_LAST_AXIS = Argument("axis", "axis", -1, "axis")
 
 
 def _last_axis_shape(name: str, reduces: bool) -> Any:
     def shape(shapes: Any, param: Any) -> Shape:
         (s,) = (tuple(s) for s in shapes)
+        axis = -1 if param is None else param
         if not s:
-            raise ShapeMismatch(f"[]: {name} works along the last axis, and a scalar has none",
+            along = "the last axis" if param is None else f"axis {axis}"
+            raise ShapeMismatch(f"[]: {name} works along {along}, and a scalar has none",
                                 f"give {name} a vector (or a matrix, one {name} per row)")
-        if s[-1] == 0:  # as max of nothing: refused before anything runs, not a NumPy error
+        r = len(s)
+        if not -r <= axis < r:
+            raise ShapeMismatch(f"{format_shape(s)}: axis {axis} is out of range for {r} {'axis' if r == 1 else 'axes'}",
+                                f"the axes of {format_shape(s)} are 0 to {r - 1}, or -{r} to -1 counting from the end")
+        if s[axis] == 0:  # as max of nothing: refused before anything runs, not a NumPy error
             what = "has no value" if reduces else "has nothing to normalize"
-            raise ShapeMismatch(f"{format_shape(s)}: {name} along a last axis of size 0 {what}",
-                                f"{name} needs at least one element along the last axis; "
+            last = axis % r == r - 1
+            raise ShapeMismatch(f"{format_shape(s)}: {name} along {'a last axis' if last else f'axis {axis}'} of size 0 "
+                                f"{what}", f"{name} needs at least one element along the {'last ' if last else ''}axis; "
                                 "check the slice or shape that left it empty")
-        return s[:-1] if reduces else s
+        k = axis % r
+        return s[:k] + s[k + 1:] if reduces else s
 
     return shape
+
+
+def _moved_axis(np: Any, x: Array, lead: int, param: Any) -> Any:
+    """The array axis a softmax-like op works along, or None when it is the last (no move)."""
+    axis = -1 if param is None else param
+    k = axis + lead if axis >= 0 else np.ndim(x) + axis
+    return None if k == np.ndim(x) - 1 else k
+
+
+def _along_axis(name: str, reduces: bool, forward: Any, vjp: Any, jvp: Any) -> tuple[Any, Any, Any]:
+    """A last-axis kernel's forward, VJP and JVP along the axis a call gives: that axis moved to
+    the end (a view), the kernel, and the result's axis moved back."""
+
+    def to_end(np: Any, a: Array, k: int) -> Array:
+        return np.moveaxis(a, k, -1)
+
+    def back(np: Any, a: Array, k: int) -> Array:
+        return np.moveaxis(a, -1, k)
+
+    def along_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        k = _moved_axis(np, args[0], leads[0], param)
+        if k is None:
+            return forward(np, args, leads, None)  # the last axis: the kernel checks the shape itself
+        _last_axis_shape(name, reduces)(_rows(np, args, leads), param)
+        out = forward(np, (to_end(np, _f64(np, args[0]), k),), leads, None)
+        return out if reduces else back(np, out, k)
+
+    def along_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+        k = _moved_axis(np, args[0], leads[0], param)
+        if k is None:
+            return vjp(np, g, out, args, leads, None)  # type: ignore[no-any-return]
+        if not reduces:
+            g, out = to_end(np, g, k), to_end(np, out, k)
+        (gx,) = vjp(np, g, out, (to_end(np, _f64(np, args[0]), k),), leads, None)
+        return (back(np, gx, k),)
+
+    def along_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+        k = _moved_axis(np, args[0], leads[0], param)
+        (t,) = tangents
+        if k is None or t is None:
+            return jvp(np, tangents, out, args, leads, None)
+        dout = jvp(np, (to_end(np, t, k),), out if reduces else to_end(np, out, k),
+                   (to_end(np, _f64(np, args[0]), k),), leads, None)
+        return dout if reduces else back(np, dout, k)
+
+    return along_forward, along_vjp, along_jvp
 
 
 _Softmax = namedtuple("_Softmax", "m d e total rest log_total top")
@@ -1177,29 +1235,29 @@ def _transpose_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, ou
     return (b.apply("transpose", g),)
 
 
-def _along_last(b: Any, t: Any, x: Any, shape: Shape) -> Any:
-    """A per-row total along the last axis, repeated back along it."""
-    return _spread(b, t, x, shape, len(shape) - 1)
+def _along(b: Any, t: Any, x: Any, shape: Shape, param: Any) -> Any:
+    """A total along the op's axis (the last unless given), repeated back along it."""
+    return _spread(b, t, x, shape, (-1 if param is None else param) % len(shape))
 
 
 def _softmax_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                           needs: Any) -> tuple[Any, ...]:
-    # dL/dx = p * (g - sum(g * p, -1)), p the softmax
-    total = b.apply("sum", b.apply("*", g, out), param=-1)
-    return (b.apply("*", out, b.apply("-", g, _along_last(b, total, out, out_shape))),)
+    # dL/dx = p * (g - sum(g * p, axis)), p the softmax
+    total = b.apply("sum", b.apply("*", g, out), param=-1 if param is None else param)
+    return (b.apply("*", out, b.apply("-", g, _along(b, total, out, out_shape, param))),)
 
 
 def _log_softmax_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                               needs: Any) -> tuple[Any, ...]:
-    # dL/dx = g - softmax(x) * sum(g, -1), softmax(x) = exp(out)
-    total = _along_last(b, b.apply("sum", g, param=-1), out, out_shape)
+    # dL/dx = g - softmax(x) * sum(g, axis), softmax(x) = exp(out)
+    total = _along(b, b.apply("sum", g, param=-1 if param is None else param), out, out_shape, param)
     return (b.apply("-", g, b.apply("*", b.apply("exp", out), total)),)
 
 
 def _logsumexp_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                             needs: Any) -> tuple[Any, ...]:
-    # dL/dx = softmax(x) * g, g repeated along the last axis
-    return (b.apply("*", b.apply("softmax", args[0]), _along_last(b, g, args[0], shapes[0])),)
+    # dL/dx = softmax(x) * g, g repeated along the axis
+    return (b.apply("*", b.apply("softmax", args[0], param=param), _along(b, g, args[0], shapes[0], param)),)
 
 
 def _one_hot_literal(b: Any, n: int, at: int, column: bool = False) -> Any:
@@ -1325,11 +1383,13 @@ def _transpose_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
 
 
 def _along_last_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
-    return [np.broadcast_to(mask.any(axis=-1, keepdims=True), shapes[0])]
+    axis = -1 if param is None else param
+    return [np.broadcast_to(mask.any(axis=axis, keepdims=True), shapes[0])]
 
 
 def _logsumexp_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
-    return [np.broadcast_to(mask[..., None], shapes[0])]
+    axis = (-1 if param is None else param) % len(shapes[0])
+    return [np.broadcast_to(np.expand_dims(mask, axis), shapes[0])]
 
 
 def _index_reads(np: Any, items: Any, mask: Any, shapes: Any) -> list[Any]:
@@ -1488,6 +1548,10 @@ def _last_axis_unroll(kind: str) -> Any:
     def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
                mask: Any = None) -> Any:
         x, values = np.asarray(ids[first]), np.asarray(run.values[first])
+        axis = (-1 if param is None else param) % x.ndim
+        x, values = np.moveaxis(x, axis, -1), np.moveaxis(values, axis, -1)  # the op's axis last
+        if mask is not None and kind != "logsumexp":
+            mask = np.moveaxis(mask, axis, -1)
         out = np.full(x.shape[:-1] if kind == "logsumexp" else x.shape, -1, dtype=np.int64)
         rows = None if mask is None else (mask if kind == "logsumexp" else np.any(mask, axis=-1))
         for index in emitter.indices(x.shape[:-1], rows):
@@ -1500,7 +1564,7 @@ def _last_axis_unroll(kind: str) -> Any:
                 out[index] = [emitter.emit("-", (int(r), lse), None, where) for r in row]
             else:
                 out[index] = _logsumexp_row(np, emitter, row, row_values, where)
-        return out
+        return out if kind == "logsumexp" else np.moveaxis(out, -1, axis)
 
     return unroll
 
@@ -1545,12 +1609,15 @@ _SOFTMAX_PARTS_NP = ("_softmax_parts", (
     "    total = e_top + rest\n"
     "    log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))\n"
     "    return m, d, e, total, log_total\n"))
-_LOGSUMEXP_NP = ("_logsumexp", ("def _logsumexp(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
+_LOGSUMEXP_NP = ("_logsumexp", ("def _logsumexp(x, axis=-1):\n"
+                                "    m, d, e, total, log_total = _softmax_parts(np.moveaxis(x, axis, -1))\n"
                                 "    return (m + log_total)[..., 0]\n"))
-_SOFTMAX_NP = ("_softmax", ("def _softmax(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
-                            "    return e / total\n"))
-_LOG_SOFTMAX_NP = ("_log_softmax", ("def _log_softmax(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
-                                    "    return d - log_total\n"))
+_SOFTMAX_NP = ("_softmax", ("def _softmax(x, axis=-1):\n"
+                            "    m, d, e, total, log_total = _softmax_parts(np.moveaxis(x, axis, -1))\n"
+                            "    return np.moveaxis(e / total, -1, axis)\n"))
+_LOG_SOFTMAX_NP = ("_log_softmax", ("def _log_softmax(x, axis=-1):\n"
+                                    "    m, d, e, total, log_total = _softmax_parts(np.moveaxis(x, axis, -1))\n"
+                                    "    return np.moveaxis(d - log_total, -1, axis)\n"))
 _MSE_NP = ("_mse", "def _mse(x, y):\n    d = x - y\n    return np.mean(d * d)\n")
 _CROSS_ENTROPY_NP = ("_cross_entropy", (
     "def _cross_entropy(x, y):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
@@ -1618,26 +1685,27 @@ _ROWS = (
              "the same entries in row-major order in another shape; one size may be -1, worked out", exact=True,
              language_vjp=_reshape_language_vjp, unroll=_reshape_unroll, reads=_reshape_reads,
              arguments=(Argument("shape", "shape", None, ""),)),
-    TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
-             _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
-             "_softmax({x})", r"\operatorname{softmax}\left({x}\right)",
-             "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_PARTS_NP, _SOFTMAX_NP),
-             language_vjp=_softmax_language_vjp,
-             unroll=_last_axis_unroll("softmax"), reads=_along_last_reads),
-    TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False), _log_softmax_forward,
-             _log_softmax_vjp, _log_softmax_jvp, ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, -1)",),
-             "_log_softmax({x})", r"\log\operatorname{softmax}\left({x}\right)",
-             "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOG_SOFTMAX_NP),
-             language_vjp=_log_softmax_language_vjp,
-             unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads),
-    TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True), _logsumexp_forward,
-             _logsumexp_vjp, _logsumexp_jvp, ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the last axis",),
-             "_logsumexp({x})", r"\log\sum\exp {x}",
-             "log(sum(exp(x))) along the last axis (which it removes), computed without overflow",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP),
-             language_vjp=_logsumexp_language_vjp,
-             unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads),
+    TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False),
+             *_along_axis("softmax", False, _softmax_forward, _softmax_vjp, _softmax_jvp),
+             ("dL/dx = out * (dL/dout - sum(dL/dout * out, axis))",),
+             "_softmax({x}{axis})", r"\operatorname{softmax}{axis}\left({x}\right)",
+             "exp(x) / sum(exp(x)) along an axis (the last unless given), computed without overflow",
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _SOFTMAX_NP), language_vjp=_softmax_language_vjp,
+             unroll=_last_axis_unroll("softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
+    TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False),
+             *_along_axis("log_softmax", False, _log_softmax_forward, _log_softmax_vjp, _log_softmax_jvp),
+             ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, axis)",),
+             "_log_softmax({x}{axis})", r"\log\operatorname{softmax}{axis}\left({x}\right)",
+             "x - logsumexp(x) along an axis (the last unless given): log-probabilities, computed without overflow",
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOG_SOFTMAX_NP), language_vjp=_log_softmax_language_vjp,
+             unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
+    TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True),
+             *_along_axis("logsumexp", True, _logsumexp_forward, _logsumexp_vjp, _logsumexp_jvp),
+             ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the axis",),
+             "_logsumexp({x}{axis})", r"\log\sum\exp{axis} {x}",
+             "log(sum(exp(x))) along an axis (the last unless given; it is removed), computed without overflow",
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP), language_vjp=_logsumexp_language_vjp,
+             unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads, arguments=(_LAST_AXIS,)),
     TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
              ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
              None, "{x}_{{index}}",

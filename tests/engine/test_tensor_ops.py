@@ -40,15 +40,15 @@ def assert_close(got, want, rel=REL):
 # --- references written with autograd.numpy ---------------------------------------------------------
 
 
-def a_logsumexp(x, keepdims=False):
-    m = np.max(getval(x), axis=-1, keepdims=True)  # a constant shift, as people write it
+def a_logsumexp(x, keepdims=False, axis=-1):
+    m = np.max(getval(x), axis=axis, keepdims=True)  # a constant shift, as people write it
     m = np.where(np.isfinite(m), m, 0.0)
-    out = m + anp.log(anp.sum(anp.exp(x - m), axis=-1, keepdims=True))
-    return out if keepdims else out[..., 0]
+    out = m + anp.log(anp.sum(anp.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else anp.squeeze(out, axis)
 
 
-def a_log_softmax(x):
-    return x - a_logsumexp(x, keepdims=True)
+def a_log_softmax(x, axis=-1):
+    return x - a_logsumexp(x, keepdims=True, axis=axis)
 
 
 def reference(name, param, labels=None):
@@ -67,12 +67,13 @@ def reference(name, param, labels=None):
         axis, keepdims, correction = (tuple(param) if isinstance(param, Arguments) else (param, False, 1))
         fn = getattr(anp, name)
         return lambda x: fn(x, axis=axis, ddof=correction, keepdims=keepdims)
+    axis = -1 if param is None else param
     if name == "softmax":
-        return lambda x: anp.exp(a_log_softmax(x))
+        return lambda x: anp.exp(a_log_softmax(x, axis))
     if name == "log_softmax":
-        return a_log_softmax
+        return lambda x: a_log_softmax(x, axis)
     if name == "logsumexp":
-        return a_logsumexp
+        return lambda x: a_logsumexp(x, axis=axis)
     if name == "index":
         return lambda x: x[param]
     if name == "mse":
@@ -115,6 +116,19 @@ CASES = [
     ("logsumexp", [(5,)], None),
     ("logsumexp", [(3, 4)], None),
     ("logsumexp", [(2, 3, 4)], None),
+]
+for _name in ("softmax", "log_softmax", "logsumexp"):
+    CASES += [
+        (_name, [(3, 4)], 0),
+        (_name, [(3, 4)], -2),
+        (_name, [(3, 4)], 1),
+        (_name, [(2, 3, 4, 5)], 1),
+        (_name, [(2, 3, 4, 5)], -3),
+        (_name, [(2, 3, 4, 5)], 0),
+        (_name, [(2, 1, 4)], 1),
+        (_name, [(5,)], 0),
+    ]
+CASES += [
     ("index", [(5,)], (2,)),
     ("index", [(5,)], (-1,)),
     ("index", [(5,)], (S(1, 4),)),

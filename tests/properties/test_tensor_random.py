@@ -119,10 +119,10 @@ def ref_spread(name: str, x: Any, axis: Any, keepdims: bool, correction: int) ->
     return getattr(anp, name)(x, axis=axis, ddof=correction, keepdims=keepdims)
 
 
-def ref_logsumexp(x: Any, keepdims: bool = False) -> Any:
-    m = np.max(np.asarray(getval(x)), axis=-1, keepdims=True)  # a constant shift
-    out = m + anp.log(anp.sum(anp.exp(x - m), axis=-1, keepdims=True))
-    return out if keepdims else out[..., 0]
+def ref_logsumexp(x: Any, keepdims: bool = False, axis: int = -1) -> Any:
+    m = np.max(np.asarray(getval(x)), axis=axis, keepdims=True)  # a constant shift
+    out = m + anp.log(anp.sum(anp.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else anp.squeeze(out, axis)
 
 
 def off_kink(x: Any) -> None:
@@ -528,14 +528,18 @@ class Gen:
     def op_softmax(self, depth: int) -> Node:
         x = self.pick(depth, lambda s: len(s) >= 1) or self.new_input(self.random_shape() or (3,))
         name = str(self.rng.choice(["softmax", "log_softmax", "logsumexp"]))
-        n = x.shape[-1]
+        r = len(x.shape)
+        axis = -1 if r == 1 or self.rng.random() < 0.5 else int(self.rng.integers(-r, r))
+        n = x.shape[axis]
+        call = f"{name}({x.text})" if axis == -1 else f"{name}({x.text}, {axis})"
         if name == "softmax":
-            return Node(f"softmax({x.text})", ATOM,
-                        lambda env, f=x.fn: anp.exp(f(env) - ref_logsumexp(f(env), True)), x.shape, 1.0, x.constant)
+            return Node(call, ATOM, lambda env, f=x.fn, a=axis: anp.exp(f(env) - ref_logsumexp(f(env), True, a)),
+                        x.shape, 1.0, x.constant)
         if name == "log_softmax":
-            return Node(f"log_softmax({x.text})", ATOM, lambda env, f=x.fn: f(env) - ref_logsumexp(f(env), True),
+            return Node(call, ATOM, lambda env, f=x.fn, a=axis: f(env) - ref_logsumexp(f(env), True, a),
                         x.shape, 2 * x.bound + math.log(n), x.constant)
-        return Node(f"logsumexp({x.text})", ATOM, lambda env, f=x.fn: ref_logsumexp(f(env)), x.shape[:-1],
+        k = axis % r
+        return Node(call, ATOM, lambda env, f=x.fn, a=axis: ref_logsumexp(f(env), False, a), x.shape[:k] + x.shape[k + 1:],
                     x.bound + math.log(n), x.constant)
 
     def op_mse(self, depth: int) -> Node:
@@ -802,7 +806,7 @@ def test_the_generator_covers_every_form() -> None:
     """The programs drawn use every form of the language the issue lists, many times."""
     texts = "\n".join(Gen(seed).program().text for seed in range(CHUNKS * PER_CHUNK))
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
-                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
+                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "softmax(x", "logsumexp(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = "]:
         assert texts.count(form) >= 20, form

@@ -95,6 +95,15 @@ def test_the_softmax_familys_numpy_forms_give_their_kernels_bits(name: str, scal
     same_bits(got, want)
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("axis", [0, -2, 1])
+def test_the_softmax_familys_numpy_forms_along_an_axis_give_their_kernels_bits(name: str, axis: int) -> None:
+    x = np.concatenate([logits(30.0), logits(700.0)]).T.reshape(2, 4, 8)  # the rows of ties run along axis 1
+    with np.errstate(over="ignore"):
+        got, want = numpy_form(TENSOR_OPS[name], param=axis)(x=x), _forward(name, [x], axis)
+    same_bits(got, want)
+
+
 def test_the_losses_numpy_forms_give_their_kernels_bits() -> None:
     rng = np.random.default_rng(6)
     x, y = rng.normal(0.0, 5.0, (8, 3)), rng.normal(0.0, 5.0, (8, 3))
