@@ -604,6 +604,101 @@ def _variance_ops(name: str) -> tuple[Any, Any, Any]:
     return forward, vjp, jvp
 
 
+# --- values that carry no gradient: ones_like, zeros_like, argmax, one_hot ---------------------------
+# Their results are constant where they are defined (a shape's ones, an index, a class's row), so
+# the derivative is 0: the VJP gives zeros, the JVP zeros, and diff writes no term for them.
+
+
+def _no_gradient(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    return (np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0])),)
+
+
+def _no_tangent(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    return _fresh(np, 0.0, np.shape(out))
+
+
+def _no_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                     needs: Any) -> tuple[Any, ...]:
+    return (None,)
+
+
+def _same_shape(shapes: Any, param: Any) -> Shape:
+    return tuple(shapes[0])
+
+
+def _filled(value: float) -> Any:
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        return np.full(np.shape(args[0]), value, dtype=_float_type(np, args[0]))
+
+    return forward
+
+
+def _constant_unroll(values: Any) -> Any:
+    """An op whose entries are constants worked out from its operand's values (read as numbers,
+    not unrolled): one constant register per entry."""
+
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+        numbers = values(np, np.asarray(run.values[first]), param)
+        out = np.full(np.shape(numbers), -1, dtype=np.int64)
+        for index in emitter.indices(out.shape, mask):
+            out[index] = emitter.const(float(numbers[index]), where)
+        return out
+
+    return unroll
+
+
+def _reads_nothing(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.zeros(shapes[0], dtype=bool)]  # the operand's values are read as numbers, not unrolled
+
+
+def _argmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x = _f64(np, args[0])
+    _reduce_shape("argmax")(_rows(np, args, leads), param)
+    axis, keepdim = _reduction(param)
+    lead = leads[0]
+    if axis is None and lead:  # the flat index within each row
+        flat = np.argmax(np.reshape(x, (np.shape(x)[0], -1)), axis=1)
+        index = np.reshape(flat, (-1,) + (1,) * (np.ndim(x) - 1)) if keepdim else flat
+    else:
+        index = np.argmax(x, axis=_axes(np.ndim(x), lead, axis), keepdims=keepdim)
+    return np.asarray(index, dtype=_float_type(np, x))  # the first index of a tie, as NumPy and PyTorch
+
+
+def _argmax_values(np: Any, x: Array, param: Any) -> Array:
+    return _argmax_forward(np, (x,), (0,), param)
+
+
+def _one_hot_shape(shapes: Any, classes: Any) -> Shape:
+    (s,) = (tuple(x) for x in shapes)
+    if classes < 1:
+        raise ShapeMismatch(f"{format_shape(s)}: one_hot of {classes} classes has no class to mark",
+                            "give the number of classes, 1 or more: one_hot(y, 27)")
+    return s + (classes,)
+
+
+def _one_hot_forward(np: Any, args: Any, leads: Any, classes: Any) -> Array:
+    _one_hot_shape(_rows(np, args, leads), classes)
+    y = _f64(np, args[0])
+    with np.errstate(invalid="ignore"):
+        ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
+    if not np.all(ok):
+        where = tuple(int(i) for i in np.argwhere(~np.asarray(ok))[0]) if np.ndim(y) else ()
+        entry = f"row {where[0]}, entry {list(where[1:])}" if leads[0] else f"entry {list(where)}" if where else "it"
+        bad = float(np.asarray(y)[where])
+        raise DomainError("one_hot", f"{entry} is {short_number(bad)}, not a class: with {classes} classes a class "
+                                     f"is a whole number from 0 to {classes - 1}")
+    return (y[..., None] == np.arange(classes)).astype(_float_type(np, y))
+
+
+def _one_hot_values(np: Any, y: Array, classes: Any) -> Array:
+    return _one_hot_forward(np, (y,), (0,), classes)
+
+
+_ONE_HOT_NP = ("_one_hot", "def _one_hot(y, classes):\n"
+                           "    return (np.asarray(y)[..., None] == np.arange(classes)).astype(np.float64)\n")
+
+
 # --- transpose ------------------------------------------------------------------------------------
 
 
@@ -1679,6 +1774,29 @@ _ROWS = (
              "standard deviation: sqrt(var(x, ...)), with var's axis, keepdim and correction",
              language_vjp=_variance_language_vjp(True), unroll=_variance_unroll(True),
              reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
+    TensorOp("ones_like", 1, "ones_like({x})", _same_shape, _filled(1.0), _no_gradient, _no_tangent,
+             ("dL/dx = 0 (the result depends on the shape of x only)",), "np.ones_like({x})",
+             r"\mathbf{1}\left({x}\right)", "ones of the shape of x", exact=True,
+             language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.ones_like(x)),
+             reads=_reads_nothing),
+    TensorOp("zeros_like", 1, "zeros_like({x})", _same_shape, _filled(0.0), _no_gradient, _no_tangent,
+             ("dL/dx = 0 (the result depends on the shape of x only)",), "np.zeros_like({x})",
+             r"\mathbf{0}\left({x}\right)", "zeros of the shape of x", exact=True,
+             language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.zeros_like(x)),
+             reads=_reads_nothing),
+    TensorOp("argmax", 1, "argmax({x})", _reduce_shape("argmax"), _argmax_forward, _no_gradient, _no_tangent,
+             ("dL/dx = 0 (an index: constant between ties, so not differentiated)",),
+             "np.argmax({x}{axis}{keepdim}).astype(np.float64)", r"\operatorname{argmax}{axis}\left({x}\right)",
+             "the index of the largest element (flat), or along an axis; the first of a tie, as NumPy and PyTorch",
+             exact=True, language_vjp=_no_language_vjp, unroll=_constant_unroll(_argmax_values),
+             reads=_reads_nothing, arguments=_REDUCTION_ARGUMENTS),
+    TensorOp("one_hot", 1, "one_hot({x})", _one_hot_shape, _one_hot_forward, _no_gradient, _no_tangent,
+             ("dL/dy = 0 (class labels are not differentiated)",),
+             "_one_hot({x}, {classes})", r"\operatorname{onehot}{classes}\left({x}\right)",
+             "one row of 0s per label with a 1 at the label: [..., classes]; labels are whole numbers 0 to classes - 1",
+             numpy_helpers=(_ONE_HOT_NP,), exact=True, language_vjp=_no_language_vjp,
+             unroll=_constant_unroll(_one_hot_values), reads=_reads_nothing,
+             arguments=(Argument("classes", "count", None, ""),)),
     TensorOp("reshape", 1, "reshape({x})", _reshape_shape, _reshape_forward, _reshape_vjp, _reshape_jvp,
              ("dL/dx = reshape(dL/dout, the shape of x)",),
              "np.reshape({x}, {shape})", r"\operatorname{reshape}{shape}\left({x}\right)",

@@ -90,8 +90,8 @@ def _call_usage(name: str, op: Any) -> str:
     call = op.written.replace("{x}", "x").replace("{y}", "y")[:-1]
     forms, written = [], call
     for argument in op.arguments:
-        if argument.kind == "shape":
-            written += f", [{', '.join(['2', '-1'])}]"
+        if argument.default is None and argument.kind in ("shape", "count"):  # required
+            written += ", [2, -1]" if argument.kind == "shape" else f", {argument.name}"
             continue
         forms.append(written + ")")
         written += f", {argument.name}"
@@ -827,7 +827,7 @@ class _Compiler:
         operands, extra = arguments[:op.arity], arguments[op.arity:]
         usage = _call_usage(name, op)
         if len(operands) < op.arity or len(extra) > len(schema):
-            least, most = op.arity + sum(a.default is None and a.kind == "shape" for a in schema), \
+            least, most = op.arity + sum(a.default is None and a.kind in ("shape", "count") for a in schema), \
                 op.arity + len(schema)
             takes = f"{least} or {most}" if most == least + 1 else f"{least} to {most}" if most > least else str(least)
             raise self._error(f"{name}() takes {takes} argument{'s' if most > 1 else ''} ({len(arguments)} given)",
@@ -859,7 +859,7 @@ class _Compiler:
                                   "and this argument is one too many", self._where(argument), f"write {usage}")
             spec = by_position.pop(0)
             values[schema.index(spec)] = self._argument(spec, argument, name, usage, where)
-        missing = [a.name for a in by_position if a.kind == "shape" and a.default is None]
+        missing = [a.name for a in by_position if a.kind in ("shape", "count") and a.default is None]
         if missing:
             raise self._error(f"{name}() needs its {missing[0]}", where, f"write {usage}")
         register = self._drop_constants(extra, register)

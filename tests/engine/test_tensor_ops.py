@@ -63,6 +63,15 @@ def reference(name, param, labels=None):
         return lambda x: anp.transpose(x)
     if name == "reshape":
         return lambda x: anp.reshape(x, param)
+    if name == "ones_like":
+        return lambda x: np.ones(np.shape(x))
+    if name == "zeros_like":
+        return lambda x: np.zeros(np.shape(x))
+    if name == "argmax":
+        axis, keepdims = param if isinstance(param, Arguments) else (param, False)
+        return lambda x: np.argmax(getval(x), axis=axis, keepdims=keepdims).astype(np.float64)
+    if name == "one_hot":
+        return lambda y: (np.asarray(getval(y))[..., None] == np.arange(param)).astype(np.float64)
     if name in ("var", "std"):
         axis, keepdims, correction = (tuple(param) if isinstance(param, Arguments) else (param, False, 1))
         fn = getattr(anp, name)
@@ -190,6 +199,23 @@ for _name in ("var", "std"):
         (_name, [(2, 3, 4, 5)], Arguments((1, True, 0))),
     ]
 
+CASES += [
+    ("ones_like", [(3, 4)], None),
+    ("ones_like", [()], None),
+    ("zeros_like", [(2, 3, 4, 5)], None),
+    ("argmax", [(5,)], None),
+    ("argmax", [(3, 4)], None),
+    ("argmax", [(3, 4)], 1),
+    ("argmax", [(3, 4)], -2),
+    ("argmax", [(2, 3, 4, 5)], 2),
+    ("argmax", [(2, 3, 4, 5)], Arguments((-1, True))),
+    ("argmax", [(3, 4)], Arguments((None, True))),
+    ("one_hot", [(5,)], 4),
+    ("one_hot", [(2, 3)], 6),
+    ("one_hot", [()], 4),
+    ("one_hot", [(2, 1, 3, 2)], 5),
+]
+
 # Every op of the table has cases (a new op fails here until it has some).
 assert {name for name, _, _ in CASES} == set(TENSOR_OPS)
 
@@ -210,12 +236,19 @@ def make_args(name, shapes, rng, batch=()):
         if name == "cross_entropy" and i == 1:
             classes = shapes[0][-1]
             args.append(rng.integers(0, classes, size=batch + tuple(shape)).astype(np.float64))
+        elif name == "one_hot":
+            args.append(rng.integers(0, 4, size=batch + tuple(shape)).astype(np.float64))
         else:
             args.append(rng.normal(size=batch + tuple(shape)))
     return args
 
 
+NO_GRADIENT = {"ones_like", "zeros_like", "argmax", "one_hot"}  # constant where defined: zeros, checked as labels
+
+
 def differentiable(name):
+    if name in NO_GRADIENT:
+        return []
     return [0] if name == "cross_entropy" else list(range(TENSOR_OPS[name].arity))
 
 
@@ -247,7 +280,7 @@ def ref_vjp(name, param, args, g):
 def ref_jvp(name, param, args, tangents):
     """sum_i J_i t_i, J_i autograd's jacobian with respect to operand i."""
     fn = ref_fn(name, param, args)
-    total = 0.0
+    total = np.zeros(np.shape(fn(*args)))
     for i in differentiable(name):
         def f(x, i=i):
             full = list(args)

@@ -456,3 +456,29 @@ def test_std_where_every_entry_is_equal_has_gradient_zero_as_in_pytorch() -> Non
     close(g[0], [0.0, 0.0, 0.0])
     close(g[1], np.array([-2.0, -1.0, 3.0]) / (2 * math.sqrt(7.0)))  # (x - mean) / ((n - 1) std)
     close(jvp, [0.0, 0.0])  # a shift of every entry leaves std unchanged
+
+
+# --- argmax and one_hot: ties and labels that are no class -------------------------------------------
+
+
+def test_argmax_takes_the_first_of_a_tie_as_numpy_and_pytorch() -> None:
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    close(TENSOR_OPS["argmax"].forward(np, [x], (0,), 1), [1.0, 0.0])
+    close(TENSOR_OPS["argmax"].forward(np, [x], (0,), None), 1.0)  # the flat index of the first 3
+    (g,) = TENSOR_OPS["argmax"].vjp(np, np.ones(2), None, [x], (0,), 1)
+    close(g, np.zeros((2, 3)))  # an index carries no gradient
+
+
+@pytest.mark.parametrize(("labels", "leads", "named"), [
+    ([0.0, 2.0, 4.0], (0,), "entry [2] is 4"),
+    ([[0.0, 1.5]], (0,), "entry [0, 1] is 1.5"),
+    ([0.0, -1.0], (0,), "entry [1] is -1"),
+    ([[0.0], [float("nan")]], (1,), "row 1, entry [0] is nan"),
+])
+def test_one_hot_refuses_a_label_that_is_no_class_and_names_it(labels, leads, named) -> None:
+    from autodiff_cli.engine.ops import DomainError
+
+    with pytest.raises(DomainError) as caught:
+        TENSOR_OPS["one_hot"].forward(np, [np.array(labels)], leads, 4)
+    assert named in str(caught.value)
+    assert "from 0 to 3" in str(caught.value)

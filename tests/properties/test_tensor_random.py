@@ -119,6 +119,13 @@ def ref_spread(name: str, x: Any, axis: Any, keepdims: bool, correction: int) ->
     return getattr(anp, name)(x, axis=axis, ddof=correction, keepdims=keepdims)
 
 
+def ref_argmax(x: Any, axis: Any) -> Any:
+    raw = np.asarray(getval(x))
+    if np.any(np.sum(raw == np.max(raw, axis=axis, keepdims=True), axis=axis) > 1):
+        raise Tie()  # the first index, as both take; drawn again to keep the programs varied
+    return np.argmax(raw, axis=axis).astype(np.float64)
+
+
 def ref_logsumexp(x: Any, keepdims: bool = False, axis: int = -1) -> Any:
     m = np.max(np.asarray(getval(x)), axis=axis, keepdims=True)  # a constant shift
     out = m + anp.log(anp.sum(anp.exp(x - m), axis=axis, keepdims=True))
@@ -321,7 +328,7 @@ class Gen:
     def expr(self, depth: int) -> Node:
         kind = self.rng.choice(
             ["function", "binary", "binary", "div", "power", "matmul", "reduce", "reduce", "transpose", "index",
-             "index", "softmax", "mse", "cross_entropy", "special", "reshape"],
+             "index", "softmax", "mse", "cross_entropy", "special", "reshape", "constant_of", "constant_of"],
         )
         return self.squash(getattr(self, "op_" + kind)(depth))
 
@@ -562,6 +569,30 @@ class Gen:
 
         return Node(f"cross_entropy({x.text}, {labels.text})", ATOM, ref, (),
                     2 * x.bound + math.log(x.shape[-1]), x.constant)
+
+    def op_constant_of(self, depth: int) -> Node:
+        """Ops whose value carries no gradient: argmax (ties redrawn), one_hot of labels, and
+        ones_like / zeros_like, used in a product so that the program still reads them."""
+        kind = str(self.rng.choice(["argmax", "one_hot", "ones_like", "zeros_like"]))
+        if kind == "one_hot":
+            classes = int(self.rng.choice(self.dims)) + 1
+            labels = self.new_labels(self.random_shape(), classes)
+            return Node(f"one_hot({labels.text}, {classes})", ATOM,
+                        lambda env, y=labels.text, c=classes: (np.asarray(env[y])[..., None] == np.arange(c)) * 1.0,
+                        labels.shape + (classes,), 1.0, True)
+        x = self.pick(depth, lambda s: len(s) >= 1) or self.new_input(self.random_shape() or (3,))
+        if kind != "argmax":
+            value = 1.0 if kind == "ones_like" else 0.0
+            factor = self.pick(depth, lambda s: s == x.shape) or self.new_input(x.shape)
+            return Node(f"{kind}({x.text}) * {paren(factor, PRODUCT + 1)}", PRODUCT,
+                        lambda env, f=factor.fn, v=value, sh=x.shape: np.full(sh, v) * f(env), x.shape,
+                        factor.bound * value)
+        r = len(x.shape)
+        axis = None if self.rng.random() < 0.3 else int(self.rng.integers(-r, r))
+        shape = () if axis is None else x.shape[:axis % r] + x.shape[axis % r + 1:]
+        text = f"argmax({x.text})" if axis is None else f"argmax({x.text}, {axis})"
+        return Node(text, ATOM, lambda env, f=x.fn, a=axis: ref_argmax(f(env), a), shape,
+                    float(math.prod(x.shape)), True)
 
     # --- a program ----------------------------------------------------------------------------
 
@@ -806,7 +837,7 @@ def test_the_generator_covers_every_form() -> None:
     """The programs drawn use every form of the language the issue lists, many times."""
     texts = "\n".join(Gen(seed).program().text for seed in range(CHUNKS * PER_CHUNK))
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
-                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "softmax(x", "logsumexp(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
+                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "softmax(x", "logsumexp(", "argmax(", "one_hot(", "ones_like(", "zeros_like(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = "]:
         assert texts.count(form) >= 20, form

@@ -137,7 +137,18 @@ def test_the_spreads_numpy_forms_give_their_kernels_bits(name: str, param) -> No
         same_bits(numpy_form(TENSOR_OPS[name], param=param)(x=x), _forward(name, [x], param))
 
 
+def test_the_no_gradient_ops_numpy_forms_give_their_kernels_bits() -> None:
+    x = np.random.default_rng(9).normal(0.0, 3.0, (4, 5))
+    x[1, 3] = x[1, 0] = 50.0  # a tie: the first index
+    for name in ("ones_like", "zeros_like"):
+        same_bits(numpy_form(TENSOR_OPS[name])(x=x), _forward(name, [x]))
+    for param in (None, 0, 1, -1, Arguments((1, True)), Arguments((None, True))):
+        same_bits(numpy_form(TENSOR_OPS["argmax"], param=param)(x=x), _forward("argmax", [x], param))
+    labels = np.array([[0.0, 3.0, 2.0], [1.0, 1.0, 0.0]])
+    same_bits(numpy_form(TENSOR_OPS["one_hot"], param=4)(x=labels), _forward("one_hot", [labels], 4))
+
+
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
     tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
-              "reshape", "var", "std"}
+              "reshape", "var", "std", "ones_like", "zeros_like", "argmax", "one_hot"}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
