@@ -699,6 +699,26 @@ _ONE_HOT_NP = ("_one_hot", "def _one_hot(y, classes):\n"
                            "    return (np.asarray(y)[..., None] == np.arange(classes)).astype(np.float64)\n")
 
 
+# --- arange: a constant made when the program is compiled ------------------------------------------
+# An op of no operands: the compiler writes its value into the program as a constant (a list
+# literal), so no executor, differentiator or picture ever meets it; ``forward`` with np None
+# gives the entries as a tuple of floats.
+
+MAX_MADE = 10_000_000  # entries arange writes into a program: as a list literal, each a Python float
+
+
+def _arange_shape(shapes: Any, count: Any) -> Shape:
+    if count > MAX_MADE:
+        raise ShapeMismatch(f"arange({count}): {count:,} entries are more than a program holds as a constant "
+                            f"({MAX_MADE:,})", "give such a range as data (a column, or --set with a .npy file)")
+    return (count,)
+
+
+def _arange_forward(np: Any, args: Any, leads: Any, count: Any) -> Any:
+    entries = tuple(float(i) for i in range(count))
+    return entries if np is None else np.asarray(entries)
+
+
 # --- transpose ------------------------------------------------------------------------------------
 
 
@@ -1797,6 +1817,10 @@ _ROWS = (
              numpy_helpers=(_ONE_HOT_NP,), exact=True, language_vjp=_no_language_vjp,
              unroll=_constant_unroll(_one_hot_values), reads=_reads_nothing,
              arguments=(Argument("classes", "count", None, ""),)),
+    TensorOp("arange", 0, "arange()", _arange_shape, _arange_forward, None, None, (),
+             "np.arange({count}, dtype=np.float64)", r"\operatorname{arange}\left({count}\right)",
+             "0, 1, ..., n - 1: a constant vector (made when the program is read), as NumPy's arange(n)",
+             exact=True, arguments=(Argument("count", "count", None, ""),)),
     TensorOp("reshape", 1, "reshape({x})", _reshape_shape, _reshape_forward, _reshape_vjp, _reshape_jvp,
              ("dL/dx = reshape(dL/dout, the shape of x)",),
              "np.reshape({x}, {shape})", r"\operatorname{reshape}{shape}\left({x}\right)",
@@ -1856,6 +1880,12 @@ def _check_entry(op: TensorOp) -> None:
     problems = []
     if op.name in OPS:
         problems.append("the name is an elementwise op's")
+    if op.arity == 0:  # a constant made by the compiler: its shape, its entries and its arguments
+        if not (callable(op.shape) and callable(op.forward) and op.arguments and op.rule == ()):
+            problems.append("an op of no operands needs a shape rule, a forward of its entries and arguments")
+        if problems:
+            raise TypeError(f"tensor op {op.name!r}: " + "; ".join(problems))
+        return
     if op.arity not in (1, 2) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
         problems.append("the written and latex forms must hold every operand")
     if op.numpy is not None and not all(f"{{{f}}}" in op.numpy for f in fields):

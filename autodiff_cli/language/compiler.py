@@ -867,7 +867,21 @@ class _Compiler:
             del self.variables[word]
             self.named[argument] = 0
         param = pack_arguments(schema, values)
+        if not op.arity:  # no operands: a constant, made now from the arguments (arange(5))
+            return self._made_constant(op, param, where, register)
         self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where)
+        self.tensor_syntax = True
+        return register + 1
+
+    def _made_constant(self, op: Any, param: Any, where: int, register: int) -> int:
+        """The constant an op of no operands makes (its entry's shape and entries), as a literal."""
+        from ..engine.tensor_ops import ShapeMismatch
+
+        try:
+            shape = op.shape((), param)
+        except ShapeMismatch as mismatch:
+            raise self._error(mismatch.message, where, mismatch.hint) from None
+        self._emit(CONST, -1, -1, ArrayLiteral(tuple(shape), op.forward(None, (), (), param)), where)
         self.tensor_syntax = True
         return register + 1
 

@@ -383,6 +383,9 @@ def test_matmul_batched_gradient_by_hand():
 def test_table_rows_are_complete():
     for name, op in TENSOR_OPS.items():
         assert op.name == name
+        if not op.arity:  # a constant the compiler makes (arange): its shape, entries and arguments
+            assert op.arguments and op.rule == () and op.summary, name
+            continue
         assert len(op.rule) == op.arity, name
         assert all(r.startswith("dL/d") for r in op.rule), name
         assert "{x}" in op.written and "{x}" in op.latex and (op.numpy is None or "{x}" in op.numpy), name
@@ -482,3 +485,17 @@ def test_one_hot_refuses_a_label_that_is_no_class_and_names_it(labels, leads, na
         TENSOR_OPS["one_hot"].forward(np, [np.array(labels)], leads, 4)
     assert named in str(caught.value)
     assert "from 0 to 3" in str(caught.value)
+
+
+# --- arange: a constant made when the program is read -------------------------------------------------
+
+
+def test_arange_is_the_list_literal_of_0_to_n_minus_1() -> None:
+    from autodiff_cli.language import parse
+    from autodiff_cli.language.program import ArrayLiteral
+
+    program = parse("i = arange(4)\nx = [[1, 2, 3, 4]]\nL = sum(x * arange(4))")
+    literal = program.variables["i"].default
+    assert isinstance(literal, ArrayLiteral) and (literal.shape, literal.values) == ((4,), (0.0, 1.0, 2.0, 3.0))
+    assert "arange" not in program.instructions.op_names  # no executor meets it
+    assert TENSOR_OPS["arange"].forward(np, (), (), 0).shape == (0,)

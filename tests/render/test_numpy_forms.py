@@ -13,7 +13,7 @@ from autodiff_cli.engine.tensor_ops import TENSOR_OPS, Arguments
 from autodiff_cli.engine.tensor_ops import numpy_form as written_call
 
 FUNCTIONS = sorted(name for name, op in OPS.items() if op.is_function)
-NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None)
+NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None and op.arity)
 
 
 def numpy_form(entry, operands=("x", "y"), param=None):

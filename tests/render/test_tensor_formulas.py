@@ -45,6 +45,8 @@ def test_every_op_has_a_form_in_every_syntax() -> None:
 
     for op in [*OPS, *TENSOR_OPS]:
         arity = OPS[op].arity if op in OPS else TENSOR_OPS[op].arity
+        if not arity:  # a constant the compiler makes (arange): programs hold its literal
+            continue
         param = 2.0 if op == "**c" else (0,) if op == "index" else None
         if op in TENSOR_OPS and any(a.default is None and a.kind == "shape" for a in TENSOR_OPS[op].arguments):
             param = (-1,)  # a required shape: every entry in one axis
