@@ -37,7 +37,7 @@ from types import CodeType
 from typing import Any
 
 from ..engine.graph import paused_cycle_collector
-from ..engine.ops import FUNCTIONS
+from ..engine.ops import CALLS, FUNCTIONS
 from ..errors import ParseError, Position, ProgramError, Source
 from . import lalr, templates
 from .program import (
@@ -100,7 +100,7 @@ def _call_usage(name: str, op: Any) -> str:
 
 
 def function_names() -> tuple[str, ...]:
-    return (*FUNCTIONS, *tensor_calls(), *INITIALIZERS)
+    return (*CALLS, *tensor_calls(), *INITIALIZERS)
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -679,7 +679,7 @@ class _Compiler:
             if isinstance(argument, _Slice):
                 raise self._error("a slice ':' belongs inside brackets", argument.where,
                                   f"write x[1:3] to take part of x; {name}() takes values")
-        op = FUNCTIONS.get(name)
+        op = FUNCTIONS.get(name) or CALLS.get(name)
         if op is None:
             if name in tensor_calls():
                 return self._tensor_call(name, where, arguments, register)
@@ -689,7 +689,7 @@ class _Compiler:
         if len(arguments) != op.arity:
             arity = op.arity
             raise self._error(f"{name}() takes exactly {arity} argument{'s' if arity != 1 else ''} "
-                              f"({len(arguments)} given)", where, f"write {name}(x)")
+                              f"({len(arguments)} given)", where, f"write {op.written.format(x='x', y='y')}")
         ops, firsts, seconds, params, wheres = self.pending
         ops.append(name)
         firsts.append(arguments[0])

@@ -74,7 +74,7 @@ class _Syntax:
             return ATOM, write("index", [self.wrap(parts[0], ATOM)], term.param)
         if op in TENSOR_OPS:
             return ATOM, write(op, [p[1] for p in parts], term.param)
-        return ATOM, OPS[op].written.format(x=parts[0][1])
+        return ATOM, OPS[op].written.format(x=parts[0][1], y=parts[1][1] if len(parts) > 1 else "")
 
     def layout(self, term: Term, parts: list[Part]) -> Part:
         binding, text = self.operator(term.op, term, parts)

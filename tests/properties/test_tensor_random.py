@@ -328,7 +328,7 @@ class Gen:
     def expr(self, depth: int) -> Node:
         kind = self.rng.choice(
             ["function", "binary", "binary", "div", "power", "matmul", "reduce", "reduce", "transpose", "index",
-             "index", "softmax", "mse", "cross_entropy", "special", "reshape", "constant_of", "constant_of"],
+             "index", "softmax", "mse", "cross_entropy", "special", "reshape", "constant_of", "constant_of", "constant_of", "extreme_of_two"],
         )
         return self.squash(getattr(self, "op_" + kind)(depth))
 
@@ -378,6 +378,24 @@ class Gen:
         bound = a.bound * b.bound if op == "*" else a.bound + b.bound
         return Node(f"{left} {op} {right}", SUM if op != "*" else PRODUCT,
                     lambda env, f=a.fn, g=b.fn, h=fn: h(f(env), g(env)), out_shape, bound)
+
+    def op_extreme_of_two(self, depth: int) -> Node:
+        """maximum / minimum with broadcasting; a tie (where the two share the slope) is drawn again."""
+        a = self.any_operand(depth)
+        shape = self.partner_shape(a.shape)
+        b = self.pick(depth, lambda s: s == shape)
+        if b is None or b.text == a.text or b.constant:  # maximum(x, x) ties everywhere
+            b = self.new_input(shape)
+        op = str(self.rng.choice(["maximum", "minimum"]))
+
+        def ref(env: dict[str, Any], f: Any = a.fn, g: Any = b.fn, name: str = op) -> Any:
+            x, y = f(env), g(env)
+            if np.any(np.abs(np.asarray(getval(x)) - np.asarray(getval(y))) < 1e-9):
+                raise Tie()
+            return getattr(anp, name)(x, y)
+
+        return Node(f"{op}({a.text}, {b.text})", ATOM, ref, np.broadcast_shapes(a.shape, b.shape),
+                    max(a.bound, b.bound), a.constant and b.constant)
 
     def op_div(self, depth: int) -> Node:
         a = self.any_operand(depth)
@@ -837,7 +855,7 @@ def test_the_generator_covers_every_form() -> None:
     """The programs drawn use every form of the language the issue lists, many times."""
     texts = "\n".join(Gen(seed).program().text for seed in range(CHUNKS * PER_CHUNK))
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
-                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "softmax(x", "logsumexp(", "argmax(", "one_hot(", "ones_like(", "zeros_like(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
+                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "softmax(x", "logsumexp(", "argmax(", "one_hot(", "ones_like(", "zeros_like(", "maximum(", "minimum(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = "]:
         assert texts.count(form) >= 20, form

@@ -55,6 +55,16 @@ def test_a_functions_numpy_form_gives_its_kernels_bits(name: str) -> None:
     same_bits(got, want)
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_the_two_operand_calls_numpy_forms_give_their_kernels_bits(name: str) -> None:
+    x = tails()
+    y = np.roll(x, 7)
+    y[::5] = x[::5]  # ties
+    y[3] = np.nan
+    want, _ = OPS[name].vector(np, x, y)
+    same_bits(numpy_form(OPS[name])(x=x, y=y), want)
+
+
 def test_sigmoid_keeps_its_smallest_values() -> None:
     """The drift that was: 0.5 * (1 + tanh(x/2)) is 0.0 at -40, where sigmoid is 4.25e-18."""
     got = numpy_form(OPS["sigmoid"])(x=np.array([-40.0, -700.0]))
