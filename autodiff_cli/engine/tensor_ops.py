@@ -124,10 +124,15 @@ def pack_arguments(schema: Any, values: Any) -> Any:
 class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
                                       "written_param numpy_helpers exact language_vjp unroll reads arguments",
                                       defaults=(None, (), False, None, None, None, ()))):
-    """One tensor op (fields as in the module docstring).  ``written`` is the form without a
-    parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
-    ``{x}[{index}]``), None for ops without.  ``write`` fills in either.  ``numpy`` is the call
-    ``diff --format python`` writes (``{axis}`` stands for ``, axis=k`` or nothing), None for
+    """One tensor op (fields as in the module docstring).  ``written`` is the form without
+    arguments (``sum({x})``); ``arguments`` the constant arguments a call takes after its
+    operands (``Argument`` rows: ``sum(x, 1, keepdim)``), which the compiler reads by this
+    schema and packs into the instruction's param (``argument_values`` unpacks it);
+    ``written_param`` is indexing's form (``{x}[{index}]``).  ``write``, ``numpy_form`` and
+    ``latex_form`` fill in the operands and arguments.  An op of no operands (``arange``) is a
+    constant the compiler makes from its arguments (``shape`` and ``forward`` with np None).
+    ``numpy`` is the call ``diff --format python`` writes (``{axis}`` stands for ``, axis=k``
+    or nothing, each argument by its name), None for
     an operator laid out by precedence (``@``, indexing); ``numpy_helpers`` the ``(name,
     source)`` of each function of the generated module it calls, computing what ``forward``
     computes (tested against it).  ``exact``: the result only copies or moves entries, so it
@@ -1880,6 +1885,11 @@ def _check_entry(op: TensorOp) -> None:
     problems = []
     if op.name in OPS:
         problems.append("the name is an elementwise op's")
+    for argument in op.arguments:
+        if not isinstance(argument, Argument) or argument.kind not in ("axis", "count", "word", "shape"):
+            problems.append(f"argument {argument!r} must be an Argument of kind axis, count, word or shape")
+        elif op.numpy is not None and f"{{{argument.name}}}" not in op.numpy:
+            problems.append(f"the numpy form must hold the argument {{{argument.name}}}")
     if op.arity == 0:  # a constant made by the compiler: its shape, its entries and its arguments
         if not (callable(op.shape) and callable(op.forward) and op.arguments and op.rule == ()):
             problems.append("an op of no operands needs a shape rule, a forward of its entries and arguments")

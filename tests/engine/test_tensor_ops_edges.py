@@ -499,3 +499,26 @@ def test_arange_is_the_list_literal_of_0_to_n_minus_1() -> None:
     assert isinstance(literal, ArrayLiteral) and (literal.shape, literal.values) == ((4,), (0.0, 1.0, 2.0, 3.0))
     assert "arange" not in program.instructions.op_names  # no executor meets it
     assert TENSOR_OPS["arange"].forward(np, (), (), 0).shape == (0,)
+
+
+def test_registration_refuses_an_argument_the_numpy_form_leaves_out() -> None:
+    from autodiff_cli.engine.tensor_ops import Argument, _check_entry
+
+    row = TENSOR_OPS["softmax"]._replace(numpy="_softmax({x})")  # the axis would be dropped silently
+    with pytest.raises(TypeError, match=r"the numpy form must hold the argument \{axis\}"):
+        _check_entry(row)
+    with pytest.raises(TypeError, match="must be an Argument of kind"):
+        _check_entry(row._replace(numpy="_softmax({x}{axis})", arguments=(Argument("axis", "number", -1, "axis"),)))
+
+
+def test_write_numpy_form_and_latex_form_fill_in_the_arguments() -> None:
+    from autodiff_cli.engine.tensor_ops import Arguments, latex_form, numpy_form
+
+    assert write("sum", ["x"], Arguments((1, True))) == "sum(x, 1, keepdim)"
+    assert write("var", ["x"], Arguments((0, False, 0))) == "var(x, 0, 0)"
+    assert write("reshape", ["x"], (2, -1)) == "reshape(x, [2, -1])"
+    assert write("softmax", ["x"], 0) == "softmax(x, 0)" and write("softmax", ["x"]) == "softmax(x)"
+    assert numpy_form("sum", ["x"], Arguments((1, True))) == "np.sum(x, axis=1, keepdims=True)"
+    assert numpy_form("var", ["x"], None) == "np.var(x, ddof=1)"  # NumPy's default is 0: always written
+    assert numpy_form("reshape", ["x"], (2, -1)) == "np.reshape(x, (2, -1))"
+    assert latex_form("mean", 1) == r"\operatorname{mean}_{\text{axis } 1} {x}"
