@@ -458,7 +458,7 @@ def _maximum_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
         dx = np.where(x > y, 1.0, np.where(x < y, 0.0, 0.5))
         return dx, 1.0 - dx
 
-    return np.maximum(x, y), slopes
+    return np.where(x == y, x, np.maximum(x, y)), slopes  # at a tie x, as the scalar kernel (0 vs -0)
 
 
 def _minimum(x: float, y: float) -> tuple[float, float, float]:
@@ -474,7 +474,7 @@ def _minimum_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
         dx = np.where(x < y, 1.0, np.where(x > y, 0.0, 0.5))
         return dx, 1.0 - dx
 
-    return np.minimum(x, y), slopes
+    return np.where(x == y, x, np.minimum(x, y)), slopes
 
 
 # --- Python helpers for diff --format python ---------------------------------------------------
@@ -490,6 +490,8 @@ _SIGMOID_PY = (
 )
 _STEP_PY = "def _step(v):\n    return 1.0 if v > 0 else 0.0 if v <= 0 else v\n"
 _RELU_PY = "def _relu(v):\n    return v if v > 0 else 0.0 if v <= 0 else v\n"  # NaN stays NaN, as the kernel
+_MAXIMUM_NP = ("_maximum", "def _maximum(x, y):\n    return np.where(x == y, x, np.maximum(x, y))\n")
+_MINIMUM_NP = ("_minimum", "def _minimum(x, y):\n    return np.where(x == y, x, np.minimum(x, y))\n")
 _MAXIMUM_PY = ("def _maximum(a, b):\n"
                "    return a if a > b else b if a < b else a if a == b else math.nan\n")
 _MINIMUM_PY = ("def _minimum(a, b):\n"
@@ -579,11 +581,11 @@ _ROWS = (
     Op("maximum", 2, "maximum({x}, {y})", _maximum, ("1 if x > y, 1/2 if x = y, else 0", "1 if y > x, 1/2 if x = y, else 0"),
        vector=_maximum_vector, symbolic=("(1 + sign(x - y))/2", "(1 - sign(x - y))/2"),
        python="_maximum({x}, {y})", python_helper=_MAXIMUM_PY, latex=r"\max\left({x}, {y}\right)",
-       numpy="np.maximum({x}, {y})", exact=True),
+       numpy="_maximum({x}, {y})", numpy_helpers=(_MAXIMUM_NP,), exact=True),
     Op("minimum", 2, "minimum({x}, {y})", _minimum, ("1 if x < y, 1/2 if x = y, else 0", "1 if y < x, 1/2 if x = y, else 0"),
        vector=_minimum_vector, symbolic=("(1 - sign(x - y))/2", "(1 + sign(x - y))/2"),
        python="_minimum({x}, {y})", python_helper=_MINIMUM_PY, latex=r"\min\left({x}, {y}\right)",
-       numpy="np.minimum({x}, {y})", exact=True),
+       numpy="_minimum({x}, {y})", numpy_helpers=(_MINIMUM_NP,), exact=True),
     # `b = a`: b gets a node of its own
     Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True,
        propagates=(0,)),
