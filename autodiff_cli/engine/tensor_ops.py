@@ -689,7 +689,8 @@ def _one_hot_forward(np: Any, args: Any, leads: Any, classes: Any) -> Array:
         ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):
         where = tuple(int(i) for i in np.argwhere(~np.asarray(ok))[0]) if np.ndim(y) else ()
-        entry = f"row {where[0]}, entry {list(where[1:])}" if leads[0] else f"entry {list(where)}" if where else "it"
+        entry = (f"row {where[0]}, entry {list(where[1:])}" if leads[0] and len(where) > 1 else f"row {where[0]}"
+                 if leads[0] else f"entry {list(where)}" if where else "the label")
         bad = float(np.asarray(y)[where])
         raise DomainError("one_hot", f"{entry} is {short_number(bad)}, not a class: with {classes} classes a class "
                                      f"is a whole number from 0 to {classes - 1}")
