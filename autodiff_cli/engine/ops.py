@@ -107,8 +107,8 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     for a function a layer applies to its units, the limits ``(low, high)`` where its gradient
     vanishes (``high`` None: a unit held at ``low`` is dead, as relu's at 0), which fit's report
     reads to find dead or saturated units.
-    ``kink``: the derivative jumps where the operand is 0 (a claim or a check that lands there
-    cannot be judged by slopes).  ``where_positive``: what the function is for a positive operand,
+    ``kink``: the derivative jumps where the operand is 0, or for two operands where they are
+    equal (a claim or a check that lands there cannot be judged by slopes).  ``where_positive``: what the function is for a positive operand,
     ``"operand"`` (also at 0) or ``"one"``, so the simplifier drops it where the operand's sign is
     known.  ``power``: the function is ``x**power`` where it is defined (``sqrt``: 0.5).
     ``propagates``: the operands whose non-finite value always makes the result non-finite.
@@ -581,11 +581,11 @@ _ROWS = (
     Op("maximum", 2, "maximum({x}, {y})", _maximum, ("1 if x > y, 1/2 if x = y, else 0", "1 if y > x, 1/2 if x = y, else 0"),
        vector=_maximum_vector, symbolic=("(1 + sign(x - y))/2", "(1 - sign(x - y))/2"),
        python="_maximum({x}, {y})", python_helper=_MAXIMUM_PY, latex=r"\max\left({x}, {y}\right)",
-       numpy="_maximum({x}, {y})", numpy_helpers=(_MAXIMUM_NP,), exact=True),
+       numpy="_maximum({x}, {y})", numpy_helpers=(_MAXIMUM_NP,), exact=True, kink=True),
     Op("minimum", 2, "minimum({x}, {y})", _minimum, ("1 if x < y, 1/2 if x = y, else 0", "1 if y < x, 1/2 if x = y, else 0"),
        vector=_minimum_vector, symbolic=("(1 - sign(x - y))/2", "(1 + sign(x - y))/2"),
        python="_minimum({x}, {y})", python_helper=_MINIMUM_PY, latex=r"\min\left({x}, {y}\right)",
-       numpy="_minimum({x}, {y})", numpy_helpers=(_MINIMUM_NP,), exact=True),
+       numpy="_minimum({x}, {y})", numpy_helpers=(_MINIMUM_NP,), exact=True, kink=True),
     # `b = a`: b gets a node of its own
     Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True,
        propagates=(0,)),
