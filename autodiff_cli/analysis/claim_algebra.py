@@ -113,7 +113,7 @@ class Printer:
             c = float(graph.params[node])  # type: ignore[arg-type]
             exponent = short_number(c)
             return f"{wrap(operands[0], _ATOM)}**{exponent if c >= 0 else f'({exponent})'}", _POWER
-        return f"{op}({operands[0][0]})", _ATOM
+        return f"{op}({', '.join(operand[0] for operand in operands)})", _ATOM  # maximum(a, b) too
 
 
 def signed_term(text: str, negative: bool) -> str:
@@ -309,8 +309,9 @@ class Points:
         out = np.zeros(self.size, dtype=bool)
         for node in nodes:
             op = OPS.get(graph.ops[node])
-            if op is not None and op.kink:
-                out |= self[graph.args[node][0]] == 0.0
+            if op is not None and op.kink:  # one operand at 0, or two that are equal (maximum)
+                args = graph.args[node]
+                out |= self[args[0]] == (0.0 if len(args) == 1 else self[args[1]])
         return out
 
 

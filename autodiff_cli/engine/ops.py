@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     Column = Any
     Slopes = Callable[[], tuple[Any, ...]]
 
-__all__ = ["DERIVATIVE_RULES", "FUNCTIONS", "OPS", "DivisionByZero", "DomainError", "Op", "op_key", "short_number"]
+__all__ = ["CALLS", "DERIVATIVE_RULES", "FUNCTIONS", "OPS", "DivisionByZero", "DomainError", "Op", "op_key", "short_number"]
 
 
 class DomainError(ArithmeticError):
@@ -107,8 +107,8 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     for a function a layer applies to its units, the limits ``(low, high)`` where its gradient
     vanishes (``high`` None: a unit held at ``low`` is dead, as relu's at 0), which fit's report
     reads to find dead or saturated units.
-    ``kink``: the derivative jumps where the operand is 0 (a claim or a check that lands there
-    cannot be judged by slopes).  ``where_positive``: what the function is for a positive operand,
+    ``kink``: the derivative jumps where the operand is 0, or for two operands where they are
+    equal (a claim or a check that lands there cannot be judged by slopes).  ``where_positive``: what the function is for a positive operand,
     ``"operand"`` (also at 0) or ``"one"``, so the simplifier drops it where the operand's sign is
     known.  ``power``: the function is ``x**power`` where it is defined (``sqrt``: 0.5).
     ``propagates``: the operands whose non-finite value always makes the result non-finite.
@@ -440,6 +440,43 @@ def _step_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
     return (x > 0.0).astype(np.float64), _zero
 
 
+# --- maximum and minimum: elementwise, of two operands --------------------------------------------
+# At a tie each operand gets half the slope, as PyTorch (where(self == other, grad / 2, grad)) and
+# JAX do: the mean of the one-sided derivatives, and the two slopes still add up to 1.
+
+
+def _maximum(x: float, y: float) -> tuple[float, float, float]:
+    if x > y:
+        return x, 1.0, 0.0
+    if x < y:
+        return y, 0.0, 1.0
+    return (x if x == y else math.nan), 0.5, 0.5  # a tie; NaN (a NaN operand) stays NaN, as np.maximum
+
+
+def _maximum_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
+    def slopes() -> tuple[Column, Column]:
+        dx = np.where(x > y, 1.0, np.where(x < y, 0.0, 0.5))
+        return dx, 1.0 - dx
+
+    return np.where(x == y, x, np.maximum(x, y)), slopes  # at a tie x, as the scalar kernel (0 vs -0)
+
+
+def _minimum(x: float, y: float) -> tuple[float, float, float]:
+    if x < y:
+        return x, 1.0, 0.0
+    if x > y:
+        return y, 0.0, 1.0
+    return (x if x == y else math.nan), 0.5, 0.5
+
+
+def _minimum_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
+    def slopes() -> tuple[Column, Column]:
+        dx = np.where(x < y, 1.0, np.where(x > y, 0.0, 0.5))
+        return dx, 1.0 - dx
+
+    return np.where(x == y, x, np.minimum(x, y)), slopes
+
+
 # --- Python helpers for diff --format python ---------------------------------------------------
 # The generated module imports only math; these functions of it compute what the kernels
 # above compute, conventions included (sign(0) = step(0) = 0; sigmoid without overflow).
@@ -453,6 +490,12 @@ _SIGMOID_PY = (
 )
 _STEP_PY = "def _step(v):\n    return 1.0 if v > 0 else 0.0 if v <= 0 else v\n"
 _RELU_PY = "def _relu(v):\n    return v if v > 0 else 0.0 if v <= 0 else v\n"  # NaN stays NaN, as the kernel
+_MAXIMUM_NP = ("_maximum", "def _maximum(x, y):\n    return np.where(x == y, x, np.maximum(x, y))\n")
+_MINIMUM_NP = ("_minimum", "def _minimum(x, y):\n    return np.where(x == y, x, np.minimum(x, y))\n")
+_MAXIMUM_PY = ("def _maximum(a, b):\n"
+               "    return a if a > b else b if a < b else a if a == b else math.nan\n")
+_MINIMUM_PY = ("def _minimum(a, b):\n"
+               "    return a if a < b else b if a > b else a if a == b else math.nan\n")
 _SIGN_PY = "def _sign(v):\n    return 1.0 if v > 0 else -1.0 if v < 0 else 0.0 if v == 0 else v\n"
 
 # The same for diff --format python of a tensor program, on NumPy arrays: each the vector kernel's
@@ -535,6 +578,14 @@ _ROWS = (
        exact=True, sign="nonnegative",
        numpy="_step({x})", numpy_helpers=(_STEP_NP,),
        kink=True, where_positive="one"),
+    Op("maximum", 2, "maximum({x}, {y})", _maximum, ("1 if x > y, 1/2 if x = y, else 0", "1 if y > x, 1/2 if x = y, else 0"),
+       vector=_maximum_vector, symbolic=("(1 + sign(x - y))/2", "(1 - sign(x - y))/2"),
+       python="_maximum({x}, {y})", python_helper=_MAXIMUM_PY, latex=r"\max\left({x}, {y}\right)",
+       numpy="_maximum({x}, {y})", numpy_helpers=(_MAXIMUM_NP,), exact=True, kink=True),
+    Op("minimum", 2, "minimum({x}, {y})", _minimum, ("1 if x < y, 1/2 if x = y, else 0", "1 if y < x, 1/2 if x = y, else 0"),
+       vector=_minimum_vector, symbolic=("(1 - sign(x - y))/2", "(1 + sign(x - y))/2"),
+       python="_minimum({x}, {y})", python_helper=_MINIMUM_PY, latex=r"\min\left({x}, {y}\right)",
+       numpy="_minimum({x}, {y})", numpy_helpers=(_MINIMUM_NP,), exact=True, kink=True),
     # `b = a`: b gets a node of its own
     Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True,
        propagates=(0,)),
@@ -576,6 +627,9 @@ their exponent, ``**2``)."""
 
 FUNCTIONS: dict[str, Op] = {op.name: op for op in _ROWS if op.is_function}
 """The language's functions (``tanh(x)``...), in the order the docs list them."""
+
+CALLS: dict[str, Op] = {op.name: op for op in _ROWS if op.written.startswith(op.name + "(")}
+"""Every op written as a call: the functions, and those of two operands (``maximum(x, y)``)."""
 
 DERIVATIVE_RULES: dict[str, tuple[str, ...]] = {op.name: op.rule for op in _ROWS}
 """The local derivative of each op with respect to each operand, as people write it."""

@@ -49,7 +49,11 @@ __all__ = [
     "TENSOR_OPS",
     "ShapeMismatch",
     "TensorOp",
+    "Argument",
+    "Arguments",
     "align",
+    "argument_values",
+    "pack_arguments",
     "broadcast_shape",
     "elementwise_forward",
     "elementwise_jvp",
@@ -57,6 +61,8 @@ __all__ = [
     "format_shape",
     "index_adjoint",
     "keep_axis",
+    "latex_form",
+    "numpy_form",
     "row_shape",
     "unbroadcast",
     "write",
@@ -75,13 +81,60 @@ class ShapeMismatch(Exception):
         return type(self), (self.message, self.hint)  # pickled whole, as DomainError
 
 
+class Argument(namedtuple("Argument", "name kind default numpy")):
+    """One constant argument a call takes after its operands, as the compiler reads it and every
+    form writes it.  ``kind`` is ``axis`` (a whole number; negative counts from the end), ``count``
+    (a whole number, 0 or more), ``word`` (a bare word, ``keepdim``: given or not; True or False)
+    or ``shape`` (a list of whole numbers, ``[32, -1]``).  ``default`` is its value when it is
+    left out (None: required, or an axis meaning every element); ``numpy`` the keyword NumPy
+    calls it by (``axis``, ``keepdims``), or "" for an argument NumPy takes by position."""
+
+    __slots__ = ()
+
+
+class Arguments(tuple):
+    """The values of every argument of a call (in the order of the op's ``arguments``) when
+    more than its first differs from its default; an op's ``param`` is otherwise the first
+    argument's value alone (``sum(x, 1)``: 1), or None when that too is its default."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Arguments{tuple(self)!r}"
+
+
+def argument_values(schema: Any, param: Any) -> tuple[Any, ...]:
+    """Every argument's value of a call whose param is ``param``, defaults filled in."""
+    if isinstance(param, Arguments):
+        return tuple(param)
+    if not schema:
+        return ()
+    first = schema[0].default if param is None else param
+    return (first,) + tuple(a.default for a in schema[1:])
+
+
+def pack_arguments(schema: Any, values: Any) -> Any:
+    """The ``param`` of a call with these argument values (``argument_values`` undone)."""
+    values = tuple(values)
+    if not values:
+        return None
+    if all(v == a.default for v, a in zip(values[1:], schema[1:])):
+        return None if values[0] == schema[0].default else values[0]
+    return Arguments(values)
+
+
 class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
-                                      "written_param numpy_helpers exact language_vjp unroll reads indices",
-                                      defaults=(None, (), False, None, None, None, ()))):
-    """One tensor op (fields as in the module docstring).  ``written`` is the form without a
-    parameter (``sum({x})``); ``written_param`` the form with one (``sum({x}, {axis})``,
-    ``{x}[{index}]``), None for ops without.  ``write`` fills in either.  ``numpy`` is the call
-    ``diff --format python`` writes (``{axis}`` stands for ``, axis=k`` or nothing), None for
+                                      "written_param numpy_helpers exact language_vjp unroll reads indices arguments",
+                                      defaults=(None, (), False, None, None, None, (), ()))):
+    """One tensor op (fields as in the module docstring).  ``written`` is the form without
+    arguments (``sum({x})``); ``arguments`` the constant arguments a call takes after its
+    operands (``Argument`` rows: ``sum(x, 1, keepdim)``), which the compiler reads by this
+    schema and packs into the instruction's param (``argument_values`` unpacks it);
+    ``written_param`` is indexing's form (``{x}[{index}]``).  ``write``, ``numpy_form`` and
+    ``latex_form`` fill in the operands and arguments.  An op of no operands (``arange``) is a
+    constant the compiler makes from its arguments (``shape`` and ``forward`` with np None).
+    ``numpy`` is the call ``diff --format python`` writes (``{axis}`` stands for ``, axis=k``
+    or nothing, each argument by its name), None for
     an operator laid out by precedence (``@``, indexing); ``numpy_helpers`` the ``(name,
     source)`` of each function of the generated module it calls, computing what ``forward``
     computes (tested against it).  ``exact``: the result only copies or moves entries, so it
@@ -350,15 +403,27 @@ def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param
 
 # --- reductions: sum, mean, max, min --------------------------------------------------------------
 
+_AXIS = Argument("axis", "axis", None, "axis")
+_KEEPDIM = Argument("keepdim", "word", False, "keepdims")
+_REDUCTION_ARGUMENTS = (_AXIS, _KEEPDIM)
+
+
+def _reduction(param: Any) -> tuple[Any, bool]:
+    """A reduction's axis (None: every element) and whether it keeps the axes it reduces, as
+    size 1 (``sum(x, 1, keepdim)``, NumPy's keepdims=True, PyTorch's keepdim=True)."""
+    axis, keepdim = argument_values(_REDUCTION_ARGUMENTS, param)
+    return axis, bool(keepdim)
+
 
 def _reduce_shape(name: str) -> Any:
-    def shape(shapes: Any, axis: Any) -> Shape:
+    def shape(shapes: Any, param: Any) -> Shape:
         (s,) = (tuple(s) for s in shapes)
+        axis, keepdim = _reduction(param)
         if axis is None:
             if name != "sum" and math.prod(s) == 0:  # the sum of nothing is 0; its mean, max, min none
                 raise ShapeMismatch(f"{format_shape(s)}: {name} of no elements has no value",
                                     f"{name} needs at least one element")
-            return ()
+            return (1,) * len(s) if keepdim else ()
         r = len(s)
         if not s:
             raise ShapeMismatch(f"[]: axis {axis} is out of range: a scalar has no axes",
@@ -369,7 +434,7 @@ def _reduce_shape(name: str) -> Any:
         if name != "sum" and s[axis] == 0:
             raise ShapeMismatch(f"{format_shape(s)}: {name} along axis {axis} of size 0 has no value",
                                 f"{name} needs at least one element along the axis")
-        return s[:axis % r] + s[axis % r + 1:]
+        return s[:axis % r] + ((1,) if keepdim else ()) + s[axis % r + 1:]
 
     return shape
 
@@ -392,45 +457,54 @@ def _keep(np: Any, g: Array, axes: Any) -> Array:
     return g if axes is None else np.expand_dims(g, axes)
 
 
-def _sum_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+def _sum_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
-    _reduce_shape("sum")(_rows(np, args, leads), axis)
-    return np.sum(x, axis=_axes(np.ndim(x), leads[0], axis))
+    _reduce_shape("sum")(_rows(np, args, leads), param)
+    axis, keepdim = _reduction(param)
+    return np.sum(x, axis=_axes(np.ndim(x), leads[0], axis), keepdims=keepdim)
 
 
-def _sum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+def _spread_back(np: Any, g: Array, x: Array, lead: int, param: Any) -> Array:
+    """A reduction's result (or its gradient) with its reduced axes back as size 1, to
+    broadcast against x: as it is when the reduction kept them."""
+    axis, keepdim = _reduction(param)
+    return g if keepdim else _keep(np, g, _axes(np.ndim(x), lead, axis))
+
+
+def _sum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
     # every element of x adds 1 * itself to its total: each gets its total's gradient
     x = args[0]
-    return (_fresh(np, _keep(np, g, _axes(np.ndim(x), leads[0], axis)), np.shape(x)),)
+    return (_fresh(np, _spread_back(np, g, x, leads[0], param), np.shape(x)),)
 
 
-def _sum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+def _sum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _sum_forward(np, (t,), leads, axis)
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _sum_forward(np, (t,), leads, param)
 
 
-def _mean_forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+def _mean_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     x = _f64(np, args[0])
-    _reduce_shape("mean")(_rows(np, args, leads), axis)
+    _reduce_shape("mean")(_rows(np, args, leads), param)
+    axis, keepdim = _reduction(param)
     axes = _axes(np.ndim(x), leads[0], axis)
     with np.errstate(over="ignore"):  # looked for here: an overflowed sum is redone
-        out = np.mean(x, axis=axes)
+        out = np.mean(x, axis=axes, keepdims=keepdim)
         if not np.all(np.isfinite(out)) and np.all(np.isfinite(x)):
             # the sum overflowed though the mean does not (mean([1e308, 1e308])): divide first
-            out = np.sum(x / _count(np, x, leads[0], axis), axis=axes)
+            out = np.sum(x / _count(np, x, leads[0], axis), axis=axes, keepdims=keepdim)
     return out
 
 
-def _mean_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+def _mean_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
     # a mean of n elements is their sum / n: each gets dL/dout / n
     x = args[0]
-    n = _count(np, x, leads[0], axis)
-    return (_fresh(np, _keep(np, g, _axes(np.ndim(x), leads[0], axis)) / n, np.shape(x)),)
+    n = _count(np, x, leads[0], _reduction(param)[0])
+    return (_fresh(np, _spread_back(np, g, x, leads[0], param) / n, np.shape(x)),)
 
 
-def _mean_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+def _mean_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _mean_forward(np, (t,), leads, axis)
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _mean_forward(np, (t,), leads, param)
 
 
 def _extreme(name: str) -> tuple[Any, Any, Any]:
@@ -439,32 +513,225 @@ def _extreme(name: str) -> tuple[Any, Any, Any]:
     mean of the one-sided derivatives, and a sum of the gradients that stays 1."""
     reduce = "max" if name == "max" else "min"
 
-    def forward(np: Any, args: Any, leads: Any, axis: Any) -> Array:
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
         x = _f64(np, args[0])
-        _reduce_shape(name)(_rows(np, args, leads), axis)
-        return getattr(np, reduce)(x, axis=_axes(np.ndim(x), leads[0], axis))
+        _reduce_shape(name)(_rows(np, args, leads), param)
+        axis, keepdim = _reduction(param)
+        return getattr(np, reduce)(x, axis=_axes(np.ndim(x), leads[0], axis), keepdims=keepdim)
 
-    def share(np: Any, out: Array, x: Array, lead: int, axis: Any) -> tuple[Array, Any]:
+    def share(np: Any, out: Array, x: Array, lead: int, param: Any) -> Array:
         """Each element's share of its extreme: 1/k where it ties with k-1 others, else 0."""
-        axes = _axes(np.ndim(x), lead, axis)
-        hit = x == _keep(np, out, axes)
+        axes = _axes(np.ndim(x), lead, _reduction(param)[0])
+        hit = x == _spread_back(np, out, x, lead, param)
         with np.errstate(invalid="ignore", divide="ignore"):  # a NaN row has no hit: 0/0 -> NaN
-            return hit / np.sum(hit, axis=axes, keepdims=True), axes
+            return hit / np.sum(hit, axis=axes, keepdims=True)
 
-    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, axis: Any) -> tuple[Array]:
+    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
         x = _f64(np, args[0])
-        w, axes = share(np, out, x, leads[0], axis)
-        return (w * _keep(np, g, axes),)
+        return (share(np, out, x, leads[0], param) * _spread_back(np, g, x, leads[0], param),)
 
-    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, axis: Any) -> Array:
+    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
         (t,) = tangents
         if t is None:
             return _fresh(np, 0.0, np.shape(out))
         x = _f64(np, args[0])
-        w, axes = share(np, out, x, leads[0], axis)
-        return np.sum(w * t, axis=axes)  # the mean of the tied elements' tangents
+        axis, keepdim = _reduction(param)
+        # the mean of the tied elements' tangents
+        return np.sum(share(np, out, x, leads[0], param) * t, axis=_axes(np.ndim(x), leads[0], axis),
+                      keepdims=keepdim)
 
     return forward, vjp, jvp
+
+
+# --- var and std: the spread about the mean, with a correction ----------------------------------------
+# correction c divides the sum of squares by n - c: 1 (the default) is Bessel's n - 1, as
+# PyTorch's default and the makemore batch norm; 0 divides by n, as NumPy's default.
+
+_VARIANCE_ARGUMENTS = (_AXIS, _KEEPDIM, Argument("correction", "count", 1, ""))
+
+
+def _variance(param: Any) -> tuple[Any, bool, int, Any]:
+    """axis, keepdim, correction, and the same reduction as a ``sum``'s or ``mean``'s param."""
+    axis, keepdim, correction = argument_values(_VARIANCE_ARGUMENTS, param)
+    return axis, bool(keepdim), correction, pack_arguments(_REDUCTION_ARGUMENTS, (axis, keepdim))
+
+
+def _variance_shape(name: str) -> Any:
+    def shape(shapes: Any, param: Any) -> Shape:
+        axis, _, correction, reduction = _variance(param)
+        out = _reduce_shape(name)(shapes, reduction)
+        s = tuple(shapes[0])
+        n = math.prod(s) if axis is None else s[axis]
+        if n - correction <= 0:
+            where = "of all" if axis is None else f"along axis {axis} of"
+            raise ShapeMismatch(f"{format_shape(s)}: {name} {where} {n} entr{'y' if n == 1 else 'ies'} with correction "
+                                f"{correction} divides by n - {correction} = {n - correction}",
+                                f"the correction must be smaller than the number of entries: write {name}(x, axis, 0) "
+                                f"to divide by n, or give it more entries")
+        return out
+
+    return shape
+
+
+def _variance_parts(np: Any, x: Array, lead: int, param: Any) -> tuple[Array, Any, int, Any]:
+    """x - mean(x) along the reduction (the mean kept as size-1 axes), the NumPy axes, and
+    n - correction."""
+    axis, _, correction, _ = _variance(param)
+    axes = _axes(np.ndim(x), lead, axis)
+    d = x - np.mean(x, axis=axes, keepdims=True)
+    return d, axes, _count(np, x, lead, axis) - correction
+
+
+def _variance_ops(name: str) -> tuple[Any, Any, Any]:
+    """var or std: forward (NumPy's own, so diff's NumPy form is the same bits), VJP and JVP."""
+    root = name == "std"
+
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        x = _f64(np, args[0])
+        _variance_shape(name)(_rows(np, args, leads), param)
+        axis, keepdim, correction, _ = _variance(param)
+        return getattr(np, name)(x, axis=_axes(np.ndim(x), leads[0], axis), ddof=correction, keepdims=keepdim)
+
+    def slope(np: Any, out: Array, x: Array, lead: int, param: Any) -> Array:
+        """d out / d x: 2 (x - mean) / (n - c) for var; for std that over 2 std, and 0 where
+        std is 0 (every entry equal: PyTorch's choice, where the one-sided slopes disagree)."""
+        d, axes, divisor = _variance_parts(np, x, lead, param)
+        if not root:
+            return d * (2.0 / divisor)
+        kept = _spread_back(np, out, x, lead, _variance(param)[3])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(kept == 0.0, 0.0, d / (kept * divisor))
+
+    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+        x = _f64(np, args[0])
+        return (slope(np, out, x, leads[0], param) * _spread_back(np, g, x, leads[0], _variance(param)[3]),)
+
+    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+        (t,) = tangents
+        if t is None:
+            return _fresh(np, 0.0, np.shape(out))
+        x = _f64(np, args[0])
+        axis, keepdim, _, _ = _variance(param)
+        total = np.sum(slope(np, out, x, leads[0], param) * t, axis=_axes(np.ndim(x), leads[0], axis), keepdims=keepdim)
+        return _fresh(np, total, np.shape(out))
+
+    return forward, vjp, jvp
+
+
+# --- values that carry no gradient: ones_like, zeros_like, argmax, one_hot ---------------------------
+# Their results are constant where they are defined (a shape's ones, an index, a class's row), so
+# the derivative is 0: the VJP gives zeros, the JVP zeros, and diff writes no term for them.
+
+
+def _no_gradient(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    return (np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0])),)
+
+
+def _no_tangent(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    return _fresh(np, 0.0, np.shape(out))
+
+
+def _no_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                     needs: Any) -> tuple[Any, ...]:
+    return (None,)
+
+
+def _same_shape(shapes: Any, param: Any) -> Shape:
+    return tuple(shapes[0])
+
+
+def _filled(value: float) -> Any:
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        return np.full(np.shape(args[0]), value, dtype=_float_type(np, args[0]))
+
+    return forward
+
+
+def _constant_unroll(values: Any) -> Any:
+    """An op whose entries are constants worked out from its operand's values (read as numbers,
+    not unrolled): one constant register per entry."""
+
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+        numbers = values(np, np.asarray(run.values[first]), param)
+        out = np.full(np.shape(numbers), -1, dtype=np.int64)
+        for index in emitter.indices(out.shape, mask):
+            out[index] = emitter.const(float(numbers[index]), where)
+        return out
+
+    return unroll
+
+
+def _reads_nothing(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.zeros(shapes[0], dtype=bool)]  # the operand's values are read as numbers, not unrolled
+
+
+def _argmax_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x = _f64(np, args[0])
+    _reduce_shape("argmax")(_rows(np, args, leads), param)
+    axis, keepdim = _reduction(param)
+    lead = leads[0]
+    if axis is None and lead:  # the flat index within each row
+        flat = np.argmax(np.reshape(x, (np.shape(x)[0], -1)), axis=1)
+        index = np.reshape(flat, (-1,) + (1,) * (np.ndim(x) - 1)) if keepdim else flat
+    else:
+        index = np.argmax(x, axis=_axes(np.ndim(x), lead, axis), keepdims=keepdim)
+    return np.asarray(index, dtype=_float_type(np, x))  # the first index of a tie, as NumPy and PyTorch
+
+
+def _argmax_values(np: Any, x: Array, param: Any) -> Array:
+    return _argmax_forward(np, (x,), (0,), param)
+
+
+def _one_hot_shape(shapes: Any, classes: Any) -> Shape:
+    (s,) = (tuple(x) for x in shapes)
+    if classes < 1:
+        raise ShapeMismatch(f"{format_shape(s)}: one_hot of {classes} classes has no class to mark",
+                            "give the number of classes, 1 or more: one_hot(y, 27)")
+    return s + (classes,)
+
+
+def _one_hot_forward(np: Any, args: Any, leads: Any, classes: Any) -> Array:
+    _one_hot_shape(_rows(np, args, leads), classes)
+    y = _f64(np, args[0])
+    with np.errstate(invalid="ignore"):
+        ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
+    if not np.all(ok):
+        where = tuple(int(i) for i in np.argwhere(~np.asarray(ok))[0]) if np.ndim(y) else ()
+        entry = (f"row {where[0]}, entry {list(where[1:])}" if leads[0] and len(where) > 1 else f"row {where[0]}"
+                 if leads[0] else f"entry {list(where)}" if where else "the label")
+        bad = float(np.asarray(y)[where])
+        raise DomainError("one_hot", f"{entry} is {short_number(bad)}, not a class: with {classes} classes a class "
+                                     f"is a whole number from 0 to {classes - 1}")
+    return (y[..., None] == np.arange(classes)).astype(_float_type(np, y))
+
+
+def _one_hot_values(np: Any, y: Array, classes: Any) -> Array:
+    return _one_hot_forward(np, (y,), (0,), classes)
+
+
+_ONE_HOT_NP = ("_one_hot", "def _one_hot(y, classes):\n"
+                           "    return (np.asarray(y)[..., None] == np.arange(classes)).astype(np.float64)\n")
+
+
+# --- arange: a constant made when the program is compiled ------------------------------------------
+# An op of no operands: the compiler writes its value into the program as a constant (a list
+# literal), so no executor, differentiator or picture ever meets it; ``forward`` with np None
+# gives the entries as a tuple of floats.
+
+MAX_MADE = 10_000_000  # entries arange writes into a program: as a list literal, each a Python float
+
+
+def _arange_shape(shapes: Any, count: Any) -> Shape:
+    if count > MAX_MADE:
+        raise ShapeMismatch(f"arange({count}): {count:,} entries are more than a program holds as a constant "
+                            f"({MAX_MADE:,})", "give such a range as data (a column, or --set with a .npy file)")
+    return (count,)
+
+
+def _arange_forward(np: Any, args: Any, leads: Any, count: Any) -> Any:
+    entries = tuple(float(i) for i in range(count))
+    return entries if np is None else np.asarray(entries)
 
 
 # --- transpose ------------------------------------------------------------------------------------
@@ -498,23 +765,147 @@ def _transpose_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, pa
     return _fresh(np, 0.0, np.shape(out)) if t is None else np.array(np.swapaxes(t, -1, -2))
 
 
-# --- softmax, log_softmax, logsumexp: along the last per-row axis ---------------------------------
+# --- reshape -------------------------------------------------------------------------------------
+
+
+def _reshape_target(s: Shape, wanted: Any) -> Shape:
+    """The shape ``reshape`` gives an operand of shape ``s``: ``wanted`` with its one -1 worked
+    out, or ShapeMismatch saying why it cannot hold the same entries."""
+    wanted = tuple(wanted)
+    written = f"{format_shape(s)} to {format_shape(wanted)}"
+    example = "e.g. reshape(x, [32, -1]) keeps the first axis at 32 and puts the rest in the second"
+    if sum(n == -1 for n in wanted) > 1:
+        raise ShapeMismatch(f"{written}: only one size may be -1 (the one worked out)", example)
+    if any(n < -1 for n in wanted):
+        bad = next(n for n in wanted if n < -1)
+        raise ShapeMismatch(f"{written}: a size cannot be {bad}", "sizes are 0 or more, or -1 for the one worked out")
+    total, known = math.prod(s), math.prod(n for n in wanted if n != -1)
+    if -1 in wanted:
+        if known == 0 or total % known:
+            raise ShapeMismatch(f"{written}: {total} entries are not a whole multiple of {known}",
+                                f"the sizes other than -1 must multiply to a divisor of {total}")
+        return tuple(total // known if n == -1 else n for n in wanted)
+    if known != total:
+        raise ShapeMismatch(f"{written}: {total} entries cannot fill {known}",
+                            f"the sizes must multiply to {total}, the number of entries; "
+                            "write -1 for one size to have it worked out")
+    return wanted
+
+
+def _reshape_shape(shapes: Any, wanted: Any) -> Shape:
+    (s,) = (tuple(x) for x in shapes)
+    return _reshape_target(s, wanted)
+
+
+def _reshape_forward(np: Any, args: Any, leads: Any, wanted: Any) -> Array:
+    x = _f64(np, args[0])
+    lead = leads[0]
+    target = _reshape_target(np.shape(x)[lead:], wanted)
+    return np.reshape(x, np.shape(x)[:lead] + target)  # row-major, as NumPy and PyTorch: a view where it can
+
+
+def _reshape_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, wanted: Any) -> tuple[Array]:
+    # a reshape moves no entry in row-major order: the gradient is reshaped back
+    return (np.array(np.reshape(g, np.shape(args[0])), dtype=_float_type(np, g)),)
+
+
+def _reshape_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, wanted: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0, np.shape(out)) if t is None else np.array(np.reshape(t, np.shape(out)))
+
+
+def _reshape_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, wanted: Any,
+                          needs: Any) -> tuple[Any, ...]:
+    if not shapes[0]:  # back to a scalar: [] cannot be written, and the sum of its one entry is it
+        return (b.apply("sum", g),)
+    return (b.apply("reshape", g, param=tuple(shapes[0])),)
+
+
+def _reshape_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, wanted: Any, where: Any,
+                    mask: Any = None) -> Any:
+    x = np.asarray(ids[first])
+    return x.reshape(_reshape_target(x.shape, wanted))
+
+
+def _reshape_reads(np: Any, wanted: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [np.reshape(mask, shapes[0])]
+
+
+# --- softmax, log_softmax, logsumexp: along one per-row axis, the last unless given -------------------
+# The kernels below work along the last array axis; ``_along_axis`` moves another axis there and
+# back, so the default (the last axis) runs as it always has, to the bit.
+
+_LAST_AXIS = Argument("axis", "axis", -1, "axis")
 
 
 def _last_axis_shape(name: str, reduces: bool) -> Any:
     def shape(shapes: Any, param: Any) -> Shape:
         (s,) = (tuple(s) for s in shapes)
+        axis = -1 if param is None else param
         if not s:
-            raise ShapeMismatch(f"[]: {name} works along the last axis, and a scalar has none",
+            along = "the last axis" if param is None else f"axis {axis}"
+            raise ShapeMismatch(f"[]: {name} works along {along}, and a scalar has none",
                                 f"give {name} a vector (or a matrix, one {name} per row)")
-        if s[-1] == 0:  # as max of nothing: refused before anything runs, not a NumPy error
+        r = len(s)
+        if not -r <= axis < r:
+            raise ShapeMismatch(f"{format_shape(s)}: axis {axis} is out of range for {r} {'axis' if r == 1 else 'axes'}",
+                                f"the axes of {format_shape(s)} are 0 to {r - 1}, or -{r} to -1 counting from the end")
+        if s[axis] == 0:  # as max of nothing: refused before anything runs, not a NumPy error
             what = "has no value" if reduces else "has nothing to normalize"
-            raise ShapeMismatch(f"{format_shape(s)}: {name} along a last axis of size 0 {what}",
-                                f"{name} needs at least one element along the last axis; "
+            last = axis % r == r - 1
+            raise ShapeMismatch(f"{format_shape(s)}: {name} along {'a last axis' if last else f'axis {axis}'} of size 0 "
+                                f"{what}", f"{name} needs at least one element along the {'last ' if last else ''}axis; "
                                 "check the slice or shape that left it empty")
-        return s[:-1] if reduces else s
+        k = axis % r
+        return s[:k] + s[k + 1:] if reduces else s
 
     return shape
+
+
+def _moved_axis(np: Any, x: Array, lead: int, param: Any) -> Any:
+    """The array axis a softmax-like op works along, or None when it is the last (no move)."""
+    axis = -1 if param is None else param
+    k = axis + lead if axis >= 0 else np.ndim(x) + axis
+    return None if k == np.ndim(x) - 1 else k
+
+
+def _along_axis(name: str, reduces: bool, forward: Any, vjp: Any, jvp: Any) -> tuple[Any, Any, Any]:
+    """A last-axis kernel's forward, VJP and JVP along the axis a call gives: that axis moved to
+    the end (a view), the kernel, and the result's axis moved back."""
+
+    def to_end(np: Any, a: Array, k: int) -> Array:
+        return np.moveaxis(a, k, -1)
+
+    def back(np: Any, a: Array, k: int) -> Array:
+        return np.moveaxis(a, -1, k)
+
+    def along_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        k = _moved_axis(np, args[0], leads[0], param)
+        if k is None:
+            return forward(np, args, leads, None)  # the last axis: the kernel checks the shape itself
+        _last_axis_shape(name, reduces)(_rows(np, args, leads), param)
+        out = forward(np, (to_end(np, _f64(np, args[0]), k),), leads, None)
+        return out if reduces else back(np, out, k)
+
+    def along_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+        k = _moved_axis(np, args[0], leads[0], param)
+        if k is None:
+            return vjp(np, g, out, args, leads, None)  # type: ignore[no-any-return]
+        if not reduces:
+            g, out = to_end(np, g, k), to_end(np, out, k)
+        (gx,) = vjp(np, g, out, (to_end(np, _f64(np, args[0]), k),), leads, None)
+        return (back(np, gx, k),)
+
+    def along_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+        k = _moved_axis(np, args[0], leads[0], param)
+        (t,) = tangents
+        if k is None or t is None:
+            return jvp(np, tangents, out, args, leads, None)
+        dout = jvp(np, (to_end(np, t, k),), out if reduces else to_end(np, out, k),
+                   (to_end(np, _f64(np, args[0]), k),), leads, None)
+        return dout if reduces else back(np, dout, k)
+
+    return along_forward, along_vjp, along_jvp
 
 
 _Softmax = namedtuple("_Softmax", "m d e total rest log_total top")
@@ -1223,6 +1614,16 @@ def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any
 # it gives one term (or None) per operand.
 
 
+def _spread(b: Any, t: Any, x: Any, shape: Shape, axis: Any) -> Any:
+    """``t``, a reduction of ``x`` (of ``shape``) along ``axis`` (None: all), repeated back to
+    x's shape: as the builder writes it for vectors and matrices, and for an inner axis of a
+    tensor of more axes, reshaped to put the axis back as size 1 and broadcast."""
+    if len(shape) > 2 and axis is not None and axis % len(shape):
+        kept = tuple(1 if k == axis % len(shape) else n for k, n in enumerate(shape))
+        return b.broadcast(b.apply("reshape", t, param=kept), x)
+    return b.spread(t, x, shape, axis)
+
+
 def _axis_of(param: Any, shape: Shape) -> Any:
     return None if param is None else param % len(shape)
 
@@ -1242,15 +1643,23 @@ def _matmul_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_s
     return (b.apply("*", g, y) if needs[0] else None, b.apply("*", g, x) if needs[1] else None)  # a dot product
 
 
+def _spread_rule(b: Any, t: Any, x: Any, shape: Shape, param: Any) -> Any:
+    """A reduction's result (or adjoint) ``t`` repeated back to the shape of its operand ``x``:
+    broadcast as it is when the reduction kept its axes."""
+    axis, keepdim = _reduction(param)
+    return b.broadcast(t, x) if keepdim and shape else _spread(b, t, x, shape, _axis_of(axis, shape))
+
+
 def _sum_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                       needs: Any) -> tuple[Any, ...]:
-    return (b.spread(g, args[0], shapes[0], _axis_of(param, shapes[0])),)
+    return (_spread_rule(b, g, args[0], shapes[0], param),)
 
 
 def _mean_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                        needs: Any) -> tuple[Any, ...]:
-    count = math.prod(shapes[0]) if param is None else shapes[0][param]
-    return (b.spread(b.apply("/", g, b.number(count)), args[0], shapes[0], _axis_of(param, shapes[0])),)
+    axis = _reduction(param)[0]
+    count = math.prod(shapes[0]) if axis is None else shapes[0][axis]
+    return (_spread_rule(b, b.apply("/", g, b.number(count)), args[0], shapes[0], param),)
 
 
 def _extreme_language_vjp(sign: float) -> Any:
@@ -1259,11 +1668,28 @@ def _extreme_language_vjp(sign: float) -> Any:
     def rule(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
              needs: Any) -> tuple[Any, ...]:
         (x,), (shape,) = args, shapes
-        axis = _axis_of(param, shape)
-        gap = b.apply("-", b.spread(out, x, shape, axis), x)  # >= 0 for max, <= 0 for min; 0 at a tie
+        gap = b.apply("-", _spread_rule(b, out, x, shape, param), x)  # >= 0 for max, <= 0 for min; 0 at a tie
         hit = b.let(b.apply("-", b.number(1.0), b.apply("step", gap if sign > 0 else b.apply("neg", gap))), "hit")
-        count = b.spread(b.apply("sum", hit, param=param), x, shape, axis)
-        return (b.apply("/", b.apply("*", hit, b.spread(g, x, shape, axis)), count),)
+        count = _spread_rule(b, b.apply("sum", hit, param=param), x, shape, param)
+        return (b.apply("/", b.apply("*", hit, _spread_rule(b, g, x, shape, param)), count),)
+
+    return rule
+
+
+def _variance_language_vjp(root: bool) -> Any:
+    """var: dL/dx = (x - mean(x)) * g * 2 / (n - c); std: g / std in place of 2 g, with std's
+    zeros taken as 1 there (std + 1 - step(std)), where x - mean(x) is 0: the kernel's 0."""
+
+    def rule(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+             needs: Any) -> tuple[Any, ...]:
+        (x,), (shape,) = args, shapes
+        axis, _, correction, reduction = _variance(param)
+        n = math.prod(shape) if axis is None else shape[axis]
+        d = b.apply("-", x, b.apply("mean", x, param=pack_arguments(_REDUCTION_ARGUMENTS, (axis, True))))
+        if root:
+            g = b.apply("/", g, b.apply("+", out, b.apply("-", b.number(1.0), b.apply("step", out))))
+        factor = (1.0 if root else 2.0) / (n - correction)
+        return (b.apply("*", d, b.apply("*", _spread_rule(b, g, x, shape, reduction), b.number(factor))),)
 
     return rule
 
@@ -1273,29 +1699,29 @@ def _transpose_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, ou
     return (b.apply("transpose", g),)
 
 
-def _along_last(b: Any, t: Any, x: Any, shape: Shape) -> Any:
-    """A per-row total along the last axis, repeated back along it."""
-    return b.spread(t, x, shape, len(shape) - 1)
+def _along(b: Any, t: Any, x: Any, shape: Shape, param: Any) -> Any:
+    """A total along the op's axis (the last unless given), repeated back along it."""
+    return _spread(b, t, x, shape, (-1 if param is None else param) % len(shape))
 
 
 def _softmax_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                           needs: Any) -> tuple[Any, ...]:
-    # dL/dx = p * (g - sum(g * p, -1)), p the softmax
-    total = b.apply("sum", b.apply("*", g, out), param=-1)
-    return (b.apply("*", out, b.apply("-", g, _along_last(b, total, out, out_shape))),)
+    # dL/dx = p * (g - sum(g * p, axis)), p the softmax
+    total = b.apply("sum", b.apply("*", g, out), param=-1 if param is None else param)
+    return (b.apply("*", out, b.apply("-", g, _along(b, total, out, out_shape, param))),)
 
 
 def _log_softmax_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                               needs: Any) -> tuple[Any, ...]:
-    # dL/dx = g - softmax(x) * sum(g, -1), softmax(x) = exp(out)
-    total = _along_last(b, b.apply("sum", g, param=-1), out, out_shape)
+    # dL/dx = g - softmax(x) * sum(g, axis), softmax(x) = exp(out)
+    total = _along(b, b.apply("sum", g, param=-1 if param is None else param), out, out_shape, param)
     return (b.apply("-", g, b.apply("*", b.apply("exp", out), total)),)
 
 
 def _logsumexp_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                             needs: Any) -> tuple[Any, ...]:
-    # dL/dx = softmax(x) * g, g repeated along the last axis
-    return (b.apply("*", b.apply("softmax", args[0]), _along_last(b, g, args[0], shapes[0])),)
+    # dL/dx = softmax(x) * g, g repeated along the axis
+    return (b.apply("*", b.apply("softmax", args[0], param=param), _along(b, g, args[0], shapes[0], param)),)
 
 
 def _one_hot_literal(b: Any, n: int, at: int, column: bool = False) -> Any:
@@ -1306,6 +1732,21 @@ def _selection_literal(b: Any, n: int, item: slice) -> Any:
     """The constant matrix S [k, n] with x[item] = S @ x along an axis of n."""
     taken = range(*item.indices(n))
     return b.literal((len(taken), n), (1.0 if j == i else 0.0 for i in taken for j in range(n)))
+
+
+def _scatter_flat(b: Any, g: Any, shape: Shape, out_shape: Shape, items: Any) -> Any:
+    """The adjoint of ``x[items]`` for x of any rank: g flattened, times the constant matrix S
+    [k, n] that picks each taken entry's place among x's n, reshaped back to x's shape."""
+    np_index = [range(n)[item] if isinstance(item, slice) else [item % n] for item, n in zip(items, shape)]
+    np_index += [range(n) for n in shape[len(items):]]
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+    taken = [0]
+    for positions, stride in zip(np_index, strides):  # row-major positions of the entries taken
+        taken = [p + i * stride for p in taken for i in positions]
+    n = math.prod(shape)
+    pick = b.literal((len(taken), n), (1.0 if j == p else 0.0 for p in taken for j in range(n)))
+    flat = b.apply("reshape", g, param=(len(taken),))
+    return b.apply("reshape", b.apply("@", flat, pick), param=tuple(shape))
 
 
 def _index_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, items: Any,
@@ -1394,10 +1835,11 @@ def _matmul_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
     return [a_mask.reshape(a_shape), b_mask.reshape(b_shape)]
 
 
-def _reduction_reads(np: Any, axis: Any, mask: Any, shapes: Any) -> list[Any]:
+def _reduction_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    axis, keepdim = _reduction(param)
     if axis is None:
         return [np.full(shapes[0], bool(mask.any()))]
-    return [np.broadcast_to(np.expand_dims(mask, axis), shapes[0])]
+    return [np.broadcast_to(mask if keepdim else np.expand_dims(mask, axis), shapes[0])]
 
 
 def _transpose_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
@@ -1405,11 +1847,13 @@ def _transpose_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
 
 
 def _along_last_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
-    return [np.broadcast_to(mask.any(axis=-1, keepdims=True), shapes[0])]
+    axis = -1 if param is None else param
+    return [np.broadcast_to(mask.any(axis=axis, keepdims=True), shapes[0])]
 
 
 def _logsumexp_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
-    return [np.broadcast_to(mask[..., None], shapes[0])]
+    axis = (-1 if param is None else param) % len(shapes[0])
+    return [np.broadcast_to(np.expand_dims(mask, axis), shapes[0])]
 
 
 def _index_reads(np: Any, items: Any, mask: Any, shapes: Any) -> list[Any]:
@@ -1461,10 +1905,20 @@ def _as_matrix_mask(np: Any, mask: Any, vector_a: bool, vector_b: bool) -> Any:
     return mask
 
 
+def _kept(np: Any, out: Any, shape: Shape, param: Any) -> Any:
+    """The registers of a reduction's result (the whole operand's first, when it reduced every
+    element), with the reduced axes kept as size 1 where it keeps them."""
+    axis, keepdim = _reduction(param)
+    if axis is None:
+        return np.reshape(out[0], (1,) * len(shape)) if keepdim else out[0]
+    return np.expand_dims(out, axis) if keepdim else out
+
+
 def _reduction_unroll(mean: bool) -> Any:
-    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
                mask: Any = None) -> Any:
         x = np.asarray(ids[first])
+        axis = _reduction(param)[0]
         moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
         count = moved.shape[-1]
         out = np.full(moved.shape[:-1], -1, dtype=np.int64)
@@ -1474,15 +1928,17 @@ def _reduction_unroll(mean: bool) -> Any:
             if mean:
                 total = emitter.emit("/", (total, emitter.const(count, where)), None, where)
             out[index] = total
-        return out[0] if axis is None else out
+        return _kept(np, out, x.shape, param)
 
     return unroll
 
 
 def _extreme_unroll(largest: bool) -> Any:
-    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, axis: Any, where: Any,
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
                mask: Any = None) -> Any:
         x, value = np.asarray(ids[first]), np.asarray(run.values[first])
+        shape = x.shape
+        axis = _reduction(param)[0]
         if axis is None:
             x, value = x.reshape(1, -1), value.reshape(1, -1)
         else:
@@ -1497,9 +1953,34 @@ def _extreme_unroll(largest: bool) -> Any:
             else:  # a tie: their mean, the extreme's value, which shares the gradient as the tensor op does
                 total = emitter.fold(tied, where)
                 out[index] = emitter.emit("/", (total, emitter.const(len(tied), where)), None, where)
-        return out[0] if axis is None else out
+        return _kept(np, out, shape, param)
 
     return unroll
+
+
+def _variance_unroll(root: bool) -> Any:
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+        x = np.asarray(ids[first])
+        axis, _, correction, reduction = _variance(param)
+        moved = x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
+        n = moved.shape[-1]
+        out = np.full(moved.shape[:-1], -1, dtype=np.int64)
+        wanted = None if mask is None else np.reshape(mask, out.shape)
+        for index in emitter.indices(out.shape, wanted):
+            row = moved[index]
+            mean = emitter.emit("/", (emitter.fold(row, where), emitter.const(n, where)), None, where)
+            squares = [emitter.emit("**c", (emitter.emit("-", (int(r), mean), None, where),), 2.0, where) for r in row]
+            total = emitter.emit("/", (emitter.fold(np.asarray(squares), where), emitter.const(n - correction, where)),
+                                 None, where)
+            out[index] = emitter.emit("sqrt", (total,), None, where) if root else total
+        return _kept(np, out, x.shape, reduction)
+
+    return unroll
+
+
+def _variance_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return _reduction_reads(np, _variance(param)[3], mask, shapes)
 
 
 def _transpose_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
@@ -1531,6 +2012,10 @@ def _last_axis_unroll(kind: str) -> Any:
     def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
                mask: Any = None) -> Any:
         x, values = np.asarray(ids[first]), np.asarray(run.values[first])
+        axis = (-1 if param is None else param) % x.ndim
+        x, values = np.moveaxis(x, axis, -1), np.moveaxis(values, axis, -1)  # the op's axis last
+        if mask is not None and kind != "logsumexp":
+            mask = np.moveaxis(mask, axis, -1)
         out = np.full(x.shape[:-1] if kind == "logsumexp" else x.shape, -1, dtype=np.int64)
         rows = None if mask is None else (mask if kind == "logsumexp" else np.any(mask, axis=-1))
         for index in emitter.indices(x.shape[:-1], rows):
@@ -1543,7 +2028,7 @@ def _last_axis_unroll(kind: str) -> Any:
                 out[index] = [emitter.emit("-", (int(r), lse), None, where) for r in row]
             else:
                 out[index] = _logsumexp_row(np, emitter, row, row_values, where)
-        return out
+        return out if kind == "logsumexp" else np.moveaxis(out, -1, axis)
 
     return unroll
 
@@ -1588,12 +2073,15 @@ _SOFTMAX_PARTS_NP = ("_softmax_parts", (
     "    total = e_top + rest\n"
     "    log_total = np.where(e_top == 1.0, np.log1p(rest), np.log(total))\n"
     "    return m, d, e, total, log_total\n"))
-_LOGSUMEXP_NP = ("_logsumexp", ("def _logsumexp(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
+_LOGSUMEXP_NP = ("_logsumexp", ("def _logsumexp(x, axis=-1):\n"
+                                "    m, d, e, total, log_total = _softmax_parts(np.moveaxis(x, axis, -1))\n"
                                 "    return (m + log_total)[..., 0]\n"))
-_SOFTMAX_NP = ("_softmax", ("def _softmax(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
-                            "    return e / total\n"))
-_LOG_SOFTMAX_NP = ("_log_softmax", ("def _log_softmax(x):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
-                                    "    return d - log_total\n"))
+_SOFTMAX_NP = ("_softmax", ("def _softmax(x, axis=-1):\n"
+                            "    m, d, e, total, log_total = _softmax_parts(np.moveaxis(x, axis, -1))\n"
+                            "    return np.moveaxis(e / total, -1, axis)\n"))
+_LOG_SOFTMAX_NP = ("_log_softmax", ("def _log_softmax(x, axis=-1):\n"
+                                    "    m, d, e, total, log_total = _softmax_parts(np.moveaxis(x, axis, -1))\n"
+                                    "    return np.moveaxis(d - log_total, -1, axis)\n"))
 _MSE_NP = ("_mse", "def _mse(x, y):\n    d = x - y\n    return np.mean(d * d)\n")
 _CROSS_ENTROPY_NP = ("_cross_entropy", (
     "def _cross_entropy(x, y):\n    m, d, e, total, log_total = _softmax_parts(x)\n"
@@ -1766,7 +2254,9 @@ def _clip_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: 
 # --- stack and concat: tensors made of computed values ---------------------------------------------
 # ``stack`` puts its operands (of one shape) side by side along a new axis; ``concat`` joins them
 # along an existing one.  ``[a, b]`` with a computed entry is a stack along axis 0.  Both take
-# any number of operands (``arity`` 0 in the table), and their param is the axis.
+# any number of operands (``arity`` VARIADIC in the table), and their param is the axis.
+
+VARIADIC = -1  # the arity of an op of any number of operands (1 or more)
 
 def _stack_shape(shapes: Any, axis: Any) -> Shape:
     shapes, axis = [tuple(s) for s in shapes], axis or 0
@@ -1909,53 +2399,99 @@ _ROWS = (
              unroll=_matmul_unroll, reads=_matmul_reads),
     TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
              ("dL/dx = dL/dout copied to every element summed",),
-             "np.sum({x}{axis})", r"\sum{axis} {x}",
-             "sum of all elements, or along one axis", "sum({x}, {axis})",
+             "np.sum({x}{axis}{keepdim})", r"\sum{axis} {x}",
+             "sum of all elements, or along one axis", None,
              language_vjp=_sum_language_vjp,
-             unroll=_reduction_unroll(mean=False), reads=_reduction_reads),
+             unroll=_reduction_unroll(mean=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
              ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
-             "np.mean({x}{axis})", r"\operatorname{mean}{axis} {x}",
-             "mean of all elements, or along one axis", "mean({x}, {axis})",
+             "np.mean({x}{axis}{keepdim})", r"\operatorname{mean}{axis} {x}",
+             "mean of all elements, or along one axis", None,
              language_vjp=_mean_language_vjp,
-             unroll=_reduction_unroll(mean=True), reads=_reduction_reads),
+             unroll=_reduction_unroll(mean=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
              ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
-             "np.max({x}{axis})", r"\max{axis} {x}",
-             "largest element, or along one axis; ties share the gradient evenly", "max({x}, {axis})", exact=True,
+             "np.max({x}{axis}{keepdim})", r"\max{axis} {x}",
+             "largest element, or along one axis; ties share the gradient evenly", None, exact=True,
              language_vjp=_extreme_language_vjp(1.0),
-             unroll=_extreme_unroll(largest=True), reads=_reduction_reads),
+             unroll=_extreme_unroll(largest=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
              ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
-             "np.min({x}{axis})", r"\min{axis} {x}",
-             "smallest element, or along one axis; ties share the gradient evenly", "min({x}, {axis})", exact=True,
+             "np.min({x}{axis}{keepdim})", r"\min{axis} {x}",
+             "smallest element, or along one axis; ties share the gradient evenly", None, exact=True,
              language_vjp=_extreme_language_vjp(-1.0),
-             unroll=_extreme_unroll(largest=False), reads=_reduction_reads),
+             unroll=_extreme_unroll(largest=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
     TensorOp("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
              _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
              "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True,
              language_vjp=_transpose_language_vjp,
              unroll=_transpose_unroll, reads=_transpose_reads),
-    TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False), _softmax_forward, _softmax_vjp,
-             _softmax_jvp, ("dL/dx = out * (dL/dout - sum(dL/dout * out, -1))",),
-             "_softmax({x})", r"\operatorname{softmax}\left({x}\right)",
-             "exp(x) / sum(exp(x)) along the last axis, computed without overflow", numpy_helpers=(_SOFTMAX_PARTS_NP, _SOFTMAX_NP),
-             language_vjp=_softmax_language_vjp,
-             unroll=_last_axis_unroll("softmax"), reads=_along_last_reads),
-    TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False), _log_softmax_forward,
-             _log_softmax_vjp, _log_softmax_jvp, ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, -1)",),
-             "_log_softmax({x})", r"\log\operatorname{softmax}\left({x}\right)",
-             "x - logsumexp(x) along the last axis: log-probabilities, computed without overflow",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOG_SOFTMAX_NP),
-             language_vjp=_log_softmax_language_vjp,
-             unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads),
-    TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True), _logsumexp_forward,
-             _logsumexp_vjp, _logsumexp_jvp, ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the last axis",),
-             "_logsumexp({x})", r"\log\sum\exp {x}",
-             "log(sum(exp(x))) along the last axis (which it removes), computed without overflow",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP),
-             language_vjp=_logsumexp_language_vjp,
-             unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads),
+    TensorOp("var", 1, "var({x})", _variance_shape("var"), *_variance_ops("var"),
+             ("dL/dx = dL/dout * 2 * (x - mean(x)) / (n - correction), dL/dout repeated along the axis",),
+             "np.var({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{Var}{axis}{correction}\left({x}\right)",
+             "variance of all elements or along an axis: sum((x - mean)**2) / (n - correction), correction 1 "
+             "(n - 1) unless given", language_vjp=_variance_language_vjp(False), unroll=_variance_unroll(False),
+             reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
+    TensorOp("std", 1, "std({x})", _variance_shape("std"), *_variance_ops("std"),
+             ("dL/dx = dL/dout * (x - mean(x)) / ((n - correction) * out), 0 where out is 0",),
+             "np.std({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{std}{axis}{correction}\left({x}\right)",
+             "standard deviation: sqrt(var(x, ...)), with var's axis, keepdim and correction",
+             language_vjp=_variance_language_vjp(True), unroll=_variance_unroll(True),
+             reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
+    TensorOp("ones_like", 1, "ones_like({x})", _same_shape, _filled(1.0), _no_gradient, _no_tangent,
+             ("dL/dx = 0 (the result depends on the shape of x only)",), "np.ones_like({x})",
+             r"\mathbf{1}\left({x}\right)", "ones of the shape of x", exact=True,
+             language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.ones_like(x)),
+             reads=_reads_nothing),
+    TensorOp("zeros_like", 1, "zeros_like({x})", _same_shape, _filled(0.0), _no_gradient, _no_tangent,
+             ("dL/dx = 0 (the result depends on the shape of x only)",), "np.zeros_like({x})",
+             r"\mathbf{0}\left({x}\right)", "zeros of the shape of x", exact=True,
+             language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.zeros_like(x)),
+             reads=_reads_nothing),
+    TensorOp("argmax", 1, "argmax({x})", _reduce_shape("argmax"), _argmax_forward, _no_gradient, _no_tangent,
+             ("dL/dx = 0 (an index: constant between ties, so not differentiated)",),
+             "np.argmax({x}{axis}{keepdim}).astype(np.float64)", r"\operatorname{argmax}{axis}\left({x}\right)",
+             "the index of the largest element (flat), or along an axis; the first of a tie, as NumPy and PyTorch",
+             exact=True, language_vjp=_no_language_vjp, unroll=_constant_unroll(_argmax_values),
+             reads=_reads_nothing, arguments=_REDUCTION_ARGUMENTS),
+    TensorOp("one_hot", 1, "one_hot({x})", _one_hot_shape, _one_hot_forward, _no_gradient, _no_tangent,
+             ("dL/dy = 0 (class labels are not differentiated)",),
+             "_one_hot({x}, {classes})", r"\operatorname{onehot}{classes}\left({x}\right)",
+             "one row of 0s per label with a 1 at the label: [..., classes]; labels are whole numbers 0 to classes - 1",
+             numpy_helpers=(_ONE_HOT_NP,), exact=True, language_vjp=_no_language_vjp,
+             unroll=_constant_unroll(_one_hot_values), reads=_reads_nothing,
+             arguments=(Argument("classes", "count", None, ""),)),
+    TensorOp("arange", 0, "arange()", _arange_shape, _arange_forward, None, None, (),
+             "np.arange({count}, dtype=np.float64)", r"\operatorname{arange}\left({count}\right)",
+             "0, 1, ..., n - 1: a constant vector (made when the program is read), as NumPy's arange(n)",
+             exact=True, arguments=(Argument("count", "count", None, ""),)),
+    TensorOp("reshape", 1, "reshape({x})", _reshape_shape, _reshape_forward, _reshape_vjp, _reshape_jvp,
+             ("dL/dx = reshape(dL/dout, the shape of x)",),
+             "np.reshape({x}, {shape})", r"\operatorname{reshape}{shape}\left({x}\right)",
+             "the same entries in row-major order in another shape; one size may be -1, worked out", exact=True,
+             language_vjp=_reshape_language_vjp, unroll=_reshape_unroll, reads=_reshape_reads,
+             arguments=(Argument("shape", "shape", None, ""),)),
+    TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False),
+             *_along_axis("softmax", False, _softmax_forward, _softmax_vjp, _softmax_jvp),
+             ("dL/dx = out * (dL/dout - sum(dL/dout * out, axis))",),
+             "_softmax({x}{axis})", r"\operatorname{softmax}{axis}\left({x}\right)",
+             "exp(x) / sum(exp(x)) along an axis (the last unless given), computed without overflow",
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _SOFTMAX_NP), language_vjp=_softmax_language_vjp,
+             unroll=_last_axis_unroll("softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
+    TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False),
+             *_along_axis("log_softmax", False, _log_softmax_forward, _log_softmax_vjp, _log_softmax_jvp),
+             ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, axis)",),
+             "_log_softmax({x}{axis})", r"\log\operatorname{softmax}{axis}\left({x}\right)",
+             "x - logsumexp(x) along an axis (the last unless given): log-probabilities, computed without overflow",
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOG_SOFTMAX_NP), language_vjp=_log_softmax_language_vjp,
+             unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
+    TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True),
+             *_along_axis("logsumexp", True, _logsumexp_forward, _logsumexp_vjp, _logsumexp_jvp),
+             ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the axis",),
+             "_logsumexp({x}{axis})", r"\log\sum\exp{axis} {x}",
+             "log(sum(exp(x))) along an axis (the last unless given; it is removed), computed without overflow",
+             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP), language_vjp=_logsumexp_language_vjp,
+             unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads, arguments=(_LAST_AXIS,)),
     TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
              ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
              None, "{x}_{{index}}",
@@ -2041,17 +2577,17 @@ _ROWS = (
              "np.not_equal({x}, {y}).astype(float)", r"\left[{x} \ne {y}\right]",
              "1 where x is not equal to y, else 0 (no gradient flows through it)", exact=True,
              language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("!="), reads=_comparison_reads),
-    TensorOp("stack", 0, "[{operands}]", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
+    TensorOp("stack", VARIADIC, "[{operands}]", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
              ("dL/d(entry i) = dL/dout's entry i along the axis",),
              "np.stack([{operands}]{axis})", r"\operatorname{stack}{axis}\left({operands}\right)",
              "tensors of one shape side by side along a new axis; [a, b] is stack([a, b], 0)",
-             "stack([{operands}], {axis})", exact=True,
+             "stack([{operands}], {axis})", exact=True, arguments=(Argument("axis", "axis", None, "axis"),),
              language_vjp=_stack_language_vjp, unroll=_joined_unroll(True), reads=_joined_reads(True)),
-    TensorOp("concat", 0, "concat([{operands}])", _concat_shape, _concat_forward, _concat_vjp, _concat_jvp,
+    TensorOp("concat", VARIADIC, "concat([{operands}])", _concat_shape, _concat_forward, _concat_vjp, _concat_jvp,
              ("dL/d(operand i) = dL/dout's part for operand i along the axis",),
              "np.concatenate([{operands}]{axis})", r"\operatorname{concat}{axis}\left({operands}\right)",
              "tensors joined end to end along an axis (the first by default)",
-             "concat([{operands}], {axis})", exact=True,
+             "concat([{operands}], {axis})", exact=True, arguments=(Argument("axis", "axis", None, "axis"),),
              language_vjp=_concat_language_vjp, unroll=_joined_unroll(False), reads=_joined_reads(False)),
 )
 
@@ -2059,18 +2595,29 @@ _ROWS = (
 
 def _check_entry(op: TensorOp) -> None:
     """Registration: every field the executors, writers and explain read, checked at import."""
-    fields = ("operands",) if op.arity == 0 else "xyz"[:op.arity]  # 0: any number of operands
+    fields = ("operands",) if op.arity == VARIADIC else "xyz"[:op.arity]
     problems = []
     if op.name in OPS:
         problems.append("the name is an elementwise op's")
-    if op.arity not in (0, 1, 2, 3) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
+    for argument in op.arguments:
+        if not isinstance(argument, Argument) or argument.kind not in ("axis", "count", "word", "shape"):
+            problems.append(f"argument {argument!r} must be an Argument of kind axis, count, word or shape")
+        elif op.numpy is not None and f"{{{argument.name}}}" not in op.numpy:
+            problems.append(f"the numpy form must hold the argument {{{argument.name}}}")
+    if op.arity == 0:  # a constant made by the compiler: its shape, its entries and its arguments
+        if not (callable(op.shape) and callable(op.forward) and op.arguments and op.rule == ()):
+            problems.append("an op of no operands needs a shape rule, a forward of its entries and arguments")
+        if problems:
+            raise TypeError(f"tensor op {op.name!r}: " + "; ".join(problems))
+        return
+    if op.arity not in (VARIADIC, 1, 2, 3) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
         problems.append("the written and latex forms must hold every operand")
     if op.numpy is not None and not all(f"{{{f}}}" in op.numpy for f in fields):
         problems.append("the numpy form must hold every operand")
     if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp, op.language_vjp, op.unroll, op.reads)):
         problems.append("a shape rule, forward, VJP, JVP, the VJP in the language's ops, the unrolling "
                         "and the entries read are required")
-    if len(op.rule) != max(op.arity, 1) or not all(r.startswith("dL/d") for r in op.rule):
+    if len(op.rule) != (1 if op.arity == VARIADIC else op.arity) or not all(r.startswith("dL/d") for r in op.rule):
         problems.append("one rule 'dL/d... = ...' per operand is required")
     if not op.summary or "\n" in op.summary:
         problems.append("a one-line summary is required")
@@ -2089,13 +2636,67 @@ TENSOR_OPS: dict[str, TensorOp] = {op.name: op for op in _ROWS}
 """Every tensor op by name."""
 
 
+def _argument_texts(op: TensorOp, param: Any) -> list[str]:
+    """The arguments of a call as the language writes them, up to the last one not at its default."""
+    values = argument_values(op.arguments, param)
+    texts = []
+    for argument, value in zip(op.arguments, values):
+        if value == argument.default and argument.kind != "shape":
+            texts.append("")
+        elif argument.kind == "word":
+            texts.append(argument.name)
+        elif argument.kind == "shape":
+            texts.append(format_shape(value))
+        else:
+            texts.append(str(value))
+    while texts and not texts[-1]:
+        texts.pop()
+    return [text for text in texts if text]
+
+
 def write(name: str, operands: Any, param: Any = None) -> str:
     """An op written with its operands (texts) and its parameter: ``sum(x)``, ``sum(x, -1)``,
-    ``x[0, 1:3]``, ``x @ y``."""
+    ``sum(x, 1, keepdim)``, ``reshape(x, [2, -1])``, ``x[0, 1:3]``, ``x @ y``."""
     op = TENSOR_OPS[name]
-    fields = {"operands": ", ".join(operands)} if op.arity == 0 else dict(zip("xyz", operands))
+    fields = {"operands": ", ".join(operands)} if op.arity == VARIADIC else dict(zip("xyz", operands))
     if name == "index":
         return op.written_param.format(index=_index_text(param or ()), **fields)
-    if param is None or op.written_param is None:
+    texts = _argument_texts(op, param)
+    if not texts:
         return op.written.format(**fields)
-    return op.written_param.format(axis=param, **fields)
+    if op.written_param is not None:  # a form of its own with its arguments: stack([a, b], 1)
+        return op.written_param.format(**fields, **dict(zip((a.name for a in op.arguments), texts)))
+    return op.written.format(**fields)[:-1] + "".join(", " + text for text in texts) + ")"
+
+
+def numpy_form(name: str, operands: Any, param: Any = None) -> str:
+    """The op's NumPy form (``diff --format python``) with its operands and arguments:
+    ``np.sum(x, axis=1, keepdims=True)``, ``np.reshape(x, (2, -1))``."""
+    op = TENSOR_OPS[name]
+    fields = {}
+    for argument, value in zip(op.arguments, argument_values(op.arguments, param)):
+        python = tuple(value) if argument.kind == "shape" else value
+        if argument.numpy:
+            fields[argument.name] = "" if value == argument.default else f", {argument.numpy}={python!r}"
+        else:
+            fields[argument.name] = repr(python)
+    return op.numpy.format(**fields, param=param, operands=", ".join(operands), **dict(zip("xyz", operands)))
+
+
+def latex_form(name: str, param: Any = None) -> str:
+    """The op's LaTeX form with its arguments filled in (``{x}`` and ``{y}`` left for the
+    operands): an axis as a subscript, ``_{\\text{axis } 1}``; a shape as one, ``_{[2, -1]}``;
+    a count not at its default as a superscript; a word (keepdim) changes only the shape."""
+    op = TENSOR_OPS[name]
+    form = op.latex
+    for argument, value in zip(op.arguments, argument_values(op.arguments, param)):
+        if argument.kind == "word" or value == argument.default and argument.kind != "shape":
+            text = ""
+        elif argument.kind == "axis":
+            text = f"_{{\\text{{axis }} {value}}}"
+        elif argument.kind == "shape":
+            text = f"_{{{format_shape(value)}}}"
+        else:
+            text = f"^{{\\text{{{argument.name} }} {value}}}"
+        form = form.replace("{" + argument.name + "}", text)
+    return form

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import graph
 from .graph import backpropagate, topological_order
-from .ops import FUNCTIONS, OPS, Op, short_number
+from .ops import CALLS, FUNCTIONS, OPS, Op, short_number
 
 __all__ = ["COMPILED", "METHODS", "PythonValue", "Value"]
 
@@ -400,6 +400,9 @@ _POW_CONST = OPS["**c"].scalar
 # Every function of the language is a method: adding a row to the op table adds one.
 for _op in FUNCTIONS.values():
     setattr(Value, _op.name, _unary(_op))
+for _op in CALLS.values():  # maximum(x, y): a method of two operands, x.maximum(y)
+    if _op.arity == 2:
+        setattr(Value, _op.name, _binary(_op))
 
 
 
@@ -439,7 +442,7 @@ def _recording_methods() -> dict[str, Callable[..., Value]]:
     methods = {name: getattr(PythonValue, attribute)
                for name, attribute in (("+", "__add__"), ("-", "__sub__"), ("*", "__mul__"), ("/", "__truediv__"),
                                        ("**", "__pow__"), ("**c", "__pow__"), ("neg", "__neg__"), ("=", "identity"))}
-    methods.update((name, getattr(PythonValue, name)) for name in FUNCTIONS)
+    methods.update((name, getattr(PythonValue, name)) for name in CALLS)
     return methods
 
 

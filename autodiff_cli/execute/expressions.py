@@ -234,6 +234,9 @@ class Expressions:
             return args[0]
         if op == COPY:
             return self.copy(args[0], param)  # type: ignore[arg-type]
+        if len(args) == 2:  # a call of two operands (maximum): folded when both are constants
+            folded = self._of_constants(op, args[0], args[1])
+            return folded if folded is not None else self._intern(op, (args[0], args[1]))
         return self.call(op, args[0])
 
     def _of_constants(self, op: str, a: int, b: int) -> int | None:

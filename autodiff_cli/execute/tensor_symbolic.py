@@ -9,7 +9,7 @@ once; what the tensor rules add is the shapes: an operand that broadcasting stre
 adjoint summed back (``sum(g, 0)``...), and a reduction's adjoint is spread back over the
 axes it removed.
 
-The language has no ``broadcast_to``, ``ones_like``, keepdims or one-hot, so the rules write
+The language has no ``broadcast_to`` or one-hot, so the rules write
 them with forms it has (every value of a run is finite, so ``0*x`` is exactly 0 and these are
 exact):
 
@@ -23,9 +23,8 @@ exact):
 
 These cover vectors and matrices, all the shapes ``@`` and ``transpose`` take.  On a tensor of
 3 or more axes a reduction's adjoint along an inner axis puts that axis back with size 1
-(``tensor_ops.keep_axis``: ``scatter(g, zeros, 1)``, the language's keepdims) before it
-broadcasts, and indexing's adjoint puts ``g`` back with ``scatter`` axis by axis
-(``tensor_ops.index_adjoint``).
+(``tensor_ops.keep_axis``) before it broadcasts, indexing's adjoint puts ``g`` back axis by axis
+or through the flattened tensor, and ``sum_to`` sums an inner size-1 axis with keepdim.
 
 Every adjoint of a named variable is a statement ``dL_dW = ...``; an intermediate adjoint is
 named too when a rule uses it more than once or it nests deeply, and a forward value a rule
@@ -48,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS, keep_axis
+from ..engine.tensor_ops import TENSOR_OPS, keep_axis, pack_arguments
 from ..errors import ProgramError
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
@@ -279,11 +278,8 @@ class Builder:
             return self.broadcast(t, x)
         if len(x_shape) == 2:  # [n, 1]: the row totals, down the column
             return apply("transpose", self.broadcast(apply("sum", t, param=1), apply("transpose", x)))
-        shape = list(t_shape)
-        for k in reversed(stretched):  # each stretched axis summed, then put back with size 1
-            del shape[k]
-            t = keep_axis(self, apply("sum", t, param=k), tuple(shape), k)
-            shape.insert(k, 1)
+        for k in stretched:  # an inner axis of size 1: summed along it, kept as size 1
+            t = apply("sum", t, param=pack_arguments(TENSOR_OPS["sum"].arguments, (k, True)))
         return t
 
 

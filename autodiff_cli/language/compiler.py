@@ -37,7 +37,7 @@ from types import CodeType
 from typing import Any
 
 from ..engine.graph import paused_cycle_collector
-from ..engine.ops import FUNCTIONS
+from ..engine.ops import CALLS, FUNCTIONS
 from ..errors import ParseError, Position, ProgramError, Source
 from . import lalr, templates
 from .program import (
@@ -95,13 +95,22 @@ def tensor_calls() -> dict[str, Any]:
             if op.written.startswith(name + "(") or (op.written_param or "").startswith(name + "(")}
 
 
-def _takes_axis(name: str) -> bool:
-    """Whether a tensor call takes an optional constant axis: sum(x) of every element, sum(x, 0)."""
-    return "{axis}" in (tensor_calls()[name].written_param or "")
+def _call_usage(name: str, op: Any) -> str:
+    """How a tensor call is written, for hints: ``sum(x), sum(x, axis) or sum(x, axis, keepdim)``."""
+    call = op.written.replace("{x}", "x").replace("{y}", "y")[:-1]
+    forms, written = [], call
+    for argument in op.arguments:
+        if argument.default is None and argument.kind in ("shape", "count"):  # required
+            written += ", [2, -1]" if argument.kind == "shape" else f", {argument.name}"
+            continue
+        forms.append(written + ")")
+        written += f", {argument.name}"
+    forms.append(written + ")")
+    return forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
 
 
 def function_names() -> tuple[str, ...]:
-    return (*FUNCTIONS, *tensor_calls(), *INITIALIZERS)
+    return (*CALLS, *tensor_calls(), *INITIALIZERS)
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -686,7 +695,7 @@ class _Compiler:
             if isinstance(argument, _Slice):
                 raise self._error("a slice ':' belongs inside brackets", argument.where,
                                   f"write x[1:3] to take part of x; {name}() takes values")
-        op = FUNCTIONS.get(name)
+        op = FUNCTIONS.get(name) or CALLS.get(name)
         if op is None:
             if name in tensor_calls():
                 return self._tensor_call(name, where, arguments, register)
@@ -696,7 +705,7 @@ class _Compiler:
         if len(arguments) != op.arity:
             arity = op.arity
             raise self._error(f"{name}() takes exactly {arity} argument{'s' if arity != 1 else ''} "
-                              f"({len(arguments)} given)", where, f"write {name}(x)")
+                              f"({len(arguments)} given)", where, f"write {op.written.format(x='x', y='y')}")
         ops, firsts, seconds, params, wheres = self.pending
         ops.append(name)
         firsts.append(arguments[0])
@@ -884,22 +893,60 @@ class _Compiler:
         return count + 1
 
     def _tensor_call(self, name: str, where: int, arguments: list[int], register: int) -> int:
+        """``sum(x, 1, keepdim)``: the operands, then the constant arguments the op's entry lists
+        (``TensorOp.arguments``): numbers and lists by position, words (``keepdim``) anywhere
+        among them; the constants' registers are dropped, the arguments become the param."""
+        from ..engine.tensor_ops import VARIADIC, pack_arguments
+
         op = tensor_calls()[name]
-        if op.arity == 0:
+        if op.arity == VARIADIC:
             return self._joined(name, where, arguments, register)
+        schema = op.arguments
         operands, extra = arguments[:op.arity], arguments[op.arity:]
-        most = op.arity + (_takes_axis(name))
-        if len(operands) < op.arity or len(arguments) > most:
-            takes = f"{op.arity} argument{'s' if op.arity > 1 else ''}"
-            if _takes_axis(name):
-                takes = "1 or 2 arguments"
-            usage = op.written.format(x="x", y="y", z="z", axis="axis")
-            if _takes_axis(name):
-                usage = f"{name}(x) or {name}(x, axis)"
-            raise self._error(f"{name}() takes {takes} ({len(arguments)} given)", where, f"write {usage}")
-        param = self._whole(extra[0], f"the axis of {name}()", f"{name}(x, 0) or {name}(x, -1)", where) \
-            if extra else None
+        usage = _call_usage(name, op)
+        if len(operands) < op.arity or len(extra) > len(schema):
+            least, most = op.arity + sum(a.default is None and a.kind in ("shape", "count") for a in schema), \
+                op.arity + len(schema)
+            takes = f"{least} or {most}" if most == least + 1 else f"{least} to {most}" if most > least else str(least)
+            raise self._error(f"{name}() takes {takes} argument{'s' if most > 1 else ''} ({len(arguments)} given)",
+                              where, f"write {usage}")
+        values = [a.default for a in schema]
+        by_position = [a for a in schema if a.kind != "word"]
+        words = []
+        for argument in extra:
+            word = self._fresh_word(argument, where)
+            self._refuse_word_as_variable(name, schema, argument, where)
+            found = next((k for k, a in enumerate(schema) if a.kind == "word" and a.name == word), None)
+            if found is not None:
+                if values[found]:
+                    raise self._error(f"{word} is written twice in {name}()", self._where(argument), f"write {usage}")
+                values[found] = True
+                words.append((word, argument))
+                continue
+            words_taken = [a.name for a in schema if a.kind == "word"]
+            if word is not None and words_taken and not by_position:  # else a name where a number goes
+                raise self._error(f"'{word}' is not a word {name}() takes: it takes {' or '.join(words_taken)}",
+                                  self._where(argument), f"write {usage}")
+            if not by_position:
+                numbers = [a.name for a in schema if a.kind != "word"]
+                words = [a.name for a in schema if a.kind == "word"]
+                takes = (f"{len(numbers)} number{'s' if len(numbers) > 1 else ''} ({', '.join(numbers)})"
+                         if numbers else "no number")
+                also = f" and the word{'s' if len(words) > 1 else ''} {', '.join(words)}" if words else ""
+                raise self._error(f"{name}() takes {takes}{also} after its operand{'s' if op.arity > 1 else ''}, "
+                                  "and this argument is one too many", self._where(argument), f"write {usage}")
+            spec = by_position.pop(0)
+            values[schema.index(spec)] = self._argument(spec, argument, name, usage, where)
+        missing = [a.name for a in by_position if a.kind in ("shape", "count") and a.default is None]
+        if missing:
+            raise self._error(f"{name}() needs its {missing[0]}", where, f"write {usage}")
         register = self._drop_constants(extra, register)
+        for word, argument in words:  # a word is no variable of the program
+            del self.variables[word]
+            self.named[argument] = 0
+        param = pack_arguments(schema, values)
+        if not op.arity:  # no operands: a constant, made now from the arguments (arange(5))
+            return self._made_constant(op, param, where, register)
         self._emit(name, operands[0], operands[1] if len(operands) > 1 else -1, param, where, *operands[2:])
         self.tensor_syntax = True
         return register + 1
@@ -934,6 +981,57 @@ class _Compiler:
                        written)
         self._emit(name, entries[0], entries[1] if len(entries) > 1 else -1, axis, where, *entries[2:])
         return entries[-1] + 2
+
+    def _made_constant(self, op: Any, param: Any, where: int, register: int) -> int:
+        """The constant an op of no operands makes (its entry's shape and entries), as a literal."""
+        from ..engine.tensor_ops import ShapeMismatch
+
+        try:
+            shape = op.shape((), param)
+        except ShapeMismatch as mismatch:
+            raise self._error(mismatch.message, where, mismatch.hint) from None
+        self._emit(CONST, -1, -1, ArrayLiteral(tuple(shape), op.forward(None, (), (), param)), where)
+        self.tensor_syntax = True
+        return register + 1
+
+    def _refuse_word_as_variable(self, name: str, schema: Any, register: int, at: int) -> None:
+        """A word of the call (``keepdim``) that names a variable of the program cannot be read as the word."""
+        for argument in schema:
+            known = self.variables.get(argument.name)
+            if argument.kind == "word" and known is not None and known.register == register \
+                    and self._fresh_word(register, at) is None:
+                raise self._error(f"'{argument.name}' is a variable of this program, so it cannot be the word "
+                                  f"{argument.name} of {name}()", self._use_of(register, at),
+                                  f"give the variable another name, and write {name}(x, axis, {argument.name})")
+
+    def _fresh_word(self, register: int, at: int) -> str | None:
+        """The name written as ``register`` when that is its first use, here in the call at
+        token ``at`` (a bare word such as ``keepdim``, which the parser took for a new input)."""
+        moved = len(self.instructions)
+        if register < moved or self.pending[0][register - moved] != INPUT:
+            return None
+        word = self.pending[3][register - moved]
+        variable = self.variables.get(word)
+        if variable is None or variable.register != register or variable._where < at:
+            return None
+        return str(word)
+
+    def _argument(self, spec: Any, register: int, name: str, usage: str, at: int) -> Any:
+        """The value of one constant argument of a call, or a located error saying how to write it."""
+        if spec.kind in ("axis", "count"):
+            value = self._whole(register, f"the {spec.name} of {name}()", usage, at)
+            if spec.kind == "count" and value < 0:
+                raise self._error(f"the {spec.name} of {name}() must be 0 or more (it is {value})",
+                                  self._where(register), f"e.g. {usage}")
+            return value
+        written = self._constant(register, f"the {spec.name} of {name}()", usage, at)
+        if isinstance(written, float):
+            written = ArrayLiteral((1,), (written,))
+        if (not isinstance(written, ArrayLiteral) or len(written.shape) != 1
+                or not all(v.is_integer() and abs(v) < 2.0 ** 53 for v in written.values)):
+            raise self._error(f"the {spec.name} of {name}() must be a list of whole numbers",
+                              self._where(register), f"write {usage}")
+        return tuple(int(v) for v in written.values)
 
     def _initializer(self, name: str, where: int, arguments: list[int], register: int) -> int:
         """``normal([16, 2], 0.5)``: one constant that is drawn when the program runs."""

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..engine.ops import OPS, short_number
+from ..engine.ops import CALLS, OPS, short_number
 from ..errors import ProgramError
 from ..language.program import CONST, INPUT, POWER_CONST, Program
 
@@ -83,6 +83,8 @@ class Syntax:
             exponent = short_number(param)
             return POWER, [(0, ATOM, False), "**" + (f"({exponent})" if param < 0 else exponent)]
         _function(op, "program text")
+        if OPS[op].arity == 2:  # maximum(x, y)
+            return ATOM, [f"{op}(", (0, SUM, False), ", ", (1, SUM, False), ")"]
         return ATOM, [f"{op}(", (0, SUM, False), ")"]
 
 
@@ -95,7 +97,7 @@ def _function(op: str, form: str, template: str | None = "") -> str:
     """The op table's ``template`` for function ``op`` in ``form``, or an error that says
     what the row lacks: never output that calls what does not exist."""
     row = OPS.get(op)
-    if row is None or not row.is_function or op in OPERATORS:
+    if row is None or not (row.is_function or op in CALLS) or op in OPERATORS:
         raise ProgramError(
             f"'{op}' is neither an operator nor a function of the op table, so it cannot be "
             f"written as {form}"
@@ -109,11 +111,16 @@ def _function(op: str, form: str, template: str | None = "") -> str:
 
 
 def _call(template: str, binding: float) -> list[Piece]:
-    """A layout from a template where ``{x}`` stands for the operand: ``math.tanh({x})``."""
-    texts = template.split("{x}")
-    pieces: list[Piece] = [texts[0]]
-    for text in texts[1:]:
-        pieces.extend(((0, binding, False), text))
+    """A layout from a template where ``{x}`` stands for the operand (``{y}`` for a second one):
+    ``math.tanh({x})``, ``_maximum({x}, {y})``."""
+    pieces: list[Piece] = []
+    for k, part in enumerate(template.split("{y}")):
+        texts = part.split("{x}")
+        if k:
+            pieces.append((1, binding, False))
+        pieces.append(texts[0])
+        for text in texts[1:]:
+            pieces.extend(((0, binding, False), text))
     return pieces
 
 
@@ -434,7 +441,7 @@ def _python_taken() -> frozenset[str]:
     names = set(keyword.kwlist) | {"__debug__", "math", FUNCTION_NAME}
     for op in OPS.values():
         if op.python is not None:
-            names.update(_IDENTIFIER.findall(op.python.replace("{x}", "")))
+            names.update(_IDENTIFIER.findall(op.python.replace("{x}", "").replace("{y}", "")))
         if op.python_helper is not None:
             names.update(re.findall(r"^def ([A-Za-z_][A-Za-z0-9_]*)", op.python_helper, re.MULTILINE))
     return frozenset(names)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.ops import OPS, short_number
-from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
+from ..engine.tensor_ops import TENSOR_OPS, format_shape, latex_form, numpy_form, write
 from ..errors import ProgramError
 from ..execute.tensor_symbolic import NAME, NUMBER, TensorDerivatives, Term, fold_term
 from ..language.program import ArrayLiteral, Initializer
@@ -87,7 +87,7 @@ class _Syntax:
             if TENSOR_OPS[op].written.startswith("{x}["):  # a subscript (C[X]): its operand binds as an atom
                 texts[0] = self.wrap(parts[0], ATOM)
             return ATOM, write(op, texts, term.param)
-        return ATOM, OPS[op].written.format(x=parts[0][1])
+        return ATOM, OPS[op].written.format(x=parts[0][1], y=parts[1][1] if len(parts) > 1 else "")
 
     def layout(self, term: Term, parts: list[Part]) -> Part:
         binding, text = self.operator(term.op, term, parts)
@@ -221,7 +221,7 @@ class _Latex(_Syntax):
         if op == "index":
             return ATOM, f"{self.wrap(parts[0], ATOM)}_{{{write('index', [''], term.param)[1:-1]}}}"
         if op in TENSOR_OPS:
-            return self.entry_form(TENSOR_OPS[op].latex, term, parts)
+            return self.entry_form(latex_form(op, term.param), term, parts)
         if op in ("+", "-", "neg", "="):
             return super().operator(op, term, parts)
         return ATOM, _fill(OPS[op].latex, parts)
@@ -231,7 +231,6 @@ class _Latex(_Syntax):
         """An entry's LaTeX form, laid out by its shape: a postfix (``{x}^\\top``) binds as a
         power and a prefix (``\\sum{axis} {x}``) as a product, each around an atom; a call
         (``\\operatorname{softmax}\\left({x}\\right)``) is an atom of its own."""
-        form = form.replace("{axis}", "" if term.param is None else f"_{{\\text{{axis }} {term.param}}}")
         form = form.replace("{param}", str(term.param))  # an op's own constant (scatter's size)
         if form.startswith("{x}^"):
             return POWER, _fill(form, [(ATOM, self.wrap(parts[0], ATOM), "")])
@@ -284,9 +283,8 @@ class _Python(_Syntax):
             return super().operator(op, term, parts)
         for helper, source in entry.numpy_helpers:
             self.used[helper] = source
-        axis = "" if term.param is None else f", axis={term.param}"
-        texts = [p[1] for p in parts]
-        return ATOM, form.format(axis=axis, param=term.param, operands=", ".join(texts), **dict(zip("xyz", texts)))
+        return ATOM, numpy_form(op, [p[1] for p in parts], term.param) if op in TENSOR_OPS else \
+            form.format(**dict(zip("xy", (p[1] for p in parts))))
 
 
 _PYTHON_TAKEN = frozenset({"np", FUNCTION_NAME, "seed", *(name for entry in (*OPS.values(), *TENSOR_OPS.values())

@@ -93,6 +93,9 @@ CASES = {
     # flat on each side of the jump: derivative 0 (autograd's sign has a zero gradient too)
     "sign": (lambda a: a.sign(), anp.sign, [(-2.5,), (-1e-9,), (1e-9,), (3.0,)]),
     "step": (lambda a: a.step(), lambda a: anp.where(a > 0, 1.0, 0.0) + 0.0 * a, [(-2.5,), (-1e-9,), (1e-9,), (3.0,)]),
+    # of two operands, away from ties (ties: EDGE_CASES, where the two share the slope)
+    "maximum": (lambda a, b: a.maximum(b), anp.maximum, [(1.5, -2.25), (-3.0, 1e-9), (2.0, 7.0)]),
+    "minimum": (lambda a, b: a.minimum(b), anp.minimum, [(1.5, -2.25), (-3.0, 1e-9), (2.0, 7.0)]),
 }
 
 
@@ -147,6 +150,10 @@ def test_functions_table_is_the_methods(name):
 INF, NAN = math.inf, math.nan
 
 EDGE_CASES = {
+    # a tie of maximum or minimum: each operand gets half (PyTorch: where(self == other, grad / 2, grad))
+    "maximum(2, 2)": (lambda a, b: a.maximum(b), (2.0, 2.0), 2.0, (0.5, 0.5)),
+    "minimum(-1, -1)": (lambda a, b: a.minimum(b), (-1.0, -1.0), -1.0, (0.5, 0.5)),
+    "maximum(nan, 1)": (lambda a, b: a.maximum(b), (NAN, 1.0), NAN, (0.5, 0.5)),
     # relu'(0) = 0 (PyTorch: grad * (x > 0))
     "relu(0)": (lambda a: a.relu(), (0.0,), 0.0, (0.0,)),
     # abs'(0) = sign(0) = 0, also at -0 (no negative zero gradient)

@@ -23,7 +23,7 @@ import pytest
 from autograd import grad, jacobian
 from autograd.tracer import getval
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS, Arguments
 
 REL = 1e-12
 
@@ -40,15 +40,15 @@ def assert_close(got, want, rel=REL):
 # --- references written with autograd.numpy ---------------------------------------------------------
 
 
-def a_logsumexp(x, keepdims=False):
-    m = np.max(getval(x), axis=-1, keepdims=True)  # a constant shift, as people write it
+def a_logsumexp(x, keepdims=False, axis=-1):
+    m = np.max(getval(x), axis=axis, keepdims=True)  # a constant shift, as people write it
     m = np.where(np.isfinite(m), m, 0.0)
-    out = m + anp.log(anp.sum(anp.exp(x - m), axis=-1, keepdims=True))
-    return out if keepdims else out[..., 0]
+    out = m + anp.log(anp.sum(anp.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else anp.squeeze(out, axis)
 
 
-def a_log_softmax(x):
-    return x - a_logsumexp(x, keepdims=True)
+def a_log_softmax(x, axis=-1):
+    return x - a_logsumexp(x, keepdims=True, axis=axis)
 
 
 COMPARED = {"<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal", "==": "equal",
@@ -61,15 +61,32 @@ def reference(name, param, labels=None):
         return lambda x, y: anp.matmul(x, y)
     if name in ("sum", "mean", "max", "min"):
         fn = getattr(anp, name)
-        return lambda x: fn(x, axis=param)
+        axis, keepdims = param if isinstance(param, Arguments) else (param, False)
+        return lambda x: fn(x, axis=axis, keepdims=keepdims)
     if name == "transpose":
         return lambda x: anp.transpose(x)
+    if name == "reshape":
+        return lambda x: anp.reshape(x, param)
+    if name == "ones_like":
+        return lambda x: np.ones(np.shape(x))
+    if name == "zeros_like":
+        return lambda x: np.zeros(np.shape(x))
+    if name == "argmax":
+        axis, keepdims = param if isinstance(param, Arguments) else (param, False)
+        return lambda x: np.argmax(getval(x), axis=axis, keepdims=keepdims).astype(np.float64)
+    if name == "one_hot":
+        return lambda y: (np.asarray(getval(y))[..., None] == np.arange(param)).astype(np.float64)
+    if name in ("var", "std"):
+        axis, keepdims, correction = (tuple(param) if isinstance(param, Arguments) else (param, False, 1))
+        fn = getattr(anp, name)
+        return lambda x: fn(x, axis=axis, ddof=correction, keepdims=keepdims)
+    axis = -1 if param is None else param
     if name == "softmax":
-        return lambda x: anp.exp(a_log_softmax(x))
+        return lambda x: anp.exp(a_log_softmax(x, axis))
     if name == "log_softmax":
-        return a_log_softmax
+        return lambda x: a_log_softmax(x, axis)
     if name == "logsumexp":
-        return a_logsumexp
+        return lambda x: a_logsumexp(x, axis=axis)
     if name == "index":
         return lambda x: x[param]
     if name == "mse":
@@ -124,6 +141,12 @@ CASES = [
     ("@", [(2, 3), (3, 4)], None),
     ("@", [(1, 1), (1, 5)], None),
     ("@", [(4, 1), (1,)], None),
+    ("reshape", [(3, 4)], (2, -1)),
+    ("reshape", [(3, 4)], (-1,)),
+    ("reshape", [(2, 3, 4)], (4, 1, -1, 3)),
+    ("reshape", [(2, 3, 1, 4)], (6, 4)),
+    ("reshape", [()], (1, 1)),
+    ("reshape", [(1,)], (-1, 1)),
     ("transpose", [(3, 4)], None),
     ("transpose", [(1, 5)], None),
     ("softmax", [(5,)], None),
@@ -136,6 +159,19 @@ CASES = [
     ("logsumexp", [(5,)], None),
     ("logsumexp", [(3, 4)], None),
     ("logsumexp", [(2, 3, 4)], None),
+]
+for _name in ("softmax", "log_softmax", "logsumexp"):
+    CASES += [
+        (_name, [(3, 4)], 0),
+        (_name, [(3, 4)], -2),
+        (_name, [(3, 4)], 1),
+        (_name, [(2, 3, 4, 5)], 1),
+        (_name, [(2, 3, 4, 5)], -3),
+        (_name, [(2, 3, 4, 5)], 0),
+        (_name, [(2, 1, 4)], 1),
+        (_name, [(5,)], 0),
+    ]
+CASES += [
     ("index", [(5,)], (2,)),
     ("index", [(5,)], (-1,)),
     ("index", [(5,)], (S(1, 4),)),
@@ -201,10 +237,53 @@ for _name in ("sum", "mean", "max", "min"):
         (_name, [(3, 4)], -2),
         (_name, [(2, 3, 4)], 1),
         (_name, [(2, 3, 4)], -3),
+        (_name, [(2, 3, 4, 5)], 2),
+        (_name, [(2, 3, 4, 5)], -3),
+        (_name, [(3, 4)], Arguments((1, True))),
+        (_name, [(3, 4)], Arguments((-2, True))),
+        (_name, [(2, 3, 1, 5)], Arguments((2, True))),
+        (_name, [(2, 3, 4, 5)], Arguments((1, True))),
+        (_name, [(2, 3, 4, 5)], Arguments((-1, True))),
+        (_name, [(3, 4)], Arguments((None, True))),
+        (_name, [(5,)], Arguments((None, True))),
     ]
 
-# Every op of the table has cases (a new op fails here until it has some).
-assert {name for name, _, _ in CASES} == set(TENSOR_OPS)
+for _name in ("var", "std"):
+    CASES += [
+        (_name, [(5,)], None),
+        (_name, [(3, 4)], None),
+        (_name, [(3, 4)], 0),
+        (_name, [(3, 4)], -1),
+        (_name, [(2, 3, 4, 5)], 2),
+        (_name, [(2, 3, 4, 5)], -3),
+        (_name, [(3, 4)], Arguments((1, True, 1))),
+        (_name, [(3, 4)], Arguments((0, False, 0))),
+        (_name, [(3, 4)], Arguments((-1, True, 2))),
+        (_name, [(2, 1, 4)], Arguments((2, True, 0))),
+        (_name, [(1, 4)], Arguments((0, False, 0))),  # one entry, divided by n = 1: var 0, std 0
+        (_name, [(2, 3, 4, 5)], Arguments((1, True, 0))),
+    ]
+
+CASES += [
+    ("ones_like", [(3, 4)], None),
+    ("ones_like", [()], None),
+    ("zeros_like", [(2, 3, 4, 5)], None),
+    ("argmax", [(5,)], None),
+    ("argmax", [(3, 4)], None),
+    ("argmax", [(3, 4)], 1),
+    ("argmax", [(3, 4)], -2),
+    ("argmax", [(2, 3, 4, 5)], 2),
+    ("argmax", [(2, 3, 4, 5)], Arguments((-1, True))),
+    ("argmax", [(3, 4)], Arguments((None, True))),
+    ("one_hot", [(5,)], 4),
+    ("one_hot", [(2, 3)], 6),
+    ("one_hot", [()], 4),
+    ("one_hot", [(2, 1, 3, 2)], 5),
+]
+
+# Every op of the table has cases (a new op fails here until it has some); an op of no operands
+# is a constant the compiler makes (arange), tested in test_tensor_ops_edges.py.
+assert {name for name, _, _ in CASES} == {name for name, op in TENSOR_OPS.items() if op.arity}
 
 
 def case_id(case):
@@ -230,6 +309,8 @@ def make_args(name, shapes, rng, batch=(), param=None):
         elif name in INDEXED and i == 1:  # whole numbers of the axis indexed, negative ones too
             size = INDEXED[name](shapes, param)
             args.append(rng.integers(-size, size, size=batch + tuple(shape)).astype(np.float64))
+        elif name == "one_hot":
+            args.append(rng.integers(0, 4, size=batch + tuple(shape)).astype(np.float64))
         else:
             args.append(rng.normal(size=batch + tuple(shape)))
     return args
@@ -242,8 +323,11 @@ INDEXED = {"gather": lambda shapes, param: shapes[0][0],
 WHOLE = {"cross_entropy", *INDEXED}  # ops whose second operand is whole numbers, not differentiated
 
 
+NO_GRADIENT = {"ones_like", "zeros_like", "argmax", "one_hot"}  # constant where defined: zeros, checked as labels
+
+
 def differentiable(name, count):
-    if name in COMPARED:
+    if name in COMPARED or name in NO_GRADIENT:
         return []  # flat wherever defined: the VJP is zeros, checked below
     if name == "where":
         return [1, 2]
@@ -390,7 +474,7 @@ def lead_patterns(arity):
     return [p for p in itertools.product((0, 1), repeat=arity) if any(p)]
 
 
-BATCH_CASES = [(c, p) for c in CASES for p in lead_patterns(TENSOR_OPS[c[0]].arity or len(c[1]))]
+BATCH_CASES = [(c, p) for c in CASES for p in lead_patterns(len(c[1]) if TENSOR_OPS[c[0]].arity == VARIADIC else TENSOR_OPS[c[0]].arity)]
 
 
 def batch_id(item):

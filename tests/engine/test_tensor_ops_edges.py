@@ -25,6 +25,7 @@ from autograd import grad
 import autodiff_cli.engine.tensor_ops as tensor_ops
 from autodiff_cli.engine.tensor_ops import (
     TENSOR_OPS,
+    VARIADIC,
     align,
     elementwise_forward,
     elementwise_jvp,
@@ -383,9 +384,12 @@ def test_matmul_batched_gradient_by_hand():
 def test_table_rows_are_complete():
     for name, op in TENSOR_OPS.items():
         assert op.name == name
-        assert len(op.rule) == max(op.arity, 1), name  # arity 0: any number of operands, one rule for each
+        if not op.arity:  # a constant the compiler makes (arange): its shape, entries and arguments
+            assert op.arguments and op.rule == () and op.summary, name
+            continue
+        assert len(op.rule) == (1 if op.arity == VARIADIC else op.arity), name  # any number: one rule for each
         assert all(r.startswith("dL/d") for r in op.rule), name
-        first = "{operands}" if op.arity == 0 else "{x}"
+        first = "{operands}" if op.arity == VARIADIC else "{x}"
         assert first in op.written and first in op.latex and (op.numpy is None or first in op.numpy), name
         assert op.summary and "\n" not in op.summary, name
         if op.arity >= 2:
@@ -428,3 +432,95 @@ def test_the_module_imports_only_the_standard_library_and_ops():
                 assert node.module == "ops", node.module
             else:
                 assert node.module.split(".")[0] in sys.stdlib_module_names, node.module
+
+
+# --- var and std: the correction, and std where every entry is equal -----------------------------------
+
+
+def test_var_divides_by_n_minus_the_correction_by_hand() -> None:
+    from autodiff_cli.engine.tensor_ops import Arguments
+
+    x = np.array([[1.0, 2.0, 6.0], [4.0, 4.0, 4.0]])
+    # row 0: mean 3, squares 4 + 1 + 9 = 14; row 1: all 4, squares 0
+    close(TENSOR_OPS["var"].forward(np, [x], (0,), 1), [7.0, 0.0])  # n - 1 = 2: PyTorch's default
+    close(TENSOR_OPS["var"].forward(np, [x], (0,), Arguments((1, False, 0))), [14.0 / 3, 0.0])  # n: NumPy's
+    (g,) = TENSOR_OPS["var"].vjp(np, np.array([1.0, 1.0]), None, [x], (0,), 1)
+    close(g, [[-2.0, -1.0, 3.0], [0.0, 0.0, 0.0]])  # 2 (x - mean) / (n - 1)
+
+
+def test_std_where_every_entry_is_equal_has_gradient_zero_as_in_pytorch() -> None:
+    """sqrt's slope is infinite at 0 and (x - mean) is 0 there: PyTorch takes the product as 0
+    (std_backward masks it); so does the kernel, its JVP, and the rule diff writes."""
+    x = np.array([[4.0, 4.0, 4.0], [1.0, 2.0, 6.0]])
+    out = TENSOR_OPS["std"].forward(np, [x], (0,), 1)
+    close(out, [0.0, math.sqrt(7.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division warning either
+        (g,) = TENSOR_OPS["std"].vjp(np, np.array([1.0, 1.0]), out, [x], (0,), 1)
+        jvp = TENSOR_OPS["std"].jvp(np, [np.ones_like(x)], out, [x], (0,), 1)
+    close(g[0], [0.0, 0.0, 0.0])
+    close(g[1], np.array([-2.0, -1.0, 3.0]) / (2 * math.sqrt(7.0)))  # (x - mean) / ((n - 1) std)
+    close(jvp, [0.0, 0.0])  # a shift of every entry leaves std unchanged
+
+
+# --- argmax and one_hot: ties and labels that are no class -------------------------------------------
+
+
+def test_argmax_takes_the_first_of_a_tie_as_numpy_and_pytorch() -> None:
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    close(TENSOR_OPS["argmax"].forward(np, [x], (0,), 1), [1.0, 0.0])
+    close(TENSOR_OPS["argmax"].forward(np, [x], (0,), None), 1.0)  # the flat index of the first 3
+    (g,) = TENSOR_OPS["argmax"].vjp(np, np.ones(2), None, [x], (0,), 1)
+    close(g, np.zeros((2, 3)))  # an index carries no gradient
+
+
+@pytest.mark.parametrize(("labels", "leads", "named"), [
+    ([0.0, 2.0, 4.0], (0,), "entry [2] is 4"),
+    ([[0.0, 1.5]], (0,), "entry [0, 1] is 1.5"),
+    ([0.0, -1.0], (0,), "entry [1] is -1"),
+    ([[0.0], [float("nan")]], (1,), "row 1, entry [0] is nan"),
+])
+def test_one_hot_refuses_a_label_that_is_no_class_and_names_it(labels, leads, named) -> None:
+    from autodiff_cli.engine.ops import DomainError
+
+    with pytest.raises(DomainError) as caught:
+        TENSOR_OPS["one_hot"].forward(np, [np.array(labels)], leads, 4)
+    assert named in str(caught.value)
+    assert "from 0 to 3" in str(caught.value)
+
+
+# --- arange: a constant made when the program is read -------------------------------------------------
+
+
+def test_arange_is_the_list_literal_of_0_to_n_minus_1() -> None:
+    from autodiff_cli.language import parse
+    from autodiff_cli.language.program import ArrayLiteral
+
+    program = parse("i = arange(4)\nx = [[1, 2, 3, 4]]\nL = sum(x * arange(4))")
+    literal = program.variables["i"].default
+    assert isinstance(literal, ArrayLiteral) and (literal.shape, literal.values) == ((4,), (0.0, 1.0, 2.0, 3.0))
+    assert "arange" not in program.instructions.op_names  # no executor meets it
+    assert TENSOR_OPS["arange"].forward(np, (), (), 0).shape == (0,)
+
+
+def test_registration_refuses_an_argument_the_numpy_form_leaves_out() -> None:
+    from autodiff_cli.engine.tensor_ops import Argument, _check_entry
+
+    row = TENSOR_OPS["softmax"]._replace(numpy="_softmax({x})")  # the axis would be dropped silently
+    with pytest.raises(TypeError, match=r"the numpy form must hold the argument \{axis\}"):
+        _check_entry(row)
+    with pytest.raises(TypeError, match="must be an Argument of kind"):
+        _check_entry(row._replace(numpy="_softmax({x}{axis})", arguments=(Argument("axis", "number", -1, "axis"),)))
+
+
+def test_write_numpy_form_and_latex_form_fill_in_the_arguments() -> None:
+    from autodiff_cli.engine.tensor_ops import Arguments, latex_form, numpy_form
+
+    assert write("sum", ["x"], Arguments((1, True))) == "sum(x, 1, keepdim)"
+    assert write("var", ["x"], Arguments((0, False, 0))) == "var(x, 0, 0)"
+    assert write("reshape", ["x"], (2, -1)) == "reshape(x, [2, -1])"
+    assert write("softmax", ["x"], 0) == "softmax(x, 0)" and write("softmax", ["x"]) == "softmax(x)"
+    assert numpy_form("sum", ["x"], Arguments((1, True))) == "np.sum(x, axis=1, keepdims=True)"
+    assert numpy_form("var", ["x"], None) == "np.var(x, ddof=1)"  # NumPy's default is 0: always written
+    assert numpy_form("reshape", ["x"], (2, -1)) == "np.reshape(x, (2, -1))"
+    assert latex_form("mean", 1) == r"\operatorname{mean}_{\text{axis } 1} {x}"

@@ -86,3 +86,82 @@ def test_cross_entropy_against_torch():
     np.testing.assert_allclose(out, loss.item(), rtol=1e-12)
     np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
     assert not gy.any()
+
+
+# --- the ops of issue 33: reshape, keepdim, var/std, softmax along an axis, argmax, one_hot, maximum ---
+
+from autodiff_cli.engine.ops import OPS  # noqa: E402
+from autodiff_cli.engine.tensor_ops import Arguments, elementwise_forward, elementwise_vjp  # noqa: E402
+
+TORCH.update({
+    "reshape": lambda x, p: x.reshape(p),
+    "var": lambda x, p: torch.var(x, dim=p[0], keepdim=p[1], correction=p[2]),
+    "std": lambda x, p: torch.std(x, dim=p[0], keepdim=p[1], correction=p[2]),
+})
+NEW_CASES = [
+    ("reshape", [(2, 3, 4)], (4, -1)), ("reshape", [(2, 3, 4, 5)], (6, 1, -1)),
+    ("var", [(3, 4)], Arguments((1, True, 1))), ("var", [(2, 3, 4, 5)], Arguments((2, False, 0))),
+    ("std", [(3, 4)], Arguments((0, True, 1))), ("std", [(2, 3, 4, 5)], Arguments((-1, False, 2))),
+]
+
+
+@pytest.mark.parametrize("case", NEW_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_new_ops_value_and_vjp_against_torch(case):
+    test_value_and_vjp_against_torch(case)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
+def test_keepdim_against_torch(name):
+    x = np.random.default_rng(23).normal(size=(2, 3, 4, 5))
+    fn = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[name]
+    op = TENSOR_OPS[name]
+    for axis in (1, -1):
+        out = op.forward(np, [x], [0], Arguments((axis, True)))
+        g = np.random.default_rng(24).normal(size=out.shape)
+        (got,) = op.vjp(np, g, out, [x], [0], Arguments((axis, True)))
+        t = torch.tensor(x, requires_grad=True)
+        t_out = fn(t, dim=axis, keepdim=True)
+        (t_out * torch.tensor(g)).sum().backward()
+        np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("axis", [0, 1, -3])
+def test_softmax_family_along_an_axis_against_torch(name, axis):
+    x = np.random.default_rng(25).normal(size=(3, 4, 5)) * 20.0
+    op = TENSOR_OPS[name]
+    out = op.forward(np, [x], [0], axis)
+    g = np.random.default_rng(26).normal(size=out.shape)
+    (got,) = op.vjp(np, g, out, [x], [0], axis)
+    t = torch.tensor(x, requires_grad=True)
+    t_out = getattr(torch, name)(t, dim=axis)
+    (t_out * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_argmax_and_one_hot_against_torch():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [0.0, -1.0, 5.0]])  # ties: the first index
+    got = TENSOR_OPS["argmax"].forward(np, [x], [0], 1)
+    np.testing.assert_array_equal(got, torch.argmax(torch.tensor(x), dim=1).numpy())
+    assert TENSOR_OPS["argmax"].forward(np, [x], [0], None) == torch.argmax(torch.tensor(x)).item()
+    y = np.array([2.0, 0.0, 1.0])
+    want = torch.nn.functional.one_hot(torch.tensor(y, dtype=torch.int64), 4).numpy()
+    np.testing.assert_array_equal(TENSOR_OPS["one_hot"].forward(np, [y], [0], 4), want)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_and_minimum_with_ties_against_torch(name):
+    x = np.array([[1.0, 3.0, -2.0], [2.0, 2.0, 0.5]])
+    y = np.array([3.0, 2.0, -2.0])  # ties at [0, 2], [1, 1]
+    g = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    out, slopes = elementwise_forward(np, name, [x, y], [0, 0])
+    gx, gy = elementwise_vjp(np, name, g, slopes, [x, y], [0, 0])
+    tx, ty = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    t_out = getattr(torch, name)(tx, ty)
+    (t_out * torch.tensor(g)).sum().backward()
+    np.testing.assert_array_equal(out, t_out.detach().numpy())
+    np.testing.assert_array_equal(gx, tx.grad.numpy())
+    np.testing.assert_array_equal(gy, ty.grad.numpy())
+    assert OPS[name].scalar(2.0, 2.0)[1:] == (0.5, 0.5)

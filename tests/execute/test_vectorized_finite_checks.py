@@ -57,6 +57,7 @@ def test_a_positive_constant_power_propagates(exponent: float) -> None:
 FINITE_AT_AN_INFINITY = {
     "tanh": (math.inf,), "exp": (-math.inf,), "relu": (-math.inf,), "sigmoid": (math.inf,),
     "sign": (math.inf,), "step": (math.inf,), "**": (1.0, math.nan),
+    "maximum": (-math.inf, 1.0), "minimum": (math.inf, 1.0),  # the other operand wins
 }
 
 

@@ -33,7 +33,7 @@ from autodiff_cli.execute import evaluate
 from autodiff_cli.execute.vectorized import evaluate_batch
 from autodiff_cli.language import parse
 
-EXACT = {"+", "-", "*", "/", "neg", "=", "sqrt", "abs", "relu", "sign", "step"}
+EXACT = {"+", "-", "*", "/", "neg", "=", "sqrt", "abs", "relu", "sign", "step", "maximum", "minimum"}
 TINY, MAX = 5e-324, 1.7976931348623157e308
 EDGES = (0.0, -0.0, TINY, -TINY, 2.2250738585072014e-308, -2.2250738585072014e-308, 1e-300, -1e-300,
          1e-8, -1e-8, 0.25, -0.25, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 19.5, -19.5, 40.0, -40.0,
@@ -47,6 +47,7 @@ PROGRAMS = {
     "=": "y = x",
     **{name: f"y = {name}(x)" for name in ("tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs",
                                             "sign", "step")},
+    **{name: f"y = {name}(x, z)" for name in ("maximum", "minimum")},  # the grid holds every tie x = z
 }
 
 

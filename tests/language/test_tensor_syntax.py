@@ -335,10 +335,36 @@ def test_an_index_out_of_range_for_a_given_shape() -> None:
     ("s = 2\ny = min(s, 0)", ShapeError, "min(s, 0): []: axis 0 is out of range: a scalar has no axes", (2, 5)),
     ("x = [[1, 2]]\ny = sum(x, 0.5)", ProgramError, "the axis of sum() must be a whole number", (2, 12)),
     ("x = [[1, 2]]\ny = sum(x, a)", ProgramError, "the axis of sum() must be written as numbers", (2, 12)),
-    ("x = [[1, 2]]\ny = sum(x, 0, 1)", ProgramError, "sum() takes 1 or 2 arguments (3 given)", (2, 5)),
+    ("x = [[1, 2]]\ny = sum(x, 0, 1)", ProgramError,
+     "sum() takes 1 number (axis) and the word keepdim after its operand, and this argument is one too many", (2, 15)),
+    ("x = [[1, 2]]\ny = sum(x, 0, keepdim, 1)", ProgramError, "sum() takes 1 to 3 arguments (4 given)", (2, 5)),
+    ("x = [[1, 2]]\ny = sum(x, 0, keepdims)", ProgramError, "'keepdims' is not a word sum() takes: it takes keepdim",
+     (2, 15)),
+    ("keepdim = 2\nx = [[1, 2]]\ny = sum(x, 0, keepdim)", ProgramError,
+     "'keepdim' is a variable of this program, so it cannot be the word keepdim of sum()", (3, 15)),
+    ("x = [[1, 2]]\ny = mean(x, keepdim, keepdim)", ProgramError, "keepdim is written twice in mean()", (2, 13)),
+    ("x = [[1, 2]]\ny = max(x, 2, keepdim)", ShapeError, "max(x, 2, keepdim): [1, 2]: axis 2 is out of range for 2 axes",
+     (2, 5)),
     ("x = [[1, 2]]\ny = transpose(x, 0)", ProgramError, "transpose() takes 1 argument (2 given)", (2, 5)),
-    ("x = [[1, 2]]\ny = softmax(x, 0)", ProgramError, "softmax() takes 1 argument (2 given)", (2, 5)),
+    ("x = [[1, 2]]\ny = softmax(x, 0, 1)", ProgramError, "softmax() takes 1 or 2 arguments (3 given)", (2, 5)),
+    ("x = [[1, 2]]\ny = softmax(x, 2)", ShapeError, "softmax(x, 2): [1, 2]: axis 2 is out of range for 2 axes", (2, 5)),
+    ("x = [[1, 2]]\ny = logsumexp(x, keepdim)", ProgramError, "the axis of logsumexp() must be written as numbers",
+     (2, 18)),
     ("y = mse(x)", ProgramError, "mse() takes 2 arguments (1 given)", (1, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [3])", ShapeError, "reshape(x, [3]): [1, 2] to [3]: 2 entries cannot fill 3",
+     (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [-1, -1])", ShapeError,
+     "reshape(x, [-1, -1]): [1, 2] to [-1, -1]: only one size may be -1 (the one worked out)", (2, 5)),
+    ("x = [[1, 2, 3]]\ny = reshape(x, [2, -1])", ShapeError,
+     "reshape(x, [2, -1]): [1, 3] to [2, -1]: 3 entries are not a whole multiple of 2", (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [-2, -1])", ShapeError, "reshape(x, [-2, -1]): [1, 2] to [-2, -1]: a size cannot be -2",
+     (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x)", ProgramError, "reshape() needs its shape", (2, 5)),
+    ("x = [[1, 2]]\ny = reshape(x, [1.5, 2])", ProgramError, "the shape of reshape() must be a list of whole numbers",
+     (2, 16)),
+    ("x = [[1, 2]]\ns = [2]\ny = reshape(x, s)", ProgramError, "the shape of reshape() must be written as numbers",
+     (3, 16)),
+    ("x = [[1, 2]]\ny = reshape(x, [2], [1])", ProgramError, "reshape() takes 2 arguments (3 given)", (2, 5)),
 ])
 def test_axis_and_arity_errors(text: str, kind: type, message: str, at: tuple[int, int]) -> None:
     error = error_of(text)
@@ -639,3 +665,23 @@ def test_a_shape_error_writes_a_literal_operand(text: str, written: str) -> None
     with pytest.raises(ShapeError) as caught:
         infer(program, {"W": (2, 2), "x": (3,)})
     assert caught.value.message.startswith(written), caught.value.message
+
+
+def test_reshape_takes_its_shape_as_written_and_works_out_the_minus_one() -> None:
+    program = parse("x = [[1, 2, 3], [4, 5, 6]]\ny = reshape(x, [3, -1])\nz = reshape(x, 6)")
+    params = {program.instructions[program.variables[n].register].param for n in ("y", "z")}
+    assert params == {(3, -1), (6,)}  # a single number is a shape of one axis
+
+
+@pytest.mark.parametrize(("call", "param", "shape"), [
+    ("sum(x, 1, keepdim)", (1, True), (2, 1)),
+    ("mean(x, keepdim, -2)", (-2, True), (1, 3)),
+    ("max(x, keepdim)", (None, True), (1, 1)),
+    ("min(x, 0)", 0, (3,)),
+])
+def test_keepdim_is_a_bare_word_anywhere_after_the_operand(call: str, param, shape) -> None:
+    program = parse(f"x = [[1, 2, 3], [4, 5, 6]]\ny = {call}\nz = y * 2")
+    register = program.variables["y"].register
+    assert program.instructions[register].param == param
+    assert "keepdim" not in program.variables  # a word, not an input
+    assert infer(program, {})[register] == shape

@@ -28,9 +28,9 @@ from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
 OPS = ("+", "-", "*", "/", "**", "neg", "**c", "tanh", "exp", "log", "sqrt", "relu", "sigmoid",
-       "sin", "cos", "abs", "sign", "step", "=")
+       "sin", "cos", "abs", "sign", "step", "=", "maximum", "minimum")
 UNARY = ("neg", "tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs", "sign", "step")
-BINARY = ("+", "-", "*", "/", "**")
+BINARY = ("+", "-", "*", "/", "**", "maximum", "minimum")
 EXPONENTS = (2.0, 3.0, -1.0, -2.0, 0.5, 1.5, 0.0, 1.0, 2.5)
 
 TINY = 1e-300
@@ -80,6 +80,8 @@ class Gen:
             value, expr = v[0] / v[1], f"{t[0]} / {t[1]}"
         elif op == "**":
             value, expr = v[0] ** v[1], f"{t[0]} ** {t[1]}"
+        elif op in ("maximum", "minimum"):
+            value, expr = (max if op == "maximum" else min)(v[0], v[1]), f"{op}({t[0]}, {t[1]})"
         elif op == "**c":
             value, expr = v[0] ** const, f"{t[0]} ** {number_text(const)}"
         elif op == "neg":
@@ -145,6 +147,8 @@ def apply_op(gen: Gen, op: str, pick: Any, last: bool) -> int:
         a, b = pick(), pick()
         if op == "/":
             b = gen.away_from_zero(b, 0.5)
+        elif op in ("maximum", "minimum") and abs(gen.values[a] - gen.values[b]) < 0.25:
+            b = gen.add("+c", (b,), 1.0)  # away from a tie, where the derivative is a convention
         elif op == "**":
             a = gen.at_most(gen.at_least(a, 0.5), 100.0)
             log_base = abs(math.log(gen.values[a])) or 1.0

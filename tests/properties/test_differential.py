@@ -112,6 +112,8 @@ def autograd_function(gen: Gen):  # type: ignore[no-untyped-def]
                 vals.append(1.0 / (1.0 + anp.exp(-a[0])))
             elif op == "step":
                 vals.append(anp.where(a[0] > 0, 1.0, 0.0) + 0.0 * a[0])
+            elif op in ("maximum", "minimum"):
+                vals.append(getattr(anp, op)(a[0], a[1]))
             else:
                 vals.append(getattr(anp, op)(a[0]))
         return vals[-1]

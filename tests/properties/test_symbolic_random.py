@@ -207,6 +207,8 @@ def sympy_expression(gen: Gen) -> tuple[list[sympy.Symbol], sympy.Expr]:
             values.append(-a[0])
         elif op == "=":
             values.append(a[0])
+        elif op in ("maximum", "minimum"):
+            values.append((sympy.Max if op == "maximum" else sympy.Min)(a[0], a[1]))
         else:
             functions = {
                 "tanh": sympy.tanh,

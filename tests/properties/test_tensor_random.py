@@ -106,18 +106,33 @@ def literal_text(values: np.ndarray, rng: np.random.Generator | None = None) -> 
     return "[" + ", ".join(rows) + "]"
 
 
-def ref_extreme(name: str, x: Any, axis: Any) -> Any:
+def ref_extreme(name: str, x: Any, axis: Any, keepdims: bool = False) -> Any:
     raw = np.asarray(getval(x))
     extreme = getattr(np, name)(raw, axis=axis, keepdims=True)
     if np.any(np.sum(raw == extreme, axis=axis) > 1):
         raise Tie()
-    return getattr(anp, name)(x, axis=axis)
+    return getattr(anp, name)(x, axis=axis, keepdims=keepdims)
 
 
-def ref_logsumexp(x: Any, keepdims: bool = False) -> Any:
-    m = np.max(np.asarray(getval(x)), axis=-1, keepdims=True)  # a constant shift
-    out = m + anp.log(anp.sum(anp.exp(x - m), axis=-1, keepdims=True))
-    return out if keepdims else out[..., 0]
+def ref_spread(name: str, x: Any, axis: Any, keepdims: bool, correction: int) -> Any:
+    """var or std; std of entries that (nearly) all equal is its kink, drawn again as a tie:
+    there autograd gives NaN or 0 by case, and the engine 0, as PyTorch."""
+    if name == "std" and np.any(np.var(np.asarray(getval(x)), axis=axis) < 1e-12):
+        raise Tie()
+    return getattr(anp, name)(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+
+def ref_argmax(x: Any, axis: Any) -> Any:
+    raw = np.asarray(getval(x))
+    if np.any(np.sum(raw == np.max(raw, axis=axis, keepdims=True), axis=axis) > 1):
+        raise Tie()  # the first index, as both take; drawn again to keep the programs varied
+    return np.argmax(raw, axis=axis).astype(np.float64)
+
+
+def ref_logsumexp(x: Any, keepdims: bool = False, axis: int = -1) -> Any:
+    m = np.max(np.asarray(getval(x)), axis=axis, keepdims=True)  # a constant shift
+    out = m + anp.log(anp.sum(anp.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else anp.squeeze(out, axis)
 
 
 def off_kink(x: Any) -> None:
@@ -330,7 +345,8 @@ class Gen:
     def expr(self, depth: int) -> Node:
         kind = self.rng.choice(
             ["function", "binary", "binary", "div", "power", "matmul", "reduce", "reduce", "transpose", "index",
-             "index", "softmax", "mse", "cross_entropy", "special", "gather", "select", "join"],
+             "index", "softmax", "mse", "cross_entropy", "special", "gather", "select", "join", "reshape",
+             "constant_of", "constant_of", "constant_of", "extreme_of_two"],
         )
         return self.squash(getattr(self, "op_" + kind)(depth))
 
@@ -445,6 +461,24 @@ class Gen:
         return Node(f"concat({listed}, {axis})", ATOM,
                     lambda env, fs=fns, k=axis: anp.concatenate([f(env) for f in fs], axis=k), tuple(shape), bound)
 
+    def op_extreme_of_two(self, depth: int) -> Node:
+        """maximum / minimum with broadcasting; a tie (where the two share the slope) is drawn again."""
+        a = self.any_operand(depth)
+        shape = self.partner_shape(a.shape)
+        b = self.pick(depth, lambda s: s == shape)
+        if b is None or b.text == a.text or b.constant:  # maximum(x, x) ties everywhere
+            b = self.new_input(shape)
+        op = str(self.rng.choice(["maximum", "minimum"]))
+
+        def ref(env: dict[str, Any], f: Any = a.fn, g: Any = b.fn, name: str = op) -> Any:
+            x, y = f(env), g(env)
+            if np.any(np.abs(np.asarray(getval(x)) - np.asarray(getval(y))) < 1e-9):
+                raise Tie()
+            return getattr(anp, name)(x, y)
+
+        return Node(f"{op}({a.text}, {b.text})", ATOM, ref, np.broadcast_shapes(a.shape, b.shape),
+                    max(a.bound, b.bound), a.constant and b.constant)
+
     def op_div(self, depth: int) -> Node:
         a = self.any_operand(depth)
         shape = self.partner_shape(a.shape)
@@ -504,20 +538,65 @@ class Gen:
 
     def op_reduce(self, depth: int) -> Node:
         x = self.any_operand(depth)
-        name = str(self.rng.choice(["sum", "mean", "max", "min"]))
+        name = str(self.rng.choice(["sum", "mean", "max", "min", "var", "std"]))
         if not x.shape or self.rng.random() < 0.35:
             axis = None
         else:
             r = len(x.shape)
             axis = int(self.rng.integers(-r, r))
         size = math.prod(x.shape) if axis is None else x.shape[axis]
-        if name in ("max", "min"):
-            ref = lambda env, f=x.fn, n=name, a=axis: ref_extreme(n, f(env), a)  # noqa: E731
+        keep = bool(x.shape) and self.rng.random() < 0.3
+        correction = 1 if size > 1 and self.rng.random() < 0.6 else 0
+        if name in ("var", "std") and axis is None:
+            correction = 1 if size > 1 else 0
+            if not correction:  # var(x) of one entry: only an axis can take correction 0
+                name = "mean"
+        if name in ("var", "std"):
+            ref = lambda env, f=x.fn, n=name, a=axis, k=keep, c=correction: ref_spread(  # noqa: E731
+                n, f(env), a, k, c)
+        elif name in ("max", "min"):
+            ref = lambda env, f=x.fn, n=name, a=axis, k=keep: ref_extreme(n, f(env), a, k)  # noqa: E731
         else:
-            ref = lambda env, f=x.fn, n=name, a=axis: getattr(anp, n)(f(env), axis=a)  # noqa: E731
-        shape = () if axis is None else x.shape[:axis % len(x.shape)] + x.shape[axis % len(x.shape) + 1:]
+            ref = lambda env, f=x.fn, n=name, a=axis, k=keep: getattr(anp, n)(f(env), axis=a, keepdims=k)  # noqa: E731
+        if axis is None:
+            shape = (1,) * len(x.shape) if keep else ()
+        else:
+            k = axis % len(x.shape)
+            shape = x.shape[:k] + ((1,) if keep else ()) + x.shape[k + 1:]
         text = f"{name}({x.text})" if axis is None else f"{name}({x.text}, {axis})"
-        return Node(text, ATOM, ref, shape, x.bound * (size if name == "sum" else 1), x.constant)
+        if keep:
+            text = text[:-1] + ", keepdim)"
+        if name in ("var", "std") and correction != 1:
+            text = text[:-1] + f", {correction})"
+        bound = {"sum": x.bound * size, "var": 2 * x.bound ** 2, "std": 2 * x.bound}.get(name, x.bound)
+        return Node(text, ATOM, ref, shape, bound, x.constant)
+
+    def op_reshape(self, depth: int) -> Node:
+        """reshape to a shape of the same size: its factors in a random order, size-1 axes
+        sometimes added, and one size sometimes written -1."""
+        x = self.any_operand(depth)
+        size = math.prod(x.shape)
+        factors, rest, p = [], size, 2
+        while rest > 1:  # its prime factors
+            while rest % p == 0:
+                factors.append(p)
+                rest //= p
+            p += 1
+        self.rng.shuffle(factors)
+        shape = []
+        for p in factors:
+            if shape and self.rng.random() < 0.5:
+                shape[-1] *= p
+            else:
+                shape.append(p)
+        if not shape or self.rng.random() < 0.25:
+            shape.insert(int(self.rng.integers(0, len(shape) + 1)), 1)
+        written = list(shape)
+        if self.rng.random() < 0.5:
+            written[int(self.rng.integers(0, len(written)))] = -1
+        target = tuple(shape)
+        return Node(f"reshape({x.text}, [{', '.join(map(str, written))}])", ATOM,
+                    lambda env, f=x.fn, t=target: anp.reshape(f(env), t), target, x.bound, x.constant)
 
     def op_transpose(self, depth: int) -> Node:
         x = self.pick(depth, lambda s: len(s) == 2)
@@ -610,14 +689,18 @@ class Gen:
     def op_softmax(self, depth: int) -> Node:
         x = self.pick(depth, lambda s: len(s) >= 1) or self.new_input(self.random_shape() or (3,))
         name = str(self.rng.choice(["softmax", "log_softmax", "logsumexp"]))
-        n = x.shape[-1]
+        r = len(x.shape)
+        axis = -1 if r == 1 or self.rng.random() < 0.5 else int(self.rng.integers(-r, r))
+        n = x.shape[axis]
+        call = f"{name}({x.text})" if axis == -1 else f"{name}({x.text}, {axis})"
         if name == "softmax":
-            return Node(f"softmax({x.text})", ATOM,
-                        lambda env, f=x.fn: anp.exp(f(env) - ref_logsumexp(f(env), True)), x.shape, 1.0, x.constant)
+            return Node(call, ATOM, lambda env, f=x.fn, a=axis: anp.exp(f(env) - ref_logsumexp(f(env), True, a)),
+                        x.shape, 1.0, x.constant)
         if name == "log_softmax":
-            return Node(f"log_softmax({x.text})", ATOM, lambda env, f=x.fn: f(env) - ref_logsumexp(f(env), True),
+            return Node(call, ATOM, lambda env, f=x.fn, a=axis: f(env) - ref_logsumexp(f(env), True, a),
                         x.shape, 2 * x.bound + math.log(n), x.constant)
-        return Node(f"logsumexp({x.text})", ATOM, lambda env, f=x.fn: ref_logsumexp(f(env)), x.shape[:-1],
+        k = axis % r
+        return Node(call, ATOM, lambda env, f=x.fn, a=axis: ref_logsumexp(f(env), False, a), x.shape[:k] + x.shape[k + 1:],
                     x.bound + math.log(n), x.constant)
 
     def op_mse(self, depth: int) -> Node:
@@ -640,6 +723,30 @@ class Gen:
 
         return Node(f"cross_entropy({x.text}, {labels.text})", ATOM, ref, (),
                     2 * x.bound + math.log(x.shape[-1]), x.constant)
+
+    def op_constant_of(self, depth: int) -> Node:
+        """Ops whose value carries no gradient: argmax (ties redrawn), one_hot of labels, and
+        ones_like / zeros_like, used in a product so that the program still reads them."""
+        kind = str(self.rng.choice(["argmax", "one_hot", "ones_like", "zeros_like"]))
+        if kind == "one_hot":
+            classes = int(self.rng.choice(self.dims)) + 1
+            labels = self.new_labels(self.random_shape(), classes)
+            return Node(f"one_hot({labels.text}, {classes})", ATOM,
+                        lambda env, y=labels.text, c=classes: (np.asarray(env[y])[..., None] == np.arange(c)) * 1.0,
+                        labels.shape + (classes,), 1.0, True)
+        x = self.pick(depth, lambda s: len(s) >= 1) or self.new_input(self.random_shape() or (3,))
+        if kind != "argmax":
+            value = 1.0 if kind == "ones_like" else 0.0
+            factor = self.pick(depth, lambda s: s == x.shape) or self.new_input(x.shape)
+            return Node(f"{kind}({x.text}) * {paren(factor, PRODUCT + 1)}", PRODUCT,
+                        lambda env, f=factor.fn, v=value, sh=x.shape: np.full(sh, v) * f(env), x.shape,
+                        factor.bound * value)
+        r = len(x.shape)
+        axis = None if self.rng.random() < 0.3 else int(self.rng.integers(-r, r))
+        shape = () if axis is None else x.shape[:axis % r] + x.shape[axis % r + 1:]
+        text = f"argmax({x.text})" if axis is None else f"argmax({x.text}, {axis})"
+        return Node(text, ATOM, lambda env, f=x.fn, a=axis: ref_argmax(f(env), a), shape,
+                    float(math.prod(x.shape)), True)
 
     # --- a program ----------------------------------------------------------------------------
 
@@ -884,7 +991,7 @@ def test_the_generator_covers_every_form() -> None:
     """The programs drawn use every form of the language the issue lists, many times."""
     texts = "\n".join(Gen(seed).program().text for seed in range(CHUNKS * PER_CHUNK))
     for form in ["@", "sum(", "mean(", "max(", "min(", "transpose(", "softmax(", "log_softmax(", "logsumexp(",
-                 "mse(", "cross_entropy(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
+                 "mse(", "cross_entropy(", "reshape(", ", -1])", ", keepdim)", "var(", "std(", ", 0)", "softmax(x", "logsumexp(", "argmax(", "one_hot(", "ones_like(", "zeros_like(", "maximum(", "minimum(", "normal(", "uniform(", ", -1)", ", -2)", "[-1", ":]", "[:", "**2",
                  "** -0.5", "** tanh(", "/ (", "exp(", "log(", "sqrt(", "tanh(", "sigmoid(", "relu(", "sin(",
                  "cos(", "abs(", "sign(", "step(", " ^ ", "-[", "],\n", "# a row", "; ", "\nL = ", "pick(",
                  "scatter(", "::-", ":2]", "where(", "clip(", " < ", " <= ", " > ", " >= ", " == ", " != ",

@@ -214,6 +214,10 @@ RULES = {
     "sign": ("y = sign(p)", {"p": ("0", 0.0)}),
     "step": ("y = step(p)", {"p": ("0", 0.0)}),
     "=": ("q = p\ny = q", {"p": ("1", 1.0)}),
+    "maximum": ("y = maximum(p, q)", {"p": ("1 if p > q, 1/2 if p = q, else 0", 0.0),
+                                      "q": ("1 if q > p, 1/2 if p = q, else 0", 1.0)}),
+    "minimum": ("y = minimum(p, q)", {"p": ("1 if p < q, 1/2 if p = q, else 0", 1.0),
+                                      "q": ("1 if q < p, 1/2 if p = q, else 0", 0.0)}),
 }
 
 
@@ -224,7 +228,7 @@ def test_every_derivative_rule_is_exercised() -> None:
 @pytest.mark.parametrize("op", list(RULES), ids=lambda op: f"op={op}")
 def test_rule_text_and_value_per_op(op: str) -> None:
     program, expected = RULES[op]
-    binary = op in ("+", "-", "*", "/", "**")
+    binary = op in ("+", "-", "*", "/", "**", "maximum", "minimum")
     steps = explained(program, {"p": P, "q": Q} if binary else {"p": P}).steps
     node = "q" if op == "=" else "y"  # the node whose op it is
     found = {s.child: s for s in steps if isinstance(s, Step) and s.parent == node}

@@ -292,7 +292,7 @@ def test_every_op_has_a_python_and_a_latex_form(op: str) -> None:
     if op in OPERATORS:
         assert not row.is_function and row.python is None and row.latex is None
     else:
-        assert row.is_function
+        assert row.is_function or row.written == f"{op}({{x}}, {{y}})"  # a call of one or two operands
         assert row.python is not None and "{x}" in row.python, "give the row a python template"
         assert row.latex is not None and "{x}" in row.latex, "give the row a latex template"
         helpers = "".join(r.python_helper or "" for r in OPS.values())
@@ -368,3 +368,28 @@ def test_json() -> None:
         "program": "x = 2\ny = 3\ndf_dx = 6*x + y\ndf_dy = x + 10*y\n",
     }
     assert math.isfinite(document["inputs"][0]["default"])
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_a_two_operand_calls_python_form_computes_what_the_kernel_computes(op: str) -> None:
+    namespace: dict[str, object] = {"math": math}
+    exec(OPS[op].python_helper, namespace)
+    for x in FUNCTION_POINTS:
+        for y in (-3.0, -0.0, 0.0, 0.5, math.inf, math.nan, x):
+            want = OPS[op].scalar(x, y)[0]
+            found = eval(OPS[op].python.format(x=f"float('{x!r}')", y=f"float('{y!r}')"), namespace)
+            if math.isnan(want):
+                assert math.isnan(found), (x, y, found, want)
+            else:
+                assert found == want and math.copysign(1.0, found) == math.copysign(1.0, want), (x, y, found, want)
+
+
+def test_maximum_and_minimum_write_and_read_back_in_every_format() -> None:
+    source = "y = maximum(a, b) * minimum(a*b, 4) + maximum(a, 2)"
+    result = differentiate(parse(source))
+    for at in ({"a": 2.0, "b": 3.0}, {"a": 2.0, "b": 2.0}, {"a": -1.0, "b": 5.0}):  # ties included
+        grads = evaluate(parse(source), at).grads()
+        found = run_python(derivatives_python(result), **at)
+        for name, value in found.items():
+            assert value == pytest.approx(grads[name.split("_d", 1)[1]], rel=1e-15), (at, name)
+    assert r"\max\left(a, b\right)" in derivatives_latex(result)

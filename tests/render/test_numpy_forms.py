@@ -9,19 +9,23 @@ import numpy as np
 import pytest
 
 from autodiff_cli.engine.ops import OPS
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS, VARIADIC, Arguments
+from autodiff_cli.engine.tensor_ops import numpy_form as written_call
 
 FUNCTIONS = sorted(name for name, op in OPS.items() if op.is_function)
-NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None)
+NUMPY_TENSOR_OPS = sorted(name for name, op in TENSOR_OPS.items() if op.numpy is not None and op.arity)
 
 
-def numpy_form(entry, operands=("x", "y", "z"), axis="", param=None):
-    """A function computing the entry's NumPy form, with the helpers it calls defined as the
-    generated module defines them."""
+def numpy_form(entry, operands=("x", "y", "z"), param=None):
+    """A function computing the entry's NumPy form with its arguments (``param``, as the
+    compiler makes it), with the helpers it calls defined as the generated module defines them."""
     namespace = {"np": np}
     for _, source in entry.numpy_helpers:
         exec(compile(source, "<helper>", "exec"), namespace)  # noqa: S102 - the registry's own text
-    call = entry.numpy.format(axis=axis, param=param, operands=", ".join(operands), **dict(zip("xyz", operands)))
+    if entry.name in TENSOR_OPS:
+        call = written_call(entry.name, operands if entry.arity == VARIADIC else operands[:entry.arity], param)
+    else:
+        call = entry.numpy.format(**dict(zip("xy", operands)))
     return lambda **values: eval(call, namespace, values)  # noqa: S307
 
 
@@ -51,6 +55,16 @@ def test_a_functions_numpy_form_gives_its_kernels_bits(name: str) -> None:
     same_bits(got, want)
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_the_two_operand_calls_numpy_forms_give_their_kernels_bits(name: str) -> None:
+    x = tails()
+    y = np.roll(x, 7)
+    y[::5] = x[::5]  # ties
+    y[3] = np.nan
+    want, _ = OPS[name].vector(np, x, y)
+    same_bits(numpy_form(OPS[name])(x=x, y=y), want)
+
+
 def test_sigmoid_keeps_its_smallest_values() -> None:
     """The drift that was: 0.5 * (1 + tanh(x/2)) is 0.0 at -40, where sigmoid is 4.25e-18."""
     got = numpy_form(OPS["sigmoid"])(x=np.array([-40.0, -700.0]))
@@ -63,11 +77,14 @@ def _forward(name: str, args, param=None):
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
-@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, Arguments((1, True)), Arguments((None, True)),
+                                  Arguments((-2, True))])
 def test_a_reductions_numpy_form_gives_its_kernels_bits(name: str, axis) -> None:
     x = np.random.default_rng(4).normal(0.0, 3.0, (5, 7))
-    text = "" if axis is None else f", axis={axis}"
-    same_bits(numpy_form(TENSOR_OPS[name], axis=text)(x=x), _forward(name, [x], axis))
+    if isinstance(axis, Arguments):  # keepdim: the reduced axis stays, of size 1
+        want_shape = np.sum(x, axis=axis[0], keepdims=True).shape
+        assert numpy_form(TENSOR_OPS[name], param=axis)(x=x).shape == want_shape
+    same_bits(numpy_form(TENSOR_OPS[name], param=axis)(x=x), _forward(name, [x], axis))
 
 
 def logits(scale: float) -> np.ndarray:
@@ -85,6 +102,15 @@ def test_the_softmax_familys_numpy_forms_give_their_kernels_bits(name: str, scal
     x = logits(scale)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf in both, whose exp is the right 0
         got, want = numpy_form(TENSOR_OPS[name])(x=x), _forward(name, [x])
+    same_bits(got, want)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("axis", [0, -2, 1])
+def test_the_softmax_familys_numpy_forms_along_an_axis_give_their_kernels_bits(name: str, axis: int) -> None:
+    x = np.concatenate([logits(30.0), logits(700.0)]).T.reshape(2, 4, 8)  # the rows of ties run along axis 1
+    with np.errstate(over="ignore"):
+        got, want = numpy_form(TENSOR_OPS[name], param=axis)(x=x), _forward(name, [x], axis)
     same_bits(got, want)
 
 
@@ -136,8 +162,7 @@ def test_the_choosing_ops_numpy_forms_give_their_kernels_bits() -> None:
                                         ("concat", 1)])
 def test_the_joining_ops_numpy_forms_give_their_kernels_bits(name: str, axis) -> None:
     x, y, z = np.random.default_rng(8).normal(0.0, 3.0, (3, 2, 4))
-    text = "" if axis is None else f", axis={axis}"
-    same_bits(numpy_form(TENSOR_OPS[name], axis=text)(x=x, y=y, z=z), _forward(name, [x, y, z], axis))
+    same_bits(numpy_form(TENSOR_OPS[name], param=axis)(x=x, y=y, z=z), _forward(name, [x, y, z], axis))
 
 
 @pytest.mark.parametrize("index_shape", [(4,), (2, 3), (), (0,)])
@@ -153,7 +178,37 @@ def test_the_index_tensor_ops_numpy_forms_give_their_kernels_bits(index_shape) -
     same_bits(numpy_form(TENSOR_OPS["scatter"], param=5)(x=g, y=index), _forward("scatter", [g, index], 5))
 
 
+@pytest.mark.parametrize("shape", [(3, -1), (-1,), (2, 1, 2, 3), (12, 1)])
+def test_reshape_numpy_form(shape) -> None:
+    x = np.random.default_rng(7).normal(0.0, 3.0, (4, 3))
+    got = numpy_form(TENSOR_OPS["reshape"], param=shape)(x=x)
+    assert got.shape == np.reshape(x, shape).shape
+    same_bits(got, _forward("reshape", [x], shape))
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("param", [None, 0, -1, Arguments((1, True, 1)), Arguments((0, False, 0)),
+                                   Arguments((None, True, 2))])
+def test_the_spreads_numpy_forms_give_their_kernels_bits(name: str, param) -> None:
+    x = np.random.default_rng(8).normal(0.0, 3.0, (5, 7))
+    x[0] *= 1e150  # large enough for the squares to overflow in one row: inf in both
+    with np.errstate(over="ignore", invalid="ignore"):
+        same_bits(numpy_form(TENSOR_OPS[name], param=param)(x=x), _forward(name, [x], param))
+
+
+def test_the_no_gradient_ops_numpy_forms_give_their_kernels_bits() -> None:
+    x = np.random.default_rng(9).normal(0.0, 3.0, (4, 5))
+    x[1, 3] = x[1, 0] = 50.0  # a tie: the first index
+    for name in ("ones_like", "zeros_like"):
+        same_bits(numpy_form(TENSOR_OPS[name])(x=x), _forward(name, [x]))
+    for param in (None, 0, 1, -1, Arguments((1, True)), Arguments((None, True))):
+        same_bits(numpy_form(TENSOR_OPS["argmax"], param=param)(x=x), _forward("argmax", [x], param))
+    labels = np.array([[0.0, 3.0, 2.0], [1.0, 1.0, 0.0]])
+    same_bits(numpy_form(TENSOR_OPS["one_hot"], param=4)(x=labels), _forward("one_hot", [labels], 4))
+
+
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
     tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
-              "where", "clip", *COMPARISONS, "stack", "concat", "gather", "pick", "scatter"}
+              "where", "clip", *COMPARISONS, "stack", "concat", "gather", "pick", "scatter",
+              "reshape", "var", "std", "ones_like", "zeros_like", "argmax", "one_hot"}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
