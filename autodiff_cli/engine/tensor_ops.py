@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TENSOR_OPS",
+    "VARIADIC",
     "ShapeMismatch",
     "TensorOp",
     "Argument",
@@ -67,6 +68,9 @@ __all__ = [
     "unbroadcast",
     "write",
 ]
+
+
+VARIADIC = -1  # the arity of an op of any number of operands (1 or more: stack, concat)
 
 
 class ShapeMismatch(Exception):
@@ -640,7 +644,7 @@ def _same_shape(shapes: Any, param: Any) -> Shape:
     return tuple(shapes[0])
 
 
-def _filled(value: float) -> Any:
+def _filled_like(value: float) -> Any:
     def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
         return np.full(np.shape(args[0]), value, dtype=_float_type(np, args[0]))
 
@@ -919,8 +923,8 @@ def _stable(np: Any, x: Array) -> _Softmax:
     of it.  d is exact for logits near each other, however large (1e16 + log 2 would not be).
     A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
     m = x.max(axis=-1, keepdims=True)
-    # one sum says every max is finite (the usual case): a finite sum has finite terms
-    if not math.isfinite(float(np.add.reduce(m, axis=None))) and not np.isfinite(m).all():
+    # (one max per row, a small array: its sum would be quicker, but warns where +inf meets -inf)
+    if not np.isfinite(m).all():
         m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
         d = x - m
@@ -1182,10 +1186,10 @@ def _gather_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
     if needs[0]:
         grad = np.zeros(np.shape(args[0]), dtype=_float_type(np, args[0]))
         np.add.at(grad, _gather_key(np, args, leads), g)
-    return grad, _no_gradient(np, args[1], needs)
+    return grad, _no_index_gradient(np, args[1], needs)
 
 
-def _no_gradient(np: Any, index: Array, needs: Any) -> Array | None:
+def _no_index_gradient(np: Any, index: Array, needs: Any) -> Array | None:
     """An index operand's gradient: zeros (indices are whole numbers, not differentiated)."""
     return np.zeros(np.shape(index), dtype=_float_type(np, index)) if needs[1] else None
 
@@ -1262,12 +1266,12 @@ def _scatter_into(np: Any, g: Array, index: Array, axis: int, size: int) -> Arra
 def _pick_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
               needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
     if not needs[0]:
-        return None, _no_gradient(np, args[1], needs)
+        return None, _no_index_gradient(np, args[1], needs)
     y, index, axis, batch = _along_parts(np, args, leads, None)
     grad = _scatter_into(np, _f64(np, g), index, axis, np.shape(y)[axis])
     if batch and not leads[0]:  # an unbatched x of a batched result: its rows' gradients add up
         grad = np.sum(grad, axis=0)
-    return grad, _no_gradient(np, args[1], needs)
+    return grad, _no_index_gradient(np, args[1], needs)
 
 
 def _pick_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
@@ -1285,12 +1289,12 @@ def _scatter_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, size: Any
                  needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
     # the adjoint of putting g at i is taking it back from there
     if not needs[0]:
-        return None, _no_gradient(np, args[1], needs)
+        return None, _no_index_gradient(np, args[1], needs)
     _, index, axis, batch = _along_parts(np, args, leads, size)
     grad = np.take_along_axis(_f64(np, g), index, axis=axis).squeeze(axis)
     if batch and not leads[0]:
         grad = np.sum(grad, axis=0)
-    return grad, _no_gradient(np, args[1], needs)
+    return grad, _no_index_gradient(np, args[1], needs)
 
 
 def _scatter_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, size: Any) -> Array:
@@ -2256,8 +2260,6 @@ def _clip_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: 
 # along an existing one.  ``[a, b]`` with a computed entry is a stack along axis 0.  Both take
 # any number of operands (``arity`` VARIADIC in the table), and their param is the axis.
 
-VARIADIC = -1  # the arity of an op of any number of operands (1 or more)
-
 def _stack_shape(shapes: Any, axis: Any) -> Shape:
     shapes, axis = [tuple(s) for s in shapes], axis or 0
     if any(s != shapes[0] for s in shapes):
@@ -2438,12 +2440,12 @@ _ROWS = (
              "standard deviation: sqrt(var(x, ...)), with var's axis, keepdim and correction",
              language_vjp=_variance_language_vjp(True), unroll=_variance_unroll(True),
              reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
-    TensorOp("ones_like", 1, "ones_like({x})", _same_shape, _filled(1.0), _no_gradient, _no_tangent,
+    TensorOp("ones_like", 1, "ones_like({x})", _same_shape, _filled_like(1.0), _no_gradient, _no_tangent,
              ("dL/dx = 0 (the result depends on the shape of x only)",), "np.ones_like({x})",
              r"\mathbf{1}\left({x}\right)", "ones of the shape of x", exact=True,
              language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.ones_like(x)),
              reads=_reads_nothing),
-    TensorOp("zeros_like", 1, "zeros_like({x})", _same_shape, _filled(0.0), _no_gradient, _no_tangent,
+    TensorOp("zeros_like", 1, "zeros_like({x})", _same_shape, _filled_like(0.0), _no_gradient, _no_tangent,
              ("dL/dx = 0 (the result depends on the shape of x only)",), "np.zeros_like({x})",
              r"\mathbf{0}\left({x}\right)", "zeros of the shape of x", exact=True,
              language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.zeros_like(x)),
@@ -2515,9 +2517,9 @@ _ROWS = (
     TensorOp(SCATTER, 2, "scatter({x}, {y})", _along_shape(SCATTER), _scatter_forward, _scatter_vjp, _scatter_jvp,
              ("dL/dx = pick(dL/dout, y): the gradient taken back from where x was put",
               "dL/dy = 0 (indices are whole numbers, not differentiated)"),
-             "_scatter({x}, {y}, {param})", r"\operatorname{scatter}_{{param}}\left({x}, {y}\right)",
+             "_scatter({x}, {y}, {n})", r"\operatorname{scatter}_{{param}}\left({x}, {y}\right)",
              "g put at i along a new axis of n entries after i's axes, zeros elsewhere: pick's adjoint",
-             "scatter({x}, {y}, {axis})", numpy_helpers=(_SCATTER_NP,), exact=True,
+             numpy_helpers=(_SCATTER_NP,), exact=True, arguments=(Argument("n", "count", None, ""),),
              language_vjp=_scatter_language_vjp, unroll=_scatter_unroll, reads=_scatter_reads, indices=(1,)),
     TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
              ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),

@@ -97,7 +97,7 @@ def tensor_calls() -> dict[str, Any]:
 
 def _call_usage(name: str, op: Any) -> str:
     """How a tensor call is written, for hints: ``sum(x), sum(x, axis) or sum(x, axis, keepdim)``."""
-    call = op.written.replace("{x}", "x").replace("{y}", "y")[:-1]
+    call = op.written.replace("{x}", "x").replace("{y}", "y").replace("{z}", "z")[:-1]
     forms, written = [], call
     for argument in op.arguments:
         if argument.default is None and argument.kind in ("shape", "count"):  # required

@@ -23,7 +23,7 @@ import pytest
 from autograd import grad, jacobian
 from autograd.tracer import getval
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS, Arguments
+from autodiff_cli.engine.tensor_ops import TENSOR_OPS, VARIADIC, Arguments
 
 REL = 1e-12
 
