@@ -216,7 +216,10 @@ class _Latex(_Syntax):
         if op == "**":
             return POWER, f"{self.wrap(parts[0], ATOM)}^{{{parts[1][1]}}}"
         if op == "index":
-            return ATOM, f"{self.wrap(parts[0], ATOM)}_{{{write('index', [''], term.param)[1:-1]}}}"
+            base = self.wrap(parts[0], ATOM)
+            if "_" in base:  # t_{1} or a fraction: a second subscript is TeX's "Double subscript" error
+                base = rf"\left({base}\right)"
+            return ATOM, f"{base}_{{{write('index', [''], term.param)[1:-1]}}}"
         if op in TENSOR_OPS:
             return self.entry_form(TENSOR_OPS[op].latex, term, parts)
         if op in ("+", "-", "neg", "="):
