@@ -43,3 +43,31 @@ def test_an_indexed_temporary_keeps_its_own_subscript_apart() -> None:
 
     result = CliRunner().invoke(main, ["diff", PROGRAMS[0], "--format", "latex"])
     assert r"\left(t_{1}\right)_{1}" in result.output
+
+
+# --- the Python form refuses inputs of another shape ---------------------------------------------
+
+
+def test_the_python_form_refuses_an_input_of_another_shape_than_it_was_written_for(runner) -> None:
+    # Written for a number x (no value given): dy/dx = 2x + 1.  For x = [1, 2, 3] the gradient of
+    # mean(x) + sum(x*x) would be 2x + 1/3, so answering 2x + 1 silently would be wrong.
+    result = runner.invoke(main, ["diff", "y = mean(x) + sum(x*x)", "--format", "python"])
+    assert result.exit_code == 0, result.output
+    namespace: dict = {}
+    exec(compile(result.output, "<diff --format python>", "exec"), namespace)  # noqa: S102 - our own output
+    assert namespace["derivatives"](x=2.0)["x"] == 5.0
+    with pytest.raises(ValueError, match=r"x has shape \(3,\), but these derivatives were written for shape \(\)"):
+        namespace["derivatives"](x=[1.0, 2.0, 3.0])
+
+
+def test_the_python_form_takes_its_own_shapes(runner) -> None:
+    import numpy as np
+
+    result = runner.invoke(main, ["diff", "W = [[1, 2], [3, 4]]; y = sum(W @ W)", "--format", "python"])
+    namespace: dict = {}
+    exec(compile(result.output, "<diff --format python>", "exec"), namespace)  # noqa: S102 - our own output
+    w = np.array([[0.5, 1.0], [2.0, -1.0]])
+    ones = np.ones((2, 2))
+    np.testing.assert_allclose(namespace["derivatives"](W=w)["W"], ones @ w.T + w.T @ ones)
+    with pytest.raises(ValueError, match=r"W has shape \(2, 3\)"):
+        namespace["derivatives"](W=np.ones((2, 3)))
