@@ -127,9 +127,11 @@ def read_backward(source: Source, program: Program, output: str) -> list[Gradien
             raise ParseError(f"{gradient} is given a second time with '=', which would lose the first "
                              f"contribution", _at(number, head, 3), source,
                              f"add a second contribution with '{gradient} += ...'")
-        known = variables | set(given)
+        # Gradients not given yet are read too, so that using one says where it must come from.
+        pending = {f"d{name}" for name in variables} - variables - set(given)
         rhs = content[head.end():]
-        expression = parse_right_hand_side(source, number, content, head.end(), known)
+        expression = parse_right_hand_side(source, number, content, head.end(), variables | set(given) | pending)
+        _refuse_unclear_names(source, number, head.end(), expression, variables, given, pending)
         uses = [given[v.name] for v in expression.inputs if v.name in given]
         given[gradient] = variable
         lines.append(GradientLine(variable, gradient, accumulates, expression, rhs.strip(), content.strip(),
@@ -138,6 +140,22 @@ def read_backward(source: Source, program: Program, output: str) -> list[Gradien
         raise ParseError("no gradient line here: a line is 'dNAME = expression', e.g. 'dprobs = dlogprobs / probs'",
                          Position(1, 1), source)
     return lines
+
+
+def _refuse_unclear_names(source: Source, number: int, offset: int, expression: Program, variables: set[str],
+                          given: Mapping[str, str], pending: set[str]) -> None:
+    """An error at the first name of the right-hand side that is a gradient no line above gives,
+    or both a variable of the program and a gradient given above (after 'dL/dx = ...', 'dx')."""
+    for used in expression.inputs:
+        where = Position(number, offset + max(1, used.position.column - len(RESULT_PREFIX)), used.position.width)
+        if used.name in pending:
+            raise InputError(f"'{used.name}' is not a variable of the program (nor defined above)", where, source,
+                             f"{used.name} is the gradient of {used.name[1:]}, which no line above gives: the lines "
+                             f"go from the loss back, so write '{used.name} = ...' before this line")
+        if used.name in given and used.name in variables:
+            raise ParseError(f"'{used.name}' is ambiguous: it is a variable of the program and, since a line "
+                             f"above, the gradient of {given[used.name]}", where, source,
+                             f"rename the program's variable {used.name}")
 
 
 def _at(number: int, match: re.Match[str], group: int) -> Position:

@@ -219,7 +219,10 @@ class _Latex(_Syntax):
         if op == "**":
             return POWER, f"{self.wrap(parts[0], ATOM)}^{{{parts[1][1]}}}"
         if op == "index":
-            return ATOM, f"{self.wrap(parts[0], ATOM)}_{{{write('index', [''], term.param)[1:-1]}}}"
+            base = self.wrap(parts[0], ATOM)
+            if "_" in base:  # t_{1} or a fraction: a second subscript is TeX's "Double subscript" error
+                base = rf"\left({base}\right)"
+            return ATOM, f"{base}_{{{write('index', [''], term.param)[1:-1]}}}"
         if op in TENSOR_OPS:
             return self.entry_form(latex_form(op, term.param), term, parts)
         if op in ("+", "-", "neg", "="):
@@ -331,6 +334,12 @@ def tensor_python(result: TensorDerivatives) -> str:
             body.append(f"    drawn = {call}")
             body.append(f"    {renamed[n]} = drawn if {renamed[n]} is None else {renamed[n]}")
     body.extend(f"    {renamed[n]} = np.asarray({renamed[n]}, dtype=np.float64)" for n, _ in result.inputs)
+    if result.inputs:  # the statements hold for these shapes only: another would broadcast to a wrong answer
+        expected = ", ".join(f"({n!r}, {renamed[n]}, {tuple(result.shapes[n])!r})" for n, _ in result.inputs)
+        body.append(f"    for name, given, shape in ({expected},):")
+        body.append("        if given.shape != shape:")
+        body.append('            raise ValueError(f"{name} has shape {given.shape}, but these derivatives were written '
+                    'for shape {shape}: run autodiff diff with --set of that shape")')
     body.extend(f"    {renamed[n]} = {syntax.expression(term)}" for n, term in result.statements)
     returned = ", ".join(f'"{w}": {renamed[d]}' for w, d in result.derivatives.items())
     body.append(f"    return {{{returned}}}")

@@ -315,6 +315,34 @@ def test_a_line_that_cannot_be_read_is_an_error_at_its_place(text, kind, line, c
     assert message in caught.value.message
 
 
+def test_a_gradient_used_before_its_line_says_to_give_it_first_not_a_near_name() -> None:
+    # 'dz' is z's gradient, not a misspelling of z: the hint says where it must come from.
+    with pytest.raises(InputError) as caught:
+        read("dh = dz @ transpose(W2)\n")
+    assert "'dz' is not a variable of the program (nor defined above)" in caught.value.message
+    assert "did you mean" not in caught.value.hint
+    assert "dz is the gradient of z" in caught.value.hint and "dz = ..." in caught.value.hint
+
+
+CLASH = "x = [1.0, 2.0]\ndx = [3.0, 5.0]\nu = x * dx\nL = sum(u * u)\n"
+
+
+def test_a_name_both_a_variable_and_a_gradient_above_is_refused_where_it_is_used() -> None:
+    # After 'dL/dx = ...', 'dx' on a right-hand side could be the variable dx or x's gradient;
+    # reading it either way silently would judge a right line wrong (or a wrong one right).
+    with pytest.raises(ParseError) as caught:
+        read("du = 2 * u\ndL/dx = du * dx\ndL/ddx = du * x * dx / [3, 5]\n", CLASH)
+    assert "'dx' is ambiguous" in caught.value.message
+    assert (caught.value.position.line, caught.value.position.column) == (3, 19)
+    assert (caught.value.position.width) == 2
+
+
+def test_a_program_variable_named_like_a_gradient_is_read_as_the_variable_until_that_gradient_is_given() -> None:
+    # Right: dL/dx = 2u * dx (the variable dx), and dL/ddx = 2u * x.
+    report = judge(CLASH, "du = 2 * u\ndL/ddx = du * x\ndL/dx = du * dx\n")
+    assert [r.given.verdict for r in report.results] == [AGREES, AGREES, AGREES]
+
+
 def test_a_product_that_fits_only_transposed_is_a_transposed_product() -> None:
     # X @ da is [5, 2] @ [5, 3]: it cannot be computed, and transpose(X) @ da is dW1.
     report = judge(MLP, MLP_LINES.replace("dW1 = transpose(X) @ da", "dW1 = X @ da"))
