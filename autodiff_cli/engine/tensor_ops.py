@@ -2268,7 +2268,8 @@ def _stack_shape(shapes: Any, axis: Any) -> Shape:
                             "concat joins tensors along an axis where their sizes differ")
     rank = len(shapes[0]) + 1
     if not -rank <= axis < rank:
-        raise ShapeMismatch(f"{format_shape(shapes[0])}: stacking makes {rank} axes, so axis {axis} does not exist",
+        raise ShapeMismatch(f"{format_shape(shapes[0])}: stacking makes {rank} ax{'is' if rank == 1 else 'es'}, "
+                            f"so axis {axis} does not exist",
                             f"the axis is from {-rank} to {rank - 1}")
     out = list(shapes[0])
     out.insert(axis % rank, len(shapes))

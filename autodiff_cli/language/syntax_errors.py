@@ -49,6 +49,7 @@ _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "POW"}
 _ALSO_OPERAND = {"LSQB", "COLON"}
 _ALSO_OPERATOR = {"AT", "LSQB", "LESS", "LESS_EQUAL", "MORE", "MORE_EQUAL", "SAME", "NOT_SAME"}
 _STATEMENT_ENDS = {"_SEP", "$END"}
+_COMPARISONS = {"LESS", "LESS_EQUAL", "MORE", "MORE_EQUAL", "SAME", "NOT_SAME"}
 
 
 def _describe_expected(expected: set[str]) -> str:
@@ -128,6 +129,8 @@ def syntax_error(terminal: str, text: str, position: Position, expected: set[str
         hint = f"the '{kind}' at line {opened.line}, column {opened.column} is never closed"
     elif _OPERATORS <= expected and terminal in ("NAME", "NUMBER", "LPAR"):
         hint = "write the operator between the operands, e.g. 2*x rather than 2x"
+    elif terminal in _COMPARISONS and not expected & _COMPARISONS:
+        hint = "comparisons do not chain (a < b < c reads two ways): write (a < b) * (b < c)"
     elif terminal == "EQUAL":
         hint = "only a plain name can be assigned to: 'name = expression' (to compare two values, write a == b)"
     elif terminal == "RPAR" and "RPAR" not in expected:

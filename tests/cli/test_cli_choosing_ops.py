@@ -140,6 +140,7 @@ def test_comparisons_do_not_chain(runner, tmp_path):
     result = runner.invoke(main, ["eval", str(path)])
     assert result.exit_code == 1
     assert "bad.ad:1:11" in result.output and "Traceback" not in result.output
+    assert "comparisons do not chain" in result.output and "(a < b) * (b < c)" in result.output
 
 
 def test_where_with_two_arguments_says_how_to_call_it(runner, tmp_path):
