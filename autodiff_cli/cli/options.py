@@ -223,8 +223,8 @@ def program_options(command: Callable[..., None]) -> Callable[..., None]:
 
 def dtype_option(command: Callable[..., None]) -> Callable[..., None]:
     """--dtype: the precision a program runs in (eval, batch and fit)."""
-    return click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
-                        help="Compute in this precision (float32: about 7 digits).")(command)
+    return click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64",
+                        metavar="NAME", help="float64 (the default) or float32 (about 7 digits).")(command)
 
 
 def text_options(command: Callable[..., None]) -> Callable[..., None]:

@@ -248,13 +248,12 @@ def test_hessian_vector_product_of_moons_mlp_against_finite_differences() -> Non
 
 
 def test_an_inner_axis_of_a_three_axis_tensor_is_put_back_with_size_1() -> None:
-    """sum(A, 1)'s adjoint is written as keepdims (scatter at 0 of an axis of 1), then broadcast."""
+    """sum(A, 1)'s adjoint puts the axis back with size 1 (keepdims), then broadcasts."""
     program = parse("A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nL = sum(sum(A, 1)**2)\n")
     result = check_first_order(program, {}, ["A"])
     a = np.arange(1.0, 9.0).reshape(2, 2, 2)
     run = run_text(tensor_program(result), {})
     close(run.value(result.derivatives["A"]), np.broadcast_to(2 * np.sum(a, 1, keepdims=True), a.shape), "by hand")
-    assert "scatter(" in tensor_program(result)
 
 
 def test_an_inner_axis_and_an_index_of_a_four_axis_tensor_are_written_with_reshape() -> None:
