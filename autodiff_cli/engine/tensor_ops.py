@@ -2134,6 +2134,22 @@ def _comparison(symbol: str) -> tuple[Any, Any, Any]:
     return forward, vjp, jvp
 
 
+# Each comparison: its NumPy ufunc, its LaTeX relation and how its summary reads it.
+_COMPARISON_FORMS = {"<": (r"<", "less than"), "<=": (r"\le", "at most"), ">": (r">", "greater than"),
+                     ">=": (r"\ge", "at least"), "==": (r"=", "equal to"), "!=": (r"\ne", "not equal to")}
+
+
+def _comparison_entry(symbol: str) -> Any:
+    """The table's row of a comparison (built after the table's class, in ``_ROWS``)."""
+    relation, words = _COMPARISON_FORMS[symbol]
+    return TensorOp(symbol, 2, f"{{x}} {symbol} {{y}}", _selection_shape, *_comparison(symbol),
+                    ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+                    f"np.{_COMPARISONS[symbol]}({{x}}, {{y}}).astype(float)", rf"\left[{{x}} {relation} {{y}}\right]",
+                    f"1 where x is {words} y, else 0 (no gradient flows through it)", exact=True,
+                    language_vjp=_comparison_language_vjp, unroll=_comparison_unroll(symbol),
+                    reads=_comparison_reads)
+
+
 def _where_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     (c, a, b), _ = _aligned(np, args, leads)
     return np.where(c != 0.0, _f64(np, a), _f64(np, b))
@@ -2550,36 +2566,7 @@ _ROWS = (
              "np.minimum(np.maximum({x}, {y}), {z})", r"\operatorname{clip}\left({x}, {y}, {z}\right)",
              "x held between lo and hi: min(max(x, lo), hi); at a bound the gradient goes to x",
              language_vjp=_clip_language_vjp, unroll=_clip_unroll, reads=_selection_reads),
-    TensorOp("<", 2, "{x} < {y}", _selection_shape, *_comparison("<"),
-             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
-             "np.less({x}, {y}).astype(float)", r"\left[{x} < {y}\right]",
-             "1 where x is less than y, else 0 (no gradient flows through it)", exact=True,
-             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("<"), reads=_comparison_reads),
-    TensorOp("<=", 2, "{x} <= {y}", _selection_shape, *_comparison("<="),
-             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
-             "np.less_equal({x}, {y}).astype(float)", r"\left[{x} \le {y}\right]",
-             "1 where x is at most y, else 0 (no gradient flows through it)", exact=True,
-             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("<="), reads=_comparison_reads),
-    TensorOp(">", 2, "{x} > {y}", _selection_shape, *_comparison(">"),
-             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
-             "np.greater({x}, {y}).astype(float)", r"\left[{x} > {y}\right]",
-             "1 where x is greater than y, else 0 (no gradient flows through it)", exact=True,
-             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll(">"), reads=_comparison_reads),
-    TensorOp(">=", 2, "{x} >= {y}", _selection_shape, *_comparison(">="),
-             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
-             "np.greater_equal({x}, {y}).astype(float)", r"\left[{x} \ge {y}\right]",
-             "1 where x is at least y, else 0 (no gradient flows through it)", exact=True,
-             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll(">="), reads=_comparison_reads),
-    TensorOp("==", 2, "{x} == {y}", _selection_shape, *_comparison("=="),
-             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
-             "np.equal({x}, {y}).astype(float)", r"\left[{x} = {y}\right]",
-             "1 where x is equal to y, else 0 (no gradient flows through it)", exact=True,
-             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("=="), reads=_comparison_reads),
-    TensorOp("!=", 2, "{x} != {y}", _selection_shape, *_comparison("!="),
-             ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
-             "np.not_equal({x}, {y}).astype(float)", r"\left[{x} \ne {y}\right]",
-             "1 where x is not equal to y, else 0 (no gradient flows through it)", exact=True,
-             language_vjp=_comparison_language_vjp, unroll=_comparison_unroll("!="), reads=_comparison_reads),
+    *(_comparison_entry(symbol) for symbol in _COMPARISONS),
     TensorOp("stack", VARIADIC, "[{operands}]", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
              ("dL/d(entry i) = dL/dout's entry i along the axis",),
              "np.stack([{operands}]{axis})", r"\operatorname{stack}{axis}\left({operands}\right)",
