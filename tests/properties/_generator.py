@@ -27,13 +27,10 @@ from typing import Any
 from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
-# maximum and minimum are drawn by the tensor programs' generator (test_tensor_random.py): added
-# here, their tie-breaking shift (b + 1) met an earlier - 1 and drew programs like x*((x - 1) + 1)
-# at x = 1e-7, whose symbolic simplification and evaluation round differently beyond 1e-10.
 OPS = ("+", "-", "*", "/", "**", "neg", "**c", "tanh", "exp", "log", "sqrt", "relu", "sigmoid",
-       "sin", "cos", "abs", "sign", "step", "=")
+       "sin", "cos", "abs", "sign", "step", "=", "maximum", "minimum")
 UNARY = ("neg", "tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs", "sign", "step")
-BINARY = ("+", "-", "*", "/", "**")
+BINARY = ("+", "-", "*", "/", "**", "maximum", "minimum")
 EXPONENTS = (2.0, 3.0, -1.0, -2.0, 0.5, 1.5, 0.0, 1.0, 2.5)
 
 TINY = 1e-300
@@ -151,7 +148,10 @@ def apply_op(gen: Gen, op: str, pick: Any, last: bool) -> int:
         if op == "/":
             b = gen.away_from_zero(b, 0.5)
         elif op in ("maximum", "minimum") and abs(gen.values[a] - gen.values[b]) < 0.25:
-            b = gen.add("+c", (b,), 1.0)  # away from a tie, where the derivative is a convention
+            # away from a tie, where the derivative is a convention; moved away from 0, so that the
+            # shift never cancels one before it ((x - 1) + 1 at x = 1e-7 rounds one way evaluated,
+            # another simplified)
+            b = gen.add("+c", (b,), 1.0 if gen.values[b] >= 0 else -1.0)
         elif op == "**":
             a = gen.at_most(gen.at_least(a, 0.5), 100.0)
             log_base = abs(math.log(gen.values[a])) or 1.0
