@@ -1761,6 +1761,8 @@ def _index_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_sh
     items = tuple(items or ())
     if len(shape) > 2:  # no matrices of selections to multiply by: put g back with scatter
         return (index_adjoint(b, g, shape, items, out_shape),)
+    if shape == (1,) and len(items) == 1 and not isinstance(items[0], slice):  # x[0] of a [1]: [g], not g * [1]
+        return (b.apply("stack", g),)
     items = items + (slice(None),) * (len(shape) - len(items))
     full = [isinstance(item, slice) and len(range(*item.indices(n))) == n and item.indices(n)[2] == 1
             for item, n in zip(items, shape)]

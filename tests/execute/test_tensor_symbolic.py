@@ -377,3 +377,16 @@ def test_a_whole_hessian_by_hand() -> None:
     run = run_text(tensor_program(result), {})
     assert run.value("H_x").tolist() == [[6.0, 1.0], [1.0, 12.0]]
     assert tensor_program(result).rstrip().splitlines()[-1].startswith("L = ")  # eval shows every block
+
+
+def test_the_moons_mlps_backward_part_is_no_larger_than_jaxs() -> None:
+    """JAX's make_jaxpr(grad(f)) of the moons MLP has 43 operations beyond the forward pass (issue
+    33's count); diff's program writes no '0.0001 + 0', no 'g * [1]' and no 'g + 0 * W' tricks."""
+    program = parse((SAMPLES / "moons_mlp.ad").read_text())
+    text = tensor_program(differentiate_tensors(program, ["W1", "b1", "W2", "b2", "W3", "b3", "x", "y"]))
+
+    def operations(p: Any) -> int:
+        return sum(1 for i in p.instructions if i.op not in ("input", "const", "="))
+
+    assert operations(parse(text)) - operations(program) <= 43
+    assert "* [1]" not in text and "+ 0 * transpose" not in text and "0.0001 + 0" not in text
