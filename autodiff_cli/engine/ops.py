@@ -379,6 +379,19 @@ def _sigmoid_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
     return s, lambda: (s * (1.0 - s),)
 
 
+def _softplus(x: float) -> tuple[float, float]:
+    # log(1 + e**x) as max(x, 0) + log1p(e**-|x|): exp never overflows, and far below 0 the
+    # value is e**x itself rather than log(1 + tiny) rounded to 0 too early.  Its slope is sigmoid.
+    e = math.exp(-abs(x))
+    slope = 1.0 / (1.0 + e) if x >= 0.0 else e / (1.0 + e)
+    return max(x, 0.0) + math.log1p(e), slope
+
+
+def _softplus_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
+    e = np.exp(-np.abs(x))
+    return np.maximum(x, 0.0) + np.log1p(e), lambda: (np.maximum(e, x >= 0.0) / (1.0 + e),)
+
+
 def _periodic_at(op: str, x: float) -> DomainError:
     return DomainError(op, f"{op} of {short_number(x)} is undefined")
 
@@ -488,6 +501,7 @@ _SIGMOID_PY = (
     "    e = math.exp(v)\n"
     "    return e / (1.0 + e)\n"
 )
+_SOFTPLUS_PY = "def _softplus(v):\n    return max(v, 0.0) + math.log1p(math.exp(-abs(v)))\n"
 _STEP_PY = "def _step(v):\n    return 1.0 if v > 0 else 0.0 if v <= 0 else v\n"
 _RELU_PY = "def _relu(v):\n    return v if v > 0 else 0.0 if v <= 0 else v\n"  # NaN stays NaN, as the kernel
 _MAXIMUM_NP = ("_maximum", "def _maximum(x, y):\n    return np.where(x == y, x, np.maximum(x, y))\n")
@@ -505,6 +519,7 @@ _STEP_NP = ("_step", "def _step(x):\n    return (x > 0.0).astype(np.float64)\n")
 _SIGMOID_NP = ("_sigmoid", ("def _sigmoid(x):\n    e = np.exp(-np.abs(x))\n"
                            "    return np.maximum(e, x >= 0.0) / (1.0 + e)\n"))
 
+_SOFTPLUS_NP = ("_softplus", "def _softplus(x):\n    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))\n")
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -556,6 +571,10 @@ _ROWS = (
        symbolic=("out*(1 - out)",), python="_sigmoid({x})", python_helper=_SIGMOID_PY,
        latex=r"\sigma\left({x}\right)", sign="nonnegative",
        numpy="_sigmoid({x})", numpy_helpers=(_SIGMOID_NP,), activation=(0.0, 1.0)),
+    Op("softplus", 1, "softplus({x})", _softplus, ("sigmoid(x)",), vector=_softplus_vector,
+       symbolic=("sigmoid(x)",), python="_softplus({x})", python_helper=_SOFTPLUS_PY,
+       latex=r"\operatorname{softplus}\left({x}\right)", sign="nonnegative",
+       numpy="_softplus({x})", numpy_helpers=(_SOFTPLUS_NP,), activation=(0.0, None)),
     Op("sin", 1, "sin({x})", _sin, ("cos(x)",), vector=_sin_vector, symbolic=("cos(x)",),
        python="math.sin({x})", latex=r"\sin\left({x}\right)", parity="odd",
        numpy="np.sin({x})",

@@ -86,6 +86,8 @@ CASES = {
     "sqrt": (lambda a: a.sqrt(), anp.sqrt, [(1e-4,), (0.25,), (2.0,), (1e6,)]),
     "relu": (lambda a: a.relu(), lambda a: anp.maximum(a, 0.0), [(-1.5,), (-1e-3,), (1e-3,), (2.0,)]),
     "sigmoid": (lambda a: a.sigmoid(), _ag_sigmoid, [(-3.0,), (-0.5,), (0.0,), (0.5,), (2.5,)]),
+    "softplus": (lambda a: a.softplus(), lambda a: anp.logaddexp(0.0, a),
+                 [(-30.0,), (-2.5,), (-1e-9,), (0.0,), (0.7,), (4.0,), (40.0,)]),
     "sin": (lambda a: a.sin(), anp.sin, [(-2.0,), (0.0,), (0.5,), (3.1,), (10.0,)]),
     "cos": (lambda a: a.cos(), anp.cos, [(-2.0,), (0.0,), (0.5,), (3.1,), (10.0,)]),
     "abs": (lambda a: a.abs(), anp.abs, [(-2.5,), (-1e-9,), (1e-9,), (3.0,)]),
@@ -198,6 +200,12 @@ EDGE_CASES = {
     "tanh(-1000)": (lambda a: a.tanh(), (-1000.0,), -1.0, (0.0,)),
     "sigmoid(1000)": (lambda a: a.sigmoid(), (1000.0,), 1.0, (0.0,)),
     "sigmoid(-1000)": (lambda a: a.sigmoid(), (-1000.0,), 0.0, (0.0,)),
+    # softplus: log 2 and slope 1/2 at 0; far above 0 the value is x and the slope exactly 1,
+    # far below both are e**x, which underflows to 0 quietly
+    "softplus(0)": (lambda a: a.softplus(), (0.0,), math.log(2.0), (0.5,)),
+    "softplus(1000)": (lambda a: a.softplus(), (1000.0,), 1000.0, (1.0,)),
+    "softplus(-1000)": (lambda a: a.softplus(), (-1000.0,), 0.0, (0.0,)),
+    "softplus(-710)": (lambda a: a.softplus(), (-710.0,), math.exp(-710.0), (math.exp(-710.0),)),
     # exp underflows to 0 quietly (only overflow is an error)
     "exp(-1000)": (lambda a: a.exp(), (-1000.0,), 0.0, (0.0,)),
     # sigmoid(0) = 1/2, sigmoid' = 1/4; tanh(0) = 0, tanh' = 1

@@ -28,8 +28,9 @@ from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
 OPS = ("+", "-", "*", "/", "**", "neg", "**c", "tanh", "exp", "log", "sqrt", "relu", "sigmoid",
-       "sin", "cos", "abs", "sign", "step", "=", "maximum", "minimum")
-UNARY = ("neg", "tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs", "sign", "step")
+       "softplus", "sin", "cos", "abs", "sign", "step", "=", "maximum", "minimum")
+UNARY = ("neg", "tanh", "exp", "log", "sqrt", "relu", "sigmoid", "softplus", "sin", "cos", "abs", "sign",
+         "step")
 BINARY = ("+", "-", "*", "/", "**", "maximum", "minimum")
 EXPONENTS = (2.0, 3.0, -1.0, -2.0, 0.5, 1.5, 0.0, 1.0, 2.5)
 
@@ -90,6 +91,8 @@ class Gen:
             value, expr = v[0], t[0]
         elif op == "sigmoid":
             value, expr = 1.0 / (1.0 + math.exp(-v[0])), f"sigmoid({t[0]})"
+        elif op == "softplus":  # log(1 + e**u), written independently of the engine's form
+            value, expr = math.log1p(math.exp(v[0])), f"softplus({t[0]})"
         elif op == "relu":
             value, expr = max(v[0], 0.0), f"relu({t[0]})"
         elif op == "sign":
@@ -173,7 +176,7 @@ def apply_op(gen: Gen, op: str, pick: Any, last: bool) -> int:
             a = gen.at_least(a, 0.5)
         elif op in ("relu", "abs", "sign", "step"):
             a = gen.away_from_zero(a, 0.25)
-        elif op in ("tanh", "sigmoid"):
+        elif op in ("tanh", "sigmoid", "softplus"):
             a = gen.at_most(a, 3.0)
         elif op == "exp":
             a = gen.at_most(a, 4.0)

@@ -223,6 +223,7 @@ def sympy_expression(gen: Gen) -> tuple[list[sympy.Symbol], sympy.Expr]:
                 "step": sympy.Heaviside,
                 "relu": lambda u: sympy.Max(0, u),
                 "sigmoid": lambda u: 1 / (1 + sympy.exp(-u)),
+                "softplus": lambda u: sympy.log(1 + sympy.exp(u)),
             }
             values.append(functions[op](a[0]))
     return symbols, values[-1]

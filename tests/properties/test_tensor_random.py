@@ -186,6 +186,7 @@ FUNCTIONS: dict[str, tuple[Callable[[Any], Any], Callable[[float], float]]] = {
     "tanh": (anp.tanh, lambda b: 1.0),
     "exp": (anp.exp, lambda b: math.exp(b)),
     "sigmoid": (ref_sigmoid, lambda b: 1.0),
+    "softplus": (lambda x: anp.logaddexp(0.0, x), lambda b: b + 1.0),
     "sin": (anp.sin, lambda b: 1.0),
     "cos": (anp.cos, lambda b: 1.0),
     "relu": (ref_relu, lambda b: b),
