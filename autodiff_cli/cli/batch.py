@@ -144,7 +144,8 @@ def batch_command(
                                "name a file for the others")
     if out is not None and out != "-":
         check_writable(out, "rows.csv")
-        refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
+        refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file,
+                                              "the ROWS file": None if rows_from_stdin else rows})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
     from ..files.rows import misread_warnings, opened, reader_for

@@ -357,14 +357,18 @@ def test_output_over_a_file_the_run_reads_is_refused(runner, program, tmp_path, 
     assert paths[target].read_bytes() == before
 
 
-def test_batch_may_write_over_its_own_rows(runner, program, tmp_path) -> None:
+@pytest.mark.parametrize("keep", [[], ["--keep", ""]], ids=["every-column", "no-column"])
+def test_batch_refuses_to_write_over_its_own_rows(runner, program, tmp_path, keep) -> None:
+    # With --keep '' (or rows skipped by --on-error skip) the output holds less than the input:
+    # writing it over the rows file once replaced the user's data with the derivatives alone.
     from autodiff_cli.cli import main
 
     rows = tmp_path / "rows.csv"
     rows.write_text("a\n1\n")
-    result = runner.invoke(main, ["batch", str(program), str(rows), "-o", str(rows)])
-    assert result.exit_code == 0, result.output
-    assert rows.read_text().splitlines() == ["a,y,dy/da,dy/db", "1.0,3.0,3.0,1.0"]
+    result = runner.invoke(main, ["batch", str(program), str(rows), *keep, "-o", str(rows)])
+    assert result.exit_code == 2, result.output
+    assert "is the ROWS file this run reads: writing it would destroy it" in result.stderr
+    assert rows.read_text() == "a\n1\n"
 
 
 @pytest.mark.parametrize("command", [
