@@ -409,12 +409,19 @@ def _compiled_value() -> type[Value] | None:
     if spec is None or (spec.origin or "").endswith(".py"):
         return None
     try:
-        return importlib.import_module(name).Value  # type: ignore[no-any-return]
+        native = importlib.import_module(name)
     except ImportError as error:  # a part of the build is missing or was built for another Python
         warnings.warn(f"the compiled engine could not be loaded ({error}); using the pure-Python engine, "
                       "which gives the same results, slower: reinstall the package to rebuild it",
                       RuntimeWarning, stacklevel=2)
         return None
+    missing = sorted(set(CALLS) - set(native.RECORDING))
+    if missing:  # built before these ops joined the table: it would fail on the first one a program uses
+        warnings.warn(f"the compiled engine is older than the op table (it lacks {', '.join(missing)}); using "
+                      "the pure-Python engine, which gives the same results, slower: reinstall the package, or "
+                      "run python setup.py build_ext --inplace in a checkout", RuntimeWarning, stacklevel=2)
+        return None
+    return native.Value  # type: ignore[no-any-return]
 
 
 Value = _compiled_value() or PythonValue  # type: ignore[misc]
