@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, ShapeMismatch, broadcast_shape, format_shape, write
 from ..errors import ShapeError, printable
-from .program import CONST, INPUT, POWER_CONST, ArrayLiteral, Program, TensorConstant
+from .program import CONST, INPUT, MAX_AXES, POWER_CONST, ArrayLiteral, Program, TensorConstant
 
 __all__ = ["Shape", "declared_at", "declared_shape", "example_of", "given_shape_mismatch", "infer",
            "refuse_other_column_shapes", "shape_text"]
@@ -50,6 +50,10 @@ def infer(program: Program, input_shapes: Mapping[str, Shape]) -> list[Shape]:
             operands = tuple(shapes[r] for r in registers)
             try:
                 shape = broadcast_shape(operands) if op in OPS else TENSOR_OPS[op].shape(operands, param)
+                if len(shape) > MAX_AXES:  # reshape and stack can make what no literal may
+                    raise ShapeMismatch(f"its result would have {len(shape)} axes, more than a tensor may have "
+                                        f"({MAX_AXES})", "a tensor of that many axes is no program's; check "
+                                        "the shape it is given")
             except ShapeMismatch as mismatch:
                 if not names:
                     names = program.names_by_register()

@@ -34,3 +34,15 @@ def test_infer_refuses_a_shape_that_would_broadcast_at_the_input(tmp_path) -> No
                              "(1 axis where it has 2: the value would be broadcast)")
     assert error.hint == "give W a value of shape [2, 1]"
     assert infer(program, {"W": (2, 1), "X": (3, 2)})[-1] == (3, 1)
+
+
+@pytest.mark.parametrize("text, axes", [
+    ("x = [1, 2]\ny = reshape(x, [" + "1, " * 40 + "2])\nL = sum(y)", 41),
+    ("x = [1, 2]\ny = reshape(x, [" + "1, " * 31 + "2])\nz = stack([y, y])\nL = sum(z)", 33),
+], ids=["reshape", "stack"])
+def test_an_op_making_more_axes_than_a_tensor_may_have_is_refused_at_the_op(text, axes) -> None:
+    # Past NumPy's 64 axes these were a ValueError or IndexError from inside NumPy, unlocated.
+    program = parse(text)
+    with pytest.raises(ShapeError, match=f"its result would have {axes} axes, more than a tensor may have") as raised:
+        infer(program, {})
+    assert raised.value.position.line == text.count("\n")
