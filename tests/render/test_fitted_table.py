@@ -120,18 +120,11 @@ def check_table(name: str):
 
 
 def explain_rich(name: str):
-    from autodiff_cli.language.program import runs_as_tensors
+    from autodiff_cli.analysis.steps import explain_program
+    from autodiff_cli.render.explain import to_rich
 
     program, values = load_inputs(str(SAMPLES / name), None, None, {}, None)
-    if runs_as_tensors(program, values):
-        from autodiff_cli.analysis.tensor_steps import explain_tensors
-        from autodiff_cli.render import tensor_explain
-
-        return tensor_explain.to_rich(explain_tensors(program, values))
-    from autodiff_cli.analysis.steps import explain
-    from autodiff_cli.render import explain as scalar_explain
-
-    return scalar_explain.to_rich(explain(evaluate(program, values, backward=False)))
+    return to_rich(explain_program(program, values))
 
 
 def cell_numbers(renderable) -> set[str]:
