@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
+    "MATRIX",
+    "SCALAR",
     "Broadcast",
     "Definition",
     "Explanation",
@@ -289,6 +291,8 @@ def explain_program(program: Program, given: Mapping[str, Any], output: str | No
     explanation = explain(evaluation, max_steps)
     explanation.warnings = list(evaluation.warnings)
     return explanation
+
+
 # --- scalar form: names -------------------------------------------------------------------------
 
 

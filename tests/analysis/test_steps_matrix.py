@@ -93,7 +93,7 @@ def test_regression_gradient_is_the_posts_formula_in_matrix_form() -> None:
 
 
 def test_regression_steps_in_backward_order_with_rules_from_the_tables() -> None:
-    program, _, Y = regression()
+    program, X, Y = regression()
     explanation = explain_program(program, {})
     assert isinstance(explanation.steps[0], Seed)
     lines = [(s.child, s.formula, s.computation, s.notes) for s in steps_of(explanation)]
@@ -106,7 +106,8 @@ def test_regression_steps_in_backward_order_with_rules_from_the_tables() -> None
         ("W", "transpose(X) @ dL/dP", "[2, 8] @ [8, 1] -> [2, 1]", ()),
     ]
     np.testing.assert_allclose(step(explanation, "t2").product, np.full((8, 1), 1 / 8))
-    np.testing.assert_allclose(step(explanation, "Y").product, -2 / 8 * (0 - Y))
+    P = X @ np.array([[1.0], [-1.0]])  # the sample's start, the line y = x - 1
+    np.testing.assert_allclose(step(explanation, "Y").product, -2 / 8 * (P - Y), rtol=1e-14)
     definitions = [(d.name, d.expression, d.shapes) for d in explanation.definitions]
     assert definitions[3:] == [("P", "X @ W", "[8, 2] @ [2, 1] -> [8, 1]"), ("t1", "P - Y", "[8, 1] - [8, 1] -> [8, 1]"),
                                ("t2", "t1**2", "[8, 1]**2 -> [8, 1]"), ("L", "mean(t2)", "mean([8, 1]) -> []")]
