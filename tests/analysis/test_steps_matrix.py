@@ -264,3 +264,24 @@ def test_a_row_beyond_the_layer_is_an_error_with_the_rows_there_are() -> None:
     with pytest.raises(InputError) as error:
         explain_program(program, {}, scalar=True, row=5)
     assert "5 rows" in error.value.message and "0 to 4" in error.value.hint
+
+
+# --- one entry: the run's shapes pick the form ---------------------------------------------------------
+
+
+def test_the_run_s_shapes_pick_the_form() -> None:
+    """One entry: numbers run on the engine and are explained edge by edge; a tensor given for the
+    same program's input runs on the interpreter and is explained in matrix form, with the same
+    derivative entry by entry (d/dx of x*x + 3x is 2x + 3: 7 at 2, 1 at -1)."""
+    from autodiff_cli.analysis.steps import MATRIX, SCALAR, OptionConflict, Step
+
+    numbers = explain_program(parse("y = x*x + 3*x"), {"x": 2.0})
+    assert numbers.form == SCALAR and any(isinstance(item, Step) for item in numbers.steps)
+    assert numbers.gradients == [("x", 7.0)]
+    tensors = explain_program(parse("y = sum(x*x + 3*x)"), {"x": ArrayLiteral((2,), (2.0, -1.0))})
+    assert tensors.form == MATRIX and any(isinstance(item, MatrixStep) for item in tensors.steps)
+    assert [(name, gradient.tolist()) for name, gradient in tensors.gradients] == [("x", [7.0, 1.0])]
+    with pytest.raises(OptionConflict, match="already scalar"):
+        explain_program(parse("y = x*x"), {"x": 2.0}, scalar=True)
+    with pytest.raises(OptionConflict, match="add --scalar"):
+        explain_program(parse("y = sum(x*x)"), {"x": ArrayLiteral((2,), (2.0, -1.0))}, row=1)
