@@ -208,7 +208,7 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
                            "sign": NOT_AN_OP},
     "analysis/tensor_check.py": {"cross_entropy": NOT_YET_MOVED},
     "analysis/tensor_claims.py": {"sign": NOT_AN_OP},
-    "analysis/tensor_steps.py": dict.fromkeys(("mean", "mse", "cross_entropy", "index"), NOT_YET_MOVED),
+    "analysis/steps.py": dict.fromkeys(("mean", "mse", "cross_entropy", "index"), NOT_YET_MOVED),
     "cli/batch.py": dict.fromkeys(("sum", "mean"), NOT_AN_OP + ": --reduce's modes"),
     "engine/grad_mode.py": {"neg": NOT_YET_MOVED},
     "engine/native_source.py": {"neg": NOT_YET_MOVED},

@@ -1,10 +1,9 @@
-"""``autodiff explain``: the backward pass as chain-rule steps (``analysis.steps``, ``render.explain``;
-a tensor program's in matrix form: ``analysis.tensor_steps``, ``render.tensor_explain``)."""
+"""``autodiff explain``: the backward pass as chain-rule steps (``analysis.steps.explain_program``, which
+picks the scalar or the matrix form by the run's shapes; ``render.explain``, ``render.explain_json``)."""
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,9 +19,6 @@ from .options import (
     text_options,
 )
 from .process import collector_off_until_exit, keep_until_exit
-
-if TYPE_CHECKING:
-    from ..language.program import Program
 
 __all__ = ["explain_command"]
 
@@ -70,75 +66,36 @@ def explain_command(
 
     The steps, the matrix form and the JSON schema: docs/explain.md.
     """
-    from ..analysis import steps
+    from ..analysis.steps import DEFAULT_MAX_STEPS, OptionConflict, explain_program
     from ..engine.graph import paused_cycle_collector
-    from ..execute import evaluate
-    from ..language.program import runs_as_tensors
     from ..render import explain as render_explain
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     program, values = load_inputs(source, expr, file, assignments, values_file)
     if max_steps is None:  # a script reading JSON gets every step unless it asks for fewer
-        max_steps = 0 if output_format == "json" else steps.DEFAULT_MAX_STEPS
-    if runs_as_tensors(program, values):
-        _explain_tensors(program, values, output, output_format, max_steps, scalar, row, precision, no_color)
-        return
-    if scalar or row is not None:
-        raise click.UsageError(f"{'--scalar' if scalar else '--row'} shows one row of a tensor program in "
-                               "scalars, and this program is already scalar; drop it")
-    # The explainer sums the gradients itself, step by step; the engine's pass is not needed.
-    with Progress("evaluating") as progress:
-        evaluation = evaluate(program, values, output, backward=False, progress=progress)
-    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
-    warn(evaluation.warnings)
+        max_steps = 0 if output_format == "json" else DEFAULT_MAX_STEPS
     # A limit beyond any graph is the same as none (and islice takes at most sys.maxsize).
-    explanation = steps.explain(evaluation, 0 if max_steps > sys.maxsize else max_steps)
-    keep_until_exit(explanation)
-    lines = len(explanation.definitions) + len(explanation.steps)
-    output_format = layout_for(output_format, "rich", lines)
-    if output_format == "json":
-        from ..render.explain_json import explanation_json
-
-        with paused_cycle_collector():
-            text = explanation_json(explanation)
-        emit(text)
-    elif output_format == "plain":
-        with paused_cycle_collector():  # a line apiece for millions of steps: acyclic, and linear so
-            text = render_explain.to_plain(explanation, precision)
-        emit(text)
-    elif output_format == "markdown":
-        with paused_cycle_collector():
-            text = render_explain.to_markdown(explanation, precision)
-        emit(text)
-    else:
-        print_rich(render_explain.to_rich(explanation, precision), no_color)
-
-
-def _explain_tensors(program: Program, values: dict[str, Any], output: str | None, output_format: str | None,
-                     max_steps: int, scalar: bool, row: int | None, precision: int | None, no_color: bool) -> None:
-    """explain of a tensor program: the chain rule in matrix form; with --scalar, each statement's
-    steps and one row of it as scalar chain-rule lines."""
-    from ..analysis.tensor_steps import explain_tensors, scalar_layers
-    from ..language.program import check_inputs
-    from ..render import tensor_explain
-
-    if row is not None and not scalar:
-        raise click.UsageError("--row chooses the row --scalar shows; add --scalar", ctx=None)
     limit = 0 if max_steps > sys.maxsize else max_steps
-    explanation = explain_tensors(program, values, output, max_steps=limit)
-    warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
-    layers = scalar_layers(program, values, explanation, row or 0, max_steps=limit) if scalar else None
-    if layers and row is not None and all(layer.row is None for layer in layers):
-        warn([f"--row {row} is not used: no statement's value has rows (two or more axes), so each is shown whole"])
+    try:
+        with Progress("evaluating") as progress:
+            explanation = explain_program(program, values, output, max_steps=limit, scalar=scalar, row=row,
+                                          progress=progress)
+    except OptionConflict as error:
+        raise click.UsageError(str(error)) from None
+    keep_until_exit(program, explanation)  # not freed node by node when the command returns
+    warn(explanation.warnings)
     lines = len(explanation.definitions) + len(explanation.steps)
     output_format = layout_for(output_format, "rich", lines)
-    if output_format == "json":
-        from ..render.explain_json import tensor_explanation_json
+    if output_format == "rich":
+        print_rich(render_explain.to_rich(explanation, precision), no_color)
+        return
+    with paused_cycle_collector():  # a line apiece for millions of steps: acyclic, and linear so
+        if output_format == "json":
+            from ..render.explain_json import explanation_json
 
-        emit(tensor_explanation_json(explanation, layers))
-    elif output_format == "plain":
-        emit(tensor_explain.to_plain(explanation, precision, layers))
-    elif output_format == "markdown":
-        emit(tensor_explain.to_markdown(explanation, precision, layers))
-    else:
-        print_rich(tensor_explain.to_rich(explanation, precision, layers), no_color)
+            text = explanation_json(explanation)
+        elif output_format == "plain":
+            text = render_explain.to_plain(explanation, precision)
+        else:
+            text = render_explain.to_markdown(explanation, precision)
+    emit(text)

@@ -72,9 +72,12 @@ class TensorRun:
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
 
-    def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None) -> dict[int, Any]:
+    def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None,
+                 record: list[tuple[int, tuple[Any, ...]]] | None = None) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
-        from one of ``wanted`` (default: every register) to it."""
+        from one of ``wanted`` (default: every register) to it.  ``record``, when given, receives
+        each instruction's register and VJPs (one per operand) in the sweep's order: explain's
+        steps read them instead of sweeping again."""
         out = self.register(output)
         key = (_SWEEP, out, None if wanted is None else frozenset(wanted))
         plan = self.plans.get(key)
@@ -91,7 +94,10 @@ class TensorRun:
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                for r, grad in zip(operands, vjp(step, g)):
+                grads = vjp(step, g)
+                if record is not None:
+                    record.append((register, grads))
+                for r, grad in zip(operands, grads):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints

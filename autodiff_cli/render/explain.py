@@ -1,4 +1,4 @@
-"""Renderers of an explanation (``analysis.steps``): aligned text, Markdown and Rich tables.
+"""Renderers of an explanation (``analysis.steps``), in either form: aligned text, Markdown, Rich.
 
 Pure: each returns text or a Rich renderable; the CLI prints it.  ``definition_sentence`` and
 ``step_sentence`` write one line of either pass in the same words, unpadded, for the
@@ -14,14 +14,36 @@ steps uses, so that each writes a chain-rule step in the same words:
 local derivative, of the one operation that computes d, with the rule in brackets.
 Writing both as d../d.. made a step from the output read as circular
 (``dL/dd = dL/dd * dL/dL``).
+
+An explanation in matrix form writes a step with the shapes it works on and its value, the
+entries of a small tensor or a summary of a large one (``render.tensor_report``'s, as ``eval``
+shows them):
+
+    dL/dW = transpose(X) @ dL/dP   [2, 8] @ [8, 1] -> [2, 1]   = [[-7.63], [2.67]]
+
+A step that sums a broadcast operand's gradient back says so on the line below it ("b1 was added
+to every row of t1, so dL/db1 sums dL/dt2 over the rows").  With ``layers`` (``explain --scalar``)
+each statement's matrix steps are followed by the scalar chain rule of one of its rows, written
+exactly as a program of numbers is.  Headers, names, omitted-line notes and tables are shared.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..analysis.steps import Definition, Explanation, Item, Seed, Step, Total
+from ..analysis.steps import (
+    MATRIX,
+    Definition,
+    Explanation,
+    Item,
+    LayerSteps,
+    MatrixStep,
+    Seed,
+    Step,
+    Total,
+    gradient_name,
+)
 from ..engine.ops import short_number
 
 if TYPE_CHECKING:
@@ -30,6 +52,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BACKWARD_HEADING",
     "FORWARD_HEADING",
+    "MATRIX_BACKWARD_HEADING",
+    "MATRIX_FORWARD_HEADING",
+    "broadcast_sentence",
     "chain_text",
     "definition_sentence",
     "gradient_text",
@@ -48,6 +73,9 @@ __all__ = [
 FORWARD_HEADING = "forward pass (topological order)"
 BACKWARD_HEADING = ("backward pass (reverse topological order; ∂ is the local derivative of one operation; "
                     "+= adds a further use)")
+MATRIX_FORWARD_HEADING = "forward pass (program order; each operation with its operands' shapes)"
+MATRIX_BACKWARD_HEADING = ("backward pass (reverse order, in matrix form: each step is the rule of one tensor "
+                           "operation; * is entry by entry; += adds a further use)")
 
 
 def _number(x: float, precision: int | None = None) -> str:
@@ -60,7 +88,7 @@ def _number(x: float, precision: int | None = None) -> str:
 
 def gradient_text(output: str, name: str) -> str:
     """The gradient of ``output`` with respect to ``name``, through every path: ``dL/dc``."""
-    return f"d{output}/d{name}"
+    return gradient_name(output, name)
 
 
 def local_text(parent: str, child: str) -> str:
@@ -115,6 +143,7 @@ def _row(item: Item, precision: int | None) -> _Row:
             rule_text(item),
             f"total {_number(item.total, precision)}" if item.accumulate else "",
         )
+    assert isinstance(item, Total)  # a scalar explanation holds no matrix steps
     return _Row(_d(item.output, item.name), "=", "", _total_sum(item, precision),
                 _number(item.total, precision), "", f"sum of {item.count} contributions")
 
@@ -177,8 +206,17 @@ def omitted_note(count: int, what: str, limit: int) -> str:
             "use --max-steps 0 to show all)")
 
 
+def _value(explanation: Explanation, value: Any, precision: int | None) -> str:
+    """A value as its form shows it: a number short, a tensor as ``eval`` shows it (whole or summed up)."""
+    if explanation.form != MATRIX:
+        return _number(value, precision)
+    from .tensor_report import tensor_text
+
+    return tensor_text(value, precision)
+
+
 def _header(explanation: Explanation, precision: int | None) -> str:
-    return f"{explanation.output} = {_number(explanation.value, precision)}"
+    return f"{explanation.output} = {_value(explanation, explanation.value, precision)}"
 
 
 def _gradients_line(explanation: Explanation, precision: int | None) -> str:
@@ -189,11 +227,59 @@ def _gradients_line(explanation: Explanation, precision: int | None) -> str:
     return "gradients: " + ", ".join(parts)
 
 
-# --- plain text ----------------------------------------------------------------------------
+def _code(text: str) -> str:
+    return f"`{text}`" if text else ""
+
+
+# --- the renderers: each writes either form --------------------------------------------------------
 
 
 def to_plain(explanation: Explanation, precision: int | None = None) -> str:
-    """Aligned text without colour or box drawing, for pipes, logs and diffs."""
+    """Aligned text without colour or box drawing, for pipes, logs and diffs.  In matrix form with
+    ``layers``, each statement's steps and one row of it in scalars, instead of the two whole passes."""
+    if explanation.form == MATRIX:
+        return _matrix_plain(explanation, precision)
+    return _scalar_plain(explanation, precision)
+
+
+def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
+    """GitHub-flavoured Markdown tables, for notes and slides."""
+    if explanation.form == MATRIX:
+        return _matrix_markdown(explanation, precision)
+    return _scalar_markdown(explanation, precision)
+
+
+def to_rich(explanation: Explanation, precision: int | None = None) -> RenderableType:
+    """Rich tables (forward pass, backward pass) with a heading and the final gradients.
+
+    The headings are lines of their own, not table titles: Rich wraps a title to the
+    table's width and pads it with spaces.
+    """
+    if explanation.form == MATRIX:
+        return _matrix_rich(explanation, precision)
+    return _scalar_rich(explanation, precision)
+
+
+_NUMBER_COLUMNS = ("value", "local", "upstream", "product", "total")
+_PROSE_COLUMNS = ("definition", "chain rule", "local rule")  # expressions: they may break at a space
+
+
+def table(headers: Sequence[str], rows: Sequence[tuple[Sequence[str], str]], prose: Sequence[str] = _PROSE_COLUMNS,
+          first: Sequence[str] = _PROSE_COLUMNS) -> Any:
+    """A Rich table that fits the console without cutting a number (``fitted_table.FittedRows``):
+    a tensor's value breaks between entries, the ``prose`` columns at spaces, and at the narrowest
+    each row is a block under its first cell (``first``: the columns that lead such a block)."""
+    from .fitted_table import Column, FittedRows
+
+    columns = [Column(header, number=header in _NUMBER_COLUMNS, prose=header in prose, heading=i == 0,
+                      first=header in first) for i, header in enumerate(headers)]
+    return FittedRows(columns, rows)
+
+
+# --- scalar form ---------------------------------------------------------------------------------
+
+
+def _scalar_plain(explanation: Explanation, precision: int | None) -> str:
     lines = [_header(explanation, precision), "", FORWARD_HEADING]
     values = [_number(d.value, precision) for d in explanation.definitions]
     width = max((len(_definition_text(d)) for d in explanation.definitions), default=0)
@@ -216,15 +302,7 @@ def to_plain(explanation: Explanation, precision: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- Markdown ------------------------------------------------------------------------------
-
-
-def _code(text: str) -> str:
-    return f"`{text}`" if text else ""
-
-
-def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
-    """GitHub-flavoured Markdown: two tables, for notes and slides."""
+def _scalar_markdown(explanation: Explanation, precision: int | None) -> str:
     lines = [f"**{_code(_header(explanation, precision))}**", "", "Forward pass:", "",
              "| variable | definition | value |", "|---|---|---:|"]
     for d in explanation.definitions:
@@ -251,29 +329,7 @@ def to_markdown(explanation: Explanation, precision: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- Rich ----------------------------------------------------------------------------------
-
-
-_NUMBER_COLUMNS = ("value", "local", "upstream", "product", "total")
-_PROSE_COLUMNS = ("definition", "chain rule", "local rule")  # expressions: they may break at a space
-
-
-def table(headers: Sequence[str], rows: list[tuple[list[str], str]]):  # type: ignore[no-untyped-def]
-    """A Rich table that fits the console without cutting a number (``fitted_table.FittedRows``):
-    expressions wrap at spaces, and at the narrowest each row is a block under its first cell."""
-    from .fitted_table import Column, FittedRows
-
-    columns = [Column(header, number=header in _NUMBER_COLUMNS, prose=header in _PROSE_COLUMNS, heading=i == 0,
-                      first=header in _PROSE_COLUMNS) for i, header in enumerate(headers)]
-    return FittedRows(columns, rows)
-
-
-def to_rich(explanation: Explanation, precision: int | None = None) -> RenderableType:
-    """Two Rich tables (forward pass, backward pass) with a heading and the final gradients.
-
-    The headings are lines of their own, not table titles: Rich wraps a title to the
-    table's width and pads it with spaces.
-    """
+def _scalar_rich(explanation: Explanation, precision: int | None) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
@@ -286,7 +342,7 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
     parts.append(table(("variable", "definition", "value"), forward_rows))
     if explanation.definitions_omitted:
         parts.append(Text(omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
-    backward_rows = []
+    backward_rows: list[tuple[Sequence[str], str]] = []
     for item, r in zip(explanation.steps, _rows(explanation, precision)):
         lhs = f"{r.target} {r.sign}"
         if isinstance(item, Seed):
@@ -300,8 +356,187 @@ def to_rich(explanation: Explanation, precision: int | None = None) -> Renderabl
             backward_rows.append(([lhs, r.numbers, "", "", "", "", r.result], "bold yellow"))
     parts.append(Text(BACKWARD_HEADING, style="italic"))
     parts.append(table(("gradient", "chain rule", "local rule", "local", "upstream", "product", "total"),
-                        backward_rows))
+                       backward_rows))
     if explanation.steps_omitted:
         parts.append(Text(omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)))
     parts.append(Text(_gradients_line(explanation, precision), style="bold"))
+    return Group(*parts)
+
+
+# --- matrix form ---------------------------------------------------------------------------------
+
+
+def broadcast_sentence(step: MatrixStep) -> str:
+    """Why a step sums its gradient: ``b1 was added to every row of t1, so dL/db1 sums dL/dt2
+    over the rows``; "" for a step without broadcasting."""
+    b = step.broadcast
+    if b is None:
+        return ""
+    return (f"{step.child} was {b.verb} every {b.unit} of {step.parent}, so {_d(step.output, step.child)} "
+            f"sums {b.inner} over the {b.units}")
+
+
+class _MatrixRow(NamedTuple):
+    """One backward line in matrix form as text cells."""
+
+    target: str
+    sign: str
+    formula: str
+    shapes: str
+    value: str
+    note: str
+    explained: str  # the broadcast sentence, shown below the line
+
+
+def _matrix_row(explanation: Explanation, item: Item, precision: int | None) -> _MatrixRow:
+    if isinstance(item, Seed):
+        return _MatrixRow(_d(item.output, item.output), "=", "1", "[]", "", "seed", "")
+    if isinstance(item, MatrixStep):
+        notes = list(item.notes)
+        if item.accumulate:
+            notes.append(f"total {_value(explanation, item.total, precision)}")
+        return _MatrixRow(_d(item.output, item.child), "+=" if item.accumulate else "=", item.formula,
+                          item.computation, _value(explanation, item.product, precision), "; ".join(notes),
+                          broadcast_sentence(item))
+    assert isinstance(item, Total)
+    return _MatrixRow(_d(item.output, item.name), "=", f"sum of its {item.count} contributions", "",
+                      _value(explanation, item.total, precision), "", "")
+
+
+def _matrix_rows(explanation: Explanation, items: Sequence[Item], precision: int | None) -> list[_MatrixRow]:
+    return [_matrix_row(explanation, item, precision) for item in items]
+
+
+def _definition_cells(explanation: Explanation, d: Definition, precision: int | None) -> tuple[str, str, str, str]:
+    """variable (or ``name = expression``), shapes, value, note."""
+    return (_definition_text(d), d.shapes, _value(explanation, d.value, precision), "" if d.expression else "input")
+
+
+def _gradient_lines(explanation: Explanation, precision: int | None) -> list[str]:
+    if not explanation.gradients:
+        return ["the program has no inputs"]
+    return ["gradients:"] + [f"  {_d(explanation.output, name)} = {_value(explanation, grad, precision)}"
+                             for name, grad in explanation.gradients]
+
+
+def _layer_heading(explanation: Explanation, layer: LayerSteps, precision: int | None) -> str:
+    where = f"row {layer.row}" if layer.row is not None else "every entry"
+    upstream = _d(explanation.output, layer.name) + (f"[{layer.row}]" if layer.row is not None else "")
+    return (f"statement {layer.name} ({where}), each entry weighted by its upstream gradient "
+            f"{upstream} = {_value(explanation, layer.upstream, precision)}")
+
+
+def _plain_backward(rows: Sequence[_MatrixRow]) -> list[str]:
+    width_target = max((len(r.target) for r in rows), default=0)
+    width_sign = max((len(r.sign) for r in rows), default=0)
+    equations = [f"{r.target.ljust(width_target)} {r.sign.ljust(width_sign)} {r.formula}" for r in rows]
+    width_equation = max((len(e) for e in equations), default=0)
+    width_shapes = max((len(r.shapes) for r in rows), default=0)
+    lines = []
+    for equation, r in zip(equations, rows):
+        value = f"= {r.value}" if r.value else ""
+        line = "   ".join([equation.ljust(width_equation), r.shapes.ljust(width_shapes), value, r.note])
+        lines.append("  " + line.rstrip())
+        if r.explained:
+            lines.append(" " * (4 + width_target + width_sign) + r.explained)
+    return lines
+
+
+def _matrix_plain(explanation: Explanation, precision: int | None) -> str:
+    lines = [_header(explanation, precision), ""]
+    if explanation.layers is not None:
+        for layer in explanation.layers:
+            lines += [_layer_heading(explanation, layer, precision), "  in matrix form:"]
+            lines += ["  " + line for line in _plain_backward(_matrix_rows(explanation, layer.steps, precision))]
+            lines += ["  in scalars:"]
+            lines += ["    " + line if line else "" for line in _scalar_plain(layer.scalar, precision).splitlines()]
+            lines.append("")
+        return "\n".join(lines + _gradient_lines(explanation, precision)) + "\n"
+    lines.append(MATRIX_FORWARD_HEADING)
+    cells = [_definition_cells(explanation, d, precision) for d in explanation.definitions]
+    widths = [max((len(c[i]) for c in cells), default=0) for i in range(2)]
+    for name, shapes, value, note in cells:
+        lines.append(f"  {name.ljust(widths[0])}   {shapes.ljust(widths[1])}   = {value}   {note}".rstrip())
+    if explanation.definitions_omitted:
+        lines.append("  " + omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps))
+    lines += ["", MATRIX_BACKWARD_HEADING]
+    lines += _plain_backward(_matrix_rows(explanation, explanation.steps, precision))
+    if explanation.steps_omitted:
+        lines.append("  " + omitted_note(explanation.steps_omitted, "steps", explanation.max_steps))
+    lines += [""] + _gradient_lines(explanation, precision)
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_backward(rows: Sequence[_MatrixRow]) -> list[str]:
+    lines = ["| gradient | matrix form | shapes | value | note |", "|---|---|---|---:|---|"]
+    for r in rows:
+        note = "; ".join(x for x in (r.note, r.explained) if x)
+        lines.append(f"| {_code(f'{r.target} {r.sign}')} | {_code(r.formula)} | {_code(r.shapes)} | {r.value} "
+                     f"| {note} |")
+    return lines
+
+
+def _markdown_gradients(explanation: Explanation, precision: int | None) -> list[str]:
+    """The gradients as a list, one item per input."""
+    return ["- " + _code(line.strip()) if line.startswith("  ") else line
+            for line in _gradient_lines(explanation, precision)]
+
+
+def _matrix_markdown(explanation: Explanation, precision: int | None) -> str:
+    lines = [f"**{_code(_header(explanation, precision))}**", ""]
+    if explanation.layers is not None:
+        for layer in explanation.layers:
+            lines += [f"### {_layer_heading(explanation, layer, precision)}", "", "In matrix form:", ""]
+            lines += _markdown_backward(_matrix_rows(explanation, layer.steps, precision))
+            lines += ["", "In scalars:", "", _scalar_markdown(layer.scalar, precision)]
+        return "\n".join(lines + _markdown_gradients(explanation, precision)) + "\n"
+    lines += ["Forward pass:", "", "| variable | definition | shapes | value |", "|---|---|---|---:|"]
+    for d in explanation.definitions:
+        lines.append(f"| {_code(d.name)} | {_code(d.expression) or 'input'} | {_code(d.shapes)} "
+                     f"| {_value(explanation, d.value, precision)} |")
+    if explanation.definitions_omitted:
+        lines += ["", omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)]
+    lines += ["", MATRIX_BACKWARD_HEADING.replace("backward", "Backward", 1) + ":", ""]
+    lines += _markdown_backward(_matrix_rows(explanation, explanation.steps, precision))
+    if explanation.steps_omitted:
+        lines += ["", omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)]
+    lines += [""] + _markdown_gradients(explanation, precision)
+    return "\n".join(lines) + "\n"
+
+
+def _rich_backward(explanation: Explanation, items: Sequence[Item], precision: int | None) -> Any:
+    rows = []
+    for item in items:
+        r = _matrix_row(explanation, item, precision)
+        if isinstance(item, Seed):
+            style = "bold"
+        elif isinstance(item, Total):
+            style = "bold yellow"
+        else:  # a step: yellow when it adds a further use
+            style = "yellow" if r.sign == "+=" else ""
+        note = "; ".join(x for x in (r.note, r.explained) if x)
+        rows.append(([f"{r.target} {r.sign}", r.formula, r.shapes, r.value, note], style))
+    return table(("gradient", "matrix form", "shapes", "value", "note"), rows, ("matrix form", "note"),
+                 ("matrix form",))
+
+
+def _matrix_rich(explanation: Explanation, precision: int | None) -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[Any] = [Text(_header(explanation, precision), style="bold magenta")]
+    if explanation.layers is not None:
+        for layer in explanation.layers:
+            parts += [Text(_layer_heading(explanation, layer, precision), style="italic"),
+                      _rich_backward(explanation, layer.steps, precision), _scalar_rich(layer.scalar, precision)]
+    else:
+        forward = [(list(_definition_cells(explanation, d, precision)[:3]), "" if d.expression else "cyan")
+                   for d in explanation.definitions]
+        parts += [Text(MATRIX_FORWARD_HEADING, style="italic"), table(("variable", "shapes", "value"), forward, (), ())]
+        if explanation.definitions_omitted:
+            parts.append(Text(omitted_note(explanation.definitions_omitted, "lines", explanation.max_steps)))
+        parts += [Text(MATRIX_BACKWARD_HEADING, style="italic"), _rich_backward(explanation, explanation.steps, precision)]
+        if explanation.steps_omitted:
+            parts.append(Text(omitted_note(explanation.steps_omitted, "steps", explanation.max_steps)))
+    parts.append(Text("\n".join(_gradient_lines(explanation, precision)), style="bold"))
     return Group(*parts)

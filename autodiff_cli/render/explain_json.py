@@ -25,9 +25,8 @@ from .numbers import json_number
 
 if TYPE_CHECKING:
     from ..analysis.steps import Explanation
-    from ..analysis.tensor_steps import LayerSteps, TensorExplanation
 
-__all__ = ["explanation_json", "tensor_explanation_json"]
+__all__ = ["explanation_json"]
 
 
 def _number(value: Any) -> Any:
@@ -38,72 +37,60 @@ def _number(value: Any) -> Any:
     return json_number(float(value))
 
 
-def _scalar_document(explanation: Explanation) -> dict[str, Any]:
-    from ..analysis.steps import Seed, Step
-
-    backward: list[dict[str, Any]] = []
-    for item in explanation.steps:
-        if isinstance(item, Seed):
-            backward.append({"kind": "seed", "output": item.output})
-        elif isinstance(item, Step):
-            backward.append({"kind": "step", "child": item.child, "parent": item.parent, "rule": item.rule,
-                             "local": _number(item.local), "upstream": _number(item.upstream),
-                             "product": _number(item.product), "accumulate": item.accumulate,
-                             "total": _number(item.total)})
-        else:
-            backward.append({"kind": "total", "name": item.name, "count": item.count,
-                             "terms": [_number(term) for term in item.terms], "total": _number(item.total)})
-    return {
-        "form": "scalar",
-        "output": explanation.output,
-        "value": _number(explanation.value),
-        "forward": [{"name": d.name, "expression": d.expression, "value": _number(d.value)}
-                    for d in explanation.definitions],
-        "forward_omitted": explanation.definitions_omitted,
-        "backward": backward,
-        "backward_omitted": explanation.steps_omitted,
-        "gradients": {name: _number(grad) for name, grad in explanation.gradients},
-    }
-
-
 def explanation_json(explanation: Explanation) -> str:
-    """A scalar program's explanation as a JSON document (``form`` ``"scalar"``)."""
-    return json.dumps(_scalar_document(explanation), indent=2) + "\n"
+    """An explanation as a JSON document, in the form its run's shapes chose (``form``)."""
+    return json.dumps(_document(explanation), indent=2) + "\n"
 
 
-def tensor_explanation_json(explanation: TensorExplanation, layers: list[LayerSteps] | None = None) -> str:
-    """A tensor program's explanation in matrix form (``form`` ``"matrix"``), and with ``layers``
-    each statement's row in scalar form."""
-    from ..analysis.tensor_steps import TensorSeed, TensorStep
+def _document(explanation: Explanation) -> dict[str, Any]:
+    """The fields both forms share, in the order the schema lists them, and each form's own."""
+    from ..analysis.steps import MATRIX
 
-    backward: list[dict[str, Any]] = []
-    for item in explanation.steps:
-        if isinstance(item, TensorSeed):
-            backward.append({"kind": "seed", "output": item.output})
-        elif isinstance(item, TensorStep):
-            broadcast = item.broadcast
-            backward.append({
-                "kind": "step", "child": item.child, "parent": item.parent, "op": item.op,
-                "operand": item.operand, "statement": item.statement, "formula": item.formula,
-                "computation": item.computation, "notes": list(item.notes),
-                "broadcast": None if broadcast is None else {"axes": list(broadcast.axes), "unit": broadcast.unit,
-                                                             "summed_from": broadcast.inner or None},
-                "product": _number(item.product), "accumulate": item.accumulate, "total": _number(item.total),
-            })
-        else:
-            backward.append({"kind": "total", "name": item.name, "count": item.count, "total": _number(item.total)})
+    matrix = explanation.form == MATRIX
+    forward = [_matrix_definition(d) if matrix else {"name": d.name, "expression": d.expression,
+                                                       "value": _number(d.value)}
+               for d in explanation.definitions]
     document: dict[str, Any] = {
-        "form": "matrix",
+        "form": explanation.form,
         "output": explanation.output,
         "value": _number(explanation.value),
-        "forward": [{"name": d.name, "expression": d.expression, "shape": list(d.shape), "shapes": d.shapes,
-                     "value": _number(d.value)} for d in explanation.definitions],
+        "forward": forward,
         "forward_omitted": explanation.definitions_omitted,
-        "backward": backward,
+        "backward": [_backward_item(item, matrix) for item in explanation.steps],
         "backward_omitted": explanation.steps_omitted,
         "gradients": {name: _number(grad) for name, grad in explanation.gradients},
     }
-    if layers is not None:
+    if explanation.layers is not None:
         document["layers"] = [{"name": layer.name, "row": layer.row, "upstream": _number(layer.upstream),
-                               "scalar": _scalar_document(layer.scalar)} for layer in layers]
-    return json.dumps(document, indent=2) + "\n"
+                               "scalar": _document(layer.scalar)} for layer in explanation.layers]
+    return document
+
+
+def _matrix_definition(d: Any) -> dict[str, Any]:
+    return {"name": d.name, "expression": d.expression, "shape": list(d.shape), "shapes": d.shapes,
+            "value": _number(d.value)}
+
+
+def _backward_item(item: Any, matrix: bool) -> dict[str, Any]:
+    from ..analysis.steps import MatrixStep, Seed, Step
+
+    if isinstance(item, Seed):
+        return {"kind": "seed", "output": item.output}
+    if isinstance(item, Step):
+        return {"kind": "step", "child": item.child, "parent": item.parent, "rule": item.rule,
+                "local": _number(item.local), "upstream": _number(item.upstream),
+                "product": _number(item.product), "accumulate": item.accumulate, "total": _number(item.total)}
+    if isinstance(item, MatrixStep):
+        broadcast = item.broadcast
+        return {
+            "kind": "step", "child": item.child, "parent": item.parent, "op": item.op,
+            "operand": item.operand, "statement": item.statement, "formula": item.formula,
+            "computation": item.computation, "notes": list(item.notes),
+            "broadcast": None if broadcast is None else {"axes": list(broadcast.axes), "unit": broadcast.unit,
+                                                         "summed_from": broadcast.inner or None},
+            "product": _number(item.product), "accumulate": item.accumulate, "total": _number(item.total),
+        }
+    if matrix:  # a matrix total's contributions are tensors: counted, not listed
+        return {"kind": "total", "name": item.name, "count": item.count, "total": _number(item.total)}
+    return {"kind": "total", "name": item.name, "count": item.count,
+            "terms": [_number(term) for term in item.terms], "total": _number(item.total)}

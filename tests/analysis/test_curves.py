@@ -284,7 +284,7 @@ def test_an_op_that_refuses_some_points_is_sampled_point_by_point() -> None:
 def test_tangent_at_an_entry() -> None:
     program, X, Y = regression_arrays()
     line = tangent(program, {}, "W[1, 0]", 0.5)
-    residual = X[:, 1] * 0.5 - Y[:, 0]  # W[0, 0] = 0
+    residual = X[:, 0] * 1.0 + X[:, 1] * 0.5 - Y[:, 0]  # W[0, 0] keeps the sample's 1
     assert line.value == pytest.approx(np.mean(residual**2), rel=1e-14)
     assert line.slope == pytest.approx(2 / 8 * np.sum(residual * X[:, 1]), rel=1e-13)
 
@@ -303,7 +303,7 @@ def test_a_bad_entry_is_located_at_the_input_with_a_hint(variable, message, hint
     with pytest.raises(InputError) as error:
         sample_curves(program, {}, variable, 0.0, 1.0, points=3)
     assert message in error.value.message and hint in error.value.hint
-    assert error.value.position is not None and error.value.position.line == 23  # W = [[0], [0]]
+    assert error.value.position is not None and error.value.position.line == 23  # W = [[1], [-1]]
 
 
 def test_a_number_is_not_indexed() -> None:

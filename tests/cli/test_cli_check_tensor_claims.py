@@ -32,10 +32,15 @@ def sample_x_y() -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+def sample_w() -> np.ndarray:
+    """W's starting value as written in the program ([[1], [-1]], the line y = x - 1)."""
+    return np.array(json.loads(MATRIX.read_text().split("\nW =")[1].split("\nP =")[0]), dtype=float)
+
+
 def posts_gradient() -> np.ndarray:
-    """(2/N) Xᵀ(P − Y) at the sample's values, W = 0, from the numbers written in the program."""
+    """(2/N) Xᵀ(P − Y) at the sample's values, from the numbers written in the program."""
     x, y = sample_x_y()
-    return 2 / len(x) * x.T @ (x @ np.zeros((2, 1)) - y)
+    return 2 / len(x) * x.T @ (x @ sample_w() - y)
 
 
 def test_the_posts_formula_agrees(runner) -> None:
@@ -84,7 +89,7 @@ def test_a_shape_error_in_the_program_is_reported_at_its_place_not_inconclusive(
 
 @pytest.mark.parametrize("claim", ["dL/dW = W/0", "dL/dW = log(-1 - W*W)"])
 def test_a_claim_undefined_everywhere_is_wrong_as_a_scalar_one_is(runner, claim) -> None:
-    # The gradient is defined at the given values (W = 0): (2/8) Xᵀ(0 − Y); the claim is not.
+    # The gradient is defined at the given values: (2/8) Xᵀ(X W − Y); the claim is not.
     result = check(runner, claim, "--format", "json")
     assert result.exit_code == 1, result.output
     verdict = json.loads(result.stdout)["claims"][0]
@@ -114,11 +119,13 @@ def test_a_claim_of_zero_says_so_not_a_factor_of_zero(runner) -> None:
 
 
 def test_a_claim_right_only_at_the_given_values_is_wrong_around_them(runner) -> None:
-    # At the given W = 0, P = X @ W is 0, so (2/8) Xᵀ(0 − Y) equals the gradient there; at any
-    # other W it misses the (2/8) Xᵀ X W term, so the points around the given values refute it.
+    # At the given W = [1, -1], P = X @ W is X @ [[1], [-1]], so (2/8) Xᵀ(X @ [[1], [-1]] − Y) equals
+    # the gradient there; at any other W it misses (2/8) Xᵀ X (W − [1, -1]), so the points around
+    # the given values refute it.
     x, y = sample_x_y()
-    assert np.allclose(2 / 8 * x.T @ (0 - y), posts_gradient(), rtol=1e-14)  # right at the given W = 0
-    result = check(runner, "dL/dW = transpose(X) @ (0 - Y) * 2 / 8", "--format", "json")
+    assert sample_w().tolist() == [[1.0], [-1.0]]
+    assert np.allclose(2 / 8 * x.T @ (x @ [[1], [-1]] - y), posts_gradient(), rtol=1e-14)  # right at the given W
+    result = check(runner, "dL/dW = transpose(X) @ (X @ [[1], [-1]] - Y) * 2 / 8", "--format", "json")
     assert result.exit_code == 1, result.output
     verdict = json.loads(result.stdout)["claims"][0]
     assert verdict["verdict"] == "wrong"

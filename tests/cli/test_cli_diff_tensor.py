@@ -54,13 +54,16 @@ def test_text_is_the_matrix_chain_rule_with_shapes(runner) -> None:
     )
 
 
+SAMPLE_W = np.array([[1.0], [-1.0]])  # W's start in the sample, the line y = x - 1
+
+
 @pytest.mark.parametrize("w", [None, [[2.5], [-1.25]]])
 def test_program_feeds_eval(w: Any) -> None:
     given = "" if w is None else f" --set W='{json.dumps(w)}'"
     result = shell(f"autodiff diff samples/regression_matrix.ad --wrt W | autodiff eval -{given} --format json")
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)["values"]
-    want = posts_gradient(np.zeros((2, 1)) if w is None else np.array(w))
+    want = posts_gradient(SAMPLE_W if w is None else np.array(w))
     np.testing.assert_allclose(values["dL_dW"], want, rtol=1e-12, atol=1e-12)
 
 
@@ -70,7 +73,7 @@ def test_program_feeds_diff_itself() -> None:
                    "| autodiff eval - --format json")
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)["values"]
-    np.testing.assert_allclose(values["dL_dW_2"], posts_gradient(np.zeros((2, 1))), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(values["dL_dW_2"], posts_gradient(SAMPLE_W), rtol=1e-12, atol=1e-12)
 
 
 def test_hessian_vector_product_of_the_regression(runner) -> None:

@@ -186,7 +186,7 @@ def test_explain_json_of_a_tensor_program_is_the_matrix_form(runner) -> None:
     assert document["form"] == "matrix"
     X = np.array(next(d for d in document["forward"] if d["name"] == "X")["value"])
     Y = np.array(next(d for d in document["forward"] if d["name"] == "Y")["value"])
-    W = np.zeros((2, 1))
+    W = np.array([[1.0], [-1.0]])  # the sample's start, the line y = x - 1
     expected = 2 / len(X) * X.T @ (X @ W - Y)  # the sample's dL/dW = (2/N) X^T (P - Y)
     np.testing.assert_allclose(document["gradients"]["W"], expected, rtol=1e-12)
     eval_grads = _document(runner, ["eval", program, "--format", "json"])["grads"]

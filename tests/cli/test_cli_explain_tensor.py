@@ -77,8 +77,10 @@ def test_bias_broadcast_is_explained(runner) -> None:
 def test_markdown_and_rich_formats(runner, samples) -> None:
     markdown = run(runner, str(samples / "regression_matrix.ad"), "--format", "markdown", "--precision", "4")
     assert markdown.exit_code == 0
-    assert "| `dL/dW =` | `transpose(X) @ dL/dP` | `[2, 8] @ [8, 1] -> [2, 1]` | [[-7.627], [2.666]] |  |" \
-        in markdown.stdout
+    X, Y = post_data(samples)
+    gradient = 2 / 8 * X.T @ (X @ np.array([[1.0], [-1.0]]) - Y)  # at the sample's start
+    value = f"[[{gradient[0, 0]:.4g}], [{gradient[1, 0]:.4g}]]"
+    assert f"| `dL/dW =` | `transpose(X) @ dL/dP` | `[2, 8] @ [8, 1] -> [2, 1]` | {value} |  |" in markdown.stdout
     rich = run(runner, str(samples / "regression_matrix.ad"), "--format", "rich", "--no-color", "--precision", "4")
     assert rich.exit_code == 0
     assert "┃ gradient" in rich.stdout and "transpose(X) @" in rich.stdout
@@ -91,11 +93,18 @@ def test_scalar_row_shows_each_statement_in_scalars(runner, samples) -> None:
     out = result.stdout
     assert "statement P (row 3)" in out and "statement L (every entry)" in out
     X, Y = post_data(samples)
-    # Row 3 with W = 0: dL/dP[3] = 2/8 (0 - Y[3]) and W[0, 0]'s share is X[3, 0] times it.
-    upstream = 2 / 8 * (0 - Y[3, 0])
+    W = np.array([[1.0], [-1.0]])  # the sample's start, the line y = x - 1
+    # Row 3: P[3] = X[3] @ W, dL/dP[3] = 2/8 (P[3] - Y[3]), and W[0, 0]'s share is X[3, 0] times it.
+    product = X[3, 0] * W[0, 0]
+    p3 = product + X[3, 1] * W[1, 0]
+    upstream = 2 / 8 * (p3 - Y[3, 0])
     share = X[3, 0] * upstream
-    assert f"= {upstream:.6g}" in out
-    match = re.search(r"/dW\[0, 0\] = (-?[\d.e-]+)", out.split("statement P")[1])
+    scalars = out.split("statement P")[1]
+    # The products the row's scalars show are not 0 (as they were when W started at 0).
+    assert re.search(rf"t1 = X\[3, 0\] \* W\[0, 0\] += {product:.6g}\n", scalars)
+    assert re.search(rf"P\[3, 0\] = t1 \+ t2 += {p3:.6g}\n", scalars)
+    assert f"= [{upstream:.6g}]" in out
+    match = re.search(r"/dW\[0, 0\] = (-?[\d.e-]+)", scalars)
     assert match is not None and float(match.group(1)) == pytest.approx(share, rel=1e-5)
 
 

@@ -89,7 +89,7 @@ def test_a_values_file_is_refused_at_its_key(runner, tmp_path) -> None:
     said = error_of(run(runner, "eval", MATRIX, "--values", values))
     assert said.startswith(f"{values}:2:3: error: the value given for W has shape [2], but W's default has "
                            "shape [2, 1]")
-    assert f"note: W is declared at {MATRIX}:23:1: W = [[0], [0]]" in said
+    assert f"note: W is declared at {MATRIX}:23:1: W = [[1], [-1]]" in said
     assert 'hint: write it as "W": [[1], [2]]' in said
     # --set for the same name replaces the file's value, and is the one checked.
     assert run(runner, "eval", MATRIX, "--values", values, "--set", "W=[[1], [2]]").exit_code == 0

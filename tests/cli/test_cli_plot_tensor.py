@@ -35,7 +35,7 @@ def test_an_entry_as_text_with_its_tangent(run, samples) -> None:
     assert result.exit_code == 0, result.output
     assert result.stderr == ""  # W's value is used (its other entry), so no warning that it is not
     X, Y = regression(samples)
-    residual = X[:, 0] * 2.0 - Y[:, 0]
+    residual = X[:, 0] * 2.0 + X[:, 1] * -1.0 - Y[:, 0]  # W[1, 0] keeps the sample's -1
     value, slope = np.mean(residual**2), 2 / 8 * np.sum(residual * X[:, 0])
     line = result.stdout.splitlines()[-1]
     assert line.startswith("tangent at W[0, 0] = 2: L = ")
@@ -85,7 +85,7 @@ def test_a_bad_entry_is_located_with_a_hint(run, samples, span, message, hint) -
     program = samples / "regression_matrix.ad"
     result = run(str(program), "--range", span, "--format", "text")
     assert result.exit_code == 1, result.output
-    assert result.stderr.startswith(f"{program}:23:1: {message}")  # W = [[0], [0]] is on line 23
+    assert result.stderr.startswith(f"{program}:23:1: {message}")  # W = [[1], [-1]] is on line 23
     assert hint in result.stderr and "Traceback" not in result.stderr
     assert result.stdout == ""
 

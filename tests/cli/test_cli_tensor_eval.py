@@ -58,9 +58,9 @@ def document(result) -> dict:
 
 
 @pytest.mark.parametrize("W, sets", [
-    ([[0.0], [0.0]], []),
+    ([[1.0], [-1.0]], []),  # the sample's start, the line y = x - 1
     ([[2.5], [-1.25]], ["--set", "W=[[2.5], [-1.25]]"]),
-], ids=["W=0", "W=generating"])
+], ids=["W=start", "W=generating"])
 def test_matrix_sample_gradient_is_the_posts_formula(runner, W, sets) -> None:
     X, Y = matrix_sample()
     assert X.shape == (8, 2) and Y.shape == (8, 1)

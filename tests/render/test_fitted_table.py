@@ -99,9 +99,9 @@ def test_the_narrowest_layout_keeps_value_and_grad_apart() -> None:
     text = rendered(tensor_table("regression_matrix.ad"), 40)
     lines = text.splitlines()
     w = lines.index("W  input  [2, 1]")
-    assert lines[w + 1].split() == ["value", "[[0.0],", "[0.0]]"]
-    # dL/dW = (2/N) X^T (P - Y) with P = 0: the sample's comment; its entries are whole numbers here
-    assert lines[w + 2].startswith("  grad  [[-7.62699273624")
+    assert lines[w + 1].split() == ["value", "[[1.0],", "[-1.0]]"]
+    # dL/dW = (2/N) X^T (P - Y) at the sample's W = [1, -1], by NumPy: [[-4.7436383220253955], [0.662354592102919]]
+    assert lines[w + 2].startswith("  grad  [[-4.74363832202")
 
 
 # --- check's and explain's tables (FittedRows) -------------------------------------------------------
@@ -120,18 +120,11 @@ def check_table(name: str):
 
 
 def explain_rich(name: str):
-    from autodiff_cli.language.program import runs_as_tensors
+    from autodiff_cli.analysis.steps import explain_program
+    from autodiff_cli.render.explain import to_rich
 
     program, values = load_inputs(str(SAMPLES / name), None, None, {}, None)
-    if runs_as_tensors(program, values):
-        from autodiff_cli.analysis.tensor_steps import explain_tensors
-        from autodiff_cli.render import tensor_explain
-
-        return tensor_explain.to_rich(explain_tensors(program, values))
-    from autodiff_cli.analysis.steps import explain
-    from autodiff_cli.render import explain as scalar_explain
-
-    return scalar_explain.to_rich(explain(evaluate(program, values, backward=False)))
+    return to_rich(explain_program(program, values))
 
 
 def cell_numbers(renderable) -> set[str]:
@@ -197,4 +190,4 @@ def test_the_narrowest_check_is_an_input_a_block() -> None:
     lines = text.splitlines()
     assert "┃" not in text and max(map(len, lines)) <= 40
     start = lines.index("W[0, 0]  ok")
-    assert lines[start + 1].startswith("  value 0.0  reverse -7.626992736240327")
+    assert lines[start + 1].startswith("  value 1.0  reverse -4.7436383220253955")  # NumPy's (2/N) X^T (P - Y)

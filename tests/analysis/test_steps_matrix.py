@@ -1,4 +1,4 @@
-"""The backward pass of a tensor program in matrix form (analysis/tensor_steps.py).
+"""The backward pass of a tensor program in matrix form (analysis/steps.py, its matrix form).
 
 Expected numbers are computed independently: the post's gradient 2/N X^T (XW - Y) by hand in
 NumPy, the MLP's gradients by HIPS autograd.  The two zoom levels are held to each other: for
@@ -14,19 +14,18 @@ import numpy as np
 import pytest
 from autograd import grad
 
-from autodiff_cli.analysis.steps import explain
-from autodiff_cli.analysis.tensor_steps import (
-    TensorSeed,
-    TensorStep,
-    TensorTotal,
-    explain_tensors,
-    scalar_layers,
+from autodiff_cli.analysis.steps import (
+    MatrixStep,
+    Seed,
+    Total,
+    explain,
+    explain_program,
     statement_registers,
 )
 from autodiff_cli.errors import InputError
 from autodiff_cli.execute import evaluate
-from autodiff_cli.execute.unroll import layer_view
 from autodiff_cli.execute.interpreter import input_arrays
+from autodiff_cli.execute.unroll import layer_view
 from autodiff_cli.language import parse
 from autodiff_cli.language.program import ArrayLiteral
 
@@ -50,7 +49,7 @@ L = mean(relu(1 - y * S)) + 0.001 * sum(W1**2)
 
 
 def steps_of(explanation):
-    return [item for item in explanation.steps if isinstance(item, TensorStep)]
+    return [item for item in explanation.steps if isinstance(item, MatrixStep)]
 
 
 def step(explanation, child, statement=None):
@@ -83,7 +82,7 @@ def mlp_loss(params, X, y):
 def test_regression_gradient_is_the_posts_formula_in_matrix_form() -> None:
     program, X, Y = regression()
     W = np.array([[2.5], [-1.25]])
-    explanation = explain_tensors(program, {"W": ArrayLiteral((2, 1), (2.5, -1.25))})
+    explanation = explain_program(program, {"W": ArrayLiteral((2, 1), (2.5, -1.25))})
     expected = 2.0 / 8 * X.T @ (X @ W - Y)  # the post's dL/dW = (2/N) X^T (P - Y)
     w = step(explanation, "W")
     assert w.formula == "transpose(X) @ dL/dP"
@@ -94,9 +93,9 @@ def test_regression_gradient_is_the_posts_formula_in_matrix_form() -> None:
 
 
 def test_regression_steps_in_backward_order_with_rules_from_the_tables() -> None:
-    program, _, Y = regression()
-    explanation = explain_tensors(program, {})
-    assert isinstance(explanation.steps[0], TensorSeed)
+    program, X, Y = regression()
+    explanation = explain_program(program, {})
+    assert isinstance(explanation.steps[0], Seed)
     lines = [(s.child, s.formula, s.computation, s.notes) for s in steps_of(explanation)]
     assert lines == [
         ("t2", "dL/dL / n copied to every element averaged (n of them)", "[] -> [8, 1]", ("n = 8",)),
@@ -107,10 +106,31 @@ def test_regression_steps_in_backward_order_with_rules_from_the_tables() -> None
         ("W", "transpose(X) @ dL/dP", "[2, 8] @ [8, 1] -> [2, 1]", ()),
     ]
     np.testing.assert_allclose(step(explanation, "t2").product, np.full((8, 1), 1 / 8))
-    np.testing.assert_allclose(step(explanation, "Y").product, -2 / 8 * (0 - Y))
+    P = X @ np.array([[1.0], [-1.0]])  # the sample's start, the line y = x - 1
+    np.testing.assert_allclose(step(explanation, "Y").product, -2 / 8 * (P - Y), rtol=1e-14)
     definitions = [(d.name, d.expression, d.shapes) for d in explanation.definitions]
     assert definitions[3:] == [("P", "X @ W", "[8, 2] @ [2, 1] -> [8, 1]"), ("t1", "P - Y", "[8, 1] - [8, 1] -> [8, 1]"),
                                ("t2", "t1**2", "[8, 1]**2 -> [8, 1]"), ("L", "mean(t2)", "mean([8, 1]) -> []")]
+
+
+def test_each_instruction_s_vjp_is_computed_once_and_the_gradients_are_eval_s(monkeypatch) -> None:
+    """The steps read the record of the interpreter's one reverse sweep instead of sweeping again
+    (issue 32): one VJP per instruction between the inputs and L, and the gradients are eval's, bit
+    for bit (the same VJPs summed in the same order)."""
+    from autodiff_cli.execute.interpreter import TensorRun, evaluate_tensors
+
+    program = parse(MATRIX_MLP)
+    calls = []
+    vjp = TensorRun._vjp
+    monkeypatch.setattr(TensorRun, "_vjp", lambda run, step, g: calls.append(step[0]) or vjp(run, step, g))
+    explanation = explain_program(program, {})
+    # Every instruction of this program reads a variable, so each lies on a path to L: one VJP apiece.
+    instructions = [register for register, row in enumerate(program.rows()) if row[1] >= 0]
+    assert sorted(calls) == instructions
+    monkeypatch.setattr(TensorRun, "_vjp", vjp)
+    derivatives = evaluate_tensors(program, {}).derivatives
+    for name, gradient in explanation.gradients:
+        np.testing.assert_array_equal(gradient, derivatives[name], err_msg=name)
 
 
 # --- broadcasting, accumulation --------------------------------------------------------------------
@@ -121,7 +141,7 @@ def test_mlp_gradients_match_autograd() -> None:
     arrays = mlp_inputs(program)
     params = [arrays[name] for name in ("W1", "b1", "W2", "b2", "W3", "b3")]
     expected = grad(mlp_loss)(params, arrays["X"], arrays["y"])
-    explanation = explain_tensors(program, {})
+    explanation = explain_program(program, {})
     gradients = dict(explanation.gradients)
     for name, want in zip(("W1", "b1", "W2", "b2", "W3", "b3"), expected):
         np.testing.assert_allclose(gradients[name], want, rtol=1e-12, atol=1e-15, err_msg=name)
@@ -130,7 +150,7 @@ def test_mlp_gradients_match_autograd() -> None:
 
 def test_a_bias_added_to_every_row_sums_its_gradient_over_the_rows() -> None:
     program = parse(MATRIX_MLP)
-    explanation = explain_tensors(program, {})
+    explanation = explain_program(program, {})
     b1 = step(explanation, "b1")
     upstream = step(explanation, "t1", "H1")  # dL/d(X @ W1): the other operand of the same +
     assert b1.formula == "sum(dL/dt2, 0)"
@@ -143,19 +163,19 @@ def test_a_bias_added_to_every_row_sums_its_gradient_over_the_rows() -> None:
 
 def test_a_variable_used_twice_gets_a_further_step_and_a_total() -> None:
     program = parse(MATRIX_MLP)
-    explanation = explain_tensors(program, {})
+    explanation = explain_program(program, {})
     uses = [s for s in steps_of(explanation) if s.child == "W1"]
     assert [s.accumulate for s in uses] == [False, True]
     assert uses[0].formula == "dL/dt11 * (2 * W1**(2-1))"  # the penalty, met first going back
     assert uses[1].formula == "transpose(X) @ dL/dt1"
-    totals = [item for item in explanation.steps if isinstance(item, TensorTotal) and item.name == "W1"]
+    totals = [item for item in explanation.steps if isinstance(item, Total) and item.name == "W1"]
     assert len(totals) == 1 and totals[0].count == 2
     np.testing.assert_allclose(totals[0].total, uses[0].product + uses[1].product, rtol=1e-15)
     assert explanation.steps.index(totals[0]) > explanation.steps.index(uses[1])
 
 
 def test_vectors_in_a_product_are_said_to_be_a_row_or_a_column() -> None:
-    explanation = explain_tensors(parse((SAMPLES / "moons_mlp.ad").read_text()), {})
+    explanation = explain_program(parse((SAMPLES / "moons_mlp.ad").read_text()), {})
     w1 = next(s for s in steps_of(explanation) if s.child == "W1" and s.op == "@")
     assert w1.formula == "dloss/dt1 @ transpose(x)"
     assert w1.computation == "[16, 1] @ [1, 2] -> [16, 2]"
@@ -174,13 +194,13 @@ def test_statements_group_instructions_as_layer_view_does() -> None:
 
 def test_vector_output_is_refused_with_the_way_out() -> None:
     with pytest.raises(InputError) as error:
-        explain_tensors(parse("x = [1, 2]\ny = x * 2"), {})
+        explain_program(parse("x = [1, 2]\ny = x * 2"), {})
     assert "vector" in error.value.message and "sum(y)" in error.value.hint
 
 
 def test_max_steps_keeps_the_first_lines_and_counts_the_rest() -> None:
     program, _, _ = regression()
-    explanation = explain_tensors(program, {}, max_steps=3)
+    explanation = explain_program(program, {}, max_steps=3)
     assert len(explanation.steps) == 3 and explanation.steps_omitted == 4
     assert len(explanation.definitions) == 3 and explanation.definitions_omitted == 4
 
@@ -212,7 +232,7 @@ def scalar_shares(program, given, explanation, name):
 ], ids=["regression", "matrix MLP", "moons MLP"])
 def test_matrix_form_equals_the_scalar_view_summed_over_rows(text) -> None:
     program = parse(text)
-    explanation = explain_tensors(program, {})
+    explanation = explain_program(program, {})
     assert explanation.shares
     for statement, shares in explanation.shares.items():
         summed = scalar_shares(program, {}, explanation, statement)
@@ -225,8 +245,8 @@ def test_matrix_form_equals_the_scalar_view_summed_over_rows(text) -> None:
 
 def test_scalar_layers_show_one_row_of_each_statement() -> None:
     program = parse(MATRIX_MLP)
-    explanation = explain_tensors(program, {})
-    layers = scalar_layers(program, {}, explanation, row=3)
+    explanation = explain_program(program, {}, scalar=True, row=3)
+    layers = explanation.layers
     assert [layer.name for layer in layers] == list(explanation.shares)
     h1 = next(layer for layer in layers if layer.name == "H1")
     assert h1.row == 3
@@ -242,5 +262,26 @@ def test_scalar_layers_show_one_row_of_each_statement() -> None:
 def test_a_row_beyond_the_layer_is_an_error_with_the_rows_there_are() -> None:
     program = parse(MATRIX_MLP)
     with pytest.raises(InputError) as error:
-        scalar_layers(program, {}, explain_tensors(program, {}), row=5)
+        explain_program(program, {}, scalar=True, row=5)
     assert "5 rows" in error.value.message and "0 to 4" in error.value.hint
+
+
+# --- one entry: the run's shapes pick the form ---------------------------------------------------------
+
+
+def test_the_run_s_shapes_pick_the_form() -> None:
+    """One entry: numbers run on the engine and are explained edge by edge; a tensor given for the
+    same program's input runs on the interpreter and is explained in matrix form, with the same
+    derivative entry by entry (d/dx of x*x + 3x is 2x + 3: 7 at 2, 1 at -1)."""
+    from autodiff_cli.analysis.steps import MATRIX, SCALAR, OptionConflict, Step
+
+    numbers = explain_program(parse("y = x*x + 3*x"), {"x": 2.0})
+    assert numbers.form == SCALAR and any(isinstance(item, Step) for item in numbers.steps)
+    assert numbers.gradients == [("x", 7.0)]
+    tensors = explain_program(parse("y = sum(x*x + 3*x)"), {"x": ArrayLiteral((2,), (2.0, -1.0))})
+    assert tensors.form == MATRIX and any(isinstance(item, MatrixStep) for item in tensors.steps)
+    assert [(name, gradient.tolist()) for name, gradient in tensors.gradients] == [("x", [7.0, 1.0])]
+    with pytest.raises(OptionConflict, match="already scalar"):
+        explain_program(parse("y = x*x"), {"x": 2.0}, scalar=True)
+    with pytest.raises(OptionConflict, match="add --scalar"):
+        explain_program(parse("y = sum(x*x)"), {"x": ArrayLiteral((2,), (2.0, -1.0))}, row=1)

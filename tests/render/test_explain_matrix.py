@@ -1,4 +1,4 @@
-"""A tensor program's explanation in matrix form: plain text, Markdown and Rich (render/tensor_explain.py).
+"""A tensor program's explanation in matrix form: plain text, Markdown and Rich (render/explain.py).
 
 The program is small enough to work by hand:
 
@@ -15,16 +15,16 @@ import io
 
 from rich.console import Console
 
-from autodiff_cli.analysis.tensor_steps import explain_tensors, scalar_layers
+from autodiff_cli.analysis.steps import explain_program
 from autodiff_cli.language import parse
-from autodiff_cli.render.tensor_explain import broadcast_sentence, to_markdown, to_plain, to_rich
+from autodiff_cli.render.explain import broadcast_sentence, to_markdown, to_plain, to_rich
 
 SMALL = "X = [[1, 2], [3, 4]]\nw = [1, -1]\nb = 0.5\np = X @ w + b\nL = sum(p**2)\n"
 BIG = "X = normal([8, 5], 1)\nW = normal([5, 3], 1)\nL = sum(X @ W)\n"
 
 
 def explained(text: str = SMALL, **options):
-    return explain_tensors(parse(text), {}, **options)
+    return explain_program(parse(text), {}, **options)
 
 
 def test_plain_golden() -> None:
@@ -143,12 +143,12 @@ def test_broadcast_sentence_names_rows_for_a_bias() -> None:
 
 def test_scalar_layers_follow_each_statement() -> None:
     program = parse(SMALL)
-    explanation = explain_tensors(program, {})
-    text = to_plain(explanation, layers=scalar_layers(program, {}, explanation))
+    explanation = explain_program(program, {}, scalar=True)
+    text = to_plain(explanation)
     assert "statement p (every entry), each entry weighted by its upstream gradient dL/dp = [-1.0, -1.0]" in text
     assert text.index("statement L") < text.index("statement p")  # backward order
     assert "  in matrix form:\n" in text and "  in scalars:\n" in text
     # The scalar lines of the statement p: w[0] receives X[0, 0] * -1 and X[1, 0] * -1, so -4, as in matrix form.
     assert "gradients: " in text and "/dw[0] = -4" in text and "/dw[1] = -6" in text
-    markdown = to_markdown(explanation, layers=scalar_layers(program, {}, explanation))
+    markdown = to_markdown(explanation)
     assert "### statement p" in markdown and "In scalars:" in markdown
