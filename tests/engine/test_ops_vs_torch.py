@@ -42,6 +42,7 @@ CASES = {
     "sqrt": (lambda a: a.sqrt(), torch.sqrt, [(1e-4,), (2.0,)]),
     "relu": (lambda a: a.relu(), torch.relu, [(-1.5,), (2.0,)]),
     "sigmoid": (lambda a: a.sigmoid(), torch.sigmoid, [(-3.0,), (0.0,), (2.5,)]),
+    "softplus": (lambda a: a.softplus(), torch.nn.functional.softplus, [(-30.0,), (-3.0,), (0.0,), (2.5,), (30.0,)]),
     "sin": (lambda a: a.sin(), torch.sin, [(-2.0,), (0.5,), (3.1,)]),
     "cos": (lambda a: a.cos(), torch.cos, [(-2.0,), (0.5,), (3.1,)]),
     "abs": (lambda a: a.abs(), torch.abs, [(-2.5,), (3.0,)]),

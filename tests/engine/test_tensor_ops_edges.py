@@ -246,6 +246,7 @@ ELEMENTWISE = {
     "sqrt": (anp.sqrt, ("positive",)),
     "relu": (_relu, ("any",)),
     "sigmoid": (lambda x: 1.0 / (1.0 + anp.exp(-x)), ("any",)),
+    "softplus": (lambda x: anp.logaddexp(0.0, x), ("any",)),
     "sin": (anp.sin, ("any",)),
     "cos": (anp.cos, ("any",)),
     "abs": (anp.abs, ("any",)),

@@ -45,7 +45,7 @@ PROGRAMS = {
     **{op: f"y = x {op} z" for op in ("+", "-", "*", "/", "**")},
     "neg": "y = -x",
     "=": "y = x",
-    **{name: f"y = {name}(x)" for name in ("tanh", "exp", "log", "sqrt", "relu", "sigmoid", "sin", "cos", "abs",
+    **{name: f"y = {name}(x)" for name in ("tanh", "exp", "log", "sqrt", "relu", "sigmoid", "softplus", "sin", "cos", "abs",
                                             "sign", "step")},
     **{name: f"y = {name}(x, z)" for name in ("maximum", "minimum")},  # the grid holds every tie x = z
 }

@@ -208,6 +208,7 @@ RULES = {
     "sqrt": ("y = sqrt(p)", {"p": ("1 / (2*sqrt(p))", 0.5 / math.sqrt(P))}),
     "relu": ("y = relu(p)", {"p": ("1 if p > 0 else 0", 1.0)}),
     "sigmoid": ("y = sigmoid(p)", {"p": ("sigmoid(p) * (1 - sigmoid(p))", math.exp(-P) / (1 + math.exp(-P)) ** 2)}),
+    "softplus": ("y = softplus(p)", {"p": ("sigmoid(p)", 1 / (1 + math.exp(-P)))}),
     "sin": ("y = sin(p)", {"p": ("cos(p)", math.cos(P))}),
     "cos": ("y = cos(p)", {"p": ("-sin(p)", -math.sin(P))}),
     "abs": ("y = abs(p)", {"p": ("sign(p)", 1.0)}),
