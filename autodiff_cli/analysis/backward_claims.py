@@ -53,6 +53,7 @@ from .backward_claim_slips import (
     with_names,
     with_product,
 )
+from .check import label_inputs
 from .claim_text import RESULT_PREFIX, parse_right_hand_side
 from .claims import (
     AGREES,
@@ -65,7 +66,6 @@ from .claims import (
     _ratio_text,
     proves_gradient_line,
 )
-from .tensor_check import _labels
 
 __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "UnjudgedLine", "check_backward",
            "read_backward"]
@@ -299,7 +299,7 @@ def check_backward(program: Program, values: Mapping[str, Any], lines: Sequence[
                             "starts from a number, the loss", variable.position, program.source,
                             f"name the loss with --output, or end the program with sum({output}) or mean({output})")
     points = [_Point(first, output, True)]
-    labels = _labels(first)  # class numbers: moved, they would be no classes at all
+    labels = label_inputs(first)  # class numbers: moved, they would be no classes at all
     for k in range(1, POINTS):
         generator = np.random.default_rng([seed, k])  # one stream a point: each input moved its own way
         moved = {name: value if name in labels else

@@ -1,5 +1,11 @@
 """Gradient check: reverse mode, forward mode and a finite difference, for every input.
 
+One entry, ``check(program, values)``, for every program: an all-scalar float64 program is
+checked on the compiled engine's evaluation, input by input (``check_evaluation``); a tensor
+program, or any program in float32, on the NumPy interpreter, along random directions and at
+sampled input entries (``check_arrays``, at the end of this module).  Each input, entry or
+direction is judged the same way, by the finite difference described here.
+
 For each input x the program is evaluated again at x +- h (all other inputs fixed)
 and the derivative is estimated from central differences at a sequence of steps
 h0, h0/2, h0/4, ... combined by Richardson extrapolation (Ridders' method): each
@@ -39,39 +45,50 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from ..engine.forward import tangent_along, tangent_at_root
 from ..engine.graph import Tape, topological_order
 from ..engine.ops import OPS
-from ..errors import AutodiffError
+from ..engine.registry import is_exact
+from ..engine.tensor_ops import TENSOR_OPS
+from ..errors import AutodiffError, InputError, Source
 from ..execute.floats import FloatPoint
 from ..execute.scalar import Evaluation
-from ..language.program import Program
+from ..language.program import CONST, INPUT, Program, runs_as_tensors
+from .precision import EPSILON, step_for, unresolved_warning
 
 __all__ = [
     "DEFAULT_ATOL",
     "DEFAULT_DIRECTIONS",
+    "DEFAULT_ENTRIES",
     "DEFAULT_RTOL",
     "FAIL",
+    "FLOAT64",
     "INCONCLUSIVE",
     "OK",
     "CheckResult",
     "InputCheck",
+    "Precision",
     "check",
+    "check_arrays",
     "check_directions",
+    "check_evaluation",
     "check_gradients",
     "failure_messages",
     "inconclusive_messages",
+    "label_inputs",
+    "precision_of",
     "rounding_error",
     "step_size",
 ]
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-5
+DEFAULT_ENTRIES = 16  # tensor inputs: how many entries are checked one by one
 DIRECTION = "direction "  # the fast check's rows are named "direction 1", "direction 2", ...
 
 OK, FAIL, INCONCLUSIVE = "ok", "fail", "inconclusive"
@@ -80,10 +97,9 @@ _EPS = sys.float_info.epsilon
 _CUBE_ROOT_EPS = _EPS ** (1.0 / 3.0)
 # How many times the first step may be cut tenfold to keep x +- h inside the domain.
 _MAX_SHRINKS = 8
-# The sweep's smallest step: eps**(1/3) / 2**15 (about 2e-10), or a few units in the last
-# place of x when that is larger.  The derivative is local: however large |x| is, the
+# The sweep's smallest step: eps**(1/3) / 2**15 (about 2e-10 in float64), or a few units in
+# the last place of x when that is larger.  The derivative is local: however large |x| is, the
 # output may vary on a scale of 1 (sin at x = 1e12), and only small steps see that.
-_SMALLEST_STEP = _CUBE_ROOT_EPS / 2.0**15
 _ULPS = 8.0
 # Rows of the extrapolation table: at most this many steps, each half the last or less.
 _MAX_ROWS = 24
@@ -105,6 +121,42 @@ _EXACT_OPS = frozenset(("", *(op.name for op in OPS.values() if op.exact)))
 def step_size(x: float) -> float:
     """The first finite-difference step for an input at x: eps**(1/3) * max(1, |x|)."""
     return _CUBE_ROOT_EPS * max(1.0, abs(x))
+
+
+class Precision(NamedTuple):
+    """The floats a check runs in: their name (``analysis.precision``), their eps, how a number
+    is stored in them (the point a step really reaches) and the gap between floats near it."""
+
+    name: str
+    eps: float
+    stored: Callable[[float], float]
+    ulp: Callable[[float], float]
+
+
+FLOAT64 = Precision("float64", _EPS, float, math.ulp)
+
+
+def _float32() -> Precision:
+    import numpy as np
+
+    def stored(x: float) -> float:
+        with np.errstate(over="ignore"):  # beyond float32's range: infinite, as the program would see it
+            return float(np.float32(x))
+
+    def ulp(x: float) -> float:
+        with np.errstate(over="ignore"):
+            return float(np.spacing(np.abs(np.float32(x))))
+
+    return Precision("float32", EPSILON["float32"], stored, ulp)
+
+
+def precision_of(dtype: str | None) -> Precision:
+    """The ``Precision`` named by ``dtype`` (None: float64); a ValueError names the choices."""
+    if dtype is None or dtype == "float64":
+        return FLOAT64
+    if dtype == "float32":
+        return _float32()
+    raise ValueError(f"a check runs in {' or '.join(EPSILON)}, not {dtype!r}")
 
 
 def _starting_point(
@@ -181,6 +233,8 @@ class CheckResult:
     seed: int | None = None
     input_count: int | None = None
     notes: list[str] = field(default_factory=list)
+    dtype: str = "float64"  # the precision the program ran in, and its finite differences
+    run: Any = field(default=None, repr=False, compare=False)  # the run checked (an Evaluation or a TensorRun)
 
     @property
     def ok(self) -> bool:
@@ -476,6 +530,31 @@ def check_directions(
 
 
 def check(
+    program: Program, given: Mapping[str, Any], output: str | None = None, *, fast: bool = False,
+    directions: int = DEFAULT_DIRECTIONS, entries: int = DEFAULT_ENTRIES, seed: int = 0, rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL, dtype: str | None = None, progress: Callable[[int, int], None] | None = None,
+) -> CheckResult:
+    """The gradient check of ``output`` (default: the result) at the ``given`` values, in ``dtype``
+    (float64 when None, or float32).
+
+    An all-scalar float64 program is evaluated by the compiled engine and checked input by input
+    (``check_evaluation``: every input, or ``directions`` random directions when ``fast``); any
+    other (a tensor, or float32) runs on the NumPy interpreter and is checked along ``directions``
+    random directions and at ``entries`` sampled input entries (``check_arrays``).  Either way the
+    verdicts are one judgement's (``_check_steps``), and the result the same type."""
+    precision = precision_of(dtype)
+    if precision is FLOAT64 and not runs_as_tensors(program, given):
+        from ..execute import evaluate
+
+        evaluation = evaluate(program, given, output, progress=progress)
+        result = check_evaluation(evaluation, fast=fast, directions=directions, seed=seed, rtol=rtol, atol=atol,
+                                  progress=progress)
+        return replace(result, run=evaluation)
+    return check_arrays(program, given, output, fast=fast, directions=directions, entries=entries, seed=seed,
+                        rtol=rtol, atol=atol, precision=precision, progress=progress)
+
+
+def check_evaluation(
     evaluation: Evaluation, *, fast: bool = False, directions: int = DEFAULT_DIRECTIONS, seed: int = 0,
     rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, progress: Callable[[int, int], None] | None = None,
 ) -> CheckResult:
@@ -491,6 +570,9 @@ def check(
     note = (f"the fast check found {len(failing)} of {len(quick.inputs)} random directions not ok; "
             "the full check, one input at a time, follows")
     return CheckResult(full.output, full.value, rtol, atol, full.inputs, full.warnings, notes=[note])
+
+
+# --- the sweep: central differences, extrapolated, with an error bar -------------------------
 
 
 class _Row(NamedTuple):
@@ -523,14 +605,14 @@ class _Sweep(NamedTuple):
     estimates: list[_Estimate]
 
 
-def _schedule(x: float, h0: float) -> tuple[float, int]:
+def _schedule(x: float, h0: float, precision: Precision = FLOAT64) -> tuple[float, int]:
     """The ratio between successive steps and the number of steps, from h0 down to the smallest.
 
     Halving for |x| up to about 3e4; beyond, a larger ratio, so that at most ``_MAX_ROWS``
     steps span h0 = eps**(1/3) * |x| down to the smallest step.
     """
     # Below a first step cut for a domain edge (log at 1e-7), as many halvings as usual.
-    smallest = max(min(_SMALLEST_STEP, h0 / 2.0**15), _ULPS * math.ulp(x))
+    smallest = max(min(step_for(precision.name, 0.0) / 2.0**15, h0 / 2.0**15), _ULPS * precision.ulp(x))
     span = h0 / smallest
     if span <= 2.0:
         return 2.0, 2
@@ -539,7 +621,7 @@ def _schedule(x: float, h0: float) -> tuple[float, int]:
 
 
 def _sweep(x: float, h0: float, rounding: float, settled: Callable[[_Estimate], bool],
-           first: tuple[float, float] | None = None) -> Steps[_Sweep]:
+           first: tuple[float, float] | None = None, precision: Precision = FLOAT64) -> Steps[_Sweep]:
     """Central differences at h0, h0/r, h0/r**2, ..., and Ridders' extrapolation table over them.
 
     Stops early once ``settled`` accepts an estimate, at the first step where x - h and
@@ -550,17 +632,17 @@ def _sweep(x: float, h0: float, rounding: float, settled: Callable[[_Estimate], 
     rows: list[_Row] = []
     table: list[list[float]] = []
     estimates: list[_Estimate] = []
-    ratio, count = _schedule(x, h0)
+    ratio, count = _schedule(x, h0, precision)
     h = h0
     for k in range(count):
-        up, down = x + h, x - h
+        up, down = precision.stored(x + h), precision.stored(x - h)
         if up == down:
             break
         f_up, f_down = first if (k == 0 and first is not None) else (yield (up, down))
         if isinstance(f_up, AutodiffError) or isinstance(f_down, AutodiffError):
             break
-        # Dividing by the step actually taken, (x+h) - (x-h), rather than 2h removes the
-        # rounding of x +- h from the quotient.
+        # Dividing by the step actually taken, (x+h) - (x-h) as stored, rather than 2h removes
+        # the rounding of x +- h from the quotient.
         difference = (f_up - f_down) / (up - down)
         if not math.isfinite(difference):
             break
@@ -589,10 +671,10 @@ def _sweep(x: float, h0: float, rounding: float, settled: Callable[[_Estimate], 
 
 def _check_one(
     name: str, x: float, reverse: float, forward: float, f0: float, f: Function, rtol: float, atol: float,
-    rounding: float,
+    rounding: float, precision: Precision = FLOAT64,
 ) -> InputCheck:
     """One input's check, its points computed one by one by ``f(name, value)``."""
-    return _answer_one_by_one(_check_steps(name, x, reverse, forward, f0, rtol, atol, rounding),
+    return _answer_one_by_one(_check_steps(name, x, reverse, forward, f0, rtol, atol, rounding, precision),
                               lambda value: f(name, value))
 
 
@@ -614,6 +696,7 @@ def _answer_one_by_one(steps: Steps[InputCheck], f: Callable[[float], float]) ->
 
 def _check_steps(
     name: str, x: float, reverse: float, forward: float, f0: float, rtol: float, atol: float, rounding: float,
+    precision: Precision = FLOAT64,
 ) -> Steps[InputCheck]:
     """One input's check as a generator: it yields the values of the input at which it needs
     the output, and is sent the outputs (an ``AutodiffError`` for a point where the program
@@ -622,7 +705,7 @@ def _check_steps(
     unbounded = _unbounded(name, x, reverse, forward)
     # The accuracy the finite difference needs: a share of the tolerance at the gradient.
     target = _PRECISION_SHARE * (atol + rtol * abs(reverse))
-    h0, failure, first = yield from _first_step(name, x, rounding, target)
+    h0, failure, first = yield from _first_step(name, x, rounding, target, precision)
     if failure is not None:
         verdict = FAIL if unbounded else INCONCLUSIVE
         return InputCheck(name, x, reverse, forward, None, h0, None, None, False, unbounded or failure, verdict)
@@ -631,7 +714,7 @@ def _check_steps(
         return (estimate.error <= _PRECISION_SHARE * (atol + rtol * abs(estimate.value))
                 and _agree(reverse, estimate.value, rtol, atol) and _agree(forward, estimate.value, rtol, atol))
 
-    sweep = yield from _sweep(x, h0, rounding, settled, first)
+    sweep = yield from _sweep(x, h0, rounding, settled, first, precision)
     if not sweep.estimates:  # one step at most could be taken: no error estimate
         reason = unbounded or (f"cannot estimate the finite difference's error at {name} = {_fmt(x)}: the "
                                f"difference could be taken at {len(sweep.rows)} step(s) from {h0:.3g} down, "
@@ -652,7 +735,7 @@ def _check_steps(
     # Below the default tolerance a gap between the one-sided slopes is ordinary curvature
     # (about h * |f''|), not worth a diagnosis, however strict the caller's tolerance.
     slopes = yield from _kink(x, probe.step, f0, probe.up, probe.down, rounding,
-                              max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)))
+                              max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)), precision)
     verdict, reason = _verdict(name, x, reverse, forward, estimate, decision, slopes, sweep.rows, rounding,
                                noisy, rtol, atol)
     if unbounded:
@@ -662,7 +745,7 @@ def _check_steps(
 
 
 def _first_step(
-    name: str, x: float, rounding: float, target: float
+    name: str, x: float, rounding: float, target: float, precision: Precision = FLOAT64,
 ) -> Steps[tuple[float, str | None, tuple[float, float] | None]]:
     """The first step of the sweep, why there is none (None when there is one), and the
     outputs at x + h and x - h (None when there is no step).
@@ -673,13 +756,14 @@ def _first_step(
     the step leaves it, and is cut tenfold until both points can be evaluated; the
     halving sequence then continues below the edge's distance.
     """
-    h = step_size(x)
+    h = step_for(precision.name, x)  # float64's is step_size(x)
     if target > 0.0 and math.isfinite(rounding):
         h = max(h, min(4.0 * _ROUNDING_SAFETY * rounding / target, 0.1 * max(1.0, abs(x))))
     first_failure = None
     for _ in range(_MAX_SHRINKS + 1):
-        f_up, f_down = yield (x + h, x - h)
-        failed = [(at, side, out) for at, side, out in ((x + h, "+", f_up), (x - h, "-", f_down))
+        up, down = precision.stored(x + h), precision.stored(x - h)
+        f_up, f_down = yield (up, down)
+        failed = [(at, side, out) for at, side, out in ((up, "+", f_up), (down, "-", f_down))
                   if isinstance(out, AutodiffError)]
         if failed:
             failed_at, side, error = failed[0]
@@ -826,8 +910,9 @@ def _unbounded(name: str, x: float, reverse: float, forward: float) -> str | Non
     return None
 
 
-def _one_sided(x: float, h: float, f0: float, f_up: float, f_down: float) -> tuple[float, float]:
-    return (f0 - f_down) / (x - (x - h)), (f_up - f0) / ((x + h) - x)
+def _one_sided(x: float, h: float, f0: float, f_up: float, f_down: float,
+               precision: Precision = FLOAT64) -> tuple[float, float]:
+    return (f0 - f_down) / (x - precision.stored(x - h)), (f_up - f0) / (precision.stored(x + h) - x)
 
 
 class _Slopes(NamedTuple):
@@ -840,6 +925,7 @@ class _Slopes(NamedTuple):
 
 def _kink(
     x: float, h: float, f0: float, f_up: float, f_down: float, rounding: float, tolerance: float,
+    precision: Precision = FLOAT64,
 ) -> Steps[_Slopes | None]:
     """The one-sided slopes when they differ by more than the tolerance, else None.
 
@@ -853,23 +939,24 @@ def _kink(
     central difference equal to the mean of the slopes and would pass unnoticed without
     this test.
     """
-    left, right = _one_sided(x, h, f0, f_up, f_down)
+    left, right = _one_sided(x, h, f0, f_up, f_down, precision)
     gap = abs(right - left)
     if not gap > tolerance:  # also False for NaN: nothing reliable to report
         return None
     # h, h/8, h/64; where x + h/64 rounds to x (h is a few ulps of a large x), 8h, h, h/8.
     steps = [h, h / 8.0, h / 64.0]
-    while x + steps[-1] == x and steps[0] < 1e300:
+    while precision.stored(x + steps[-1]) == x and steps[0] < 1e300:
         steps = [8.0 * steps[0]] + steps[:2]
-    if x + steps[-1] == x:
+    if precision.stored(x + steps[-1]) == x:
         return _Slopes(left, right, False)
     gaps = []
     slopes = (left, right)
     for step in steps:
-        up, down = (f_up, f_down) if step == h else (yield (x + step, x - step))
+        up, down = (f_up, f_down) if step == h else (
+            yield (precision.stored(x + step), precision.stored(x - step)))
         if isinstance(up, AutodiffError) or isinstance(down, AutodiffError):
             return _Slopes(left, right, False)  # cannot look closer; the comparison still applies
-        slopes = _one_sided(x, step, f0, up, down)
+        slopes = _one_sided(x, step, f0, up, down, precision)
         gaps.append(abs(slopes[1] - slopes[0]))
     coarse = (8.0 * gaps[1] - gaps[0]) / 7.0
     fine = (8.0 * gaps[2] - gaps[1]) / 7.0
@@ -886,3 +973,201 @@ def failure_messages(result: CheckResult) -> list[str]:
 def inconclusive_messages(result: CheckResult) -> list[str]:
     """One line per input the finite difference could not decide: ``NAME: reason``."""
     return [f"{check.name}: {check.reason}" for check in result.inconclusive]
+
+
+# --- programs the NumPy interpreter runs: tensors, and any program in float32 --------------
+#
+# A tensor program may have thousands of input entries, and a finite difference costs a few
+# runs of the whole program per entry, so it is checked two ways that cost the same at any size
+# (the judgement of each is ``_check_steps``, as for one scalar input):
+#
+# * directions: for a random direction v over every input at once (Gaussian, of unit length,
+#   each entry scaled by max(1, |x|)), reverse mode predicts grad . v, forward mode computes
+#   the JVP along v, and the finite difference is taken of t -> f(x + t v);
+# * entries: up to ``entries`` entries of the inputs, drawn at random (every entry when there
+#   are that few), each checked as one scalar input: its gradient entry, the JVP along it, and
+#   the finite difference of moving it alone.  They name the entry that is wrong where a
+#   direction only says that something is.
+#
+# A program whose inputs are all numbers (a scalar program in float32) is checked as the
+# compiled engine's check does it: every input, or only directions when ``fast``.  The draws
+# come from ``numpy.random.default_rng(seed)``: the same seed, the same check.  In float32 the
+# points are float32 numbers, the rounding floor is float32's, and each input whose finite
+# difference float32 cannot resolve to the tolerance is said in a warning.
+
+# The most inputs a float32 warning names one by one before it counts the rest.
+_WARNINGS_SHOWN = 3
+
+
+def check_arrays(
+    program: Program, given: Mapping[str, Any], output: str | None = None, *, fast: bool = False,
+    directions: int = DEFAULT_DIRECTIONS, entries: int = DEFAULT_ENTRIES, seed: int = 0, rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL, precision: Precision = FLOAT64, progress: Callable[[int, int], None] | None = None,
+) -> CheckResult:
+    """The check of ``output`` (a number) run by the NumPy interpreter in ``precision``: along
+    ``directions`` random directions and at ``entries`` sampled input entries (see above)."""
+    import numpy as np
+
+    from ..execute.interpreter import input_arrays, run_forward
+    from ..language.program import check_inputs, missing_inputs, missing_inputs_error, output_name
+
+    if not (rtol >= 0.0 and atol >= 0.0):
+        raise ValueError("rtol and atol must be non-negative numbers")
+    missing = missing_inputs(program, given)
+    if missing:
+        raise missing_inputs_error(program, missing)
+    warnings = check_inputs(program, given)  # a value for a name the program does not use: a typo?
+    output = output_name(program, output)
+    dtype = precision.name
+    point = input_arrays(program, given, seed, dtype=dtype)
+    run = run_forward(program, point, dtype=dtype)
+    if np.ndim(run.value(output)):
+        raise InputError(f"check takes a number output, and '{output}' has shape {list(np.shape(run.value(output)))}",
+                         source=Source(program.source.name, ""),
+                         hint=f"check sum({output}), mean({output}) or one entry such as {output}[0]")
+    f0 = float(run.value(output))
+    labels = label_inputs(run)
+    moving = {name: value for name, value in point.items() if name not in labels}
+    grads = run.gradients(output, list(moving))
+    rounding = _array_rounding_error(run, output, precision.eps)
+    generator = np.random.default_rng(seed)
+    count = sum(int(np.size(value)) for value in moving.values())
+
+    def value_at(moved: Mapping[str, Any]) -> float:
+        inputs = dict(point)
+        inputs.update((name, np.asarray(value, dtype=dtype)) for name, value in moved.items())
+        return float(run_forward(program, inputs, dtype=dtype).value(output))
+
+    def along(number: int, total: int) -> InputCheck:
+        direction = _direction(moving, generator)
+        reverse = math.fsum(float(np.sum(grads[name] * v)) for name, v in direction.items())
+        forward = float(run.jvp(output, {name: np.asarray(v, dtype=dtype) for name, v in direction.items()}))
+
+        def moved(_name: str, t: float) -> float:
+            return value_at({name: point[name] + t * v for name, v in direction.items()})
+
+        check = _check_one(f"{DIRECTION}{number}", 0.0, reverse, forward, f0, moved, rtol, atol, rounding, precision)
+        _tell(progress, number, total)
+        return replace(check, value=None)  # a direction has no input value of its own (shown "-")
+
+    def at_entry(name: str, index: tuple[int, ...]) -> InputCheck:
+        label = f"{name}[{', '.join(map(str, index))}]" if index else name
+        basis = np.zeros_like(point[name])
+        basis[index] = 1.0
+        forward = float(run.jvp(output, {name: basis}))
+
+        def moved(_label: str, value: float) -> float:
+            array = np.array(point[name], dtype=float)
+            array[index] = value
+            return value_at({name: array})
+
+        return _check_one(label, float(point[name][index]), float(grads[name][index]), forward, f0, moved, rtol,
+                          atol, rounding, precision)
+
+    def at_entries(picked: list[tuple[str, tuple[int, ...]]], done: int, total: int) -> list[InputCheck]:
+        checks = []
+        for name, index in picked:
+            checks.append(at_entry(name, index))
+            _tell(progress, done + len(checks), total)
+        return checks
+
+    every = _sample_entries(moving, count, generator)
+    notes = []
+    if labels:
+        notes.append(f"not moved: {', '.join(sorted(labels))}, read as class labels or indices (whole numbers, "
+                     "with no derivative)")
+    if not runs_as_tensors(program, given):  # a scalar program (in float32): checked as the engine's check is
+        mode = "inputs"
+        if fast:
+            checks = [along(k + 1, directions) for k in range(directions if moving else 0)]
+            mode = "directions"
+            if any(check.verdict != OK for check in checks):
+                notes.append(f"the fast check found {sum(c.verdict != OK for c in checks)} of {len(checks)} random "
+                             "directions not ok; the full check, one input at a time, follows")
+                checks, mode = at_entries(every, 0, len(every)), "inputs"
+        else:
+            checks = at_entries(every, 0, len(every))
+    else:
+        picked = every if len(every) <= entries else _sample_entries(moving, entries, generator)
+        total = directions + len(picked)
+        checks = [along(k + 1, total) for k in range(directions if moving else 0)]
+        checks += at_entries(picked, len(checks), total)
+        notes.insert(0, f"checked along {directions} random direction{'s' if directions != 1 else ''} (seed {seed}) "
+                        f"and at {len(picked)} of the {count} input entr{'y' if count == 1 else 'ies'}")
+        mode = "inputs"
+    warnings.extend(_unresolved(checks, f0, rounding, precision, rtol, atol))
+    return CheckResult(output, f0, rtol, atol, checks, warnings, mode=mode, seed=seed, input_count=count, notes=notes,
+                       dtype=dtype, run=run)
+
+
+def label_inputs(run: Any) -> set[str]:
+    """The inputs of a ``TensorRun`` given to cross_entropy as its labels, or to an op that reads
+    them as indices (its entry's ``indices``): whole numbers, which have no derivative there and
+    which a finite difference cannot move (a label or an index must stay a whole number)."""
+    inputs = {variable.register: variable.name for variable in run.program.inputs}
+    return {inputs[second] for op, _, second, _, _ in run.rows
+            if (op == "cross_entropy" or 1 in getattr(TENSOR_OPS.get(op), "indices", ())) and second in inputs}
+
+
+def _tell(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def _direction(point: Mapping[str, Any], generator: Any) -> dict[str, Any]:
+    import numpy as np
+
+    draws = {name: generator.standard_normal(np.shape(value)) for name, value in point.items()}
+    norm = math.sqrt(sum(float(np.sum(d * d)) for d in draws.values())) or 1.0
+    return {name: d / norm * np.maximum(1.0, np.abs(point[name])) for name, d in draws.items()}
+
+
+def _sample_entries(point: Mapping[str, Any], entries: int, generator: Any) -> list[tuple[str, tuple[int, ...]]]:
+    """``entries`` (name, index) pairs drawn without repeats over every input entry, in program
+    order; all of them when there are no more."""
+    import numpy as np
+
+    every = [(name, index) for name, value in point.items() for index in np.ndindex(np.shape(value))]
+    if len(every) <= entries:
+        return every
+    chosen = sorted(generator.choice(len(every), size=entries, replace=False).tolist())
+    return [every[i] for i in chosen]
+
+
+def _array_rounding_error(run: Any, output: str, eps: float) -> float:
+    """``rounding_error`` for a ``TensorRun``: each computed entry is off by up to eps * |value|
+    (times the number of terms an op adds up), felt at the output with weight |its adjoint|."""
+    import numpy as np
+
+    adjoints = run.adjoints(output)
+    total = eps * abs(float(run.value(output)))
+    for register, adjoint in adjoints.items():
+        op = run.rows[register][0]
+        if op in (INPUT, CONST) or is_exact(op):  # a given value, or an op that adds no rounding
+            continue
+        value = run.values[register]
+        terms = max(1, max((int(np.size(run.values[r])) for r in run.rows[register][1:3] if r >= 0), default=1)
+                    // max(1, int(np.size(value))))
+        with np.errstate(all="ignore"):
+            contribution = float(np.sum(np.abs(value) * np.abs(adjoint)))
+        if math.isfinite(contribution):
+            total += eps * terms * contribution
+    return total if math.isfinite(total) else math.inf
+
+
+def _unresolved(checks: list[InputCheck], f0: float, rounding: float, precision: Precision, rtol: float,
+                atol: float) -> list[str]:
+    """Warnings for the rows whose finite difference the program's rounding in ``precision``
+    (``rounding``, in the output) keeps from resolving the derivative to the tolerance at the
+    step the row was judged at (``analysis.precision``): none in float64, whose steps are
+    chosen for it."""
+    if precision is FLOAT64:
+        return []
+    said = [(check.name, message) for check in checks if check.finite_difference is not None
+            for message in [unresolved_warning(precision.name, f0, check.step, check.reverse, rtol, atol, rounding)]
+            if message is not None]
+    warnings = [f"{name}: {message}" for name, message in said[:_WARNINGS_SHOWN]]
+    if len(said) > _WARNINGS_SHOWN:
+        warnings.append(f"and {len(said) - _WARNINGS_SHOWN} more rows whose {precision.name} finite difference "
+                        "cannot confirm the derivative")
+    return warnings
