@@ -53,7 +53,6 @@ from .backward_claim_slips import (
     with_names,
     with_product,
 )
-from .check import label_inputs
 from .claim_text import RESULT_PREFIX, parse_right_hand_side
 from .claims import (
     AGREES,
@@ -65,6 +64,7 @@ from .claims import (
     UnjudgedClaim,
     _ratio_text,
     proves_gradient_line,
+    runs_around,
 )
 
 __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "UnjudgedLine", "check_backward",
@@ -299,16 +299,7 @@ def check_backward(program: Program, values: Mapping[str, Any], lines: Sequence[
                             "starts from a number, the loss", variable.position, program.source,
                             f"name the loss with --output, or end the program with sum({output}) or mean({output})")
     points = [_Point(first, output, True)]
-    labels = label_inputs(first)  # class numbers: moved, they would be no classes at all
-    for k in range(1, POINTS):
-        generator = np.random.default_rng([seed, k])  # one stream a point: each input moved its own way
-        moved = {name: value if name in labels else
-                 value + generator.uniform(-0.5, 0.5, np.shape(value)) * np.maximum(1.0, np.abs(value))
-                 for name, value in base.items()}
-        try:
-            points.append(_Point(run_forward(program, moved), output, False))
-        except AutodiffError:
-            continue  # outside the program's domain: not a point to judge at
+    points += [_Point(run, output, False) for run in runs_around(program, base, first, seed, 0.5, POINTS)]
     judge = _Judge(program, lines, points)
     judge.symbolic = (not program.has_tensors and len(program.instructions) <= MAX_PROVED_PROGRAM
                       and all(np.ndim(v) == 0 for v in first.values))

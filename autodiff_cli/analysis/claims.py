@@ -59,6 +59,7 @@ __all__ = [
     "proves_gradient_line",
     "read_claims",
     "read_program_claims",
+    "runs_around",
 ]
 
 PROVED, WRONG, AGREES, INCONCLUSIVE = "proved", "wrong", "agrees", "inconclusive"
@@ -737,19 +738,11 @@ def _check_by_values(program: Program, values: Mapping[str, Any], items: Sequenc
     """The verdict of every claim in ``items`` on a tensor program (definitions are refused).
     An error of the program at the given values (a shape error, a value outside its domain) is
     raised as it is: it is the program's, and ``eval`` reports the same."""
-    import numpy as np
-
     from ..execute.interpreter import input_arrays, run_forward
-    from .check import label_inputs
 
     base = input_arrays(program, values, seed)
-    runs = [run_forward(program, base)]
-    labels = label_inputs(runs[0])  # class numbers: moved, they would be no classes at all
-    for k in range(1, TENSOR_POINTS):
-        try:
-            runs.append(run_forward(program, _around(base, np.random.default_rng([seed, k]), labels)))
-        except AutodiffError:
-            continue  # outside the program's domain: not a point to judge at
+    first = run_forward(program, base)
+    runs = [first, *runs_around(program, base, first, seed, spread=1.0)]
     results = []
     for item in items:
         if item.name is not None:
@@ -759,12 +752,30 @@ def _check_by_values(program: Program, values: Mapping[str, Any], items: Sequenc
     return ClaimsReport(results, against="the gradient by reverse mode")
 
 
-def _around(point: Mapping[str, Any], generator: Any, fixed: set[str]) -> dict[str, Any]:
+def runs_around(program: Program, base: Mapping[str, Any], first: Any, seed: int, spread: float,
+                points: int = TENSOR_POINTS) -> list[Any]:
+    """The program run (``TensorRun``) at up to ``points`` - 1 random points around ``base``,
+    where ``first`` is its run: each entry moved by up to ``spread`` times its size (at least 1),
+    one seeded stream a point, and the inputs read as labels or indices left as they are (moved,
+    they would be no classes at all).  A point outside the program's domain is left out: it is
+    no point to judge at.  Matrix-form claims and backward passes are judged at these points."""
     import numpy as np
 
-    return {name: value if name in fixed else
-            value + generator.uniform(-1.0, 1.0, np.shape(value)) * np.maximum(1.0, np.abs(value))
-            for name, value in point.items()}
+    from ..execute.interpreter import run_forward
+    from .check import label_inputs
+
+    labels = label_inputs(first)
+    runs = []
+    for k in range(1, points):
+        generator = np.random.default_rng([seed, k])  # one stream a point: each input moved its own way
+        moved = {name: value if name in labels else
+                 value + generator.uniform(-spread, spread, np.shape(value)) * np.maximum(1.0, np.abs(value))
+                 for name, value in base.items()}
+        try:
+            runs.append(run_forward(program, moved))
+        except AutodiffError:
+            continue
+    return runs
 
 
 def _check_values(item: ClaimLine, runs: Sequence[Any]) -> ClaimResult:
