@@ -50,6 +50,6 @@ def unresolved_warning(dtype: str, value: float, step: float, derivative: float,
     allowed = atol + rtol * abs(derivative)
     if rounding <= allowed:
         return None
-    return (f"in {dtype}, a finite difference of step {step:.1g} is rounded by about {rounding:.1g}, more than "
-            f"the tolerance {allowed:.1g}: {dtype} cannot confirm this derivative; check in float64 (leave out "
+    return (f"in {dtype}, a finite difference of step {step:.3g} is rounded by about {rounding:.2g}, more than "
+            f"the tolerance {allowed:.3g}: {dtype} cannot confirm this derivative; check in float64 (leave out "
             "--dtype), or loosen --atol and --rtol")
