@@ -131,10 +131,12 @@ def _json_number(x: float | None) -> float | str | None:
 
 
 def to_json(result: CheckResult) -> str:
-    """One strict JSON object; non-finite numbers as "NaN"/"Infinity" strings, as eval writes them."""
+    """One strict JSON object; non-finite numbers as "NaN"/"Infinity" strings, as eval writes them.
+    In float32 the values and both modes' gradients are written as eval writes float32 (0.1)."""
+    held = _held(result)
     document = {
         "output": result.output,
-        "value": _json_number(result.value),
+        "value": _json_number(held(result.value)),
         "ok": result.ok,
         "verdict": result.verdict,
         "mode": result.mode,
@@ -147,9 +149,9 @@ def to_json(result: CheckResult) -> str:
         "inputs" if result.mode == "inputs" else "directions": [
             {
                 "name": c.name,
-                **({"value": _json_number(c.value)} if result.mode == "inputs" else {}),
-                "reverse": _json_number(c.reverse),
-                "forward": _json_number(c.forward),
+                **({"value": _json_number(held(c.value))} if result.mode == "inputs" else {}),
+                "reverse": _json_number(held(c.reverse)),
+                "forward": _json_number(held(c.forward)),
                 "finite_difference": _json_number(c.finite_difference),
                 "fd_error": _json_number(c.fd_error),
                 "step": c.step,
