@@ -169,7 +169,7 @@ class InputCheck:
     """
 
     name: str
-    value: float
+    value: float | None  # None for a random direction, which moves every input from where it is
     reverse: float
     forward: float
     finite_difference: float | None
@@ -225,7 +225,7 @@ class _Estimate(NamedTuple):
     """An entry of the extrapolation table: the derivative, its error bar, the row it ends on,
     and the part of the error bar that is the rounding floor."""
 
-    value: float
+    value: float | None  # None for a random direction, which moves every input from where it is
     error: float
     row: int
     floor: float = 0.0
