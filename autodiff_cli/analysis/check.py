@@ -377,7 +377,7 @@ def check_directions(
         norm = math.sqrt(math.fsum(d * d for d in draws)) or 1.0
         direction = {name: d / norm * max(1.0, abs(x)) for (name, x), d in zip(point.items(), draws)}
         reverse = math.fsum(evaluation.nodes[name].grad * v for name, v in direction.items())
-        seeds = {}
+        seeds: dict[int, float] = {}
         for name, v in direction.items():
             index = tape.index.get(evaluation.nodes[name])
             if index is not None:

@@ -225,7 +225,7 @@ class _Estimate(NamedTuple):
     """An entry of the extrapolation table: the derivative, its error bar, the row it ends on,
     and the part of the error bar that is the rounding floor."""
 
-    value: float | None  # None for a random direction, which moves every input from where it is
+    value: float
     error: float
     row: int
     floor: float = 0.0
@@ -320,7 +320,7 @@ def answer_one_by_one(steps: Steps[InputCheck], f: Callable[[float], float]) -> 
     try:
         request = next(steps)
         while True:
-            answers = []
+            answers: list[float | AutodiffError] = []
             for value in request:
                 try:
                     answers.append(f(value))
@@ -353,7 +353,7 @@ def judge_steps(
 
     sweep = yield from _sweep(x, h0, rounding, settled, first, precision)
     if not sweep.estimates:  # one step at most could be taken: no error estimate
-        reason = unbounded or (f"cannot estimate the finite difference's error at {name} = {_fmt(x)}: the "
+        reason: str | None = unbounded or (f"cannot estimate the finite difference's error at {name} = {_fmt(x)}: the "
                                f"difference could be taken at {len(sweep.rows)} step(s) from {h0:.3g} down, "
                                "and an error estimate needs two")
         verdict = FAIL if unbounded else INCONCLUSIVE
