@@ -430,11 +430,16 @@ def check_evaluation(
     quick = check_directions(evaluation, count=directions, seed=seed, rtol=rtol, atol=atol, progress=progress)
     if quick.verdict == OK:
         return quick
-    failing = [c.name for c in quick.inputs if c.verdict != OK]
     full = check_gradients(evaluation, rtol=rtol, atol=atol, progress=progress)
-    note = (f"the fast check found {len(failing)} of {len(quick.inputs)} random directions not ok; "
+    return CheckResult(full.output, full.value, rtol, atol, full.inputs, full.warnings,
+                       notes=[_fell_back(quick.inputs)])
+
+
+def _fell_back(directions: list[InputCheck]) -> str:
+    """The note of a fast check that found a direction not ok, and so checks every input."""
+    failing = sum(check.verdict != OK for check in directions)
+    return (f"the fast check found {failing} of {len(directions)} random directions not ok; "
             "the full check, one input at a time, follows")
-    return CheckResult(full.output, full.value, rtol, atol, full.inputs, full.warnings, notes=[note])
 
 
 def failure_messages(result: CheckResult) -> list[str]:
@@ -554,8 +559,7 @@ def check_arrays(
             checks = [along(k + 1, directions) for k in range(directions if moving else 0)]
             mode = "directions"
             if any(check.verdict != OK for check in checks):
-                notes.append(f"the fast check found {sum(c.verdict != OK for c in checks)} of {len(checks)} random "
-                             "directions not ok; the full check, one input at a time, follows")
+                notes.append(_fell_back(checks))
                 checks, mode = at_entries(every, 0, len(every)), "inputs"
         else:
             checks = at_entries(every, 0, len(every))
@@ -632,10 +636,11 @@ def _unresolved(checks: list[InputCheck], f0: float, rounding: float, precision:
     """Warnings for the rows whose finite difference the program's rounding in ``precision``
     (``rounding``, in the output) keeps from resolving the derivative to the tolerance at the
     step the row was judged at (``analysis.precision``): none in float64, whose steps are
-    chosen for it."""
+    chosen for it, and none for a row that fails (its difference refutes the gradient, or
+    something other than the difference does)."""
     if precision is FLOAT64:
         return []
-    said = [(check.name, message) for check in checks if check.finite_difference is not None
+    said = [(check.name, message) for check in checks if check.finite_difference is not None and check.verdict != FAIL
             for message in [unresolved_warning(precision.name, f0, check.step, check.reverse, rtol, atol, rounding)]
             if message is not None]
     warnings = [f"{name}: {message}" for name, message in said[:_WARNINGS_SHOWN]]
