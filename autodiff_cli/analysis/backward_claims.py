@@ -62,8 +62,8 @@ from .claims import (
     WRONG_RULES,
     Slip,
     UnjudgedClaim,
-    _ratio_text,
     proves_gradient_line,
+    ratio_text,
     runs_around,
 )
 
@@ -512,7 +512,7 @@ class _Judge:
                 if abs(ratio - value) <= 1e-9 * value:
                     return Slip("factor", f"off by a factor of {written}: the line is {written} times "
                                           f"{line.gradient} ({text})")
-        written = _ratio_text(ratio) or f"{ratio:g}"
+        written = ratio_text(ratio) or f"{ratio:g}"
         return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
 
     def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[str, Any]],

@@ -57,6 +57,7 @@ __all__ = [
     "check_claims",
     "is_backward_pass_of",
     "proves_gradient_line",
+    "ratio_text",
     "read_claims",
     "read_program_claims",
     "runs_around",
@@ -633,7 +634,8 @@ def _no_upstream(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
     return None
 
 
-def _ratio_text(ratio: float) -> str | None:
+def ratio_text(ratio: float) -> str | None:
+    """A ratio as the small fraction it is (``2``, ``1/8``, ``-3/2``), or None when it is none."""
     fraction = Fraction(ratio).limit_denominator(16)
     if fraction == 0 and ratio != 0.0:  # a tiny factor is not 0
         return None
@@ -663,7 +665,7 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
         return Slip("sign", "the sign of the whole derivative is flipped")
     if ratio == 0.0:  # a factor of 0, said as what it is
         return Slip("factor", f"your formula is 0 at every point tried, but {label} is not 0 everywhere")
-    written = _ratio_text(ratio) or short_number(ratio)
+    written = ratio_text(ratio) or short_number(ratio)
     return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label}")
 
 
@@ -881,7 +883,7 @@ def _value_slip(pairs: Sequence[tuple[Any, Any]], label: str) -> Slip:
         if np.all(np.abs(np.array(ratios) - ratio) <= 1e-8 * abs(ratio)) and abs(ratio - 1.0) > 1e-9:
             if abs(ratio + 1.0) < 1e-9:
                 return Slip("sign", "the sign of the whole derivative is flipped")
-            written = _ratio_text(ratio) or f"{ratio:g}"
+            written = ratio_text(ratio) or f"{ratio:g}"
             return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label} (a "
                                   "mean's 1/N, or the 2 of a square?)")
     return Slip("unknown", f"no known slip explains the difference; eval --wrt shows {label} entry by entry")
