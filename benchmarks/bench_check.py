@@ -68,7 +68,7 @@ WAYS: dict[str, Callable] = {  # type: ignore[type-arg]
     "evaluate": baseline_check,
     "floats": lambda evaluation: ck.check_gradients(evaluation, batch=False),
     "batch": lambda evaluation: ck.check_gradients(evaluation, batch=True),
-    "fast": lambda evaluation: ck.check(evaluation, fast=True),
+    "fast": lambda evaluation: ck.check_evaluation(evaluation, fast=True),
 }
 
 

@@ -62,10 +62,10 @@ from .claims import (
     WRONG_RULES,
     Slip,
     UnjudgedClaim,
-    _ratio_text,
     proves_gradient_line,
+    ratio_text,
+    runs_around,
 )
-from .tensor_check import _labels
 
 __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "UnjudgedLine", "check_backward",
            "read_backward"]
@@ -299,16 +299,7 @@ def check_backward(program: Program, values: Mapping[str, Any], lines: Sequence[
                             "starts from a number, the loss", variable.position, program.source,
                             f"name the loss with --output, or end the program with sum({output}) or mean({output})")
     points = [_Point(first, output, True)]
-    labels = _labels(first)  # class numbers: moved, they would be no classes at all
-    for k in range(1, POINTS):
-        generator = np.random.default_rng([seed, k])  # one stream a point: each input moved its own way
-        moved = {name: value if name in labels else
-                 value + generator.uniform(-0.5, 0.5, np.shape(value)) * np.maximum(1.0, np.abs(value))
-                 for name, value in base.items()}
-        try:
-            points.append(_Point(run_forward(program, moved), output, False))
-        except AutodiffError:
-            continue  # outside the program's domain: not a point to judge at
+    points += [_Point(run, output, False) for run in runs_around(program, base, first, seed, 0.5, POINTS)]
     judge = _Judge(program, lines, points)
     judge.symbolic = (not program.has_tensors and len(program.instructions) <= MAX_PROVED_PROGRAM
                       and all(np.ndim(v) == 0 for v in first.values))
@@ -521,7 +512,7 @@ class _Judge:
                 if abs(ratio - value) <= 1e-9 * value:
                     return Slip("factor", f"off by a factor of {written}: the line is {written} times "
                                           f"{line.gradient} ({text})")
-        written = _ratio_text(ratio) or f"{ratio:g}"
+        written = ratio_text(ratio) or f"{ratio:g}"
         return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
 
     def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[str, Any]],

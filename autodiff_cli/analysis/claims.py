@@ -1,6 +1,9 @@
 """Checking a person's derivative: ``autodiff check --claim "dL/dw = ..."``.
 
-Each claim gets one verdict, the strongest that holds:
+One entry, ``check_claims``, for every program: a scalar program's claims are proved or refuted
+symbolically, as below; a tensor program's matrix-form claims are judged by their values (the
+last part of this module).  Both give the same ``ClaimsReport``.  Of a scalar program, each
+claim gets one verdict, the strongest that holds:
 
 * **proved**: the claim minus the tool's symbolic derivative (``execute.symbolic``)
   simplifies to 0, in the differentiator's self-simplifying graph or, expanded, as
@@ -32,12 +35,13 @@ from fractions import Fraction
 from typing import Any
 
 from ..engine.ops import short_number
-from ..errors import InputError, ProgramError
+from ..errors import AutodiffError, InputError, ProgramError, ShapeError, Source
 from ..execute.expressions import COPY, Expressions, GraphTooLarge
 from ..execute.symbolic import differentiate
-from ..language.program import CONST, INPUT, INTERMEDIATE, Program
+from ..language.program import CONST, INPUT, INTERMEDIATE, Program, runs_as_tensors
+from ..language.shapes import shape_text
 from .claim_algebra import Points, Printer, equal_forms, instantiate, signed_term, substitute, sweep, uses
-from .claim_text import ClaimLine, read_claims
+from .claim_text import ClaimLine, has_claim_heads, is_backward_pass, read_claims
 
 __all__ = [
     "AGREES",
@@ -51,8 +55,12 @@ __all__ = [
     "Slip",
     "UnjudgedClaim",
     "check_claims",
+    "is_backward_pass_of",
     "proves_gradient_line",
+    "ratio_text",
     "read_claims",
+    "read_program_claims",
+    "runs_around",
 ]
 
 PROVED, WRONG, AGREES, INCONCLUSIVE = "proved", "wrong", "agrees", "inconclusive"
@@ -323,9 +331,27 @@ def proves_gradient_line(program: Program, output: str, variable: str, line: Pro
 # --- checking ---------------------------------------------------------------------------------
 
 
-def check_claims(program: Program, values: Mapping[str, float], items: Sequence[ClaimLine], *,
+def read_program_claims(program: Program, values: Mapping[str, Any], source: Source, *,
+                        latex: bool = False) -> list[ClaimLine]:
+    """The claims of ``source`` about ``program`` run on ``values``: of a tensor program, a claim
+    may be written in matrix form (``transpose(X) @ D``); a ParseError or InputError where wrong."""
+    return read_claims(source, set(program.variables), latex=latex, tensors=runs_as_tensors(program, values))
+
+
+def is_backward_pass_of(program: Program, values: Mapping[str, Any], text: str) -> bool:
+    """Whether a claims file is a backward pass (``dW = ...`` lines, ``backward_claims``) rather
+    than claims: of a tensor program, any file of gradient lines; of a scalar program, one
+    without a claim's ``dL/dx`` head on any line."""
+    return is_backward_pass(text) and (runs_as_tensors(program, values) or not has_claim_heads(text))
+
+
+def check_claims(program: Program, values: Mapping[str, Any], items: Sequence[ClaimLine], *,
                  seed: int = 0) -> ClaimsReport:
-    """The verdict of every claim in ``items`` (definitions among them are used, not judged)."""
+    """The verdict of every claim in ``items`` (definitions among them are used, not judged):
+    proved symbolically for a scalar program; judged by its values, entry by entry, for a
+    tensor program (see the end of this module)."""
+    if runs_as_tensors(program, values):
+        return _check_by_values(program, values, items, seed)
     results = []
     definitions: dict[str, ClaimLine] = {}
     given = {v.name: float(values[v.name]) if v.name in values else float(v.default)  # type: ignore[arg-type]
@@ -608,7 +634,8 @@ def _no_upstream(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
     return None
 
 
-def _ratio_text(ratio: float) -> str | None:
+def ratio_text(ratio: float) -> str | None:
+    """A ratio as the small fraction it is (``2``, ``1/8``, ``-3/2``), or None when it is none."""
     fraction = Fraction(ratio).limit_denominator(16)
     if fraction == 0 and ratio != 0.0:  # a tiny factor is not 0
         return None
@@ -638,7 +665,7 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
         return Slip("sign", "the sign of the whole derivative is flipped")
     if ratio == 0.0:  # a factor of 0, said as what it is
         return Slip("factor", f"your formula is 0 at every point tried, but {label} is not 0 everywhere")
-    written = _ratio_text(ratio) or short_number(ratio)
+    written = ratio_text(ratio) or short_number(ratio)
     return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label}")
 
 
@@ -690,3 +717,173 @@ def _term_slips(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | No
             inside = "" if node == claim.truth else f" of {text(node, named_root=False)}"
             return Slip("dropped term", f"the term {term}{inside} is missing")
     return None
+
+
+# --- claims about a tensor program, in matrix form: judged by their values --------------------
+#
+# ``dL/dW = transpose(X) @ (P - Y) * 2 / 8``: a tensor program has no symbolic derivative here,
+# so a matrix-form claim is judged by its values: the claim's expression (in the language, over
+# the program's variables) against the tool's reverse-mode gradient, entry by entry, at the given
+# values and at random points around them (seeded).  The verdicts are ``wrong`` (with the entry
+# that differs most, both values, and the slip if it is a known one: a transposed result, a
+# flipped sign, a constant factor such as a missing ``2/N``, a formula that is 0, or one undefined
+# where the gradient is defined), ``agrees`` at every point tried (never ``proved``), or
+# ``inconclusive`` where nothing could be compared.  The program must run at the given values:
+# its error there is its own, and is raised as it is.
+
+TENSOR_POINTS = 8  # the given values and this many less one random points around them
+TENSOR_DOMAIN = "the given values and random points around them (each entry moved by up to its size, at least 1)"
+
+
+def _check_by_values(program: Program, values: Mapping[str, Any], items: Sequence[ClaimLine], seed: int
+                     ) -> ClaimsReport:
+    """The verdict of every claim in ``items`` on a tensor program (definitions are refused).
+    An error of the program at the given values (a shape error, a value outside its domain) is
+    raised as it is: it is the program's, and ``eval`` reports the same."""
+    from ..execute.interpreter import input_arrays, run_forward
+
+    base = input_arrays(program, values, seed)
+    first = run_forward(program, base)
+    runs = [first, *runs_around(program, base, first, seed, spread=1.0)]
+    results = []
+    for item in items:
+        if item.name is not None:
+            raise UnjudgedClaim(f"a definition ('{item.name} = ...') is for scalar claims; a tensor claim writes "
+                                "its expression whole", item.head_at, item.source)
+        results.append(_check_values(item, runs))
+    return ClaimsReport(results, against="the gradient by reverse mode")
+
+
+def runs_around(program: Program, base: Mapping[str, Any], first: Any, seed: int, spread: float,
+                points: int = TENSOR_POINTS) -> list[Any]:
+    """The program run (``TensorRun``) at up to ``points`` - 1 random points around ``base``,
+    where ``first`` is its run: each entry moved by up to ``spread`` times its size (at least 1),
+    one seeded stream a point, and the inputs read as labels or indices left as they are (moved,
+    they would be no classes at all).  A point outside the program's domain is left out: it is
+    no point to judge at.  Matrix-form claims and backward passes are judged at these points."""
+    import numpy as np
+
+    from ..execute.interpreter import run_forward
+    from .check import label_inputs
+
+    labels = label_inputs(first)
+    runs = []
+    for k in range(1, points):
+        generator = np.random.default_rng([seed, k])  # one stream a point: each input moved its own way
+        moved = {name: value if name in labels else
+                 value + generator.uniform(-spread, spread, np.shape(value)) * np.maximum(1.0, np.abs(value))
+                 for name, value in base.items()}
+        try:
+            runs.append(run_forward(program, moved))
+        except AutodiffError:
+            continue
+    return runs
+
+
+def _check_values(item: ClaimLine, runs: Sequence[Any]) -> ClaimResult:
+    """One matrix-form claim against reverse mode's gradient in each of ``runs`` (``TensorRun``)."""
+    import numpy as np
+
+    from ..execute.interpreter import run_forward
+
+    if len(item.wrt) != 1:
+        raise UnjudgedClaim(f"{item.label}: second derivatives of a tensor program are not checked", item.head_at,
+                            item.source, hint="claim a first derivative, dL/dW")
+    output, wrt = item.output, item.wrt[0]
+    result = ClaimResult(item.label, item.written, item.rhs, item.where, AGREES,
+                         f"(the gradient by reverse mode: autodiff eval --wrt {wrt})")
+    pairs = []
+    at_given = []  # whether each pair is at the given values (runs[0]) or around them
+    for run in runs:
+        if np.ndim(run.value(output)):
+            raise UnjudgedClaim(f"{item.label}: '{output}' has shape {shape_text(np.shape(run.value(output)))}; "
+                                "a gradient is of a number", item.head_at, item.source,
+                                hint=f"claim the derivative of sum({output}) or mean({output}) by naming it")
+        truth = run.gradients(output, [wrt])[wrt]
+        if not np.all(np.isfinite(truth)):
+            continue  # no gradient to compare with here (a scalar claim skips such points too)
+        claimed: Any  # the claim's values, or why it is undefined here
+        try:
+            claimed = np.asarray(run_forward(item.expression, {name: run.value(name) for name in _claim_inputs(item)})
+                                 .value(item.expression.result), dtype=float)
+        except ShapeError as error:  # the formula cannot be computed at all
+            result.verdict = WRONG
+            result.slip = Slip("shape", f"your formula cannot be computed: {error.message}")
+            return result
+        except AutodiffError as error:  # undefined here (a division by zero, a log of a negative)
+            claimed = error
+        pairs.append((truth, claimed))
+        at_given.append(run is runs[0])
+    if not pairs:
+        result.verdict, result.reason = INCONCLUSIVE, f"{item.label} is not finite at any point tried"
+        return result
+    defined = [(t, c) for t, c in pairs if not isinstance(c, AutodiffError)]
+    if defined and np.shape(defined[0][1]) != np.shape(defined[0][0]):
+        truth, claimed = defined[0]
+        result.verdict = WRONG
+        transposed = np.ndim(claimed) == 2 and np.shape(claimed) == np.shape(truth)[::-1]
+        detail = "your formula is transposed" if transposed else "the shapes differ"
+        result.slip = Slip("transposed" if transposed else "shape",
+                           f"{detail}: it has shape {shape_text(np.shape(claimed))}, and {item.label} has the shape "
+                           f"of {wrt}, {shape_text(np.shape(truth))}")
+        return result
+    differs = [isinstance(c, AutodiffError) or not np.all(_agree(c, t)) for t, c in pairs]
+    if not any(differs) and all(at_given):
+        result.verdict = INCONCLUSIVE  # one point cannot tell a claim right there only
+        result.reason = (f"{item.label} agrees only at the given values: no random point around them could be "
+                         "compared (the program or its gradient is undefined there), and one point cannot tell "
+                         "a claim right there alone from a right one")
+        return result
+    if not any(differs):
+        result.points, result.domain = len(pairs), TENSOR_DOMAIN
+        result.reason = "equal at every point tried (a tensor claim is judged by its values, not proved)"
+        return result
+    result.verdict = WRONG
+    first = differs.index(True)
+    truth, claimed = pairs[first]
+    where = " at the given values" if at_given[first] else " at a random point near the given values"
+    if isinstance(claimed, AutodiffError):  # undefined where the gradient is defined, as a scalar claim
+        entry = f"{wrt}[{', '.join('0' * np.ndim(truth))}]" if np.ndim(truth) else wrt
+        result.counterexample = Counterexample({}, None, float(np.ravel(truth)[0]), None, entry + where)
+        result.slip = Slip("undefined", f"your formula is undefined{where} ({claimed.message}), where "
+                                        f"{item.label} is defined")
+        return result
+    gap = np.abs(claimed - truth)
+    worst = np.unravel_index(int(np.argmax(gap)), np.shape(gap)) if np.ndim(gap) else ()
+    entry = f"{wrt}[{', '.join(map(str, worst))}]" if worst else wrt
+    result.counterexample = Counterexample({}, float(claimed[worst]), float(truth[worst]),
+                                           float(claimed[worst] - truth[worst]), entry + where)
+    result.slip = _value_slip(defined, item.label)
+    return result
+
+
+def _claim_inputs(item: ClaimLine) -> list[str]:
+    return [variable.name for variable in item.expression.inputs]
+
+
+def _value_slip(pairs: Sequence[tuple[Any, Any]], label: str) -> Slip:
+    """The slip that explains the claim at every point: a transposed square matrix, a claim
+    that is 0 where the gradient is not, a flipped sign or another constant factor."""
+    import numpy as np
+
+    if all(np.ndim(t) == 2 and np.shape(t)[0] == np.shape(t)[1] and np.all(_agree(c, np.transpose(t)))
+           for t, c in pairs):
+        return Slip("transposed", f"your formula is transposed: it is the transpose of {label} (a square "
+                                  "matrix, so the shapes agree)")
+    if all(np.all(c == 0.0) for _, c in pairs):
+        return Slip("factor", f"your formula is 0 at every point tried, but {label} is not 0 everywhere (a term, "
+                            "or the upstream gradient, is missing?)")
+    ratios = []
+    with np.errstate(all="ignore"):
+        for truth, claimed in pairs:
+            usable = np.abs(truth) > 1e-9
+            ratios.extend((claimed[usable] / truth[usable]).ravel().tolist())
+    if len(ratios) >= 2:
+        ratio = float(np.median(ratios))
+        if np.all(np.abs(np.array(ratios) - ratio) <= 1e-8 * abs(ratio)) and abs(ratio - 1.0) > 1e-9:
+            if abs(ratio + 1.0) < 1e-9:
+                return Slip("sign", "the sign of the whole derivative is flipped")
+            written = ratio_text(ratio) or f"{ratio:g}"
+            return Slip("factor", f"off by a factor of {written}: your formula is {written} times {label} (a "
+                                  "mean's 1/N, or the 2 of a square?)")
+    return Slip("unknown", f"no known slip explains the difference; eval --wrt shows {label} entry by entry")

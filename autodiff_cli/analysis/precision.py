@@ -31,23 +31,25 @@ def step_for(dtype: str, x: float) -> float:
     return _eps(dtype) ** (1.0 / 3.0) * max(1.0, abs(x))
 
 
-def difference_rounding(dtype: str, value: float, step: float) -> float:
+def difference_rounding(dtype: str, value: float, step: float, output_rounding: float | None = None) -> float:
     """The rounding error of a central difference of step ``step`` of a function whose value is
-    ``value``, in ``dtype``: each of f(x + h) and f(x - h) is off by up to eps * |f| / 2 (one
-    rounding of the result), and their difference is divided by 2h."""
-    return _eps(dtype) * max(abs(value), math.ulp(0.0)) / (2.0 * step)
+    ``value``, in ``dtype``: each of f(x + h) and f(x - h) is off by up to ``output_rounding``
+    (by default eps * |f| / 2, one rounding of the result; a program's own error analysis,
+    as ``check`` makes it, counts every operation), and their difference is divided by 2h."""
+    if output_rounding is None:
+        output_rounding = _eps(dtype) * max(abs(value), math.ulp(0.0)) / 2.0
+    return output_rounding / step
 
 
 def unresolved_warning(dtype: str, value: float, step: float, derivative: float, rtol: float,
-                       atol: float) -> str | None:
+                       atol: float, output_rounding: float | None = None) -> str | None:
     """A warning when a central difference in ``dtype`` cannot resolve the derivative to the
     check's tolerance (atol + rtol * |derivative|) because rounding alone is larger; None when
-    it can."""
-    rounding = difference_rounding(dtype, value, step)
+    it can.  ``output_rounding``: as for ``difference_rounding``."""
+    rounding = difference_rounding(dtype, value, step, output_rounding)
     allowed = atol + rtol * abs(derivative)
     if rounding <= allowed:
         return None
-    better = step_for(dtype, 0.0)
-    return (f"in {dtype}, a finite difference of step {step:.1g} is rounded by about {rounding:.1g}, more than "
-            f"the tolerance {allowed:.1g}: it cannot confirm the derivative; check in float64, or take a step "
-            f"near {better:.1g} times the input's scale")
+    return (f"in {dtype}, a finite difference of step {step:.3g} is rounded by about {rounding:.2g}, more than "
+            f"the tolerance {allowed:.3g}: {dtype} cannot confirm this derivative; check in float64 (leave out "
+            "--dtype), or loosen --atol and --rtol")

@@ -13,6 +13,7 @@ from .options import (
     FiniteFloat,
     ReportedError,
     complete_file_name,
+    dtype_option,
     load_inputs,
     program_options,
     reporting_errors,
@@ -59,6 +60,7 @@ Exit status:
               help="A claim in LaTeX (as diff --format latex).")
 @click.option("--format", "output_format", type=click.Choice(["table", "plain", "json", "csv"]),
               help="Output [default: table; plain when piped].")
+@dtype_option
 @text_options
 @click.pass_context
 @reporting_errors
@@ -66,7 +68,7 @@ def check_command(
     ctx: click.Context, source: str | None, expr: str | None, file: str | None,
     assignments: dict[str, float], values_file: str | None, output: str | None, rtol: float,
     atol: float, fast: bool, directions: int, seed: int, entries: int, claim_texts: tuple[str, ...],
-    claims_file: str | None, claim_latex: tuple[str, ...], output_format: str | None,
+    claims_file: str | None, claim_latex: tuple[str, ...], output_format: str | None, dtype: str,
     precision: int | None, no_color: bool,
 ) -> None:
     """Check the gradient of every input three ways: reverse mode, forward mode
@@ -88,14 +90,15 @@ def check_command(
       autodiff check samples/moons_mlp.ad --set x='[0.5, -0.3]' --entries 32
       autodiff check samples/karpathy.ad --claim "dL/da = b*f"
       autodiff check samples/quadratic.ad --claim "df/dx = 6*x"   # exit 1
+      autodiff check samples/mlp.ad --dtype float32   # inconclusive: exit 3
     """
     from ..analysis import check as ck
-    from ..execute import evaluate
-    from ..language.program import runs_as_tensors
     from ..render import check as render_check
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     if claim_texts or claims_file is not None or claim_latex:
+        if dtype != "float64":
+            raise click.UsageError("claims are judged in float64: leave out --dtype")
         _check_claims(ctx, source, expr, file, assignments, values_file, claim_texts, claims_file, claim_latex,
                       seed, output_format, precision, no_color, output)
         return
@@ -103,22 +106,11 @@ def check_command(
         raise click.UsageError("--format csv is for claims (--claim, --claims, --claim-latex); "
                                "the gradient check writes table, plain or json")
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    if runs_as_tensors(program, values):
-        from ..analysis.tensor_check import check_tensors
-        from ..language.program import check_inputs
-
-        with Progress("checking gradients") as progress:
-            result = check_tensors(program, values, output, directions=directions, entries=entries, seed=seed,
-                                   rtol=rtol, atol=atol, progress=progress)
-        warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
-    else:
-        with Progress("evaluating") as progress:
-            evaluation = evaluate(program, values, output, progress=progress)
-        keep_until_exit(program, evaluation)  # not freed node by node when the command returns
-        warn(evaluation.warnings)
-        with Progress("checking gradients") as progress:
-            result = ck.check(evaluation, fast=fast, directions=directions, seed=seed, rtol=rtol, atol=atol,
-                              progress=progress)
+    with Progress("checking gradients") as progress:
+        result = ck.check(program, values, output, fast=fast, directions=directions, entries=entries, seed=seed,
+                          rtol=rtol, atol=atol, dtype=dtype, progress=progress)
+    keep_until_exit(program, result.run)  # not freed node by node when the command returns
+    warn(result.warnings)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
@@ -151,27 +143,22 @@ def _check_claims(
     a claims file of gradient lines is a backward pass, checked line by line (``_check_backward``)."""
     from ..analysis import claims as cl
     from ..errors import AutodiffError, Source
-    from ..language.program import runs_as_tensors
     from ..render import claims as render_claims
 
     if claims_file is not None and names_stdin(claims_file):
         _stdin_for_claims_only(source, expr, file, values_file)
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    tensors = runs_as_tensors(program, values)
-    variables = set(program.variables)
     sources: list[tuple[Source, bool]] = []
     for number, text in enumerate(claim_texts, start=1):
         sources.append((Source("<claim>" if len(claim_texts) == 1 else f"<claim {number}>", text), False))
     for number, text in enumerate(claim_latex, start=1):
         sources.append((Source("<claim-latex>" if len(claim_latex) == 1 else f"<claim-latex {number}>", text), True))
     if claims_file is not None:
-        from ..analysis.claim_text import has_claim_heads, is_backward_pass
-
         text = _read_claims_file(claims_file)
         name = "<stdin>" if names_stdin(claims_file) else claims_file
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
         latex = claims_file.endswith(".tex") or first_line.startswith("\\")
-        if not latex and is_backward_pass(text) and (tensors or not has_claim_heads(text)):
+        if not latex and cl.is_backward_pass_of(program, values, text):
             if claim_texts or claim_latex:
                 raise click.UsageError("a backward pass (--claims FILE of gradient lines, dNAME = ...) is checked "
                                        "on its own: give --claim and --claim-latex in another run")
@@ -182,23 +169,15 @@ def _check_claims(
     items = []
     try:
         for claim_source, latex in sources:
-            items.extend(cl.read_claims(claim_source, variables, latex=latex, tensors=tensors))
+            items.extend(cl.read_program_claims(program, values, claim_source, latex=latex))
     except AutodiffError as error:
         raise ClaimError(error) from None
     with Progress("checking claims") as progress:
         progress(0, 1)
-        if tensors:  # matrix-form claims, judged by their values
-            from ..analysis.tensor_claims import check_tensor_claims
-
-            try:
-                report = check_tensor_claims(program, values, items, seed=seed)
-            except cl.UnjudgedClaim as error:  # an error in the program itself is reported as one (exit 1)
-                raise ClaimError(error) from None
-        else:
-            try:
-                report = cl.check_claims(program, values, items, seed=seed)
-            except cl.UnjudgedClaim as error:
-                raise ClaimError(error) from None
+        try:
+            report = cl.check_claims(program, values, items, seed=seed)
+        except cl.UnjudgedClaim as error:  # an error in the program itself is reported as one (exit 1)
+            raise ClaimError(error) from None
     keep_until_exit(program)
     output_format = output_format or ("table" if stdout_is_terminal() else "plain")
     if output_format == "json":

@@ -6,6 +6,7 @@ Pure: each returns text or a Rich renderable; the CLI prints it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..analysis.check import DIRECTION, CheckResult
@@ -31,15 +32,26 @@ def _columns(result: CheckResult) -> tuple[str, ...]:
     return COLUMNS if result.mode == "inputs" else ("direction",) + COLUMNS[1:]
 
 
+def _held(result: CheckResult) -> Callable[[float | None], float | None]:
+    """A number as the program's precision holds it: in float32, the float64 nearest its shortest
+    float32 text (0.3, not 0.30000001192092896), so no digit float32 does not hold is shown."""
+    if result.dtype == "float64":
+        return lambda x: x
+    import numpy as np
+
+    return lambda x: None if x is None else float(str(np.dtype(result.dtype).type(x)))
+
+
 def _cells(result: CheckResult, precision: int | None) -> list[list[str]]:
     cells = []
     short = 3 if precision is None else precision
+    held = _held(result)  # the input values and both modes' gradients; the difference is float64 arithmetic
     for c in result.inputs:
         errors = [_number(e, short) for e in (c.fd_error, c.abs_error, c.rel_error)]
         # A direction has no value of its own: it moves every input from where it is.
-        value = _number(c.value, precision) if result.mode == "inputs" else "-"
+        value = _number(held(c.value), precision) if result.mode == "inputs" else "-"
         cells.append([
-            c.name, value, _number(c.reverse, precision), _number(c.forward, precision),
+            c.name, value, _number(held(c.reverse), precision), _number(held(c.forward), precision),
             _number(c.finite_difference, precision), *errors, RESULT_WORDS[c.verdict],
         ])
     return cells
@@ -72,7 +84,12 @@ def _summary(result: CheckResult) -> str:
                 f"{result.seed}; {_plural(result.input_count or 0, 'input')})")
     else:
         what = f"d{result.output}/d input, {_counted(result)}"
-    return f"{what}: {verdict} (rtol {result.rtol:g}, atol {result.atol:g})"
+    return f"{what}: {verdict} ({_in_precision(result)}rtol {result.rtol:g}, atol {result.atol:g})"
+
+
+def _in_precision(result: CheckResult) -> str:
+    """"in float32: " where the check ran in float32 (float64, the default, goes unsaid)."""
+    return "" if result.dtype == "float64" else f"in {result.dtype}: "
 
 
 def to_plain(result: CheckResult, precision: int | None = None) -> str:
@@ -104,7 +121,8 @@ def to_table(result: CheckResult, precision: int | None = None) -> FittedRows:
                for i, header in enumerate(_columns(result))]
     styles = {"ok": "", "fail": "bold red", "inconclusive": "yellow"}
     rows = [(row, styles[check.verdict]) for row, check in zip(_cells(result, precision), result.inputs)]
-    return FittedRows(columns, rows, title=f"gradient check of {result.output} = {_number(result.value, precision)}",
+    return FittedRows(columns, rows, title=f"gradient check of {result.output} = {_number(_held(result)(result.value), precision)}"
+                      + ("" if result.dtype == "float64" else f", in {result.dtype}"),
                       caption=_summary(result), stacks=_STACKS)
 
 
@@ -113,13 +131,16 @@ def _json_number(x: float | None) -> float | str | None:
 
 
 def to_json(result: CheckResult) -> str:
-    """One strict JSON object; non-finite numbers as "NaN"/"Infinity" strings, as eval writes them."""
+    """One strict JSON object; non-finite numbers as "NaN"/"Infinity" strings, as eval writes them.
+    In float32 the values and both modes' gradients are written as eval writes float32 (0.1)."""
+    held = _held(result)
     document = {
         "output": result.output,
-        "value": _json_number(result.value),
+        "value": _json_number(held(result.value)),
         "ok": result.ok,
         "verdict": result.verdict,
         "mode": result.mode,
+        **({} if result.dtype == "float64" else {"dtype": result.dtype}),
         "rtol": result.rtol,
         "atol": result.atol,
         "notes": result.notes,
@@ -128,9 +149,9 @@ def to_json(result: CheckResult) -> str:
         "inputs" if result.mode == "inputs" else "directions": [
             {
                 "name": c.name,
-                **({"value": _json_number(c.value)} if result.mode == "inputs" else {}),
-                "reverse": _json_number(c.reverse),
-                "forward": _json_number(c.forward),
+                **({"value": _json_number(held(c.value))} if result.mode == "inputs" else {}),
+                "reverse": _json_number(held(c.reverse)),
+                "forward": _json_number(held(c.forward)),
                 "finite_difference": _json_number(c.finite_difference),
                 "fd_error": _json_number(c.fd_error),
                 "step": c.step,

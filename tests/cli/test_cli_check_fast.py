@@ -74,7 +74,7 @@ def test_a_wrong_gradient_is_caught_by_the_fast_mode() -> None:
     evaluation.nodes["x17"].grad += 0.5  # a backprop bug in one input of fifty
     result = ck.check_directions(evaluation, count=2)
     assert all(c.verdict == "fail" for c in result.inputs)
-    full = ck.check(evaluation, fast=True)
+    full = ck.check_evaluation(evaluation, fast=True)
     assert [c.name for c in full.failures] == ["x17"]
 
 

@@ -109,14 +109,10 @@ def test_the_narrowest_layout_keeps_value_and_grad_apart() -> None:
 
 def check_table(name: str):
     from autodiff_cli.analysis.check import check
-    from autodiff_cli.analysis.tensor_check import check_tensors
-    from autodiff_cli.language.program import runs_as_tensors
     from autodiff_cli.render import check as render_check
 
     program, values = load_inputs(str(SAMPLES / name), None, None, {}, None)
-    if runs_as_tensors(program, values):
-        return render_check.to_table(check_tensors(program, values))
-    return render_check.to_table(check(evaluate(program, values)))
+    return render_check.to_table(check(program, values))
 
 
 def explain_rich(name: str):
