@@ -2,7 +2,7 @@
 
 Pure: each returns text or a Rich renderable.  A backward step is written in matrix form with
 the shapes it works on and its value, the entries of a small tensor or a summary of a large one
-(``render.tensor_report``'s, as ``eval`` shows them):
+(``render.report``'s, as ``eval`` shows them):
 
     dL/dW = transpose(X) @ dL/dP   [2, 8] @ [8, 1] -> [2, 1]   = [[-7.63], [2.67]]
 
@@ -28,7 +28,7 @@ from ..analysis.tensor_steps import (
 )
 from . import explain as scalar_explain
 from .explain import omitted_note
-from .tensor_report import tensor_text
+from .report import tensor_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
