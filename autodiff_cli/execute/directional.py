@@ -124,7 +124,6 @@ def _along_jvp(run: Run, tangents: Mapping[str, Any]) -> Directional:
         if array.shape != shape:
             raise _shape_error(run.program, name, shape, array.shape)
         arrays[name] = array
-    ops = sum(1 for _, first, *_ in values.rows if first >= 0)
     derivative = np.asarray(values.jvp(run.output, arrays)) + 0.0  # -0.0 + 0.0 is +0.0
-    return Directional(run.output, values.value(run.output), derivative, arrays, ops, "ops")
+    return Directional(run.output, values.value(run.output), derivative, arrays, run.ops, "ops")
 

@@ -93,6 +93,13 @@ class Run:
         return self.tensors.derivatives.get(name)  # type: ignore[union-attr]
 
     @property
+    def ops(self) -> int:
+        """How many ops the interpreter ran (inputs and constants aside): the unit of its work."""
+        if self.tensors is None:
+            return 0
+        return sum(1 for _, first, *_ in self.tensors.run.rows if first >= 0)
+
+    @property
     def rows(self) -> int:
         """How many variables eval's report lists (for choosing its layout)."""
         return len(self.wrt) if self.wrt is not None else len(self.program.variables)

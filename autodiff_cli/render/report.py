@@ -675,15 +675,13 @@ def _tensor_json(run: Run) -> str:
 def _tensor_work(run: Run) -> dict[str, object]:
     """What each mode costs for this program, as data: forward mode runs one JVP sweep per entry
     of the inputs, reverse mode one backward sweep per entry of the output."""
-    tensors = run.tensors
-    inputs = tensors.forward_inputs  # type: ignore[union-attr]
+    inputs = run.tensors.forward_inputs  # type: ignore[union-attr]
     last = run.program.variables[run.output].register
     if inputs is None:  # reverse mode: what forward mode would take for every input
         inputs = tuple(name for name, v in run.program.variables.items() if v.kind == "input" and v.register <= last)
     forward = sum(int(run.value(name).size) for name in inputs)
     reverse = max(1, int(run.value(run.output).size))
-    ops = sum(1 for op, first, *_ in tensors.run.rows if first >= 0)  # type: ignore[union-attr]
-    return {"forward": {"passes": forward}, "reverse": {"passes": reverse}, "ops": ops}
+    return {"forward": {"passes": forward}, "reverse": {"passes": reverse}, "ops": run.ops}
 
 
 def _tensor_work_summary(run: Run) -> str:

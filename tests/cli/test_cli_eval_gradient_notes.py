@@ -65,15 +65,15 @@ def notes(result) -> list[str]:
 
 def test_a_gradient_asked_of_argmax_says_it_stops_there(runner: CliRunner) -> None:
     result = run(runner, "-e", "y = argmax(x)", "--set", "x=[1, 3, 2]", "--format", "csv")
-    assert notes(result) == ["note: <expr>:1:5: the gradient of y stops at 'argmax', which passes none to what "
-                             "it reads: dL/dx = 0 (an index: constant between ties, so not differentiated)"]
+    assert notes(result) == [("note: <expr>:1:5: the gradient of y stops at 'argmax', which passes none to what "
+                              "it reads: dL/dx = 0 (an index: constant between ties, so not differentiated)")]
     assert "x,input,,0,1.0,0.0" in result.stdout  # the numbers are still shown
 
 
 def test_a_gradient_through_a_comparison_is_located_at_the_comparison(runner: CliRunner) -> None:
     result = run(runner, "-e", "c = x > 0\ny = c*-2 + x", "--set", "x=-1", "--format", "plain")
-    assert notes(result) == ["note: <expr>:1:7: the gradient of y stops at '>', which passes none to what it "
-                             "reads: dL/dx = 0 (a comparison is flat where it is defined)"]
+    assert notes(result) == [("note: <expr>:1:7: the gradient of y stops at '>', which passes none to what it "
+                              "reads: dL/dx = 0 (a comparison is flat where it is defined)")]
 
 
 def test_one_hot_is_noted_only_when_its_labels_are_asked_for(runner: CliRunner) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from autodiff_cli.errors import InputError
