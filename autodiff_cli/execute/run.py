@@ -133,7 +133,6 @@ def run_program(
     errors (``EvaluationError``, with the place of the op that failed)."""
     given = dict(given or {})
     names = known_names(program, wrt)
-    output = output_name(program, output)
     mode = "forward" if forward else "reverse"
     if runs_on_engine(program, given, dtype):
         return _on_engine(program, given, output, mode, names, differentiate, progress)
@@ -153,13 +152,13 @@ def known_names(program: Program, wrt: Sequence[str] | None) -> list[str] | None
     return list(dict.fromkeys(wrt))
 
 
-def _on_engine(program: Program, given: dict[str, Any], output: str, mode: str, names: list[str] | None,
+def _on_engine(program: Program, given: dict[str, Any], output: str | None, mode: str, names: list[str] | None,
                differentiate: bool, progress: Callable[[int, int], None] | None) -> Run:
     from .scalar import apply_grads, evaluate, forward_gradients
 
     reverse = differentiate and mode == "reverse"
     evaluation = evaluate(program, given, output, backward=reverse, progress=progress)
-    run = Run(program, output, ENGINE, mode, names, evaluation=evaluation, warnings=list(evaluation.warnings))
+    run = Run(program, evaluation.output, ENGINE, mode, names, evaluation=evaluation, warnings=list(evaluation.warnings))
     if differentiate and mode == "forward":
         run.forward_result = result = forward_gradients(evaluation, names)
         apply_grads(evaluation, result)
@@ -167,7 +166,7 @@ def _on_engine(program: Program, given: dict[str, Any], output: str, mode: str, 
     return run
 
 
-def _on_numpy(program: Program, given: dict[str, Any], output: str, mode: str, names: list[str] | None,
+def _on_numpy(program: Program, given: dict[str, Any], output: str | None, mode: str, names: list[str] | None,
               differentiate: bool, seed: int | None, dtype: Any) -> Run:
     from .interpreter import TensorEvaluation, evaluate_tensors, float_type, input_arrays, run_forward
 
@@ -184,10 +183,11 @@ def _on_numpy(program: Program, given: dict[str, Any], output: str, mode: str, n
         missing = missing_inputs(program, given)
         if missing:
             raise missing_inputs_error(program, missing)
+        output = output_name(program, output)
         dtype = float_type(dtype)
         values = run_forward(program, input_arrays(program, given, seed, dtype), dtype=dtype)
         tensors = TensorEvaluation(program, values, output, {}, jacobian=False)
-    return Run(program, output, NUMPY, mode, names, tensors=tensors, warnings=check_inputs(program, given))
+    return Run(program, tensors.output, NUMPY, mode, names, tensors=tensors, warnings=check_inputs(program, given))
 
 
 def _without_negative_zero(array: Any) -> Any:
