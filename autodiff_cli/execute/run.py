@@ -48,8 +48,9 @@ class Run:
     evaluation: Evaluation | None = None  # the Value graph (ENGINE)
     tensors: TensorEvaluation | None = None  # the interpreter's run and derivatives (NUMPY)
     forward_result: ForwardResult | None = None  # forward mode's gradients and work (ENGINE)
-    warnings: list[str] = field(default_factory=list)  # about the values given (analysis.gradient_warnings
-    # says what is worth saying of the derivatives)
+    warnings: list[str] = field(default_factory=list)  # of the values given (analysis.gradient_warnings:
+    # of the derivatives)
+    differentiated: bool = True  # False: values only, and no derivative at all
 
     @property
     def numbers_only(self) -> bool:
@@ -86,6 +87,8 @@ class Run:
     def derivative(self, name: str) -> Any:
         """d output / d ``name`` (the variable's shape, or the output's shape then the variable's
         for a Jacobian), or None where none was computed."""
+        if not self.differentiated:
+            return None
         if self.evaluation is not None:
             if self.wrt is not None and name not in self.wrt:
                 return None
@@ -158,7 +161,8 @@ def _on_engine(program: Program, given: dict[str, Any], output: str | None, mode
 
     reverse = differentiate and mode == "reverse"
     evaluation = evaluate(program, given, output, backward=reverse, progress=progress)
-    run = Run(program, evaluation.output, ENGINE, mode, names, evaluation=evaluation, warnings=list(evaluation.warnings))
+    run = Run(program, evaluation.output, ENGINE, mode, names, evaluation=evaluation,
+              warnings=list(evaluation.warnings), differentiated=differentiate)
     if differentiate and mode == "forward":
         run.forward_result = result = forward_gradients(evaluation, names)
         apply_grads(evaluation, result)
@@ -187,7 +191,8 @@ def _on_numpy(program: Program, given: dict[str, Any], output: str | None, mode:
         dtype = float_type(dtype)
         values = run_forward(program, input_arrays(program, given, seed, dtype), dtype=dtype)
         tensors = TensorEvaluation(program, values, output, {}, jacobian=False)
-    return Run(program, tensors.output, NUMPY, mode, names, tensors=tensors, warnings=check_inputs(program, given))
+    return Run(program, tensors.output, NUMPY, mode, names, tensors=tensors, warnings=check_inputs(program, given),
+               differentiated=differentiate)
 
 
 def _without_negative_zero(array: Any) -> Any:
