@@ -60,16 +60,9 @@ __all__ = ["COLUMNS", "SHOWN_WHOLE", "Row", "chunks", "csv_chunks", "json_chunks
 
 def table(run: Run, precision: int | None = None) -> RenderableType:
     """The run as a Rich table that fits the console (``fitted_table``), forward mode's work below."""
-    note = work_note(run)
     if run.numbers_only:
-        return to_table(run.evaluation, run.wrt, precision, note=note)  # type: ignore[arg-type]
-    rendered = _tensor_table(run, precision)
-    if note is None:
-        return rendered
-    from rich.console import Group
-    from rich.text import Text
-
-    return Group(rendered, Text(note))
+        return to_table(run.evaluation, run.wrt, precision, note=work_note(run))  # type: ignore[arg-type]
+    return _with_note(_tensor_table(run, precision), work_note(run))
 
 
 def chunks(run: Run, output_format: str, precision: int | None = None) -> Iterator[str]:
@@ -111,6 +104,16 @@ def _derivative_header(output: str, jacobian: bool = False, dtype: str = "float6
 
 def _title(output: str, value: str, header: str) -> str:
     return f"{output} = {value}    (grad = {header})"
+
+
+def _with_note(table: Any, note: str | None) -> RenderableType:
+    """``table``, and ``note`` as a paragraph below it (wrapped at the console's width)."""
+    if note is None:
+        return table
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(table, Text(note))
 
 
 def value_text(value: Any, precision: int | None = None) -> str:
@@ -453,13 +456,10 @@ def to_table(
     note: str | None = None,
 ) -> RenderableType:
     """A Rich table, and ``note`` below it; number columns never shrink, so digits are never cut."""
-    from rich.console import Group
-    from rich.text import Text
-
     title = _title(evaluation.output, format_number(evaluation.root.data, precision),
                    _derivative_header(evaluation.output))
-    table = fitted_cells_table(title, ("name", "kind", "op"), _text_cells(evaluation, wrt, precision))
-    return table if note is None else Group(table, Text(note))
+    return _with_note(fitted_cells_table(title, ("name", "kind", "op"), _text_cells(evaluation, wrt, precision)),
+                      note)
 
 
 def fitted_cells_table(title: str, text_columns: Sequence[str], cells: list[list[str]],
