@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..execute import Evaluation
     from ..execute.run import Run
 
@@ -58,11 +60,12 @@ def non_finite_gradient_warnings(evaluation: Evaluation, names: list[str] | None
     return [message]
 
 
-def flat_op_notes(run: Run) -> list[str]:
+def flat_op_notes(run: Run, asked: Sequence[str] | None = None) -> list[str]:
     """A note for each op that the output's derivative reaches (it is not 0 there) but that passes
     no gradient on to operands computed from the inputs (``engine.tensor_ops.passes_no_gradient``:
     argmax, one_hot, comparisons): the derivatives behind it are 0 by construction, not by
-    cancelling, and the note says so at the op's line and column, with the op's own rule."""
+    cancelling, and the note says so at the op's line and column, with the op's own rule.
+    ``asked``: the variables differentiated (default: ``run.wrt``, or every input)."""
     if run.tensors is None:  # the engine's ops all have derivatives
         return []
     from ..engine.tensor_ops import TENSOR_OPS, passes_no_gradient
@@ -70,7 +73,7 @@ def flat_op_notes(run: Run) -> list[str]:
     program, tensors = run.program, run.tensors
     rows = tensors.run.rows
     last = tensors.run.register(run.output)
-    computed = _computed_from_inputs(run, last)
+    computed = _computed_from_inputs(run, last, run.wrt if asked is None else asked)
     flat = [register for register in range(last + 1) if passes_no_gradient(rows[register][0])
             and any(computed[r] for r in program.operands(register, rows[register][1], rows[register][2]))]
     if not flat:
@@ -90,13 +93,13 @@ def flat_op_notes(run: Run) -> list[str]:
     return notes
 
 
-def _computed_from_inputs(run: Run, last: int) -> list[bool]:
-    """For each register up to ``last``, whether the value of an input reaches it (of a name of
-    ``run.wrt`` when the gradients asked for are those)."""
+def _computed_from_inputs(run: Run, last: int, names: Sequence[str] | None) -> list[bool]:
+    """For each register up to ``last``, whether the value of an input reaches it (of one of
+    ``names`` when they are given)."""
     from ..language.program import INPUT
 
     program, rows = run.program, run.tensors.run.rows  # type: ignore[union-attr]
-    asked = None if run.wrt is None else {program.variables[name].register for name in run.wrt}
+    asked = None if names is None else {program.variables[name].register for name in names}
     computed = [False] * (last + 1)
     for register in range(last + 1):
         op, first, second = rows[register][:3]

@@ -114,6 +114,7 @@ def _refuse_with_tangent(wrt: tuple[str, ...], mode: str) -> None:
 def _eval_along(program: Program, values: dict[str, Any], output: str | None, tangents: dict[str, Any],
                 output_format: str | None, precision: int | None, no_color: bool) -> None:
     """eval --tangent: the output's value and its derivative along the tangent, from one forward pass."""
+    from ..analysis.gradient_warnings import flat_op_notes
     from ..execute.directional import along
     from ..execute.run import run_program
     from ..render import directional
@@ -122,6 +123,8 @@ def _eval_along(program: Program, values: dict[str, Any], output: str | None, ta
     keep_until_exit(program, run)
     warn(run.warnings)  # a value for a name the program does not use: a typo?
     result = along(run, tangents)
+    for note in flat_op_notes(run, list(tangents)):  # the derivative along them stops at argmax, as a gradient
+        click.echo(f"note: {note}", err=True)
     if not result.finite:
         warn([f"the derivative of {result.output} along the tangent is not finite: a local derivative on its "
               "path is infinite or undefined at these values (sqrt or log at 0, a power of 0...); "

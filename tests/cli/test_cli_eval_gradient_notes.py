@@ -94,3 +94,13 @@ def test_no_note_where_no_gradient_is_asked_through_a_flat_op(runner: CliRunner,
 def test_a_tangent_warns_of_an_unused_value_once(runner: CliRunner) -> None:
     result = run(runner, "-e", "y = x*2", "--set", "x=1", "--set", "q=2", "--tangent", "x=1", "--format", "plain")
     assert result.stderr == "warning: 'q' is not used by the program; its value is ignored\n"
+
+
+def test_a_tangent_through_argmax_is_noted_only_when_it_moves_what_argmax_reads(runner: CliRunner) -> None:
+    # d(argmax(x) + sum(z)) along z = [1, 0] is 1, from sum(z) alone: argmax reads x, which does not move
+    program = ["-e", "y = argmax(x) + sum(z)", "--set", "x=[1, 3, 2]", "--set", "z=[1, 2]", "--format", "json"]
+    along_z = run(runner, *program, "--tangent", "z=[1, 0]")
+    assert json.loads(along_z.stdout)["derivative"] == 1.0 and notes(along_z) == []
+    along_x = run(runner, *program, "--tangent", "x=[1, 0, 0]")
+    assert json.loads(along_x.stdout)["derivative"] == 0.0
+    assert [note.split(": the")[0] for note in notes(along_x)] == ["note: <expr>:1:5"]
