@@ -9,10 +9,10 @@ import click
 from ..files.stdout import emit
 from .console import Progress, layout_for, print_rich, warn
 from .options import (
-    Command,
-    dtype_option,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    Command,
+    dtype_option,
     load_inputs,
     name_list,
     parse_assignments,
@@ -126,9 +126,9 @@ def _eval_along(program: Program, values: dict[str, Any], output: str | None, ta
     for note in flat_op_notes(run, list(tangents)):  # the derivative along them stops at argmax, as a gradient
         click.echo(f"note: {note}", err=True)
     if not result.finite:
-        warn([f"the derivative of {result.output} along the tangent is not finite: a local derivative on its "
-              "path is infinite or undefined at these values (sqrt or log at 0, a power of 0...); "
-              "explain shows each step's local derivative"])
+        warn([(f"the derivative of {result.output} along the tangent is not finite: a local derivative on its "
+               "path is infinite or undefined at these values (sqrt or log at 0, a power of 0...); "
+               "explain shows each step's local derivative")])
     output_format = layout_for(output_format, "table", 1)
     if output_format == "json":
         emit(directional.directional_json(result))
