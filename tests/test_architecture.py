@@ -247,7 +247,7 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
     "render/page.py": {"step": NOT_AN_OP + ": a step of the page", "sum": NOT_AN_OP + ": a sum of contributions"},
     "render/tensor_formulas.py": {"neg": "operators are laid out by precedence, not by entry",
                                   "index": "operators are laid out by precedence, not by entry"},
-    "render/tensor_report.py": {"index": NOT_AN_OP + ": an entry's index"},
+    "render/report.py": {"index": NOT_AN_OP + ": an entry's index"},
     "render/directional.py": {"index": NOT_AN_OP + ": a CSV column, an entry's index"},
     "render/explain_json.py": {"step": NOT_AN_OP + ": a step of the backward pass"},
 }

@@ -6,14 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InputError, Source
 from ..files.stdout import emit
 from .console import Progress, layout_for, print_rich, warn
 from .options import (
-    Command,
-    dtype_option,
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
+    Command,
+    dtype_option,
     load_inputs,
     name_list,
     parse_assignments,
@@ -26,7 +25,6 @@ from .process import collector_off_until_exit, keep_until_exit
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..execute import Evaluation
     from ..language.program import Program
 
 __all__ = ["eval_command"]
@@ -70,10 +68,9 @@ def eval_command(
 
     Forward mode, tensors and the formats: docs/eval.md.
     """
-    from ..execute import evaluate
+    from ..analysis.gradient_warnings import flat_op_notes, gradient_warnings
+    from ..execute.run import run_program
     from ..render import report
-
-    from ..language.program import runs_as_tensors
 
     collector_off_until_exit()  # one build, kept to the end: nothing for the collector to do
     if tangents:
@@ -84,41 +81,23 @@ def eval_command(
     if tangents:
         _eval_along(program, values, output, tangents, output_format, precision, no_color)
         return
-    if dtype != "float64" or runs_as_tensors(program, values):  # float32 runs on the tensor executor
-        _eval_tensors(program, values, output, wrt, mode, output_format, precision, no_color, dtype)
-        return
-    from ..analysis.gradient_warnings import non_finite_gradient_warnings
-
-    forward = mode == "forward"
     with Progress("evaluating") as progress:
-        evaluation = evaluate(program, values, output, backward=not forward, progress=progress)
-    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
-    warn(evaluation.warnings)
-    names = _wrt_names(wrt, evaluation)
-    work_text = work_data = None
-    if forward:
-        from ..execute import apply_grads, forward_gradients
-
-        result = forward_gradients(evaluation, names)
-        apply_grads(evaluation, result)
-        names = list(result.grads)
-        work_text, work_data = report.work_summary(result), report.work_dict(result)
-    warn(non_finite_gradient_warnings(evaluation, names))  # y = sqrt(x) at 0: where it came from
-    output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.nodes))
+        run = run_program(program, values, output, dtype=dtype, forward=mode == "forward", wrt=name_list(wrt),
+                          progress=progress)
+    keep_until_exit(program, run)  # not freed node by node when the command returns
+    warn(run.warnings)  # a value for a name the program does not use: a typo?
+    warn(gradient_warnings(run))  # y = sqrt(x) at 0: where it came from
+    for note in flat_op_notes(run):  # dy/dx is 0 through argmax by construction, not by chance
+        click.echo(f"note: {note}", err=True)
+    output_format = layout_for(output_format, "table", run.rows)
+    work = report.work_note(run)
     if output_format == "table":
-        print_rich(report.to_table(evaluation, names, precision, note=work_text), no_color)
-    else:
-        # Written a slice at a time: the report of a million variables is ~100 MB of text.
-        if output_format == "json":
-            chunks = report.json_chunks(evaluation, names, mode=mode, work=work_data)
-        elif output_format == "csv":
-            chunks = report.csv_chunks(evaluation, names)
-        else:
-            chunks = report.plain_chunks(evaluation, names, precision)
-        for chunk in chunks:
-            emit(chunk)
-        if work_text and output_format != "json":
-            click.echo(f"note: {work_text}", err=True)
+        print_rich(report.table(run, precision), no_color)
+        return
+    for chunk in report.chunks(run, output_format, precision):  # a slice at a time: a million variables
+        emit(chunk)  # make ~100 MB of text
+    if work and output_format != "json":  # the JSON document holds it
+        click.echo(f"note: {work}", err=True)
 
 
 def _refuse_with_tangent(wrt: tuple[str, ...], mode: str) -> None:
@@ -135,24 +114,21 @@ def _refuse_with_tangent(wrt: tuple[str, ...], mode: str) -> None:
 def _eval_along(program: Program, values: dict[str, Any], output: str | None, tangents: dict[str, Any],
                 output_format: str | None, precision: int | None, no_color: bool) -> None:
     """eval --tangent: the output's value and its derivative along the tangent, from one forward pass."""
-    from ..execute.directional import scalar_directional, tensor_directional
-    from ..language.program import check_inputs, runs_as_tensors
+    from ..analysis.gradient_warnings import flat_op_notes
+    from ..execute.directional import along
+    from ..execute.run import run_program
     from ..render import directional
 
-    if runs_as_tensors(program, values) or runs_as_tensors(program, tangents):
-        result = tensor_directional(program, values, tangents, output)
-    else:
-        from ..execute import evaluate
-
-        evaluation = evaluate(program, values, output, backward=False)
-        keep_until_exit(program, evaluation)
-        warn(evaluation.warnings)
-        result = scalar_directional(evaluation, tangents)
-    warn(check_inputs(program, values))
+    run = run_program(program, values, output, differentiate=False)
+    keep_until_exit(program, run)
+    warn(run.warnings)  # a value for a name the program does not use: a typo?
+    result = along(run, tangents)
+    for note in flat_op_notes(run, list(tangents)):  # the derivative along them stops at argmax, as a gradient
+        click.echo(f"note: {note}", err=True)
     if not result.finite:
-        warn([f"the derivative of {result.output} along the tangent is not finite: a local derivative on its "
-              "path is infinite or undefined at these values (sqrt or log at 0, a power of 0...); "
-              "explain shows each step's local derivative"])
+        warn([(f"the derivative of {result.output} along the tangent is not finite: a local derivative on its "
+               "path is infinite or undefined at these values (sqrt or log at 0, a power of 0...); "
+               "explain shows each step's local derivative")])
     output_format = layout_for(output_format, "table", 1)
     if output_format == "json":
         emit(directional.directional_json(result))
@@ -162,52 +138,3 @@ def _eval_along(program: Program, values: dict[str, Any], output: str | None, ta
         print_rich(directional.directional_table(result, precision), no_color)
     else:
         emit(directional.directional_text(result, precision))
-
-
-def _eval_tensors(program: Program, values: dict[str, Any], output: str | None, wrt: tuple[str, ...], mode: str,
-                  output_format: str | None, precision: int | None, no_color: bool, dtype: str = "float64") -> None:
-    """eval of a tensor program: each variable's shape, value and gradient (or the Jacobian of a
-    vector output); --mode forward computes the same derivatives with JVPs, one per input entry."""
-    from ..execute.interpreter import evaluate_tensors, non_finite_gradient_warnings as tensor_gradient_warnings
-    from ..language.program import check_inputs
-    from ..render import tensor_report
-
-    names = _known_names(wrt, list(program.variables), program.source.name)
-    evaluation = evaluate_tensors(program, values, output, forward=mode == "forward", wrt=names, dtype=dtype)
-    if evaluation.forward_inputs is not None and names is None:
-        names = list(evaluation.forward_inputs)  # forward mode shows what it differentiated, as for scalars
-    warn(check_inputs(program, values))  # a value for a name the program does not use: a typo?
-    warn(tensor_gradient_warnings(evaluation, names))
-    output_format = layout_for(output_format, "table", len(names) if names is not None else len(evaluation.names))
-    work = tensor_report.tensor_work_summary(evaluation) if mode == "forward" else None
-    if output_format == "table":
-        print_rich(tensor_report.tensor_table(evaluation, names, precision), no_color)
-        if work:
-            click.echo(work)  # below the table, as for a scalar program
-    elif output_format == "json":  # the work is in the document
-        emit(tensor_report.tensor_json(evaluation, names, mode))
-    elif output_format == "csv":
-        emit(tensor_report.tensor_csv(evaluation, names))
-    else:
-        emit(tensor_report.tensor_plain(evaluation, names, precision))
-    if work and output_format in ("csv", "plain"):
-        click.echo(f"note: {work}", err=True)
-
-
-def _wrt_names(wrt: tuple[str, ...], evaluation: Evaluation) -> list[str] | None:
-    return _known_names(wrt, list(evaluation.nodes), evaluation.program.source.name)
-
-
-def _known_names(wrt: tuple[str, ...], known: list[str], program_name: str) -> list[str] | None:
-    """The --wrt names, each once, all of them variables of the program (None: every variable)."""
-    from ..errors import variables_hint
-
-    names = name_list(wrt)
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise InputError(
-            f"--wrt names {', '.join(unknown)}, which the program does not define",
-            source=Source(program_name, ""),
-            hint=variables_hint(known, unknown),
-        )
-    return list(dict.fromkeys(names)) or None

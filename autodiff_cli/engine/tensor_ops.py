@@ -55,6 +55,7 @@ __all__ = [
     "align",
     "argument_values",
     "pack_arguments",
+    "passes_no_gradient",
     "broadcast_shape",
     "elementwise_forward",
     "elementwise_jvp",
@@ -2692,3 +2693,10 @@ def latex_form(name: str, param: Any = None) -> str:
             text = f"^{{\\text{{{argument.name} }} {value}}}"
         form = form.replace("{" + argument.name + "}", text)
     return form
+
+
+def passes_no_gradient(name: str) -> bool:
+    """Whether no gradient flows through op ``name`` to any operand: its VJP writes no term, as for
+    argmax, one_hot and the comparisons (eval says so where a gradient is asked through one)."""
+    op = TENSOR_OPS.get(name)
+    return op is not None and op.language_vjp in (_no_language_vjp, _comparison_language_vjp)

@@ -3,9 +3,10 @@
 Forward mode computes a Jacobian-vector product, d output along a tangent given for some of the
 inputs (the others' tangents are zero), in one pass over the program, however many entries the
 inputs have.  ``eval --mode forward`` without a tangent runs one such pass per input entry to
-build every gradient; with a tangent it runs just this one.  A scalar program goes through the
-engine's tape (``engine.forward.tangent_along``), a tensor program through the tensor
-interpreter's JVPs (``TensorRun.jvp``): the same rules the other forward passes use.
+build every gradient; with a tangent it runs just this one.  ``along`` takes the values of one
+run (``execute.run``): a run of numbers goes through the engine's tape
+(``engine.forward.tangent_along``), any other through the interpreter's JVPs (``TensorRun.jvp``):
+the same rules the other forward passes use.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from ..errors import InputError, Source
 
 if TYPE_CHECKING:
     from ..language.program import Program
+    from .run import Run
     from .scalar import Evaluation
 
-__all__ = ["Directional", "scalar_directional", "tensor_directional"]
+__all__ = ["Directional", "along"]
 
 
 @dataclass(frozen=True)
@@ -81,45 +83,47 @@ def _ones_text(shape: tuple[int, ...]) -> str:
     return text
 
 
-def scalar_directional(evaluation: Evaluation, tangents: Mapping[str, Any]) -> Directional:
-    """d output along ``tangents`` (numbers, by input name) in one forward pass over the tape."""
+def along(run: Run, tangents: Mapping[str, Any]) -> Directional:
+    """d ``run.output`` along ``tangents`` (numbers, or list literals shaped like their inputs; 0 for
+    the inputs not named) in one forward pass over the run: the engine's tape for a run of
+    numbers, the interpreter's JVPs otherwise.  The run needs values only
+    (``run_program(..., differentiate=False)``).  A derivative that is exactly zero is +0.0."""
+    _check_names(run.program, tangents)
+    if run.evaluation is not None:
+        return _along_tape(run.evaluation, tangents)
+    return _along_jvp(run, tangents)
+
+
+def _along_tape(evaluation: Evaluation, tangents: Mapping[str, Any]) -> Directional:
     from ..engine.forward import tangent_along
     from ..engine.graph import Tape
     from ..language.program import TensorConstant
 
     program = evaluation.program
-    _check_names(program, tangents)
     for name, tangent in tangents.items():
         if isinstance(tangent, TensorConstant):
             raise _shape_error(program, name, (), tuple(tangent.shape))
     tape = Tape.of(evaluation.root)
     seeds = {tape.index[evaluation.nodes[name]]: float(tangent) for name, tangent in tangents.items()
              if evaluation.nodes[name] in tape.index}  # an input the output does not read adds nothing
-    return Directional(evaluation.output, evaluation.root.data, tangent_along(tape, seeds),
+    derivative = tangent_along(tape, seeds) + 0.0  # -0.0 + 0.0 is +0.0
+    return Directional(evaluation.output, evaluation.root.data, derivative,
                        {name: float(t) for name, t in tangents.items()}, tape.size, "nodes")
 
 
-def tensor_directional(program: Program, given: Mapping[str, Any], tangents: Mapping[str, Any],
-                       output: str | None = None, seed: int | None = 0) -> Directional:
-    """d output along ``tangents`` (numbers or list literals shaped like their inputs) in one JVP
-    sweep of the tensor interpreter; the output may have any shape."""
+def _along_jvp(run: Run, tangents: Mapping[str, Any]) -> Directional:
     import numpy as np
 
-    from ..language.program import missing_inputs, missing_inputs_error, output_name
-    from .interpreter import as_array, input_arrays, run_forward
+    from .interpreter import as_array
 
-    missing = missing_inputs(program, given)
-    if missing:
-        raise missing_inputs_error(program, missing)
-    output = output_name(program, output)
-    _check_names(program, tangents)
-    run = run_forward(program, input_arrays(program, given, seed))
+    values = run.tensors.run  # type: ignore[union-attr]
     arrays = {}
     for name, tangent in tangents.items():
         array = as_array(tangent)
-        shape = tuple(np.shape(run.value(name)))
+        shape = tuple(np.shape(values.value(name)))
         if array.shape != shape:
-            raise _shape_error(program, name, shape, array.shape)
+            raise _shape_error(run.program, name, shape, array.shape)
         arrays[name] = array
-    ops = sum(1 for _, first, *_ in run.rows if first >= 0)
-    return Directional(output, run.value(output), run.jvp(output, arrays), arrays, ops, "ops")
+    derivative = np.asarray(values.jvp(run.output, arrays)) + 0.0  # -0.0 + 0.0 is +0.0
+    return Directional(run.output, values.value(run.output), derivative, arrays, run.ops, "ops")
+

@@ -214,6 +214,9 @@ def apply_grads(evaluation: Evaluation, result: ForwardResult) -> None:
     """Store forward-mode gradients in the named nodes' ``grad``, so the eval reports show them.
 
     Only the variables in ``result.grads`` are set; report them with ``wrt=list(result.grads)``.
+    A gradient that is exactly zero is stored as +0.0: a tangent carried through a flat op and a
+    negative factor arrives as -0.0 (``relu(x) * -1`` at x = -1), which reverse mode, summing
+    from +0.0, never gives.
     """
     for name, grad in result.grads.items():
-        evaluation.nodes[name].grad = grad
+        evaluation.nodes[name].grad = grad + 0.0  # -0.0 + 0.0 is +0.0; every other number is unchanged

@@ -13,22 +13,12 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
-from .numbers import json_number
+from .report import json_value, value_text
 
 if TYPE_CHECKING:
     from ..execute.directional import Directional
 
 __all__ = ["directional_csv", "directional_json", "directional_table", "directional_text"]
-
-
-def _text(value: Any, precision: int | None) -> str:
-    from .numbers import format_number
-
-    if isinstance(value, float):
-        return format_number(value, precision)
-    from .tensor_report import tensor_text
-
-    return tensor_text(value, precision)
 
 
 def _work(result: Directional) -> str:
@@ -37,10 +27,10 @@ def _work(result: Directional) -> str:
 
 def directional_text(result: Directional, precision: int | None = None) -> str:
     output = result.output
-    given = "; ".join(f"{name} = {_text(t, precision)}" for name, t in result.tangents.items()) or "none"
-    return (f"{output} = {_text(result.value, precision)}\n"
+    given = "; ".join(f"{name} = {value_text(t, precision)}" for name, t in result.tangents.items()) or "none"
+    return (f"{output} = {value_text(result.value, precision)}\n"
             f"tangent: {given}    (every other input: 0)\n"
-            f"d{output} along the tangent = {_text(result.derivative, precision)}\n"
+            f"d{output} along the tangent = {value_text(result.derivative, precision)}\n"
             f"work: {_work(result)}\n")
 
 
@@ -52,30 +42,22 @@ def directional_table(result: Directional, precision: int | None = None) -> Any:
     from rich.text import Text
 
     output = result.output
-    table = Table(title=f"{output} = {_text(result.value, precision)}", title_justify="left")
+    table = Table(title=f"{output} = {value_text(result.value, precision)}", title_justify="left")
     table.add_column("along the tangent", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     for name, tangent in result.tangents.items():
-        table.add_row(f"tangent of {name}", _text(tangent, precision), style="cyan")
+        table.add_row(f"tangent of {name}", value_text(tangent, precision), style="cyan")
     table.add_row("every other input", "0", style="cyan")
-    table.add_row(f"d{output} along the tangent", _text(result.derivative, precision), style="bold magenta")
+    table.add_row(f"d{output} along the tangent", value_text(result.derivative, precision), style="bold magenta")
     return Group(table, Text(f"work: {_work(result)}"))
-
-
-def _json(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, list):
-        return [_json(item) for item in value]
-    return json_number(value)
 
 
 def directional_json(result: Directional) -> str:
     document = {
         "output": result.output,
-        "value": _json(result.value),
-        "tangent": {name: _json(t) for name, t in result.tangents.items()},
-        "derivative": _json(result.derivative),
+        "value": json_value(result.value),
+        "tangent": {name: json_value(t) for name, t in result.tangents.items()},
+        "derivative": json_value(result.derivative),
         "mode": "forward",
         "work": {"forward": {"passes": 1}, result.unit: result.steps},
     }

@@ -16,7 +16,7 @@ Writing both as d../d.. made a step from the output read as circular
 (``dL/dd = dL/dd * dL/dL``).
 
 An explanation in matrix form writes a step with the shapes it works on and its value, the
-entries of a small tensor or a summary of a large one (``render.tensor_report``'s, as ``eval``
+entries of a small tensor or a summary of a large one (``render.report``'s, as ``eval``
 shows them):
 
     dL/dW = transpose(X) @ dL/dP   [2, 8] @ [8, 1] -> [2, 1]   = [[-7.63], [2.67]]
@@ -210,7 +210,7 @@ def _value(explanation: Explanation, value: Any, precision: int | None) -> str:
     """A value as its form shows it: a number short, a tensor as ``eval`` shows it (whole or summed up)."""
     if explanation.form != MATRIX:
         return _number(value, precision)
-    from .tensor_report import tensor_text
+    from .report import tensor_text
 
     return tensor_text(value, precision)
 

@@ -460,7 +460,7 @@ def _tensor_view(array: Any, precision: int) -> dict[str, Any]:
     """A tensor for the page: its numbers and their colours as rows when it is small enough
     (``GRID_ENTRIES``, two axes at most), always its summary."""
     from .tensor_dot import NUMBER_TINT, as_rows, heat_colour, largest_size
-    from .tensor_report import tensor_text as summary_text
+    from .report import tensor_text as summary_text
 
     array = array + 0.0  # -0.0 becomes 0.0, as in the picture
     view: dict[str, Any] = {"summary": summary_text(array, precision), "rows": None, "colours": None}

@@ -1,16 +1,34 @@
-"""Renderers for an evaluation: a Rich table, plain text, JSON and CSV (and forward mode's work).
+"""``eval``'s report of a run (``execute.run.Run``): a Rich table, plain text, JSON and CSV.
 
-Pure functions: each returns text or a Rich renderable and never prints.
-Rich is imported only by ``table``, so scripts asking for JSON don't load it.
+Pure functions: each returns text or a Rich renderable and never prints.  Rich is imported only
+by the tables and NumPy only for a run of tensors, so scripts asking for JSON load neither.
 
-A program can have a million variables, so plain text, JSON and CSV are built column
-by column with the standard library's C functions (``float.__repr__``, ``str.ljust``,
-``json``'s string encoder, ``str.join`` over ``map``) rather than a Python loop per
-variable, and ``*_chunks`` give them a slice at a time so that the whole text never
-has to exist at once.  The bytes are exactly those of ``json.dumps(..., indent=2)`` and
-``csv.writer`` (``tests/render/test_report.py`` holds them to both, and to golden files):
-at 1e5 variables this is ~8x ``json.dumps`` with an indent, which runs in Python
-(``benchmarks/bench_reports.py``).
+The entries are ``table(run)``, ``chunks(run, format)`` and ``work_note(run)``; the run's shapes
+choose the form, never the caller:
+
+* **Numbers only** (every value a float64 number: the engine ran it).  One line per variable,
+  ``name, kind, op, value, grad``.  A program can have a million variables, so plain text, JSON
+  and CSV are built column by column with the standard library's C functions
+  (``float.__repr__``, ``str.ljust``, ``json``'s string encoder, ``str.join`` over ``map``)
+  rather than a Python loop per variable, a slice at a time so that the whole text never has
+  to exist at once.  The bytes are exactly those of ``json.dumps(..., indent=2)`` and
+  ``csv.writer`` (``tests/render/test_report.py`` holds them to both, and to golden files): at
+  1e5 variables this is ~8x ``json.dumps`` with an indent (``benchmarks/bench_reports.py``).
+  These functions also take an ``Evaluation`` directly (``to_json``, ``csv_chunks``...).
+* **Tensors** (any other run).  Each variable has a shape (``[]`` for a number).  A small
+  tensor is shown whole; a larger one as its mean, standard deviation, minimum and maximum
+  (JSON and CSV always hold every entry).  The derivative column is the gradient of a number
+  output, each the shape of its variable; for a vector output it is the Jacobian: one row per
+  entry of the output.  As documented in docs/tensors.md: JSON has ``output``, ``value``,
+  ``shape``; ``values``, ``shapes``, ``kinds`` by name; then ``grads`` by name (a number
+  output), or ``jacobian`` (a vector output): ``outputs`` (the output's entries), ``inputs``
+  (every entry of every input, ``W[0, 1]``) and ``rows``, one row per output entry and one
+  column per input entry.  CSV has one line per entry, ``name,kind,op,index,value,grad``, where
+  ``index`` is the entry's place (``0 1`` for row 0, column 1; empty for a number); with a
+  Jacobian the ``grad`` column becomes one column per output entry, ``d y[0]``, ``d y[1]``...
+
+Both forms share the title and derivative header, the number texts, the row styles and
+forward mode's note of the work.
 """
 
 from __future__ import annotations
@@ -30,10 +48,96 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from ..engine.forward import ForwardResult
+    from ..execute.run import Run
     from ..execute.scalar import Evaluation
 
-__all__ = ["COLUMNS", "Row", "csv_chunks", "json_chunks", "plain_chunks", "rows", "to_csv", "to_json",
-           "to_plain", "to_table", "work_dict", "work_summary"]
+__all__ = ["COLUMNS", "SHOWN_WHOLE", "Row", "chunks", "csv_chunks", "json_chunks", "json_value", "plain_chunks",
+           "rows", "table", "tensor_summary", "tensor_text", "to_csv", "to_json", "to_plain", "to_table",
+           "value_text", "work_dict", "work_note", "work_summary"]
+
+# --- the report of a run: one entry per layout ---------------------------------------------------
+
+
+def table(run: Run, precision: int | None = None) -> RenderableType:
+    """The run as a Rich table that fits the console (``fitted_table``), forward mode's work below."""
+    if run.numbers_only:
+        return to_table(run.evaluation, run.wrt, precision, note=work_note(run))  # type: ignore[arg-type]
+    return _with_note(_tensor_table(run, precision), work_note(run))
+
+
+def chunks(run: Run, output_format: str, precision: int | None = None) -> Iterator[str]:
+    """The run as ``plain`` text, ``json`` or ``csv``, a slice at a time (a run of numbers can be a
+    million lines long).  Forward mode's work is in the JSON document; ``work_note`` gives it for
+    the others."""
+    if run.numbers_only:
+        evaluation = run.evaluation
+        if output_format == "json":
+            work = None if run.forward_result is None else work_dict(run.forward_result)
+            return json_chunks(evaluation, run.wrt, mode=run.mode, work=work)  # type: ignore[arg-type]
+        if output_format == "csv":
+            return csv_chunks(evaluation, run.wrt)  # type: ignore[arg-type]
+        return plain_chunks(evaluation, run.wrt, precision)  # type: ignore[arg-type]
+    if output_format == "json":
+        return iter([_tensor_json(run)])
+    if output_format == "csv":
+        return iter([_tensor_csv(run)])
+    return iter([_tensor_plain(run, precision)])
+
+
+def work_note(run: Run) -> str | None:
+    """Forward mode's one line comparing the work of both modes (None in reverse mode)."""
+    if run.mode != "forward":
+        return None
+    if run.numbers_only:
+        return None if run.forward_result is None else work_summary(run.forward_result)
+    return _tensor_work_summary(run)
+
+
+# --- shared by both forms: the title, the derivative's header, number texts, row styles ------------
+
+
+def _derivative_header(output: str, jacobian: bool = False, dtype: str = "float64") -> str:
+    """``dy/d name``, and what kind of derivative it is when it is not a gradient in float64."""
+    return (f"d{output}/d name" + (" (Jacobian: one row per entry of the output)" if jacobian else "")
+            + (f", in {dtype}" if dtype != "float64" else ""))
+
+
+def _title(output: str, value: str, header: str) -> str:
+    return f"{output} = {value}    (grad = {header})"
+
+
+def _with_note(table: Any, note: str | None) -> RenderableType:
+    """``table``, and ``note`` as a paragraph below it (wrapped at the console's width)."""
+    if note is None:
+        return table
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(table, Text(note))
+
+
+def value_text(value: Any, precision: int | None = None) -> str:
+    """A value in a report's text: a number as ``format_number`` writes it, a tensor whole when
+    small, else its summary (``tensor_text``)."""
+    if isinstance(value, (float, int)):
+        return format_number(value, precision)
+    return tensor_text(_shown(value), precision)
+
+
+def json_value(value: Any) -> Any:
+    """A number or an array (nested lists) as JSON holds it, NaN and infinities as strings."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list):
+        return [json_value(item) for item in value]
+    return json_number(value)
+
+
+# Rows styled by kind: inputs as what is given, the output as what is asked.
+_KIND_STYLES = {"input": "cyan", "intermediate": "", "output": "bold magenta"}
+
+
+# --- numbers only: the engine's run, column by column ------------------------------------------------
 
 COLUMNS = ("name", "kind", "op", "value", "grad")
 # Variables per slice of the *_chunks renderers.  Each slice's nodes are read once per column,
@@ -344,8 +448,6 @@ def _text_cells(evaluation: Evaluation, wrt: Sequence[str] | None, precision: in
     return [list(line) for line in zip(*_plain_cells(evaluation, _names(evaluation, wrt), precision))]
 
 
-_KIND_STYLES = {"input": "cyan", "intermediate": "", "output": "bold magenta"}
-
 
 def to_table(
     evaluation: Evaluation,
@@ -354,13 +456,10 @@ def to_table(
     note: str | None = None,
 ) -> RenderableType:
     """A Rich table, and ``note`` below it; number columns never shrink, so digits are never cut."""
-    from rich.console import Group
-    from rich.text import Text
-
-    title = (f"{evaluation.output} = {format_number(evaluation.root.data, precision)}"
-             f"    (grad = d{evaluation.output}/d name)")
-    table = fitted_cells_table(title, ("name", "kind", "op"), _text_cells(evaluation, wrt, precision))
-    return table if note is None else Group(table, Text(note))
+    title = _title(evaluation.output, format_number(evaluation.root.data, precision),
+                   _derivative_header(evaluation.output))
+    return _with_note(fitted_cells_table(title, ("name", "kind", "op"), _text_cells(evaluation, wrt, precision)),
+                      note)
 
 
 def fitted_cells_table(title: str, text_columns: Sequence[str], cells: list[list[str]],
@@ -426,3 +525,206 @@ def work_dict(result: ForwardResult) -> dict[str, object]:
         "reverse": {"passes": result.reverse_passes, "node_visits": result.reverse_node_visits},
         "graph_size": result.graph_size,
     }
+
+
+# --- tensors: any other run, a line per variable with its shape -----------------------------------
+
+SHOWN_WHOLE = 12  # a tensor of at most this many entries is shown whole in the table
+
+
+def _shown(array: Any) -> Any:
+    """An array as float64 numbers that print in the array's own precision: a float32 entry as its
+    shortest float32 text (1.1, not 1.100000023841858), so float32 shows no digits it does not hold."""
+    import numpy as np
+
+    array = np.asarray(array)
+    if array.dtype != np.float32:
+        return array
+    return np.array([float(str(v)) for v in array.ravel()], dtype=np.float64).reshape(array.shape)
+
+
+def tensor_text(array: Any, precision: int | None) -> str:
+    """A tensor in a table cell: whole when small, else a summary."""
+    if array.ndim == 0:
+        return format_number(float(array), precision)
+    if array.size <= SHOWN_WHOLE:
+        return _nested_text(array.tolist(), precision)
+    return tensor_summary(array, precision)
+
+
+def tensor_summary(array: Any, precision: int | None) -> str:
+    """``mean 0.499, std 0.9853, min -1.887, max 1.606``: four significant digits unless asked."""
+    digits = 4 if precision is None else precision
+    return (f"mean {format_number(float(array.mean()), digits)}, std {format_number(float(array.std()), digits)}, "
+            f"min {format_number(float(array.min()), digits)}, max {format_number(float(array.max()), digits)}")
+
+
+def _shorter(array: Any, precision: int | None) -> str | None:
+    """The summary that may stand for a tensor shown whole, where a table is too narrow for it."""
+    return tensor_summary(array, precision) if 0 < array.ndim and 0 < array.size <= SHOWN_WHOLE else None
+
+
+def _nested_text(value: Any, precision: int | None) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_nested_text(item, precision) for item in value) + "]"
+    return format_number(value, precision)
+
+
+def _tensor_value(run: Run, name: str) -> Any:
+    return _shown(run.value(name))
+
+
+def _tensor_derivatives(run: Run) -> dict[str, Any]:
+    return {name: _shown(d) for name, d in run.tensors.derivatives.items()}  # type: ignore[union-attr]
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _tensor_op(run: Run, name: str) -> str:
+    variable = run.program.variables[name]
+    if variable.kind == "input":
+        return ""
+    op = run.program.instructions[variable.register].op
+    return "" if op == "const" else op
+
+
+def _tensor_header(run: Run) -> str:
+    return _derivative_header(run.output, run.jacobian, run.dtype)
+
+
+def _tensor_cells(run: Run, names: Sequence[str], precision: int | None) -> list[list[str]]:
+    derivatives = _tensor_derivatives(run)
+    return [[name, run.kind(name), _tensor_op(run, name), _shape(run.shape(name)),
+             tensor_text(_tensor_value(run, name), precision),
+             tensor_text(derivatives[name], precision) if name in derivatives else ""]
+            for name in names]
+
+
+def _tensor_names(run: Run) -> list[str]:
+    """The variables reported: every one up to the output (those ``wrt`` names, and the output)."""
+    variables = run.program.variables
+    if run.wrt is None:
+        last = variables[run.output].register
+        return [name for name, variable in variables.items() if variable.register <= last]
+    return [name for name in variables if name in run.wrt or name == run.output]
+
+
+def _tensor_table(run: Run, precision: int | None = None) -> RenderableType:
+    """A Rich table that fits the console: at a narrow width a small tensor shown whole gives way
+    to its summary, the gradient goes under the value, or each variable takes a block of lines
+    (``render.fitted_table``); a number is never cut."""
+    title = _title(run.output, tensor_text(_tensor_value(run, run.output), precision), _tensor_header(run))
+    names = _tensor_names(run)
+    derivatives = _tensor_derivatives(run)
+    summaries = [(_shorter(_tensor_value(run, name), precision),
+                  _shorter(derivatives[name], precision) if name in derivatives else None)
+                 for name in names]
+    return fitted_cells_table(title, ("name", "kind", "op", "shape"), _tensor_cells(run, names, precision),
+                              summaries)
+
+
+def _tensor_plain(run: Run, precision: int | None = None) -> str:
+    """The table's columns as aligned text, with no box: for pipes and logs."""
+    header = ["name", "kind", "op", "shape", "value", "grad"]
+    lines = [header, *_tensor_cells(run, _tensor_names(run), precision)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
+    return "\n".join([f"# grad = {_tensor_header(run)}", *text]) + "\n"
+
+
+def _entries(name: str, shape: Sequence[int]) -> list[str]:
+    """``W[0, 0]``, ``W[0, 1]``... in row-major order; a number is its name."""
+    import itertools
+
+    if not shape:
+        return [name]
+    return [f"{name}[{', '.join(map(str, index))}]" for index in itertools.product(*map(range, shape))]
+
+
+def _tensor_json(run: Run) -> str:
+    output = run.output
+    names = _tensor_names(run)
+    document: dict[str, Any] = {
+        "output": output,
+        "value": json_value(_tensor_value(run, output)),
+        "shape": list(run.shape(output)),
+        "values": {name: json_value(_tensor_value(run, name)) for name in names},
+        "shapes": {name: list(run.shape(name)) for name in names},
+        "kinds": {name: run.kind(name) for name in names},
+    }
+    if run.jacobian:
+        inputs = [name for name in names if run.kind(name) == "input"]
+        document["jacobian"] = {
+            "outputs": _entries(output, run.shape(output)),
+            "inputs": [entry for name in inputs for entry in _entries(name, run.shape(name))],
+            "rows": [json_value(_shown(row)) for row in _jacobian_rows(run, inputs)],
+        }
+    else:
+        derivatives = _tensor_derivatives(run)
+        document["grads"] = {name: json_value(derivatives[name]) for name in names if name in derivatives}
+    document["mode"] = run.mode
+    if run.dtype != "float64":
+        document["dtype"] = run.dtype
+    if run.mode == "forward":
+        document["work"] = _tensor_work(run)
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _tensor_work(run: Run) -> dict[str, object]:
+    """What each mode costs for this program, as data: forward mode runs one JVP sweep per entry
+    of the inputs, reverse mode one backward sweep per entry of the output."""
+    inputs = run.tensors.forward_inputs  # type: ignore[union-attr]
+    last = run.program.variables[run.output].register
+    if inputs is None:  # reverse mode: what forward mode would take for every input
+        inputs = tuple(name for name, v in run.program.variables.items() if v.kind == "input" and v.register <= last)
+    forward = sum(int(run.value(name).size) for name in inputs)
+    reverse = max(1, int(run.value(run.output).size))
+    return {"forward": {"passes": forward}, "reverse": {"passes": reverse}, "ops": run.ops}
+
+
+def _tensor_work_summary(run: Run) -> str:
+    """One line comparing the two modes' work, e.g. ``forward mode: 6 passes (one per input entry)
+    over 4 ops; reverse mode: 1 backward pass over 4 ops``."""
+    work = _tensor_work(run)
+    forward, reverse, ops = work["forward"]["passes"], work["reverse"]["passes"], work["ops"]  # type: ignore[index]
+    return (f"forward mode: {_plural(forward, 'pass', 'passes')} (one per input entry) over {ops} ops; "
+            f"reverse mode: {_plural(reverse, 'backward pass', 'backward passes')} over {ops} ops")
+
+
+def _jacobian_rows(run: Run, inputs: list[str]) -> Iterator[Any]:
+    import numpy as np
+
+    blocks = []
+    for name in inputs:
+        derivative = run.derivative(name)
+        blocks.append(derivative.reshape(derivative.shape[0], int(np.prod(derivative.shape[1:]))))
+    yield from np.concatenate(blocks, axis=1) if blocks else []
+
+
+def _tensor_csv(run: Run) -> str:
+    import csv
+    import io
+
+    import numpy as np
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    out_entries = _entries(run.output, run.shape(run.output))
+    grad_columns = [f"d {entry}" for entry in out_entries] if run.jacobian else ["grad"]
+    writer.writerow(["name", "kind", "op", "index", "value", *grad_columns])
+    derivatives = _tensor_derivatives(run)
+    for name in _tensor_names(run):
+        value = _tensor_value(run, name)
+        derivative = derivatives.get(name)
+        kind, op = run.kind(name), _tensor_op(run, name)
+        for index in np.ndindex(value.shape):
+            if derivative is None:  # forward mode differentiates the inputs only
+                grads = [""] * len(grad_columns)
+            elif run.jacobian:
+                grads = [repr(float(derivative[(row, *index)])) for row in range(derivative.shape[0])]
+            else:
+                grads = [repr(float(derivative[index]))]
+            writer.writerow([name, kind, op, " ".join(map(str, index)), repr(float(value[index])), *grads])
+    return buffer.getvalue()

@@ -3,8 +3,8 @@
 One box per node of ``analysis.tensor_graph`` (a tensor operation or a named tensor), in
 the scalar graph's colours (``render.dot.KIND_STYLES``): its name and expression, its
 shape, a parameter's count of entries, its value and, with gradients, its gradient.  A
-tensor of at most ``tensor_report.SHOWN_WHOLE`` entries is a grid of its numbers, each
-cell tinted by its sign and size; a larger one is ``tensor_report``'s summary (mean, std,
+tensor of at most ``report.SHOWN_WHOLE`` entries is a grid of its numbers, each
+cell tinted by its sign and size; a larger one is ``report``'s summary (mean, std,
 min, max) over a tiny heat map of its entries (up to ``HEAT_ENTRIES``).  Each edge says
 the shape that flows along it.
 
@@ -29,8 +29,8 @@ from ..language.shapes import shape_text
 from .dot import KIND_STYLES, RANKDIRS, model_to_digraph
 from .numbers import format_number
 from .palette import NEGATIVE, POSITIVE, heat_colour
-from .tensor_report import SHOWN_WHOLE
-from .tensor_report import tensor_text as summary_text
+from .report import SHOWN_WHOLE
+from .report import tensor_text as summary_text
 
 if TYPE_CHECKING:
     from ..analysis.tensor_graph import Expansion, LayerNode, TensorGraph

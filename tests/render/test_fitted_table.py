@@ -17,8 +17,8 @@ from rich.console import Console
 
 from autodiff_cli.cli.options import load_inputs
 from autodiff_cli.execute import evaluate
-from autodiff_cli.execute.interpreter import evaluate_tensors
-from autodiff_cli.render import report, tensor_report
+from autodiff_cli.execute.run import run_program
+from autodiff_cli.render import report
 from autodiff_cli.render.fitted_table import pieces
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -36,7 +36,7 @@ def rendered(renderable, width: int) -> str:
 
 def tensor_table(name: str, precision=None):
     program, values = load_inputs(str(SAMPLES / name), None, None, {}, None)
-    return tensor_report.tensor_table(evaluate_tensors(program, values, None), precision=precision)
+    return report.table(run_program(program, values), precision=precision)
 
 
 def scalar_table(source: str):
