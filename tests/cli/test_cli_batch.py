@@ -376,11 +376,13 @@ def test_output_file_is_whole_or_absent(runner, tmp_path) -> None:
     assert out.read_text() == "x,y,dy/dx\n1.0,0.0,1.0\n"
 
 
-def test_reading_and_writing_the_same_file(runner, tmp_path) -> None:
+def test_writing_over_the_rows_read_is_refused(runner, tmp_path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text("x\n1\n2\n")
-    assert run(runner, "y = 2*x", str(rows), "-o", str(rows)).exit_code == 0
-    assert rows.read_text() == "x,y,dy/dx\n1.0,2.0,2.0\n2.0,4.0,2.0\n"
+    result = run(runner, "y = 2*x", str(rows), "-o", str(rows))
+    assert result.exit_code == 2
+    assert "is the ROWS file this run reads" in result.stderr
+    assert rows.read_text() == "x\n1\n2\n"
 
 
 def test_reduce_report_to_a_file(runner, tmp_path) -> None:
