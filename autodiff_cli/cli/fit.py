@@ -83,7 +83,7 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
               help="The rows to learn from ('-' for stdin).")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write the values here (resume: the --values file) [default: stdout].")
+              help="Write the values here [default: stdout].")
 @click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
               metavar="NAME", help="sgd, momentum or adam (PyTorch's).")
 @click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
@@ -147,8 +147,9 @@ def fit_command(
     """Learn a program's parameters from rows of data by gradient descent.
 
     fit minimises the mean of the program's output over the --data rows.  Each
-    column feeds the input of its name; the inputs no column feeds are learned.
-    Every option in detail: docs/fit.md.
+    column feeds the input of its name; the inputs no column feeds are learned,
+    but one that looks like data (a label y, an index) is an error unless
+    --params names it.  Every option in detail: docs/fit.md.
 
     \b
     Examples:

@@ -25,13 +25,13 @@ imported by the caller's objective; this module needs it only for its arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.optim import AdamRule, SGDRule, scheduled_lr
-from ..errors import AutodiffError, InputError, Source, variables_hint
-from ..language.program import Program, check_inputs, missing_inputs_error, output_name
+from ..errors import AutodiffError, InputError, Source, listed, variables_hint
+from ..language.program import Initializer, Program, check_inputs, missing_inputs_error, output_name
 from .columns import ColumnPlan, plan_columns
 
 if TYPE_CHECKING:
@@ -553,16 +553,20 @@ class FitPlan:
 
 
 def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[str, float],
-             output: str | None = None, parameters: list[str] | None = None, data_name: str = "the data") -> FitPlan:
+             output: str | None = None, parameters: list[str] | None = None, data_name: str = "the data",
+             compared: Sequence[str] = ()) -> FitPlan:
     """Sort the program's inputs into parameters (every input no column supplies, or ``parameters``),
     data and fixed inputs, with the starting values ``values`` and the defaults give.
 
     ``columns`` are the data's column names, or their ``ColumnPlan`` when the caller has made it
-    (``plan_columns``, whose checks this runs otherwise).
+    (``plan_columns``, whose checks this runs otherwise).  ``compared``: the inputs a metric
+    compares its prediction with (``accuracy:z:y``'s ``y``), which are data.
 
     Raises ``InputError`` for a column that is not an input or is also given a value, a
-    parameter that is not an input or is a column, nothing to learn, or an input that is
-    neither learned nor given a value.  A value for a name the program does not use is
+    parameter that is not an input or is a column, nothing to learn, an input that is
+    neither learned nor given a value, and, unless ``parameters`` names them, an input no
+    column gives that looks like data (``data_like_inputs``): learning a missing label would
+    drive the loss to nothing and say nothing.  A value for a name the program does not use is
     warned about (``check_inputs``, as every command does), not an error.
     """
     warnings = check_inputs(program, values)
@@ -573,6 +577,7 @@ def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[
     column_set = set(columns.inputs_given)
     if parameters is None:
         learned = [name for name in inputs if name not in column_set]
+        _refuse_learning_data(program, learned, columns, data_name, compared, values)
     else:
         learned = _checked_parameters(program, parameters, column_set, data_name)
     if not learned:
@@ -605,6 +610,63 @@ def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[
             start[name] = _number_or_tensor(inputs[name].default)
     data_inputs = [name for name in inputs if name in column_set]
     return FitPlan(output, learned, data_inputs, fixed, start, warnings)
+
+
+# Names people give the value a loss compares its prediction with: an input so named that no
+# column gives is a label the data lacks far more often than a parameter.
+LABEL_NAMES = frozenset({"y", "ys", "yb", "label", "labels", "target", "targets"})
+WHOLE_NUMBERS = "the program reads it as a class label or an index, a whole number no gradient moves"
+
+
+def data_like_inputs(program: Program, names: Sequence[str], compared: Sequence[str] = ()) -> dict[str, str]:
+    """Those of ``names`` (inputs) that look like data rather than parameters, each with why:
+    a metric compares with it, the program reads it as a class label or an index (whole numbers,
+    which gradient descent cannot move), its name is a label's, or the program starts its
+    parameters from initializers (``normal([16, 2])``) and writes this one's values out, as a
+    sample row's are."""
+    from ..engine.tensor_ops import TENSOR_OPS
+
+    variables = program.variables
+    by_register = {variables[name].register: name for name in names}
+    read_whole = {by_register[second] for op, _, second, _, _ in program.rows()
+                  if second in by_register and 1 in getattr(TENSOR_OPS.get(op), "indices", ())}
+    initialized = any(isinstance(v.default, Initializer) for v in program.inputs)
+    reasons = {}
+    for name in names:
+        default = variables[name].default
+        if name in compared:
+            reasons[name] = "a --metric compares the prediction with it"
+        elif name in read_whole:
+            reasons[name] = WHOLE_NUMBERS
+        elif name.lower() in LABEL_NAMES:
+            reasons[name] = "its name is a label's"
+        elif initialized and default is not None and not isinstance(default, Initializer):
+            reasons[name] = "its value is written out, where the parameters start from initializers (normal, ...)"
+    return reasons
+
+
+def _refuse_learning_data(program: Program, learned: list[str], columns: ColumnPlan, data_name: str,
+                          compared: Sequence[str], values: Mapping[str, Any]) -> None:
+    """An ``InputError`` for the first input of ``learned`` that looks like data, at its first use
+    in the program, naming the columns the data has: most likely the data lacks its column."""
+    data_like = data_like_inputs(program, learned, compared)
+    if not data_like:
+        return
+    name, why = next(iter(data_like.items()))
+    others = [other for other in learned if other not in data_like]
+    value = "its value" if name in values or program.variables[name].default is not None else f"--set {name}=VALUE"
+    keep = f"--params {','.join(others)} keeps it at {value}" if others else "--params names what to learn"
+    where = (f"the columns of {data_name} are: " if columns.header_line is None else
+             f"{data_name} line {columns.header_line}, its header, names the columns: ")
+    shown = ", ".join(columns.columns[:20]) + (" ..." if len(columns.columns) > 20 else "")
+    notes = [where + shown]
+    if len(data_like) > 1:
+        notes.append(f"{listed(list(data_like)[1:], 10)} look{'s' * (len(data_like) == 2)} like data too")
+    variable = program.variables[name]
+    learn = "" if why == WHOLE_NUMBERS else f"--params {','.join([*others, name])} learns it, "
+    raise InputError(f"'{name}' looks like data ({why}), but {data_name} has no column {name}, so fit would "
+                     "learn it as a parameter", variable.position, program.source,
+                     f"add the column {name} to {data_name}; or name what to learn: {learn}{keep}", notes)
 
 
 def _number_or_tensor(value: Any) -> Any:

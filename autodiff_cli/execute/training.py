@@ -157,8 +157,9 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     float32 runs every program with the tensor executor, and not with ``partitions``."""
     if validation is not None:
         check_same_columns(data, validation)
-    plan = plan_fit(program, data.plan, values, output, params, data.name)
-    start = _start(plan, init, seed)
+    compared = [metric.variables[1] for metric in metrics if len(metric.variables) > 1]
+    plan = plan_fit(program, data.plan, values, output, params, data.name, compared)
+    start = _start(plan, init, seed, data.name)
     if warn is not None:
         warn(plan.warnings)
     if partitions is not None:
@@ -182,16 +183,18 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     return Training(program, values, data, validation, plan, start, objective, measurer)
 
 
-def _start(plan: FitPlan, init: str | None, seed: int) -> np.ndarray:
+def _start(plan: FitPlan, init: str | None, seed: int, data_name: str = "the data") -> np.ndarray:
     """The parameters' starting values (``init`` draws the missing ones)."""
     import numpy as np
 
     missing = plan.without_start
     if missing and init is None:
         raise InputError(
-            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {listed(missing, 10)}",
-            hint=f"declare a default in the program ('{missing[0]} = 0'), give --set {missing[0]}=VALUE or "
-                 "--values FILE.json, or draw them with --init normal|uniform",
+            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {listed(missing, 10)}, which no "
+            f"column of {data_name} gives",
+            hint=f"add the column of any that is data to {data_name}; start a parameter with a default in the "
+                 f"program ('{missing[0]} = 0'), --set {missing[0]}=VALUE or --values FILE.json, or draw them with "
+                 "--init normal|uniform",
         )
     if init is not None and not missing:
         plan.warnings.append("--init is not used: every parameter has a starting value")

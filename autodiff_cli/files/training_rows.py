@@ -58,6 +58,7 @@ def read_rows(path: str, data_format: str | None, program: Program, values: dict
     with opened(path, notify) as (stream, name, size):
         reader = reader_for(stream, name, row_format(path, data_format), sniffs(path, data_format))
         plan = plan_columns(program, reader.columns, values, data_name=reader.name, locate=reader.column_error)
+        plan.header_line = getattr(reader, "header_line", None)  # (Parquet's schema has no line)
         chunks = []
         with progress(size, name) as advance:
             for chunk in reader.chunks(reader.columns, [], wait=True):
@@ -87,5 +88,6 @@ def read_partitioned_rows(cluster: Any, data: str, data_format: str | None, prog
     with opened(paths[0], notify) as (stream, name, _size):
         reader = reader_for(stream, name, row_format(paths[0], data_format), sniffs(paths[0], data_format))
         column_plan = plan_columns(program, reader.columns, values, data_name=name, locate=reader.column_error)
+        column_plan.header_line = getattr(reader, "header_line", None)
     partitions = Partitions(cluster, paths, PartitionReader(data_format))
     return partitions, DataSet(name, {}, np.empty(0), "line", column_plan)
