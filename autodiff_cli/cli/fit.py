@@ -94,7 +94,7 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
 @click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
               metavar="FRACTION", cls=Unranged, help="The fraction of rows held out to validate on.")
 @click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
-              help="Also measure accuracy:PRED:TARGET, mse:..., mae:... or a variable.")
+              help="accuracy:PRED:TARGET, mse:..., mae:... or NAME.")
 @click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
               help="An HTML report of the run, rewritten as it runs.")
 @click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
@@ -130,7 +130,8 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
 @click.option("--report-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
               help="--report records every N steps [default: 30 in all].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
-              help="A progress line every N steps [default: --steps/10].")
+              help="A progress line every N steps [default: --steps/10, or where\n"
+                   "measured].")
 @dtype_option
 @reporting_errors
 def fit_command(
@@ -195,8 +196,10 @@ def fit_command(
                                  params=name_list(params) or None, init=init, seed=seed, output=output,
                                  metrics=metrics, advice=_advice, partitions=partitions, warn=warn, dtype=dtype)
         measurer = training.measurer
-        reporter = Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
-                             held_out, measurer.names if measurer is not None else [])
+        # A line every N steps, or, when something is measured, a line where it is (a line shows
+        # only what was measured at its own step).
+        every = progress_every or (None if measurer is not None else max(1, settings.steps // 10))
+        reporter = Reporter(settings.steps, quiet, every, held_out, measurer.names if measurer is not None else [])
         recorder = None if report is None else recorder_for(training, settings, report_every, _command_line())
         report_writer = ReportWriter(recorder, report, write_atomic, warn)
         started = time.perf_counter()

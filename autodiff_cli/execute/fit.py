@@ -183,6 +183,9 @@ class FitResult:
     measurements: list[Measurement] = field(default_factory=list)  # a Monitor's, by step
     measurement: Measurement | None = None  # a Monitor's of the parameters kept (None: not measured)
     measure_error: AutodiffError | None = None  # why the parameters kept could not be measured
+    # The mean loss over every training row at the starting parameters (NaN: unknown): step 1's
+    # loss without mini-batches; with them, measured over every row, as ``loss`` is.
+    start_loss: float = math.nan
 
 
 def initial_values(count: int, init: str, seed: int) -> np.ndarray:
@@ -303,6 +306,8 @@ def train(
             grad_norm = _norm(grad)
             if not math.isfinite(loss):
                 return run.diverged(step, f"the loss is {loss}")
+            if step == 1:
+                run.start_loss = loss if batches.full else _start_loss(objective, params)
             if not math.isfinite(grad_norm):
                 return run.diverged(step, f"the gradient's norm is {grad_norm}")
             record = Step(step, loss, grad_norm, settings.lr_at(step))
@@ -346,6 +351,16 @@ def train(
     return run.finish(StopReason.STEPS)
 
 
+def _start_loss(objective: Objective, params: np.ndarray) -> float:
+    """The mean loss over every row at the start, comparable with the loss of the parameters
+    kept (a mini-batch's is of its rows only); an error here is the starting point's."""
+    try:
+        return objective.loss(params)
+    except AutodiffError as error:
+        error.notes.append("at the starting values of the parameters, before any step")
+        raise
+
+
 def _norm(vector: np.ndarray) -> float:
     """The Euclidean norm, without overflow before the result does: ``math.hypot`` (correctly
     rounded) up to ``HYPOT_ENTRIES`` entries; beyond, a tensor program's thousands, the sum of
@@ -377,6 +392,7 @@ class _Run:
         self.params = start  # the current parameters
         self.updated = False  # whether params moved since the last measurement
         self.history: list[Step] = []
+        self.start_loss = math.nan  # over every row, at the start
         self.last_params = start  # where the last finite loss was measured
         self.best: tuple[float, np.ndarray, int] = (math.inf, start, 0)  # loss, params, step
         self.settings = settings
@@ -433,7 +449,7 @@ class _Run:
             _, params, params_step, _ = self.best_validation
             loss = self._loss_of(params, params_step, computing)
         result = FitResult(params, loss, reason, self.steps_done, self.history, params_step=params_step,
-                           measurements=self.measurements, **details)
+                           measurements=self.measurements, start_loss=self.start_loss, **details)
         if params is None or self.monitor is None or self.monitor.measure is None:
             self._observe_last(result, computing or reason == StopReason.DIVERGED)
             return result
