@@ -205,36 +205,43 @@ def initial_values(count: int, init: str, seed: int) -> np.ndarray:
 
 
 class _Batches:
-    """Row indices for each step: every row, or mini-batches of a new shuffle each epoch."""
+    """Row indices for each step: every row, or mini-batches of a new shuffle each epoch.
 
-    def __init__(self, rows: int, batch_size: int | None, seed: int) -> None:
+    ``whole``: a program that takes exactly that many rows at once (``BatchObjective``) gets
+    batches of that size only; an epoch leaves out the last rows of its shuffle, fewer than a
+    batch (PyTorch's ``drop_last``), so every row is left out in some epochs and not others."""
+
+    def __init__(self, rows: int, batch_size: int | None, seed: int, whole: int | None = None) -> None:
         import numpy as np
 
         self.rows = rows
         self.size = batch_size if batch_size is not None and batch_size < rows else None
+        self.taken = rows  # the rows an epoch takes
+        if whole is not None:
+            self.size, self.taken = whole, rows - rows % whole
         self._rng = np.random.RandomState(seed)
         self._order: np.ndarray | None = None
-        self._position = rows
+        self._position = self.taken
 
     @property
     def full(self) -> bool:
-        return self.size is None
+        return self.size is None or (self.size == self.rows == self.taken)
 
     @property
     def per_epoch(self) -> int:
-        return 1 if self.size is None else -(-self.rows // self.size)
+        return 1 if self.size is None else -(-self.taken // self.size)
 
     def next(self) -> tuple[np.ndarray | None, bool]:
         """The rows of the next step, and whether they end an epoch."""
         if self.size is None:
             return None, True
-        if self._position >= self.rows:
+        if self._position >= self.taken:
             self._order = self._rng.permutation(self.rows)
             self._position = 0
         start = self._position
-        self._position = min(start + self.size, self.rows)
+        self._position = min(start + self.size, self.taken)
         assert self._order is not None
-        return self._order[start:self._position], self._position >= self.rows
+        return self._order[start:self._position], self._position >= self.taken
 
 
 # How many checks in a row (steps, or epochs with mini-batches) the loss may fail to improve
@@ -282,7 +289,12 @@ def train(
 
     rule = settings.rule()
     rule.check()
-    batches = _Batches(objective.rows, settings.batch_size, settings.seed)
+    whole = getattr(objective, "batch_rows", None)  # a program of a whole batch takes that many rows a step
+    if whole is not None and settings.batch_size not in (None, whole):
+        raise InputError(f"--batch-size {settings.batch_size}: the program takes {whole} rows at once",
+                         hint=f"leave --batch-size out (each step then takes {whole} rows), or change the "
+                              "program's batch")
+    batches = _Batches(objective.rows, settings.batch_size, settings.seed, whole)
     single = np.result_type(start) == np.float32  # a float32 objective's start (``dtype=``) stays float32
     run = _Run(np.array(start, dtype=np.float32 if single else np.float64), objective, batches.full, settings, monitor)
     state = None

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from .columns import ColumnPlan
     from .metrics import Metric
 
-__all__ = ["DataSet", "Partitions", "Training", "check_same_columns", "learned_values", "plan_training",
-           "report_meta", "run_training", "split_rows", "versions"]
+__all__ = ["DataSet", "Partitions", "Training", "batch_settings", "check_same_columns", "learned_values",
+           "plan_training", "report_meta", "run_training", "split_rows", "versions"]
 
 
 class DataSet:
@@ -173,6 +173,11 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
         objective = _objective(program, plan, data, values, init, seed, advice, dtype)
     if getattr(objective, "layout", None) is not None:
         start = objective.start
+    if metrics and getattr(objective, "batch_rows", None) is not None:
+        raise InputError(f"--metric measures a program's variables row by row, and this program takes "
+                         f"{objective.batch_rows} rows at once", source=Source(program.source.name, ""),
+                         hint="leave --metric out: the validation loss (--validation-data) is measured batch by "
+                              "batch")
     measurer = None
     if metrics or validation is not None:
         from .metrics import Measurer
@@ -235,6 +240,15 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
     return objective
 
 
+def batch_settings(training: Training, settings: FitSettings) -> FitSettings:
+    """``settings`` with the batch size of a program that takes a whole batch of rows at once
+    (``objective.BatchObjective``), when none was given: its steps take that many rows."""
+    from dataclasses import replace
+
+    whole = getattr(training.objective, "batch_rows", None)
+    return settings if whole is None or settings.batch_size is not None else replace(settings, batch_size=whole)
+
+
 def run_training(training: Training, settings: FitSettings, *, on_step: Callable[[Step], None] | None = None,
                  stop_requested: Callable[[], bool] | None = None,
                  on_measured: Callable[[Measurement], None] | None = None, recorder: Any = None,
@@ -262,8 +276,8 @@ def run_training(training: Training, settings: FitSettings, *, on_step: Callable
 
         monitor = Monitor(measure=training.measurer, also_at=recorder.wants if recorder is not None else None,
                           observe=observe, observe_last=record if recorder is not None else None)
-    return train(training.objective, training.start, settings, on_step=on_step, stop_requested=stop_requested,
-                 monitor=monitor)
+    return train(training.objective, training.start, batch_settings(training, settings), on_step=on_step,
+                 stop_requested=stop_requested, monitor=monitor)
 
 
 def report_meta(training: Training, settings: FitSettings, command: str, versions: Mapping[str, str]
