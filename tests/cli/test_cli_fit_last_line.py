@@ -39,7 +39,7 @@ def test_with_mini_batches_the_starting_loss_is_over_every_row_not_the_first_bat
     _, y = _line_rows()
     result = runner.invoke(main, ["fit", *LINE, "--steps", "3", "--batch-size", "8", "-o", "/dev/null"])
     assert result.exit_code == 0, result.stderr
-    first_batch = float(re.search(r"^step 1/3  loss (\S+)", result.stderr, re.M).group(1))
+    first_batch = float(re.search(r"^step 1/3  loss (\S+)", result.stderr, re.MULTILINE).group(1))
     start = float(np.mean(y**2))
     assert f"({start:.6g} before training; each the mean over the 200 training rows)" \
         in result.stderr.splitlines()[-1]
