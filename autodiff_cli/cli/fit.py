@@ -317,26 +317,15 @@ def _check_validation_options(fraction: float | None, validation_data: str | Non
 
 
 def _feeds(program: Program, texts: tuple[str, ...]) -> dict[str, str]:
-    """The --feed options, input -> the column that feeds it: NAME=COLUMN, comma-separated or
-    repeated; a malformed one is a usage error, a NAME the program lacks an error in its input."""
-    from ..errors import variables_hint
+    """The --feed options, input -> column; a malformed one is a usage error (exit 2), an input
+    the program lacks an error in its input (1)."""
+    from ..files.training_rows import check_feeds, parse_feeds
 
-    feed: dict[str, str] = {}
-    inputs = [variable.name for variable in program.inputs]
-    for text in texts:
-        for item in text.split(","):
-            name, equals, column = (part.strip() for part in item.partition("="))
-            if not (name and equals and column):
-                raise click.BadParameter(f"{item.strip()!r} is not NAME=COLUMN (e.g. --feed Xb=x)",
-                                         param_hint="--feed")
-            if name in feed or column in feed.values():
-                raise click.BadParameter(f"{name}={column}: each input and each column is fed once",
-                                         param_hint="--feed")
-            if name not in inputs:
-                raise InputError(f"--feed {name}={column}: '{name}' is not an input of the program",
-                                 hint=variables_hint(inputs, [name]))
-            feed[name] = column
-    return feed
+    try:
+        feed = parse_feeds(texts)
+    except InputError as error:
+        raise click.UsageError(f"{error.message}: {error.hint}") from None
+    return check_feeds(program, feed)
 
 
 def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:

@@ -8,7 +8,7 @@ the caller's callbacks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..execute.training import DataSet, Partitions
     from ..language.program import Program
 
-__all__ = ["read_partitioned_rows", "read_rows", "read_training_rows"]
+__all__ = ["check_feeds", "fed_names", "parse_feeds", "read_partitioned_rows", "read_rows", "read_training_rows"]
 
 # Reading progress: given a file's size (None: unknown) and name, a context giving a function
 # told the bytes consumed after each chunk.
@@ -43,6 +43,35 @@ def read_training_rows(data: str, validation_data: str | None, fraction: float |
     if fraction is not None:
         return split_rows(data_set, fraction, seed)
     return data_set, None
+
+
+def parse_feeds(texts: Sequence[str]) -> dict[str, str]:
+    """``--feed`` texts (``NAME=COLUMN``, comma-separated or repeated) as input -> column;
+    ``InputError`` for one that is not of that form, or feeds an input or reads a column twice."""
+    feed: dict[str, str] = {}
+    for text in texts:
+        for item in text.split(","):
+            name, equals, column = (part.strip() for part in item.partition("="))
+            if not (name and equals and column):
+                raise InputError(f"--feed {item.strip()!r} is not NAME=COLUMN",
+                                 hint="name an input and the column that feeds it, e.g. --feed Xb=x")
+            if name in feed or column in feed.values():
+                raise InputError(f"--feed {name}={column}: each input and each column is fed once",
+                                 hint="give each input one column, and each column to one input")
+            feed[name] = column
+    return feed
+
+
+def check_feeds(program: Program, feed: Mapping[str, str]) -> dict[str, str]:
+    """``feed``, each of its names an input of ``program`` (``InputError`` if not)."""
+    from ..errors import variables_hint
+
+    inputs = [variable.name for variable in program.inputs]
+    for name, column in feed.items():
+        if name not in inputs:
+            raise InputError(f"--feed {name}={column}: '{name}' is not an input of the program",
+                             hint=variables_hint(inputs, [name]))
+    return dict(feed)
 
 
 def fed_names(columns: list[str], feed: Mapping[str, str], data_name: str,

@@ -123,7 +123,7 @@ def test_the_validation_loss_is_over_the_validation_rows_whole_batches(runner, t
     (["--batch-size", "2"], 1, "error: --batch-size 2: the program takes 4 rows at once"),
     (["--metric", "z"], 1, "--metric measures a program's variables row by row, and this program takes 4 rows"),
     (["--feed", "X=q"], 1, "error: --feed X=q: rows.csv has no column q or q[...]"),
-    (["--feed", "X"], 2, "Invalid value for --feed: 'X' is not NAME=COLUMN"),
+    (["--feed", "X"], 2, "Error: --feed 'X' is not NAME=COLUMN: name an input and the column that feeds it"),
     (["--feed", "Q=a"], 1, "error: --feed Q=a: 'Q' is not an input of the program"),
 ], ids=["batch-size", "metric", "no-such-column", "malformed", "no-such-input"])
 def test_what_does_not_go_with_a_batch_program_is_refused(runner, tmp_path, monkeypatch, options, exit_code,
