@@ -225,6 +225,12 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
     from .columns import feeds_tensors
     from .distributed import DistributedObjective, PartitionObjective, partition_labels
 
+    from .objective import batch_rows
+
+    if batch_rows(program, plan.data_inputs, column_plan) is not None:
+        raise InputError("the program takes a batch of rows at once, and training over partitions takes them row "
+                         "by row", source=Source(program.source.name, ""),
+                         hint="train it on one file of rows (not --dask, a glob or a directory)")
     layout = fixed = start = None
     if runs_as_tensors(program, values) or feeds_tensors(program, column_plan):
         from .interpreter import input_arrays

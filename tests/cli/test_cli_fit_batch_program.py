@@ -164,3 +164,15 @@ def test_ninja_trains_on_the_makemore_rows(runner, tmp_path) -> None:
     learned, start = (float(v) for v in re.search(r"loss (\S+) \((\S+) before training", last).groups())
     assert learned < start - 0.5  # 15 epochs of two batches: it learns those rows
     assert set(json.loads((tmp_path / "p.json").read_text())) == {"C", "W1", "b1", "W2", "b2", "bngain", "bnbias"}
+
+
+def test_partitions_are_refused_for_a_batch_program(runner, tmp_path) -> None:
+    program, _ = _files(tmp_path, ROWS)
+    (tmp_path / "parts").mkdir()
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / "parts" / name).write_text(_csv(ROWS).replace("a[0],a[1],t", "X[0],X[1],T"))
+    result = runner.invoke(main, ["fit", str(program), "--data", str(tmp_path / "parts"), "--params", "W,g",
+                                  "--steps", "1"])
+    assert result.exit_code == 1, result.stderr
+    assert "the program takes a batch of rows at once, and training over partitions takes them row by row" \
+        in result.stderr
