@@ -224,7 +224,6 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
     from ..language.program import Initializer, runs_as_tensors
     from .columns import feeds_tensors
     from .distributed import DistributedObjective, PartitionObjective, partition_labels
-
     from .objective import batch_rows
 
     if batch_rows(program, plan.data_inputs, column_plan) is not None:
