@@ -83,7 +83,7 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
 @click.option("--data", "data", required=True, metavar="ROWS", shell_complete=complete_file_name,
               help="The rows to learn from ('-' for stdin).")
 @click.option("-o", "--out", "out", metavar="FILE", shell_complete=complete_file_name,
-              help="Write the values here (resume: the --values file) [default: stdout].")
+              help="Write the values here [default: stdout].")
 @click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
               metavar="NAME", help="sgd, momentum or adam (PyTorch's).")
 @click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
@@ -94,7 +94,7 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
 @click.option("--validation", "validation_fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
               metavar="FRACTION", cls=Unranged, help="The fraction of rows held out to validate on.")
 @click.option("--metric", "metric_texts", multiple=True, metavar="METRIC",
-              help="Also measure accuracy:PRED:TARGET, mse:..., mae:... or a variable.")
+              help="accuracy:PRED:TARGET, mse:..., mae:... or NAME.")
 @click.option("--report", metavar="FILE.html", shell_complete=complete_file_name,
               help="An HTML report of the run, rewritten as it runs.")
 @click.option("--history", metavar="FILE.csv", shell_complete=complete_file_name,
@@ -106,6 +106,8 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
               help=f"{', '.join(ROW_FORMATS[:-1])} or {ROW_FORMATS[-1]} [default: by extension].")
 @click.option("--dask", "scheduler", metavar="SCHEDULER",
               help="Train on Dask: tcp://host:8786 or local[:N].")
+@click.option("--feed", "feeds", multiple=True, metavar="NAME=COLUMN",
+              help="Read input NAME from COLUMN (or COLUMN[0], ...).")
 @click.option("--params", "params", multiple=True, metavar="NAMES",
               help="Inputs to learn [default: those no column feeds].")
 @click.option("--init", type=click.Choice(["normal", "uniform"]), metavar="normal|uniform",
@@ -130,13 +132,13 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
 @click.option("--report-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
               help="--report records every N steps [default: 30 in all].")
 @click.option("--progress-every", type=click.IntRange(min=1), metavar="N", cls=Unranged,
-              help="A progress line every N steps [default: --steps/10].")
+              help="Progress every N steps [default: about 10 lines].")
 @dtype_option
 @reporting_errors
 def fit_command(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, float],
     values_file: str | None, output: str | None, data: str, data_format: str | None, scheduler: str | None,
-    params: tuple[str, ...],
+    params: tuple[str, ...], feeds: tuple[str, ...],
     init: str | None, seed: int, optimizer: str, lr: float, lr_schedule: str, final_lr: float | None,
     momentum: float | None, steps: int, batch_size: int | None, weight_decay: float, tol: float,
     validation_fraction: float | None, validation_data: str | None, metric_texts: tuple[str, ...],
@@ -147,8 +149,9 @@ def fit_command(
     """Learn a program's parameters from rows of data by gradient descent.
 
     fit minimises the mean of the program's output over the --data rows.  Each
-    column feeds the input of its name; the inputs no column feeds are learned.
-    Every option in detail: docs/fit.md.
+    column feeds the input of its name; the inputs no column feeds are learned,
+    but one that looks like data (a label y, an index) is an error unless
+    --params names it.  Every option in detail: docs/fit.md.
 
     \b
     Examples:
@@ -157,7 +160,7 @@ def fit_command(
       autodiff fit samples/line.ad --data samples/line.csv --report run.html
     """
     from ..execute.fit import FitSettings
-    from ..execute.training import plan_training, run_training
+    from ..execute.training import batch_settings, plan_training, run_training
     from ..files.training_outputs import ReportWriter, recorder_for, training_outputs, write_outputs
     from ..files.training_rows import read_partitioned_rows, read_training_rows
 
@@ -179,7 +182,10 @@ def fit_command(
                            keep_best_validation=keep == "best-validation")
     _check_stdin(source, expr, file, values_file, data, validation_data)
     partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report)
+    if partitioned and feeds:
+        raise click.UsageError("--feed renames the columns of one file of rows: it does not go with --dask")
     program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
+    feed = _feeds(program, feeds)
     metrics = _metrics(program, metric_texts)
     with _cluster(scheduler, partitioned) as cluster:  # partitions stay on the cluster until training ends
         if partitioned:
@@ -189,13 +195,16 @@ def fit_command(
             partitions = None
             data_set, validation_set = read_training_rows(
                 data, validation_data, validation_fraction, data_format, program, values, seed, notify=notify,
-                progress=lambda size, name: reading_progress(size, quiet, name), warn=warn)
+                progress=lambda size, name: reading_progress(size, quiet, name), warn=warn, feed=feed)
         training = plan_training(program, data_set, values, validation=validation_set,
                                  params=name_list(params) or None, init=init, seed=seed, output=output,
                                  metrics=metrics, advice=_advice, partitions=partitions, warn=warn, dtype=dtype)
+        settings = batch_settings(training, settings)  # a program of a whole batch: its batch size
         measurer = training.measurer
-        reporter = Reporter(settings.steps, quiet, progress_every or max(1, settings.steps // 10),
-                             held_out, measurer.names if measurer is not None else [])
+        # A line every N steps, or, when something is measured, a line where it is (a line shows
+        # only what was measured at its own step).
+        every = progress_every or (None if measurer is not None else max(1, settings.steps // 10))
+        reporter = Reporter(settings.steps, quiet, every, held_out, measurer.names if measurer is not None else [])
         recorder = None if report is None else recorder_for(training, settings, report_every, _command_line())
         report_writer = ReportWriter(recorder, report, write_atomic, warn)
         started = time.perf_counter()
@@ -220,7 +229,8 @@ def fit_command(
                 click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
                            err=True)
                 raise click.exceptions.Exit(interrupts.status) from None
-            _conclude(result, settings, out, quiet, interrupts, training.objective.rows, elapsed,
+            rows = getattr(training.objective, "measured_rows", training.objective.rows)  # a batch program's whole batches
+            _conclude(result, settings, out, quiet, interrupts, rows, elapsed,
                       recording.diagnoses if recording is not None else [], report)
 
 
@@ -304,6 +314,18 @@ def _check_validation_options(fraction: float | None, validation_data: str | Non
     if report is not None and (report == "-" or is_stream(report)):
         raise click.UsageError(f"--report {report}: the report is rewritten as training runs, so it goes to a "
                                "file, not a stream: name a file such as run.html")
+
+
+def _feeds(program: Program, texts: tuple[str, ...]) -> dict[str, str]:
+    """The --feed options, input -> column; a malformed one is a usage error (exit 2), an input
+    the program lacks an error in its input (1)."""
+    from ..files.training_rows import check_feeds, parse_feeds
+
+    try:
+        feed = parse_feeds(texts)
+    except InputError as error:
+        raise click.UsageError(f"{error.message}: {error.hint}") from None
+    return check_feeds(program, feed)
 
 
 def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:

@@ -79,11 +79,14 @@ class Interrupts:
 
 class Reporter:
     """Progress on stderr: at a terminal, a bar once training has taken a second (``Progress``:
-    short runs stay silent); otherwise a plain line every N steps.  The validation loss and
-    the metrics shown are the latest measured.  Both keep to the width (``stderr_columns``):
-    the bar shows the numbers that fit, each whole; a plain line goes on, indented, on the next."""
+    short runs stay silent), showing the latest measurement; otherwise a plain line every
+    ``every`` steps, or (``every`` None) at each step measured, and at the first and the last.
+    A plain line shows the validation loss and the metrics measured at its own step, and none
+    at a step not measured: never an earlier step's.  Both keep to the width
+    (``stderr_columns``): the bar shows the numbers that fit, each whole; a plain line goes on,
+    indented, on the next."""
 
-    def __init__(self, steps: int, quiet: bool, every: int, held_out: bool = False,
+    def __init__(self, steps: int, quiet: bool, every: int | None, held_out: bool = False,
                  metrics: list[str] | None = None) -> None:
         self.steps = steps
         self.quiet = quiet
@@ -136,22 +139,28 @@ class Reporter:
             priority = [0, *range(2, len(parts)), 1] if len(parts) > 2 else None
             self.bar(record.step, self.steps,
                      numbers=fitted(parts, self.width - self.fixed - self.bar_width, priority))
-        elif record.step % self.every == 0 or record.step == 1:
+        elif self._line_due(record.step):
             click.echo(wrapped(self._line_parts(record), self.width), err=True)
+
+    def _measured_at(self, step: int) -> bool:
+        return self.latest is not None and self.latest.step == step
+
+    def _line_due(self, step: int) -> bool:
+        if step in (1, self.steps):
+            return True
+        return self._measured_at(step) if self.every is None else step % self.every == 0
 
     def _line_parts(self, record: Step) -> list[str]:
         """The parts of a plain progress line: the step, loss, gradient norm, learning rate, and
-        what was last measured (when it was not measured at this step, the step it was)."""
+        what was measured at this step, if anything was."""
         from ..execute.training_text import measured_text
 
         parts = [f"step {record.step}/{self.steps}", f"loss {record.loss:.6g}", f"grad norm {record.grad_norm:.3g}",
                  f"lr {record.lr:.6g}"]
-        if self.latest is not None and self.latest.step <= record.step:
+        if self._measured_at(record.step):
+            assert self.latest is not None
             measured = measured_text(self.latest, PART_SEPARATOR)
-            if measured:
-                parts += measured.split(PART_SEPARATOR)
-                if self.latest.step != record.step:  # measured once an epoch, or every --eval-every
-                    parts[-1] += f" (at step {self.latest.step:,})"
+            parts += measured.split(PART_SEPARATOR) if measured else []
         return parts
 
 

@@ -553,12 +553,14 @@ _ROWS = (
        symbolic=("out",), python="math.exp({x})", latex=r"\exp\left({x}\right)", sign="nonnegative",
        numpy="np.exp({x})"),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",
-       hint="log needs a positive argument; check the inputs that feed it", vector=_log_vector,
+       hint="keep its argument above 0 for these inputs: maximum(p, 1e-12) for a probability, or log_softmax or "
+            "cross_entropy of the logits, which never take log 0", vector=_log_vector,
        symbolic=("1/x",), python="math.log({x})", latex=r"\log\left({x}\right)", latex_aliases=("ln",),
        numpy="np.log({x})",
        propagates=(0,)),
     Op("sqrt", 1, "sqrt({x})", _sqrt, ("1 / (2*sqrt(x))",), domain="x >= 0",
-       hint="sqrt needs a non-negative argument; check the inputs that feed it",
+       hint="keep its argument at 0 or above for these inputs: sqrt(x**2 + 1e-12) for a length (its slope stays "
+            "finite), maximum(v, 0) for a variance rounded below 0",
        vector=_sqrt_vector, symbolic=("1/(2*out)",), python="math.sqrt({x})", latex=r"\sqrt{{x}}", sign="operand",
        numpy="np.sqrt({x})",
        propagates=(0,), power=0.5),

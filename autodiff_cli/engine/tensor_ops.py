@@ -2556,7 +2556,7 @@ _ROWS = (
              "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged",
              numpy_helpers=(_SOFTMAX_PARTS_NP, _CROSS_ENTROPY_NP),
              language_vjp=_cross_entropy_language_vjp,
-             unroll=_cross_entropy_unroll, reads=_cross_entropy_reads),
+             unroll=_cross_entropy_unroll, reads=_cross_entropy_reads, indices=(1,)),
     TensorOp("where", 3, "where({x}, {y}, {z})", _selection_shape, _where_forward, _where_vjp, _where_jvp,
              ("dL/dx = 0 (the condition is not differentiated)", "dL/dy = dL/dout where x is not 0, else 0",
               "dL/dz = dL/dout where x is 0, else 0"),

@@ -54,6 +54,7 @@ class ColumnPlan:
     unused: list[str]  # names given a value (--set, --values) that the program does not use
 
     entries: dict[str, str] = field(default_factory=dict)  # an entry's column -> its tensor input
+    header_line: int | None = None  # the line of a text file's header, once read (None: Parquet's schema, or unknown)
 
     @property
     def inputs_given(self) -> list[str]:

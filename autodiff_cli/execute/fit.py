@@ -25,13 +25,13 @@ imported by the caller's objective; this module needs it only for its arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.optim import AdamRule, SGDRule, scheduled_lr
-from ..errors import AutodiffError, InputError, Source, variables_hint
-from ..language.program import Program, check_inputs, missing_inputs_error, output_name
+from ..errors import AutodiffError, InputError, Source, listed, variables_hint
+from ..language.program import Initializer, Program, check_inputs, missing_inputs_error, output_name
 from .columns import ColumnPlan, plan_columns
 
 if TYPE_CHECKING:
@@ -183,6 +183,9 @@ class FitResult:
     measurements: list[Measurement] = field(default_factory=list)  # a Monitor's, by step
     measurement: Measurement | None = None  # a Monitor's of the parameters kept (None: not measured)
     measure_error: AutodiffError | None = None  # why the parameters kept could not be measured
+    # The mean loss over every training row at the starting parameters (NaN: unknown): step 1's
+    # loss without mini-batches; with them, measured over every row, as ``loss`` is.
+    start_loss: float = math.nan
 
 
 def initial_values(count: int, init: str, seed: int) -> np.ndarray:
@@ -202,36 +205,43 @@ def initial_values(count: int, init: str, seed: int) -> np.ndarray:
 
 
 class _Batches:
-    """Row indices for each step: every row, or mini-batches of a new shuffle each epoch."""
+    """Row indices for each step: every row, or mini-batches of a new shuffle each epoch.
 
-    def __init__(self, rows: int, batch_size: int | None, seed: int) -> None:
+    ``whole``: a program that takes exactly that many rows at once (``BatchObjective``) gets
+    batches of that size only; an epoch leaves out the last rows of its shuffle, fewer than a
+    batch (PyTorch's ``drop_last``), so every row is left out in some epochs and not others."""
+
+    def __init__(self, rows: int, batch_size: int | None, seed: int, whole: int | None = None) -> None:
         import numpy as np
 
         self.rows = rows
         self.size = batch_size if batch_size is not None and batch_size < rows else None
+        self.taken = rows  # the rows an epoch takes
+        if whole is not None:
+            self.size, self.taken = whole, rows - rows % whole
         self._rng = np.random.RandomState(seed)
         self._order: np.ndarray | None = None
-        self._position = rows
+        self._position = self.taken
 
     @property
     def full(self) -> bool:
-        return self.size is None
+        return self.size is None or (self.size == self.rows == self.taken)
 
     @property
     def per_epoch(self) -> int:
-        return 1 if self.size is None else -(-self.rows // self.size)
+        return 1 if self.size is None else -(-self.taken // self.size)
 
     def next(self) -> tuple[np.ndarray | None, bool]:
         """The rows of the next step, and whether they end an epoch."""
         if self.size is None:
             return None, True
-        if self._position >= self.rows:
+        if self._position >= self.taken:
             self._order = self._rng.permutation(self.rows)
             self._position = 0
         start = self._position
-        self._position = min(start + self.size, self.rows)
+        self._position = min(start + self.size, self.taken)
         assert self._order is not None
-        return self._order[start:self._position], self._position >= self.rows
+        return self._order[start:self._position], self._position >= self.taken
 
 
 # How many checks in a row (steps, or epochs with mini-batches) the loss may fail to improve
@@ -279,7 +289,12 @@ def train(
 
     rule = settings.rule()
     rule.check()
-    batches = _Batches(objective.rows, settings.batch_size, settings.seed)
+    whole = getattr(objective, "batch_rows", None)  # a program of a whole batch takes that many rows a step
+    if whole is not None and settings.batch_size not in (None, whole):
+        raise InputError(f"--batch-size {settings.batch_size}: the program takes {whole} rows at once",
+                         hint=f"leave --batch-size out (each step then takes {whole} rows), or change the "
+                              "program's batch")
+    batches = _Batches(objective.rows, settings.batch_size, settings.seed, whole)
     single = np.result_type(start) == np.float32  # a float32 objective's start (``dtype=``) stays float32
     run = _Run(np.array(start, dtype=np.float32 if single else np.float64), objective, batches.full, settings, monitor)
     state = None
@@ -303,6 +318,8 @@ def train(
             grad_norm = _norm(grad)
             if not math.isfinite(loss):
                 return run.diverged(step, f"the loss is {loss}")
+            if step == 1:
+                run.start_loss = loss if batches.full else _start_loss(objective, params)
             if not math.isfinite(grad_norm):
                 return run.diverged(step, f"the gradient's norm is {grad_norm}")
             record = Step(step, loss, grad_norm, settings.lr_at(step))
@@ -346,6 +363,16 @@ def train(
     return run.finish(StopReason.STEPS)
 
 
+def _start_loss(objective: Objective, params: np.ndarray) -> float:
+    """The mean loss over every row at the start, comparable with the loss of the parameters
+    kept (a mini-batch's is of its rows only); an error here is the starting point's."""
+    try:
+        return objective.loss(params)
+    except AutodiffError as error:
+        error.notes.append("at the starting values of the parameters, before any step")
+        raise
+
+
 def _norm(vector: np.ndarray) -> float:
     """The Euclidean norm, without overflow before the result does: ``math.hypot`` (correctly
     rounded) up to ``HYPOT_ENTRIES`` entries; beyond, a tensor program's thousands, the sum of
@@ -377,6 +404,7 @@ class _Run:
         self.params = start  # the current parameters
         self.updated = False  # whether params moved since the last measurement
         self.history: list[Step] = []
+        self.start_loss = math.nan  # over every row, at the start
         self.last_params = start  # where the last finite loss was measured
         self.best: tuple[float, np.ndarray, int] = (math.inf, start, 0)  # loss, params, step
         self.settings = settings
@@ -433,7 +461,7 @@ class _Run:
             _, params, params_step, _ = self.best_validation
             loss = self._loss_of(params, params_step, computing)
         result = FitResult(params, loss, reason, self.steps_done, self.history, params_step=params_step,
-                           measurements=self.measurements, **details)
+                           measurements=self.measurements, start_loss=self.start_loss, **details)
         if params is None or self.monitor is None or self.monitor.measure is None:
             self._observe_last(result, computing or reason == StopReason.DIVERGED)
             return result
@@ -553,16 +581,20 @@ class FitPlan:
 
 
 def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[str, float],
-             output: str | None = None, parameters: list[str] | None = None, data_name: str = "the data") -> FitPlan:
+             output: str | None = None, parameters: list[str] | None = None, data_name: str = "the data",
+             compared: Sequence[str] = ()) -> FitPlan:
     """Sort the program's inputs into parameters (every input no column supplies, or ``parameters``),
     data and fixed inputs, with the starting values ``values`` and the defaults give.
 
     ``columns`` are the data's column names, or their ``ColumnPlan`` when the caller has made it
-    (``plan_columns``, whose checks this runs otherwise).
+    (``plan_columns``, whose checks this runs otherwise).  ``compared``: the inputs a metric
+    compares its prediction with (``accuracy:z:y``'s ``y``), which are data.
 
     Raises ``InputError`` for a column that is not an input or is also given a value, a
-    parameter that is not an input or is a column, nothing to learn, or an input that is
-    neither learned nor given a value.  A value for a name the program does not use is
+    parameter that is not an input or is a column, nothing to learn, an input that is
+    neither learned nor given a value, and, unless ``parameters`` names them, an input no
+    column gives that looks like data (``data_like_inputs``): learning a missing label would
+    drive the loss to nothing and say nothing.  A value for a name the program does not use is
     warned about (``check_inputs``, as every command does), not an error.
     """
     warnings = check_inputs(program, values)
@@ -573,6 +605,7 @@ def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[
     column_set = set(columns.inputs_given)
     if parameters is None:
         learned = [name for name in inputs if name not in column_set]
+        _refuse_learning_data(program, learned, columns, data_name, compared, values)
     else:
         learned = _checked_parameters(program, parameters, column_set, data_name)
     if not learned:
@@ -605,6 +638,63 @@ def plan_fit(program: Program, columns: list[str] | ColumnPlan, values: Mapping[
             start[name] = _number_or_tensor(inputs[name].default)
     data_inputs = [name for name in inputs if name in column_set]
     return FitPlan(output, learned, data_inputs, fixed, start, warnings)
+
+
+# Names people give the value a loss compares its prediction with: an input so named that no
+# column gives is a label the data lacks far more often than a parameter.
+LABEL_NAMES = frozenset({"y", "ys", "yb", "label", "labels", "target", "targets"})
+WHOLE_NUMBERS = "the program reads it as a class label or an index, a whole number no gradient moves"
+
+
+def data_like_inputs(program: Program, names: Sequence[str], compared: Sequence[str] = ()) -> dict[str, str]:
+    """Those of ``names`` (inputs) that look like data rather than parameters, each with why:
+    a metric compares with it, the program reads it as a class label or an index (whole numbers,
+    which gradient descent cannot move), its name is a label's, or the program starts its
+    parameters from initializers (``normal([16, 2])``) and writes this one's values out, as a
+    sample row's are."""
+    from ..engine.tensor_ops import TENSOR_OPS
+
+    variables = program.variables
+    by_register = {variables[name].register: name for name in names}
+    read_whole = {by_register[second] for op, _, second, _, _ in program.rows()
+                  if second in by_register and 1 in getattr(TENSOR_OPS.get(op), "indices", ())}
+    initialized = any(isinstance(v.default, Initializer) for v in program.inputs)
+    reasons = {}
+    for name in names:
+        default = variables[name].default
+        if name in compared:
+            reasons[name] = "a --metric compares the prediction with it"
+        elif name in read_whole:
+            reasons[name] = WHOLE_NUMBERS
+        elif name.lower() in LABEL_NAMES:
+            reasons[name] = "its name is a label's"
+        elif initialized and default is not None and not isinstance(default, Initializer):
+            reasons[name] = "its value is written out, where the parameters start from initializers (normal, ...)"
+    return reasons
+
+
+def _refuse_learning_data(program: Program, learned: list[str], columns: ColumnPlan, data_name: str,
+                          compared: Sequence[str], values: Mapping[str, Any]) -> None:
+    """An ``InputError`` for the first input of ``learned`` that looks like data, at its first use
+    in the program, naming the columns the data has: most likely the data lacks its column."""
+    data_like = data_like_inputs(program, learned, compared)
+    if not data_like:
+        return
+    name, why = next(iter(data_like.items()))
+    others = [other for other in learned if other not in data_like]
+    value = "its value" if name in values or program.variables[name].default is not None else f"--set {name}=VALUE"
+    keep = f"--params {','.join(others)} keeps it at {value}" if others else "--params names what to learn"
+    where = (f"the columns of {data_name} are: " if columns.header_line is None else
+             f"{data_name} line {columns.header_line}, its header, names the columns: ")
+    shown = ", ".join(columns.columns[:20]) + (" ..." if len(columns.columns) > 20 else "")
+    notes = [where + shown]
+    if len(data_like) > 1:
+        notes.append(f"{listed(list(data_like)[1:], 10)} look{'s' * (len(data_like) == 2)} like data too")
+    variable = program.variables[name]
+    learn = "" if why == WHOLE_NUMBERS else f"--params {','.join([*others, name])} learns it, "
+    raise InputError(f"'{name}' looks like data ({why}), but {data_name} has no column {name}, so fit would "
+                     "learn it as a parameter", variable.position, program.source,
+                     f"add the column {name} to {data_name}; or name what to learn: {learn}{keep}", notes)
 
 
 def _number_or_tensor(value: Any) -> Any:

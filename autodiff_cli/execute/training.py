@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from .columns import ColumnPlan
     from .metrics import Metric
 
-__all__ = ["DataSet", "Partitions", "Training", "check_same_columns", "learned_values", "plan_training",
-           "report_meta", "run_training", "split_rows", "versions"]
+__all__ = ["DataSet", "Partitions", "Training", "batch_settings", "check_same_columns", "learned_values",
+           "plan_training", "report_meta", "run_training", "split_rows", "versions"]
 
 
 class DataSet:
@@ -157,8 +157,9 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     float32 runs every program with the tensor executor, and not with ``partitions``."""
     if validation is not None:
         check_same_columns(data, validation)
-    plan = plan_fit(program, data.plan, values, output, params, data.name)
-    start = _start(plan, init, seed)
+    compared = [metric.variables[1] for metric in metrics if len(metric.variables) > 1]
+    plan = plan_fit(program, data.plan, values, output, params, data.name, compared)
+    start = _start(plan, init, seed, data.name)
     if warn is not None:
         warn(plan.warnings)
     if partitions is not None:
@@ -172,6 +173,11 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
         objective = _objective(program, plan, data, values, init, seed, advice, dtype)
     if getattr(objective, "layout", None) is not None:
         start = objective.start
+    if metrics and getattr(objective, "batch_rows", None) is not None:
+        raise InputError(f"--metric measures a program's variables row by row, and this program takes "
+                         f"{objective.batch_rows} rows at once", source=Source(program.source.name, ""),
+                         hint="leave --metric out: the validation loss (--validation-data) is measured batch by "
+                              "batch")
     measurer = None
     if metrics or validation is not None:
         from .metrics import Measurer
@@ -182,16 +188,18 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
     return Training(program, values, data, validation, plan, start, objective, measurer)
 
 
-def _start(plan: FitPlan, init: str | None, seed: int) -> np.ndarray:
+def _start(plan: FitPlan, init: str | None, seed: int, data_name: str = "the data") -> np.ndarray:
     """The parameters' starting values (``init`` draws the missing ones)."""
     import numpy as np
 
     missing = plan.without_start
     if missing and init is None:
         raise InputError(
-            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {listed(missing, 10)}",
-            hint=f"declare a default in the program ('{missing[0]} = 0'), give --set {missing[0]}=VALUE or "
-                 "--values FILE.json, or draw them with --init normal|uniform",
+            f"no starting value for parameter{'s' if len(missing) > 1 else ''} {listed(missing, 10)}, which no "
+            f"column of {data_name} gives",
+            hint=f"add the column of any that is data to {data_name}; start a parameter with a default in the "
+                 f"program ('{missing[0]} = 0'), --set {missing[0]}=VALUE or --values FILE.json, or draw them with "
+                 "--init normal|uniform",
         )
     if init is not None and not missing:
         plan.warnings.append("--init is not used: every parameter has a starting value")
@@ -216,7 +224,12 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
     from ..language.program import Initializer, runs_as_tensors
     from .columns import feeds_tensors
     from .distributed import DistributedObjective, PartitionObjective, partition_labels
+    from .objective import batch_rows
 
+    if batch_rows(program, plan.data_inputs, column_plan) is not None:
+        raise InputError("the program takes a batch of rows at once, and training over partitions takes them row "
+                         "by row", source=Source(program.source.name, ""),
+                         hint="train it on one file of rows (not --dask, a glob or a directory)")
     layout = fixed = start = None
     if runs_as_tensors(program, values) or feeds_tensors(program, column_plan):
         from .interpreter import input_arrays
@@ -230,6 +243,15 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
     objective = DistributedObjective(partitions.cluster, paths, partitions.reader, make, partition_labels(paths))
     objective.layout, objective.start = layout, start  # type: ignore[attr-defined]
     return objective
+
+
+def batch_settings(training: Training, settings: FitSettings) -> FitSettings:
+    """``settings`` with the batch size of a program that takes a whole batch of rows at once
+    (``objective.BatchObjective``), when none was given: its steps take that many rows."""
+    from dataclasses import replace
+
+    whole = getattr(training.objective, "batch_rows", None)
+    return settings if whole is None or settings.batch_size is not None else replace(settings, batch_size=whole)
 
 
 def run_training(training: Training, settings: FitSettings, *, on_step: Callable[[Step], None] | None = None,
@@ -259,8 +281,8 @@ def run_training(training: Training, settings: FitSettings, *, on_step: Callable
 
         monitor = Monitor(measure=training.measurer, also_at=recorder.wants if recorder is not None else None,
                           observe=observe, observe_last=record if recorder is not None else None)
-    return train(training.objective, training.start, settings, on_step=on_step, stop_requested=stop_requested,
-                 monitor=monitor)
+    return train(training.objective, training.start, batch_settings(training, settings), on_step=on_step,
+                 stop_requested=stop_requested, monitor=monitor)
 
 
 def report_meta(training: Training, settings: FitSettings, command: str, versions: Mapping[str, str]

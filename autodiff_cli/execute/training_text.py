@@ -91,10 +91,16 @@ def _csv_field(text: str) -> str:
     return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
 
 
-def learned_text(result: FitResult) -> str:
+def learned_text(result: FitResult, rows: int | None = None) -> str:
     """'loss 0.09, validation loss 0.12, accuracy 0.97, validation accuracy 0.95': the
-    parameters written, on the training rows and on the validation rows."""
+    parameters written, on the training rows and on the validation rows.  Given the number of
+    training ``rows``, the loss is followed by where it started: 'loss 0.09 (8.8 before
+    training; each the mean over the 40 training rows)'."""
     loss = f"loss {result.loss:.6g}" if math.isfinite(result.loss) else "loss not measured"
+    if rows is not None and math.isfinite(result.start_loss):
+        each = "each" if math.isfinite(result.loss) else "it"
+        loss += (f" ({result.start_loss:.6g} before training; {each} the mean over the {rows:,} training "
+                 f"row{'s' * (rows != 1)})")
     if result.measurement is None:
         return loss
     measured = measured_text(result.measurement, ", ")
@@ -176,20 +182,18 @@ def conclusion(result: FitResult, settings: FitSettings, where: str, rows: int, 
     """The last line of a run that finished or stopped on a plateau (--tol): what was learned
     (the losses and metrics of the parameters written), why training stopped, and ``where``
     the parameters went."""
-    learned = learned_text(result)
-    first = result.history[0].loss if result.history else math.nan
+    learned = learned_text(result, rows)
     if result.reason == StopReason.TOL:
         if settings.watch_validation and result.measurements:
             return (f"stopped at step {result.steps_done:,} of {settings.steps:,}: the validation loss has not "
                     f"improved by more than --tol {settings.tol:g} of itself for {PATIENCE} measurements; kept "
-                    f"the best, of step {result.params_step:,}: {learned} (from {first:.6g}){where}{pace_text}")
+                    f"the best, of step {result.params_step:,}: {learned}{where}{pace_text}")
         every_row = full_batch(settings, rows)
         checks = "steps" if every_row else "epochs"
         kept = f"kept the best, {learned}" if every_row else learned
         return (f"stopped at step {result.steps_done:,} of {settings.steps:,}: the loss has not improved by more "
-                f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept} (from {first:.6g})"
-                f"{where}{pace_text}")
+                f"than --tol {settings.tol:g} of itself for {PATIENCE} {checks}; {kept}{where}{pace_text}")
     finished = f"finished {settings.steps:,} step{'s' * (settings.steps != 1)}"
     if settings.keep_best_validation and result.params_step != result.steps_done + 1:
         finished += f", kept step {result.params_step:,}'s parameters, the lowest validation loss"
-    return f"{finished}: {learned} (from {first:.6g} at the start){where}{pace_text}"
+    return f"{finished}: {learned}{where}{pace_text}"

@@ -221,7 +221,7 @@ def test_fail_names_the_line_the_values_and_the_program_position(runner) -> None
         "   |     ^~~\n"
         "  note: in <stdin> line 3: x=-3.0, y=4.0\n"
         "  note: --on-error skip leaves out the rows where the program fails; --on-error nan writes NaN\n"
-        "  hint: log needs a positive argument; check the inputs that feed it\n")
+        "  hint: keep its argument above 0 for these inputs: maximum(p, 1e-12) for a probability, or log_softmax or cross_entropy of the logits, which never take log 0\n")
 
 
 def test_skip_leaves_rows_out_and_counts_them(runner) -> None:
