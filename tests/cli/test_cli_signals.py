@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autodiff_cli import execute
+from autodiff_cli.execute import scalar
 from autodiff_cli.cli import console, main
 from autodiff_cli.files import stdout
 from autodiff_cli.render import backends
@@ -25,7 +26,7 @@ def interrupt(*args, **kwargs):
 @pytest.mark.parametrize(
     ("command", "where"),
     [
-        (["eval", "y = 2*x", "--set", "x=1"], (execute, "evaluate")),
+        (["eval", "y = 2*x", "--set", "x=1"], (scalar, "evaluate")),
         (["eval", "y = 2*x", "--set", "x=1", "--format", "table"], (console, "print_rich")),
         (["explain", "y = 2*x", "--set", "x=1"], (stdout, "emit")),
         (["check", "y = 2*x", "--set", "x=1"], (execute, "evaluate")),

@@ -100,7 +100,9 @@ def test_running_out_of_memory_is_a_message(runner, monkeypatch) -> None:
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(execute, "evaluate", exhausted)
+    from autodiff_cli.execute import scalar
+
+    monkeypatch.setattr(scalar, "evaluate", exhausted)  # the engine's run, where eval spends its time
     result = runner.invoke(main, ["eval", "y = 2*x", "--set", "x=1"])
     assert result.exit_code == 1
     assert not isinstance(result.exception, MemoryError)

@@ -56,6 +56,7 @@ def test_a_positive_constant_power_propagates(exponent: float) -> None:
 # Each op left out of _PROPAGATING, with operands where one is not finite and the result is.
 FINITE_AT_AN_INFINITY = {
     "tanh": (math.inf,), "exp": (-math.inf,), "relu": (-math.inf,), "sigmoid": (math.inf,),
+    "softplus": (-math.inf,),
     "sign": (math.inf,), "step": (math.inf,), "**": (1.0, math.nan),
     "maximum": (-math.inf, 1.0), "minimum": (math.inf, 1.0),  # the other operand wins
 }
