@@ -90,7 +90,7 @@ def check_command(
       autodiff check samples/moons_mlp.ad --set x='[0.5, -0.3]' --entries 32
       autodiff check samples/karpathy.ad --claim "dL/da = b*f"
       autodiff check samples/quadratic.ad --claim "df/dx = 6*x"   # exit 1
-      autodiff check samples/mlp.ad --dtype float32   # inconclusive: exit 3
+      autodiff check samples/quadratic.ad --dtype float32   # in single precision
     """
     from ..analysis import check as ck
     from ..render import check as render_check

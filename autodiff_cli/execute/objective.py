@@ -152,6 +152,11 @@ def batch_rows(program: Program, data_inputs: Sequence[str], column_plan: Any) -
     if not lengths:
         return None
     rowwise = [name for name in data_inputs if name not in lengths]
+    if rowwise and not any(row_shapes[name] for name in lengths):
+        # A vector input given one number a row beside inputs of one row (moons' x of [2] from a
+        # column x) is far likelier a row program missing entry columns than half a batch program:
+        # the row path's column check says so.
+        return None
     if rowwise or len(set(lengths.values())) > 1:
         first = next(iter(lengths))
         other = rowwise[0] if rowwise else next(name for name in lengths if lengths[name] != lengths[first])
