@@ -167,11 +167,19 @@ class Expansion:
     anchors: dict[int, int]
     shown: set[int]  # positions of the model drawn: the entries and what they are computed from
     entries: list[int]  # positions of the statement's entries, in row-major order
+    of_input: bool = False  # the expanded name is an input: nothing leads into its entries
 
     @property
     def exit(self) -> int:
         """The position edges to the statement's uses leave from: its last entry."""
         return max(self.entries)
+
+    @property
+    def leaves(self) -> bool:
+        """No entry is computed in the view: an input's entries, those a gather picks, a
+        comparison's (constants to the gradient)."""
+        tape = self.model.tape
+        return all(tape.a[entry] < 0 for entry in self.entries)
 
     @property
     def size(self) -> int:
@@ -220,7 +228,7 @@ def expand(graph: TensorGraph, name: str, row: int = 0, *, limit: int | None = N
         which = "its only entry" if not own.shape else f"all {int(np.prod(own.shape)):,} entries"
     text = f"{name}: its entries" if own.kind == "input" else f"{name} = {statement_text(graph.program, name)}"
     return Expansion(name, f"{text}   ({which}, scalar by scalar)", registers, view, model, anchors, shown,
-                     entries)
+                     entries, own.kind == "input")
 
 
 def with_ancestors(model: GraphModel, positions: Collection[int]) -> set[int]:

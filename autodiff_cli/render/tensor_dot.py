@@ -192,11 +192,15 @@ def layer_dot(graph: TensorGraph, *, rankdir: str = "LR", precision: int = 4, sh
              f"\tgraph [{_attributes({'rankdir': rankdir, **_GRAPH})}]",
              f"\tnode [{_attributes(_NODE)}]",
              f"\tedge [{_attributes(_EDGE)}]"]
+    # A statement reading an expansion whose boxes sit in one rank (its entries computed from
+    # nothing there) stays out of the column: with it in, Graphviz lost the edges around them.
+    beside_leaves = {head for tail, head, _ in graph.edges()
+                     if tail in replaced and expansions[replaced[tail]].leaves and head not in replaced}
     for node in graph.nodes:
         if node.register in replaced:
             continue
         style = dict(KIND_STYLES[node.kind])
-        if node.kind != "input":
+        if node.kind != "input" and node.register not in beside_leaves:
             style["group"] = "data"  # the statements in one straight column
         lines.append(f"\t{layer_id(node.register)} [label=<{layer_label(node, precision, show_grad)}> "
                      f"{_attributes(style)}]")
@@ -406,7 +410,7 @@ class _Bands:
         ancestors = [with_ancestors(expansion.model, [entry]) for entry in expansion.entries]
         bands: list[list[int]] = []
         drawn: set[int] = set()
-        if all(tape.a[entry] < 0 for entry in expansion.entries):
+        if expansion.leaves:
             width = None  # an input's entries: one row (Graphviz fails on "init_rank" at their bands' constraints)
         for entry, needed in zip(expansion.entries, ancestors):
             together = drawn | needed
@@ -477,6 +481,8 @@ class _Bands:
             # Entries computed from one another (a running sum) cannot share a rank.
             if len(band) > 1 and not any(set(band) & (self.ancestors[numbers[entry]] - {entry}) for entry in band):
                 lines.append("{rank=same; " + "; ".join(f"{prefix}v{entry}" for entry in band) + "}")
+                if self.expansion.leaves and not self.expansion.of_input:  # an input's: "trouble in init_rank"
+                    lines.extend(_leaves_in_order(list(dict.fromkeys(band)), f"{prefix}b{number}_", prefix))
             lines.extend(self._ops_in_order({numbers[entry] for entry in band}, prefix))
             if above:
                 # Hung from the last entry above by the boxes on the band's top rank: the rest
@@ -507,6 +513,19 @@ class _Bands:
                 lines.append("{rank=same; " + "; ".join(ids) + "}")
                 lines.extend(f'{a} -> {b} [style="invis"]' for a, b in zip(ids, ids[1:]))
         return lines
+
+
+def _leaves_in_order(entries: list[int], points: str, prefix: str) -> list[str]:
+    """Entries that no op computes (an input's, those a gather picks, a comparison's) in row-major
+    order, left to right: each hangs below an invisible point, and the points are chained.  Nothing
+    else fixes their order (Graphviz drew the rows a gather picks right to left), and a flat edge
+    between two records is lost by Graphviz, so the chain runs between the points."""
+    ids = [f"{points}{i}" for i in range(len(entries))]
+    lines = [f'{point} [height="0" shape="point" style="invis" width="0"]' for point in ids]
+    lines.append("{rank=same; " + "; ".join(ids) + "}")
+    lines.extend(f'{a} -> {b} [style="invis"]' for a, b in zip(ids, ids[1:]))
+    lines.extend(f'{point} -> {prefix}v{entry} [style="invis" weight="10"]' for point, entry in zip(ids, entries))
+    return lines
 
 
 def _depths(expansion: Expansion, uses: dict[int, list[int]]) -> dict[int, int]:

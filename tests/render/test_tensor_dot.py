@@ -236,3 +236,52 @@ def test_expanded_inputs_and_layers_lay_out_with_either_renderer(renderer, names
     expansions = [expand(graph, name) for name in names]
     svg = backends.render(layer_dot(graph, rankdir="TB", expansions=expansions), "svg", renderer).decode()
     assert all(f"cluster_x{number}" in svg for number in range(len(names)))
+
+
+def _installed(renderer: str) -> None:
+    if (backends.system_program() if renderer == "system" else backends.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+
+
+COMPARED = """x = [1, -2, 3]
+W = [[1, 2, 3], [4, 5, 6]]
+h = W @ x
+m = h > 0
+y = where(m, h, 0)
+L = sum(y * y)
+"""
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+@pytest.mark.parametrize("rankdir", ["TB", "LR"])
+def test_an_expanded_comparison_is_laid_out(renderer, rankdir) -> None:
+    # A comparison's entries are constants to the gradient: leaves of the scalar view with an edge
+    # in from h and one out to y.  Top to bottom, the system Graphviz stopped with "lost x0v4 t6 edge".
+    _installed(renderer)
+    graph = layer_graph(parse(COMPARED, "compared.ad"), {})
+    expansion = expand(graph, "m")
+    svg = backends.render(layer_dot(graph, rankdir=rankdir, expansions=[expansion]), "svg", renderer).decode()
+    titles = set(_boxes(svg))
+    names = expansion.model.names
+    assert {f"x0v{names.index(f'm[{i}]')}" for i in range(2)} <= titles  # W @ x = [14, 32]: both entries drawn
+
+
+GATHERED = """C = [[0.1, 0.2], [1.1, 1.2], [2.1, 2.2], [3.1, 3.2]]
+X = [[2, 0, 3], [1, 1, 0]]
+emb = C[X]
+L = sum(emb * emb)
+"""
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_the_rows_a_gather_picks_read_in_order(renderer) -> None:
+    # Row 0 of X picks C's rows 2, 0 and 3: drawn right to left before, they must read left to right.
+    _installed(renderer)
+    graph = layer_graph(parse(GATHERED, "gathered.ad"), {})
+    expansion = expand(graph, "emb", 0)
+    svg = backends.render(layer_dot(graph, rankdir="TB", expansions=[expansion]), "svg", renderer).decode()
+    names = expansion.model.names
+    boxes = {names[int(title[3:])]: box for title, box in _boxes(svg).items() if re.fullmatch(r"x0v\d+", title)}
+    picked = [f"C[{row}, {column}]" for row in (2, 0, 3) for column in (0, 1)]
+    assert sorted(boxes) == sorted(picked)
+    assert sorted(picked, key=lambda name: boxes[name][0]) == picked
