@@ -337,8 +337,28 @@ def _statements_dot(graph: TensorGraph, rankdir: str, precision: int, show_grad:
         if graph.node(tail).kind != "input":  # a number's edge says nothing: every value here is one
             label = f" [label=\"{shape_words(shape)}\"]" if shape else ""
             lines.append(f"\t{layer_id(tail)} -> {layer_id(head)}{label}")
+    lines.extend(_statements_in_order(graph))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _statements_in_order(graph: TensorGraph) -> list[str]:
+    """The statements at one depth (as many statements before them) in one rank, in the program's
+    order, chained by invisible edges: Graphviz alone drew h1_11 ... h1_16 above h1_1."""
+    depth: dict[int, int] = {}
+    ranks: dict[int, list[int]] = {}
+    for node in graph.nodes:  # operands first
+        if node.kind == "input":
+            continue
+        depth[node.register] = 1 + max((depth[r] for r in node.operands if r in depth), default=-1)
+        ranks.setdefault(depth[node.register], []).append(node.register)
+    lines = []
+    for registers in ranks.values():
+        if len(registers) > 1:
+            ids = [layer_id(register) for register in registers]
+            lines.append("\t{rank=same; " + "; ".join(ids) + "}")
+            lines.extend(f'\t{a} -> {b} [style="invis"]' for a, b in zip(ids, ids[1:]))
+    return lines
 
 
 def _quoted(text: str) -> str:

@@ -285,3 +285,16 @@ def test_the_rows_a_gather_picks_read_in_order(renderer) -> None:
     picked = [f"C[{row}, {column}]" for row in (2, 0, 3) for column in (0, 1)]
     assert sorted(boxes) == sorted(picked)
     assert sorted(picked, key=lambda name: boxes[name][0]) == picked
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_a_layer_of_scalar_statements_reads_in_the_program_s_order(renderer) -> None:
+    # samples/moons.ad drawn a box per statement put h1_11 ... h1_16 above h1_1 ... h1_10.
+    _installed(renderer)
+    program = parse((SAMPLES / "moons.ad").read_text(), "moons.ad")
+    graph = layer_graph(program, {})
+    ids = {node.title: f"t{node.register}" for node in graph.nodes}
+    boxes = _boxes(backends.render(layer_dot(graph, inputs_drawn=False), "svg", renderer).decode())
+    for layer in ("h1", "h2"):
+        names = [f"{layer}_{i}" for i in range(1, 17)]
+        assert sorted(names, key=lambda name: boxes[ids[name]][1]) == names  # top to bottom, left to right
