@@ -6,11 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.tensor_graph import expand, layer_graph
+from autodiff_cli.analysis.graph_model import expand, layer_graph
 from autodiff_cli.language import parse
 from autodiff_cli.language.program import ArrayLiteral
 from autodiff_cli.render import backends
-from autodiff_cli.render.tensor_dot import NEGATIVE, POSITIVE, heat_colour, layer_dot
+from autodiff_cli.render.dot import NEGATIVE, POSITIVE, heat_colour, layer_dot
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -31,9 +31,9 @@ def test_heat_colour_runs_from_blue_through_white_to_orange() -> None:
 
 def test_every_layer_is_a_box_and_every_edge_says_its_shape() -> None:
     text = layer_dot(regression_graph())
-    ids = re.findall(r"^\t(t\d+) \[label=<", text, re.M)
+    ids = re.findall(r"^\t(t\d+) \[label=<", text, re.MULTILINE)
     assert ids == ["t0", "t1", "t2", "t3", "t6"]  # X, Y, W, P, L: the registers
-    edges = re.findall(r'^\t(t\d+) -> (t\d+) \[label="([^"]*)"', text, re.M)
+    edges = re.findall(r'^\t(t\d+) -> (t\d+) \[label="([^"]*)"', text, re.MULTILINE)
     assert edges == [("t0", "t3", "[8, 2]"), ("t2", "t3", "[2, 1]"), ("t3", "t6", "[8, 1]"),
                      ("t1", "t6", "[8, 1]")]
     assert '<B>P</B> = X @ W' in text and '<B>L</B> = mean((P - Y)**2)' in text
@@ -87,11 +87,11 @@ def test_an_expansion_is_a_cluster_of_todays_boxes_in_place_of_the_layer() -> No
     X = graph.run.value("X")
     p00 = X[0, 0] * 2.5 + X[0, 1] * -1.25
     assert f"{{ P[0, 0] | data {p00:.4f} | grad " in text.replace("\\[", "[").replace("\\]", "]")
-    assert re.search(r"^\t\tx0v\d+ \[label=", text, re.M)
-    assert re.search(r"^\t\tx0v\d+ -> x0v\d+_op$", text, re.M)
+    assert re.search(r"^\t\tx0v\d+ \[label=", text, re.MULTILINE)
+    assert re.search(r"^\t\tx0v\d+ -> x0v\d+_op$", text, re.MULTILINE)
     # edges from X and W end at the cluster's border, and the one to L starts there
-    assert re.search(r'^\tt0 -> x0v\d+ \[label="\[8, 2\]" lhead="cluster_x0"\]', text, re.M)
-    assert re.search(r'^\tx0v\d+ -> t6 \[label="\[8, 1\]" ltail="cluster_x0"[^\n]*\]$', text, re.M)
+    assert re.search(r'^\tt0 -> x0v\d+ \[label="\[8, 2\]" lhead="cluster_x0"\]', text, re.MULTILINE)
+    assert re.search(r'^\tx0v\d+ -> t6 \[label="\[8, 1\]" ltail="cluster_x0"[^\n]*\]$', text, re.MULTILINE)
 
 
 @pytest.mark.skipif(backends.bundled_program() is None, reason="graphviz-pure is not installed")
@@ -113,8 +113,8 @@ def test_each_parameter_sits_beside_the_layer_that_reads_it() -> None:
         assert f"{{rank=same; {ids[weight]}; {ids[layer]}}}" in text
         assert f"{{rank=same; {ids[bias]}; {ids[layer]}}}" in text
         # the weight on the left (an edge into the layer), the bias on the right (drawn from it, backwards)
-        assert re.search(rf"^\t{ids[weight]} -> {ids[layer]} \[", text, re.M)
-        assert re.search(rf'^\t{ids[layer]} -> {ids[bias]} \[dir="back"', text, re.M)
+        assert re.search(rf"^\t{ids[weight]} -> {ids[layer]} \[", text, re.MULTILINE)
+        assert re.search(rf'^\t{ids[layer]} -> {ids[bias]} \[dir="back"', text, re.MULTILINE)
     # x starts the column, above h1; y sits beside hinge, the statement that reads it
     assert f"{ids['x']}; " not in text and f"{{rank=same; {ids['y']}; {ids['hinge']}}}" in text
 
@@ -123,7 +123,7 @@ def test_a_later_use_of_a_parameter_is_a_note_not_an_edge_across_the_picture() -
     graph = moons_graph()
     ids = {node.title: f"t{node.register}" for node in graph.nodes}
     text = layer_dot(graph, rankdir="TB")
-    assert not re.search(rf"^\t{ids['W1']} -> {ids['loss']}\b", text, re.M)
+    assert not re.search(rf"^\t{ids['W1']} -> {ids['loss']}\b", text, re.MULTILINE)
     assert 'label="reads W1, b1, W2, b2, W3, b3 (drawn above)"' in text
     assert f"{{rank=same; {ids['loss']}; u{ids['loss'][1:]}}}" in text
 
@@ -169,7 +169,7 @@ def test_the_layers_are_laid_out_as_one_column_read_top_to_bottom(renderer) -> N
 
 def _svg_size_px(svg: str) -> tuple[float, float]:
     """The picture's width and height in pixels at 100% zoom (Graphviz writes points: 96/72 px each)."""
-    width, height = (float(re.search(rf'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).group(i)) for i in (1, 2))
+    width, height = (float(re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).group(i)) for i in (1, 2))
     return width * 96 / 72, height * 96 / 72
 
 
@@ -212,12 +212,12 @@ def test_a_value_read_by_a_later_band_is_drawn_again_there_dashed() -> None:
     text = layer_dot(graph, rankdir="TB", expansions=[expansion])
     x0 = expansion.model.names.index("x[0]")
     copies = re.findall(rf'^\t\tx0v{x0}_r(\d) \[label="\{{ x\[0\] \| data 0\.0981 \| grad 0\.3774 }}"[^\n]*'
-                        r'style="filled,dashed"\]$', text, re.M)
+                        r'style="filled,dashed"\]$', text, re.MULTILINE)
     assert copies == ["1", "2", "3"]  # once in each band after the first, with the value's own numbers
     # each product of a later band reads the copy in its band, not the box three bands up
     for band in (1, 2, 3):
-        assert len(re.findall(rf"^\t\tx0v{x0}_r{band} -> x0v\d+_op$", text, re.M)) == 4
-    assert len(re.findall(rf"^\t\tx0v{x0} -> x0v\d+_op$", text, re.M)) == 4
+        assert len(re.findall(rf"^\t\tx0v{x0}_r{band} -> x0v\d+_op$", text, re.MULTILINE)) == 4
+    assert len(re.findall(rf"^\t\tx0v{x0} -> x0v\d+_op$", text, re.MULTILINE)) == 4
 
 
 def test_left_to_right_an_expansion_is_one_band() -> None:

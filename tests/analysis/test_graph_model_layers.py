@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.tensor_graph import expand, layer_graph, parameters_of, statement_text
+from autodiff_cli.analysis.graph_model import expand, layer_graph, parameters_of, statement_text
 from autodiff_cli.errors import InputError
 from autodiff_cli.language import parse
 
