@@ -294,6 +294,9 @@ class LayerGraph:
     given: Mapping[str, Any] = field(default_factory=dict)  # the values it was run on, for expansions
     seed: int | None = 0
     index: dict[int, int] = field(default_factory=dict)  # register -> position in nodes
+    # (operand, node) where the node reads the operand's entries as whole numbers, an index (gather's
+    # Xb in C[Xb]): no gradient flows along such an edge
+    index_reads: set[tuple[int, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.index = {node.register: i for i, node in enumerate(self.nodes)}
@@ -419,7 +422,7 @@ def expand(graph: LayerGraph, name: str, row: int = 0, *, limit: int | None = No
         raise InputError(f"--expand {name}: {empty} has no entries, so there is no scalar to draw",
                          hint=f"draw the layer graph without --expand {name}")
     upstream = None
-    if graph.has_grad:
+    if graph.has_grad and own.grad is not None:
         upstream = own.grad[row] if own.grad.ndim >= 2 and row < own.grad.shape[0] else own.grad
     view = layer_view(graph.program, graph.given, name, row=row, upstream=upstream, seed=graph.seed,
                       limit=limit or DEFAULT_LIMIT)
@@ -521,6 +524,7 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
             closing = register
         if needed[register] and register not in names and level == "layers":
             owner[register] = closing
+    index_reads, only_indices = _index_reads(program, run.rows, needed, owner)
     for register, (op, first, second, param, _) in enumerate(run.rows):
         if not needed[register]:
             continue
@@ -537,7 +541,7 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
             expression = statement_text(program, name) if name else expression
         value = run.values[register]
         grad = None
-        if gradients:
+        if gradients and register not in only_indices:  # an index has no derivative: no grad drawn
             grad = adjoints.get(register)
             grad = np.zeros_like(value) if grad is None else grad
         nodes.append(LayerNode(
@@ -546,7 +550,29 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
             parameters=int(np.size(value)) if op == "input" and name in learned else None,
             operands=tuple(r for r in operands if r not in constants and r not in owner)))
     omitted = [name for name, v in program.variables.items() if not needed[v.register]]
-    return LayerGraph(program, run, output, nodes, omitted, gradients, given, seed)
+    graph = LayerGraph(program, run, output, nodes, omitted, gradients, given, seed)
+    graph.index_reads = {(operand, node) for operand, node in index_reads if node in graph.index}
+    return graph
+
+
+def _index_reads(program: Program, rows: Sequence[Any], needed: Sequence[bool], owner: Mapping[int, int]
+                 ) -> tuple[set[tuple[int, int]], set[int]]:
+    """Which registers are read as indices (the op registry's ``indices`` operands), by which node
+    (the statement a register belongs to, at the level of layers), and those read as nothing else."""
+    from ..engine.tensor_ops import TENSOR_OPS
+
+    as_index: set[tuple[int, int]] = set()
+    as_value: set[int] = set()
+    for register, (op, first, second, _, _) in enumerate(rows):
+        if not needed[register]:
+            continue
+        positions = TENSOR_OPS[op].indices if op in TENSOR_OPS else ()
+        for position, operand in enumerate(program.operands(register, first, second)):
+            if position in positions:
+                as_index.add((operand, owner.get(register, register)))
+            else:
+                as_value.add(operand)
+    return as_index, {operand for operand, _ in as_index} - as_value
 
 
 def _read_by_statement(program: Program, register: int, owner: Mapping[int, int], rows: Sequence[Any]

@@ -541,6 +541,8 @@ def layer_dot(graph: LayerGraph, *, rankdir: str = "LR", precision: int = 4, sho
         tail_id = layer_id(tail) if out_of is None else _anchor(out_of, expansions[out_of], tail, last=True)
         head_id = layer_id(head) if into is None else _anchor(into, expansions[into], tail, last=False)
         attributes = {"label": shape_words(shape)}
+        if (tail, head) in graph.index_reads:  # C[Xb]: the table looked up by the index, along which no gradient flows
+            attributes.update(label=f"index {shape_words(shape)}", style="dashed")
         if out_of is not None:
             attributes["ltail"] = f"cluster_x{out_of}"
         if into is not None:

@@ -298,3 +298,18 @@ def test_a_layer_of_scalar_statements_reads_in_the_program_s_order(renderer) -> 
     for layer in ("h1", "h2"):
         names = [f"{layer}_{i}" for i in range(1, 17)]
         assert sorted(names, key=lambda name: boxes[ids[name]][1]) == names  # top to bottom, left to right
+
+
+def test_a_gather_is_drawn_as_a_lookup_of_the_table_by_the_index() -> None:
+    # emb = C[X]: C's edge says the table's shape; X's says it is an index, dashed (no gradient
+    # flows along it), and X, read only as an index, has no gradient drawn.
+    graph = layer_graph(parse(GATHERED, "gathered.ad"), {})
+    ids = {node.title: f"t{node.register}" for node in graph.nodes}
+    text = layer_dot(graph, rankdir="TB")
+    assert re.search(rf'^\t{ids["C"]} -> {ids["emb"]} \[label="\[4, 2\]"', text, re.M)
+    edge = re.search(rf'^\t{ids["X"]} -> {ids["emb"]} \[(.*)\]$', text, re.M).group(1)
+    assert 'label="index [2, 3]"' in edge and 'style="dashed"' in edge
+    x_box = re.search(rf"^\t{ids['X']} \[label=<(.*)> ", text, re.M).group(1)
+    assert ">data<" in x_box and ">grad<" not in x_box
+    c_box = re.search(rf"^\t{ids['C']} \[label=<(.*)> ", text, re.M).group(1)
+    assert ">grad<" in c_box  # the table has one: 2 * C[r] summed over the times row r is picked
