@@ -104,6 +104,28 @@ class GraphModel:
         """How far the picture's edges reach across its columns (``LongEdges``)."""
         return _long_edges(self.tape.a, self.tape.b)
 
+    def side_by_side(self, groups: Sequence[Sequence[Value]]) -> list[list[int]]:
+        """The positions of each group's computed nodes (a layer's units: ``h1[0]``, ``h1[1]``...)
+        that have as many ops before them, in the group's order, for the picture to keep in that
+        order; nodes not drawn, leaves (whose place their uses decide) and nodes of an earlier
+        group are left out, and so are groups of fewer than two."""
+        tape = self.tape
+        depth = [0] * tape.size
+        for i in range(tape.size):  # operands first
+            if tape.a[i] >= 0:
+                depth[i] = 1 + max(depth[j] for j in (tape.a[i], tape.b[i]) if j >= 0)
+        placed: set[int] = set()
+        rows = []
+        for group in groups:
+            by_depth: dict[int, list[int]] = {}
+            for node in group:
+                position = tape.index.get(node)
+                if position is not None and tape.a[position] >= 0 and position not in placed:
+                    placed.add(position)
+                    by_depth.setdefault(depth[position], []).append(position)
+            rows.extend(row for row in by_depth.values() if len(row) > 1)
+        return rows
+
     @cached_property
     def names(self) -> list[str]:
         """Each node's name for explain and the page (``t1``... for unnamed results)."""

@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEAT_ENTRIES", "KIND_LEGEND", "KIND_STYLES", "NEGATIVE", "NUMBER_TINT", "OP_FILL", "POSITIVE", "RANKDIRS",
-    "as_rows", "draw_dot", "format_number", "graph_dot", "graph_size", "heat_colour", "largest_size", "layer_dot",
+    "as_rows", "draw_dot", "format_number", "graph_dot", "graph_size", "heat_colour", "in_order", "largest_size",
+    "layer_dot",
     "layer_id", "layer_label", "model_to_digraph", "omitted_names", "scalar_dot", "shape_words", "to_digraph",
     "to_dot",
 ]
@@ -287,11 +288,13 @@ def to_dot(
     show_values: bool = True,
     show_grad: bool = True,
     edge_grads: bool = False,
+    rows: Sequence[Sequence[int]] = (),
 ) -> str:
     """DOT text for the graph of an evaluation's output (or of its ``GraphModel``).
 
     Without values (``has_values`` is False: inputs left unset) only the structure is
-    drawn, whatever ``show_values`` says: the numbers would all be NaN.
+    drawn, whatever ``show_values`` says: the numbers would all be NaN.  Each of ``rows``
+    (positions in the model of computed nodes, of one rank: a layer's units) is kept in its order.
     """
     model = evaluation if isinstance(evaluation, GraphModel) else GraphModel.of(evaluation)
     dot = model_to_digraph(
@@ -303,6 +306,10 @@ def to_dot(
         edge_grads=edge_grads,
         name=model.output,
     )
+    for row in rows:  # by the circles of their ops: Graphviz loses a flat edge between two records
+        ids = [f"v{position}_op" for position in row]
+        dot.body.append("\t{rank=same; " + "; ".join(ids) + "}\n")
+        dot.body.extend(f'\t{a} -> {b} [style="invis"]\n' for a, b in zip(ids, ids[1:]))
     return dot.source
 
 
@@ -818,7 +825,8 @@ class _Bands:
             if len(band) > 1 and not any(set(band) & (self.ancestors[numbers[entry]] - {entry}) for entry in band):
                 lines.append("{rank=same; " + "; ".join(f"{prefix}v{entry}" for entry in band) + "}")
                 if self.expansion.leaves and not self.expansion.of_input:  # an input's: "trouble in init_rank"
-                    lines.extend(_leaves_in_order(list(dict.fromkeys(band)), f"{prefix}b{number}_", prefix))
+                    entries = [f"{prefix}v{entry}" for entry in dict.fromkeys(band)]
+                    lines.extend(in_order(entries, f"{prefix}b{number}_"))
             lines.extend(self._ops_in_order({numbers[entry] for entry in band}, prefix))
             if above:
                 # Hung from the last entry above by the boxes on the band's top rank: the rest
@@ -851,16 +859,17 @@ class _Bands:
         return lines
 
 
-def _leaves_in_order(entries: list[int], points: str, prefix: str) -> list[str]:
-    """Entries that no op computes (an input's, those a gather picks, a comparison's) in row-major
-    order, left to right: each hangs below an invisible point, and the points are chained.  Nothing
-    else fixes their order (Graphviz drew the rows a gather picks right to left), and a flat edge
-    between two records is lost by Graphviz, so the chain runs between the points."""
-    ids = [f"{points}{i}" for i in range(len(entries))]
-    lines = [f'{point} [height="0" shape="point" style="invis" width="0"]' for point in ids]
-    lines.append("{rank=same; " + "; ".join(ids) + "}")
-    lines.extend(f'{a} -> {b} [style="invis"]' for a, b in zip(ids, ids[1:]))
-    lines.extend(f'{point} -> {prefix}v{entry} [style="invis" weight="10"]' for point, entry in zip(ids, entries))
+def in_order(ids: Sequence[str], points: str) -> list[str]:
+    """DOT statements that keep the boxes ``ids`` (of one rank) in this order, left to right (top
+    to bottom, LR): each hangs below an invisible point (ids ``points`` and a number), and the
+    points are chained.  Nothing else fixes their order (Graphviz drew the rows a gather picks
+    right to left, and a layer's units as h1[13], h1[14], h1[11]...), and a flat edge between two
+    records is lost by Graphviz, so the chain runs between the points."""
+    chain = [f"{points}{i}" for i in range(len(ids))]
+    lines = [f'{point} [height="0" shape="point" style="invis" width="0"]' for point in chain]
+    lines.append("{rank=same; " + "; ".join(chain) + "}")
+    lines.extend(f'{a} -> {b} [style="invis"]' for a, b in zip(chain, chain[1:]))
+    lines.extend(f'{point} -> {box} [style="invis" weight="10"]' for point, box in zip(chain, ids))
     return lines
 
 

@@ -376,8 +376,13 @@ def _scalar_level(program: Program, values: dict[str, Any], request: GraphReques
     model = GraphModel.of(evaluation)
     if limit:
         check_layout_size(model, limit)
+    import numpy as np
+
+    # Each tensor's entries side by side in row-major order: h1[0] above h1[1] ... above h1[15].
+    tensors = [[evaluation.nodes[view.names[int(r)]] for r in np.ravel(registers)]
+               for registers in view.entries.values() if np.ndim(registers)]
     text = dot.to_dot(model, rankdir=request.direction, precision=request.precision, show_grad=request.grads,
-                      edge_grads=request.edge_grads)
+                      edge_grads=request.edge_grads, rows=model.side_by_side(tensors))
     if request.backend is None:
         return text.encode("utf-8")
     if request.fmt == "html":  # the scalar program's own page: every entry stepped through, value by value
