@@ -27,7 +27,7 @@ Data only: nothing here draws; ``render.dot`` and ``render.page`` do.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from ..language.program import Program
 
 __all__ = ["KINDS", "LEVELS", "Expansion", "GraphModel", "LayerGraph", "LayerNode", "LongEdges", "NonFinite",
-           "expand", "kind_of", "layer_graph", "node_names", "non_finite_origin", "operand_text", "parameters_of",
-           "statement_text", "with_ancestors"]
+           "expand", "kind_of", "layer_graph", "node_names", "non_finite_origin", "numbered_groups", "operand_text",
+           "parameters_of", "statement_text", "with_ancestors"]
 
 # The kinds of value nodes: the three that ``Evaluation.kind`` reports, plus "result"
 # (an unnamed intermediate, a sub-expression) and "constant" (a number written in the program).
@@ -145,6 +145,21 @@ class LongEdges(NamedTuple):
     points: int
     widest: int | None
     uses: int
+
+
+_NUMBERED = re.compile(r"(.*\D)(\d+)")
+
+
+def numbered_groups(names: Iterable[str]) -> list[list[str]]:
+    """Names that differ only in a number at the end (``h1_1``, ``h1_2`` ... ``h1_16``: a layer
+    written out a unit at a time), each group in natural order (``h1_2`` before ``h1_11``);
+    groups of two or more."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for name in names:
+        match = _NUMBERED.fullmatch(name)
+        if match:
+            groups.setdefault(match.group(1), []).append((int(match.group(2)), name))
+    return [[name for _, name in sorted(group)] for group in groups.values() if len(group) > 1]
 
 
 def _long_edges(first: Sequence[int], second: Sequence[int]) -> LongEdges:

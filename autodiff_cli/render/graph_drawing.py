@@ -165,7 +165,7 @@ def _structure_only_warning(program: Program, values: dict[str, Any]) -> str:
 
 def scalar_picture(evaluation: Evaluation, values: dict[str, Any], request: GraphRequest, tell: Tell) -> bytes:
     """A scalar program's graph, a box per value (or per statement when it is large), or its page."""
-    from ..analysis.graph_model import GraphModel
+    from ..analysis.graph_model import GraphModel, numbered_groups
     from . import dot
 
     model = GraphModel.of(evaluation)
@@ -175,8 +175,10 @@ def scalar_picture(evaluation: Evaluation, values: dict[str, Any], request: Grap
         return _scalar_statements(evaluation, values, model, request, tell)
     if request.backend is not None and request.max_nodes:
         check_layout_size(model, request.max_nodes)
+    # A layer written out a unit at a time reads h1_1, h1_2 ... h1_16 top to bottom.
+    groups = [[evaluation.nodes[name] for name in group] for group in numbered_groups(evaluation.nodes)]
     text = dot.to_dot(model, rankdir=request.direction, precision=request.precision, show_grad=request.grads,
-                      edge_grads=request.edge_grads)
+                      edge_grads=request.edge_grads, rows=model.side_by_side(groups) if groups else ())
     if request.backend is None:
         return text.encode("utf-8")
     data = _laid_out(text, "svg" if page else request.fmt, request)
