@@ -306,10 +306,14 @@ def to_dot(
         edge_grads=edge_grads,
         name=model.output,
     )
-    for row in rows:  # by the circles of their ops: Graphviz loses a flat edge between two records
+    for number, row in enumerate(rows):
+        # The circles of their ops chained (Graphviz loses a flat edge between two records), each
+        # circle and its record in a group of their own: without it the records still crossed over.
         ids = [f"v{position}_op" for position in row]
         dot.body.append("\t{rank=same; " + "; ".join(ids) + "}\n")
         dot.body.extend(f'\t{a} -> {b} [style="invis"]\n' for a, b in zip(ids, ids[1:]))
+        dot.body.extend(f'\tv{position} [group="r{number}_{i}"]\n\tv{position}_op [group="r{number}_{i}"]\n'
+                        for i, position in enumerate(row))
     return dot.source
 
 
