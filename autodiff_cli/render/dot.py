@@ -692,7 +692,7 @@ def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_SCALAR_ID = re.compile(r"^\t(v\d+(?:_op|_r\d+)?)(?: -> (v\d+(?:_op|_r\d+)?))?(?= |$)")
+_SCALAR_ID = re.compile(r"^\t(v\d+(?:_op|_[rc]\d+)?)(?: -> (v\d+(?:_op|_[rc]\d+)?))?(?= |$)")
 
 
 def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool, edge_grads: bool,
@@ -711,6 +711,8 @@ def _cluster(number: int, expansion: Expansion, precision: int, show_grad: bool,
     title = expansion.title
     if len(layout.bands) > 1:
         title += f"; {len(layout.bands)} bands of entries, a dashed box repeats a value drawn in a band above"
+    elif layout.picked_again():
+        title += "; a dashed box is an entry picked again"
     lines = [f"\tsubgraph cluster_{prefix} {{",
              f"\t\tgraph [{_attributes({**_CLUSTER, 'label': title})}]",
              f"\t\tnode [{_attributes(digraph.node_attr)}]",
@@ -806,6 +808,8 @@ class _Bands:
             copy = f"v{position}_r{band}"
             copies.setdefault(position, {}).setdefault(copy, _dashed(records[position], copy))
             out.append(f"\t{copy}{statement[len(tail) + 1:]}")
+        for copy, position in self.picked_again():
+            copies.setdefault(position, {})[copy] = _dashed(records[position], copy)
         lines = []
         for statement in out:
             lines.append(statement)
@@ -813,6 +817,30 @@ class _Bands:
             if match is not None and match.group(2) is None and not match.group(1).endswith("_op"):
                 lines.extend(copies.get(_position(match.group(1)), {}).values())
         return lines
+
+    def picked_again(self) -> list[tuple[str, int]]:
+        """(the id of a dashed copy, the position it repeats) for each entry that repeats an earlier
+        one, where no op computes the entries (a gather picking one row of a table twice: the
+        second pick is drawn again, ``v3_c1``); empty otherwise (an input has no repeats, and a
+        computed entry is its own box)."""
+        if not self.expansion.leaves or self.expansion.of_input:
+            return []
+        seen: dict[int, int] = {}
+        copies = []
+        for position in self.expansion.entries:
+            seen[position] = seen.get(position, -1) + 1
+            if seen[position]:
+                copies.append((f"v{position}_c{seen[position]}", position))
+        return copies
+
+    def _entry_ids(self, band: list[int], prefix: str) -> list[str]:
+        """The ids of a band's entries in order: a repeated pick by its dashed copy."""
+        seen: dict[int, int] = {}
+        ids = []
+        for position in band:
+            seen[position] = seen.get(position, -1) + 1
+            ids.append(f"{prefix}v{position}" + (f"_c{seen[position]}" if seen[position] else ""))
+        return ids
 
     def order(self, prefix: str) -> list[str]:
         """Invisible edges (ids ``prefix``ed) that keep each band's entries in one rank and their
@@ -827,10 +855,12 @@ class _Bands:
             above = f"{prefix}v{self.bands[number - 1][-1]}" if number else None
             # Entries computed from one another (a running sum) cannot share a rank.
             if len(band) > 1 and not any(set(band) & (self.ancestors[numbers[entry]] - {entry}) for entry in band):
-                lines.append("{rank=same; " + "; ".join(f"{prefix}v{entry}" for entry in band) + "}")
                 if self.expansion.leaves and not self.expansion.of_input:  # an input's: "trouble in init_rank"
-                    entries = [f"{prefix}v{entry}" for entry in dict.fromkeys(band)]
+                    entries = self._entry_ids(band, prefix)
+                    lines.append("{rank=same; " + "; ".join(entries) + "}")
                     lines.extend(in_order(entries, f"{prefix}b{number}_"))
+                else:
+                    lines.append("{rank=same; " + "; ".join(f"{prefix}v{entry}" for entry in band) + "}")
             lines.extend(self._ops_in_order({numbers[entry] for entry in band}, prefix))
             if above:
                 # Hung from the last entry above by the boxes on the band's top rank: the rest

@@ -313,3 +313,23 @@ def test_a_gather_is_drawn_as_a_lookup_of_the_table_by_the_index() -> None:
     assert ">data<" in x_box and ">grad<" not in x_box
     c_box = re.search(rf"^\t{ids['C']} \[label=<(.*)> ", text, re.M).group(1)
     assert ">grad<" in c_box  # the table has one: 2 * C[r] summed over the times row r is picked
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_a_row_a_gather_picks_twice_is_drawn_twice(renderer) -> None:
+    # X's row 1 picks C's rows 1, 1 and 0: the repeated row was one set of boxes, so the picture did
+    # not show three rows picked; the second pick is a dashed copy, in its place in row-major order.
+    _installed(renderer)
+    graph = layer_graph(parse(GATHERED, "gathered.ad"), {})
+    expansion = expand(graph, "emb", 1)
+    text = layer_dot(graph, rankdir="TB", expansions=[expansion])
+    names = expansion.model.names
+    first = {column: names.index(f"C[1, {column}]") for column in (0, 1)}
+    for column, position in first.items():
+        assert re.search(rf'^\t\tx0v{position}_c1 \[label="\{{ C\[1, {column}\] \|[^\n]*style="filled,dashed"\]$',
+                         text, re.M)
+    svg = backends.render(text, "svg", renderer).decode()
+    boxes = _boxes(svg)
+    order = [f"x0v{first[0]}", f"x0v{first[1]}", f"x0v{first[0]}_c1", f"x0v{first[1]}_c1",
+             f"x0v{names.index('C[0, 0]')}", f"x0v{names.index('C[0, 1]')}"]
+    assert sorted(order, key=lambda title: boxes[title][0]) == order
