@@ -127,9 +127,8 @@ def graph_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    request = GraphRequest(output, level, name_list(expand), row, name_list(params) if params else None,
-                           rankdir, precision, not no_grad, edge_grads,
-                           max_nodes, fmt, backend, timeout)
+    request = GraphRequest(output, level, name_list(expand), row, name_list(params) if params else None, rankdir,
+                           precision, not no_grad, edge_grads, max_nodes, fmt, backend, timeout)
     try:
         data = draw_graph(program, values, request, TELL)
     except OptionConflict as error:
