@@ -241,7 +241,7 @@ class TrainingModel:
         which = "the first row" if row == 0 else f"row {row + 1}"
         said = f"{which} of the data (the largest loss at step {step})"
         if self.layout is not None:
-            from .tensor_graph import layer_graph
+            from .graph_model import layer_graph
 
             given: dict[str, Any] = dict(self.fixed)
             given.update(self.parameters(params))

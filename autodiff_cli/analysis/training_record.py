@@ -103,7 +103,7 @@ class Recording:
     layers: list[list[str]] = field(default_factory=list)  # a tensor program's [name, op, shape] rows
     activity_step: int = 0
     activity: list[LayerActivity] = field(default_factory=list)
-    graph: Any = None  # one row's graph: a GraphModel (scalar program), a tensor_graph.TensorGraph, or None
+    graph: Any = None  # one row's graph: a GraphModel (scalar program), a graph_model.LayerGraph, or None
     graph_note: str = ""  # which row and step, or why there is no graph
     diagnoses: list[str] = field(default_factory=list)
     finished: bool = False

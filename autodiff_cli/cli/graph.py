@@ -1,18 +1,15 @@
 """``autodiff graph``: draw a program's computational graph as SVG, PNG, PDF, DOT or a step-through page.
 
-A thin Click layer: it picks the format, checks the request before any slow work, evaluates a
-scalar program, and decides where the result goes; ``render.graph_drawing`` decides what is
+A thin Click layer: it picks the format, checks the request before any slow work, and decides
+where the result goes; ``render.graph_drawing.draw_graph`` runs the program and decides what is
 drawn (a box per value or per statement, a tensor program's layers and the statements
 ``--expand`` opens, every entry at ``--level scalar``, the page) and lays it out.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import click
 
-from ..errors import NAMES_SHOWN, listed
 from ..files.atomic import check_writable, write_atomic
 from ..files.stdout import emit
 from ..files.streams import is_stream, is_terminal, stdout_is_terminal
@@ -21,8 +18,7 @@ from ..render.graph_drawing import (
     GraphRequest,
     OptionConflict,
     Tell,
-    scalar_picture,
-    tensor_picture,
+    draw_graph,
 )
 from .console import Progress, notify, warn
 from .options import (
@@ -38,19 +34,15 @@ from .options import (
     program_options,
     refuse_overwriting_inputs,
     reporting_errors,
-    set_advice,
 )
 from .process import keep_until_exit
-
-if TYPE_CHECKING:
-    from ..language import Program
 
 __all__ = ["BINARY_FORMATS", "DEFAULT_MAX_NODES", "EXTENSIONS", "graph_command"]
 
 # The longest --timeout (about 11.5 days): far beyond any layout, and within what the
 # operating system's timers take (an infinite or 1e300-second wait overflows them).
 MAX_TIMEOUT = 1_000_000.0
-TELL = Tell(warn, Progress)
+TELL = Tell(warn, Progress, keep_until_exit)
 
 BINARY_FORMATS = ("png", "pdf")
 EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".html": "html",
@@ -114,7 +106,6 @@ def graph_command(
       autodiff graph samples/moons_mlp.ad -o moons.svg   # layers
       autodiff graph samples/moons_mlp.ad --expand h1 -o h1.svg
     """
-    from ..language.program import runs_as_tensors
     from ..render import backends
 
     to_stdout = out is None or out == "-"
@@ -136,20 +127,10 @@ def graph_command(
         refuse_overwriting_inputs("-o", out, {"the program": file or source, "the --values file": values_file})
 
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    tensors = runs_as_tensors(program, values)
-    if tensors:
-        if row is not None and not expand and not page:
-            raise click.UsageError("--row chooses the row --expand opens (or the page's scalar views); add --expand NAME")
-    else:
-        _refuse_tensor_options(level, expand, params, row)
-        if level == "layers" and page:
-            raise click.UsageError("the page of a scalar program steps through every value; leave out --level layers")
-    default_rankdir = "TB" if tensors and (level or "layers") != "scalar" else "LR"  # so that layers fit a screen
-    request = GraphRequest(output, level or ("layers" if tensors else None), name_list(expand), row,
-                           name_list(params) if params else None, rankdir or default_rankdir, precision,
-                           not no_grad, edge_grads, max_nodes, fmt, backend, timeout)
+    request = GraphRequest(output, level, name_list(expand), row, name_list(params) if params else None, rankdir,
+                           precision, not no_grad, edge_grads, max_nodes, fmt, backend, timeout)
     try:
-        data = tensor_picture(program, values, request, TELL) if tensors else _scalar_picture(program, values, request)
+        data = draw_graph(program, values, request, TELL)
     except OptionConflict as error:
         raise click.UsageError(str(error)) from None
     _write(data, out, to_stdout)
@@ -158,54 +139,12 @@ def graph_command(
                "(or .png, .pdf, .html to step through)")
 
 
-def _scalar_picture(program: Program, values: dict[str, Any], request: GraphRequest) -> bytes:
-    """Evaluate a scalar program (without values: its structure) and draw it."""
-    from ..execute import evaluate
-
-    # The page steps through numbers, so it needs them all: a missing input is an error there.
-    with Progress("evaluating") as progress:
-        evaluation = evaluate(program, values, request.output, backward=request.grads,
-                              allow_missing=request.fmt != "html", progress=progress)
-    keep_until_exit(program, evaluation)  # not freed node by node when the command returns
-    warn(evaluation.warnings)
-    if not evaluation.has_values:
-        warn([_structure_only_warning(program, values)])
-        if request.edge_grads:
-            warn(["--edge-grads needs values; the edges are not labelled"])
-    return scalar_picture(evaluation, values, request, TELL)
-
-
 def _write(data: bytes, out: str | None, to_stdout: bool) -> None:
     if to_stdout:
         emit(data)
     else:
         assert out is not None
         write_atomic(out, data)
-
-
-def _refuse_tensor_options(level: str | None, expand: tuple[str, ...], params: tuple[str, ...],
-                           row: int | None) -> None:
-    """--level ops, --expand, --row and --params are about tensors: asking for them of a scalar
-    program is a mistake worth saying."""
-    used = [option for option, given in ((f"--level {level}", level == "ops"), ("--expand", bool(expand)),
-                                         ("--row", row is not None), ("--params", bool(params))) if given]
-    if used:
-        raise click.UsageError(f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for tensor programs; "
-                               "this one is drawn value by value already")
-
-
-def _structure_only_warning(program: Program, values: dict[str, float]) -> str:
-    """Which inputs lack a value, and which values (given or defaults) are therefore not drawn either."""
-    from ..language import missing_inputs
-
-    missing = [v.name for v in missing_inputs(program, values)]
-    known = [v.name for v in program.inputs if v.name in values or v.default is not None]
-
-    if not known:
-        return (f"no value for {listed(missing, NAMES_SHOWN)}: drawing the structure only (give values with "
-                "--set NAME=VALUE)")
-    return (f"no value for {listed(missing, NAMES_SHOWN)}: drawing the structure only, without the values of "
-            f"{listed(known, NAMES_SHOWN)} (give every input a value to see the numbers: {set_advice(missing)})")
 
 
 def _choose_format(out: str | None, given: str | None, to_stream: bool) -> str:

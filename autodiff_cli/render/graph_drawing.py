@@ -1,11 +1,12 @@
 """What ``autodiff graph`` draws, and the bytes of the picture: a program's graph a value per box
-(``render.dot``) or a box per statement (``render.tensor_dot``), a tensor program's layers with the
-statements ``--expand`` opens, every entry of a tensor program (``execute.unroll``), or the
-step-through page (``render.page``); laid out by ``render.backends``, after refusing a graph too
-large to lay out in reasonable time.
+or a box per statement (``render.dot``), a tensor program's layers with the statements ``--expand``
+opens, every entry of a tensor program (``execute.unroll``), or the step-through page
+(``render.page``); laid out by ``render.backends``, after refusing a graph too large to lay out in
+reasonable time.
 
-The command parses the options into a ``GraphRequest``, evaluates a scalar program, and writes the
-bytes these functions return.  Nothing here prints: warnings go to ``tell.warn`` and the work's
+The command parses the options into a ``GraphRequest`` and writes the bytes ``draw_graph`` returns;
+``draw_graph`` runs the program on the backend its shapes call for (the compiled engine for an
+all-scalar program, the NumPy interpreter for the rest) and draws it.  Nothing here prints: warnings go to ``tell.warn`` and the work's
 progress to a bar made by ``tell.progress``.  A request that contradicts the program it is about
 (``--output`` of a tensor at ``--level scalar``) is an ``OptionConflict``, which the command
 shows as a usage error.
@@ -21,13 +22,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import NAMES_SHOWN, AutodiffError, InputError, Source, listed
 
 if TYPE_CHECKING:
-    from ..analysis.graph_model import GraphModel
-    from ..analysis.tensor_graph import Expansion, TensorGraph
+    from ..analysis.graph_model import Expansion, GraphModel, LayerGraph
     from ..execute.scalar import Evaluation
     from ..language import Program
 
 __all__ = ["DEFAULT_MAX_NODES", "POINTS_PER_NODE", "GraphRequest", "GraphTooLarge", "OptionConflict", "Tell",
-           "check_layout_size", "program_title", "scalar_picture", "tensor_picture"]
+           "check_layout_size", "draw_graph", "program_title", "scalar_picture", "tensor_picture"]
 
 # Layout time grows faster than the graph (benchmarks/bench_render.py, SVG, results in
 # benchmarks/README.md): 1,000 values take 0.2-0.5 s, 2,000 take 0.6-3.3 s and 10,000 take
@@ -65,10 +65,12 @@ class OptionConflict(ValueError):
 
 class Tell(NamedTuple):
     """Where the drawing reports: warnings, and a progress bar by its description (a context
-    giving a function told (done, total))."""
+    giving a function told (done, total)); ``keep`` is given what is not worth freeing before
+    the process ends (a large evaluation's graph)."""
 
     warn: Callable[[list[str]], None]
     progress: Callable[[str], AbstractContextManager[Callable[[int, int], None]]]
+    keep: Callable[..., None] = lambda *objects: None
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ class GraphRequest:
     expand: list[str]
     row: int | None  # None: not given (the first row)
     params: list[str] | None
-    rankdir: str
+    rankdir: str | None  # LR or TB; None: TB for a tensor program's layers, else LR
     precision: int
     grads: bool
     edge_grads: bool
@@ -89,13 +91,81 @@ class GraphRequest:
     backend: Any  # render.backends' Renderer; None for DOT, which needs no layout
     timeout: float  # seconds a layout may take (0: no limit)
 
+    @property
+    def direction(self) -> str:
+        """The direction laid out: ``rankdir`` once ``draw_graph`` has chosen it, else LR."""
+        return self.rankdir or "LR"
+
+
+def draw_graph(program: Program, values: dict[str, Any], request: GraphRequest, tell: Tell) -> bytes:
+    """The picture ``request`` asks of ``program`` run on ``values``: an all-scalar program on the
+    compiled engine (a box per value, or per statement when it is large), any other on the NumPy
+    interpreter (its layers).  ``OptionConflict`` for options the program has nothing to show for."""
+    from dataclasses import replace
+
+    from ..language.program import runs_as_tensors
+
+    tensors = runs_as_tensors(program, values)
+    if request.rankdir is None:  # top to bottom for a tensor program's layers, so that they fit a screen
+        request = replace(request, rankdir="TB" if tensors and (request.level or "layers") != "scalar" else "LR")
+    if tensors:
+        if request.row is not None and not request.expand and request.fmt != "html":
+            raise OptionConflict("--row chooses the row --expand opens (or the page's scalar views); add --expand NAME")
+        return tensor_picture(program, values, request, tell)
+    _refuse_tensor_options(request)
+    if request.level == "layers" and request.fmt == "html":
+        raise OptionConflict("the page of a scalar program steps through every value; leave out --level layers")
+    return _evaluated_picture(program, values, request, tell)
+
+
+def _refuse_tensor_options(request: GraphRequest) -> None:
+    """--level ops, --expand, --row and --params are about tensors: asking for them of a scalar
+    program is a mistake worth saying."""
+    used = [option for option, given in ((f"--level {request.level}", request.level == "ops"),
+                                         ("--expand", bool(request.expand)), ("--row", request.row is not None),
+                                         ("--params", request.params is not None)) if given]
+    if used:
+        raise OptionConflict(f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for tensor programs; "
+                             "this one is drawn value by value already")
+
+
+def _evaluated_picture(program: Program, values: dict[str, Any], request: GraphRequest, tell: Tell) -> bytes:
+    """Evaluate a scalar program on the compiled engine (without values: its structure) and draw it."""
+    from ..execute import evaluate
+
+    # The page steps through numbers, so it needs them all: a missing input is an error there.
+    with tell.progress("evaluating") as progress:
+        evaluation = evaluate(program, values, request.output, backward=request.grads,
+                              allow_missing=request.fmt != "html", progress=progress)
+    tell.keep(program, evaluation)
+    tell.warn(evaluation.warnings)
+    if not evaluation.has_values:
+        tell.warn([_structure_only_warning(program, values)])
+        if request.edge_grads:
+            tell.warn(["--edge-grads needs values; the edges are not labelled"])
+    return scalar_picture(evaluation, values, request, tell)
+
+
+def _structure_only_warning(program: Program, values: dict[str, Any]) -> str:
+    """Which inputs lack a value, and which values (given or defaults) are therefore not drawn either."""
+    from ..language import missing_inputs
+
+    missing = [v.name for v in missing_inputs(program, values)]
+    known = [v.name for v in program.inputs if v.name in values or v.default is not None]
+    if not known:
+        return (f"no value for {listed(missing, NAMES_SHOWN)}: drawing the structure only (give values with "
+                "--set NAME=VALUE)")
+    advice = " ".join(f"--set {name}=VALUE" for name in missing[:3]) + (" ..." if len(missing) > 3 else "")
+    return (f"no value for {listed(missing, NAMES_SHOWN)}: drawing the structure only, without the values of "
+            f"{listed(known, NAMES_SHOWN)} (give every input a value to see the numbers: {advice})")
+
 
 # --- a scalar program --------------------------------------------------------------------------
 
 
 def scalar_picture(evaluation: Evaluation, values: dict[str, Any], request: GraphRequest, tell: Tell) -> bytes:
     """A scalar program's graph, a box per value (or per statement when it is large), or its page."""
-    from ..analysis.graph_model import GraphModel
+    from ..analysis.graph_model import GraphModel, numbered_groups
     from . import dot
 
     model = GraphModel.of(evaluation)
@@ -105,8 +175,10 @@ def scalar_picture(evaluation: Evaluation, values: dict[str, Any], request: Grap
         return _scalar_statements(evaluation, values, model, request, tell)
     if request.backend is not None and request.max_nodes:
         check_layout_size(model, request.max_nodes)
-    text = dot.to_dot(model, rankdir=request.rankdir, precision=request.precision, show_grad=request.grads,
-                      edge_grads=request.edge_grads)
+    # A layer written out a unit at a time reads h1_1, h1_2 ... h1_16 top to bottom.
+    groups = [[evaluation.nodes[name] for name in group] for group in numbered_groups(evaluation.nodes)]
+    text = dot.to_dot(model, rankdir=request.direction, precision=request.precision, show_grad=request.grads,
+                      edge_grads=request.edge_grads, rows=model.side_by_side(groups) if groups else ())
     if request.backend is None:
         return text.encode("utf-8")
     data = _laid_out(text, "svg" if page else request.fmt, request)
@@ -129,8 +201,8 @@ def _scalar_statements(evaluation: Evaluation, values: dict[str, Any], model: Gr
                        tell: Tell) -> bytes:
     """A large scalar program a box per statement, its inputs named in the boxes that read them;
     a warning says so, and how to draw every value."""
-    from ..analysis.tensor_graph import layer_graph
-    from . import tensor_dot
+    from ..analysis.graph_model import layer_graph
+    from . import dot
 
     graph = layer_graph(evaluation.program, values, evaluation.output, gradients=request.grads)
     drawn = sum(1 for node in graph.nodes if node.kind != "input")
@@ -138,7 +210,7 @@ def _scalar_statements(evaluation: Evaluation, values: dict[str, Any], model: Gr
         tell.warn([(f"{evaluation.output} has {model.size:,} values: drawn a box per statement ({drawn:,}), each "
                    f"naming the inputs it reads; --level scalar draws every value (a layout of minutes), or "
                    f"--output NAME a part")])
-    text = tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
+    text = dot.layer_dot(graph, rankdir=request.direction, precision=request.precision,
                                 show_grad=request.grads, inputs_drawn=False)
     return text.encode("utf-8") if request.backend is None else _laid_out(text, request.fmt, request)
 
@@ -148,9 +220,9 @@ def _scalar_statements(evaluation: Evaluation, values: dict[str, Any], model: Gr
 
 def tensor_picture(program: Program, values: dict[str, Any], request: GraphRequest, tell: Tell) -> bytes:
     """A tensor program's layer graph (with its expansions), its page, or its whole scalar graph."""
-    from ..analysis.tensor_graph import layer_graph
+    from ..analysis.graph_model import layer_graph
     from ..language.program import check_inputs
-    from . import tensor_dot
+    from . import dot
 
     limit = request.max_nodes if request.backend is not None and request.max_nodes else None
     if request.level == "scalar":
@@ -172,22 +244,22 @@ def tensor_picture(program: Program, values: dict[str, Any], request: GraphReque
     if request.edge_grads and not expansions:
         tell.warn([("--edge-grads labels the edges of scalar graphs; the layer graph's edges say the shapes that "
                    "flow (open a layer with --expand NAME to see its local derivatives)")])
-    text = tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
+    text = dot.layer_dot(graph, rankdir=request.direction, precision=request.precision,
                                 show_grad=request.grads, expansions=expansions, edge_grads=request.edge_grads)
     if request.backend is None:
         return text.encode("utf-8")
     return _laid_out(text, request.fmt, request)
 
 
-def _tensor_page(program: Program, graph: TensorGraph, request: GraphRequest, tell: Tell) -> bytes:
+def _tensor_page(program: Program, graph: LayerGraph, request: GraphRequest, tell: Tell) -> bytes:
     """The step-through page of a tensor program: the layer graph, and each statement's scalar graph
     for row ``request.row``."""
-    from . import page, tensor_dot
+    from . import dot, page
 
     if request.max_nodes and graph.size > request.max_nodes:
         _refuse_layers(graph.output, graph.size, graph.size, request.max_nodes)
     # With the gradients: the page shows each layer's once the backward pass reaches it.
-    svg = _laid_out(tensor_dot.layer_dot(graph, rankdir=request.rankdir, precision=request.precision,
+    svg = _laid_out(dot.layer_dot(graph, rankdir=request.direction, precision=request.precision,
                                          show_grad=request.grads), "svg", request)
     views: dict[int, tuple[str, bytes]] = {}
     notes: dict[int, str] = {}
@@ -208,7 +280,7 @@ def _tensor_page(program: Program, graph: TensorGraph, request: GraphRequest, te
                                scalar_notes=notes).encode("utf-8")
 
 
-def _non_finite_gradients(graph: TensorGraph) -> list[str]:
+def _non_finite_gradients(graph: LayerGraph) -> list[str]:
     """One warning naming the layers whose gradient is inf or NaN somewhere (sqrt at 0), and the
     first such entry of the first: the picture shows them, but among many numbers."""
     import numpy as np
@@ -225,13 +297,13 @@ def _non_finite_gradients(graph: TensorGraph) -> list[str]:
             "finite everywhere; a derivative that does not exist, such as sqrt's at 0, makes them so)")]
 
 
-def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: GraphRequest
+def _page_scalar_view(program: Program, graph: LayerGraph, name: str, request: GraphRequest
                       ) -> tuple[str, bytes] | str:
     """The page's scalar graph of the statement computing ``name`` (its title and SVG), or, for one
     too large to lay out here, the command that draws it."""
-    from ..analysis.tensor_graph import expand
+    from ..analysis.graph_model import expand
     from ..execute.unroll import TooLarge
-    from . import tensor_dot
+    from . import dot
 
     empty = graph.empty_tensor(graph.statement(name))
     if empty is not None:
@@ -248,7 +320,7 @@ def _page_scalar_view(program: Program, graph: TensorGraph, name: str, request: 
         slow = "; a layout of that many values may take minutes" if over else ""
         return (f"its scalar graph has {size} values, too many to lay out here: draw it with autodiff graph "
                 f"{_program_argument(program)} --expand {name}{limit} -o {name}.svg{same}{slow}")
-    text = tensor_dot.scalar_dot(expansion, precision=request.precision, show_grad=request.grads)
+    text = dot.scalar_dot(expansion, precision=request.precision, show_grad=request.grads)
     return expansion.title, _laid_out(text, "svg", request)
 
 
@@ -269,8 +341,8 @@ def _refuse_layers(output: str, size: int, layers: int, limit: int) -> None:
              f"{_round_up(size)}, or 0 for none), or write --format dot, which needs no layout")
 
 
-def _expansions(graph: TensorGraph, request: GraphRequest, tell: Tell) -> list[Expansion]:
-    from ..analysis.tensor_graph import expand
+def _expansions(graph: LayerGraph, request: GraphRequest, tell: Tell) -> list[Expansion]:
+    from ..analysis.graph_model import expand
 
     # Unrolling stops early for a statement far too large to draw (TooLarge names --max-nodes);
     # what is drawn is counted against --max-nodes by the caller.
@@ -306,8 +378,13 @@ def _scalar_level(program: Program, values: dict[str, Any], request: GraphReques
     model = GraphModel.of(evaluation)
     if limit:
         check_layout_size(model, limit)
-    text = dot.to_dot(model, rankdir=request.rankdir, precision=request.precision, show_grad=request.grads,
-                      edge_grads=request.edge_grads)
+    import numpy as np
+
+    # Each tensor's entries side by side in row-major order: h1[0] above h1[1] ... above h1[15].
+    tensors = [[evaluation.nodes[view.names[int(r)]] for r in np.ravel(registers)]
+               for registers in view.entries.values() if np.ndim(registers)]
+    text = dot.to_dot(model, rankdir=request.direction, precision=request.precision, show_grad=request.grads,
+                      edge_grads=request.edge_grads, rows=model.side_by_side(tensors))
     if request.backend is None:
         return text.encode("utf-8")
     if request.fmt == "html":  # the scalar program's own page: every entry stepped through, value by value
@@ -318,7 +395,7 @@ def _scalar_level(program: Program, values: dict[str, Any], request: GraphReques
 
 def _refuse_empty_tensors(program: Program, values: dict[str, Any], output: str | None) -> None:
     """A tensor with no entries has no scalars to draw: say which, and what draws it."""
-    from ..analysis.tensor_graph import layer_graph
+    from ..analysis.graph_model import layer_graph
 
     empty = layer_graph(program, values, output, gradients=False).empty_tensor()
     if empty is not None:

@@ -16,8 +16,8 @@ Three parts, each built and tested on its own:
   the same bytes.
 
 A tensor program's page (``tensor_to_html``) is built the same way from the layer graph
-(``analysis.tensor_graph``): ``tensor_page_data`` steps a layer at a time through both
-passes, each layer's value and gradient a grid of numbers on ``render.tensor_dot``'s
+(``analysis.graph_model``): ``tensor_page_data`` steps a layer at a time through both
+passes, each layer's value and gradient a grid of numbers on ``render.dot``'s
 colours; ``tensor_inline_svg`` marks up the layer boxes; each statement's scalar graph is
 put on the page, hidden until its layer is chosen.  ``page.js`` runs either page.
 
@@ -48,7 +48,7 @@ from .explain import (
 from .palette import PASSES, hex_colour
 
 if TYPE_CHECKING:
-    from ..analysis.tensor_graph import LayerNode, TensorGraph
+    from ..analysis.graph_model import LayerGraph, LayerNode
 
 __all__ = ["GRID_ENTRIES", "PAGE_COLOURS", "PageError", "asset", "inline_svg", "json_for_script", "page_data",
            "tensor_inline_svg", "tensor_page_data", "tensor_to_html", "to_html"]
@@ -381,7 +381,7 @@ TENSOR_START_TEXT = "Nothing is computed yet. Press \u2192 (Next) to run the for
 TENSOR_NOSCRIPT = "Stepping needs JavaScript; the graph below shows every layer's value."
 
 
-def tensor_page_data(graph: TensorGraph, *, precision: int = 4, scalar_notes: dict[int, str] | None = None,
+def tensor_page_data(graph: LayerGraph, *, precision: int = 4, scalar_notes: dict[int, str] | None = None,
                      scalar_titles: dict[int, str] | None = None) -> dict[str, Any]:
     """The tensor page's content as data: a layer per node of ``graph`` (its value and gradient
     as grids of numbers with their colours, or summaries), and the frames: the forward pass a
@@ -446,7 +446,7 @@ def _layer_about(node: LayerNode) -> str:
     return f"{node.name} = {node.expression}" if node.name else node.expression
 
 
-def _forward_sentence(graph: TensorGraph, node: LayerNode) -> str:
+def _forward_sentence(graph: LayerGraph, node: LayerNode) -> str:
     from ..language.shapes import shape_text
 
     if node.kind == "input":
@@ -459,7 +459,7 @@ def _forward_sentence(graph: TensorGraph, node: LayerNode) -> str:
 def _tensor_view(array: Any, precision: int) -> dict[str, Any]:
     """A tensor for the page: its numbers and their colours as rows when it is small enough
     (``GRID_ENTRIES``, two axes at most), always its summary."""
-    from .tensor_dot import NUMBER_TINT, as_rows, heat_colour, largest_size
+    from .dot import NUMBER_TINT, as_rows, heat_colour, largest_size
     from .report import tensor_text as summary_text
 
     array = array + 0.0  # -0.0 becomes 0.0, as in the picture
@@ -475,11 +475,11 @@ def _tensor_view(array: Any, precision: int) -> dict[str, Any]:
     return view
 
 
-def tensor_inline_svg(svg: bytes, graph: TensorGraph) -> str:
+def tensor_inline_svg(svg: bytes, graph: LayerGraph) -> str:
     """The layer graph's SVG as page markup: each layer box gets ``data-layer`` (its position),
     focus, a role and a label; each edge ``data-from`` and ``data-to``.  A picture without a box
     for every layer is a PageError."""
-    from .tensor_dot import layer_id
+    from .dot import layer_id
 
     root = _read_svg(svg)
     positions = {layer_id(node.register): i for i, node in enumerate(graph.nodes)}
@@ -523,7 +523,7 @@ GRADIENT_PART = "ad-grad-part"
 
 def _tag_gradient_field(group: Any) -> None:
     """Class ``GRADIENT_PART`` on what a layer box draws of its gradient, so the page shows it only
-    once the backward pass has reached the layer.  ``render.tensor_dot`` writes the gradient field
+    once the backward pass has reached the layer.  ``render.dot`` writes the gradient field
     last in the box, headed "grad": every element from the last text that starts with it on."""
     elements = [element for element in group.iter() if element is not group]
     heads = [n for n, element in enumerate(elements)
@@ -547,9 +547,9 @@ def _scalar_svg(svg: bytes, i: int, name: str) -> str:
     return f'<div class="scalar-svg" data-layer="{i}" hidden>{_html_svg(root)}</div>'
 
 
-def tensor_to_html(graph: TensorGraph, svg: bytes, scalar_views: dict[int, tuple[str, bytes]], *, title: str,
+def tensor_to_html(graph: LayerGraph, svg: bytes, scalar_views: dict[int, tuple[str, bytes]], *, title: str,
                    precision: int = 4, scalar_notes: dict[int, str] | None = None) -> str:
-    """The whole page of a tensor program: ``svg`` is its layer graph (``render.tensor_dot``, without
+    """The whole page of a tensor program: ``svg`` is its layer graph (``render.dot``, without
     gradients: the page shows them as they arrive), ``scalar_views`` each layer's scalar graph by
     position (its title and ``autodiff graph --expand``'s SVG of it), ``scalar_notes`` why the
     others have none."""

@@ -1,5 +1,5 @@
 """Every colour that means something in the pictures, in one place, so that the same thing has
-the same colour wherever it is drawn: the graph (``render.dot``, ``render.tensor_dot``), the
+the same colour wherever it is drawn: the graph (``render.dot``), the
 step-through page (``render.page``), ``plot`` and fit's training report (``render.training_report``,
 whose script reads ``report_palette()``).
 

@@ -153,16 +153,10 @@ def row_graph_svg(recording: Recording) -> bytes | None:
     when the recording has no graph (a tensor program, a large one)."""
     if recording.graph is None:
         return None
-    from ..analysis.tensor_graph import TensorGraph
     from .backends import render
+    from .dot import graph_dot
 
-    if isinstance(recording.graph, TensorGraph):
-        from .tensor_dot import layer_dot
-
-        return render(layer_dot(recording.graph), "svg")
-    from .dot import to_dot
-
-    return render(to_dot(recording.graph), "svg")
+    return render(graph_dot(recording.graph), "svg")
 
 
 class Report:

@@ -435,3 +435,34 @@ def test_level_layers_draws_a_small_scalar_program_by_statement(run, samples) ->
     boxes = re.findall(r"^\t(t\d+) \[label=<", result.stdout, re.M)
     assert len(boxes) == 3  # e, d, L
     assert run(str(samples / "karpathy.ad"), "--level", "ops", "--format", "dot").exit_code == 2
+
+
+def _layered_scalar_program() -> str:
+    """An MLP written out a scalar at a time, 2-16-6, with h1_1 ... h1_16 and h2_1 ... h2_6."""
+    import random
+
+    draw = random.Random(1)
+    lines = ["x1 = 0.5", "x2 = -1.2"]
+    for i in range(1, 17):
+        lines += [f"w1_{i}_1 = {draw.uniform(-1, 1):.3f}", f"w1_{i}_2 = {draw.uniform(-1, 1):.3f}"]
+    lines += [f"w2_{j}_{i} = {draw.uniform(-1, 1):.3f}" for j in range(1, 7) for i in range(1, 17)]
+    lines += [f"h1_{i} = relu(w1_{i}_1*x1 + w1_{i}_2*x2)" for i in range(1, 17)]
+    lines += [f"h2_{j} = relu(" + " + ".join(f"w2_{j}_{i}*h1_{i}" for i in range(1, 17)) + ")" for j in range(1, 7)]
+    lines.append("loss = " + " + ".join(f"h2_{j}" for j in range(1, 7)))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_numbered_values_are_drawn_in_natural_order(run, tmp_path, renderer) -> None:
+    # Graphviz alone drew h2_1, h2_4, h2_2, h2_3, ... top to bottom; in a layout that sorts names as
+    # text h1_11 would come before h1_2: they read 1, 2, ..., 16.
+    if (render.system_program() if renderer == "system" else render.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+    program = tmp_path / "layered.ad"
+    program.write_text(_layered_scalar_program())
+    result = run(str(program), "--renderer", renderer)
+    assert result.exit_code == 0, result.output
+    for layer, size in (("h1", 16), ("h2", 6)):
+        found = re.findall(rf'<text[^>]* y="([\d.-]+)"[^>]*>({layer}_\d+)</text>', result.stdout)
+        top_to_bottom = [name for _, name in sorted(found, key=lambda found: float(found[0]))]
+        assert top_to_bottom == [f"{layer}_{i}" for i in range(1, size + 1)]

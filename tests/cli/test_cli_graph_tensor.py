@@ -208,3 +208,30 @@ def test_the_page_of_a_tensor_with_no_entries_says_it_has_no_scalar_graph(run, t
     result = run("-e", EMPTY_SLICE, "-o", str(out))
     assert result.exit_code == 0, result.stderr
     assert "no scalar graph: s (shape [0]) has no entries" in out.read_text()
+
+
+LAYERED = """x = [0.5, -1.2]
+W1 = uniform([16, 2], -1, 1)
+b1 = zeros([16])
+W2 = uniform([16, 16], -1, 1)
+W3 = uniform([1, 16], -1, 1)
+h1 = relu(W1 @ x + b1)
+h2 = relu(W2 @ h1)
+score = (W3 @ h2)[0]
+loss = relu(1 - score)
+"""
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_level_scalar_draws_a_layer_s_entries_in_order(run, tmp_path, renderer) -> None:
+    # Graphviz alone drew h1[13], h1[15], h1[11] ... top to bottom (moons_mlp.ad: h1[13] first).
+    if (backends.system_program() if renderer == "system" else backends.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+    program = tmp_path / "layered.ad"
+    program.write_text(LAYERED)
+    result = run(str(program), "--level", "scalar", "--renderer", renderer)
+    assert result.exit_code == 0, result.output
+    for layer, size in (("h1", 16), ("h2", 16)):
+        found = re.findall(rf'<text[^>]* y="([\d.-]+)"[^>]*>({layer}\[\d+\])</text>', result.stdout)
+        top_to_bottom = [name for _, name in sorted(found, key=lambda found: float(found[0]))]
+        assert top_to_bottom == [f"{layer}[{i}]" for i in range(size)]

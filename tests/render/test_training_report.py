@@ -204,11 +204,11 @@ def test_jupyter_shows_the_page_in_a_sandboxed_frame(line_recording) -> None:
 
 def test_the_row_graph_is_drawn_as_graph_draws_it(line_recording, classifier_recording) -> None:
     from autodiff_cli.analysis.graph_model import GraphModel
-    from autodiff_cli.analysis.tensor_graph import TensorGraph
+    from autodiff_cli.analysis.graph_model import LayerGraph
     from autodiff_cli.render.training_report import row_graph_svg
 
     assert isinstance(line_recording.graph, GraphModel)  # a scalar program: its Value graph of row 0
-    assert isinstance(classifier_recording.graph, TensorGraph)  # a tensor program: its layers
+    assert isinstance(classifier_recording.graph, LayerGraph)  # a tensor program: its layers
     # the line at step 40 on the row of line.csv whose loss (w*x + b - y)**2 is largest at the
     # parameters step 40 started from: the row whose graph shows most of the gradient
     rows = read_csv(SAMPLES / "line.csv")

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.tensor_graph import expand, layer_graph, parameters_of, statement_text
+from autodiff_cli.analysis.graph_model import expand, layer_graph, parameters_of, statement_text
 from autodiff_cli.errors import InputError
 from autodiff_cli.language import parse
 
@@ -174,3 +174,18 @@ def test_a_vector_layer_is_expanded_whole_and_an_input_into_its_entries() -> Non
     assert sum(1 for i in h1.shown if h1.model.names[i].startswith("h1[")) == 16
     w1 = expand(graph, "W1")
     assert "row 0" in w1.title and w1.size == 2  # W1[0, 0] and W1[0, 1]
+
+
+def test_both_forms_give_a_named_value_the_same_kind() -> None:
+    # karpathy.ad a box per value (the engine's graph) and a box per statement (the interpreter's
+    # run): a, b, c, f are inputs, e and d named intermediates, L the output, in either form.
+    from autodiff_cli.analysis.graph_model import GraphModel
+    from autodiff_cli.execute import evaluate
+
+    program = parse((SAMPLES / "karpathy.ad").read_text(), "karpathy.ad")
+    model = GraphModel.of(evaluate(program, {}))
+    by_value = {name: kind for name, kind in zip(model.names, model.kinds) if name in program.variables}
+    by_statement = {node.name: node.kind for node in layer_graph(program, {}).nodes}
+    expected = {"a": "input", "b": "input", "c": "input", "f": "input", "e": "intermediate", "d": "intermediate",
+                "L": "output"}
+    assert by_value == expected and by_statement == expected

@@ -6,11 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autodiff_cli.analysis.tensor_graph import expand, layer_graph
+from autodiff_cli.analysis.graph_model import expand, layer_graph
 from autodiff_cli.language import parse
 from autodiff_cli.language.program import ArrayLiteral
 from autodiff_cli.render import backends
-from autodiff_cli.render.tensor_dot import NEGATIVE, POSITIVE, heat_colour, layer_dot
+from autodiff_cli.render.dot import NEGATIVE, POSITIVE, heat_colour, layer_dot
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -31,9 +31,9 @@ def test_heat_colour_runs_from_blue_through_white_to_orange() -> None:
 
 def test_every_layer_is_a_box_and_every_edge_says_its_shape() -> None:
     text = layer_dot(regression_graph())
-    ids = re.findall(r"^\t(t\d+) \[label=<", text, re.M)
+    ids = re.findall(r"^\t(t\d+) \[label=<", text, re.MULTILINE)
     assert ids == ["t0", "t1", "t2", "t3", "t6"]  # X, Y, W, P, L: the registers
-    edges = re.findall(r'^\t(t\d+) -> (t\d+) \[label="([^"]*)"', text, re.M)
+    edges = re.findall(r'^\t(t\d+) -> (t\d+) \[label="([^"]*)"', text, re.MULTILINE)
     assert edges == [("t0", "t3", "[8, 2]"), ("t2", "t3", "[2, 1]"), ("t3", "t6", "[8, 1]"),
                      ("t1", "t6", "[8, 1]")]
     assert '<B>P</B> = X @ W' in text and '<B>L</B> = mean((P - Y)**2)' in text
@@ -87,11 +87,11 @@ def test_an_expansion_is_a_cluster_of_todays_boxes_in_place_of_the_layer() -> No
     X = graph.run.value("X")
     p00 = X[0, 0] * 2.5 + X[0, 1] * -1.25
     assert f"{{ P[0, 0] | data {p00:.4f} | grad " in text.replace("\\[", "[").replace("\\]", "]")
-    assert re.search(r"^\t\tx0v\d+ \[label=", text, re.M)
-    assert re.search(r"^\t\tx0v\d+ -> x0v\d+_op$", text, re.M)
+    assert re.search(r"^\t\tx0v\d+ \[label=", text, re.MULTILINE)
+    assert re.search(r"^\t\tx0v\d+ -> x0v\d+_op$", text, re.MULTILINE)
     # edges from X and W end at the cluster's border, and the one to L starts there
-    assert re.search(r'^\tt0 -> x0v\d+ \[label="\[8, 2\]" lhead="cluster_x0"\]', text, re.M)
-    assert re.search(r'^\tx0v\d+ -> t6 \[label="\[8, 1\]" ltail="cluster_x0"[^\n]*\]$', text, re.M)
+    assert re.search(r'^\tt0 -> x0v\d+ \[label="\[8, 2\]" lhead="cluster_x0"\]', text, re.MULTILINE)
+    assert re.search(r'^\tx0v\d+ -> t6 \[label="\[8, 1\]" ltail="cluster_x0"[^\n]*\]$', text, re.MULTILINE)
 
 
 @pytest.mark.skipif(backends.bundled_program() is None, reason="graphviz-pure is not installed")
@@ -113,8 +113,8 @@ def test_each_parameter_sits_beside_the_layer_that_reads_it() -> None:
         assert f"{{rank=same; {ids[weight]}; {ids[layer]}}}" in text
         assert f"{{rank=same; {ids[bias]}; {ids[layer]}}}" in text
         # the weight on the left (an edge into the layer), the bias on the right (drawn from it, backwards)
-        assert re.search(rf"^\t{ids[weight]} -> {ids[layer]} \[", text, re.M)
-        assert re.search(rf'^\t{ids[layer]} -> {ids[bias]} \[dir="back"', text, re.M)
+        assert re.search(rf"^\t{ids[weight]} -> {ids[layer]} \[", text, re.MULTILINE)
+        assert re.search(rf'^\t{ids[layer]} -> {ids[bias]} \[dir="back"', text, re.MULTILINE)
     # x starts the column, above h1; y sits beside hinge, the statement that reads it
     assert f"{ids['x']}; " not in text and f"{{rank=same; {ids['y']}; {ids['hinge']}}}" in text
 
@@ -123,7 +123,7 @@ def test_a_later_use_of_a_parameter_is_a_note_not_an_edge_across_the_picture() -
     graph = moons_graph()
     ids = {node.title: f"t{node.register}" for node in graph.nodes}
     text = layer_dot(graph, rankdir="TB")
-    assert not re.search(rf"^\t{ids['W1']} -> {ids['loss']}\b", text, re.M)
+    assert not re.search(rf"^\t{ids['W1']} -> {ids['loss']}\b", text, re.MULTILINE)
     assert 'label="reads W1, b1, W2, b2, W3, b3 (drawn above)"' in text
     assert f"{{rank=same; {ids['loss']}; u{ids['loss'][1:]}}}" in text
 
@@ -169,7 +169,7 @@ def test_the_layers_are_laid_out_as_one_column_read_top_to_bottom(renderer) -> N
 
 def _svg_size_px(svg: str) -> tuple[float, float]:
     """The picture's width and height in pixels at 100% zoom (Graphviz writes points: 96/72 px each)."""
-    width, height = (float(re.search(rf'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).group(i)) for i in (1, 2))
+    width, height = (float(re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).group(i)) for i in (1, 2))
     return width * 96 / 72, height * 96 / 72
 
 
@@ -212,12 +212,12 @@ def test_a_value_read_by_a_later_band_is_drawn_again_there_dashed() -> None:
     text = layer_dot(graph, rankdir="TB", expansions=[expansion])
     x0 = expansion.model.names.index("x[0]")
     copies = re.findall(rf'^\t\tx0v{x0}_r(\d) \[label="\{{ x\[0\] \| data 0\.0981 \| grad 0\.3774 }}"[^\n]*'
-                        r'style="filled,dashed"\]$', text, re.M)
+                        r'style="filled,dashed"\]$', text, re.MULTILINE)
     assert copies == ["1", "2", "3"]  # once in each band after the first, with the value's own numbers
     # each product of a later band reads the copy in its band, not the box three bands up
     for band in (1, 2, 3):
-        assert len(re.findall(rf"^\t\tx0v{x0}_r{band} -> x0v\d+_op$", text, re.M)) == 4
-    assert len(re.findall(rf"^\t\tx0v{x0} -> x0v\d+_op$", text, re.M)) == 4
+        assert len(re.findall(rf"^\t\tx0v{x0}_r{band} -> x0v\d+_op$", text, re.MULTILINE)) == 4
+    assert len(re.findall(rf"^\t\tx0v{x0} -> x0v\d+_op$", text, re.MULTILINE)) == 4
 
 
 def test_left_to_right_an_expansion_is_one_band() -> None:
@@ -236,3 +236,100 @@ def test_expanded_inputs_and_layers_lay_out_with_either_renderer(renderer, names
     expansions = [expand(graph, name) for name in names]
     svg = backends.render(layer_dot(graph, rankdir="TB", expansions=expansions), "svg", renderer).decode()
     assert all(f"cluster_x{number}" in svg for number in range(len(names)))
+
+
+def _installed(renderer: str) -> None:
+    if (backends.system_program() if renderer == "system" else backends.bundled_program()) is None:
+        pytest.skip(f"the {renderer} renderer is not installed")
+
+
+COMPARED = """x = [1, -2, 3]
+W = [[1, 2, 3], [4, 5, 6]]
+h = W @ x
+m = h > 0
+y = where(m, h, 0)
+L = sum(y * y)
+"""
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+@pytest.mark.parametrize("rankdir", ["TB", "LR"])
+def test_an_expanded_comparison_is_laid_out(renderer, rankdir) -> None:
+    # A comparison's entries are constants to the gradient: leaves of the scalar view with an edge
+    # in from h and one out to y.  Top to bottom, the system Graphviz stopped with "lost x0v4 t6 edge".
+    _installed(renderer)
+    graph = layer_graph(parse(COMPARED, "compared.ad"), {})
+    expansion = expand(graph, "m")
+    svg = backends.render(layer_dot(graph, rankdir=rankdir, expansions=[expansion]), "svg", renderer).decode()
+    titles = set(_boxes(svg))
+    names = expansion.model.names
+    assert {f"x0v{names.index(f'm[{i}]')}" for i in range(2)} <= titles  # W @ x = [14, 32]: both entries drawn
+
+
+GATHERED = """C = [[0.1, 0.2], [1.1, 1.2], [2.1, 2.2], [3.1, 3.2]]
+X = [[2, 0, 3], [1, 1, 0]]
+emb = C[X]
+L = sum(emb * emb)
+"""
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_the_rows_a_gather_picks_read_in_order(renderer) -> None:
+    # Row 0 of X picks C's rows 2, 0 and 3: drawn right to left before, they must read left to right.
+    _installed(renderer)
+    graph = layer_graph(parse(GATHERED, "gathered.ad"), {})
+    expansion = expand(graph, "emb", 0)
+    svg = backends.render(layer_dot(graph, rankdir="TB", expansions=[expansion]), "svg", renderer).decode()
+    names = expansion.model.names
+    boxes = {names[int(title[3:])]: box for title, box in _boxes(svg).items() if re.fullmatch(r"x0v\d+", title)}
+    picked = [f"C[{row}, {column}]" for row in (2, 0, 3) for column in (0, 1)]
+    assert sorted(boxes) == sorted(picked)
+    assert sorted(picked, key=lambda name: boxes[name][0]) == picked
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_a_layer_of_scalar_statements_reads_in_the_program_s_order(renderer) -> None:
+    # samples/moons.ad drawn a box per statement put h1_11 ... h1_16 above h1_1 ... h1_10.
+    _installed(renderer)
+    program = parse((SAMPLES / "moons.ad").read_text(), "moons.ad")
+    graph = layer_graph(program, {})
+    ids = {node.title: f"t{node.register}" for node in graph.nodes}
+    boxes = _boxes(backends.render(layer_dot(graph, inputs_drawn=False), "svg", renderer).decode())
+    for layer in ("h1", "h2"):
+        names = [f"{layer}_{i}" for i in range(1, 17)]
+        assert sorted(names, key=lambda name: boxes[ids[name]][1]) == names  # top to bottom, left to right
+
+
+def test_a_gather_is_drawn_as_a_lookup_of_the_table_by_the_index() -> None:
+    # emb = C[X]: C's edge says the table's shape; X's says it is an index, dashed (no gradient
+    # flows along it), and X, read only as an index, has no gradient drawn.
+    graph = layer_graph(parse(GATHERED, "gathered.ad"), {})
+    ids = {node.title: f"t{node.register}" for node in graph.nodes}
+    text = layer_dot(graph, rankdir="TB")
+    assert re.search(rf'^\t{ids["C"]} -> {ids["emb"]} \[label="\[4, 2\]"', text, re.M)
+    edge = re.search(rf'^\t{ids["X"]} -> {ids["emb"]} \[(.*)\]$', text, re.M).group(1)
+    assert 'label="index [2, 3]"' in edge and 'style="dashed"' in edge
+    x_box = re.search(rf"^\t{ids['X']} \[label=<(.*)> ", text, re.M).group(1)
+    assert ">data<" in x_box and ">grad<" not in x_box
+    c_box = re.search(rf"^\t{ids['C']} \[label=<(.*)> ", text, re.M).group(1)
+    assert ">grad<" in c_box  # the table has one: 2 * C[r] summed over the times row r is picked
+
+
+@pytest.mark.parametrize("renderer", ["system", "bundled"])
+def test_a_row_a_gather_picks_twice_is_drawn_twice(renderer) -> None:
+    # X's row 1 picks C's rows 1, 1 and 0: the repeated row was one set of boxes, so the picture did
+    # not show three rows picked; the second pick is a dashed copy, in its place in row-major order.
+    _installed(renderer)
+    graph = layer_graph(parse(GATHERED, "gathered.ad"), {})
+    expansion = expand(graph, "emb", 1)
+    text = layer_dot(graph, rankdir="TB", expansions=[expansion])
+    names = expansion.model.names
+    first = {column: names.index(f"C[1, {column}]") for column in (0, 1)}
+    for column, position in first.items():
+        assert re.search(rf'^\t\tx0v{position}_c1 \[label="\{{ C\[1, {column}\] \|[^\n]*style="filled,dashed"\]$',
+                         text, re.M)
+    svg = backends.render(text, "svg", renderer).decode()
+    boxes = _boxes(svg)
+    order = [f"x0v{first[0]}", f"x0v{first[1]}", f"x0v{first[0]}_c1", f"x0v{first[1]}_c1",
+             f"x0v{names.index('C[0, 0]')}", f"x0v{names.index('C[0, 1]')}"]
+    assert sorted(order, key=lambda title: boxes[title][0]) == order
