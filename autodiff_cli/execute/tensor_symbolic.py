@@ -47,24 +47,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS, keep_axis, pack_arguments
+from ..engine.tensor_ops import TENSOR_OPS, ShapeMismatch, keep_axis, pack_arguments
 from ..errors import ProgramError
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
 from .expressions import rule_program
+from .symbolic import ShapeNeeded
 
 __all__ = [
-    "LITERAL",
     "HESSIAN_ENTRIES",
+    "LITERAL",
     "MAX_ORDER",
     "NAME",
     "NUMBER",
     "TensorDerivatives",
     "Term",
     "differentiate_tensors",
-    "full_hessian",
     "fold_term",
+    "full_hessian",
     "input_shapes",
+    "refuse_unsized_tensors",
     "vjp_rule",
 ]
 
@@ -374,12 +376,61 @@ def input_shapes(program: Program, given: Mapping[str, Shape] | None = None) -> 
     return {v.name: tuple(given.get(v.name, getattr(v.default, "shape", ()))) for v in program.inputs}
 
 
+def _elementwise_shape(entry: Any, count: int, param: Any) -> bool:
+    """Whether an op's result takes its operands' shape, as an elementwise op's does (a
+    comparison, ``where``, ``clip``): asked of its own shape rule, on numbers and on vectors."""
+    try:
+        return entry.shape(((),) * count, param) == () and entry.shape(((2,),) * count, param) == (2,)
+    except ShapeMismatch:
+        return False
+
+
+def _reads_a_tensor(entry: Any, count: int, param: Any) -> bool:
+    """Whether an op needs a tensor operand: its shape rule refuses numbers (indexing, ``@``,
+    an axis), or it reduces them to one number (``sum``, ``mean``: of a number, pointless)."""
+    try:
+        return entry.shape(((),) * count, param) == () and not _elementwise_shape(entry, count, param)
+    except ShapeMismatch:
+        return True
+
+
+def refuse_unsized_tensors(program: Program, shapes_given: Mapping[str, Shape] | None = None) -> None:
+    """A ``ShapeNeeded`` at the first op that reads as a tensor an input with no value and no
+    given shape (through elementwise ops: ``sum(2 * x)``), rather than taking it for a number."""
+    given = shapes_given or {}
+    unsized = {v.register: v.name for v in program.inputs if v.default is None and v.name not in given}
+    if not unsized:
+        return
+    reaching: list[tuple[str, ...]] = []  # per register: the unsized inputs whose shape it takes
+    for register, (op, first, second, param, where) in enumerate(program.rows()):
+        operands = program.operands(register, first, second) if op not in (INPUT, CONST) else ()
+        names = tuple(dict.fromkeys(n for a in operands for n in reaching[a]))
+        entry = TENSOR_OPS.get(op)
+        if op == INPUT:
+            names = (unsized[register],) if register in unsized else ()
+        elif entry is not None and names and entry.arity != 0:
+            if _reads_a_tensor(entry, len(operands), param):
+                listed = " and ".join(names)
+                raise ShapeNeeded(
+                    f"{listed} {'has' if len(names) == 1 else 'have'} neither a value nor a shape, and "
+                    f"{'is' if len(names) == 1 else 'are'} used here as a tensor: diff needs "
+                    f"{'its shape' if len(names) == 1 else 'their shapes'}, which it does not guess",
+                    where, program.source,
+                    f"give {names[0]} a value (--set {names[0]}='[1, 2, 3]', or --values) or a shape "
+                    f"(--shapes {names[0]}=3); --shapes {names[0]}= says it is a number")
+            if not _elementwise_shape(entry, len(operands), param):
+                names = ()  # the result has a shape of its own (a stack of numbers is a vector)
+        reaching.append(names)
+
+
 def differentiate_tensors(program: Program, wrt: Sequence[str], output: str | None = None,
                           order: int = 1, shapes_given: Mapping[str, Shape] | None = None) -> TensorDerivatives:
     """The program of the gradient of ``output`` (a number) with respect to ``wrt``, or with
     ``order`` 2 of the Hessian-vector product.  The shapes are those of the inputs' defaults,
-    or of ``shapes_given`` for inputs given values when the program runs."""
+    or of ``shapes_given`` for inputs given values when the program runs.  ShapeNeeded where
+    an input with neither is used as a tensor."""
     output = output_name(program, output)
+    refuse_unsized_tensors(program, shapes_given)
     shapes = infer(program, input_shapes(program, shapes_given))
     out_shape = shapes[program.variables[output].register]
     if out_shape:
@@ -452,7 +503,7 @@ def full_hessian(first: TensorDerivatives) -> TensorDerivatives:
             for title, term in second.statements:
                 if title in reads_direction and title != second.directional:  # H v does not read dL_v
                     new = _unique_name(f"{title}_{w}{k}", taken)
-                    statements.append((new, _replace(term, lambda node: renamed.get(node.param)
+                    statements.append((new, _replace(term, lambda node, renamed=renamed: renamed.get(node.param)
                                                      if node.op == NAME else None)))
                     shapes[new] = second.shapes[title]
                     renamed[title] = name(new)

@@ -527,3 +527,19 @@ def derivatives_python(result: DerivativeProgram) -> str:
     )
     helpers = "".join(f"\n\n{OPS[name].python_helper}" for name in sorted(syntax.used))
     return "import math\n" + helpers + "\n\n" + signature + "\n" + "\n".join(body) + "\n"
+
+
+def write_derivatives(result: Any, output_format: str) -> str:
+    """The derivatives in ``output_format`` (text, program, latex, python, json)."""
+    from ..execute.symbolic import DerivativeProgram
+
+    if isinstance(result, DerivativeProgram):
+        writers = {"text": derivatives_text, "program": derivatives_program, "latex": derivatives_latex,
+                   "python": derivatives_python, "json": derivatives_json}
+        return writers[output_format](result)
+    from . import tensor_formulas
+
+    writers = {"text": tensor_formulas.tensor_text, "program": tensor_formulas.tensor_program,
+               "latex": tensor_formulas.tensor_latex, "python": tensor_formulas.tensor_python,
+               "json": tensor_formulas.tensor_json}
+    return writers[output_format](result)
