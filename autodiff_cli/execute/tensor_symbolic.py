@@ -453,8 +453,10 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
     shapes = dict(first.shapes)
     total: Term | None = None
     for w in first.wrt:
-        direction = _unique_name(f"v_{w}", taken)
         shape = first.shapes[w]
+        if not math.prod(shape):  # no entries, no direction: its H v is empty whatever v is
+            continue
+        direction = _unique_name(f"v_{w}", taken)
         inputs.append((direction, ArrayLiteral(shape, (1.0,) * math.prod(shape)) if shape else 1.0))
         shapes[direction] = shape
         directions[w] = direction
@@ -462,7 +464,8 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
         term = apply("sum", term) if shape else term
         total = term if total is None else apply("+", total, term)
     directional = _unique_name(f"d{first.output}_v", taken)
-    assert total is not None
+    if total is None:  # every variable is empty: L does not change along any direction
+        total = apply("sum", _zeros_like(name(first.first[first.wrt[0]])))
     statements = [*first.statements, (directional, total)]
     program = as_program(inputs, statements, directional)
     second = _Sweep(program, infer(program, {n: shapes[n] for n, _ in inputs}), directional, first.wrt,
@@ -497,9 +500,11 @@ def full_hessian(first: TensorDerivatives) -> TensorDerivatives:
     shapes = {n: shape for n, shape in second.shapes.items() if n not in directions}
     columns: dict[tuple[str, str], list[Term]] = {}
     for w in first.wrt:
+        for u in first.wrt if not sizes[w] else ():  # W of no entries: a block of no rows
+            columns[(w, u)] = []
         for k in range(sizes[w]):
             renamed: dict[str, Term] = {second.directions[u]: _unit(first.shapes[u], k if u == w else None)
-                                        for u in first.wrt}
+                                        for u in first.wrt if u in second.directions}
             for title, term in second.statements:
                 if title in reads_direction and title != second.directional:  # H v does not read dL_v
                     new = _unique_name(f"{title}_{w}{k}", taken)
@@ -513,7 +518,11 @@ def full_hessian(first: TensorDerivatives) -> TensorDerivatives:
     derivatives: dict[str, str] = {}
     for (w, u), entries in columns.items():
         block = _unique_name(f"H_{w}" if len(first.wrt) == 1 else f"H_{w}_{u}", taken)
-        statements.append((block, apply("stack", *entries) if first.shapes[w] else entries[0]))
+        if not entries:
+            whole = literal((0, *first.shapes[u]), ())
+        else:
+            whole = apply("stack", *entries) if first.shapes[w] else entries[0]
+        statements.append((block, whole))
         shapes[block] = ((sizes[w],) if first.shapes[w] else ()) + tuple(first.shapes[u])
         derivatives[f"{w},{u}"] = block
     last = _output_last(first, statements)
@@ -683,10 +692,10 @@ class _Sweep:
                 g = self.statement(adjoint, g)
                 derivative_of[register] = adjoint
                 self.labels[adjoint] = (self.output, self._title(register))
-            if op in (INPUT, CONST):
-                continue
+            if op in (INPUT, CONST) or not math.prod(self.shapes[register]):
+                continue  # a value of no entries (x[2:2]) passes no gradient on
             operands = program.operands(register, first, second)
-            needs = tuple(varies[a] for a in operands)
+            needs = tuple(varies[a] and math.prod(self.shapes[a]) > 0 for a in operands)
             grads = self._vjp(register, g, operands, needs)
             for operand, grad in zip(operands, grads):
                 if grad is not None:

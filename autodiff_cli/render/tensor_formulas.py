@@ -59,6 +59,9 @@ class _Syntax:
         return (UNARY if text.startswith("-") else ATOM), text, text[0]
 
     def literal(self, values: ArrayLiteral) -> str:
+        if not values.values and values.shape:  # no entries: the language has no `[]`, but slices an empty one
+            empty = "[0][0:0]"
+            return empty if len(values.shape) == 1 else f"reshape({empty}, {list(values.shape)})"
         return _nested(values, short_number)
 
     def wrap(self, part: Part, at_least: float, minus: bool = False) -> str:
@@ -274,6 +277,8 @@ class _Python(_Syntax):
         return (UNARY if text.startswith("-") else ATOM), text, text[0]
 
     def literal(self, values: ArrayLiteral) -> str:
+        if not values.values and values.shape:
+            return f"np.zeros({tuple(values.shape)!r})"
         return f"np.array({_nested(values, lambda v: repr(float(v)))})"
 
     def operator(self, op: str, term: Term, parts: list[Part]) -> tuple[float, str]:
