@@ -227,10 +227,16 @@ class Builder:
 
     def refuse(self, what: str) -> ProgramError:
         program = self.sweep.program
-        where = program.instructions[self.register].position
-        return ProgramError(f"diff cannot write {what} in the language", where, program.source,
+        where, source, notes = program.instructions[self.register].position, program.source, []
+        if where is None and self.sweep.origin is not None:  # a statement diff wrote, differentiated again
+            where, source = self.sweep.origin
+            names = program.names_by_register()
+            statement = names[min(r for r in names if r >= self.register)]
+            notes.append(f"in {statement}, a statement diff writes for the first derivatives and "
+                         f"differentiates again (--order 2, --hessian)")
+        return ProgramError(f"diff cannot write {what} in the language", where, source,
                             "diff writes this adjoint for vectors and matrices only; eval --wrt gives the "
-                            "gradient's numbers")
+                            "gradient's numbers", notes)
 
     def broadcast(self, g: Term, x: Term) -> Term:
         """``g`` broadcast to ``x``'s shape: ``g + 0*x``, or just ``g`` where the expression
@@ -363,6 +369,7 @@ class TensorDerivatives:
     adjoints: set[str] = field(default_factory=set)
     labels: dict[str, tuple[str, str]] = field(default_factory=dict)
     hessian: bool = False  # order 2 as whole Hessian blocks ("W,U" -> H_W_U), not H v
+    origin: tuple[Any, Any] | None = None  # (position, source) of the output, for errors of a second sweep
 
     @property
     def names(self) -> list[str]:
@@ -440,6 +447,7 @@ def differentiate_tensors(program: Program, wrt: Sequence[str], output: str | No
                            f"differentiate sum({output}) or mean({output}), or an entry such as "
                            f"{output}[{', '.join('0' * len(out_shape))}]")
     first = _Sweep(program, shapes, output, tuple(wrt), lambda w: f"d{output}_d{w}").run()
+    first.origin = (program.variables[output].position, program.source)
     if order == 1:
         return first
     return _second_order(first)
@@ -469,7 +477,7 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
     statements = [*first.statements, (directional, total)]
     program = as_program(inputs, statements, directional)
     second = _Sweep(program, infer(program, {n: shapes[n] for n, _ in inputs}), directional, first.wrt,
-                    lambda n: f"Hv_{n}" if n in first.wrt else f"d2_{n}").run()
+                    lambda n: f"Hv_{n}" if n in first.wrt else f"d2_{n}", first.origin).run()
     second.order, second.first = 2, first.first
     second.output, second.directions, second.directional = first.output, directions, directional
     second.labels = {**first.labels, **second.labels}
@@ -604,8 +612,9 @@ class _Sweep:
     """One reverse sweep over a program, writing statements."""
 
     def __init__(self, program: Program, shapes: list[Shape], output: str, wrt: tuple[str, ...],
-                 adjoint_name: Callable[[str], str]) -> None:
+                 adjoint_name: Callable[[str], str], origin: tuple[Any, Any] | None = None) -> None:
         self.program = program
+        self.origin = origin  # (position, source) of the output differentiated, for errors in written statements
         self.shapes = shapes
         self.output = output
         self.wrt = wrt

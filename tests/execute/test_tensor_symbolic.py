@@ -390,3 +390,31 @@ def test_the_moons_mlps_backward_part_is_no_larger_than_jaxs() -> None:
 
     assert operations(parse(text)) - operations(program) <= 43
     assert "* [1]" not in text and "+ 0 * transpose" not in text and "0.0001 + 0" not in text
+
+
+@pytest.mark.parametrize("hessian", [False, True])
+def test_a_refusal_in_the_second_sweep_is_located_at_the_output(monkeypatch, hessian) -> None:
+    # The second sweep differentiates statements diff wrote, which have no place in the source:
+    # a refusal there was an error without a line and column.
+    import autodiff_cli.execute.tensor_symbolic as tensor_symbolic
+
+    rule = tensor_symbolic.vjp_rule
+
+    def refusing(op: str) -> Any:
+        def written(b: Any, *args: Any) -> Any:
+            if b.sweep.program.source.name == "<derivative program>":
+                raise b.refuse("a test's adjoint")
+            return rule(op)(b, *args)
+        return written
+
+    monkeypatch.setattr(tensor_symbolic, "vjp_rule", refusing)
+    program = parse("x = [1, 2]\n\ny = sum(x**3)\n")
+    with pytest.raises(ProgramError) as raised:
+        if hessian:
+            full_hessian(differentiate_tensors(program, ["x"]))
+        else:
+            differentiate_tensors(program, ["x"], order=2)
+    error = raised.value
+    assert (error.position.line, error.position.column) == (3, 1)  # y, where the output is written
+    assert error.source is program.source
+    assert any(note.startswith("in dy_v, a statement diff writes") for note in error.notes), error.notes
