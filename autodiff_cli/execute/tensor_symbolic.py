@@ -48,7 +48,7 @@ from typing import Any
 
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, ShapeMismatch, keep_axis, pack_arguments
-from ..errors import ProgramError
+from ..errors import ProgramError, ShapeError
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
 from .expressions import rule_program
@@ -401,9 +401,12 @@ def _reads_a_tensor(entry: Any, count: int, param: Any) -> bool:
         return True
 
 
-def refuse_unsized_tensors(program: Program, shapes_given: Mapping[str, Shape] | None = None) -> None:
+def refuse_unsized_tensors(program: Program, shapes_given: Mapping[str, Shape] | None = None,
+                           shapes: Sequence[Shape] | None = None) -> None:
     """A ``ShapeNeeded`` at the first op that reads as a tensor an input with no value and no
-    given shape (through elementwise ops: ``sum(2 * x)``), rather than taking it for a number."""
+    given shape (through elementwise ops: ``sum(2 * x)``), rather than taking it for a number.
+    With the ``shapes`` inferred for such inputs as numbers, an elementwise op with a tensor
+    operand of known shape takes that shape, not the input's (``sum(W * b)``: b a number)."""
     given = shapes_given or {}
     unsized = {v.register: v.name for v in program.inputs if v.default is None and v.name not in given}
     if not unsized:
@@ -412,6 +415,8 @@ def refuse_unsized_tensors(program: Program, shapes_given: Mapping[str, Shape] |
     for register, (op, first, second, param, where) in enumerate(program.rows()):
         operands = program.operands(register, first, second) if op not in (INPUT, CONST) else ()
         names = tuple(dict.fromkeys(n for a in operands for n in reaching[a]))
+        if shapes is not None and any(shapes[a] and not reaching[a] for a in operands):
+            names = ()  # a tensor of known shape gives the result its shape: the input may be a number
         entry = TENSOR_OPS.get(op)
         if op == INPUT:
             names = (unsized[register],) if register in unsized else ()
@@ -422,7 +427,7 @@ def refuse_unsized_tensors(program: Program, shapes_given: Mapping[str, Shape] |
                     f"{listed} {'has' if len(names) == 1 else 'have'} neither a value nor a shape, and "
                     f"{'is' if len(names) == 1 else 'are'} used here as a tensor: diff needs "
                     f"{'its shape' if len(names) == 1 else 'their shapes'}, which it does not guess",
-                    where, program.source,
+                    where, program.source,  # type: ignore[arg-type]
                     f"give {names[0]} a value (--set {names[0]}='[1, 2, 3]', or --values) or a shape "
                     f"(--shapes {names[0]}=3); --shapes {names[0]}= says it is a number")
             if not _elementwise_shape(entry, len(operands), param):
@@ -437,8 +442,12 @@ def differentiate_tensors(program: Program, wrt: Sequence[str], output: str | No
     or of ``shapes_given`` for inputs given values when the program runs.  ShapeNeeded where
     an input with neither is used as a tensor."""
     output = output_name(program, output)
-    refuse_unsized_tensors(program, shapes_given)
-    shapes = infer(program, input_shapes(program, shapes_given))
+    try:
+        shapes = infer(program, input_shapes(program, shapes_given))
+    except ShapeError:  # an input taken for a number where a tensor is needed: its shape is what is missing
+        refuse_unsized_tensors(program, shapes_given)
+        raise
+    refuse_unsized_tensors(program, shapes_given, shapes)
     out_shape = shapes[program.variables[output].register]
     if out_shape:
         variable = program.variables[output]
@@ -513,11 +522,13 @@ def full_hessian(first: TensorDerivatives) -> TensorDerivatives:
         for k in range(sizes[w]):
             renamed: dict[str, Term] = {second.directions[u]: _unit(first.shapes[u], k if u == w else None)
                                         for u in first.wrt if u in second.directions}
+            def substitute(node: Term, renamed: dict[str, Term] = renamed) -> Term | None:
+                return renamed.get(node.param) if node.op == NAME else None
+
             for title, term in second.statements:
                 if title in reads_direction and title != second.directional:  # H v does not read dL_v
                     new = _unique_name(f"{title}_{w}{k}", taken)
-                    statements.append((new, _replace(term, lambda node, renamed=renamed: renamed.get(node.param)
-                                                     if node.op == NAME else None)))
+                    statements.append((new, _replace(term, substitute)))
                     shapes[new] = second.shapes[title]
                     renamed[title] = name(new)
             for u in first.wrt:

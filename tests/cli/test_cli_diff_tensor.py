@@ -182,7 +182,8 @@ def test_an_input_used_as_a_tensor_without_a_shape_is_refused_where_it_is_used(r
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize("program", ["v = [a, b]\nL = sum(v**2)", "L = a * b + where(a < b, a, b)"])
+@pytest.mark.parametrize("program", ["v = [a, b]\nL = sum(v**2)", "L = a * b + where(a < b, a, b)",
+                                     "W = [1, 2]\nL = sum(W * b)"])  # W gives W * b its shape
 def test_inputs_used_as_numbers_without_a_value_are_numbers(runner, program) -> None:
     result = run(runner, "diff", "-e", program, "--format", "program")
     assert result.exit_code == 0, result.stderr
