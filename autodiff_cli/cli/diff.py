@@ -15,6 +15,7 @@ from .options import (
     CONTEXT_SETTINGS,
     EXIT_CODES_HELP,
     Command,
+    ReportedError,
     load_inputs,
     name_list,
     program_options,
@@ -26,13 +27,11 @@ if TYPE_CHECKING:
 
     from ..language.program import Program
 
-__all__ = ["MAX_DERIVATIVES", "MAX_ORDER", "diff_command"]
+__all__ = ["MAX_ORDER", "diff_command"]
 
 # Each order differentiates every derivative of the one before: the work and the size of
 # the result grow geometrically with the order, so it is bounded.
 MAX_ORDER = 10
-# How many derivatives one command may ask for (--order 2 over 140 variables is 9,870).
-MAX_DERIVATIVES = 10_000
 
 FORMATS = ("text", "program", "latex", "python", "json")
 
@@ -116,43 +115,30 @@ def diff_command(
 
     Orders, tensor rules and every format: docs/diff.md.
     """
-    from ..execute.symbolic import derivative_count, differentiate, unused_variables, wrt_names
-    from ..language.program import runs_as_tensors
+    from ..execute.symbolic import RequestTooLarge, ShapeNeeded, plan_diff
+    from ..render import formulas
 
     if hessian and order not in (1, 2):
         raise click.UsageError(f"--hessian is the second derivative; leave out --order {order}")
-    order = 2 if hessian else order
     program, values = load_inputs(source, expr, file, assignments, values_file)
-    _take_given_values(program, values, shapes)
-    chosen = wrt_names(program, output, name_list(wrt) or None)
-    if runs_as_tensors(program, values) or any(shapes.values()):
-        _diff_tensors(program, output, chosen, order, output_format, shapes, hessian)
-        return
-    from ..render import formulas
+    try:
+        _take_given_values(program, values, shapes)
+        request = plan_diff(program, output, name_list(wrt) or None, order, shapes, hessian)
+        warn(request.warnings)
+        with Progress("differentiating (sweeps)") as progress:
+            result = request.run(progress)
+    except RequestTooLarge as error:
+        raise click.UsageError(error.message) from None
+    except ShapeNeeded as error:
+        raise ShapeNeededError(error) from None
+    emit(formulas.write_derivatives(result, output_format or ("text" if stdout_is_terminal() else "program")))
 
-    count = derivative_count(len(chosen), order)
-    if count > MAX_DERIVATIVES:
-        raise click.UsageError(
-            f"--order {order} with respect to {len(chosen)} variables gives {count:,} derivatives "
-            f"(at most {MAX_DERIVATIVES:,}); name fewer variables with --wrt or lower --order"
-        )
-    warn(
-        [
-            f"'{result}' does not depend on '{name}': its derivatives with respect to it are 0"
-            for result, name in unused_variables(program, output, chosen)
-        ]
-    )
-    with Progress("differentiating (sweeps)") as progress:
-        result = differentiate(program, chosen, order, output, progress=progress)
-    output_format = output_format or ("text" if stdout_is_terminal() else "program")
-    writers = {
-        "text": formulas.derivatives_text,
-        "program": formulas.derivatives_program,
-        "latex": formulas.derivatives_latex,
-        "python": formulas.derivatives_python,
-        "json": formulas.derivatives_json,
-    }
-    emit(writers[output_format](result))
+
+class ShapeNeededError(ReportedError):
+    """An input used as a tensor with neither a value nor a shape: said where, exit 2 (what is
+    missing is on the command line)."""
+
+    exit_code = 2
 
 
 def _take_given_values(program: Program, values: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
@@ -179,50 +165,3 @@ def _take_given_values(program: Program, values: dict[str, Any], shapes: dict[st
                              source=Source(program.source.name, ""), hint=variables_hint(inputs, [name]))
         if tuple(getattr(variable.default, "shape", ())) != shape:
             variable.default = None
-
-
-def _diff_tensors(program: Program, output: str | None, chosen: list[str], order: int,
-                  output_format: str | None, shapes: dict[str, tuple[int, ...]], hessian: bool = False) -> None:
-    """diff of a tensor program: its gradient (or Hessian-vector product) as a program."""
-    from ..errors import ShapeError
-    from ..execute.symbolic import unused_variables
-    from ..execute.tensor_symbolic import MAX_ORDER as MAX_TENSOR_ORDER
-    from ..execute.tensor_symbolic import differentiate_tensors, full_hessian
-    from ..render import tensor_formulas
-
-    if order > MAX_TENSOR_ORDER:
-        raise click.UsageError(
-            f"--order {order} on a tensor program: diff writes its gradient (--order 1) and its "
-            "Hessian-vector product (--order 2); differentiate the --order 2 program again for more"
-        )
-    warn(
-        [
-            f"'{result}' does not depend on '{name}': its gradient with respect to it is 0"
-            for result, name in unused_variables(program, output, chosen)
-        ]
-    )
-    try:
-        result = differentiate_tensors(program, chosen, output, 1 if hessian else order, shapes)
-        if hessian:
-            result = full_hessian(result)
-    except ValueError as error:  # too many entries for a whole Hessian
-        raise click.UsageError(str(error)) from None
-    except ShapeError as error:
-        unsized = [v.name for v in program.inputs if v.default is None and v.name not in shapes]
-        if unsized:
-            error.notes.append(
-                f"diff takes the inputs' shapes from their values (in the program, --set or --values) "
-                f"or from --shapes; {', '.join(unsized)} "
-                f"{'has' if len(unsized) == 1 else 'have'} none, so {'it is a number' if len(unsized) == 1 else 'they are numbers'} "
-                f"here: give one a value (--set X='[[1, 2], [3, 4]]') or a shape (--shapes X=2,2)"
-            )
-        raise
-    output_format = output_format or ("text" if stdout_is_terminal() else "program")
-    writers = {
-        "text": tensor_formulas.tensor_text,
-        "program": tensor_formulas.tensor_program,
-        "latex": tensor_formulas.tensor_latex,
-        "python": tensor_formulas.tensor_python,
-        "json": tensor_formulas.tensor_json,
-    }
-    emit(writers[output_format](result))

@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
+from typing import Any
 
 from ..engine.ops import OPS, OVERFLOW_HINT, DomainError
 from ..errors import EvaluationError, InputError, ProgramError, Source, variables_hint
@@ -52,11 +53,16 @@ from .scalar import _domain_error as domain_error
 from .scalar import _shown_op as shown_op
 
 __all__ = [
+    "MAX_DERIVATIVES",
     "MAX_NODES",
     "Derivative",
     "DerivativeProgram",
+    "DiffRequest",
+    "RequestTooLarge",
+    "ShapeNeeded",
     "derivative_count",
     "differentiate",
+    "plan_diff",
     "sweep_count",
     "unused_variables",
     "wrt_names",
@@ -70,6 +76,8 @@ SHARE_BUDGET = 2
 INLINE_LIMIT = 24
 # The graph may not grow past this many nodes (a high order of a large program).
 MAX_NODES = 1_000_000
+# How many derivatives one request may ask for (--order 2 over 140 variables is 9,870).
+MAX_DERIVATIVES = 10_000
 # The graph grows by a roughly steady factor per order (5-7 for exp and tanh chains, a
 # slowly falling one): once the orders done project the order asked for past
 # MAX_NODES times this margin, the work stops there instead of minutes later at the limit
@@ -623,3 +631,95 @@ class _Emitter:
             left, right = args[inner]
             node = graph.written(ops[inner], (graph.written("*", (args[node][0], left)), right))
         return node
+
+
+# --- one entry for every shape ------------------------------------------------------------------
+
+
+class RequestTooLarge(InputError):
+    """What was asked cannot be written as asked (an order, a number of derivatives, a whole
+    Hessian): the request must change, not the program, so it has no place in the program."""
+
+
+class ShapeNeeded(InputError):
+    """An input with neither a value nor a shape is used as a tensor (indexed, multiplied by
+    ``@``, reduced): what its derivatives are depends on its shape, which cannot be guessed."""
+
+
+@dataclass
+class DiffRequest:
+    """A differentiation checked and ready to run: ``warnings`` are for the user before it runs,
+    ``tensors`` says which differentiator runs it (chosen by the shapes of the inputs)."""
+
+    program: Program
+    output: str
+    wrt: list[str]
+    order: int
+    hessian: bool
+    shapes: dict[str, tuple[int, ...]]
+    tensors: bool
+    warnings: list[str]
+
+    def run(self, progress: Callable[[int, int], None] | None = None) -> Any:
+        """The derivatives: a ``DerivativeProgram`` of a program of numbers, a
+        ``TensorDerivatives`` of one of tensors (``render.formulas`` writes either)."""
+        if not self.tensors:
+            return differentiate(self.program, self.wrt, self.order, self.output, progress=progress)
+        from ..errors import ShapeError
+        from .tensor_symbolic import differentiate_tensors, full_hessian
+
+        try:
+            result = differentiate_tensors(self.program, self.wrt, self.output, 1 if self.hessian else self.order,
+                                           self.shapes)
+        except ShapeError as error:
+            unsized = [v.name for v in self.program.inputs if v.default is None and v.name not in self.shapes]
+            if unsized:
+                error.notes.append(
+                    f"diff takes the inputs' shapes from their values (in the program, --set or --values) "
+                    f"or from --shapes; {', '.join(unsized)} "
+                    f"{'has' if len(unsized) == 1 else 'have'} none, so "
+                    f"{'it is a number' if len(unsized) == 1 else 'they are numbers'} "
+                    f"here: give one a value (--set X='[[1, 2], [3, 4]]') or a shape (--shapes X=2,2)")
+            raise
+        if self.hessian:
+            try:
+                result = full_hessian(result)
+            except ValueError as error:  # too many entries for a whole Hessian
+                raise RequestTooLarge(str(error)) from None
+        return result
+
+
+def plan_diff(program: Program, output: str | None = None, wrt: Iterable[str] | None = None, order: int = 1,
+              shapes: dict[str, tuple[int, ...]] | None = None, hessian: bool = False) -> DiffRequest:
+    """``diff``'s request checked: the variables (``wrt_names``), the differentiator the inputs'
+    shapes call for (a tensor given as a value or a default, or a shape in ``shapes``, makes it
+    the tensor one), and the limits of each (RequestTooLarge)."""
+    from ..language.program import runs_as_tensors
+
+    shapes = dict(shapes or {})
+    if hessian and order not in (1, 2):
+        raise RequestTooLarge(f"--hessian is the second derivative; leave out --order {order}")
+    order = 2 if hessian else order
+    output = output_name(program, output)
+    chosen = wrt_names(program, output, wrt)
+    defaults = {v.name: v.default for v in program.inputs}
+    tensors = runs_as_tensors(program, defaults) or any(shapes.values())
+    unused = unused_variables(program, output, chosen)
+    if tensors:
+        from .tensor_symbolic import MAX_ORDER as MAX_TENSOR_ORDER
+
+        if order > MAX_TENSOR_ORDER:
+            raise RequestTooLarge(
+                f"--order {order} on a tensor program: diff writes its gradient (--order 1) and its "
+                "Hessian-vector product (--order 2); differentiate the --order 2 program again for more")
+        warnings = [f"'{result}' does not depend on '{name}': its gradient with respect to it is 0"
+                    for result, name in unused]
+    else:
+        count = derivative_count(len(chosen), order)
+        if count > MAX_DERIVATIVES:
+            raise RequestTooLarge(
+                f"--order {order} with respect to {len(chosen)} variables gives {count:,} derivatives "
+                f"(at most {MAX_DERIVATIVES:,}); name fewer variables with --wrt or lower --order")
+        warnings = [f"'{result}' does not depend on '{name}': its derivatives with respect to it are 0"
+                    for result, name in unused]
+    return DiffRequest(program, output, chosen, order, hessian, shapes, tensors, warnings)

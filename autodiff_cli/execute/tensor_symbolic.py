@@ -47,24 +47,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS, keep_axis, pack_arguments
-from ..errors import ProgramError
+from ..engine.tensor_ops import TENSOR_OPS, ShapeMismatch, keep_axis, pack_arguments
+from ..errors import ProgramError, ShapeError
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
 from .expressions import rule_program
+from .symbolic import ShapeNeeded
 
 __all__ = [
-    "LITERAL",
     "HESSIAN_ENTRIES",
+    "LITERAL",
     "MAX_ORDER",
     "NAME",
     "NUMBER",
     "TensorDerivatives",
     "Term",
     "differentiate_tensors",
-    "full_hessian",
     "fold_term",
+    "full_hessian",
     "input_shapes",
+    "refuse_unsized_tensors",
     "vjp_rule",
 ]
 
@@ -225,10 +227,16 @@ class Builder:
 
     def refuse(self, what: str) -> ProgramError:
         program = self.sweep.program
-        where = program.instructions[self.register].position
-        return ProgramError(f"diff cannot write {what} in the language", where, program.source,
+        where, source, notes = program.instructions[self.register].position, program.source, []
+        if where is None and self.sweep.origin is not None:  # a statement diff wrote, differentiated again
+            where, source = self.sweep.origin
+            names = program.names_by_register()
+            statement = names[min(r for r in names if r >= self.register)]
+            notes.append(f"in {statement}, a statement diff writes for the first derivatives and "
+                         f"differentiates again (--order 2, --hessian)")
+        return ProgramError(f"diff cannot write {what} in the language", where, source,
                             "diff writes this adjoint for vectors and matrices only; eval --wrt gives the "
-                            "gradient's numbers")
+                            "gradient's numbers", notes)
 
     def broadcast(self, g: Term, x: Term) -> Term:
         """``g`` broadcast to ``x``'s shape: ``g + 0*x``, or just ``g`` where the expression
@@ -361,6 +369,7 @@ class TensorDerivatives:
     adjoints: set[str] = field(default_factory=set)
     labels: dict[str, tuple[str, str]] = field(default_factory=dict)
     hessian: bool = False  # order 2 as whole Hessian blocks ("W,U" -> H_W_U), not H v
+    origin: tuple[Any, Any] | None = None  # (position, source) of the output, for errors of a second sweep
 
     @property
     def names(self) -> list[str]:
@@ -374,13 +383,71 @@ def input_shapes(program: Program, given: Mapping[str, Shape] | None = None) -> 
     return {v.name: tuple(given.get(v.name, getattr(v.default, "shape", ()))) for v in program.inputs}
 
 
+def _elementwise_shape(entry: Any, count: int, param: Any) -> bool:
+    """Whether an op's result takes its operands' shape, as an elementwise op's does (a
+    comparison, ``where``, ``clip``): asked of its own shape rule, on numbers and on vectors."""
+    try:
+        return entry.shape(((),) * count, param) == () and entry.shape(((2,),) * count, param) == (2,)
+    except ShapeMismatch:
+        return False
+
+
+def _reads_a_tensor(entry: Any, count: int, param: Any) -> bool:
+    """Whether an op needs a tensor operand: its shape rule refuses numbers (indexing, ``@``,
+    an axis), or it reduces them to one number (``sum``, ``mean``: of a number, pointless)."""
+    try:
+        return entry.shape(((),) * count, param) == () and not _elementwise_shape(entry, count, param)
+    except ShapeMismatch:
+        return True
+
+
+def refuse_unsized_tensors(program: Program, shapes_given: Mapping[str, Shape] | None = None,
+                           shapes: Sequence[Shape] | None = None) -> None:
+    """A ``ShapeNeeded`` at the first op that reads as a tensor an input with no value and no
+    given shape (through elementwise ops: ``sum(2 * x)``), rather than taking it for a number.
+    With the ``shapes`` inferred for such inputs as numbers, an elementwise op with a tensor
+    operand of known shape takes that shape, not the input's (``sum(W * b)``: b a number)."""
+    given = shapes_given or {}
+    unsized = {v.register: v.name for v in program.inputs if v.default is None and v.name not in given}
+    if not unsized:
+        return
+    reaching: list[tuple[str, ...]] = []  # per register: the unsized inputs whose shape it takes
+    for register, (op, first, second, param, where) in enumerate(program.rows()):
+        operands = program.operands(register, first, second) if op not in (INPUT, CONST) else ()
+        names = tuple(dict.fromkeys(n for a in operands for n in reaching[a]))
+        if shapes is not None and any(shapes[a] and not reaching[a] for a in operands):
+            names = ()  # a tensor of known shape gives the result its shape: the input may be a number
+        entry = TENSOR_OPS.get(op)
+        if op == INPUT:
+            names = (unsized[register],) if register in unsized else ()
+        elif entry is not None and names and entry.arity != 0:
+            if _reads_a_tensor(entry, len(operands), param):
+                listed = " and ".join(names)
+                raise ShapeNeeded(
+                    f"{listed} {'has' if len(names) == 1 else 'have'} neither a value nor a shape, and "
+                    f"{'is' if len(names) == 1 else 'are'} used here as a tensor: diff needs "
+                    f"{'its shape' if len(names) == 1 else 'their shapes'}, which it does not guess",
+                    where, program.source,  # type: ignore[arg-type]
+                    f"give {names[0]} a value (--set {names[0]}='[1, 2, 3]', or --values) or a shape "
+                    f"(--shapes {names[0]}=3); --shapes {names[0]}= says it is a number")
+            if not _elementwise_shape(entry, len(operands), param):
+                names = ()  # the result has a shape of its own (a stack of numbers is a vector)
+        reaching.append(names)
+
+
 def differentiate_tensors(program: Program, wrt: Sequence[str], output: str | None = None,
                           order: int = 1, shapes_given: Mapping[str, Shape] | None = None) -> TensorDerivatives:
     """The program of the gradient of ``output`` (a number) with respect to ``wrt``, or with
     ``order`` 2 of the Hessian-vector product.  The shapes are those of the inputs' defaults,
-    or of ``shapes_given`` for inputs given values when the program runs."""
+    or of ``shapes_given`` for inputs given values when the program runs.  ShapeNeeded where
+    an input with neither is used as a tensor."""
     output = output_name(program, output)
-    shapes = infer(program, input_shapes(program, shapes_given))
+    try:
+        shapes = infer(program, input_shapes(program, shapes_given))
+    except ShapeError:  # an input taken for a number where a tensor is needed: its shape is what is missing
+        refuse_unsized_tensors(program, shapes_given)
+        raise
+    refuse_unsized_tensors(program, shapes_given, shapes)
     out_shape = shapes[program.variables[output].register]
     if out_shape:
         variable = program.variables[output]
@@ -389,6 +456,7 @@ def differentiate_tensors(program: Program, wrt: Sequence[str], output: str | No
                            f"differentiate sum({output}) or mean({output}), or an entry such as "
                            f"{output}[{', '.join('0' * len(out_shape))}]")
     first = _Sweep(program, shapes, output, tuple(wrt), lambda w: f"d{output}_d{w}").run()
+    first.origin = (program.variables[output].position, program.source)
     if order == 1:
         return first
     return _second_order(first)
@@ -402,8 +470,10 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
     shapes = dict(first.shapes)
     total: Term | None = None
     for w in first.wrt:
-        direction = _unique_name(f"v_{w}", taken)
         shape = first.shapes[w]
+        if not math.prod(shape):  # no entries, no direction: its H v is empty whatever v is
+            continue
+        direction = _unique_name(f"v_{w}", taken)
         inputs.append((direction, ArrayLiteral(shape, (1.0,) * math.prod(shape)) if shape else 1.0))
         shapes[direction] = shape
         directions[w] = direction
@@ -411,11 +481,12 @@ def _second_order(first: TensorDerivatives) -> TensorDerivatives:
         term = apply("sum", term) if shape else term
         total = term if total is None else apply("+", total, term)
     directional = _unique_name(f"d{first.output}_v", taken)
-    assert total is not None
+    if total is None:  # every variable is empty: L does not change along any direction
+        total = apply("sum", _zeros_like(name(first.first[first.wrt[0]])))
     statements = [*first.statements, (directional, total)]
     program = as_program(inputs, statements, directional)
     second = _Sweep(program, infer(program, {n: shapes[n] for n, _ in inputs}), directional, first.wrt,
-                    lambda n: f"Hv_{n}" if n in first.wrt else f"d2_{n}").run()
+                    lambda n: f"Hv_{n}" if n in first.wrt else f"d2_{n}", first.origin).run()
     second.order, second.first = 2, first.first
     second.output, second.directions, second.directional = first.output, directions, directional
     second.labels = {**first.labels, **second.labels}
@@ -446,14 +517,18 @@ def full_hessian(first: TensorDerivatives) -> TensorDerivatives:
     shapes = {n: shape for n, shape in second.shapes.items() if n not in directions}
     columns: dict[tuple[str, str], list[Term]] = {}
     for w in first.wrt:
+        for u in first.wrt if not sizes[w] else ():  # W of no entries: a block of no rows
+            columns[(w, u)] = []
         for k in range(sizes[w]):
             renamed: dict[str, Term] = {second.directions[u]: _unit(first.shapes[u], k if u == w else None)
-                                        for u in first.wrt}
+                                        for u in first.wrt if u in second.directions}
+            def substitute(node: Term, renamed: dict[str, Term] = renamed) -> Term | None:
+                return renamed.get(node.param) if node.op == NAME else None
+
             for title, term in second.statements:
                 if title in reads_direction and title != second.directional:  # H v does not read dL_v
                     new = _unique_name(f"{title}_{w}{k}", taken)
-                    statements.append((new, _replace(term, lambda node: renamed.get(node.param)
-                                                     if node.op == NAME else None)))
+                    statements.append((new, _replace(term, substitute)))
                     shapes[new] = second.shapes[title]
                     renamed[title] = name(new)
             for u in first.wrt:
@@ -462,7 +537,11 @@ def full_hessian(first: TensorDerivatives) -> TensorDerivatives:
     derivatives: dict[str, str] = {}
     for (w, u), entries in columns.items():
         block = _unique_name(f"H_{w}" if len(first.wrt) == 1 else f"H_{w}_{u}", taken)
-        statements.append((block, apply("stack", *entries) if first.shapes[w] else entries[0]))
+        if not entries:
+            whole = literal((0, *first.shapes[u]), ())
+        else:
+            whole = apply("stack", *entries) if first.shapes[w] else entries[0]
+        statements.append((block, whole))
         shapes[block] = ((sizes[w],) if first.shapes[w] else ()) + tuple(first.shapes[u])
         derivatives[f"{w},{u}"] = block
     last = _output_last(first, statements)
@@ -544,8 +623,9 @@ class _Sweep:
     """One reverse sweep over a program, writing statements."""
 
     def __init__(self, program: Program, shapes: list[Shape], output: str, wrt: tuple[str, ...],
-                 adjoint_name: Callable[[str], str]) -> None:
+                 adjoint_name: Callable[[str], str], origin: tuple[Any, Any] | None = None) -> None:
         self.program = program
+        self.origin = origin  # (position, source) of the output differentiated, for errors in written statements
         self.shapes = shapes
         self.output = output
         self.wrt = wrt
@@ -632,10 +712,10 @@ class _Sweep:
                 g = self.statement(adjoint, g)
                 derivative_of[register] = adjoint
                 self.labels[adjoint] = (self.output, self._title(register))
-            if op in (INPUT, CONST):
-                continue
+            if op in (INPUT, CONST) or not math.prod(self.shapes[register]):
+                continue  # a value of no entries (x[2:2]) passes no gradient on
             operands = program.operands(register, first, second)
-            needs = tuple(varies[a] for a in operands)
+            needs = tuple(varies[a] and math.prod(self.shapes[a]) > 0 for a in operands)
             grads = self._vjp(register, g, operands, needs)
             for operand, grad in zip(operands, grads):
                 if grad is not None:

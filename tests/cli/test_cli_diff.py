@@ -202,3 +202,64 @@ def test_help_has_examples(runner) -> None:
     assert result.exit_code == 0
     assert "autodiff diff samples/neuron.ad --wrt x1,w1 | autodiff eval -" in result.stdout
     assert "diff" in run(runner, "--help").stdout
+
+
+# --- every derivative program reads back (the language has no `[]`) -----------------------------
+
+SAMPLE_PROGRAMS = sorted(path.relative_to(REPO / "samples").as_posix() for path in (REPO / "samples").rglob("*.ad"))
+
+
+@pytest.mark.parametrize("sample", SAMPLE_PROGRAMS)
+@pytest.mark.parametrize("order", ["1", "2"])
+def test_every_samples_derivative_program_parses_back(runner, samples, sample: str, order: str) -> None:
+    from autodiff_cli.language.compiler import parse
+
+    result = runner.invoke(main, ["diff", str(samples / sample), "--order", order, "--format", "json"])
+    if result.exit_code == 2 and order == "2":
+        assert "Traceback" not in result.stderr  # refused as a request (too large), which is said
+        return
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    parse(document["program"], sample)  # raises where the text is not the language
+    compile(runner.invoke(main, ["diff", str(samples / sample), "--order", order, "--format", "python"]).stdout,
+            sample, "exec")
+
+
+VECTOR, MATRIX = "x = [1, 2, 3, 4]\n", "x = [[1, 2], [3, 4], [5, 6]]\n"
+
+
+@pytest.mark.parametrize(("given", "taken"), [
+    (VECTOR, "x[2:2]"), (VECTOR, "x[4:]"), (VECTOR, "x[::-1][4:]"),
+    (MATRIX, "x[2:2]"), (MATRIX, "x[1:1, :]"), (MATRIX, "x[:, 1:1]"), (MATRIX, "x[3:]"),
+])
+def test_an_empty_slice_passes_no_gradient_and_the_program_reads_back(runner, given, taken) -> None:
+    # Before, the slice's adjoint was written `(1 + 0 * t1) @ []`, which the language cannot parse.
+    program = f"{given}y = sum({taken}) + sum(x**2)\n"
+    written = run(runner, "diff", "-e", program, "--format", "program")
+    assert written.exit_code == 0, written.stderr
+    assert "[]" not in written.stdout
+    values = run(runner, "eval", "-", "--format", "json", input=written.stdout)
+    assert values.exit_code == 0, values.stderr
+    x = json.loads(values.stdout)["values"]["x"]
+    assert json.loads(values.stdout)["values"]["dy_dx"] == [[2 * v for v in row] for row in x] \
+        if isinstance(x[0], list) else [2 * v for v in x]  # d sum(x**2) / dx = 2x; the empty part adds 0
+
+
+def test_an_empty_block_of_a_whole_hessian_reads_back(runner) -> None:
+    result = run(runner, "diff", "-e", "y = sum(x**2) + sum(z**2)", "--shapes", "x=0", "--shapes", "z=2",
+                 "--hessian", "--format", "program")
+    assert result.exit_code == 0, result.stderr
+    assert "H_x_z = reshape([0][0:0], [0, 2])\n" in result.stdout  # d2y/dx dz: no rows, each shaped like z
+    from autodiff_cli.language.compiler import parse
+
+    parse(result.stdout)
+
+
+def test_a_variable_of_no_entries_takes_no_direction(runner) -> None:
+    # Before, --order 2 wrote its direction as the input `v_x = []`, which does not parse.
+    result = run(runner, "diff", "-e", "y = sum(x**2)", "--shapes", "x=0", "--order", "2", "--format", "program")
+    assert result.exit_code == 0, result.stderr
+    assert "\nv_x = " not in "\n" + result.stdout and "Hv_x = 0 * x\n" in result.stdout
+    from autodiff_cli.language.compiler import parse
+
+    parse(result.stdout)

@@ -49,9 +49,9 @@ def test_an_indexed_temporary_keeps_its_own_subscript_apart() -> None:
 
 
 def test_the_python_form_refuses_an_input_of_another_shape_than_it_was_written_for(runner) -> None:
-    # Written for a number x (no value given): dy/dx = 2x + 1.  For x = [1, 2, 3] the gradient of
+    # Written for a number x (--shapes x= says so): dy/dx = 2x + 1.  For x = [1, 2, 3] the gradient of
     # mean(x) + sum(x*x) would be 2x + 1/3, so answering 2x + 1 silently would be wrong.
-    result = runner.invoke(main, ["diff", "y = mean(x) + sum(x*x)", "--format", "python"])
+    result = runner.invoke(main, ["diff", "y = mean(x) + sum(x*x)", "--shapes", "x=", "--format", "python"])
     assert result.exit_code == 0, result.output
     namespace: dict = {}
     exec(compile(result.output, "<diff --format python>", "exec"), namespace)  # noqa: S102 - our own output

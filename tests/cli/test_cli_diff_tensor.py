@@ -166,11 +166,36 @@ def test_an_input_the_output_does_not_use_gets_zeros_and_a_warning(runner) -> No
     assert "dL_dU = 0 * U\n" in result.stdout
 
 
-def test_inputs_without_a_value_are_numbers_and_the_note_says_so(runner) -> None:
-    result = run(runner, "diff", "-e", "L = sum(X @ W)")
-    assert result.exit_code != 0
-    assert "X @ W: [] @ []: @ takes vectors and matrices" in result.stderr
-    assert "X, W have none, so they are numbers here" in result.stderr
+@pytest.mark.parametrize(("program", "column", "names"), [
+    ("L = sum(X @ W)", 11, "X and W have"),       # @
+    ("L = sum(x[0])", 10, "x has"),               # indexing
+    ("L = sum(2 * x)", 5, "x has"),               # a reduction, through an elementwise op
+    ("L = sum(x, 0)", 5, "x has"),                # a reduction along an axis
+    ("L = sum(softmax(x + 1))", 9, "x has"),      # an op along an axis
+    ("L = mean(transpose(x))", 10, "x has"),
+])
+def test_an_input_used_as_a_tensor_without_a_shape_is_refused_where_it_is_used(runner, program, column,
+                                                                                  names) -> None:
+    # Before, such an input was taken for a number: sum(2 * x) gave dL_dx = 2, and the others an
+    # error about scalars ("drop the [...]") with exit 1.
+    result = run(runner, "diff", "-e", program)
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"<expr>:1:{column}: error: {names} neither a value nor a shape")
+    assert "--shapes" in result.stderr and "--set" in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("program", ["v = [a, b]\nL = sum(v**2)", "L = a * b + where(a < b, a, b)",
+                                     "W = [1, 2]\nL = sum(W * b)"])  # W gives W * b its shape
+def test_inputs_used_as_numbers_without_a_value_are_numbers(runner, program) -> None:
+    result = run(runner, "diff", "-e", program, "--format", "program")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_an_empty_shape_says_an_input_is_a_number(runner) -> None:
+    result = run(runner, "diff", "-e", "L = sum(2 * x)", "--shapes", "x=", "--format", "text")
+    assert result.exit_code == 0, result.stderr
+    assert "dL_dx = 2" in result.stdout  # d sum(2x) / dx for a number x, by hand
 
 
 def test_a_variable_after_the_output_keeps_the_output_in_place(runner) -> None:
@@ -267,10 +292,10 @@ def test_a_bad_shape_is_a_message(runner, shapes: list[str], code: int, said: st
     assert result.exit_code == code and said in result.stderr and "Traceback" not in result.stderr
 
 
-def test_without_shapes_the_note_says_how_to_give_them(runner) -> None:
+def test_without_shapes_the_error_says_how_to_give_them(runner) -> None:
     result = runner.invoke(main, ["diff", UNSIZED])
-    assert result.exit_code == 1
-    assert "--shapes X=2,2" in result.stderr and "--set" in result.stderr
+    assert result.exit_code == 2
+    assert "--shapes X=" in result.stderr and "--set" in result.stderr
 
 
 def test_two_different_shapes_for_one_input_are_a_usage_error(runner) -> None:

@@ -18,7 +18,7 @@ from autodiff_cli.execute.interpreter import input_arrays
 from autodiff_cli.execute.interpreter import run_forward as run_arrays
 from autodiff_cli.execute.tensor_symbolic import differentiate_tensors
 from autodiff_cli.language import parse
-from autodiff_cli.render.tensor_formulas import tensor_program
+from autodiff_cli.render.formulas import derivatives_program
 
 
 def run_forward(program, given):
@@ -37,7 +37,7 @@ def diff_gradient(text: str, inputs: dict, wrt: str) -> np.ndarray:
     program = parse(text)
     shapes = {k: np.shape(v) for k, v in inputs.items()}
     derivatives = differentiate_tensors(program, [wrt], shapes_given=shapes)
-    written = parse(tensor_program(derivatives))
+    written = parse(derivatives_program(derivatives))
     run = run_forward(written, inputs)
     return run.value(derivatives.derivatives[wrt])
 

@@ -737,3 +737,32 @@ def test_constants_that_do_not_fold_are_kept(source: str, expected: str) -> None
     assert text(source) == expected
     with pytest.raises(EvaluationError):
         evaluate(parse(program_text(differentiate(parse(source)).program)), {"x": 1.0})
+
+
+# --- one entry for every shape (plan_diff) ------------------------------------------------------
+
+
+def test_plan_diff_picks_the_differentiator_by_the_inputs_shapes() -> None:
+    from autodiff_cli.execute.symbolic import DerivativeProgram, plan_diff
+    from autodiff_cli.execute.tensor_symbolic import TensorDerivatives
+    from autodiff_cli.render.formulas import write_derivatives
+
+    numbers = plan_diff(parse("x = 3\ny = x**2"))
+    assert not numbers.tensors and isinstance(numbers.run(), DerivativeProgram)
+    assert write_derivatives(numbers.run(), "text") == "dy/dx = 2*x\n"  # d x^2 / dx, by hand
+    vector = plan_diff(parse("x = [1, 2]\ny = sum(x**2)"))
+    assert vector.tensors and isinstance(vector.run(), TensorDerivatives)
+    shaped = plan_diff(parse("y = sum(x**2)"), shapes={"x": (3,)})
+    assert shaped.tensors and shaped.run().shapes["dy_dx"] == (3,)
+
+
+def test_plan_diff_refuses_what_cannot_be_written_as_asked() -> None:
+    from autodiff_cli.execute.symbolic import MAX_DERIVATIVES, RequestTooLarge, plan_diff
+
+    with pytest.raises(RequestTooLarge, match="--order 3 on a tensor program"):
+        plan_diff(parse("x = [1, 2]\ny = sum(x**2)"), order=3)
+    many = "\n".join(f"x{k} = 1" for k in range(200)) + "\ny = " + " + ".join(f"x{k}" for k in range(200))
+    with pytest.raises(RequestTooLarge, match=f"at most {MAX_DERIVATIVES:,}"):
+        plan_diff(parse(many), order=2)  # 200 * 201 / 2 = 20,100 second derivatives
+    with pytest.raises(RequestTooLarge, match="full Hessian of 65 entries"):
+        plan_diff(parse("y = sum(x**2)"), shapes={"x": (65,)}, hessian=True).run()

@@ -20,7 +20,7 @@ from autodiff_cli.errors import ProgramError
 from autodiff_cli.execute.interpreter import input_arrays, run_forward
 from autodiff_cli.execute.tensor_symbolic import differentiate_tensors, full_hessian, vjp_rule
 from autodiff_cli.language.compiler import parse
-from autodiff_cli.render.tensor_formulas import tensor_latex, tensor_program, tensor_python, tensor_text
+from autodiff_cli.render.formulas import derivatives_latex, derivatives_program, derivatives_python, derivatives_text
 from properties.test_tensor_random import Gen, Tie
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -63,12 +63,12 @@ def python_form(text: str, given: dict[str, Any], seed: int = 3) -> dict[str, An
 def check_first_order(program: Any, given: dict[str, Any], wrt: list[str]) -> Any:
     result = differentiate_tensors(program, wrt, shapes_given={n: np.shape(v) for n, v in given.items()})
     want = executor_gradients(program, given, wrt)
-    run = run_text(tensor_program(result), given)
-    python = python_form(tensor_python(result), given)
+    run = run_text(derivatives_program(result), given)
+    python = python_form(derivatives_python(result), given)
     for name in wrt:
         close(run.value(result.derivatives[name]), want[name], f"d/d{name} (program)")
         close(python[name], want[name], f"d/d{name} (python)")
-    latex, text = tensor_latex(result), tensor_text(result)  # every op has a form in both
+    latex, text = derivatives_latex(result), derivatives_text(result)  # every op has a form in both
     assert latex.count(" &= ") == len(result.statements)
     assert text.count(" = ") == len(result.statements)
     return result
@@ -90,7 +90,7 @@ def test_every_op_has_a_symbolic_vjp() -> None:
 def test_regression_gives_the_posts_gradient() -> None:
     program = parse((SAMPLES / "regression_matrix.ad").read_text())
     result = check_first_order(program, {}, ["W"])
-    text = tensor_program(result)
+    text = derivatives_program(result)
     assert "dL_dW = transpose(X) @ dL_dP\n" in text
     # the post's dL/dW = (2/N) X^T (P - Y), computed by hand in NumPy
     x = np.array(program.variables["X"].default.nested())
@@ -98,8 +98,8 @@ def test_regression_gives_the_posts_gradient() -> None:
     w = np.array([[2.5], [-1.25]])
     run = run_text(text, {"W": w})
     close(run.value("dL_dW"), 2 / 8 * x.T @ (x @ w - y), "dL/dW by hand")
-    assert "X^\\top \\frac{\\partial L}{\\partial P}" in tensor_latex(result)
-    assert "dL_dW = transpose(X) @ dL_dP  # [2, 1]\n" in tensor_text(result)
+    assert "X^\\top \\frac{\\partial L}{\\partial P}" in derivatives_latex(result)
+    assert "dL_dW = transpose(X) @ dL_dP  # [2, 1]\n" in derivatives_text(result)
 
 
 def test_moons_mlp_every_parameter() -> None:
@@ -114,11 +114,11 @@ def test_moons_mlp_every_parameter() -> None:
 def test_derivative_of_derivative_program_reads_back() -> None:
     """The program text is a program of the language: diff can differentiate it again."""
     program = parse((SAMPLES / "regression_matrix.ad").read_text())
-    text = tensor_program(differentiate_tensors(program, ["W"]))
+    text = derivatives_program(differentiate_tensors(program, ["W"]))
     again = parse(text + "S = sum(dL_dW)\n")
     second = differentiate_tensors(again, ["W"], "S")
     x = np.array(program.variables["X"].default.nested())
-    close(run_text(tensor_program(second), {}).value(second.derivatives["W"]),
+    close(run_text(derivatives_program(second), {}).value(second.derivatives["W"]),
           2 / 8 * x.T @ x @ np.ones((2, 1)), "d sum(dL/dW) / dW = H 1")
 
 
@@ -132,7 +132,7 @@ def test_the_result_grows_linearly_with_the_program() -> None:
     sizes = {}
     for n in (50, 100, 200):
         result = differentiate_tensors(parse(layers(n)), ["W", "x"])
-        sizes[n] = (len(result.statements), len(tensor_program(result)))
+        sizes[n] = (len(result.statements), len(derivatives_program(result)))
     for small, big in ((50, 100), (100, 200)):
         assert sizes[big][0] <= 2 * sizes[small][0] + 10, sizes
         assert sizes[big][1] <= 2.1 * sizes[small][1], sizes
@@ -144,14 +144,14 @@ def test_a_deeply_nested_expression_needs_no_recursion() -> None:
     depth = 3000
     program = parse("x = [1, 2]\nL = sum(" + "sin(" * depth + "x" + ")" * depth + ")\n")
     result = differentiate_tensors(program, ["x"])
-    for render in (tensor_program, tensor_latex, tensor_python, tensor_text):
+    for render in (derivatives_program, derivatives_latex, derivatives_python, derivatives_text):
         render(result)
     want = np.array([1.0, 2.0])
     slope = np.ones(2)
     for _ in range(depth):  # the chain rule by hand: d sin^n(x) = prod cos(sin^k(x))
         slope *= np.cos(want)
         want = np.sin(want)
-    close(run_text(tensor_program(result), {}).value(result.derivatives["x"]), slope, "d/dx", 1e-10)
+    close(run_text(derivatives_program(result), {}).value(result.derivatives["x"]), slope, "d/dx", 1e-10)
 
 
 # --- random shape-typed programs -----------------------------------------------------------------------
@@ -215,9 +215,9 @@ def test_random_programs_hessian_vector_products(chunk: int) -> None:
         arrays = input_arrays(program, given, seed=3)
         v = {name: rng.normal(size=np.shape(arrays[name])) for name in wrt}
         directions = {result.directions[name]: v[name] for name in wrt}
-        run = run_text(tensor_program(result), {**given, **directions})
+        run = run_text(derivatives_program(result), {**given, **directions})
         want = hvp_reference(spec, {**spec.values, **arrays}, v)
-        python = python_form(tensor_python(result), {**given, **directions})
+        python = python_form(derivatives_python(result), {**given, **directions})
         for name in wrt:
             close(run.value(result.derivatives[name]), want[name], f"seed {seed}: H v for {name}\n{spec.text}",
                   1e-10)
@@ -232,7 +232,7 @@ def test_hessian_vector_product_of_moons_mlp_against_finite_differences() -> Non
     arrays = input_arrays(program, given, seed=3)
     rng = np.random.default_rng(5)
     v = {name: rng.normal(size=arrays[name].shape) for name in wrt}
-    run = run_text(tensor_program(result), {**given, **{result.directions[n]: v[n] for n in wrt}})
+    run = run_text(derivatives_program(result), {**given, **{result.directions[n]: v[n] for n in wrt}})
     h = 1e-5
 
     def gradient(sign: float) -> dict[str, Any]:
@@ -252,7 +252,7 @@ def test_an_inner_axis_of_a_three_axis_tensor_is_put_back_with_size_1() -> None:
     program = parse("A = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]\nL = sum(sum(A, 1)**2)\n")
     result = check_first_order(program, {}, ["A"])
     a = np.arange(1.0, 9.0).reshape(2, 2, 2)
-    run = run_text(tensor_program(result), {})
+    run = run_text(derivatives_program(result), {})
     close(run.value(result.derivatives["A"]), np.broadcast_to(2 * np.sum(a, 1, keepdims=True), a.shape), "by hand")
 
 
@@ -271,7 +271,7 @@ def test_an_inner_axis_and_an_index_of_a_four_axis_tensor_are_written_with_resha
         return (anp.sum(anp.sum(a, 1) ** 2) + anp.sum(anp.max(a, -2, keepdims=True) * a)
                 + anp.sum(a[1, :, 0] * c[0]) + anp.sum(anp.tanh(a[0] * c)))
 
-    run = run_text(tensor_program(result), {})
+    run = run_text(derivatives_program(result), {})
     close(run.value(result.derivatives["A"]), autograd.grad(loss, 0)(a, c), "dL/dA by autograd")
     close(run.value(result.derivatives["c"]), autograd.grad(loss, 1)(a, c), "dL/dc by autograd")
 
@@ -292,7 +292,7 @@ def test_three_axes_where_the_language_can_write_them() -> None:
     b = np.array([[[0.5, -1.0]]])
     want_a = b * (1 - np.tanh(a * b) ** 2) + 2 * np.sum(a, 0)
     want_b = np.sum(a * (1 - np.tanh(a * b) ** 2), axis=(0, 1), keepdims=True)
-    run = run_text(tensor_program(result), {})
+    run = run_text(derivatives_program(result), {})
     close(run.value(result.derivatives["A"]), want_a, "dL/dA by hand")
     close(run.value(result.derivatives["b"]), want_b, "dL/db by hand")
 
@@ -313,7 +313,7 @@ def test_a_spread_of_a_spread_is_written_once() -> None:
 def test_the_engines_conventions_at_ties_and_kinks(text: str, want: list[float]) -> None:
     program = parse(text)
     result = check_first_order(program, {}, ["x"])
-    close(run_text(tensor_program(result), {}).value(result.derivatives["x"]), want, "by hand")
+    close(run_text(derivatives_program(result), {}).value(result.derivatives["x"]), want, "by hand")
 
 
 # --- the whole Hessian, by stacking H v along each entry ----------------------------------------------
@@ -352,8 +352,8 @@ def test_random_programs_whole_hessians(chunk: int) -> None:
             continue
         first = differentiate_tensors(program, wrt, shapes_given={n: np.shape(v) for n, v in given.items()})
         result = full_hessian(first)
-        run = run_text(tensor_program(result), given)
-        python = python_form(tensor_python(result), given)
+        run = run_text(derivatives_program(result), given)
+        python = python_form(derivatives_python(result), given)
         values = {**spec.values, **arrays}
         for w in wrt:
             for u in wrt:
@@ -374,19 +374,47 @@ def test_a_whole_hessian_by_hand() -> None:
     """L = sum(x**3) + x0*x1 at x = [1, 2]: H = [[6 x0, 1], [1, 6 x1]] = [[6, 1], [1, 12]]."""
     result = full_hessian(differentiate_tensors(parse("x = [1, 2]; L = sum(x**3) + x[0]*x[1]"), ["x"]))
     assert result.derivatives == {"x,x": "H_x"}
-    run = run_text(tensor_program(result), {})
+    run = run_text(derivatives_program(result), {})
     assert run.value("H_x").tolist() == [[6.0, 1.0], [1.0, 12.0]]
-    assert tensor_program(result).rstrip().splitlines()[-1].startswith("L = ")  # eval shows every block
+    assert derivatives_program(result).rstrip().splitlines()[-1].startswith("L = ")  # eval shows every block
 
 
 def test_the_moons_mlps_backward_part_is_no_larger_than_jaxs() -> None:
     """JAX's make_jaxpr(grad(f)) of the moons MLP has 43 operations beyond the forward pass (issue
     33's count); diff's program writes no '0.0001 + 0', no 'g * [1]' and no 'g + 0 * W' tricks."""
     program = parse((SAMPLES / "moons_mlp.ad").read_text())
-    text = tensor_program(differentiate_tensors(program, ["W1", "b1", "W2", "b2", "W3", "b3", "x", "y"]))
+    text = derivatives_program(differentiate_tensors(program, ["W1", "b1", "W2", "b2", "W3", "b3", "x", "y"]))
 
     def operations(p: Any) -> int:
         return sum(1 for i in p.instructions if i.op not in ("input", "const", "="))
 
     assert operations(parse(text)) - operations(program) <= 43
     assert "* [1]" not in text and "+ 0 * transpose" not in text and "0.0001 + 0" not in text
+
+
+@pytest.mark.parametrize("hessian", [False, True])
+def test_a_refusal_in_the_second_sweep_is_located_at_the_output(monkeypatch, hessian) -> None:
+    # The second sweep differentiates statements diff wrote, which have no place in the source:
+    # a refusal there was an error without a line and column.
+    import autodiff_cli.execute.tensor_symbolic as tensor_symbolic
+
+    rule = tensor_symbolic.vjp_rule
+
+    def refusing(op: str) -> Any:
+        def written(b: Any, *args: Any) -> Any:
+            if b.sweep.program.source.name == "<derivative program>":
+                raise b.refuse("a test's adjoint")
+            return rule(op)(b, *args)
+        return written
+
+    monkeypatch.setattr(tensor_symbolic, "vjp_rule", refusing)
+    program = parse("x = [1, 2]\n\ny = sum(x**3)\n")
+    with pytest.raises(ProgramError) as raised:
+        if hessian:
+            full_hessian(differentiate_tensors(program, ["x"]))
+        else:
+            differentiate_tensors(program, ["x"], order=2)
+    error = raised.value
+    assert (error.position.line, error.position.column) == (3, 1)  # y, where the output is written
+    assert error.source is program.source
+    assert any(note.startswith("in dy_v, a statement diff writes") for note in error.notes), error.notes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from autodiff_cli.execute.tensor_symbolic import TensorDerivatives, Term, apply, literal, name, number
-from autodiff_cli.render.tensor_formulas import tensor_latex, tensor_program, tensor_python
+from autodiff_cli.render.formulas import derivatives_latex, derivatives_program, derivatives_python
 
 X, Y, Z = name("X"), name("Y"), name("Z")
 
@@ -33,9 +33,9 @@ def one(term: Term) -> TensorDerivatives:
 ])
 def test_each_syntax_writes_the_fewest_parentheses(term: Term, program: str, python: str, latex: str) -> None:
     result = one(term)
-    assert tensor_program(result).splitlines()[-1] == f"d = {program}"
-    assert f"    d = {python}\n" in tensor_python(result)
-    assert f"&= {latex}\n" in tensor_latex(result)
+    assert derivatives_program(result).splitlines()[-1] == f"d = {program}"
+    assert f"    d = {python}\n" in derivatives_python(result)
+    assert f"&= {latex}\n" in derivatives_latex(result)
 
 
 def test_every_op_has_a_form_in_every_syntax() -> None:
@@ -52,7 +52,7 @@ def test_every_op_has_a_form_in_every_syntax() -> None:
         if op in TENSOR_OPS and any(a.default is None and a.kind == "shape" for a in TENSOR_OPS[op].arguments):
             param = (-1,)  # a required shape: every entry in one axis
         result = one(Term(op, (X, Y, Z)[:arity], param))
-        for write in (tensor_program, tensor_python, tensor_latex):
+        for write in (derivatives_program, derivatives_python, derivatives_latex):
             lines = write(result).splitlines()
             assert any(line.lstrip().startswith(("d = ", "d &= ")) and "X" in line for line in lines), (op, write)
 
@@ -61,5 +61,5 @@ def test_a_subscripts_operand_is_parenthesised_where_it_binds_more_loosely() -> 
     """(t**0.5)[i]: written t**0.5[i] the subscript would take 0.5 (found by the random programs)."""
     from autodiff_cli.engine.tensor_ops import GATHER
 
-    text = tensor_program(one(Term(GATHER, (Term("**c", (X,), 0.5), Y), None)))
+    text = derivatives_program(one(Term(GATHER, (Term("**c", (X,), 0.5), Y), None)))
     assert "d = (X**0.5)[Y]" in text
