@@ -9,10 +9,8 @@ training ended (``files.training_outputs``), and says how it ended (``execute.tr
 
 from __future__ import annotations
 
-import math
 import os
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,15 +20,17 @@ from ..files.atomic import check_writable, write_atomic
 from ..files.formats import ROW_FORMATS, format_by_extension
 from ..files.streams import is_stream, names_stdin, names_stdout
 from .console import notify, reading_progress, warn
-from .fit_progress import Interrupts as _Interrupts, Reporter
+from .fit_progress import Interrupts as _Interrupts
+from .fit_progress import Reporter
 from .options import (
-    Command,
-    dtype_option,
-    FiniteFloat,
-    NPY_FILES_READ,
     CONTEXT_SETTINGS,
+    NPY_FILES_READ,
+    Command,
+    FiniteFloat,
     Unranged,
     complete_file_name,
+    dtype_option,
+    finite_number,
     load_inputs_and_values_source,
     name_list,
     program_options,
@@ -56,27 +56,6 @@ PLOT_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 RESUMABLE = "the --values file"  # what -o may name: training goes on from it and updates it
 
 
-def _finite_float(low: float | None = None, low_open: bool = False) -> Callable[..., Any]:
-    """A click callback: a finite number, at least (or above) ``low``."""
-
-    def check(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-        if value is None:
-            return None
-        if not math.isfinite(value):
-            raise click.BadParameter(f"{value} is not a finite number")
-        if low is not None and (value < low or (low_open and value == low)):
-            raise click.BadParameter(f"{value} must be {'above' if low_open else 'at least'} {low:g}")
-        return value
-
-    return check
-
-
-def _number(default: float | None = None, low: float = 0.0, above: bool = False, **settings: Any) -> Any:
-    """An option's settings for a finite number at least (``above``: above) ``low``."""
-    shown = {"default": default, "show_default": True} if default is not None else {}
-    return {"type": float, "callback": _finite_float(low, above), **shown, **settings}
-
-
 @click.command("fit", cls=Command, context_settings=CONTEXT_SETTINGS, epilog=FIT_EXIT_HELP,
                short_help="Learn a program's parameters from rows of data.")
 @program_options
@@ -86,7 +65,7 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
               help="Write the values here [default: stdout].")
 @click.option("--optimizer", type=click.Choice(["sgd", "momentum", "adam"]), default="sgd", show_default=True,
               metavar="NAME", help="sgd, momentum or adam (PyTorch's).")
-@click.option("--lr", **_number(0.01, above=True), help="Learning rate.")
+@click.option("--lr", **finite_number(0.01, above=True), help="Learning rate.")
 @click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N", cls=Unranged,
               help="Steps to take.")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N", cls=Unranged,
@@ -116,10 +95,10 @@ def _number(default: float | None = None, low: float = 0.0, above: bool = False,
               cls=Unranged, help="Seed of random starts and batches.")
 @click.option("--lr-schedule", type=click.Choice(["constant", "linear", "cosine"]), default="constant",
               show_default=True, metavar="NAME", help="linear or cosine to --final-lr.")
-@click.option("--final-lr", **_number(metavar="LR"), help="Where a schedule ends [default: --lr / 10].")
-@click.option("--momentum", **_number(metavar="M"), help="Of --optimizer momentum [default: 0.9].")
-@click.option("--weight-decay", **_number(0.0), help="L2 penalty added to the gradient.")
-@click.option("--tol", **_number(0.0), help="Stop when 5 steps (or epochs) improve the loss by less "
+@click.option("--final-lr", **finite_number(metavar="LR"), help="Where a schedule ends [default: --lr / 10].")
+@click.option("--momentum", **finite_number(metavar="M"), help="Of --optimizer momentum [default: 0.9].")
+@click.option("--weight-decay", **finite_number(0.0), help="L2 penalty added to the gradient.")
+@click.option("--tol", **finite_number(0.0), help="Stop when 5 steps (or epochs) improve the loss by less "
                                             "than TOL of itself; 0: never.")
 @click.option("--validation-data", metavar="ROWS", shell_complete=complete_file_name,
               help="Validate on these rows instead.")

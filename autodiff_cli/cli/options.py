@@ -190,6 +190,28 @@ class FiniteFloat(click.FloatRange):
         return f" ({'; '.join(parts)})" if parts else ""
 
 
+def _finite_float_callback(low: float | None = None, low_open: bool = False) -> Callable[..., Any]:
+    """A click callback: a finite number, at least (or above) ``low``."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+        if value is None:
+            return None
+        if not math.isfinite(value):
+            raise click.BadParameter(f"{value} is not a finite number")
+        if low is not None and (value < low or (low_open and value == low)):
+            raise click.BadParameter(f"{value} must be {'above' if low_open else 'at least'} {low:g}")
+        return value
+
+    return check
+
+
+def finite_number(default: float | None = None, low: float = 0.0, above: bool = False, **settings: Any) -> Any:
+    """An option's settings (``**finite_number(0.01, above=True)``) for a finite number at least
+    (``above``: above) ``low``, whose errors say "must be above 0" rather than a range."""
+    shown = {"default": default, "show_default": True} if default is not None else {}
+    return {"type": float, "callback": _finite_float_callback(low, above), **shown, **settings}
+
+
 def complete_file_name(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """Shell completion of a file name: the shell itself lists the matching files.
 
