@@ -172,6 +172,8 @@ def _batch(np: Any, args: Any, leads: Any) -> Shape:
 def _f64(np: Any, x: Array) -> Array:
     """x as an array of floats: float32 stays float32, anything else is float64 (no copy for
     float64 arrays)."""
+    if x.__class__ is np.ndarray and x.dtype.char in "df":  # the usual case, decided without a call into NumPy
+        return x
     return x if getattr(x, "dtype", None) == np.float32 else np.asarray(x, dtype=np.float64)
 
 
@@ -924,12 +926,20 @@ def _stable(np: Any, x: Array) -> _Softmax:
     A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
     m = x.max(axis=-1, keepdims=True)
     # (one max per row, a small array: its sum would be quicker, but warns where +inf meets -inf)
-    if not np.isfinite(m).all():
+    finite = bool(np.isfinite(m).all())
+    if not finite:
         m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
         d = x - m
     e = np.exp(d)
     top = x.argmax(axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
+    if finite and e.flags.c_contiguous:  # every row's e_top is exp(x_top - x_top) = 1 exactly
+        at = _last_positions(np, top, e.shape[-1])
+        flat = e.reshape(-1)
+        flat[at] = 0.0
+        rest = e.sum(axis=-1, keepdims=True)
+        flat[at] = 1.0
+        return _Softmax(m, d, e, rest + 1.0, rest, np.log1p(rest), top)  # (where's choice below, e_top == 1)
     if e.flags.c_contiguous:  # e is ours: the others' sum, then e_top back, through one flat view
         at = _last_positions(np, top, e.shape[-1])
         flat = e.reshape(-1)
@@ -952,7 +962,16 @@ def _last_positions(np: Any, index: Array, size: int) -> Array:
     """Where each row's entry ``index`` (one per row of the last axis, shaped ``a.shape[:-1] +
     (1,)``) lies in the flat C-ordered array ``a`` whose last axis has ``size`` entries."""
     flat = index.reshape(-1)
-    return np.arange(0, flat.size * size, size) + flat
+    key = (flat.size, size)
+    starts = _ROW_STARTS.get(key)
+    if starts is None:  # the same few shapes every step: made once
+        if len(_ROW_STARTS) > 64:
+            _ROW_STARTS.clear()
+        starts = _ROW_STARTS[key] = np.arange(0, flat.size * size, size)
+    return starts + flat
+
+
+_ROW_STARTS: dict[tuple[int, int], Any] = {}  # where each row starts in a flat array, by (rows, row length)
 
 
 def _take_last(np: Any, a: Array, index: Array) -> Array:
@@ -1553,28 +1572,46 @@ def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[A
     """The forward, and what the VJP needs of it (the softmax's pieces and the labels as
     indices), so that a training step computes the softmax and checks the labels once.  The
     shapes are not checked here: the executor, which calls this, has inferred them first."""
-    x, labels, positions, axes = _ce_parts(np, args, leads)
+    x, y = args
+    if (leads[0] and leads[1] and x.__class__ is np.ndarray and y.__class__ is np.ndarray and x.ndim == 2
+            and y.ndim == 1 and x.dtype.char in "df" and len(x) == len(y)):
+        # a training step's logits [N, C] and labels [N]: one position a row, nothing to broadcast
+        labels, positions, axes = _labels(np, x, y), 1, ()
+    else:
+        x, labels, positions, axes = _ce_parts(np, args, leads)
     s = _stable(np, x)
-    picked = _take_last(np, s.d, labels[..., None])
+    d = s.d
+    if d.flags.c_contiguous:  # the labels' places in d seen flat, found once: the VJP's slope is laid out as d
+        at = _last_positions(np, labels[..., None], d.shape[-1])
+        picked = d.reshape(-1)[at].reshape(labels.shape + (1,))
+    else:
+        at, picked = None, _take_last(np, d, labels[..., None])
     with np.errstate(invalid="ignore"):
         # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
         losses = (s.log_total - picked)[..., 0]
+    saved = (s, labels, positions, at)
     if not axes and losses.ndim:  # one position a row: its loss is the mean (a sum over no axes and / 1 change no bit)
-        return losses, (s, labels, positions)
-    return np.sum(losses, axis=axes) / positions, (s, labels, positions)
+        return losses, saved
+    return np.sum(losses, axis=axes) / positions, saved
 
 
 _cross_entropy_forward.saving = _cross_entropy_saving  # type: ignore[attr-defined]  # read by the executor
 
 
-def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
+def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None, at: Any = None) -> Array:
     """d loss / d x at each position: softmax(x) - onehot(label), which is -(1 - p) = -q at the
     label: the others' share (rest / total) where the label is the largest entry, else 1 - p.
-    ``s``: x's softmax pieces (``_stable``) when the forward kept them."""
+    ``s``: x's softmax pieces (``_stable``) when the forward kept them; ``at``: the labels' places
+    in the flat slope (``_last_positions``), when the forward found them."""
     s = _stable(np, x) if s is None else s
     picked = labels[..., None]
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
+        if at is not None and p.flags.c_contiguous:  # the same numbers, through one flat view of p
+            flat = p.reshape(-1)
+            shares = (s.rest / s.total).reshape(-1)
+            flat[at] = -np.where(picked.reshape(-1) == s.top.reshape(-1), shares, 1.0 - flat[at])
+            return p
         q = np.where(picked == s.top, s.rest / s.total, 1.0 - _take_last(np, p, picked))
     _put_last(np, p, picked, -q)  # p is a fresh array
     return p
@@ -1582,16 +1619,16 @@ def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
 
 def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
     x, labels, positions, _ = _ce_parts(np, args, leads)
-    return _cross_entropy_vjp_saved(np, g, (_stable(np, x), labels, positions), args, leads, param, needs)
+    return _cross_entropy_vjp_saved(np, g, (_stable(np, x), labels, positions, None), args, leads, param, needs)
 
 
 def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: Any, param: Any,
                              needs: Any = None) -> tuple[Array, Array]:
     """The VJP from what ``_cross_entropy_saving`` kept (the same numbers as ``_cross_entropy_vjp``)."""
-    s, labels, positions = saved
-    slope = _ce_slope(np, None, labels, s)  # a fresh array, scaled in place
-    g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
-    slope *= g / positions
+    s, labels, positions, at = saved
+    slope = _ce_slope(np, None, labels, s, at)  # a fresh array, scaled in place
+    g = np.reshape(g, np.shape(g) + (1,) * (slope.ndim - np.ndim(g)))
+    slope *= g if positions == 1 else g / positions  # (g / 1 is g, to the bit)
     gx = unbroadcast(np, slope, np.shape(args[0]), leads[0])
     if needs is not None and not needs[1]:
         return gx, None
