@@ -57,31 +57,36 @@ class TensorRun:
     def value(self, name: str) -> Any:
         return self.values[self.register(name)]
 
-    def gradients(self, output: str, wrt: Sequence[str], seed: Any = None) -> dict[str, Any]:
+    def gradients(self, output: str, wrt: Sequence[str], seed: Any = None, seed_nonzero: bool = False
+                  ) -> dict[str, Any]:
         """d output / d each of ``wrt`` (inputs or intermediates): arrays of their own shapes (one
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
-        default 1 everywhere, the gradient of the output (of each row's, over rows)."""
+        default 1 everywhere, the gradient of the output (of each row's, over rows).
+        ``seed_nonzero``: the caller knows no entry of ``seed`` is 0 (fit's 1 / rows), so the
+        sweep need not look for a partial one."""
         key = (_GRADIENTS, output, tuple(wrt))
         found = self.plans.get(key)
         if found is None:
             registers = {name: self.register(name) for name in wrt}
             found = self.plans[key] = (registers, frozenset(registers.values()))
         registers, wanted = found
-        adjoints = self.adjoints(output, wanted, seed)
+        adjoints = self.adjoints(output, wanted, seed, seed_nonzero)
         values = self.values
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
 
-    def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None) -> dict[int, Any]:
+    def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None,
+                 seed_nonzero: bool = False) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
         from one of ``wanted`` (default: every register) to it."""
         out = self.register(output)
-        key = (_SWEEP, out, None if wanted is None else frozenset(wanted))
+        # (the shapes' list lives in the cache as long as the plan does, so its id names it)
+        key = (_SWEEP, out, None if wanted is None else frozenset(wanted), id(self.shapes), id(self.leads))
         plan = self.plans.get(key)
         if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
-            plan = self.plans[key] = _sweep_plan(self.program, self.rows, out, wanted)
+            plan = self.plans[key] = _sweep_plan(self.program, self.rows, out, wanted, self.shapes, self.leads)
         adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
-        if seed is not None and not (np.asarray(seed) != 0.0).all():  # a Jacobian's row: part of the output
+        if seed is not None and not seed_nonzero and not (np.asarray(seed) != 0.0).all():  # a Jacobian's row
             with np.errstate(all="ignore"):
                 return self._partial_sweep(plan, adjoints, out)
         vjp = self._vjp
@@ -104,7 +109,7 @@ class TensorRun:
         reached at all (conservatively)."""
         values, leads = self.values, self.leads
         reached: dict[int, Any] = {out: np.asarray(adjoints[out]) != 0.0}
-        for register, operands, needs, _, _, _ in plan:
+        for register, operands, needs, *_ in plan:
             g = adjoints.get(register)
             if g is None:
                 continue
@@ -182,13 +187,25 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = self.program.operands(register, first, second)
-        return self._vjp((register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op)), g)
+        return self._vjp((register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None), g)
 
     def _vjp(self, step: tuple[Any, ...], g: Any) -> tuple[Any, ...]:
         """``vjp`` of a step of a sweep's plan (``_sweep_plan``: the register, its operands, which
-        of them are needed, its op, parameter and tensor op, worked out once)."""
-        register, operands, needs, op, param, tensor_op = step
-        values, leads = self.values, self.leads
+        of them are needed, its op, parameter and tensor op, and for an elementwise op the axes
+        each operand's share is summed over, worked out once)."""
+        register, operands, needs, op, param, tensor_op, sums = step
+        values = self.values
+        if sums is not None:  # elementwise: g times each slope, summed back where broadcasting stretched
+            grads = []
+            for slope, r, need, axes in zip(self._slopes(register)(), operands, needs, sums):
+                if not need:
+                    grads.append(None)
+                    continue
+                # (a slope of exactly 1, of + - =, passes g on: the executors never write into a gradient)
+                share = g if slope.__class__ is float and slope == 1.0 else g * slope
+                grads.append(share if axes is None else np.add.reduce(share, axis=axes).reshape(values[r].shape))
+            return tuple(grads)
+        leads = self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
         if tensor_op is None:
@@ -213,11 +230,12 @@ _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
 _GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
 
 
-def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
-                ) -> list[tuple[Any, ...]]:
+def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None,
+                shapes: Sequence[Shape], leads: Sequence[int]) -> list[tuple[Any, ...]]:
     """The steps of a reverse sweep from register ``out``, last register first: each op register
     with its operands, which of them lead back to one of ``wanted`` (every register when None),
-    its op, parameter and tensor op (None for an elementwise op); registers with no such operand
+    its op, parameter and tensor op (None for an elementwise op), and for an elementwise op the
+    axes each operand's share is summed over (``_summed_axes``); registers with no such operand
     are left out."""
     reaches = [True] * (out + 1)  # whether a register depends on a wanted one
     if wanted is not None:
@@ -232,8 +250,24 @@ def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: Abstrac
         operands = program.operands(register, first, second)
         needs = tuple(reaches[r] for r in operands)
         if any(needs):
-            plan.append((register, operands, needs, op, param, TENSOR_OPS.get(op)))
+            tensor_op = TENSOR_OPS.get(op)
+            sums = None if tensor_op is not None else \
+                tuple(_summed_axes(shapes[register], leads[register], shapes[r], leads[r]) for r in operands)
+            plan.append((register, operands, needs, op, param, tensor_op, sums))
     return plan
+
+
+def _summed_axes(out_row: Shape, out_lead: int, row: Shape, lead: int) -> tuple[int, ...] | None:
+    """The axes of an elementwise result's gradient that ``unbroadcast`` sums to give an operand's
+    share (per-row shapes ``out_row`` and ``row``, each with its batch axis when its lead is 1),
+    worked out from the shapes alone; None when the gradient has the operand's shape already."""
+    if out_lead == lead and tuple(out_row) == tuple(row):
+        return None
+    extra = out_lead + len(out_row) - lead - len(row)
+    added = tuple(range(lead, lead + extra))  # after a batched operand's batch axis, else in front
+    stretched = tuple(i + extra for i in range(lead, lead + len(row))
+                      if row[i - lead] == 1 and out_row[i + extra - out_lead] != 1)
+    return added + stretched
 
 
 # --- inputs ----------------------------------------------------------------------------------
