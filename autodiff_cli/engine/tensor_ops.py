@@ -361,11 +361,14 @@ def _swap(np: Any, m: Array) -> Array:
 
 
 def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
-                needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
+                needs: Any = (True, True), into: Any = None) -> tuple[Array | None, Array | None]:
+    """``into``: an array (or None) per operand that its share may be written into (fit's flat
+    gradient), where the product is made in one piece; the share returned is then that array."""
     x, y = (_f64(np, a) for a in args)
     if leads[1] and not leads[0] and x.ndim == 2 and y.ndim == 2:  # W @ x per row: out (N, n) = y @ W^T
-        return (None if not needs[0] else np.matmul(g.T, y),  # dW = sum_N g_N y_N^T
-                None if not needs[1] else np.matmul(g, x))  # dy_N = W^T g_N
+        to = into[0] if into is not None else None
+        return (None if not needs[0] else np.matmul(g.T, y) if to is None else np.matmul(g.T, y, out=to),
+                None if not needs[1] else np.matmul(g, x))  # dW = sum_N g_N y_N^T; dy_N = W^T g_N
     a, b = _lift(np, x, leads[0], True), _lift(np, y, leads[1], False)  # (n, k) and (k, m) per row
     batched = leads[0] or leads[1]
     g_shape = g.shape
@@ -393,6 +396,9 @@ def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
         gy = _rowwise(np, _swap(np, a), gm, leads[0], bool(batched))
     return (None if gx is None else gx.reshape(x.shape),
             None if gy is None else gy.reshape(y.shape))
+
+
+_matmul_vjp.takes_out = True  # type: ignore[attr-defined]  # read by the executor: ``into=``
 
 
 def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
@@ -926,7 +932,7 @@ def _stable(np: Any, x: Array) -> _Softmax:
     A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
     m = x.max(axis=-1, keepdims=True)
     # (one max per row, a small array: its sum would be quicker, but warns where +inf meets -inf)
-    finite = bool(np.isfinite(m).all())
+    finite = np.count_nonzero(np.isfinite(m)) == m.size  # (count_nonzero: no reduction's Python wrapper)
     if not finite:
         m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
@@ -1536,7 +1542,7 @@ def _labels(np: Any, x: Array, y: Array) -> Array:
         with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
             indices = y.astype(np.intp)
         # seen unsigned, a negative index is larger than any class: one max says both bounds
-        if (indices == y).all() and indices.view(np.uintp).max() < classes:
+        if not np.count_nonzero(indices != y) and indices.view(np.uintp).max() < classes:
             return indices
     ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):

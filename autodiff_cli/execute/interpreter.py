@@ -34,7 +34,8 @@ from ..errors import EvaluationError, InputError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
-__all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "draw_initializers", "float_type", "input_arrays", "run_forward"]
+__all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "covered_registers", "draw_initializers", "float_type", "input_arrays",
+           "run_forward"]
 
 
 @dataclass
@@ -57,28 +58,32 @@ class TensorRun:
     def value(self, name: str) -> Any:
         return self.values[self.register(name)]
 
-    def gradients(self, output: str, wrt: Sequence[str], seed: Any = None, seed_nonzero: bool = False
-                  ) -> dict[str, Any]:
+    def gradients(self, output: str, wrt: Sequence[str], seed: Any = None, seed_nonzero: bool = False,
+                  into: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """d output / d each of ``wrt`` (inputs or intermediates): arrays of their own shapes (one
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
         default 1 everywhere, the gradient of the output (of each row's, over rows).
         ``seed_nonzero``: the caller knows no entry of ``seed`` is 0 (fit's 1 / rows), so the
-        sweep need not look for a partial one."""
+        sweep need not look for a partial one.  ``into``: an array of its shape for some of ``wrt``,
+        which the sweep writes that gradient into where it can (the name's only share, made by a
+        kernel that takes ``out=``): that gradient is then the very array; copy the others."""
         key = (_GRADIENTS, output, tuple(wrt))
         found = self.plans.get(key)
         if found is None:
             registers = {name: self.register(name) for name in wrt}
             found = self.plans[key] = (registers, frozenset(registers.values()))
         registers, wanted = found
-        adjoints = self.adjoints(output, wanted, seed, seed_nonzero)
+        targets = None if not into else {r: into[name] for name, r in registers.items() if name in into}
+        adjoints = self.adjoints(output, wanted, seed, seed_nonzero, targets)
         values = self.values
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
 
     def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None,
-                 seed_nonzero: bool = False) -> dict[int, Any]:
+                 seed_nonzero: bool = False, targets: Mapping[int, Any] | None = None) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
-        from one of ``wanted`` (default: every register) to it."""
+        from one of ``wanted`` (default: every register) to it.  ``targets``: arrays to write some
+        registers' adjoints into (``gradients``' ``into``), where a register has one share only."""
         out = self.register(output)
         # (the shapes' list lives in the cache as long as the plan does, so its id names it)
         key = (_SWEEP, out, None if wanted is None else frozenset(wanted), id(self.shapes), id(self.leads))
@@ -96,7 +101,10 @@ class TensorRun:
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                for r, grad in zip(operands, vjp(step, g)):
+                outs = None
+                if targets:  # (``alone``: this step makes the operand's only share)
+                    outs = tuple(targets.get(r) if alone else None for r, alone in zip(operands, step[7]))
+                for r, grad in zip(operands, vjp(step, g, outs)):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
@@ -187,23 +195,32 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = self.program.operands(register, first, second)
-        return self._vjp((register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None), g)
+        step = (register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None, None)
+        return self._vjp(step, g)
 
-    def _vjp(self, step: tuple[Any, ...], g: Any) -> tuple[Any, ...]:
+    def _vjp(self, step: tuple[Any, ...], g: Any, outs: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
         """``vjp`` of a step of a sweep's plan (``_sweep_plan``: the register, its operands, which
-        of them are needed, its op, parameter and tensor op, and for an elementwise op the axes
-        each operand's share is summed over, worked out once)."""
-        register, operands, needs, op, param, tensor_op, sums = step
+        of them are needed, its op, parameter and tensor op, for an elementwise op the axes each
+        operand's share is summed over, and which shares are their operand's only one, worked out
+        once).  ``outs``: an array per operand (or None) to write its share into where it can."""
+        register, operands, needs, op, param, tensor_op, sums, _ = step
         values = self.values
         if sums is not None:  # elementwise: g times each slope, summed back where broadcasting stretched
             grads = []
-            for slope, r, need, axes in zip(self._slopes(register)(), operands, needs, sums):
+            for k, (slope, r, need, axes) in enumerate(zip(self._slopes(register)(), operands, needs, sums)):
                 if not need:
                     grads.append(None)
                     continue
                 # (a slope of exactly 1, of + - =, passes g on: the executors never write into a gradient)
                 share = g if slope.__class__ is float and slope == 1.0 else g * slope
-                grads.append(share if axes is None else np.add.reduce(share, axis=axes).reshape(values[r].shape))
+                if axes is None:
+                    grads.append(share)
+                    continue
+                out = None if outs is None else outs[k]
+                if out is not None and share.ndim - len(axes) == out.ndim:  # (no size-1 axis summed away)
+                    grads.append(np.add.reduce(share, axis=axes, out=out))
+                else:
+                    grads.append(np.add.reduce(share, axis=axes).reshape(values[r].shape))
             return tuple(grads)
         leads = self.leads
         args = [values[r] for r in operands]
@@ -214,6 +231,8 @@ class TensorRun:
             return tensor_op.vjp.from_saved(np, g, self.saved[register], args, arg_leads, param, needs)
         if len(operands) == 1:
             return tensor_op.vjp(np, g, values[register], args, arg_leads, param)
+        if outs is not None and getattr(tensor_op.vjp, "takes_out", False):  # (``into=``: its ``out=``)
+            return tensor_op.vjp(np, g, values[register], args, arg_leads, param, needs, into=outs)
         return tensor_op.vjp(np, g, values[register], args, arg_leads, param, needs)
 
     def _slopes(self, register: int) -> Any:
@@ -235,14 +254,16 @@ def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: Abstrac
     """The steps of a reverse sweep from register ``out``, last register first: each op register
     with its operands, which of them lead back to one of ``wanted`` (every register when None),
     its op, parameter and tensor op (None for an elementwise op), and for an elementwise op the
-    axes each operand's share is summed over (``_summed_axes``); registers with no such operand
-    are left out."""
+    axes each operand's share is summed over (``_summed_axes``), and for each operand whether
+    this step makes its only share (its adjoint may then be written where the caller wants it);
+    registers with no such operand are left out."""
     reaches = [True] * (out + 1)  # whether a register depends on a wanted one
     if wanted is not None:
         for register in range(out + 1):
             _, first, second, _, _ = rows[register]
             reaches[register] = register in wanted or any(reaches[r] for r in program.operands(register, first, second))
     plan: list[tuple[Any, ...]] = []
+    shares = [0] * (out + 1)  # how many shares each register's adjoint sums
     for register in range(out, -1, -1):
         op, first, second, param, _ = rows[register]
         if first < 0:
@@ -254,7 +275,9 @@ def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: Abstrac
             sums = None if tensor_op is not None else \
                 tuple(_summed_axes(shapes[register], leads[register], shapes[r], leads[r]) for r in operands)
             plan.append((register, operands, needs, op, param, tensor_op, sums))
-    return plan
+            for r, need in zip(operands, needs):
+                shares[r] += need
+    return [(*step, tuple(shares[r] == 1 and r != out for r in step[1])) for step in plan]
 
 
 def _summed_axes(out_row: Shape, out_lead: int, row: Shape, lead: int) -> tuple[int, ...] | None:
@@ -489,6 +512,12 @@ def _covered(rows: Sequence[Any]) -> list[bool]:
             for position in entry.propagates:
                 covered[(first, second)[position]] = True
     return covered
+
+
+def covered_registers(run: TensorRun) -> list[bool]:
+    """``_covered`` of the run's program: kept in its shapes cache when it has one."""
+    covered = run.plans.get(_COVERED)
+    return _covered(run.rows) if covered is None else covered
 
 
 def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:

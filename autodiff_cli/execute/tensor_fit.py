@@ -110,8 +110,17 @@ class TensorObjective:
     def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
         run, count = self._run(params, rows)
         out = run.value(self.output)
-        grads = run.gradients(self.output, self.layout.names, self._seed(out.shape, count), seed_nonzero=True)
-        return float(np.add.reduce(out, axis=None) / out.size), self.layout.pack(grads)  # np.mean's own steps
+        flat = np.empty(self.layout.size, self.dtype)  # the gradient: the sweep writes what it can straight in
+        slots = self.layout.unpack(flat)
+        grads = run.gradients(self.output, self.layout.names, self._seed(out.shape, count), seed_nonzero=True,
+                              into=slots)
+        for name, grad in grads.items():
+            slot = slots[name]
+            if grad is not slot:
+                if np.shape(grad) != slot.shape:  # a gradient of another shape than its parameter's: a bug
+                    raise ValueError(f"a gradient of shape {np.shape(grad)} for '{name}' of {slot.shape}")
+                slot[...] = grad
+        return float(np.add.reduce(out, axis=None) / out.size), flat  # np.mean's own steps
 
     def _seed(self, shape: Any, count: int) -> Any:
         """d mean / d each row's output, 1 / rows everywhere: made once per batch size and shared by

@@ -233,3 +233,35 @@ def test_fit_seeds_every_step_with_one_read_only_array() -> None:
     assert goal._seed((9,), 9) is first and not first.flags.writeable
     assert np.array_equal(first, np.full(9, 1 / 9))
     assert goal._seed((3,), 3) is not first and np.array_equal(goal._seed((3,), 3), np.full(3, 1 / 3))
+
+
+@pytest.mark.parametrize("program_text", [
+    PROGRAM,
+    # W1 twice: its adjoint sums two shares, so neither is written into the flat gradient
+    PROGRAM.replace("h = relu(W1 @ x + b1)", "h = relu(W1 @ x + b1) + tanh(W1 @ x)"),
+    # b2 stretched over a size-1 axis is summed away and reshaped: copied, not written in place
+    PROGRAM.replace("b2 = zeros([4])", "b2 = zeros([1])"),
+])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_flat_gradient_written_in_place_is_the_packed_one_to_the_bit(program_text: str, dtype: str) -> None:
+    columns, weights = data()
+    if "zeros([1])" in program_text:
+        weights["b2"] = weights["b2"][:1]
+    program = parse(program_text, "mlp.ad")
+    names = ["W1", "b1", "W2", "b2"]
+    layout = ParameterLayout(names, [np.shape(weights[name]) for name in names], dtype)
+    goal = TensorObjective(program, "L", layout, {}, columns)
+    params = layout.pack(weights)
+    for _ in range(2):  # the first step makes the plans, the second runs on them
+        loss, grad = goal.loss_and_grad(params, None)
+    inputs = {**{name: np.asarray(column, dtype) for name, column in columns.items()}, **layout.unpack(params)}
+    run = run_forward(program, inputs, frozenset(columns), dtype=dtype)
+    plain = layout.pack(run.gradients("L", names, np.full(9, 1 / 9, dtype)))
+    assert grad.dtype == np.dtype(dtype) and np.array_equal(grad, plain)
+    assert loss == float(np.mean(run.value("L")))
+    slots = layout.unpack(np.empty(layout.size, dtype))
+    written = run.gradients("L", names, np.full(9, 1 / 9, dtype), seed_nonzero=True, into=slots)
+    in_place = {name for name in names if written[name] is slots[name]}
+    want = {"W1", "b1", "W2", "b2"} - ({"W1"} if "tanh" in program_text else set()) - \
+        ({"b2"} if "zeros([1])" in program_text else set())
+    assert in_place == want
