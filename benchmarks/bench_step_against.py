@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
@@ -80,7 +81,7 @@ def main() -> int:
               f"{'before/NumPy':>12} {'after/NumPy':>11} {'after-NumPy us':>14}")
         for widths, batch in SIZES:
             layers = list(map(int, widths.split("-")))
-            count = max(2, min(400, int(4e6 / (batch * sum(a * b for a, b in zip(layers, layers[1:])))) + 1))
+            count = max(2, min(400, int(4e6 / (batch * sum(a * b for a, b in pairwise(layers)))) + 1))
             times: dict[str, list[float]] = {"before": [], "hand": [], "after": []}
             for _ in range(args.rounds):
                 times["before"].append(ask("before", f"ours {widths} {batch} {dtype} {count}") / count)

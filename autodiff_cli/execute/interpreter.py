@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -95,19 +96,32 @@ class TensorRun:
             with np.errstate(all="ignore"):
                 return self._partial_sweep(plan, adjoints, out)
         vjp = self._vjp
+        slots = self._target_slots(key, plan, targets) if targets else repeat(None)
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
-            for step in plan:
+            for step, slot in zip(plan, slots):
                 register, operands = step[0], step[1]
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                outs = None
-                if targets:  # (``alone``: this step makes the operand's only share)
-                    outs = tuple(targets.get(r) if alone else None for r, alone in zip(operands, step[7]))
+                outs = None if slot is None else tuple(None if r is None else targets[r] for r in slot)  # type: ignore[index]
                 for r, grad in zip(operands, vjp(step, g, outs)):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
+
+    def _target_slots(self, key: Any, plan: Sequence[Any], targets: Mapping[int, Any]) -> list[Any]:
+        """For each step of ``plan``, which of its operands' adjoints are written into ``targets``
+        (the register where this step makes the operand's only share and it has a target, else
+        None), or None for a step with no such operand: worked out once per plan and targets."""
+        slots_key = (key, tuple(targets))
+        slots = self.plans.get(slots_key)
+        if slots is None:
+            slots = []
+            for step in plan:
+                which = tuple(r if alone and r in targets else None for r, alone in zip(step[1], step[7]))
+                slots.append(None if which.count(None) == len(which) else which)
+            self.plans[slots_key] = slots
+        return slots
 
     def _partial_sweep(self, plan: Any, adjoints: dict[int, Any], out: int) -> dict[int, Any]:
         """The reverse sweep from a seed that is 0 on some entries of the output (one row of a
