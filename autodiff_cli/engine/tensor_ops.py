@@ -350,6 +350,12 @@ def _matmul_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     lead_x, lead_y = leads
     if lead_y and not lead_x and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[1]:
         return np.matmul(y, x.T)  # W @ x per row: (N, k) @ W^T, one product
+    if lead_y and not lead_x and x.ndim == 1 and y.ndim == 2 and x.shape[0] == y.shape[1]:
+        # w @ h per row, a number a row: the general path's own product (the same operands, so the
+        # same bits), without its bookkeeping
+        n_rows, k = y.shape
+        stacked = y.reshape(n_rows, k, 1).swapaxes(1, 2).reshape(n_rows, k)
+        return np.matmul(stacked, x.reshape(1, k).swapaxes(-1, -2)).reshape(n_rows)
     shape = _batch(np, args, leads) + _matmul_shape(_rows(np, args, leads), None)
     # one matrix product; the axes _lift added are then dropped by the reshape
     product = _rowwise(np, _lift(np, x, lead_x, True), _lift(np, y, lead_y, False), lead_x, lead_y)
@@ -369,6 +375,14 @@ def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
         to = into[0] if into is not None else None
         return (None if not needs[0] else np.matmul(g.T, y) if to is None else np.matmul(g.T, y, out=to),
                 None if not needs[1] else np.matmul(g, x))  # dW = sum_N g_N y_N^T; dy_N = W^T g_N
+    if leads[1] and not leads[0] and x.ndim == 1 and y.ndim == 2:  # w @ h per row: g (N,)
+        # the general path's own products (the same operands, so the same bits), without its bookkeeping
+        n_rows, k = y.shape
+        gm = g.reshape(n_rows, 1, 1)
+        return (None if not needs[0] else
+                np.matmul(_swap(np, gm.reshape(n_rows, 1)), y.reshape(n_rows, k, 1).reshape(n_rows, k)).reshape(k),
+                None if not needs[1] else
+                np.matmul(gm.swapaxes(1, 2).reshape(n_rows, 1), x.reshape(1, k)).reshape(n_rows, k))
     a, b = _lift(np, x, leads[0], True), _lift(np, y, leads[1], False)  # (n, k) and (k, m) per row
     batched = leads[0] or leads[1]
     g_shape = g.shape

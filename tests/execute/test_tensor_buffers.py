@@ -265,3 +265,21 @@ def test_the_flat_gradient_written_in_place_is_the_packed_one_to_the_bit(program
     want = {"W1", "b1", "W2", "b2"} - ({"W1"} if "tanh" in program_text else set()) - \
         ({"b2"} if "zeros([1])" in program_text else set())
     assert in_place == want
+
+
+@pytest.mark.parametrize(("rows", "k"), [(1, 1), (2, 16), (256, 16), (7, 300)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_vector_times_each_row_is_the_one_row_matrix_product_to_the_bit(rows: int, k: int, dtype: str) -> None:
+    """w @ h with h a vector per row (a regression's last layer) takes a shortcut; it gives the bits
+    of [w] @ h, the one-row matrix's product, forward and backward, and NumPy's numbers."""
+    rng = np.random.default_rng(rows + k)
+    w, h, g = (rng.standard_normal(shape).astype(dtype) for shape in ((k,), (rows, k), (rows,)))
+    out = tensor_ops._matmul_forward(np, (w, h), (0, 1), None)
+    matrix_out = tensor_ops._matmul_forward(np, (w[None, :], h), (0, 1), None)
+    assert out.shape == (rows,) and out.dtype == np.dtype(dtype) and np.array_equal(out, matrix_out[:, 0])
+    gw, gh = tensor_ops._matmul_vjp(np, g, out, (w, h), (0, 1), None)
+    matrix_gw, matrix_gh = tensor_ops._matmul_vjp(np, g[:, None], matrix_out, (w[None, :], h), (0, 1), None)
+    assert np.array_equal(gw, matrix_gw[0]) and np.array_equal(gh, matrix_gh)
+    tol = 1e-12 if dtype == "float64" else 1e-4
+    assert np.allclose(out, h @ w, rtol=tol, atol=tol) and np.allclose(gw, g @ h, rtol=tol, atol=tol)
+    assert np.allclose(gh, np.outer(g, w), rtol=tol, atol=tol)
