@@ -78,6 +78,8 @@ def parse_args() -> argparse.Namespace:
                         help="the precision of --sizes' table (default: both, float64 first)")
     parser.add_argument("--moons", action="store_true", help="moons_mlp.ad against moons.ad, 100 steps")
     parser.add_argument("--batch", action="store_true", help="batch over --rows rows, and its memory")
+    parser.add_argument("--batch-inputs", action="store_true",
+                        help="issue 34's batch: a 4-16-1 net, L and dL/dx a row, against NumPy over the same chunks")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds of the step (default 15)")
     parser.add_argument("--steps-per-round", type=int, default=20, help="training steps per round (default 20)")
     parser.add_argument("--moons-rounds", type=int, default=3, help="rounds of the moons demo (default 3)")
@@ -86,8 +88,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="set OPENBLAS_NUM_THREADS to this before NumPy loads (default: the environment's)")
     args = parser.parse_args()
-    if not (args.step or args.moons or args.batch or args.sizes):
-        args.step = args.moons = args.batch = args.sizes = True
+    if not (args.step or args.moons or args.batch or args.sizes or args.batch_inputs):
+        args.step = args.moons = args.batch = args.sizes = args.batch_inputs = True
     return args
 
 
@@ -742,6 +744,70 @@ def run_batch(rows: int, rounds: int) -> None:
               f"are made before tracing)")
 
 
+INPUTS_PROGRAM = """\
+x = [0, 0, 0, 0]
+y = 0
+W1 = normal([16, 4], 0.5)
+b1 = normal([16], 0.1)
+w2 = normal([16], 0.25)
+c = 0.1
+h = tanh(W1 @ x + b1)
+p = w2 @ h + c
+L = (p - y)**2
+"""
+
+
+def hand_inputs_chunk(columns: list[np.ndarray], y: np.ndarray, w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """L and dL/dx of each row of one chunk, by hand from its columns: the forward and the reverse sweep."""
+    x = np.stack(columns, axis=1)
+    h = np.tanh(x @ w["W1"].T + w["b1"])
+    d = h @ w["w2"] + w["c"] - y
+    gz = (2.0 * d)[:, None] * w["w2"] * (1.0 - h * h)
+    return {"L": d * d, "dL/dx": gz @ w["W1"]}
+
+
+def run_batch_inputs(rows: int, rounds: int) -> None:
+    """Issue 34's in-process batch: ``TensorBatchEvaluator`` (wrt x) over chunks of ``CHUNK_LINES``
+    rows given as entry columns, as ``batch`` feeds it, against the same sweeps by hand over the
+    same chunks (both stack x from its four columns, chunk by chunk)."""
+    from autodiff_cli.execute.interpreter import input_arrays
+    from autodiff_cli.execute.tensor_batch import TensorBatchEvaluator
+    from autodiff_cli.files.rows.lines import CHUNK_LINES
+    from autodiff_cli.language import parse
+
+    program = parse(INPUTS_PROGRAM, "mlp_4_16_1.ad")
+    arrays = input_arrays(program, {}, 0)
+    weights = {name: arrays[name] for name in ("W1", "b1", "w2", "c")}
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((rows, 4)), rng.standard_normal(rows)
+    columns = {**{f"x[{i}]": np.ascontiguousarray(x[:, i]) for i in range(4)}, "y": y}
+    evaluator = TensorBatchEvaluator(program, wrt=["x"])
+    starts = range(0, rows, CHUNK_LINES)
+
+    def ours() -> list[dict[str, Any]]:
+        return [evaluator.evaluate({name: column[start:start + CHUNK_LINES] for name, column in columns.items()})
+                .columns() for start in starts]
+
+    def hand() -> list[dict[str, np.ndarray]]:
+        return [hand_inputs_chunk([columns[f"x[{i}]"][start:start + CHUNK_LINES] for i in range(4)],
+                                  y[start:start + CHUNK_LINES], weights) for start in starts]
+
+    worst = 0.0
+    for mine, theirs in zip(ours(), hand()):
+        want = {"L": theirs["L"], **{f"dL/dx[{i}]": theirs["dL/dx"][:, i] for i in range(4)}}
+        for name, column in want.items():
+            worst = max(worst, float(np.max(np.abs(mine[name] - column) / np.maximum(1e-300, np.abs(column)))))
+    if worst > 1e-10:
+        sys.exit(f"error: the 4-16-1 batch disagrees with hand-written NumPy ({worst:.1e}); not timing")
+    times = interleaved_times({"ours": ours, "hand": hand}, rounds)
+    median = {name: statistics.median(seconds) for name, seconds in times.items()}
+    print(f"\n3b. batch in process: {rows:,} rows of a 4-16-1 tanh net, L and dL/dx (5 numbers a row), chunks of "
+          f"{CHUNK_LINES:,} rows; median of {rounds} (results agree to {worst:.0e})")
+    print(f"    TensorBatchEvaluator, entry columns  {median['ours'] * 1e3:8.1f} ms")
+    print(f"    hand NumPy over the same chunks      {median['hand'] * 1e3:8.1f} ms")
+    print(f"    ours / NumPy: {median['ours'] / median['hand']:.2f}x   (target <= 1.1x)")
+
+
 def main() -> int:
     assert ARGS is not None
     header()
@@ -754,6 +820,8 @@ def main() -> int:
         run_moons(ARGS.moons_rounds)
     if ARGS.batch:
         run_batch(ARGS.rows, ARGS.batch_rounds)
+    if ARGS.batch_inputs:
+        run_batch_inputs(ARGS.rows, ARGS.batch_rounds)
     print(f"\n(total {time.perf_counter() - began:.0f} s)")
     return 0
 

@@ -359,7 +359,9 @@ def _relu(x: float) -> tuple[float, float]:
 def _relu_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
     # + 0.0 turns the -0.0 that maximum may keep for x = -0.0 into 0.0, the scalar's result.
     # The slope is a boolean column: multiplying by it multiplies by 1.0 or 0.0.
-    return np.maximum(x, 0.0) + 0.0, lambda: (x > 0.0,)
+    out = np.maximum(x, 0.0)
+    out += 0.0  # (in place: one array of the activation's size, not two)
+    return out, lambda: (x > 0.0,)
 
 
 def _sigmoid(x: float) -> tuple[float, float]:

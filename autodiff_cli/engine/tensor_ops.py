@@ -173,6 +173,8 @@ def _batch(np: Any, args: Any, leads: Any) -> Shape:
 def _f64(np: Any, x: Array) -> Array:
     """x as an array of floats: float32 stays float32, anything else is float64 (no copy for
     float64 arrays)."""
+    if x.__class__ is np.ndarray and x.dtype.char in "df":  # the usual case, decided without a call into NumPy
+        return x
     return x if getattr(x, "dtype", None) == np.float32 else np.asarray(x, dtype=np.float64)
 
 
@@ -349,6 +351,12 @@ def _matmul_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
     lead_x, lead_y = leads
     if lead_y and not lead_x and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[1]:
         return np.matmul(y, x.T)  # W @ x per row: (N, k) @ W^T, one product
+    if lead_y and not lead_x and x.ndim == 1 and y.ndim == 2 and x.shape[0] == y.shape[1]:
+        # w @ h per row, a number a row: the general path's own product (the same operands, so the
+        # same bits), without its bookkeeping
+        n_rows, k = y.shape
+        stacked = y.reshape(n_rows, k, 1).swapaxes(1, 2).reshape(n_rows, k)
+        return np.matmul(stacked, x.reshape(1, k).swapaxes(-1, -2)).reshape(n_rows)
     shape = _batch(np, args, leads) + _matmul_shape(_rows(np, args, leads), None)
     # one matrix product; the axes _lift added are then dropped by the reshape
     product = _rowwise(np, _lift(np, x, lead_x, True), _lift(np, y, lead_y, False), lead_x, lead_y)
@@ -360,11 +368,22 @@ def _swap(np: Any, m: Array) -> Array:
 
 
 def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
-                needs: Any = (True, True)) -> tuple[Array | None, Array | None]:
+                needs: Any = (True, True), into: Any = None) -> tuple[Array | None, Array | None]:
+    """``into``: an array (or None) per operand that its share may be written into (fit's flat
+    gradient), where the product is made in one piece; the share returned is then that array."""
     x, y = (_f64(np, a) for a in args)
     if leads[1] and not leads[0] and x.ndim == 2 and y.ndim == 2:  # W @ x per row: out (N, n) = y @ W^T
-        return (None if not needs[0] else np.matmul(g.T, y),  # dW = sum_N g_N y_N^T
-                None if not needs[1] else np.matmul(g, x))  # dy_N = W^T g_N
+        to = into[0] if into is not None else None
+        return (None if not needs[0] else np.matmul(g.T, y) if to is None else np.matmul(g.T, y, out=to),
+                None if not needs[1] else np.matmul(g, x))  # dW = sum_N g_N y_N^T; dy_N = W^T g_N
+    if leads[1] and not leads[0] and x.ndim == 1 and y.ndim == 2:  # w @ h per row: g (N,)
+        # the general path's own products (the same operands, so the same bits), without its bookkeeping
+        n_rows, k = y.shape
+        gm = g.reshape(n_rows, 1, 1)
+        return (None if not needs[0] else
+                np.matmul(_swap(np, gm.reshape(n_rows, 1)), y.reshape(n_rows, k, 1).reshape(n_rows, k)).reshape(k),
+                None if not needs[1] else
+                np.matmul(gm.swapaxes(1, 2).reshape(n_rows, 1), x.reshape(1, k)).reshape(n_rows, k))
     a, b = _lift(np, x, leads[0], True), _lift(np, y, leads[1], False)  # (n, k) and (k, m) per row
     batched = leads[0] or leads[1]
     g_shape = g.shape
@@ -392,6 +411,9 @@ def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
         gy = _rowwise(np, _swap(np, a), gm, leads[0], bool(batched))
     return (None if gx is None else gx.reshape(x.shape),
             None if gy is None else gy.reshape(y.shape))
+
+
+_matmul_vjp.takes_out = True  # type: ignore[attr-defined]  # read by the executor: ``into=``
 
 
 def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
@@ -925,12 +947,20 @@ def _stable(np: Any, x: Array) -> _Softmax:
     A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
     m = x.max(axis=-1, keepdims=True)
     # (one max per row, a small array: its sum would be quicker, but warns where +inf meets -inf)
-    if not np.isfinite(m).all():
+    finite = np.count_nonzero(np.isfinite(m)) == m.size  # (count_nonzero: no reduction's Python wrapper)
+    if not finite:
         m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
         d = x - m
     e = np.exp(d)
     top = x.argmax(axis=-1)[..., None]  # a largest element (the first NaN of a row with one)
+    if finite and e.flags.c_contiguous:  # every row's e_top is exp(x_top - x_top) = 1 exactly
+        at = _last_positions(np, top, e.shape[-1])
+        flat = e.reshape(-1)
+        flat[at] = 0.0
+        rest = e.sum(axis=-1, keepdims=True)
+        flat[at] = 1.0
+        return _Softmax(m, d, e, rest + 1.0, rest, np.log1p(rest), top)  # (where's choice below, e_top == 1)
     if e.flags.c_contiguous:  # e is ours: the others' sum, then e_top back, through one flat view
         at = _last_positions(np, top, e.shape[-1])
         flat = e.reshape(-1)
@@ -953,7 +983,16 @@ def _last_positions(np: Any, index: Array, size: int) -> Array:
     """Where each row's entry ``index`` (one per row of the last axis, shaped ``a.shape[:-1] +
     (1,)``) lies in the flat C-ordered array ``a`` whose last axis has ``size`` entries."""
     flat = index.reshape(-1)
-    return np.arange(0, flat.size * size, size) + flat
+    key = (flat.size, size)
+    starts = _ROW_STARTS.get(key)
+    if starts is None:  # the same few shapes every step: made once
+        if len(_ROW_STARTS) > 64:
+            _ROW_STARTS.clear()
+        starts = _ROW_STARTS[key] = np.arange(0, flat.size * size, size)
+    return starts + flat
+
+
+_ROW_STARTS: dict[tuple[int, int], Any] = {}  # where each row starts in a flat array, by (rows, row length)
 
 
 def _take_last(np: Any, a: Array, index: Array) -> Array:
@@ -1518,7 +1557,7 @@ def _labels(np: Any, x: Array, y: Array) -> Array:
         with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
             indices = y.astype(np.intp)
         # seen unsigned, a negative index is larger than any class: one max says both bounds
-        if (indices == y).all() and indices.view(np.uintp).max() < classes:
+        if not np.count_nonzero(indices != y) and indices.view(np.uintp).max() < classes:
             return indices
     ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):
@@ -1554,28 +1593,46 @@ def _cross_entropy_saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[A
     """The forward, and what the VJP needs of it (the softmax's pieces and the labels as
     indices), so that a training step computes the softmax and checks the labels once.  The
     shapes are not checked here: the executor, which calls this, has inferred them first."""
-    x, labels, positions, axes = _ce_parts(np, args, leads)
+    x, y = args
+    if (leads[0] and leads[1] and x.__class__ is np.ndarray and y.__class__ is np.ndarray and x.ndim == 2
+            and y.ndim == 1 and x.dtype.char in "df" and len(x) == len(y)):
+        # a training step's logits [N, C] and labels [N]: one position a row, nothing to broadcast
+        labels, positions, axes = _labels(np, x, y), 1, ()
+    else:
+        x, labels, positions, axes = _ce_parts(np, args, leads)
     s = _stable(np, x)
-    picked = _take_last(np, s.d, labels[..., None])
+    d = s.d
+    if d.flags.c_contiguous:  # the labels' places in d seen flat, found once: the VJP's slope is laid out as d
+        at = _last_positions(np, labels[..., None], d.shape[-1])
+        picked = d.reshape(-1)[at].reshape(labels.shape + (1,))
+    else:
+        at, picked = None, _take_last(np, d, labels[..., None])
     with np.errstate(invalid="ignore"):
         # -log_softmax(x)[label], from x - max: logsumexp(x) - x[label] loses log 2 at x = [1e16, 1e16]
         losses = (s.log_total - picked)[..., 0]
+    saved = (s, labels, positions, at)
     if not axes and losses.ndim:  # one position a row: its loss is the mean (a sum over no axes and / 1 change no bit)
-        return losses, (s, labels, positions)
-    return np.sum(losses, axis=axes) / positions, (s, labels, positions)
+        return losses, saved
+    return np.sum(losses, axis=axes) / positions, saved
 
 
 _cross_entropy_forward.saving = _cross_entropy_saving  # type: ignore[attr-defined]  # read by the executor
 
 
-def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
+def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None, at: Any = None) -> Array:
     """d loss / d x at each position: softmax(x) - onehot(label), which is -(1 - p) = -q at the
     label: the others' share (rest / total) where the label is the largest entry, else 1 - p.
-    ``s``: x's softmax pieces (``_stable``) when the forward kept them."""
+    ``s``: x's softmax pieces (``_stable``) when the forward kept them; ``at``: the labels' places
+    in the flat slope (``_last_positions``), when the forward found them."""
     s = _stable(np, x) if s is None else s
     picked = labels[..., None]
     with np.errstate(invalid="ignore"):  # a row of -inf is 0/0: NaN, as in PyTorch
         p = s.e / s.total
+        if at is not None and p.flags.c_contiguous:  # the same numbers, through one flat view of p
+            flat = p.reshape(-1)
+            shares = (s.rest / s.total).reshape(-1)
+            flat[at] = -np.where(picked.reshape(-1) == s.top.reshape(-1), shares, 1.0 - flat[at])
+            return p
         q = np.where(picked == s.top, s.rest / s.total, 1.0 - _take_last(np, p, picked))
     _put_last(np, p, picked, -q)  # p is a fresh array
     return p
@@ -1583,16 +1640,16 @@ def _ce_slope(np: Any, x: Array, labels: Array, s: Any = None) -> Array:
 
 def _cross_entropy_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Array, Array]:
     x, labels, positions, _ = _ce_parts(np, args, leads)
-    return _cross_entropy_vjp_saved(np, g, (_stable(np, x), labels, positions), args, leads, param, needs)
+    return _cross_entropy_vjp_saved(np, g, (_stable(np, x), labels, positions, None), args, leads, param, needs)
 
 
 def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: Any, param: Any,
                              needs: Any = None) -> tuple[Array, Array]:
     """The VJP from what ``_cross_entropy_saving`` kept (the same numbers as ``_cross_entropy_vjp``)."""
-    s, labels, positions = saved
-    slope = _ce_slope(np, None, labels, s)  # a fresh array, scaled in place
-    g = np.reshape(g, np.shape(g) + (1,) * (np.ndim(slope) - np.ndim(g)))
-    slope *= g / positions
+    s, labels, positions, at = saved
+    slope = _ce_slope(np, None, labels, s, at)  # a fresh array, scaled in place
+    g = np.reshape(g, np.shape(g) + (1,) * (slope.ndim - np.ndim(g)))
+    slope *= g if positions == 1 else g / positions  # (g / 1 is g, to the bit)
     gx = unbroadcast(np, slope, np.shape(args[0]), leads[0])
     if needs is not None and not needs[1]:
         return gx, None

@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,8 @@ from ..errors import EvaluationError, InputError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
-__all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "draw_initializers", "float_type", "input_arrays", "run_forward"]
+__all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "covered_registers", "draw_initializers", "float_type", "input_arrays",
+           "run_forward"]
 
 
 @dataclass
@@ -57,50 +59,75 @@ class TensorRun:
     def value(self, name: str) -> Any:
         return self.values[self.register(name)]
 
-    def gradients(self, output: str, wrt: Sequence[str], seed: Any = None) -> dict[str, Any]:
+    def gradients(self, output: str, wrt: Sequence[str], seed: Any = None, seed_nonzero: bool = False,
+                  into: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """d output / d each of ``wrt`` (inputs or intermediates): arrays of their own shapes (one
         without the batch axis gets the sum over rows).  ``seed`` is d(something)/d output; by
-        default 1 everywhere, the gradient of the output (of each row's, over rows)."""
+        default 1 everywhere, the gradient of the output (of each row's, over rows).
+        ``seed_nonzero``: the caller knows no entry of ``seed`` is 0 (fit's 1 / rows), so the
+        sweep need not look for a partial one.  ``into``: an array of its shape for some of ``wrt``,
+        which the sweep writes that gradient into where it can (the name's only share, made by a
+        kernel that takes ``out=``): that gradient is then the very array; copy the others."""
         key = (_GRADIENTS, output, tuple(wrt))
         found = self.plans.get(key)
         if found is None:
             registers = {name: self.register(name) for name in wrt}
             found = self.plans[key] = (registers, frozenset(registers.values()))
         registers, wanted = found
-        adjoints = self.adjoints(output, wanted, seed)
+        targets = None if not into else {r: into[name] for name, r in registers.items() if name in into}
+        adjoints = self.adjoints(output, wanted, seed, seed_nonzero, targets)
         values = self.values
         return {name: np.zeros_like(values[r]) if adjoints.get(r) is None else adjoints[r]
                 for name, r in registers.items()}
 
     def adjoints(self, output: str, wanted: AbstractSet[int] | None = None, seed: Any = None,
+                 seed_nonzero: bool = False, targets: Mapping[int, Any] | None = None,
                  record: list[tuple[int, tuple[Any, ...]]] | None = None) -> dict[int, Any]:
         """The reverse sweep from ``output``: d output / d register for every register on a path
-        from one of ``wanted`` (default: every register) to it.  ``record``, when given, receives
-        each instruction's register and VJPs (one per operand) in the sweep's order: explain's
-        steps read them instead of sweeping again."""
+        from one of ``wanted`` (default: every register) to it.  ``targets``: arrays to write some
+        registers' adjoints into (``gradients``' ``into``), where a register has one share only.
+        ``record``, when given, receives each instruction's register and VJPs (one per operand) in
+        the sweep's order: explain's steps read them instead of sweeping again."""
         out = self.register(output)
-        key = (_SWEEP, out, None if wanted is None else frozenset(wanted))
+        # (the shapes' list lives in the cache as long as the plan does, so its id names it)
+        key = (_SWEEP, out, None if wanted is None else frozenset(wanted), id(self.shapes), id(self.leads))
         plan = self.plans.get(key)
         if plan is None:  # the same for every run of the program: kept with its shapes (fit's steps)
-            plan = self.plans[key] = _sweep_plan(self.program, self.rows, out, wanted)
+            plan = self.plans[key] = _sweep_plan(self.program, self.rows, out, wanted, self.shapes, self.leads)
         adjoints: dict[int, Any] = {out: np.ones_like(self.values[out]) if seed is None else seed}
-        if seed is not None and not (np.asarray(seed) != 0.0).all():  # a Jacobian's row: part of the output
+        if seed is not None and not seed_nonzero and not (np.asarray(seed) != 0.0).all():  # a Jacobian's row
             with np.errstate(all="ignore"):
                 return self._partial_sweep(plan, adjoints, out)
         vjp = self._vjp
+        slots = self._target_slots(key, plan, targets) if targets else repeat(None)
         with np.errstate(all="ignore"):  # a derivative that does not exist (sqrt at 0) is an inf, said by callers
-            for step in plan:
+            for step, slot in zip(plan, slots):
                 register, operands = step[0], step[1]
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                grads = vjp(step, g)
+                outs = None if slot is None else tuple(None if r is None else targets[r] for r in slot)  # type: ignore[index]
+                grads = vjp(step, g, outs)
                 if record is not None:
                     record.append((register, grads))
                 for r, grad in zip(operands, grads):
                     if grad is not None:
                         adjoints[r] = grad if r not in adjoints else adjoints[r] + grad
         return adjoints
+
+    def _target_slots(self, key: Any, plan: Sequence[Any], targets: Mapping[int, Any]) -> list[Any]:
+        """For each step of ``plan``, which of its operands' adjoints are written into ``targets``
+        (the register where this step makes the operand's only share and it has a target, else
+        None), or None for a step with no such operand: worked out once per plan and targets."""
+        slots_key = (key, tuple(targets))
+        slots = self.plans.get(slots_key)
+        if slots is None:
+            slots = []
+            for step in plan:
+                which = tuple(r if alone and r in targets else None for r, alone in zip(step[1], step[7]))
+                slots.append(None if which.count(None) == len(which) else which)
+            self.plans[slots_key] = slots
+        return slots
 
     def _partial_sweep(self, plan: Any, adjoints: dict[int, Any], out: int) -> dict[int, Any]:
         """The reverse sweep from a seed that is 0 on some entries of the output (one row of a
@@ -110,7 +137,7 @@ class TensorRun:
         reached at all (conservatively)."""
         values, leads = self.values, self.leads
         reached: dict[int, Any] = {out: np.asarray(adjoints[out]) != 0.0}
-        for register, operands, needs, _, _, _ in plan:
+        for register, operands, needs, *_ in plan:
             g = adjoints.get(register)
             if g is None:
                 continue
@@ -188,13 +215,34 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = self.program.operands(register, first, second)
-        return self._vjp((register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op)), g)
+        step = (register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None, None)
+        return self._vjp(step, g)
 
-    def _vjp(self, step: tuple[Any, ...], g: Any) -> tuple[Any, ...]:
+    def _vjp(self, step: tuple[Any, ...], g: Any, outs: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
         """``vjp`` of a step of a sweep's plan (``_sweep_plan``: the register, its operands, which
-        of them are needed, its op, parameter and tensor op, worked out once)."""
-        register, operands, needs, op, param, tensor_op = step
-        values, leads = self.values, self.leads
+        of them are needed, its op, parameter and tensor op, for an elementwise op the axes each
+        operand's share is summed over, and which shares are their operand's only one, worked out
+        once).  ``outs``: an array per operand (or None) to write its share into where it can."""
+        register, operands, needs, op, param, tensor_op, sums, _ = step
+        values = self.values
+        if sums is not None:  # elementwise: g times each slope, summed back where broadcasting stretched
+            grads = []
+            for k, (slope, r, need, axes) in enumerate(zip(self._slopes(register)(), operands, needs, sums)):
+                if not need:
+                    grads.append(None)
+                    continue
+                # (a slope of exactly 1, of + - =, passes g on: the executors never write into a gradient)
+                share = g if slope.__class__ is float and slope == 1.0 else g * slope
+                if axes is None:
+                    grads.append(share)
+                    continue
+                out = None if outs is None else outs[k]
+                if out is not None and share.ndim - len(axes) == out.ndim:  # (no size-1 axis summed away)
+                    grads.append(np.add.reduce(share, axis=axes, out=out))
+                else:
+                    grads.append(np.add.reduce(share, axis=axes).reshape(values[r].shape))
+            return tuple(grads)
+        leads = self.leads
         args = [values[r] for r in operands]
         arg_leads = [leads[r] for r in operands]
         if tensor_op is None:
@@ -203,6 +251,8 @@ class TensorRun:
             return tensor_op.vjp.from_saved(np, g, self.saved[register], args, arg_leads, param, needs)
         if len(operands) == 1:
             return tensor_op.vjp(np, g, values[register], args, arg_leads, param)
+        if outs is not None and getattr(tensor_op.vjp, "takes_out", False):  # (``into=``: its ``out=``)
+            return tensor_op.vjp(np, g, values[register], args, arg_leads, param, needs, into=outs)
         return tensor_op.vjp(np, g, values[register], args, arg_leads, param, needs)
 
     def _slopes(self, register: int) -> Any:
@@ -219,18 +269,21 @@ _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
 _GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
 
 
-def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None
-                ) -> list[tuple[Any, ...]]:
+def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None,
+                shapes: Sequence[Shape], leads: Sequence[int]) -> list[tuple[Any, ...]]:
     """The steps of a reverse sweep from register ``out``, last register first: each op register
     with its operands, which of them lead back to one of ``wanted`` (every register when None),
-    its op, parameter and tensor op (None for an elementwise op); registers with no such operand
-    are left out."""
+    its op, parameter and tensor op (None for an elementwise op), and for an elementwise op the
+    axes each operand's share is summed over (``_summed_axes``), and for each operand whether
+    this step makes its only share (its adjoint may then be written where the caller wants it);
+    registers with no such operand are left out."""
     reaches = [True] * (out + 1)  # whether a register depends on a wanted one
     if wanted is not None:
         for register in range(out + 1):
             _, first, second, _, _ = rows[register]
             reaches[register] = register in wanted or any(reaches[r] for r in program.operands(register, first, second))
     plan: list[tuple[Any, ...]] = []
+    shares = [0] * (out + 1)  # how many shares each register's adjoint sums
     for register in range(out, -1, -1):
         op, first, second, param, _ = rows[register]
         if first < 0:
@@ -238,8 +291,26 @@ def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: Abstrac
         operands = program.operands(register, first, second)
         needs = tuple(reaches[r] for r in operands)
         if any(needs):
-            plan.append((register, operands, needs, op, param, TENSOR_OPS.get(op)))
-    return plan
+            tensor_op = TENSOR_OPS.get(op)
+            sums = None if tensor_op is not None else \
+                tuple(_summed_axes(shapes[register], leads[register], shapes[r], leads[r]) for r in operands)
+            plan.append((register, operands, needs, op, param, tensor_op, sums))
+            for r, need in zip(operands, needs):
+                shares[r] += need
+    return [(*step, tuple(shares[r] == 1 and r != out for r in step[1])) for step in plan]
+
+
+def _summed_axes(out_row: Shape, out_lead: int, row: Shape, lead: int) -> tuple[int, ...] | None:
+    """The axes of an elementwise result's gradient that ``unbroadcast`` sums to give an operand's
+    share (per-row shapes ``out_row`` and ``row``, each with its batch axis when its lead is 1),
+    worked out from the shapes alone; None when the gradient has the operand's shape already."""
+    if out_lead == lead and tuple(out_row) == tuple(row):
+        return None
+    extra = out_lead + len(out_row) - lead - len(row)
+    added = tuple(range(lead, lead + extra))  # after a batched operand's batch axis, else in front
+    stretched = tuple(i + extra for i in range(lead, lead + len(row))
+                      if row[i - lead] == 1 and out_row[i + extra - out_lead] != 1)
+    return added + stretched
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -461,6 +532,12 @@ def _covered(rows: Sequence[Any]) -> list[bool]:
             for position in entry.propagates:
                 covered[(first, second)[position]] = True
     return covered
+
+
+def covered_registers(run: TensorRun) -> list[bool]:
+    """``_covered`` of the run's program: kept in its shapes cache when it has one."""
+    covered = run.plans.get(_COVERED)
+    return _covered(run.rows) if covered is None else covered
 
 
 def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:

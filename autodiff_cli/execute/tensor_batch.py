@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import INPUT, Program, TensorConstant, missing_inputs, missing_inputs_error, output_name
 from ..language.shapes import Shape, infer, refuse_other_column_shapes, shape_text
-from .interpreter import TensorRun, as_array, check_register, float_type, input_arrays, run_forward
+from .interpreter import TensorRun, as_array, check_register, covered_registers, float_type, input_arrays, run_forward
 from .columns import entry_column, split_column
 from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
 
@@ -93,6 +93,8 @@ class TensorBatchEvaluator:
         self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
         self.values_of = list(dict.fromkeys([self.output, *self._names(values_of, "values_of")]))
         self._shapes: dict[Any, Any] = {}  # run_forward's shapes_cache: every chunk has the same shapes
+        self._variable_shapes: dict[Any, dict[str, Shape]] = {}  # ``_shapes_of``, by the inputs' shapes
+        self._defaults: dict[str, Any] | None = None  # every input's default (initializers drawn from seed 0)
 
     def _names(self, names: Iterable[str], option: str) -> list[str]:
         names = list(dict.fromkeys([names] if isinstance(names, str) else names))
@@ -111,7 +113,7 @@ class TensorBatchEvaluator:
 
     def shapes(self, given: Mapping[str, Any]) -> dict[str, Shape]:
         """Each variable's shape (per row) for inputs given as ``evaluate`` takes them."""
-        return self._shapes_of(*self._arrays(given))
+        return dict(self._shapes_of(*self._arrays(given)))  # (a copy: the kept one serves every chunk)
 
     # --- evaluating ----------------------------------------------------------------------------
 
@@ -131,8 +133,9 @@ class TensorBatchEvaluator:
             batched = batched | {name for name in self.wrt if name in arrays}
         self.check_output(self._shapes_of(arrays, batched), reduce)
         given = (arrays, batched)  # every row, for the errors of failed ones
-        failed = self._raising_rows(arrays, batched, rows)  # rows an op refuses outright (a bad label)
-        run = self._run(arrays, batched) if not failed.any() else None
+        failed, run = self._raising_rows(arrays, batched, rows)  # rows an op refuses outright (a bad label)
+        if run is None and not failed.any():  # the whole batch raised, yet no part alone: its error, raised
+            run = self._run(arrays, batched)
         if run is not None:
             failed = self._failed_rows(run, rows, bool(batched))
         if failed.any() and on_error == "raise":
@@ -171,31 +174,43 @@ class TensorBatchEvaluator:
                              f"written as columns")
 
     def _shapes_of(self, arrays: dict[str, Any], batched: set[str]) -> dict[str, Shape]:
-        registers = infer(self.program, {name: np.shape(value)[1:] if name in batched else np.shape(value)
-                                         for name, value in arrays.items()})
-        return {name: registers[v.register] for name, v in self.program.variables.items()}
+        """Each variable's per-row shape, inferred once for each set of the inputs' shapes (every
+        chunk of a file has the same ones)."""
+        given = {name: np.shape(value)[1:] if name in batched else np.shape(value) for name, value in arrays.items()}
+        key = tuple(given.items())
+        shapes = self._variable_shapes.get(key)
+        if shapes is None:
+            registers = infer(self.program, given)
+            shapes = self._variable_shapes[key] = {name: registers[v.register]
+                                                   for name, v in self.program.variables.items()}
+        return shapes
 
-    def _raising_rows(self, arrays: dict[str, Any], batched: set[str], rows: int) -> Any:
+    def _raising_rows(self, arrays: dict[str, Any], batched: set[str], rows: int) -> tuple[Any, TensorRun | None]:
         """The rows on which an op raises rather than giving NaN (cross_entropy's labels), found by
-        halving the rows that raise; none at all in the common case, at the cost of one run."""
+        halving the rows that raise; none at all in the common case, whose one run of the whole
+        batch is returned with them (None when some row raised)."""
         raising = np.zeros(rows, dtype=bool)
-        pending = [np.arange(rows)]
-        first = True
+        whole = None
+        try:  # the whole batch first: the common case, whose run the caller keeps
+            whole = self._run(arrays, batched)
+            pending = []
+        except EvaluationError:
+            if not batched:
+                raising[:] = True
+                return raising, None
+            pending = [np.arange(rows)[rows // 2:], np.arange(rows)[:rows // 2]] if rows > 1 else []
+            raising[:] = rows == 1
         while pending:
             part = pending.pop()
             try:
-                if not first:  # the whole batch is tried by the caller's own run
-                    self._run(*_rows_of((arrays, batched), part))
-                else:
-                    self._run(arrays, batched)
+                self._run(*_rows_of((arrays, batched), part))
             except EvaluationError:
                 if len(part) == 1 or not batched:
                     raising[part] = True
                 else:
                     half = len(part) // 2
                     pending += [part[half:], part[:half]]
-            first = False
-        return raising
+        return raising, whole
 
     def _run(self, arrays: dict[str, Any], batched: set[str]) -> TensorRun:
         with np.errstate(all="ignore"):
@@ -233,7 +248,9 @@ class TensorBatchEvaluator:
         missing = missing_inputs(program, arrays)
         if missing:
             raise missing_inputs_error(program, missing, self.advice.give([v.name for v in missing]))
-        defaults = input_arrays(program, {}, 0)
+        if self._defaults is None:  # drawn once, not per chunk (no kernel writes into an input)
+            self._defaults = input_arrays(program, {}, 0)
+        defaults = self._defaults
         for variable in program.inputs:
             if variable.name not in arrays:
                 arrays[variable.name] = defaults[variable.name]
@@ -244,8 +261,11 @@ class TensorBatchEvaluator:
         """Rows where a value computed from them is not finite; an unbatched value that is not
         finite fails every row (its error is raised as the program gives it)."""
         failed = np.zeros(rows, dtype=bool)
+        covered = covered_registers(run)
         for register, value in enumerate(run.values):
             if run.rows[register][0] == INPUT and not run.leads[register]:
+                continue
+            if covered[register] and run.leads[register]:  # a later register is not finite on its rows too
                 continue
             with np.errstate(over="ignore"):  # finite values whose sum overflows: looked at one by one below
                 total = float(np.sum(value)) if np.size(value) else 0.0

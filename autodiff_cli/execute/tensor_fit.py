@@ -52,7 +52,8 @@ class ParameterLayout:
         """The arrays of ``arrays`` end to end in a new vector of the layout's precision."""
         if not self.names:
             return np.empty(0, self.dtype)
-        flat = np.concatenate([np.reshape(arrays[name], -1) for name in self.names], dtype=self.dtype)
+        flat = np.concatenate([a.reshape(-1) if a.__class__ is np.ndarray else np.reshape(a, -1)
+                               for a in map(arrays.__getitem__, self.names)], dtype=self.dtype)
         if flat.size != self.size:  # an array of another shape than its parameter's: a bug, said here
             raise ValueError(f"{flat.size} numbers for a layout of {self.size}")
         return flat
@@ -102,13 +103,33 @@ class TensorObjective:
         self.rows = len(next(iter(self.data.values()))) if self.data else 1
         self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
         self._checked = False
+        self._seed_array: Any = None  # ``_seed``'s, for batches of ``_seed_count`` rows
+        self._seed_count = 0
         self._shapes: dict[Any, Any] = {}  # run_forward's shapes_cache: every step has the same shapes
 
     def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
         run, count = self._run(params, rows)
         out = run.value(self.output)
-        grads = run.gradients(self.output, self.layout.names, np.full(out.shape, 1.0 / count, self.dtype))
-        return float(np.add.reduce(out, axis=None) / out.size), self.layout.pack(grads)  # np.mean's own steps
+        flat = np.empty(self.layout.size, self.dtype)  # the gradient: the sweep writes what it can straight in
+        slots = self.layout.unpack(flat)
+        grads = run.gradients(self.output, self.layout.names, self._seed(out.shape, count), seed_nonzero=True,
+                              into=slots)
+        for name, grad in grads.items():
+            slot = slots[name]
+            if grad is not slot:
+                if np.shape(grad) != slot.shape:  # a gradient of another shape than its parameter's: a bug
+                    raise ValueError(f"a gradient of shape {np.shape(grad)} for '{name}' of {slot.shape}")
+                slot[...] = grad
+        return float(np.add.reduce(out, axis=None) / out.size), flat  # np.mean's own steps
+
+    def _seed(self, shape: Any, count: int) -> Any:
+        """d mean / d each row's output, 1 / rows everywhere: made once per batch size and shared by
+        the steps (the sweep never writes into a gradient; read-only, so that none can)."""
+        if self._seed_array is None or self._seed_array.shape != shape or self._seed_count != count:
+            self._seed_array = np.full(shape, 1.0 / count, self.dtype)
+            self._seed_array.flags.writeable = False
+            self._seed_count = count
+        return self._seed_array
 
     def loss(self, params: Any) -> float:
         run, _ = self._run(params, None)

@@ -173,3 +173,113 @@ def test_an_overflow_is_named_where_it_happens_with_or_without_the_cache(stateme
         errors.append((str(caught.value), getattr(caught.value, "row", None)))
     assert errors[0] == errors[1] == errors[2]
     assert "exp overflows at entry [1]" in errors[0][0] and errors[0][1] == 1
+
+
+@pytest.mark.parametrize("rows", [
+    [[0.5, -1.0, 2.0], [3.0, 3.0, -7.0]],  # a tie for the largest: the first one is the top
+    [[1e16, 1e16, 0.0], [-1e308, 1e308, 0.0]],  # 1e16 + 1 keeps no digit; -1e308 - 1e308 overflows
+    [[-np.inf, 0.0, 1.0], [-745.0, 0.0, -1e-300]],  # exp underflows to 0
+])
+def test_the_softmax_of_finite_rows_is_the_general_path_to_the_bit(rows: list[list[float]]) -> None:
+    """Rows whose largest logit is finite take a shortcut (the top's e is exp(0) = 1 exactly); the
+    same logits laid out in Fortran order take the general path, which reads e_top back."""
+    x = np.array(rows)
+    fast = tensor_ops._stable(np, x)
+    general = tensor_ops._stable(np, np.asfortranarray(x))
+    assert not general.e.flags.c_contiguous  # (so the general path was taken)
+    for name, a, b in zip(fast._fields, fast, general):
+        assert np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True), name
+
+
+@pytest.mark.parametrize(("first", "second", "leads"), [
+    ((9, 7), (7,), (1, 0)),  # a bias added to every row
+    ((9, 7), (9, 7), (1, 1)),
+    ((9, 3), (4, 3), (1, 0)),  # a batched operand with fewer axes: lined up, then summed back
+    ((9, 1, 3), (9, 4, 1), (1, 1)),  # size-1 axes stretched on both sides
+    ((4, 3), (9, 4, 3), (0, 1)),
+    ((), (9, 5), (0, 1)),
+    ((2, 1), (5,), (0, 0)),
+])
+@pytest.mark.parametrize("op", ["+", "*", "-"])
+def test_the_sweep_plan_sums_an_elementwise_share_as_unbroadcast_does(first: tuple[int, ...], second: tuple[int, ...],
+                                                                      leads: tuple[int, int], op: str) -> None:
+    """The plan works out from the shapes which axes each operand's share is summed over; the
+    shares are the bits ``elementwise_vjp`` (through ``unbroadcast``) gives."""
+    rng = np.random.default_rng(len(first) + 3 * len(second))
+    a, b = rng.standard_normal(first), rng.standard_normal(second)
+    decl = {name: f"zeros([{', '.join(map(str, shape[lead:]))}])" if shape[lead:] else "0"
+            for name, shape, lead in (("a", first, leads[0]), ("b", second, leads[1]))}
+    program = parse(f"a = {decl['a']}\nb = {decl['b']}\nc = a {op} b\ny = sum(c * c)\n", "f.ad")
+    batched = frozenset(name for name, lead in zip("ab", leads) if lead)
+    run = run_forward(program, {"a": a, "b": b}, batched, shapes_cache={})
+    run.gradients("y", ["a", "b"], np.ones(9) if batched else None, seed_nonzero=True)  # (makes the plan)
+    plan = next(value for key, value in run.plans.items() if isinstance(key, tuple) and key[0] == "sweep")
+    step = next(step for step in plan if step[0] == run.register("c"))
+    g = rng.standard_normal(np.shape(run.value("c")))
+    planned = run._vjp(step, g)
+    by_unbroadcast = tensor_ops.elementwise_vjp(np, op, g, run._slopes(step[0]), (a, b), leads)
+    for mine, theirs, operand in zip(planned, by_unbroadcast, (a, b)):
+        assert mine.shape == operand.shape and np.array_equal(mine, theirs)
+
+
+def test_fit_seeds_every_step_with_one_read_only_array() -> None:
+    """The seed of the reverse sweep (1 / rows everywhere) is made once per batch size, not per step,
+    and nothing can write into it."""
+    columns, weights = data()
+    goal, layout = objective(columns)
+    params = layout.pack(weights)
+    first = goal._seed((9,), 9)
+    goal.loss_and_grad(params, None)
+    assert goal._seed((9,), 9) is first and not first.flags.writeable
+    assert np.array_equal(first, np.full(9, 1 / 9))
+    assert goal._seed((3,), 3) is not first and np.array_equal(goal._seed((3,), 3), np.full(3, 1 / 3))
+
+
+@pytest.mark.parametrize("program_text", [
+    PROGRAM,
+    # W1 twice: its adjoint sums two shares, so neither is written into the flat gradient
+    PROGRAM.replace("h = relu(W1 @ x + b1)", "h = relu(W1 @ x + b1) + tanh(W1 @ x)"),
+    # b2 stretched over a size-1 axis is summed away and reshaped: copied, not written in place
+    PROGRAM.replace("b2 = zeros([4])", "b2 = zeros([1])"),
+])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_flat_gradient_written_in_place_is_the_packed_one_to_the_bit(program_text: str, dtype: str) -> None:
+    columns, weights = data()
+    if "zeros([1])" in program_text:
+        weights["b2"] = weights["b2"][:1]
+    program = parse(program_text, "mlp.ad")
+    names = ["W1", "b1", "W2", "b2"]
+    layout = ParameterLayout(names, [np.shape(weights[name]) for name in names], dtype)
+    goal = TensorObjective(program, "L", layout, {}, columns)
+    params = layout.pack(weights)
+    for _ in range(2):  # the first step makes the plans, the second runs on them
+        loss, grad = goal.loss_and_grad(params, None)
+    inputs = {**{name: np.asarray(column, dtype) for name, column in columns.items()}, **layout.unpack(params)}
+    run = run_forward(program, inputs, frozenset(columns), dtype=dtype)
+    plain = layout.pack(run.gradients("L", names, np.full(9, 1 / 9, dtype)))
+    assert grad.dtype == np.dtype(dtype) and np.array_equal(grad, plain)
+    assert loss == float(np.mean(run.value("L")))
+    slots = layout.unpack(np.empty(layout.size, dtype))
+    written = run.gradients("L", names, np.full(9, 1 / 9, dtype), seed_nonzero=True, into=slots)
+    in_place = {name for name in names if written[name] is slots[name]}
+    want = {"W1", "b1", "W2", "b2"} - ({"W1"} if "tanh" in program_text else set()) - \
+        ({"b2"} if "zeros([1])" in program_text else set())
+    assert in_place == want
+
+
+@pytest.mark.parametrize(("rows", "k"), [(1, 1), (2, 16), (256, 16), (7, 300)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_vector_times_each_row_is_the_one_row_matrix_product_to_the_bit(rows: int, k: int, dtype: str) -> None:
+    """w @ h with h a vector per row (a regression's last layer) takes a shortcut; it gives the bits
+    of [w] @ h, the one-row matrix's product, forward and backward, and NumPy's numbers."""
+    rng = np.random.default_rng(rows + k)
+    w, h, g = (rng.standard_normal(shape).astype(dtype) for shape in ((k,), (rows, k), (rows,)))
+    out = tensor_ops._matmul_forward(np, (w, h), (0, 1), None)
+    matrix_out = tensor_ops._matmul_forward(np, (w[None, :], h), (0, 1), None)
+    assert out.shape == (rows,) and out.dtype == np.dtype(dtype) and np.array_equal(out, matrix_out[:, 0])
+    gw, gh = tensor_ops._matmul_vjp(np, g, out, (w, h), (0, 1), None)
+    matrix_gw, matrix_gh = tensor_ops._matmul_vjp(np, g[:, None], matrix_out, (w[None, :], h), (0, 1), None)
+    assert np.array_equal(gw, matrix_gw[0]) and np.array_equal(gh, matrix_gh)
+    tol = 1e-12 if dtype == "float64" else 1e-4
+    assert np.allclose(out, h @ w, rtol=tol, atol=tol) and np.allclose(gw, g @ h, rtol=tol, atol=tol)
+    assert np.allclose(gh, np.outer(g, w), rtol=tol, atol=tol)
