@@ -122,7 +122,7 @@ def test_each_instruction_s_vjp_is_computed_once_and_the_gradients_are_eval_s(mo
     program = parse(MATRIX_MLP)
     calls = []
     vjp = TensorRun._vjp
-    monkeypatch.setattr(TensorRun, "_vjp", lambda run, step, g: calls.append(step[0]) or vjp(run, step, g))
+    monkeypatch.setattr(TensorRun, "_vjp", lambda run, step, g, *outs: calls.append(step[0]) or vjp(run, step, g, *outs))
     explanation = explain_program(program, {})
     # Every instruction of this program reads a variable, so each lies on a path to L: one VJP apiece.
     instructions = [register for register, row in enumerate(program.rows()) if row[1] >= 0]
