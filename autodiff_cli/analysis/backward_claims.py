@@ -72,7 +72,7 @@ __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "Unjud
 
 POINTS = 8  # the given values and this many less one random points around them
 MAX_PROVED_PROGRAM = 2_000  # a scalar program larger than this many operations: lines sampled, not proved
-MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole or one use at a time
+MAX_SUBSETS_OF = 6  # a variable used more often is matched whole, one statement or one use at a time
 
 _HEAD = re.compile(r"\s*d([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*d([A-Za-z_][A-Za-z0-9_]*))?\s*(\+=|=)")
 
@@ -232,6 +232,17 @@ class BackwardReport:
         return AGREES
 
 
+@dataclass(frozen=True)
+class _Use:
+    """One use of a variable: operand ``slot`` of the instruction at ``register``, in the statement
+    that defines ``statement`` (``h2 = h * h`` uses h twice, as explain and micrograd count it).
+    The output's own seed is the use at register -1."""
+
+    statement: str
+    register: int
+    slot: int
+
+
 class _Point:
     """One run of the program: its values, true gradients and each use's contribution."""
 
@@ -241,7 +252,7 @@ class _Point:
         self.output = output
         self.adjoints = run.adjoints(output)
         self.statements = _statements(run.program)
-        self._contributions: dict[str, dict[str, Any]] = {}
+        self._contributions: dict[str, dict[_Use, Any]] = {}
 
     def value(self, name: str) -> Any:
         return self.run.value(name)
@@ -251,26 +262,25 @@ class _Point:
         found = self.adjoints.get(register)
         return np.zeros_like(self.run.values[register]) if found is None else found
 
-    def contributions(self, variable: str) -> dict[str, Any]:
-        """Each statement that uses ``variable`` (by its variable name, in program order) and the
-        share of the gradient that comes through it; the output's own share is its seed, 1."""
+    def contributions(self, variable: str) -> dict[_Use, Any]:
+        """Each use of ``variable`` (in program order) and the share of the gradient that comes
+        through it; the output's own share is its seed, 1."""
         if variable in self._contributions:
             return self._contributions[variable]
         run = self.run
         register = run.register(variable)
-        shares: dict[str, Any] = {}
+        shares: dict[_Use, Any] = {}
         if variable == self.output:
-            shares[variable] = np.ones_like(run.values[register])
+            shares[_Use(variable, -1, -1)] = np.ones_like(run.values[register])
         with np.errstate(all="ignore"):
             for consumer, (_, first, second, _, _) in enumerate(run.rows):
                 if register not in (first, second) or self.adjoints.get(consumer) is None:
                     continue
                 grads = run.vjp(consumer, self.adjoints[consumer])
                 operands = (first,) if second < 0 else (first, second)
-                for operand, grad in zip(operands, grads):
+                for slot, (operand, grad) in enumerate(zip(operands, grads)):
                     if operand == register and grad is not None:
-                        statement = self.statements[consumer]
-                        shares[statement] = grad if statement not in shares else shares[statement] + grad
+                        shares[_Use(self.statements[consumer], consumer, slot)] = grad
         self._contributions[variable] = shares
         return shares
 
@@ -314,7 +324,7 @@ class _Judge:
         self.lines = list(lines)
         self.points = points
         self.sizes = sorted({size for p in points[:1] for v in p.run.values for size in np.shape(v) if size > 1})
-        self.remaining: dict[str, list[str]] = {}  # each variable's uses no line has covered yet
+        self.remaining: dict[str, list[_Use]] = {}  # each variable's uses no line has covered yet
         self.mine: list[dict[str, Any]] = [{} for _ in points]  # the person's chain: gradient -> value
         self.last_line: dict[str, int] = {}  # gradient -> the index of the line that last set it
         self.chain_ok: dict[int, bool] = {}
@@ -340,7 +350,7 @@ class _Judge:
         shape_error = next((c for c in claimed if isinstance(c, ShapeError)), None)
         options = _subsets(remaining, whole_first=last)
         matched = None
-        covered: Sequence[str]
+        covered: Sequence[_Use]
         if shape_error is None:
             matched = next((s for s in options if self._agrees(claimed, self._target(shares, s, line))), None)
         if matched is not None and (not last or len(matched) == len(remaining)):
@@ -361,7 +371,7 @@ class _Judge:
         chain = self._chain(index, line, self._target(shares, covered, line))
         return LineResult(line, self._covers(line, covered, shares), verdict, chain)
 
-    def _extra(self, index: int, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[str, Any]]
+    def _extra(self, index: int, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[_Use, Any]]
                ) -> LineResult:
         """A '+=' line after the lines above have counted every use: it should add nothing."""
         zeros = self._target(shares, (), line)
@@ -388,13 +398,13 @@ class _Judge:
             return np.broadcast_to(value, shape)  # '+=' stretches what it adds, as in NumPy and PyTorch
         return value
 
-    def _target(self, shares: Sequence[Mapping[str, Any]], statements: Sequence[str], line: GradientLine) -> list[Any]:
-        """The sum of the contributions of ``statements`` at each point (zeros for none)."""
+    def _target(self, shares: Sequence[Mapping[_Use, Any]], uses: Sequence[_Use], line: GradientLine) -> list[Any]:
+        """The sum of the contributions of ``uses`` at each point (zeros for none)."""
         targets = []
         for point, share in zip(self.points, shares):
             total = np.zeros_like(point.value(line.variable))
-            for statement in statements:
-                total = total + share[statement]
+            for use in uses:
+                total = total + share[use]
             targets.append(total)
         return targets
 
@@ -413,9 +423,9 @@ class _Judge:
     def _agree_reason(self) -> str:
         return f"equal at {len(self.points)} points (sampled, not proved)"
 
-    def _wrong(self, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[str, Any]], remaining: list[str],
-               options: list[tuple[str, ...]], last: bool, shape_error: ShapeError | None
-               ) -> tuple[Sequence[str], LineVerdict]:
+    def _wrong(self, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[_Use, Any]], remaining: list[_Use],
+               options: list[tuple[_Use, ...]], last: bool, shape_error: ShapeError | None
+               ) -> tuple[Sequence[_Use], LineVerdict]:
         """A line no set of uses explains: the slip, against the uses it most likely meant."""
         default = tuple(remaining) if last else tuple(remaining[-1:])
         for statements in [default] + [s for s in options if s != default]:
@@ -464,8 +474,8 @@ class _Judge:
                                _entry_at(line.gradient, value, target, worst), where)
         return LineVerdict(INCONCLUSIVE, "no point tried gives a finite gradient to compare with")
 
-    def _missing(self, line: GradientLine, missing: Sequence[str]) -> Slip:
-        described = " and ".join(self._statement(s) for s in missing)
+    def _missing(self, line: GradientLine, missing: Sequence[_Use]) -> Slip:
+        described = " and ".join(self._statement(s) for s in dict.fromkeys(u.statement for u in missing))
         return Slip("missing contribution",
                     f"a missing contribution: {line.variable} is also used {described}, and no line adds "
                     f"that use's share (a second '{line.gradient} += ...')")
@@ -475,16 +485,24 @@ class _Judge:
         number = variable.position.line
         return f"at line {number} ({self.program.source.line(number).strip()})"
 
-    def _covers(self, line: GradientLine, statements: Sequence[str], shares: Sequence[Mapping[str, Any]]) -> str:
-        if len(statements) == len(shares[0]) or not statements:
+    def _covers(self, line: GradientLine, uses: Sequence[_Use], shares: Sequence[Mapping[_Use, Any]]) -> str:
+        if len(uses) == len(shares[0]) or not uses:
             return "the whole gradient"
-        return "the contribution through " + " and ".join(
-            f"line {self.program.variables[s].position.line} ({s} = ...)" for s in statements)
+        parts = []
+        for statement in dict.fromkeys(u.statement for u in uses):
+            where = f"line {self.program.variables[statement].position.line} ({statement} = ...)"
+            covered = sum(u.statement == statement for u in uses)
+            total = sum(u.statement == statement for u in shares[0])
+            if covered < total:
+                count = "one" if covered == 1 else str(covered)
+                where = f"{count} of the {total} uses of {line.variable} at {where}"
+            parts.append(where)
+        return "the contribution through " + " and ".join(parts)
 
     # -- naming the slip
 
     def _slip(self, line: GradientLine, claimed: list[Any], targets: list[Any],
-              shares: Sequence[Mapping[str, Any]], statements: Sequence[str]) -> Slip | None:
+              shares: Sequence[Mapping[_Use, Any]], statements: Sequence[_Use]) -> Slip | None:
         pairs = [(c, t) for c, t in zip(claimed, targets) if np.all(np.isfinite(t))]
         if not pairs:
             return None
@@ -515,26 +533,16 @@ class _Judge:
         written = ratio_text(ratio) or f"{ratio:g}"
         return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
 
-    def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[str, Any]],
-               statements: Sequence[str]) -> Slip | None:
+    def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[_Use, Any]],
+               uses: Sequence[_Use]) -> Slip | None:
         """A wrong local derivative at one use: the line equals the right contribution with one
         use's local derivative replaced by a usual wrong one (or left out)."""
-        for consumer, slot in self._uses(line.variable, statements):
+        for consumer, slot in ((u.register, u.slot) for u in uses if u.register >= 0):
             for wrong_values, message in self._wrong_locals(line, consumer, slot):
                 candidate = [t - self._share(p, consumer, slot) + w for p, t, w in zip(self.points, targets, wrong_values)]
                 if self._agrees(claimed, candidate):
                     return Slip("local derivative", message)
         return None
-
-    def _uses(self, variable: str, statements: Sequence[str]) -> list[tuple[int, int]]:
-        run = self.points[0].run
-        register = run.register(variable)
-        found = []
-        for consumer, (_, first, second, _, _) in enumerate(run.rows):
-            for slot, operand in enumerate((first, second)):
-                if operand == register and self.points[0].statements[consumer] in statements:
-                    found.append((consumer, slot))
-        return found
 
     def _share(self, point: _Point, consumer: int, slot: int) -> Any:
         g = point.adjoints.get(consumer)
@@ -694,15 +702,17 @@ def _variable_of(line: GradientLine, name: str) -> str:
     return dict(_gradients(line))[name]
 
 
-def _subsets(statements: Sequence[str], whole_first: bool) -> list[tuple[str, ...]]:
+def _subsets(uses: Sequence[_Use], whole_first: bool) -> list[tuple[_Use, ...]]:
     """The sets of uses a line may cover, the likeliest first: all of them (for a gradient's last
-    line), then one, two... (a variable used more than MAX_SUBSETS_OF times: one, or all)."""
-    items = list(statements)
+    line), then one, two... (a variable used more than MAX_SUBSETS_OF times: one use, the uses of
+    one statement, or all)."""
+    items = list(uses)
     if len(items) > MAX_SUBSETS_OF:
-        sizes = [1, len(items)]
+        by_statement = [tuple(u for u in items if u.statement == s) for s in dict.fromkeys(u.statement for u in items)]
+        found = [(u,) for u in items] + [group for group in by_statement if len(group) > 1] + [tuple(items)]
     else:
-        sizes = list(range(1, len(items) + 1))
-    found = [tuple(reversed(c)) for size in sizes for c in itertools.combinations(items, size)]
+        found = [c for size in range(1, len(items) + 1) for c in itertools.combinations(items, size)]
+    found = [tuple(reversed(c)) for c in dict.fromkeys(found)]
     found.sort(key=len)
     if whole_first and items:
         found.remove(tuple(reversed(items)))

@@ -502,3 +502,34 @@ def test_log_softmaxs_local_derivative_left_out_is_named() -> None:
     wrong = [r for r in report.results if r.given.verdict != AGREES]
     assert [(r.line.gradient, r.given.slip.kind) for r in wrong] == [("dz", "local derivative")]
     assert wrong[0].given.slip.message.startswith("the local derivative of log_softmax(z), at line 10 ")
+
+
+def test_a_variable_used_twice_in_one_statement_is_given_one_contribution_a_use() -> None:
+    # h2 = h * h uses h twice: dL/dh = dh2 * h (first operand) + h * dh2 (second) + dL (L = h2 + h),
+    # at x = 2 (h = 6): 6 + 6 + 1 = 13, and dL/dx = 3 * 13 = 39, by hand.
+    program = "x = 2\nh = x * 3\nh2 = h * h\nL = h2 + h\n"
+    lines = "dL = 1\ndh2 = dL\ndh = h * dh2\ndh += h * dh2\ndh += dL\ndx = 3 * dh\n"
+    report = judge(program, lines)
+    assert [r.given.verdict for r in report.results][2:5] == [AGREES] * 3
+    assert [r.chain.verdict for r in report.results] == [AGREES] * 6
+    assert report.verdict == AGREES
+    assert report.results[2].covers == "the contribution through one of the 2 uses of h at line 3 (h2 = ...)"
+    # the two uses written as one line are the whole statement's share, as before
+    report = judge(program, "dL = 1\ndh2 = dL\ndh = 2 * h * dh2\ndh += dL\ndx = 3 * dh\n")
+    assert report.verdict in (AGREES, PROVED) and report.results[2].covers == "the contribution through line 3 (h2 = ...)"
+    # one use left out is still a missing contribution, named at its statement
+    report = judge(program, "dL = 1\ndh2 = dL\ndh = h * dh2\ndh += dL\ndx = 3 * dh\n")
+    assert report.results[3].given.verdict == WRONG
+    assert report.results[3].given.slip.kind == "missing contribution"
+    assert "also used at line 3 (h2 = h * h)" in report.results[3].given.slip.message
+
+
+def test_a_tensor_used_twice_in_one_statement_is_given_one_contribution_a_use() -> None:
+    # autograd's dL/dh for L = sum(h*h + h), h = 3x: 2h + 1, each use h (plus the 1 of the sum).
+    program = "x = [2, -1, 0.5]\nh = x * 3\nh2 = h * h\nL = sum(h2 + h)\n"
+    lines = "dh2 = h2 * 0 + 1\ndh = h * dh2\ndh += h * dh2\ndh += h * 0 + 1\ndx = 3 * dh\n"
+    report = judge(program, lines)
+    assert [r.given.verdict for r in report.results] == [AGREES] * 5
+    x = np.array([2, -1, 0.5])
+    expected = autograd.grad(lambda t: anp.sum((3 * t) * (3 * t) + 3 * t))(x)
+    np.testing.assert_allclose(3 * (2 * (3 * x) + 1), expected, rtol=1e-12)
