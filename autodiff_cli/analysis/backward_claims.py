@@ -19,7 +19,7 @@ the contribution of some uses of the variable (the vector-Jacobian product throu
 statements, with the true gradient of each statement), and the lines together all of them.
 A wrong line gets the first entry that differs, the largest error and, where one explains it
 at every point, the slip named: a missing sum over a broadcast axis, a missing contribution,
-a transposed result or product, a sign, a factor (n against n - 1, 1/n), a wrong local
+a transposed result or product, a sign, a factor (n against n - 1 where a variance is on the path, the 2 of a square, 1/n), a wrong local
 derivative (``backward_claim_slips`` finds them).  Lines of a tensor program are judged by their
 values, never proved symbolically.
 """
@@ -38,7 +38,7 @@ from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
 from ..errors import AutodiffError, InputError, ParseError, Position, ShapeError, Source, variables_hint
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
-from ..language.program import Program
+from ..language.program import CONST, Program
 from ..language.shapes import shape_text
 from .backward_claim_slips import (
     OPERATOR_SLIPS,
@@ -522,16 +522,46 @@ class _Judge:
         ratio = constant_ratio(pairs)
         if ratio is None:
             return None
-        for n in self.sizes:
-            for value, written, text in ((n / (n - 1), f"{n}/{n - 1}", f"n - 1 = {n - 1} where n = {n} belongs"),
-                                         ((n - 1) / n, f"{n - 1}/{n}", f"n = {n} where n - 1 = {n - 1} belongs"),
-                                         (1 / n, f"1/{n}", f"a 1/n too many, n = {n}"),
-                                         (float(n), f"{n}", f"a 1/n missing, n = {n}")):
-                if abs(ratio - value) <= 1e-9 * value:
-                    return Slip("factor", f"off by a factor of {written}: the line is {written} times "
-                                          f"{line.gradient} ({text})")
+        ops = self._downstream(line.variable)
+        said = self._factor_causes(ops)
+        for value, written, text in said:
+            if abs(ratio - value) <= 1e-9 * value:
+                return Slip("factor", f"off by a factor of {written}: the line is {written} times "
+                                      f"{line.gradient} ({text})")
         written = ratio_text(ratio) or f"{ratio:g}"
         return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
+
+    def _factor_causes(self, ops: Sequence[Any]) -> list[tuple[float, str, str]]:
+        """The factors a slip on this path could put in, each with its name: n against n - 1 only
+        where a variance is on the path (var, std, or a sum divided by n - 1), the 2 of a square
+        where a square is, a mean's 1/n for every size."""
+        constants = {i: ins.param for i, ins in enumerate(self.program.instructions) if ins.op == CONST}
+        divisors = {constants[ins.args[1]] for ins in ops if ins.op == "/" and ins.args[1] in constants}
+        divisors |= {1 / constants[a] for ins in ops if ins.op == "*" for a in ins.args
+                     if constants.get(a) not in (None, 0)}
+        variance = any(ins.op in ("var", "std") for ins in ops)
+        found = []
+        for n in self.sizes:
+            if variance or any(abs(d - (n - 1)) <= 1e-9 * n for d in divisors):
+                found += [(n / (n - 1), f"{n}/{n - 1}", f"n - 1 = {n - 1} where n = {n} belongs"),
+                          ((n - 1) / n, f"{n - 1}/{n}", f"n = {n} where n - 1 = {n - 1} belongs")]
+        if any((ins.op == "**c" and ins.param == 2) or (ins.op == "*" and ins.args[0] == ins.args[1]) for ins in ops):
+            found += [(0.5, "1/2", "the 2 of a square left out"), (2.0, "2", "the 2 of a square counted twice")]
+        for n in self.sizes:
+            found += [(1 / n, f"1/{n}", f"a 1/n too many, n = {n}"), (float(n), f"{n}", f"a 1/n missing, n = {n}")]
+        return found
+
+    def _downstream(self, variable: str) -> list[Any]:
+        """The instructions that read ``variable``, directly or through others: its path to the output."""
+        instructions = self.program.instructions
+        reached = {self.program.variables[variable].register}
+        found = []
+        for register in range(min(reached), len(instructions)):
+            instruction = instructions[register]
+            if any(a in reached for a in instruction.args):
+                reached.add(register)
+                found.append(instruction)
+        return found
 
     def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[_Use, Any]],
                uses: Sequence[_Use]) -> Slip | None:

@@ -533,3 +533,21 @@ def test_a_tensor_used_twice_in_one_statement_is_given_one_contribution_a_use() 
     x = np.array([2, -1, 0.5])
     expected = autograd.grad(lambda t: anp.sum((3 * t) * (3 * t) + 3 * t))(x)
     np.testing.assert_allclose(3 * (2 * (3 * x) + 1), expected, rtol=1e-12)
+
+
+def test_a_factor_of_a_half_without_a_variance_is_the_2_of_a_square_not_n_minus_1() -> None:
+    # dL/dp of sum(p**2) is 2p (by hand); the line p is half of it, and no var or std is on p's path.
+    program = "W = [[1, 2], [3, 4], [5, 6]]\nx = [1, 2.5]\np = W @ x\nL = sum(p**2)\n"
+    (result,) = judge(program, "dp = p\n").results
+    assert result.given.verdict == WRONG and result.given.slip.kind == "factor"
+    assert "n - 1" not in result.given.slip.message
+    assert "the 2 of a square" in result.given.slip.message
+
+
+def test_n_against_n_minus_1_is_named_where_a_variance_is_on_the_path() -> None:
+    # var divides by n - 1 = 2: dL/dp = 2 (p - mean(p)) / 2, by hand; the line divides by n = 3.
+    (result,) = judge("p = [1, 2, 4.5]\nL = var(p)\n", "dp = 2 * (p - mean(p)) / 3\n").results
+    p = np.array([1, 2, 4.5])
+    np.testing.assert_allclose(autograd.grad(lambda t: anp.var(t, ddof=1))(p), (p - p.mean()), rtol=1e-12)
+    assert result.given.verdict == WRONG
+    assert "n = 3 where n - 1 = 2 belongs" in result.given.slip.message
