@@ -354,7 +354,7 @@ class _Judge:
         if shape_error is None:
             matched = next((s for s in options if self._agrees(claimed, self._target(shares, s, line))), None)
         if matched is not None and (not last or len(matched) == len(remaining)):
-            verdict = LineVerdict(AGREES, self._agree_reason())
+            verdict = self._agreement(self._target(shares, matched, line))
             covered = matched
             whole = last and not line.accumulates and len(matched) == len(shares[0])
             if whole and self.symbolic and proves_gradient_line(self.program, self.points[0].output, line.variable,
@@ -376,7 +376,7 @@ class _Judge:
         """A '+=' line after the lines above have counted every use: it should add nothing."""
         zeros = self._target(shares, (), line)
         if self._agrees(claimed, zeros):
-            verdict = LineVerdict(AGREES, self._agree_reason())
+            verdict = self._agreement(zeros)
         else:
             verdict = self._differ(claimed, zeros, line)
             verdict.slip = Slip("extra contribution", f"an extra contribution: the lines above already count every "
@@ -420,8 +420,15 @@ class _Judge:
             compared += 1
         return compared > 0
 
-    def _agree_reason(self) -> str:
-        return f"equal at {len(self.points)} points (sampled, not proved)"
+    def _agreement(self, targets: Sequence[Any]) -> LineVerdict:
+        """AGREES, or INCONCLUSIVE where only the given values could be compared: one point cannot
+        tell a line right there alone from a right one (as check --claim says)."""
+        compared = sum(bool(np.all(np.isfinite(t))) for t in targets)
+        if compared < 2:
+            return LineVerdict(INCONCLUSIVE, "agrees only at the given values: no random point around them could be "
+                                             "compared (the program or its gradient is undefined there), and one "
+                                             "point cannot tell a line right there alone from a right one")
+        return LineVerdict(AGREES, f"equal at {compared} points (sampled, not proved)")
 
     def _wrong(self, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[_Use, Any]], remaining: list[_Use],
                options: list[tuple[_Use, ...]], last: bool, shape_error: ShapeError | None
@@ -539,7 +546,7 @@ class _Judge:
         divisors = {constants[ins.args[1]] for ins in ops if ins.op == "/" and ins.args[1] in constants}
         divisors |= {1 / constants[a] for ins in ops if ins.op == "*" for a in ins.args
                      if constants.get(a) not in (None, 0)}
-        variance = any(ins.op in ("var", "std") for ins in ops)
+        variance = any(_corrected(ins.op) for ins in ops)
         found = []
         for n in self.sizes:
             if variance or any(abs(d - (n - 1)) <= 1e-9 * n for d in divisors):
@@ -699,7 +706,7 @@ class _Judge:
         ok = self._agrees(values, targets)
         self.chain_ok[index] = ok
         if ok:
-            return LineVerdict(AGREES, self._agree_reason())
+            return self._agreement(targets)
         verdict = self._differ(values, targets, line)
         verdict.slip = None
         verdict.causes = causes
@@ -722,6 +729,11 @@ class _Judge:
 def _gradients(line: GradientLine) -> list[tuple[str, str]]:
     """The gradients the line uses: (gradient name, variable)."""
     return [(f"d{v}", v) for v in dict.fromkeys(line.uses)]
+
+
+def _corrected(op: str) -> bool:
+    """An op that divides by n - correction (var, std), as its registry entry's arguments say."""
+    return any(argument.name == "correction" for argument in getattr(TENSOR_OPS.get(op), "arguments", ()))
 
 
 def _is_gradient(line: GradientLine, name: str) -> bool:
