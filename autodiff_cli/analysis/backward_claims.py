@@ -42,6 +42,7 @@ from ..language.program import CONST, Program
 from ..language.shapes import shape_text
 from .backward_claim_slips import (
     OPERATOR_SLIPS,
+    axis_changes,
     broadcasts,
     constant_ratio,
     entries_close,
@@ -444,8 +445,6 @@ class _Judge:
             statements, targets, slip = default, self._target(shares, default, line), None
         if shape_error is not None and slip is None:
             raise _located(shape_error, line)
-        if slip is None or slip.kind == "shape":
-            _refuse_shape(line, claimed, targets)
         verdict = self._differ(claimed, targets, line)
         verdict.slip = slip or verdict.slip
         return statements, verdict
@@ -518,12 +517,14 @@ class _Judge:
         if any(isinstance(c, AutodiffError) for c, _ in pairs):
             return None
         if any(np.shape(c) != np.shape(t) for c, t in pairs):
-            return shape_slip(line, pairs)
+            slip = shape_slip(line, pairs)
+            return (self._wrong_axis(line, targets, slip.message) or slip) if slip.kind == "shape" else slip
         for finder in (transposed_slip, sign_slip, self._factor):
             slip = finder(line, pairs)
             if slip is not None:
                 return slip
-        return self._local(line, claimed, targets, shares, statements) or self._transposed_product(line, targets)
+        return (self._wrong_axis(line, targets, "") or self._local(line, claimed, targets, shares, statements)
+                or self._transposed_product(line, targets))
 
     def _factor(self, line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
         ratio = constant_ratio(pairs)
@@ -672,6 +673,26 @@ class _Judge:
                                 + spelled.format(a=names[0], b=names[1]))
         return None
 
+    def _wrong_axis(self, line: GradientLine, targets: list[Any], shapes: str) -> Slip | None:
+        """A reduction of the line over the wrong axis: with that axis changed, the line agrees
+        (``shapes``: what its shape and the gradient's are, where they differ)."""
+        inputs = [{v.name: point.truth(_variable_of(line, v.name)) if _is_gradient(line, v.name)
+                   else point.value(v.name) for v in line.expression.inputs} for point in self.points]
+        for register, axis, other, changed in axis_changes(line.expression, inputs[0]):
+            candidate = []
+            for given in inputs:
+                try:
+                    candidate.append(np.asarray(run_forward(changed, given).value(changed.result), dtype=float))
+                except AutodiffError as error:
+                    candidate.append(error)
+            if self._agrees(candidate, targets):
+                instruction = line.expression.instructions[register]
+                column = self._column(line, line.expression.source.position(instruction.position).column)
+                said = f"{shapes}; " if shapes else ""
+                return Slip("wrong axis", f"summed over the wrong axis: {said}{instruction.op}(..., {axis}) (column "
+                                          f"{column}) should be over axis {other}, {instruction.op}(..., {other})")
+        return None
+
     def _column(self, line: GradientLine, column: int) -> int:
         return _file_column(line, column)
 
@@ -782,21 +803,6 @@ def _located(error: ShapeError, line: GradientLine) -> AutodiffError:
     column = _file_column(line, position.column)
     return UnjudgedLine(f"{line.gradient}: {error.message}", Position(line.line, column, position.width),
                         line.source, error.hint or f"a line of {line.gradient} has {line.variable}'s shape")
-
-
-def _refuse_shape(line: GradientLine, claimed: Sequence[Any], targets: Sequence[Any]) -> None:
-    """A line whose result has another shape than its variable, which no slip explains: an error at
-    its right-hand side (it cannot be compared entry by entry)."""
-    for value, target in zip(claimed, targets):
-        if isinstance(value, AutodiffError) or np.shape(value) == np.shape(target):
-            continue
-        source_line = line.source.line(line.line)
-        start = line.rhs_offset + len(source_line[line.rhs_offset:]) - len(source_line[line.rhs_offset:].lstrip())
-        raise UnjudgedLine(f"{line.gradient} = {line.rhs}: the line has shape {shape_text(np.shape(value))}, and "
-                           f"{line.gradient} has {line.variable}'s shape, {shape_text(np.shape(target))}",
-                           Position(line.line, start + 1, max(1, len(line.rhs))), line.source,
-                           f"a gradient has the shape of its variable: {line.variable} is "
-                           f"{shape_text(np.shape(target))}")
 
 
 def _file_column(line: GradientLine, column: int) -> int:
