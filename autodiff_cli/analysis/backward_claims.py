@@ -767,19 +767,20 @@ def _variable_of(line: GradientLine, name: str) -> str:
 
 def _subsets(uses: Sequence[_Use], whole_first: bool) -> list[tuple[_Use, ...]]:
     """The sets of uses a line may cover, the likeliest first: all of them (for a gradient's last
-    line), then one, two... (a variable used more than MAX_SUBSETS_OF times: one use, the uses of
-    one statement, or all)."""
+    line), then one, two... (a variable used more than MAX_SUBSETS_OF times: one use, or the uses
+    of some whole statements)."""
     items = list(uses)
     if len(items) > MAX_SUBSETS_OF:
-        by_statement = [tuple(u for u in items if u.statement == s) for s in dict.fromkeys(u.statement for u in items)]
-        found = [(u,) for u in items] + [group for group in by_statement if len(group) > 1] + [tuple(items)]
+        groups = [tuple(u for u in items if u.statement == s) for s in dict.fromkeys(u.statement for u in items)]
+        sizes = range(1, len(groups) + 1) if len(groups) <= MAX_SUBSETS_OF else (1, len(groups))
+        found = [(u,) for u in items]
+        found += [tuple(u for group in c for u in group) for size in sizes for c in itertools.combinations(groups, size)]
     else:
         found = [c for size in range(1, len(items) + 1) for c in itertools.combinations(items, size)]
     found = [tuple(reversed(c)) for c in dict.fromkeys(found)]
     found.sort(key=len)
     if whole_first and items:
-        found.remove(tuple(reversed(items)))
-        found.insert(0, tuple(reversed(items)))
+        found = [tuple(reversed(items))] + [c for c in found if len(c) != len(items)]
     return found or [()]
 
 

@@ -551,3 +551,13 @@ def test_n_against_n_minus_1_is_named_where_a_variance_is_on_the_path() -> None:
     np.testing.assert_allclose(autograd.grad(lambda t: anp.var(t, ddof=1))(p), (p - p.mean()), rtol=1e-12)
     assert result.given.verdict == WRONG
     assert "n = 3 where n - 1 = 2 belongs" in result.given.slip.message
+
+
+def test_a_variable_used_more_than_six_times_is_still_matched_statement_by_statement() -> None:
+    # x has 7 uses (3 in a = x*x*x, 2 in b, 2 in c); by hand, dL/dx = 3x^2 + 2x + (e^x + x e^x).
+    program = "x = 1.5\na = x * x * x\nb = x * x\nc = exp(x) * x\nL = a + b + c\n"
+    lines = "da = 1\ndb = 1\ndc = 1\ndx = 2 * x * db + (exp(x) + x*exp(x)) * dc\ndx += 3 * x**2 * da\n"
+    report = judge(program, lines)
+    assert [r.given.verdict for r in report.results][3:] == [AGREES] * 2
+    assert [r.covers for r in report.results][3:] == [
+        "the contribution through line 4 (c = ...) and line 3 (b = ...)", "the contribution through line 2 (a = ...)"]
