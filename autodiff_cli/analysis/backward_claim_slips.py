@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
+from ..engine.tensor_ops import TENSOR_OPS, argument_values, pack_arguments, unbroadcast
 from ..errors import AutodiffError, Position, ShapeError
 from ..execute.interpreter import run_forward
 from ..language.program import CONST, INPUT, Instruction, Program, Variable
@@ -24,8 +24,8 @@ from .claims import SIGN_SLIP, Slip
 if TYPE_CHECKING:
     from .backward_claims import GradientLine
 
-__all__ = ["OPERATOR_SLIPS", "broadcasts", "constant_ratio", "entries_close", "evaluate_formula", "operand_text",
-           "shape_slip", "sign_slip", "summed_axes", "transposed_slip", "with_names", "with_product"]
+__all__ = ["OPERATOR_SLIPS", "axis_changes", "broadcasts", "constant_ratio", "entries_close", "evaluate_formula",
+           "operand_text", "shape_slip", "sign_slip", "summed_axes", "transposed_slip", "with_names", "with_product"]
 
 # Two arrays agree entry by entry when |a - b| <= ABSOLUTE * scale + RELATIVE * max(|a|, |b|), with
 # scale the largest entry of the true gradient (at least 1): rounding written two ways.
@@ -133,6 +133,32 @@ def with_product(expression: Program, register: int, inputs: Mapping[str, Any], 
 
 
 _PRODUCT = "__product__"
+
+
+def axis_changes(expression: Program, inputs: Mapping[str, Any]) -> list[tuple[int, int, int, Program]]:
+    """Each reduction of the expression over one axis (``sum(x, 1)``) with that axis changed to
+    another of its operand: (register, axis written, other axis, the expression so changed)."""
+    found = []
+    try:
+        values = run_forward(expression, inputs).values
+    except AutodiffError:
+        return []
+    for register, instruction in enumerate(expression.instructions):
+        schema = getattr(TENSOR_OPS.get(instruction.op), "arguments", ())
+        if not schema or schema[0].name != "axis" or len(instruction.args) != 1:
+            continue
+        arguments = argument_values(schema, instruction.param)
+        axis, rank = arguments[0], np.ndim(values[instruction.args[0]])
+        if not isinstance(axis, int) or rank < 2:
+            continue
+        for other in range(rank):
+            if other == axis % rank:
+                continue
+            instructions = list(expression.instructions)
+            param = pack_arguments(schema, (other, *arguments[1:]))
+            instructions[register] = instruction._replace(param=param)
+            found.append((register, axis, other, replace(expression, instructions=instructions)))
+    return found
 
 
 def _cut(expression: Program, register: int) -> Program:

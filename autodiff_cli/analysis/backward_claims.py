@@ -19,7 +19,7 @@ the contribution of some uses of the variable (the vector-Jacobian product throu
 statements, with the true gradient of each statement), and the lines together all of them.
 A wrong line gets the first entry that differs, the largest error and, where one explains it
 at every point, the slip named: a missing sum over a broadcast axis, a missing contribution,
-a transposed result or product, a sign, a factor (n against n - 1, 1/n), a wrong local
+a transposed result or product, a sign, a factor (n against n - 1 where a variance is on the path, the 2 of a square, 1/n), a wrong local
 derivative (``backward_claim_slips`` finds them).  Lines of a tensor program are judged by their
 values, never proved symbolically.
 """
@@ -38,10 +38,11 @@ from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
 from ..errors import AutodiffError, InputError, ParseError, Position, ShapeError, Source, variables_hint
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
-from ..language.program import Program
+from ..language.program import CONST, Program
 from ..language.shapes import shape_text
 from .backward_claim_slips import (
     OPERATOR_SLIPS,
+    axis_changes,
     broadcasts,
     constant_ratio,
     entries_close,
@@ -72,7 +73,7 @@ __all__ = ["BackwardReport", "GradientLine", "LineResult", "LineVerdict", "Unjud
 
 POINTS = 8  # the given values and this many less one random points around them
 MAX_PROVED_PROGRAM = 2_000  # a scalar program larger than this many operations: lines sampled, not proved
-MAX_SUBSETS_OF = 6  # a variable used by more statements is matched only whole or one use at a time
+MAX_SUBSETS_OF = 6  # a variable used more often is matched whole, one statement or one use at a time
 
 _HEAD = re.compile(r"\s*d([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*d([A-Za-z_][A-Za-z0-9_]*))?\s*(\+=|=)")
 
@@ -232,6 +233,17 @@ class BackwardReport:
         return AGREES
 
 
+@dataclass(frozen=True)
+class _Use:
+    """One use of a variable: operand ``slot`` of the instruction at ``register``, in the statement
+    that defines ``statement`` (``h2 = h * h`` uses h twice, as explain and micrograd count it).
+    The output's own seed is the use at register -1."""
+
+    statement: str
+    register: int
+    slot: int
+
+
 class _Point:
     """One run of the program: its values, true gradients and each use's contribution."""
 
@@ -241,7 +253,7 @@ class _Point:
         self.output = output
         self.adjoints = run.adjoints(output)
         self.statements = _statements(run.program)
-        self._contributions: dict[str, dict[str, Any]] = {}
+        self._contributions: dict[str, dict[_Use, Any]] = {}
 
     def value(self, name: str) -> Any:
         return self.run.value(name)
@@ -251,26 +263,25 @@ class _Point:
         found = self.adjoints.get(register)
         return np.zeros_like(self.run.values[register]) if found is None else found
 
-    def contributions(self, variable: str) -> dict[str, Any]:
-        """Each statement that uses ``variable`` (by its variable name, in program order) and the
-        share of the gradient that comes through it; the output's own share is its seed, 1."""
+    def contributions(self, variable: str) -> dict[_Use, Any]:
+        """Each use of ``variable`` (in program order) and the share of the gradient that comes
+        through it; the output's own share is its seed, 1."""
         if variable in self._contributions:
             return self._contributions[variable]
         run = self.run
         register = run.register(variable)
-        shares: dict[str, Any] = {}
+        shares: dict[_Use, Any] = {}
         if variable == self.output:
-            shares[variable] = np.ones_like(run.values[register])
+            shares[_Use(variable, -1, -1)] = np.ones_like(run.values[register])
         with np.errstate(all="ignore"):
             for consumer, (_, first, second, _, _) in enumerate(run.rows):
                 if register not in (first, second) or self.adjoints.get(consumer) is None:
                     continue
                 grads = run.vjp(consumer, self.adjoints[consumer])
                 operands = (first,) if second < 0 else (first, second)
-                for operand, grad in zip(operands, grads):
+                for slot, (operand, grad) in enumerate(zip(operands, grads)):
                     if operand == register and grad is not None:
-                        statement = self.statements[consumer]
-                        shares[statement] = grad if statement not in shares else shares[statement] + grad
+                        shares[_Use(self.statements[consumer], consumer, slot)] = grad
         self._contributions[variable] = shares
         return shares
 
@@ -314,7 +325,7 @@ class _Judge:
         self.lines = list(lines)
         self.points = points
         self.sizes = sorted({size for p in points[:1] for v in p.run.values for size in np.shape(v) if size > 1})
-        self.remaining: dict[str, list[str]] = {}  # each variable's uses no line has covered yet
+        self.remaining: dict[str, list[_Use]] = {}  # each variable's uses no line has covered yet
         self.mine: list[dict[str, Any]] = [{} for _ in points]  # the person's chain: gradient -> value
         self.last_line: dict[str, int] = {}  # gradient -> the index of the line that last set it
         self.chain_ok: dict[int, bool] = {}
@@ -340,11 +351,11 @@ class _Judge:
         shape_error = next((c for c in claimed if isinstance(c, ShapeError)), None)
         options = _subsets(remaining, whole_first=last)
         matched = None
-        covered: Sequence[str]
+        covered: Sequence[_Use]
         if shape_error is None:
             matched = next((s for s in options if self._agrees(claimed, self._target(shares, s, line))), None)
         if matched is not None and (not last or len(matched) == len(remaining)):
-            verdict = LineVerdict(AGREES, self._agree_reason())
+            verdict = self._agreement(self._target(shares, matched, line))
             covered = matched
             whole = last and not line.accumulates and len(matched) == len(shares[0])
             if whole and self.symbolic and proves_gradient_line(self.program, self.points[0].output, line.variable,
@@ -361,12 +372,12 @@ class _Judge:
         chain = self._chain(index, line, self._target(shares, covered, line))
         return LineResult(line, self._covers(line, covered, shares), verdict, chain)
 
-    def _extra(self, index: int, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[str, Any]]
+    def _extra(self, index: int, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[_Use, Any]]
                ) -> LineResult:
         """A '+=' line after the lines above have counted every use: it should add nothing."""
         zeros = self._target(shares, (), line)
         if self._agrees(claimed, zeros):
-            verdict = LineVerdict(AGREES, self._agree_reason())
+            verdict = self._agreement(zeros)
         else:
             verdict = self._differ(claimed, zeros, line)
             verdict.slip = Slip("extra contribution", f"an extra contribution: the lines above already count every "
@@ -388,13 +399,13 @@ class _Judge:
             return np.broadcast_to(value, shape)  # '+=' stretches what it adds, as in NumPy and PyTorch
         return value
 
-    def _target(self, shares: Sequence[Mapping[str, Any]], statements: Sequence[str], line: GradientLine) -> list[Any]:
-        """The sum of the contributions of ``statements`` at each point (zeros for none)."""
+    def _target(self, shares: Sequence[Mapping[_Use, Any]], uses: Sequence[_Use], line: GradientLine) -> list[Any]:
+        """The sum of the contributions of ``uses`` at each point (zeros for none)."""
         targets = []
         for point, share in zip(self.points, shares):
             total = np.zeros_like(point.value(line.variable))
-            for statement in statements:
-                total = total + share[statement]
+            for use in uses:
+                total = total + share[use]
             targets.append(total)
         return targets
 
@@ -410,12 +421,19 @@ class _Judge:
             compared += 1
         return compared > 0
 
-    def _agree_reason(self) -> str:
-        return f"equal at {len(self.points)} points (sampled, not proved)"
+    def _agreement(self, targets: Sequence[Any]) -> LineVerdict:
+        """AGREES, or INCONCLUSIVE where only the given values could be compared: one point cannot
+        tell a line right there alone from a right one (as check --claim says)."""
+        compared = sum(bool(np.all(np.isfinite(t))) for t in targets)
+        if compared < 2:
+            return LineVerdict(INCONCLUSIVE, "agrees only at the given values: no random point around them could be "
+                                             "compared (the program or its gradient is undefined there), and one "
+                                             "point cannot tell a line right there alone from a right one")
+        return LineVerdict(AGREES, f"equal at {compared} points (sampled, not proved)")
 
-    def _wrong(self, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[str, Any]], remaining: list[str],
-               options: list[tuple[str, ...]], last: bool, shape_error: ShapeError | None
-               ) -> tuple[Sequence[str], LineVerdict]:
+    def _wrong(self, line: GradientLine, claimed: list[Any], shares: Sequence[Mapping[_Use, Any]], remaining: list[_Use],
+               options: list[tuple[_Use, ...]], last: bool, shape_error: ShapeError | None
+               ) -> tuple[Sequence[_Use], LineVerdict]:
         """A line no set of uses explains: the slip, against the uses it most likely meant."""
         default = tuple(remaining) if last else tuple(remaining[-1:])
         for statements in [default] + [s for s in options if s != default]:
@@ -427,8 +445,6 @@ class _Judge:
             statements, targets, slip = default, self._target(shares, default, line), None
         if shape_error is not None and slip is None:
             raise _located(shape_error, line)
-        if slip is None or slip.kind == "shape":
-            _refuse_shape(line, claimed, targets)
         verdict = self._differ(claimed, targets, line)
         verdict.slip = slip or verdict.slip
         return statements, verdict
@@ -464,8 +480,8 @@ class _Judge:
                                _entry_at(line.gradient, value, target, worst), where)
         return LineVerdict(INCONCLUSIVE, "no point tried gives a finite gradient to compare with")
 
-    def _missing(self, line: GradientLine, missing: Sequence[str]) -> Slip:
-        described = " and ".join(self._statement(s) for s in missing)
+    def _missing(self, line: GradientLine, missing: Sequence[_Use]) -> Slip:
+        described = " and ".join(self._statement(s) for s in dict.fromkeys(u.statement for u in missing))
         return Slip("missing contribution",
                     f"a missing contribution: {line.variable} is also used {described}, and no line adds "
                     f"that use's share (a second '{line.gradient} += ...')")
@@ -475,16 +491,24 @@ class _Judge:
         number = variable.position.line
         return f"at line {number} ({self.program.source.line(number).strip()})"
 
-    def _covers(self, line: GradientLine, statements: Sequence[str], shares: Sequence[Mapping[str, Any]]) -> str:
-        if len(statements) == len(shares[0]) or not statements:
+    def _covers(self, line: GradientLine, uses: Sequence[_Use], shares: Sequence[Mapping[_Use, Any]]) -> str:
+        if len(uses) == len(shares[0]) or not uses:
             return "the whole gradient"
-        return "the contribution through " + " and ".join(
-            f"line {self.program.variables[s].position.line} ({s} = ...)" for s in statements)
+        parts = []
+        for statement in dict.fromkeys(u.statement for u in uses):
+            where = f"line {self.program.variables[statement].position.line} ({statement} = ...)"
+            covered = sum(u.statement == statement for u in uses)
+            total = sum(u.statement == statement for u in shares[0])
+            if covered < total:
+                count = "one" if covered == 1 else str(covered)
+                where = f"{count} of the {total} uses of {line.variable} at {where}"
+            parts.append(where)
+        return "the contribution through " + " and ".join(parts)
 
     # -- naming the slip
 
     def _slip(self, line: GradientLine, claimed: list[Any], targets: list[Any],
-              shares: Sequence[Mapping[str, Any]], statements: Sequence[str]) -> Slip | None:
+              shares: Sequence[Mapping[_Use, Any]], statements: Sequence[_Use]) -> Slip | None:
         pairs = [(c, t) for c, t in zip(claimed, targets) if np.all(np.isfinite(t))]
         if not pairs:
             return None
@@ -493,48 +517,70 @@ class _Judge:
         if any(isinstance(c, AutodiffError) for c, _ in pairs):
             return None
         if any(np.shape(c) != np.shape(t) for c, t in pairs):
-            return shape_slip(line, pairs)
+            slip = shape_slip(line, pairs)
+            return (self._wrong_axis(line, targets, slip.message) or slip) if slip.kind == "shape" else slip
         for finder in (transposed_slip, sign_slip, self._factor):
             slip = finder(line, pairs)
             if slip is not None:
                 return slip
-        return self._local(line, claimed, targets, shares, statements) or self._transposed_product(line, targets)
+        return (self._wrong_axis(line, targets, "") or self._local(line, claimed, targets, shares, statements)
+                or self._transposed_product(line, targets))
 
     def _factor(self, line: GradientLine, pairs: Sequence[tuple[Any, Any]]) -> Slip | None:
         ratio = constant_ratio(pairs)
         if ratio is None:
             return None
-        for n in self.sizes:
-            for value, written, text in ((n / (n - 1), f"{n}/{n - 1}", f"n - 1 = {n - 1} where n = {n} belongs"),
-                                         ((n - 1) / n, f"{n - 1}/{n}", f"n = {n} where n - 1 = {n - 1} belongs"),
-                                         (1 / n, f"1/{n}", f"a 1/n too many, n = {n}"),
-                                         (float(n), f"{n}", f"a 1/n missing, n = {n}")):
-                if abs(ratio - value) <= 1e-9 * value:
-                    return Slip("factor", f"off by a factor of {written}: the line is {written} times "
-                                          f"{line.gradient} ({text})")
+        ops = self._downstream(line.variable)
+        said = self._factor_causes(ops)
+        for value, written, text in said:
+            if abs(ratio - value) <= 1e-9 * value:
+                return Slip("factor", f"off by a factor of {written}: the line is {written} times "
+                                      f"{line.gradient} ({text})")
         written = ratio_text(ratio) or f"{ratio:g}"
         return Slip("factor", f"off by a factor of {written}: the line is {written} times {line.gradient}")
 
-    def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[str, Any]],
-               statements: Sequence[str]) -> Slip | None:
+    def _factor_causes(self, ops: Sequence[Any]) -> list[tuple[float, str, str]]:
+        """The factors a slip on this path could put in, each with its name: n against n - 1 only
+        where a variance is on the path (var, std, or a sum divided by n - 1), the 2 of a square
+        where a square is, a mean's 1/n for every size."""
+        constants = {i: ins.param for i, ins in enumerate(self.program.instructions) if ins.op == CONST}
+        divisors = {constants[ins.args[1]] for ins in ops if ins.op == "/" and ins.args[1] in constants}
+        divisors |= {1 / constants[a] for ins in ops if ins.op == "*" for a in ins.args
+                     if constants.get(a) not in (None, 0)}
+        variance = any(_corrected(ins.op) for ins in ops)
+        found = []
+        for n in self.sizes:
+            if variance or any(abs(d - (n - 1)) <= 1e-9 * n for d in divisors):
+                found += [(n / (n - 1), f"{n}/{n - 1}", f"n - 1 = {n - 1} where n = {n} belongs"),
+                          ((n - 1) / n, f"{n - 1}/{n}", f"n = {n} where n - 1 = {n - 1} belongs")]
+        if any((ins.op == "**c" and ins.param == 2) or (ins.op == "*" and ins.args[0] == ins.args[1]) for ins in ops):
+            found += [(0.5, "1/2", "the 2 of a square left out"), (2.0, "2", "the 2 of a square counted twice")]
+        for n in self.sizes:
+            found += [(1 / n, f"1/{n}", f"a 1/n too many, n = {n}"), (float(n), f"{n}", f"a 1/n missing, n = {n}")]
+        return found
+
+    def _downstream(self, variable: str) -> list[Any]:
+        """The instructions that read ``variable``, directly or through others: its path to the output."""
+        instructions = self.program.instructions
+        reached = {self.program.variables[variable].register}
+        found = []
+        for register in range(min(reached), len(instructions)):
+            instruction = instructions[register]
+            if any(a in reached for a in instruction.args):
+                reached.add(register)
+                found.append(instruction)
+        return found
+
+    def _local(self, line: GradientLine, claimed: list[Any], targets: list[Any], shares: Sequence[Mapping[_Use, Any]],
+               uses: Sequence[_Use]) -> Slip | None:
         """A wrong local derivative at one use: the line equals the right contribution with one
         use's local derivative replaced by a usual wrong one (or left out)."""
-        for consumer, slot in self._uses(line.variable, statements):
+        for consumer, slot in ((u.register, u.slot) for u in uses if u.register >= 0):
             for wrong_values, message in self._wrong_locals(line, consumer, slot):
                 candidate = [t - self._share(p, consumer, slot) + w for p, t, w in zip(self.points, targets, wrong_values)]
                 if self._agrees(claimed, candidate):
                     return Slip("local derivative", message)
         return None
-
-    def _uses(self, variable: str, statements: Sequence[str]) -> list[tuple[int, int]]:
-        run = self.points[0].run
-        register = run.register(variable)
-        found = []
-        for consumer, (_, first, second, _, _) in enumerate(run.rows):
-            for slot, operand in enumerate((first, second)):
-                if operand == register and self.points[0].statements[consumer] in statements:
-                    found.append((consumer, slot))
-        return found
 
     def _share(self, point: _Point, consumer: int, slot: int) -> Any:
         g = point.adjoints.get(consumer)
@@ -627,6 +673,26 @@ class _Judge:
                                 + spelled.format(a=names[0], b=names[1]))
         return None
 
+    def _wrong_axis(self, line: GradientLine, targets: list[Any], shapes: str) -> Slip | None:
+        """A reduction of the line over the wrong axis: with that axis changed, the line agrees
+        (``shapes``: what its shape and the gradient's are, where they differ)."""
+        inputs = [{v.name: point.truth(_variable_of(line, v.name)) if _is_gradient(line, v.name)
+                   else point.value(v.name) for v in line.expression.inputs} for point in self.points]
+        for register, axis, other, changed in axis_changes(line.expression, inputs[0]):
+            candidate = []
+            for given in inputs:
+                try:
+                    candidate.append(np.asarray(run_forward(changed, given).value(changed.result), dtype=float))
+                except AutodiffError as error:
+                    candidate.append(error)
+            if self._agrees(candidate, targets):
+                instruction = line.expression.instructions[register]
+                column = self._column(line, line.expression.source.position(instruction.position).column)
+                said = f"{shapes}; " if shapes else ""
+                return Slip("wrong axis", f"summed over the wrong axis: {said}{instruction.op}(..., {axis}) (column "
+                                          f"{column}) should be over axis {other}, {instruction.op}(..., {other})")
+        return None
+
     def _column(self, line: GradientLine, column: int) -> int:
         return _file_column(line, column)
 
@@ -661,7 +727,7 @@ class _Judge:
         ok = self._agrees(values, targets)
         self.chain_ok[index] = ok
         if ok:
-            return LineVerdict(AGREES, self._agree_reason())
+            return self._agreement(targets)
         verdict = self._differ(values, targets, line)
         verdict.slip = None
         verdict.causes = causes
@@ -686,6 +752,11 @@ def _gradients(line: GradientLine) -> list[tuple[str, str]]:
     return [(f"d{v}", v) for v in dict.fromkeys(line.uses)]
 
 
+def _corrected(op: str) -> bool:
+    """An op that divides by n - correction (var, std), as its registry entry's arguments say."""
+    return any(argument.name == "correction" for argument in getattr(TENSOR_OPS.get(op), "arguments", ()))
+
+
 def _is_gradient(line: GradientLine, name: str) -> bool:
     return name in {g for g, _ in _gradients(line)}
 
@@ -694,19 +765,22 @@ def _variable_of(line: GradientLine, name: str) -> str:
     return dict(_gradients(line))[name]
 
 
-def _subsets(statements: Sequence[str], whole_first: bool) -> list[tuple[str, ...]]:
+def _subsets(uses: Sequence[_Use], whole_first: bool) -> list[tuple[_Use, ...]]:
     """The sets of uses a line may cover, the likeliest first: all of them (for a gradient's last
-    line), then one, two... (a variable used more than MAX_SUBSETS_OF times: one, or all)."""
-    items = list(statements)
+    line), then one, two... (a variable used more than MAX_SUBSETS_OF times: one use, or the uses
+    of some whole statements)."""
+    items = list(uses)
     if len(items) > MAX_SUBSETS_OF:
-        sizes = [1, len(items)]
+        groups = [tuple(u for u in items if u.statement == s) for s in dict.fromkeys(u.statement for u in items)]
+        sizes = range(1, len(groups) + 1) if len(groups) <= MAX_SUBSETS_OF else (1, len(groups))
+        found = [(u,) for u in items]
+        found += [tuple(u for group in c for u in group) for size in sizes for c in itertools.combinations(groups, size)]
     else:
-        sizes = list(range(1, len(items) + 1))
-    found = [tuple(reversed(c)) for size in sizes for c in itertools.combinations(items, size)]
+        found = [c for size in range(1, len(items) + 1) for c in itertools.combinations(items, size)]
+    found = [tuple(reversed(c)) for c in dict.fromkeys(found)]
     found.sort(key=len)
     if whole_first and items:
-        found.remove(tuple(reversed(items)))
-        found.insert(0, tuple(reversed(items)))
+        found = [tuple(reversed(items))] + [c for c in found if len(c) != len(items)]
     return found or [()]
 
 
@@ -730,21 +804,6 @@ def _located(error: ShapeError, line: GradientLine) -> AutodiffError:
     column = _file_column(line, position.column)
     return UnjudgedLine(f"{line.gradient}: {error.message}", Position(line.line, column, position.width),
                         line.source, error.hint or f"a line of {line.gradient} has {line.variable}'s shape")
-
-
-def _refuse_shape(line: GradientLine, claimed: Sequence[Any], targets: Sequence[Any]) -> None:
-    """A line whose result has another shape than its variable, which no slip explains: an error at
-    its right-hand side (it cannot be compared entry by entry)."""
-    for value, target in zip(claimed, targets):
-        if isinstance(value, AutodiffError) or np.shape(value) == np.shape(target):
-            continue
-        source_line = line.source.line(line.line)
-        start = line.rhs_offset + len(source_line[line.rhs_offset:]) - len(source_line[line.rhs_offset:].lstrip())
-        raise UnjudgedLine(f"{line.gradient} = {line.rhs}: the line has shape {shape_text(np.shape(value))}, and "
-                           f"{line.gradient} has {line.variable}'s shape, {shape_text(np.shape(target))}",
-                           Position(line.line, start + 1, max(1, len(line.rhs))), line.source,
-                           f"a gradient has the shape of its variable: {line.variable} is "
-                           f"{shape_text(np.shape(target))}")
 
 
 def _file_column(line: GradientLine, column: int) -> int:

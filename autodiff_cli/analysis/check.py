@@ -581,8 +581,13 @@ def label_inputs(run: Any) -> set[str]:
     them as indices (its entry's ``indices``): whole numbers, which have no derivative there and
     which a finite difference cannot move (a label or an index must stay a whole number)."""
     inputs = {variable.register: variable.name for variable in run.program.inputs}
-    return {inputs[second] for op, _, second, _, _ in run.rows
-            if (op == "cross_entropy" or 1 in getattr(TENSOR_OPS.get(op), "indices", ())) and second in inputs}
+    found = set()
+    for op, first, second, _, _ in run.rows:
+        for slot in getattr(TENSOR_OPS.get(op), "indices", ()):
+            operand = (first, second)[slot]
+            if operand in inputs:
+                found.add(inputs[operand])
+    return found
 
 
 def _tell(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:

@@ -131,6 +131,7 @@ class ClaimResult:
     reason: str = ""
     counterexample: Counterexample | None = None
     slip: Slip | None = None
+    not_compared: str = ""  # why the given values were left out of the points compared, and both values there
 
 
 @dataclass
@@ -334,8 +335,10 @@ def proves_gradient_line(program: Program, output: str, variable: str, line: Pro
 def read_program_claims(program: Program, values: Mapping[str, Any], source: Source, *,
                         latex: bool = False) -> list[ClaimLine]:
     """The claims of ``source`` about ``program`` run on ``values``: of a tensor program, a claim
-    may be written in matrix form (``transpose(X) @ D``); a ParseError or InputError where wrong."""
-    return read_claims(source, set(program.variables), latex=latex, tensors=runs_as_tensors(program, values))
+    may be written in matrix form (``transpose(X) @ D``); of a scalar program, it may use the ops
+    the symbolic algebra does not read (``x > y``, ``where``, ``clip``: judged by its values); a
+    ParseError or InputError where wrong."""
+    return read_claims(source, set(program.variables), latex=latex, tensors=True)
 
 
 def is_backward_pass_of(program: Program, values: Mapping[str, Any], text: str) -> bool:
@@ -357,16 +360,57 @@ def check_claims(program: Program, values: Mapping[str, Any], items: Sequence[Cl
     given = {v.name: float(values[v.name]) if v.name in values else float(v.default)  # type: ignore[arg-type]
              for v in program.inputs if v.name in values or isinstance(v.default, (int, float))}
     inputs = {v.name for v in program.inputs}
+    runs: list[Any] = []  # the program's runs for the claims judged by their values, made once
     for item in items:
         if item.name in inputs:  # it would hide the input's value from the claims below
             raise UnjudgedClaim(f"'{item.name}' is an input of the program: a definition needs a name of its own",
                                 item.head_at, item.source,
                                 hint=f"rename it (e.g. {item.name}_1) where it is defined and used")
+        if item.expression.has_tensors:
+            if not runs:
+                runs = _scalar_runs(program, values, seed)
+            results.append(_check_by_value(item, definitions, runs))
+            continue
         if item.name is not None:
             definitions[item.name] = item
             continue
         results.append(_check_one(program, item, dict(definitions), given, seed))
     return ClaimsReport(results)
+
+
+def _scalar_runs(program: Program, values: Mapping[str, Any], seed: int) -> list[Any]:
+    from ..execute.interpreter import input_arrays, run_forward
+
+    base = input_arrays(program, values, seed)
+    first = run_forward(program, base)
+    return [first, *runs_around(program, base, first, seed, spread=1.0)]
+
+
+def _check_by_value(item: ClaimLine, definitions: Mapping[str, ClaimLine], runs: Sequence[Any]) -> ClaimResult:
+    """A claim of a scalar program that uses an op the symbolic algebra does not read (a
+    comparison, where, clip): judged by its values at the given point and around it, as a
+    tensor claim is, and said so."""
+    used = [v.name for v in item.expression.inputs if v.name in definitions]
+    if item.name is not None or used:
+        at = item.head_at if item.name is not None else item.rhs_at
+        raise UnjudgedClaim("a definition cannot use (or be used by) a claim with comparisons, where or clip: "
+                            "those are judged by their values, not read symbolically", at, item.source,
+                            hint="write the claim whole, without the definition")
+    ops = sorted({instruction.op for instruction in item.expression.instructions if instruction.op in _tensor_ops()})
+    result = _check_values(item, runs)
+    if result.verdict == AGREES:
+        result.domain = f"the given values and random points around them, judged by value: the symbolic " \
+                        f"algebra does not read {', '.join(ops)}"
+    else:
+        said = f"judged by its values: the symbolic algebra does not read {', '.join(ops)}"
+        result.reason = f"{result.reason} ({said})" if result.reason else said
+    return result
+
+
+def _tensor_ops() -> Mapping[str, Any]:
+    from ..engine.tensor_ops import TENSOR_OPS
+
+    return TENSOR_OPS
 
 
 def _check_one(program: Program, item: ClaimLine, definitions: dict[str, ClaimLine], given: dict[str, float],
@@ -383,6 +427,10 @@ def _check_one(program: Program, item: ClaimLine, definitions: dict[str, ClaimLi
     usable, agree, claimed, truth = evaluation
     import numpy as np
 
+    at_given = bool(names) and all(name in given for name in names)
+    if at_given and not usable[0]:
+        result.not_compared = _given_not_compared(claim, names, points[0], claimed[0], truth[0])
+
     if not usable.any():
         result.verdict = INCONCLUSIVE
         result.reason = _why_no_points(claim, names, points)
@@ -391,7 +439,7 @@ def _check_one(program: Program, item: ClaimLine, definitions: dict[str, ClaimLi
     if not disagree.any():
         result.verdict = AGREES
         result.points = int(usable.sum())
-        result.domain = DOMAIN_TEXT
+        result.domain = DOMAIN_TEXT if not result.not_compared else DOMAIN_TEXT.removeprefix("the given values, ")
         result.reason = "equal at every point tried, but not shown equal symbolically"
         return result
     result.verdict = WRONG
@@ -428,6 +476,27 @@ def _evaluate(claim: _Claim, names: Sequence[str], points: Sequence[dict[str, fl
     agree = _agree(claimed, truth)
     claim.points = values  # type: ignore[attr-defined]
     return usable, agree, claimed, truth
+
+
+def _given_not_compared(claim: _Claim, names: Sequence[str], point: dict[str, float], claimed: float,
+                        truth: float) -> str:
+    """Why the given values were not among the points compared (a kink, or no finite value),
+    with what the claim and reverse mode give there."""
+    from ..engine.ops import OPS
+
+    graph, values = claim.graph, claim.points  # type: ignore[attr-defined]
+    at = ", ".join(f"{name} = {short_number(point[name])}" for name in names)
+    kinks = [graph.ops[node] for node in claim.output_nodes
+             if getattr(OPS.get(graph.ops[node]), "kink", False) and
+             values[graph.args[node][0]][0] == (0.0 if len(graph.args[node]) == 1 else values[graph.args[node][1]][0])]
+    if kinks:
+        why = f"are at a kink of {kinks[0]}, where {claim.item.label} has no value"
+    else:
+        why = "give no finite value of the program or its derivative"
+    shown = "undefined" if not math.isfinite(claimed) else short_number(claimed)
+    truth_shown = "undefined" if not math.isfinite(truth) else short_number(truth)
+    return (f"not compared at the given values ({at}): they {why}; there the claim gives {shown} and "
+            f"reverse mode (autodiff eval) {truth_shown}")
 
 
 def _agree(a: Any, b: Any) -> Any:
@@ -794,6 +863,7 @@ def _check_values(item: ClaimLine, runs: Sequence[Any]) -> ClaimResult:
                          f"(the gradient by reverse mode: autodiff eval --wrt {wrt})")
     pairs = []
     at_given = []  # whether each pair is at the given values (runs[0]) or around them
+    compared = []  # the run of each pair
     for run in runs:
         if np.ndim(run.value(output)):
             raise UnjudgedClaim(f"{item.label}: '{output}' has shape {shape_text(np.shape(run.value(output)))}; "
@@ -814,6 +884,7 @@ def _check_values(item: ClaimLine, runs: Sequence[Any]) -> ClaimResult:
             claimed = error
         pairs.append((truth, claimed))
         at_given.append(run is runs[0])
+        compared.append(run)
     if not pairs:
         result.verdict, result.reason = INCONCLUSIVE, f"{item.label} is not finite at any point tried"
         return result
@@ -853,6 +924,10 @@ def _check_values(item: ClaimLine, runs: Sequence[Any]) -> ClaimResult:
     entry = f"{wrt}[{', '.join(map(str, worst))}]" if worst else wrt
     result.counterexample = Counterexample({}, float(claimed[worst]), float(truth[worst]),
                                            float(claimed[worst] - truth[worst]), entry + where)
+    inputs = {v.name: compared[first].value(v.name) for v in compared[first].program.inputs}
+    if all(np.ndim(value) == 0 for value in inputs.values()):  # a scalar program: the point itself
+        result.counterexample.point = {name: float(value) for name, value in inputs.items()}
+        result.counterexample.entry = None
     result.slip = _value_slip(defined, item.label)
     return result
 

@@ -465,7 +465,11 @@ def _verdict(
     fd, fd_error = estimate.value, estimate.error
     tolerance = atol + rtol * abs(fd)
     kink_text = ""
-    if slopes is not None and slopes.kink:
+    if slopes is not None and slopes.kink and name.startswith(DIRECTION):
+        kink_text = (f"the one-sided slopes differ (left {_fmt(slopes.left)}, right {_fmt(slopes.right)}): "
+                     f"{name} crosses a kink of the output at the given values, so the finite difference "
+                     "along it is not a derivative there")
+    elif slopes is not None and slopes.kink:
         kink_text = (f"the one-sided slopes differ (left {_fmt(slopes.left)}, right {_fmt(slopes.right)}): "
                      f"the output has a kink at or near {name} = {_fmt(x)} and no derivative there")
     jump = _jump(name, x, reverse, rows, rounding)
@@ -586,17 +590,34 @@ def _kink(
         steps = [8.0 * steps[0]] + steps[:2]
     if precision.stored(x + steps[-1]) == x:
         return _Slopes(left, right, False)
+    known = {h: (f_up, f_down)}
+    found, noisy = yield from _kink_at(x, steps, known, f0, rounding, tolerance, precision)
+    if found is None and noisy:
+        # The gap held steady at every step, but the steps were so small (the sweep went down
+        # to them) that rounding could explain it: look again at 64h, 8h and h, farther from it.
+        found, _ = yield from _kink_at(x, [64.0 * h, 8.0 * h, h], known, f0, rounding, tolerance, precision)
+    return found or _Slopes(left, right, False)
+
+
+def _kink_at(
+    x: float, steps: list[float], known: dict[float, Any], f0: float, rounding: float, tolerance: float,
+    precision: Precision,
+) -> Steps[tuple[_Slopes | None, bool]]:
+    """The slopes at the smallest of ``steps`` (each 8 times the next) when their gap is a
+    kink's, else None; and whether only the rounding noise at these steps ruled a kink out."""
     gaps = []
-    slopes = (left, right)
+    slopes = (math.nan, math.nan)
     for step in steps:
-        up, down = (f_up, f_down) if step == h else (
+        up, down = known[step] if step in known else (
             yield (precision.stored(x + step), precision.stored(x - step)))
         if isinstance(up, AutodiffError) or isinstance(down, AutodiffError):
-            return _Slopes(left, right, False)  # cannot look closer; the comparison still applies
+            return None, False  # cannot look closer; the comparison still applies
         slopes = _one_sided(x, step, f0, up, down, precision)
         gaps.append(abs(slopes[1] - slopes[0]))
     coarse = (8.0 * gaps[1] - gaps[0]) / 7.0
     fine = (8.0 * gaps[2] - gaps[1]) / 7.0
     noise = 2.0 * _ROUNDING_SAFETY * rounding / steps[-1]
-    kink = (fine > tolerance and fine > 10.0 * noise and abs(coarse - fine) <= 0.25 * fine)
-    return _Slopes(slopes[0], slopes[1], kink) if kink else _Slopes(left, right, False)
+    steady = fine > tolerance and abs(coarse - fine) <= 0.25 * fine
+    if steady and fine > 10.0 * noise:
+        return _Slopes(slopes[0], slopes[1], True), False
+    return None, steady

@@ -147,7 +147,7 @@ class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp 
     language's own ops, which ``diff`` writes; ``unroll`` and ``reads``: the op on one row's
     scalars, and the entries of its operands that some entries of its result read (the sections
     above the table say how each is called).  ``indices``: the operands read as whole numbers
-    (gather's index tensor), which have no derivative and which ``check`` does not move."""
+    (gather's index tensor, one_hot's and cross_entropy's labels), which have no derivative and which ``check`` does not move."""
 
     __slots__ = ()
 
@@ -2538,7 +2538,7 @@ _ROWS = (
              "_one_hot({x}, {classes})", r"\operatorname{onehot}{classes}\left({x}\right)",
              "one row of 0s per label with a 1 at the label: [..., classes]; labels are whole numbers 0 to classes - 1",
              numpy_helpers=(_ONE_HOT_NP,), exact=True, language_vjp=_no_language_vjp,
-             unroll=_constant_unroll(_one_hot_values), reads=_reads_nothing,
+             unroll=_constant_unroll(_one_hot_values), reads=_reads_nothing, indices=(0,),
              arguments=(Argument("classes", "count", None, ""),)),
     TensorOp("arange", 0, "arange()", _arange_shape, _arange_forward, None, None, (),
              "np.arange({count}, dtype=np.float64)", r"\operatorname{arange}\left({count}\right)",

@@ -53,6 +53,8 @@ def _detail(result: ClaimResult, precision: int | None) -> list[str]:
         lines.append(f"  equal at {points} ({result.domain}); not proved symbolically")
     elif result.verdict == INCONCLUSIVE:
         lines.append(f"  {result.reason}")
+    if result.not_compared:
+        lines.append(f"  {result.not_compared}")
     example = result.counterexample
     if example is not None:
         claimed = _number(example.claimed, precision)
@@ -123,6 +125,8 @@ def to_table(report: ClaimsReport, precision: int | None = None) -> RenderableTy
                 notes.append(Text(f"   correct: {result.label} = {result.correct}"))
         elif result.verdict == INCONCLUSIVE:
             notes.append(Text(f"{number}. {result.reason}"))
+        if result.not_compared:
+            notes.append(Text(f"{number}. {result.not_compared}"))
     return Group(table, *notes)
 
 
@@ -142,6 +146,7 @@ def _document(result: ClaimResult) -> dict[str, Any]:
         "reason": result.reason or None,
         "points": result.points,
         "domain": result.domain or None,
+        "not_compared": result.not_compared or None,
         "counterexample": None if example is None else {
             "point": {name: _json_number(value) for name, value in example.point.items()},
             "claimed": _json_number(example.claimed),

@@ -502,3 +502,62 @@ def test_log_softmaxs_local_derivative_left_out_is_named() -> None:
     wrong = [r for r in report.results if r.given.verdict != AGREES]
     assert [(r.line.gradient, r.given.slip.kind) for r in wrong] == [("dz", "local derivative")]
     assert wrong[0].given.slip.message.startswith("the local derivative of log_softmax(z), at line 10 ")
+
+
+def test_a_variable_used_twice_in_one_statement_is_given_one_contribution_a_use() -> None:
+    # h2 = h * h uses h twice: dL/dh = dh2 * h (first operand) + h * dh2 (second) + dL (L = h2 + h),
+    # at x = 2 (h = 6): 6 + 6 + 1 = 13, and dL/dx = 3 * 13 = 39, by hand.
+    program = "x = 2\nh = x * 3\nh2 = h * h\nL = h2 + h\n"
+    lines = "dL = 1\ndh2 = dL\ndh = h * dh2\ndh += h * dh2\ndh += dL\ndx = 3 * dh\n"
+    report = judge(program, lines)
+    assert [r.given.verdict for r in report.results][2:5] == [AGREES] * 3
+    assert [r.chain.verdict for r in report.results] == [AGREES] * 6
+    assert report.verdict == AGREES
+    assert report.results[2].covers == "the contribution through one of the 2 uses of h at line 3 (h2 = ...)"
+    # the two uses written as one line are the whole statement's share, as before
+    report = judge(program, "dL = 1\ndh2 = dL\ndh = 2 * h * dh2\ndh += dL\ndx = 3 * dh\n")
+    assert report.verdict in (AGREES, PROVED) and report.results[2].covers == "the contribution through line 3 (h2 = ...)"
+    # one use left out is still a missing contribution, named at its statement
+    report = judge(program, "dL = 1\ndh2 = dL\ndh = h * dh2\ndh += dL\ndx = 3 * dh\n")
+    assert report.results[3].given.verdict == WRONG
+    assert report.results[3].given.slip.kind == "missing contribution"
+    assert "also used at line 3 (h2 = h * h)" in report.results[3].given.slip.message
+
+
+def test_a_tensor_used_twice_in_one_statement_is_given_one_contribution_a_use() -> None:
+    # autograd's dL/dh for L = sum(h*h + h), h = 3x: 2h + 1, each use h (plus the 1 of the sum).
+    program = "x = [2, -1, 0.5]\nh = x * 3\nh2 = h * h\nL = sum(h2 + h)\n"
+    lines = "dh2 = h2 * 0 + 1\ndh = h * dh2\ndh += h * dh2\ndh += h * 0 + 1\ndx = 3 * dh\n"
+    report = judge(program, lines)
+    assert [r.given.verdict for r in report.results] == [AGREES] * 5
+    x = np.array([2, -1, 0.5])
+    expected = autograd.grad(lambda t: anp.sum((3 * t) * (3 * t) + 3 * t))(x)
+    np.testing.assert_allclose(3 * (2 * (3 * x) + 1), expected, rtol=1e-12)
+
+
+def test_a_factor_of_a_half_without_a_variance_is_the_2_of_a_square_not_n_minus_1() -> None:
+    # dL/dp of sum(p**2) is 2p (by hand); the line p is half of it, and no var or std is on p's path.
+    program = "W = [[1, 2], [3, 4], [5, 6]]\nx = [1, 2.5]\np = W @ x\nL = sum(p**2)\n"
+    (result,) = judge(program, "dp = p\n").results
+    assert result.given.verdict == WRONG and result.given.slip.kind == "factor"
+    assert "n - 1" not in result.given.slip.message
+    assert "the 2 of a square" in result.given.slip.message
+
+
+def test_n_against_n_minus_1_is_named_where_a_variance_is_on_the_path() -> None:
+    # var divides by n - 1 = 2: dL/dp = 2 (p - mean(p)) / 2, by hand; the line divides by n = 3.
+    (result,) = judge("p = [1, 2, 4.5]\nL = var(p)\n", "dp = 2 * (p - mean(p)) / 3\n").results
+    p = np.array([1, 2, 4.5])
+    np.testing.assert_allclose(autograd.grad(lambda t: anp.var(t, ddof=1))(p), (p - p.mean()), rtol=1e-12)
+    assert result.given.verdict == WRONG
+    assert "n = 3 where n - 1 = 2 belongs" in result.given.slip.message
+
+
+def test_a_variable_used_more_than_six_times_is_still_matched_statement_by_statement() -> None:
+    # x has 7 uses (3 in a = x*x*x, 2 in b, 2 in c); by hand, dL/dx = 3x^2 + 2x + (e^x + x e^x).
+    program = "x = 1.5\na = x * x * x\nb = x * x\nc = exp(x) * x\nL = a + b + c\n"
+    lines = "da = 1\ndb = 1\ndc = 1\ndx = 2 * x * db + (exp(x) + x*exp(x)) * dc\ndx += 3 * x**2 * da\n"
+    report = judge(program, lines)
+    assert [r.given.verdict for r in report.results][3:] == [AGREES] * 2
+    assert [r.covers for r in report.results][3:] == [
+        "the contribution through line 4 (c = ...) and line 3 (b = ...)", "the contribution through line 2 (a = ...)"]

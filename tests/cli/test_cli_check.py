@@ -176,3 +176,15 @@ def test_help_fits_80_columns_and_a_screen(runner, cli, columns) -> None:
     assert max(map(len, lines)) <= 80, [line for line in lines if len(line) > 80]
     assert len(lines) <= 65
     assert "docs/check.md" in result.stdout  # where the rest is
+
+
+def test_a_direction_across_a_kink_says_so_and_does_not_blame_reverse_mode(runner, cli) -> None:
+    # relu's kink is at x[0] = 0, and both random directions move x[0]: along them the one-sided
+    # slopes differ by the direction's x[0] component times relu's jump, 1, so no derivative exists.
+    result = run(runner, cli, "-e", "x = [0, 2, 3]; L = sum(relu(x) * [1, 1, 0]) + sum(x[1:]**2)")
+    assert result.exit_code == 1
+    directions = [line for line in result.stderr.splitlines() if line.startswith("check failed: direction")]
+    assert len(directions) == 2
+    for line in directions:
+        assert "crosses a kink of the output at the given values" in line, line
+        assert "is accurate" not in line

@@ -313,3 +313,32 @@ def test_matrix_latex_as_diff_writes_it_is_refused_with_the_way_to_write_it(runn
     column = len(head) + body.index(written) + 1
     assert result.stderr.startswith(f"<claim-latex>:1:{column}: error: '{written}' is matrix LaTeX"), result.stderr
     assert "--claim" in result.stderr and "transpose(X) @" in result.stderr
+
+
+def test_a_given_point_at_a_kink_is_said_not_compared_with_both_values_there(runner, cli) -> None:
+    # x = 0 is relu's kink: the claim (1 + sign(0))/2 * 2 = 1 there, and reverse mode takes relu'(0) = 0,
+    # so 0 * y = 0 (by hand). The claim agrees elsewhere; it was never compared at the given point.
+    result = run(runner, cli, "-e", "x = 0; y = 2; L = relu(x) * y", "--claim", "dL/dx = (1 + sign(x))/2 * y")
+    assert result.exit_code == 0, result.output
+    assert "the given values" not in result.stdout.splitlines()[1]
+    assert ("not compared at the given values (x = 0, y = 2): they are at a kink of relu, where dL/dx has no "
+            "value; there the claim gives 1 and reverse mode (autodiff eval) 0") in result.stdout
+    document = run(runner, cli, "-e", "x = 0; y = 2; L = relu(x) * y", "--claim", "dL/dx = (1 + sign(x))/2 * y",
+                   "--format", "json")
+    (claim,) = json.loads(document.stdout)["claims"]
+    assert "the given values" not in claim["domain"] and "kink of relu" in claim["not_compared"]
+
+
+def test_a_scalar_claim_with_a_comparison_where_or_clip_is_judged_by_its_values(runner, cli) -> None:
+    # L = maximum(x, y): dL/dx is 1 where x > y, else 0 (by hand); at x = 1, y = 2 it is 0.
+    program = "x = 1; y = 2; L = maximum(x, y)"
+    result = run(runner, cli, "-e", program, "--claim", "dL/dx = x > y", "--claim", "dL/dy = where(y > x, 1, 0)")
+    assert result.exit_code == 0, result.output
+    assert "judged by value: the symbolic algebra does not read >" in result.stdout
+    assert "does not read >, where" in result.stdout and "matrix form" not in result.output
+    result = run(runner, cli, "-e", program, "--claim", "dL/dx = x < y")
+    assert result.exit_code == 1
+    assert "at x = 1, y = 2: the claim gives 1, the derivative 0 (difference 1)" in result.stdout
+    result = run(runner, cli, "-e", program, "--claim", "dL/dx = clip((x - y) * 1000000, 0, 1)", "--format", "json")
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert claim["verdict"] == "agrees" and claim["points"] == 8

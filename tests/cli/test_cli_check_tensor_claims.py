@@ -198,3 +198,34 @@ def test_a_claim_judged_at_the_given_values_alone_does_not_agree(runner) -> None
     (claim,) = json.loads(result.stdout)["claims"]
     assert claim["verdict"] == "inconclusive"
     assert "only at the given values" in claim["reason"]
+
+
+ONE_HOT = "Z = [[1, 3, 3.5], [4, 0, 9]]\ny = [2, 0]\nL = sum(Z * one_hot(y, 3) * Z)\n"
+# dL/dZ = 2 Z at each row's label (Z[0, 2] = 3.5 -> 7, Z[1, 0] = 4 -> 8), 0 elsewhere, by hand.
+ONE_HOT_GRADIENT = "dL/dZ = 2 * Z * [[0, 0, 1], [1, 0, 0]]"
+
+
+def test_one_hots_labels_are_not_moved_by_the_gradient_check(runner) -> None:
+    # The finite difference moved y to 2.0000121, "not a class": 4 of 10 rows inconclusive.
+    result = runner.invoke(main, ["check", "-e", ONE_HOT, "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "not moved: y" in result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)["inputs"]}
+    assert not any(name.startswith("y") for name in rows)
+    assert rows["Z[0, 2]"]["reverse"] == 7.0 and rows["Z[1, 0]"]["reverse"] == 8.0
+
+
+def test_claim_and_claims_agree_on_one_hots_labels_and_on_one_point(runner, tmp_path) -> None:
+    result = invoke(runner, ONE_HOT, ONE_HOT_GRADIENT, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["claims"][0]["points"] == 8
+    lines = tmp_path / "lines.txt"
+    lines.write_text(ONE_HOT_GRADIENT.replace("dL/dZ", "dZ") + "\n")
+    result = runner.invoke(main, ["check", "-e", ONE_HOT, "--claims", str(lines)], catch_exceptions=False)
+    assert result.exit_code == 0 and "sampled at 8 points" in result.stdout, result.output
+    # labels computed from y are moved, so only the given values can be tried: both say so (exit 3)
+    program = ONE_HOT.replace("one_hot(y, 3)", "one_hot(y * 1, 3)")
+    assert invoke(runner, program, ONE_HOT_GRADIENT).exit_code == 3
+    result = runner.invoke(main, ["check", "-e", program, "--claims", str(lines)], catch_exceptions=False)
+    assert result.exit_code == 3, result.output
+    assert "agrees only at the given values" in result.stdout
