@@ -226,6 +226,8 @@ def _row_columns(plan: ColumnPlan, chunk: Any, result: BatchResult) -> dict[str,
 def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> BatchResult:
     from .vectorized import RowError
 
+    if job.options.dtype not in (None, "float64"):
+        _refuse_beyond_precision(chunk, job.options.dtype, reader.name)
     try:
         return job.evaluator.evaluate({**chunk.numbers, **job.broadcast}, reduce=reduce,  # type: ignore[no-any-return]
                                       on_error=job.on_error)
@@ -237,6 +239,21 @@ def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> Bat
         if reader.overflows.first_line == line:
             located.notes.insert(-1, reader.overflows.first_said())
         raise _FailedRow(located, error.row) from None
+
+
+def _refuse_beyond_precision(chunk: Any, dtype: str, rows_name: str) -> None:
+    """InputError at the row and column of the chunk's first number too large for ``dtype``
+    (1e40 in float32), which the run would otherwise read as an infinity."""
+    from .interpreter import beyond_range, narrowed
+
+    for name, column in chunk.numbers.items():
+        _, lost = narrowed(column, dtype)
+        if lost is not None:
+            row = lost // max(1, column.size // max(1, len(column)))
+            value, reason, hint = beyond_range(column.flat[lost], dtype)
+            where = f"{chunk.unit} {int(chunk.lines[row])}"  # (the chunk keeps no text for a caret)
+            raise InputError(f"the column '{name}' holds {value} in {where}, {reason}", source=Source(rows_name, ""),
+                             hint=hint)
 
 
 class _FailedRow(Exception):

@@ -28,7 +28,8 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import INPUT, Program, TensorConstant, missing_inputs, missing_inputs_error, output_name
 from ..language.shapes import Shape, infer, refuse_other_column_shapes, shape_text
-from .interpreter import TensorRun, as_array, check_register, covered_registers, float_type, input_arrays, run_forward
+from .interpreter import (TensorRun, as_array, check_register, covered_registers, float_type, in_precision,
+                          in_precision_columns, input_arrays, run_forward)
 from .columns import entry_column, split_column
 from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
 
@@ -248,14 +249,18 @@ class TensorBatchEvaluator:
         missing = missing_inputs(program, arrays)
         if missing:
             raise missing_inputs_error(program, missing, self.advice.give([v.name for v in missing]))
-        if self._defaults is None:  # drawn once, not per chunk (no kernel writes into an input)
-            self._defaults = input_arrays(program, {}, 0)
-        defaults = self._defaults
-        for variable in program.inputs:
-            if variable.name not in arrays:
-                arrays[variable.name] = defaults[variable.name]
         dtype = self.dtype  # (no copy in float64, the default)
-        return {name: array.astype(dtype, copy=False) for name, array in arrays.items()}, batched
+        if self._defaults is None:  # drawn once, not per chunk (no kernel writes into an input)
+            self._defaults = input_arrays(program, {}, 0, dtype)
+        defaults = self._defaults
+        narrowed = in_precision_columns({name: arrays[name] for name in batched}, dtype, _row_counted)
+        for name, array in arrays.items():
+            if name not in batched:
+                narrowed[name] = in_precision(array, dtype, name, source=program.source, given=True)
+        for variable in program.inputs:
+            if variable.name not in narrowed:
+                narrowed[variable.name] = defaults[variable.name]
+        return narrowed, batched
 
     def _failed_rows(self, run: TensorRun, rows: int, any_batched: bool) -> Any:
         """Rows where a value computed from them is not finite; an unbatched value that is not
@@ -289,6 +294,10 @@ class TensorBatchEvaluator:
                             [*error.notes, f"in row {row}"], row=row, inputs=shown)
         return RowError("a value computed on this row is not a finite number", None, self.program.source,
                         "check the row's values", [f"in row {row}"], row=row, inputs=shown)
+
+
+def _row_counted(row: int) -> str:
+    return f"row {row} (counting from 0)"
 
 
 def _rows_of(given: tuple[dict[str, Any], set[str]], rows: Any) -> tuple[dict[str, Any], set[str]]:
