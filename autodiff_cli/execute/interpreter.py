@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.ops import OPS, DomainError
+from ..engine.ops import OPS, DomainError, overflow_advice
 from ..engine.tensor_ops import (TENSOR_OPS, align, elementwise_forward, elementwise_jvp, elementwise_vjp,
                                  unbroadcast)
 from ..errors import EvaluationError, InputError, ProgramError
@@ -639,7 +639,13 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
         message = f"division by zero{at}{described}"
     else:
         message = f"{name} overflows{at}{described}"
-    hint = (OPS[op].hint if math.isnan(value) else OPS[op].overflow_hint) if op in OPS else None
+    table_op = OPS.get(op)
+    if table_op is None:
+        hint = None
+    elif math.isnan(value):
+        hint = table_op.hint
+    else:  # in the limits of the precision the program ran in
+        hint = table_op.overflow_hint and overflow_advice(table_op, out.dtype.name)
     error = EvaluationError(message, where, program.source, hint or "check the inputs' values")
     error.row = first_row + bad[0] if lead else None  # type: ignore[attr-defined]  # the caller names the row
     raise error

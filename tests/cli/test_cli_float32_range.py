@@ -104,3 +104,40 @@ def test_fit_refuses_a_starting_value_given_by_set(runner, tmp_path) -> None:
     result = run(runner, "fit", "w = 0.5; L = mean((w*x - y)**2)", "--data", str(rows), "--dtype", "float32",
                  "--steps", "3", "--set", "w=1e39")
     expect_refused(result, "1e39", "it is w, as --set or --values gives it")
+
+
+# --- an overflow's hint names the limits of the precision the program ran in -------------------
+
+EXP_LIMIT_32 = f"{float(np.log(np.finfo(np.float32).max)):.2f}"  # 88.72: exp(88.73) is inf in float32
+EXP_LIMIT_64 = f"{float(np.log(np.finfo(np.float64).max)):.2f}"  # 709.78
+
+
+def test_exp_limit_is_where_float32_overflows() -> None:
+    with np.errstate(over="ignore"):
+        assert np.isfinite(np.exp(np.float32(88.72))) and np.isinf(np.exp(np.float32(88.73)))
+    assert EXP_LIMIT_32 == "88.72"
+
+
+@pytest.mark.parametrize("program", ["x = [1, 100]; L = sum(exp(x))", "x = 100; L = exp(x)"])
+def test_a_float32_overflow_hint_says_float32s_limits(runner, program) -> None:
+    result = run(runner, "eval", program, "--dtype", "float32")
+    assert result.exit_code == 1
+    hint = result.stderr.splitlines()[-1]
+    assert hint == (f"  hint: exp overflows above about {EXP_LIMIT_32}; rescale the inputs, or rewrite the "
+                    f"expression so intermediates stay below {LARGEST}")
+    assert EXP_LIMIT_64 not in result.stderr and "1e308" not in result.stderr
+
+
+def test_a_float32_batch_row_overflow_hint_says_float32s_limits(runner, tmp_path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x\n1\n100\n")
+    result = run(runner, "batch", "y = exp(x)", str(rows), "--dtype", "float32")
+    assert result.exit_code == 1
+    assert f"hint: exp overflows above about {EXP_LIMIT_32};" in result.stderr
+    assert f"below {LARGEST}" in result.stderr
+
+
+def test_float64_keeps_its_limits(runner) -> None:
+    result = run(runner, "eval", "x = [1, 1000]; L = sum(exp(x))")
+    assert f"hint: exp overflows above about {EXP_LIMIT_64}; rescale the inputs, or rewrite the expression so " \
+           "intermediates stay below 1e308" in result.stderr
