@@ -231,10 +231,11 @@ class TensorBatchEvaluator:
         def lead(name: str) -> int:
             return run.leads[run.register(name)]
 
-        values = {name: (np.sum(value, axis=0) if lead(name) else value * count) * scale
-                  for name, value in values.items()}
-        grads = {name: (np.sum(grad, axis=0) if lead(name) else np.asarray(grad)) * scale
-                 for name, grad in grads.items()}
+        with np.errstate(over="ignore"):  # a float32 sum beyond its range is inf, as float32 gives it
+            values = {name: (np.sum(value, axis=0) if lead(name) else value * count) * scale
+                      for name, value in values.items()}
+            grads = {name: (np.sum(grad, axis=0) if lead(name) else np.asarray(grad)) * scale
+                     for name, grad in grads.items()}
         return values, grads
 
     def _arrays(self, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -310,7 +311,7 @@ def _scattered(table: dict[str, Any], kept: Any, rows: int) -> dict[str, Any]:
     """Per-row results of the ``kept`` rows laid out over every row, NaN on the others."""
     spread = {}
     for name, value in table.items():
-        full = np.full((rows, *np.shape(value)[1:]), np.nan)
+        full = np.full((rows, *np.shape(value)[1:]), np.nan, np.asarray(value).dtype)  # (float32 stays float32)
         full[kept] = value
         spread[name] = full
     return spread
