@@ -170,10 +170,7 @@ def _shown_op(op: str) -> str:
 
 def _domain_error(error: DomainError, position: object, program: Program) -> EvaluationError:
     op = OPS.get(op_key(error.op))
-    if error.overflow:
-        hint = overflow_advice(op)
-    else:
-        hint = op.hint if op is not None else None
+    hint: str | None = overflow_advice(op) if error.overflow else op.hint if op is not None else None
     return EvaluationError(f"{error.message} (in '{error.op}')", position, program.source,  # type: ignore[arg-type]
                            hint)
 
