@@ -438,7 +438,8 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
         elif isinstance(variable.default, Initializer):
             if drawn is None:
                 drawn = draw_initializers(program, seed)
-            arrays[variable.name] = as_array(drawn[variable.name], dtype)
+            arrays[variable.name] = as_array(drawn[variable.name]) if dtype is None else \
+                in_precision(drawn[variable.name], dtype, variable.name, variable.position, program.source)
         elif variable.default is not None:
             arrays[variable.name] = as_array(variable.default) if dtype is None else \
                 in_precision(variable.default, dtype, variable.name, variable.position, program.source)

@@ -141,3 +141,12 @@ def test_float64_keeps_its_limits(runner) -> None:
     result = run(runner, "eval", "x = [1, 1000]; L = sum(exp(x))")
     assert f"hint: exp overflows above about {EXP_LIMIT_64}; rescale the inputs, or rewrite the expression so " \
            "intermediates stay below 1e308" in result.stderr
+
+
+def test_a_draw_of_an_initializer_beyond_float32_is_refused_at_the_input(runner) -> None:
+    drawn = np.random.default_rng(0).normal(0.0, 1e40, [2])  # eval's draw: seed 0, in float64
+    with np.errstate(over="ignore"):
+        assert np.isinf(drawn.astype(np.float32)).all()
+    result = run(runner, "eval", "W = normal([2], 1e40); L = sum(W)", "--dtype", "float32")
+    shown = repr(float(drawn[0])).replace("e+", "e")
+    expect_refused(result, shown, "<expr>:1:1:", "it is W[0]")
