@@ -49,6 +49,7 @@ Standard library only; nothing here knows about ``Value``, parsing or printing.
 from __future__ import annotations
 
 import math
+import sys
 from collections import namedtuple
 from typing import TYPE_CHECKING
 
@@ -93,7 +94,7 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
     float kernel), ``rule`` (tuple of str, one per operand), and the optional ``domain``,
-    ``hint``, ``overflow_hint`` (str), ``vector`` (the NumPy kernel), ``symbolic`` (tuple
+    ``hint``, ``overflow_hint`` (str: a template, ``overflow_advice``), ``vector`` (the NumPy kernel), ``symbolic`` (tuple
     of str, each local derivative in the language's own syntax), and for functions
     ``python``, ``python_helper`` and ``latex`` (str: the call in Python, the source of a
     function it needs, the call in LaTeX).  Facts the simplifier and ``check`` read:
@@ -134,7 +135,22 @@ def short_number(x: float) -> str:
     return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(float(x))
 
 
-OVERFLOW_HINT = "rescale the inputs, or rewrite the expression so intermediates stay below 1e308"
+# An op's ``overflow_hint`` names the limits of the precision it ran in: {largest} (the largest
+# float, about) and {log_largest} (the largest float's log, where exp overflows), filled in by
+# ``overflow_advice`` from these, so that a float32 run is told float32's limits.
+_FLOAT_LIMITS = {"float64": (sys.float_info.max, "1e308"), "float32": ((2 - 2**-23) * 2.0**127, "3.4e38")}
+_RESCALE = "rescale the inputs, or rewrite the expression so intermediates stay below {largest}"
+
+
+def overflow_advice(op: Op | None, precision: str = "float64") -> str:
+    """How to fix an overflow of ``op`` (its ``overflow_hint``, else the general advice), with the
+    limits of ``precision`` ('float64' or 'float32')."""
+    largest, written = _FLOAT_LIMITS[precision]
+    template = (op.overflow_hint if op is not None else None) or _RESCALE
+    return template.format(largest=written, log_largest=f"{math.log(largest):.2f}")
+
+
+OVERFLOW_HINT = _RESCALE.format(largest=_FLOAT_LIMITS["float64"][1])  # float64's, for the float64 executors
 
 
 # Constant local derivatives, shared by the vector kernels of + - neg = sign step and x**0, x**1.
@@ -551,7 +567,7 @@ _ROWS = (
        python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd", activation=(-1.0, 1.0),
        numpy="np.tanh({x})"),
     Op("exp", 1, "exp({x})", _exp, ("exp(x)",),
-       overflow_hint="exp overflows above about 709.78; " + OVERFLOW_HINT, vector=_exp_vector,
+       overflow_hint="exp overflows above about {log_largest}; " + _RESCALE, vector=_exp_vector,
        symbolic=("out",), python="math.exp({x})", latex=r"\exp\left({x}\right)", sign="nonnegative",
        numpy="np.exp({x})"),
     Op("log", 1, "log({x})", _log, ("1/x",), domain="x > 0",

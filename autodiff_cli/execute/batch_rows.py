@@ -226,6 +226,8 @@ def _row_columns(plan: ColumnPlan, chunk: Any, result: BatchResult) -> dict[str,
 def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> BatchResult:
     from .vectorized import RowError
 
+    if job.options.dtype not in (None, "float64"):
+        _refuse_beyond_precision(chunk, job.options.dtype, reader.name)
     try:
         return job.evaluator.evaluate({**chunk.numbers, **job.broadcast}, reduce=reduce,  # type: ignore[no-any-return]
                                       on_error=job.on_error)
@@ -237,6 +239,21 @@ def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> Bat
         if reader.overflows.first_line == line:
             located.notes.insert(-1, reader.overflows.first_said())
         raise _FailedRow(located, error.row) from None
+
+
+def _refuse_beyond_precision(chunk: Any, dtype: str, rows_name: str) -> None:
+    """InputError at the row and column of the chunk's first number too large for ``dtype``
+    (1e40 in float32), which the run would otherwise read as an infinity."""
+    from .interpreter import beyond_range, narrowed
+
+    for name, column in chunk.numbers.items():
+        _, lost = narrowed(column, dtype)
+        if lost is not None:
+            row = lost // max(1, column.size // max(1, len(column)))
+            value, reason, hint = beyond_range(column.flat[lost], dtype)
+            where = f"{chunk.unit} {int(chunk.lines[row])}"  # (the chunk keeps no text for a caret)
+            raise InputError(f"the column '{name}' holds {value} in {where}, {reason}", source=Source(rows_name, ""),
+                             hint=hint)
 
 
 class _FailedRow(Exception):
@@ -383,6 +400,7 @@ class Reduction:
     values: dict[str, float]
     grads: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    dtype: str = "float64"  # the precision the rows ran in: in float32, each number is float32's
 
     @property
     def value(self) -> float:
@@ -434,4 +452,17 @@ def reduce_sums(summed: Sums, rows_name: str, job: BatchJob, how: str) -> Reduct
         notes.append(f"the {how} of {', '.join(f'd{evaluator.output}/d{name}' for name in infinite[:5])} is not "
                      f"finite: some row's gradient is inf or NaN (a derivative that does not exist there, e.g. "
                      f"sqrt at 0); without --reduce, batch names the first such row")
-    return Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient, notes)
+    dtype = job.options.dtype or "float64"
+    if dtype != "float64":  # added up exactly in float64, then written as the run's precision holds it
+        values, gradient = ({name: _held_in(number, dtype) for name, number in table.items()}
+                            for table in (values, gradient))
+    return Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient, notes, dtype)
+
+
+def _held_in(number: float, dtype: str) -> float:
+    """``number`` rounded to ``dtype`` and back as the float64 nearest its shortest text there
+    (2.0794415, not 2.079441547393799), so no digit float32 does not hold is shown."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):  # a sum beyond float32's range is inf in float32, as the run would give
+        return float(str(np.dtype(dtype).type(number)))

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.ops import OPS, DomainError
+from ..engine.ops import OPS, DomainError, overflow_advice
 from ..engine.tensor_ops import (TENSOR_OPS, align, elementwise_forward, elementwise_jvp, elementwise_vjp,
                                  unbroadcast)
-from ..errors import EvaluationError, InputError
+from ..errors import EvaluationError, InputError, ProgramError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
@@ -317,11 +317,72 @@ def _summed_axes(out_row: Shape, out_lead: int, row: Shape, lead: int) -> tuple[
 
 
 def as_array(value: Any, dtype: Any = None) -> Any:
-    """A value given for an input as a float64 array, or one of ``dtype`` (a number stays 0-d)."""
-    dtype = float if dtype is None else dtype
-    if isinstance(value, ArrayLiteral):
-        return np.asarray(value.values, dtype=dtype).reshape(value.shape)
-    return np.asarray(value, dtype=dtype)
+    """A value given for an input as a float64 array, or one of ``dtype`` (a number stays 0-d).
+    A finite number too large for ``dtype`` becomes an infinity here: callers that take values
+    from the user convert with ``in_precision``, which says which one."""
+    wide = np.asarray(value.values, dtype=float).reshape(value.shape) if isinstance(value, ArrayLiteral) \
+        else np.asarray(value, dtype=float)
+    return wide if dtype is None else narrowed(wide, dtype)[0]
+
+
+def narrowed(array: Any, dtype: Any) -> tuple[Any, int | None]:
+    """``array`` (float64) in ``dtype``, and the flat index of its first finite entry too large
+    for ``dtype`` (it became an infinity), or None.  No copy when ``array`` is of ``dtype``."""
+    made = np.asarray(array)
+    if made.dtype == dtype:
+        return made, None
+    with np.errstate(over="ignore"):  # said by the caller, at the value's place, not as NumPy's warning
+        made = made.astype(dtype)
+    if made.dtype.itemsize >= 8 or made.dtype.kind != "f":
+        return made, None
+    lost = np.isinf(made)
+    if not lost.any():
+        return made, None
+    lost &= np.isfinite(array)
+    return made, (int(np.argmax(lost)) if lost.any() else None)
+
+
+def beyond_range(value: float, dtype: Any) -> tuple[str, str, str]:
+    """What to say of a finite ``value`` too large for ``dtype``: the value as a program writes
+    it ('1e40'), the reason ("beyond float32's range (about 3.4e38)") and the hint."""
+    name = np.dtype(dtype).name
+    largest = _exponent_text(f"{float(np.finfo(dtype).max):.2g}")
+    hint = (f"{name} holds numbers up to about {largest} in size: scale the value down, or run in float64 "
+            "(leave out --dtype)")
+    return _exponent_text(repr(float(value))), f"beyond {name}'s range (about {largest})", hint
+
+
+def _exponent_text(number: str) -> str:
+    """Python's '1e+40' written as a program would write it, '1e40'."""
+    return number.replace("e+", "e")
+
+
+def in_precision(value: Any, dtype: Any, name: str, position: Any = None, source: Any = None,
+                 given: bool = False) -> Any:
+    """The value of the input ``name`` as an array of ``dtype``; InputError at ``position`` when a
+    finite entry is too large for it (``given``: the value came from --set or --values)."""
+    wide = as_array(value)
+    made, lost = narrowed(wide, dtype)
+    if lost is None:
+        return made
+    shown, reason, hint = beyond_range(wide.flat[lost], dtype)
+    entry = "" if wide.ndim == 0 else f"[{', '.join(map(str, np.unravel_index(lost, wide.shape)))}]"
+    notes = [f"it is {name}{entry}" + (", as --set or --values gives it" if given else "")]
+    raise InputError(f"{shown} is {reason}", position, source, hint, notes)
+
+
+def in_precision_columns(columns: Mapping[str, Any], dtype: Any, row_label: Any) -> dict[str, Any]:
+    """Data columns (a row per leading index) in ``dtype``; InputError naming the column and the
+    row (``row_label(index)``: 'line 3 of data.csv') of the first number too large for it."""
+    made = {}
+    for name, column in columns.items():
+        wide = np.asarray(column, dtype=float)
+        made[name], lost = narrowed(wide, dtype)
+        if lost is not None:
+            row = lost // max(1, int(np.prod(wide.shape[1:])))
+            shown, reason, hint = beyond_range(wide.flat[lost], dtype)
+            raise InputError(f"the column '{name}' holds {shown}, {reason}", hint=hint, notes=[f"in {row_label(row)}"])
+    return made
 
 
 FLOAT_TYPES = ("float64", "float32")  # the precisions a program runs in (``dtype=``), the default first
@@ -372,13 +433,16 @@ def input_arrays(program: Program, given: Mapping[str, Any], seed: int | None = 
     arrays = {}
     for variable in program.inputs:
         if variable.name in given:
-            arrays[variable.name] = as_array(given[variable.name], dtype)
+            arrays[variable.name] = as_array(given[variable.name]) if dtype is None else \
+                in_precision(given[variable.name], dtype, variable.name, source=program.source, given=True)
         elif isinstance(variable.default, Initializer):
             if drawn is None:
                 drawn = draw_initializers(program, seed)
-            arrays[variable.name] = as_array(drawn[variable.name], dtype)
+            arrays[variable.name] = as_array(drawn[variable.name]) if dtype is None else \
+                in_precision(drawn[variable.name], dtype, variable.name, variable.position, program.source)
         elif variable.default is not None:
-            arrays[variable.name] = as_array(variable.default, dtype)
+            arrays[variable.name] = as_array(variable.default) if dtype is None else \
+                in_precision(variable.default, dtype, variable.name, variable.position, program.source)
     return arrays
 
 
@@ -436,6 +500,16 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
     return _run(program, inputs, first_row, check, shapes, rows, plan, None, shapes_cache)
 
 
+def _constant(program: Program, param: Any, dtype: Any, where: Any) -> Any:
+    """A constant of the program in ``dtype``; ProgramError at it when too large for ``dtype``."""
+    wide = as_array(param)
+    made, lost = narrowed(wide, dtype)
+    if lost is not None:
+        shown, reason, hint = beyond_range(wide.flat[lost], dtype)
+        raise ProgramError(f"the constant {shown} is {reason}", where, program.source, hint)
+    return made if isinstance(param, ArrayLiteral) else made[()]
+
+
 _KERNELS = "kernels"  # the first item of a bound plan's key in the shapes cache (``_bind_kernels``)
 _DIRECT, _ALIGNED, _TENSOR, _SAVING = range(4)  # how a register's forward is called (``_bind_kernels``)
 
@@ -454,8 +528,7 @@ def _bind_kernels(program: Program, rows: Sequence[Any], shapes: Sequence[Shape]
     for register, (op, first, second, param, _) in enumerate(rows):
         if op == INPUT or op == CONST:
             leads.append(1 if op == INPUT and param in batched else 0)
-            kernels.append(None if op == INPUT else as_array(param, dtype) if isinstance(param, ArrayLiteral)
-                           else dtype(param))
+            kernels.append(None if op == INPUT else _constant(program, param, dtype, rows[register][4]))
             continue
         operands = program.operands(register, first, second)
         leads.append(max(leads[r] for r in operands))
@@ -567,7 +640,13 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
         message = f"division by zero{at}{described}"
     else:
         message = f"{name} overflows{at}{described}"
-    hint = (OPS[op].hint if math.isnan(value) else OPS[op].overflow_hint) if op in OPS else None
+    table_op = OPS.get(op)
+    if table_op is None:
+        hint = None
+    elif math.isnan(value):
+        hint = table_op.hint
+    else:  # in the limits of the precision the program ran in
+        hint = table_op.overflow_hint and overflow_advice(table_op, out.dtype.name)
     error = EvaluationError(message, where, program.source, hint or "check the inputs' values")
     error.row = first_row + bad[0] if lead else None  # type: ignore[attr-defined]  # the caller names the row
     raise error

@@ -218,19 +218,18 @@ class BatchObjective:
     def __init__(self, program: Program, output: str, layout: Any, fixed: Mapping[str, Any],
                  data: Mapping[str, np.ndarray], batch_rows: int,
                  row_label: Callable[[int], str] | None = None) -> None:
-        import numpy as np
-
         from ..errors import InputError, Source
-        from .interpreter import as_array
+        from .interpreter import in_precision, in_precision_columns
 
         self.program, self.output, self.layout = program, output, layout
         self.dtype = layout.dtype
-        self.fixed = {name: as_array(value, self.dtype) for name, value in fixed.items()}
-        self.data = {name: np.asarray(column, self.dtype) for name, column in data.items()}
+        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
+        self.fixed = {name: in_precision(value, self.dtype, name, source=program.source, given=True)
+                      for name, value in fixed.items()}
+        self.data = in_precision_columns(data, self.dtype, self.row_label)
         self.rows = len(next(iter(self.data.values())))
         self.batch_rows = batch_rows
         self.measured_rows = self.rows - self.rows % batch_rows  # those of whole batches, which loss() takes
-        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
         self.start: Any = None
         self.batched = frozenset(self.data)  # (loss's runs: the batches along a leading axis)
         self._shapes: dict[Any, Any] = {}

@@ -15,7 +15,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ..engine.graph import backpropagate, new_graph_order, paused_cycle_collector
-from ..engine.ops import OPS, OVERFLOW_HINT, DomainError, op_key
+from ..engine.ops import OPS, OVERFLOW_HINT, DomainError, op_key, overflow_advice
 from ..engine.value import METHODS, Value
 from ..errors import EvaluationError
 from ..language.program import (
@@ -170,10 +170,7 @@ def _shown_op(op: str) -> str:
 
 def _domain_error(error: DomainError, position: object, program: Program) -> EvaluationError:
     op = OPS.get(op_key(error.op))
-    if error.overflow:
-        hint = (op.overflow_hint if op is not None else None) or OVERFLOW_HINT
-    else:
-        hint = op.hint if op is not None else None
+    hint: str | None = overflow_advice(op) if error.overflow else op.hint if op is not None else None
     return EvaluationError(f"{error.message} (in '{error.op}')", position, program.source,  # type: ignore[arg-type]
                            hint)
 

@@ -28,7 +28,8 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import INPUT, Program, TensorConstant, missing_inputs, missing_inputs_error, output_name
 from ..language.shapes import Shape, infer, refuse_other_column_shapes, shape_text
-from .interpreter import TensorRun, as_array, check_register, covered_registers, float_type, input_arrays, run_forward
+from .interpreter import (TensorRun, as_array, check_register, covered_registers, float_type, in_precision,
+                          in_precision_columns, input_arrays, run_forward)
 from .columns import entry_column, split_column
 from .vectorized import PYTHON_ADVICE, REDUCTIONS, Advice, BatchResult, RowError, gradient_column
 
@@ -230,10 +231,11 @@ class TensorBatchEvaluator:
         def lead(name: str) -> int:
             return run.leads[run.register(name)]
 
-        values = {name: (np.sum(value, axis=0) if lead(name) else value * count) * scale
-                  for name, value in values.items()}
-        grads = {name: (np.sum(grad, axis=0) if lead(name) else np.asarray(grad)) * scale
-                 for name, grad in grads.items()}
+        with np.errstate(over="ignore"):  # a float32 sum beyond its range is inf, as float32 gives it
+            values = {name: (np.sum(value, axis=0) if lead(name) else value * count) * scale
+                      for name, value in values.items()}
+            grads = {name: (np.sum(grad, axis=0) if lead(name) else np.asarray(grad)) * scale
+                     for name, grad in grads.items()}
         return values, grads
 
     def _arrays(self, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -248,14 +250,18 @@ class TensorBatchEvaluator:
         missing = missing_inputs(program, arrays)
         if missing:
             raise missing_inputs_error(program, missing, self.advice.give([v.name for v in missing]))
-        if self._defaults is None:  # drawn once, not per chunk (no kernel writes into an input)
-            self._defaults = input_arrays(program, {}, 0)
-        defaults = self._defaults
-        for variable in program.inputs:
-            if variable.name not in arrays:
-                arrays[variable.name] = defaults[variable.name]
         dtype = self.dtype  # (no copy in float64, the default)
-        return {name: array.astype(dtype, copy=False) for name, array in arrays.items()}, batched
+        if self._defaults is None:  # drawn once, not per chunk (no kernel writes into an input)
+            self._defaults = input_arrays(program, {}, 0, dtype)
+        defaults = self._defaults
+        narrowed = in_precision_columns({name: arrays[name] for name in batched}, dtype, _row_counted)
+        for name, array in arrays.items():
+            if name not in batched:
+                narrowed[name] = in_precision(array, dtype, name, source=program.source, given=True)
+        for variable in program.inputs:
+            if variable.name not in narrowed:
+                narrowed[variable.name] = defaults[variable.name]
+        return narrowed, batched
 
     def _failed_rows(self, run: TensorRun, rows: int, any_batched: bool) -> Any:
         """Rows where a value computed from them is not finite; an unbatched value that is not
@@ -291,6 +297,10 @@ class TensorBatchEvaluator:
                         "check the row's values", [f"in row {row}"], row=row, inputs=shown)
 
 
+def _row_counted(row: int) -> str:
+    return f"row {row} (counting from 0)"
+
+
 def _rows_of(given: tuple[dict[str, Any], set[str]], rows: Any) -> tuple[dict[str, Any], set[str]]:
     """The inputs of some rows only (those with the batch axis are cut; the others are shared)."""
     arrays, batched = given
@@ -301,7 +311,7 @@ def _scattered(table: dict[str, Any], kept: Any, rows: int) -> dict[str, Any]:
     """Per-row results of the ``kept`` rows laid out over every row, NaN on the others."""
     spread = {}
     for name, value in table.items():
-        full = np.full((rows, *np.shape(value)[1:]), np.nan)
+        full = np.full((rows, *np.shape(value)[1:]), np.nan, np.asarray(value).dtype)  # (float32 stays float32)
         full[kept] = value
         spread[name] = full
     return spread

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import EvaluationError, InputError, Source
 from ..language.program import Initializer, Program
 from ..language.shapes import Shape, shape_text
-from .interpreter import as_array, float_type, input_arrays, run_forward
+from .interpreter import float_type, in_precision, in_precision_columns, input_arrays, run_forward
 from .vectorized import _let_the_heap_hold
 
 __all__ = ["ParameterLayout", "TensorObjective", "starting_parameters"]
@@ -72,18 +72,19 @@ def starting_parameters(program: Program, names: Sequence[str], given: Mapping[s
     from .fit import initial_values
 
     variables = program.variables
-    defaults = input_arrays(program, {}, seed)
+    dtype = float_type(dtype)
+    defaults = input_arrays(program, {}, seed, dtype)  # (a default too large for dtype is refused here)
     starts = {}
     missing = [name for name in names if name not in given and variables[name].default is None]
     drawn = iter(initial_values(len(missing), init, seed))
     for name in names:
         if name in given and not isinstance(given[name], Initializer):  # a draw is made from the seed
-            starts[name] = as_array(given[name])
+            starts[name] = in_precision(given[name], dtype, name, source=program.source, given=True)
         elif variables[name].default is not None:
             starts[name] = defaults[name]
         else:
             starts[name] = np.float64(next(drawn))
-    layout = ParameterLayout(names, [np.shape(starts[name]) for name in names], float_type(dtype))
+    layout = ParameterLayout(names, [np.shape(starts[name]) for name in names], dtype)
     return layout, layout.pack(starts)
 
 
@@ -97,11 +98,12 @@ class TensorObjective:
         self.output = output
         self.layout = layout
         self.dtype = dtype = layout.dtype  # the parameters' precision is the run's: data and fixed inputs
-        self.fixed = {name: as_array(value, dtype) for name, value in fixed.items()}  # converted once, here
-        self.data = {name: np.asarray(column, dtype) for name, column in data.items()}
+        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
+        self.fixed = {name: in_precision(value, dtype, name, source=program.source, given=True)
+                      for name, value in fixed.items()}  # converted once, here
+        self.data = in_precision_columns(data, dtype, self.row_label)
         self.batched = frozenset(self.data)
         self.rows = len(next(iter(self.data.values()))) if self.data else 1
-        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
         self._checked = False
         self._seed_array: Any = None  # ``_seed``'s, for batches of ``_seed_count`` rows
         self._seed_count = 0

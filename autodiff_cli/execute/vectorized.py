@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.graph import paused_cycle_collector
-from ..engine.ops import OPS, OVERFLOW_HINT
+from ..engine.ops import OPS, overflow_advice
 from ..errors import EvaluationError, InputError, Source, variables_hint
 from ..language.program import (
     CONST,
@@ -352,7 +352,7 @@ class BatchEvaluator:
         shown = {POWER_CONST: "power", "neg": "neg", "=": "copy"}.get(op, op)
         return RowError(
             f"the result of '{shown}' is not a finite number", position, program.source,
-            (OPS[op].overflow_hint if op in OPS else None) or OVERFLOW_HINT,
+            overflow_advice(OPS.get(op)),
             _row_notes(row, inputs), row=row, inputs=inputs)
 
 

@@ -54,16 +54,20 @@ def to_json(reduction: Reduction) -> str:
         "values": {name: json_number(reduction.values[name]) for name in reduction.names},
         "grads": {name: json_number(reduction.grads[name]) for name in reduction.names},
         "kinds": {name: reduction.kinds[name] for name in reduction.names},
+        **({} if reduction.dtype == "float64" else {"dtype": reduction.dtype}),  # as eval's JSON says it
     }
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
-
-
 
 
 def title(reduction: Reduction, precision: int | None = None) -> str:
     rows = f"{reduction.rows:,} row{'s' * (reduction.rows != 1)}"
     return (f"{reduction.how} over {rows}: {reduction.output} = {format_number(reduction.value, precision)}"
-            f"    (grad = {reduction.how} of d{reduction.output}/d name)")
+            f"    (grad = {reduction.how} of d{reduction.output}/d name{_precision(reduction)})")
+
+
+def _precision(reduction: Reduction) -> str:
+    """', in float32' where the rows ran in float32, as eval's header says it (float64 goes unsaid)."""
+    return "" if reduction.dtype == "float64" else f", in {reduction.dtype}"
 
 
 def to_table(reduction: Reduction, precision: int | None = None) -> RenderableType:

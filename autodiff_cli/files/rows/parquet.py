@@ -91,7 +91,8 @@ class ParquetReader:
 
 
 class ParquetWriter:
-    """Writes row chunks as Parquet row groups: float64 columns, passed columns as Arrow infers them."""
+    """Writes row chunks as Parquet row groups: float64 columns (float32 for the results of a
+    float32 run), passed columns as Arrow infers them."""
 
     def __init__(self, stream: IO[bytes], names: list[str], passed: set[str]) -> None:
         self.pa = _pyarrow("writing")
@@ -110,8 +111,10 @@ class ParquetWriter:
                     arrays.append(pa.array(columns[name]))
                 except (pa.ArrowException, TypeError, ValueError):  # mixed JSON values: keep their text
                     arrays.append(pa.array([json.dumps(v, ensure_ascii=False) for v in columns[name]]))
-            else:
-                arrays.append(pa.array(np.broadcast_to(np.asarray(columns[name], dtype=np.float64), (size,))))
+            else:  # a float32 run's results stay float32 (its digits, half the bytes); the rest float64
+                column = np.asarray(columns[name])
+                kind = np.float32 if column.dtype == np.float32 else np.float64
+                arrays.append(pa.array(np.broadcast_to(column.astype(kind, copy=False), (size,))))
         table = pa.Table.from_arrays(arrays, names=self.names)
         if self.writer is None:
             self.writer = pa.parquet.ParquetWriter(self.stream, table.schema)
