@@ -650,8 +650,8 @@ def data_like_inputs(program: Program, names: Sequence[str], compared: Sequence[
     """Those of ``names`` (inputs) that look like data rather than parameters, each with why:
     a metric compares with it, the program reads it as a class label or an index (whole numbers,
     which gradient descent cannot move), its name is a label's, or the program starts its
-    parameters from initializers (``normal([16, 2])``) and writes this one's values out, as a
-    sample row's are."""
+    parameters from initializers (``normal([16, 2])``) and writes this one's values out, not all
+    0, as a sample row's are."""
     from ..engine.tensor_ops import TENSOR_OPS
 
     variables = program.variables
@@ -668,9 +668,19 @@ def data_like_inputs(program: Program, names: Sequence[str], compared: Sequence[
             reasons[name] = WHOLE_NUMBERS
         elif name.lower() in LABEL_NAMES:
             reasons[name] = "its name is a label's"
-        elif initialized and default is not None and not isinstance(default, Initializer):
+        elif initialized and _written_sample(default):
             reasons[name] = "its value is written out, where the parameters start from initializers (normal, ...)"
     return reasons
+
+
+def _written_sample(default: Any) -> bool:
+    """Whether a written-out default reads as a sample row's values: some entry is not 0. A bias
+    written as ``b = 0`` or ``b = [0, 0]`` beside initialized weights is a parameter's usual start."""
+    from ..language.program import ArrayLiteral
+
+    if isinstance(default, ArrayLiteral):
+        return any(value != 0 for value in default.values)
+    return isinstance(default, (int, float)) and default != 0
 
 
 def _refuse_learning_data(program: Program, learned: list[str], columns: ColumnPlan, data_name: str,

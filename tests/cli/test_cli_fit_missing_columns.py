@@ -100,12 +100,14 @@ def test_what_looks_like_data_and_what_does_not() -> None:
                     "loss = cross_entropy(W @ x * scale + b, k) + label", "m.ad")
     found = data_like_inputs(program, ["W", "b", "x", "label", "k", "scale"], compared=["scale"])
     assert found == {
-        "b": "its value is written out, where the parameters start from initializers (normal, ...)",
         "x": "its value is written out, where the parameters start from initializers (normal, ...)",
         "label": "its name is a label's",
         "k": "the program reads it as a class label or an index, a whole number no gradient moves",
         "scale": "a --metric compares the prediction with it",
     }
+    # a bias written as zeros beside initialized weights starts a parameter (bench_tensor's b3 = 0)
+    biases = parse("W = normal([2, 2])\nb = [0, 0]\nc = 0\nx = [1, 2]\nloss = sum(W @ x + b) + c", "b.ad")
+    assert data_like_inputs(biases, ["W", "b", "c"]) == {}
     scalar = parse("w = 0\nb = 0\nloss = (w*x + b - target)**2", "s.ad")
     assert data_like_inputs(scalar, ["w", "b", "target"]) == {"target": "its name is a label's"}
 
