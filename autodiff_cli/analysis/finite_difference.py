@@ -34,22 +34,6 @@ Verdicts, per input (``InputCheck.verdict``):
 
 A point near a kink but not at it (relu at x = 1e-7) is differentiable, and passes once
 the steps are smaller than the distance to the kink (down to about 2e-10 * max(1, |x|)).
-Verdicts, per input (``InputCheck.verdict``):
-
-* ``ok``: reverse and forward mode agree with the finite difference,
-  |analytic - numerical| <= atol + rtol * |numerical| (``torch.autograd.gradcheck``'s
-  test and defaults, atol = 1e-5 and rtol = 1e-3), and there is no kink;
-* ``fail``: an analytic gradient is infinite or NaN; forward and reverse mode disagree;
-  the disagreement with the finite difference exceeds the tolerance by more than the
-  difference's own error bar; the output jumps at x; or there is a kink at x: one-sided
-  slopes whose gap does not shrink with the step (relu or abs at 0), reported even when
-  the central difference happens to agree (abs at 0, whose derivative 0 is a convention);
-* ``inconclusive``: the finite difference cannot decide: no step keeps both points in the
-  domain, or the difference's error bar is larger than the tolerance at every step tried.
-  The reason says which; the gradient is neither confirmed nor accused.
-
-A point near a kink but not at it (relu at x = 1e-7) is differentiable, and passes once
-the steps are smaller than the distance to the kink (down to about 2e-10 * max(1, |x|)).
 
 In float32 (``Precision``) the points x +- h are float32 numbers (the difference divides by
 the step they really are apart), the first and smallest steps are float32's own, and the
