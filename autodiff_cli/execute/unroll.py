@@ -114,8 +114,10 @@ class _Emitter:
         return _indices(shape, mask)
 
     def fold(self, registers: Any, where: Any) -> int:
-        """The sum of ``registers``, added left to right."""
+        """The sum of ``registers``, added left to right; 0 for none (a sum over an empty slice)."""
         flat = [int(r) for r in np.ravel(registers)]
+        if not flat:
+            return self.const(0.0, where)
         total = flat[0]
         for register in flat[1:]:
             total = self.emit("+", (total, register), None, where)

@@ -163,3 +163,15 @@ def test_a_row_of_a_program_without_rows_is_said_unused(runner, samples) -> None
     assert result.exit_code == 0, result.output
     assert "--row 2 is not used: no statement's value has rows" in result.stderr
     assert "statement h1 (every entry)" in result.stdout
+
+
+@pytest.mark.parametrize("text, gradient", [
+    ("x = [1, 2]; y = sum(x[0:0])", "dy/dx = [0.0, 0.0]"),
+    ("x = [[1, 2], [3, 4]]; y = sum(x[:, 5:])", "dy/dx = [[0.0, 0.0], [0.0, 0.0]]"),
+    ("x = [1, 2]; y = sum(x[0:0]) + x[0]", "dy/dx = [1.0, 0.0]"),
+], ids=["empty", "empty-columns", "empty-plus-entry"])
+def test_scalar_form_of_a_sum_over_an_empty_slice_is_zero(runner, text, gradient) -> None:
+    # The one-row scalar view once summed no entries with an IndexError traceback.
+    result = run(runner, "--scalar", "-e", text)
+    assert result.exit_code == 0, result.output
+    assert gradient in result.stdout
