@@ -89,8 +89,15 @@ def flat_op_notes(run: Run, asked: Sequence[str] | None = None) -> list[str]:
         op = rows[register][0]
         place = program.position(program.instructions[register].position)
         notes.append(f"{program.source.name}:{place.line}:{place.column}: the gradient of {run.output} stops at "
-                     f"'{op}', which passes none to what it reads: {TENSOR_OPS[op].rule[0]}")
+                     f"'{op}', which passes none to what it reads{_reason(TENSOR_OPS[op].rule[0])}")
     return notes
+
+
+def _reason(rule: str) -> str:
+    """The why of a rule such as "dL/dx = 0 (class labels are not differentiated)", as " (...)":
+    the rule's own names (L, x) are the entry's, not the program's, so they are left out."""
+    start = rule.find(" (")
+    return rule[start:] if start >= 0 and rule.endswith(")") else ""
 
 
 def _computed_from_inputs(run: Run, last: int, names: Sequence[str] | None) -> list[bool]:
