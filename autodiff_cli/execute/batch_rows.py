@@ -454,15 +454,17 @@ def reduce_sums(summed: Sums, rows_name: str, job: BatchJob, how: str) -> Reduct
                      f"sqrt at 0); without --reduce, batch names the first such row")
     dtype = job.options.dtype or "float64"
     if dtype != "float64":  # added up exactly in float64, then written as the run's precision holds it
-        values, gradient = ({name: _held_in(number, dtype) for name, number in table.items()}
+        values, gradient = ({name: _held_in(number, dtype, job.options.precision) for name, number in table.items()}
                             for table in (values, gradient))
     return Reduction(evaluator.output, how, count, failures.count, names, kinds, values, gradient, notes, dtype)
 
 
-def _held_in(number: float, dtype: str) -> float:
+def _held_in(number: float, dtype: str, precision: int | None = None) -> float:
     """``number`` rounded to ``dtype`` and back as the float64 nearest its shortest text there
-    (2.0794415, not 2.079441547393799), so no digit float32 does not hold is shown."""
+    (2.0794415, not 2.079441547393799), so no digit float32 does not hold is shown; with
+    ``precision`` digits asked for, the rounded number's exact value, whose digits those are."""
     import numpy as np
 
     with np.errstate(over="ignore"):  # a sum beyond float32's range is inf in float32, as the run would give
-        return float(str(np.dtype(dtype).type(number)))
+        held = np.dtype(dtype).type(number)
+        return float(held) if precision is not None else float(str(held))

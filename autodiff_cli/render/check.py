@@ -32,10 +32,11 @@ def _columns(result: CheckResult) -> tuple[str, ...]:
     return COLUMNS if result.mode == "inputs" else ("direction",) + COLUMNS[1:]
 
 
-def _held(result: CheckResult) -> Callable[[float | None], float | None]:
+def _held(result: CheckResult, precision: int | None = None) -> Callable[[float | None], float | None]:
     """A number as the program's precision holds it: in float32, the float64 nearest its shortest
-    float32 text (0.3, not 0.30000001192092896), so no digit float32 does not hold is shown."""
-    if result.dtype == "float64":
+    float32 text (0.3, not 0.30000001192092896), so no digit float32 does not hold is shown; with
+    ``precision`` digits asked for, the float32 number's exact value, whose digits those are."""
+    if result.dtype == "float64" or precision is not None:
         return lambda x: x
     import numpy as np
 
@@ -45,7 +46,7 @@ def _held(result: CheckResult) -> Callable[[float | None], float | None]:
 def _cells(result: CheckResult, precision: int | None) -> list[list[str]]:
     cells = []
     short = 3 if precision is None else precision
-    held = _held(result)  # the input values and both modes' gradients; the difference is float64 arithmetic
+    held = _held(result, precision)  # the input values and both modes' gradients; the difference is float64 arithmetic
     for c in result.inputs:
         errors = [_number(e, short) for e in (c.fd_error, c.abs_error, c.rel_error)]
         # A direction has no value of its own: it moves every input from where it is.
@@ -121,7 +122,7 @@ def to_table(result: CheckResult, precision: int | None = None) -> FittedRows:
                for i, header in enumerate(_columns(result))]
     styles = {"ok": "", "fail": "bold red", "inconclusive": "yellow"}
     rows = [(row, styles[check.verdict]) for row, check in zip(_cells(result, precision), result.inputs)]
-    return FittedRows(columns, rows, title=f"gradient check of {result.output} = {_number(_held(result)(result.value), precision)}"
+    return FittedRows(columns, rows, title=f"gradient check of {result.output} = {_number(_held(result, precision)(result.value), precision)}"
                       + ("" if result.dtype == "float64" else f", in {result.dtype}"),
                       caption=_summary(result), stacks=_STACKS)
 

@@ -121,7 +121,9 @@ def value_text(value: Any, precision: int | None = None) -> str:
     small, else its summary (``tensor_text``)."""
     if isinstance(value, (float, int)):
         return format_number(value, precision)
-    return tensor_text(_shown(value), precision)
+    # Shortest text stands in for a float32 number only when no digits are asked for: padded out
+    # to --precision it would show the decimal's digits (0.10000000000000001), not float32's own.
+    return tensor_text(_shown(value) if precision is None else _exact(value), precision)
 
 
 def json_value(value: Any) -> Any:
@@ -543,6 +545,13 @@ def _shown(array: Any) -> Any:
     return np.array([float(str(v)) for v in array.ravel()], dtype=np.float64).reshape(array.shape)
 
 
+def _exact(array: Any) -> Any:
+    """An array's numbers as the float64 values they are (a float32 entry exactly)."""
+    import numpy as np
+
+    return np.asarray(array, dtype=np.float64)
+
+
 def tensor_text(array: Any, precision: int | None) -> str:
     """A tensor in a table cell: whole when small, else a summary."""
     if array.ndim == 0:
@@ -570,12 +579,13 @@ def _nested_text(value: Any, precision: int | None) -> str:
     return format_number(value, precision)
 
 
-def _tensor_value(run: Run, name: str) -> Any:
-    return _shown(run.value(name))
+def _tensor_value(run: Run, name: str, precision: int | None = None) -> Any:
+    return _shown(run.value(name)) if precision is None else _exact(run.value(name))
 
 
-def _tensor_derivatives(run: Run) -> dict[str, Any]:
-    return {name: _shown(d) for name, d in run.tensors.derivatives.items()}  # type: ignore[union-attr]
+def _tensor_derivatives(run: Run, precision: int | None = None) -> dict[str, Any]:
+    held = _shown if precision is None else _exact  # as value_text chooses
+    return {name: held(d) for name, d in run.tensors.derivatives.items()}  # type: ignore[union-attr]
 
 
 def _shape(shape: Sequence[int]) -> str:
@@ -595,9 +605,9 @@ def _tensor_header(run: Run) -> str:
 
 
 def _tensor_cells(run: Run, names: Sequence[str], precision: int | None) -> list[list[str]]:
-    derivatives = _tensor_derivatives(run)
+    derivatives = _tensor_derivatives(run, precision)
     return [[name, run.kind(name), _tensor_op(run, name), _shape(run.shape(name)),
-             tensor_text(_tensor_value(run, name), precision),
+             tensor_text(_tensor_value(run, name, precision), precision),
              tensor_text(derivatives[name], precision) if name in derivatives else ""]
             for name in names]
 
@@ -615,10 +625,10 @@ def _tensor_table(run: Run, precision: int | None = None) -> RenderableType:
     """A Rich table that fits the console: at a narrow width a small tensor shown whole gives way
     to its summary, the gradient goes under the value, or each variable takes a block of lines
     (``render.fitted_table``); a number is never cut."""
-    title = _title(run.output, tensor_text(_tensor_value(run, run.output), precision), _tensor_header(run))
+    title = _title(run.output, tensor_text(_tensor_value(run, run.output, precision), precision), _tensor_header(run))
     names = _tensor_names(run)
-    derivatives = _tensor_derivatives(run)
-    summaries = [(_shorter(_tensor_value(run, name), precision),
+    derivatives = _tensor_derivatives(run, precision)
+    summaries = [(_shorter(_tensor_value(run, name, precision), precision),
                   _shorter(derivatives[name], precision) if name in derivatives else None)
                  for name in names]
     return fitted_cells_table(title, ("name", "kind", "op", "shape"), _tensor_cells(run, names, precision),

@@ -96,3 +96,39 @@ def test_parquet_keeps_a_float32_runs_results_float32(runner, rows, tmp_path) ->
     out64 = tmp_path / "out64.parquet"
     run(runner, "L = log(x)*y", str(rows), "--on-error", "nan", "-o", str(out64))
     assert {str(field.type) for field in parquet.read_table(out64).schema} == {"double"}
+
+
+# --- --precision: the digits asked for are float32's own, not its shortest text's ---------------------
+
+
+def _exact32(number: float) -> np.float32:
+    return np.float32(number)
+
+
+def test_eval_with_a_precision_shows_the_float32_numbers_exact_digits(runner) -> None:
+    # Padding the shortest text 0.1 out to 17 digits once showed 0.10000000000000001, a number
+    # float32 does not hold; float32's 0.1 is 0.10000000149011612.
+    result = runner.invoke(main, ["eval", "y = exp(x)", "--set", "x=0.1", "--dtype", "float32", "--precision", "17",
+                                  "--format", "plain"])
+    assert result.exit_code == 0, result.output
+    x, y = _exact32(0.1), np.exp(_exact32(0.1))
+    assert f"{float(x):.17g}" in result.stdout and f"{float(y):.17g}" in result.stdout
+    assert "0.10000000000000001" not in result.stdout
+
+
+def test_batch_with_a_precision_writes_the_float32_numbers_exact_digits(runner, tmp_path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x\n0.1\n")
+    result = run(runner, "y = exp(x)", str(rows), "--dtype", "float32", "--precision", "17")
+    assert result.exit_code == 0, result.output
+    y = float(np.exp(_exact32(0.1)))
+    assert result.stdout.splitlines()[1] == f"0.1,{y:.17g},{y:.17g}"
+    reduced = run(runner, "y = exp(x)", str(rows), "--dtype", "float32", "--precision", "17", "--reduce", "mean",
+                  "--format", "plain")
+    assert f"{y:.17g}" in reduced.stdout, reduced.stdout
+
+
+def test_check_with_a_precision_shows_the_float32_numbers_exact_digits(runner) -> None:
+    result = runner.invoke(main, ["check", "y = exp(x)", "--set", "x=0.1", "--dtype", "float32", "--precision", "17"])
+    assert result.exit_code == 0, result.output
+    assert f"{float(_exact32(0.1)):.17g}" in result.stdout

@@ -62,7 +62,7 @@ class RowWriter:
         """``columns``: name -> float64 array (or one number for every row) or a list of passed cells."""
         if not size:
             return
-        columns = {name: _as_written(column) for name, column in columns.items()}
+        columns = {name: _as_written(column, self.precision) for name, column in columns.items()}
         pa_csv = arrow_csv() if self.fmt != "jsonl" and not self.passed and self.precision is None else None
         if pa_csv is not None:  # every cell a number written with %r: Arrow formats them
             for text in delimited_bytes(columns, self.names, SEPARATORS[self.fmt], size, pa_csv):
@@ -167,10 +167,12 @@ def writer_for(stream: IO[bytes], fmt: str, names: list[str], passed: set[str], 
     return RowWriter(stream, fmt, names, passed, precision, exact)
 
 
-def _as_written(column: Any) -> Any:
+def _as_written(column: Any, precision: int | None = None) -> Any:
     """A float32 column (``batch --dtype float32``) as the float64 numbers of its shortest float32
-    text, so that a cell shows the digits float32 holds (0.33, not 0.33000001311302185); any other
+    text, so that a cell shows the digits float32 holds (0.33, not 0.33000001311302185); with
+    ``--precision`` digits asked for, as its exact values, whose digits those are (padding the
+    shortest text out to 17 digits would show the decimal's, 0.33000000000000002).  Any other
     column as it is."""
     if getattr(column, "dtype", None) != np.float32:
         return column
-    return column.astype(str).astype(np.float64)
+    return column.astype(np.float64) if precision is not None else column.astype(str).astype(np.float64)
