@@ -630,7 +630,9 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
     at = f" at entry [{', '.join(map(str, entry))}]" if entry else ""
     described = _describe_operands(run, register, operands, bad)
     value = float(out[bad])
-    name = op if op in TENSOR_OPS else OPS[op].name
+    from .scalar import _shown_op  # the name an overflow message gives an op (x ** 2: power)
+
+    name = op if op in TENSOR_OPS else _shown_op(OPS[op].name)
     domain = OPS[op].domain if op in OPS else None
     if math.isnan(value) and domain:
         message = f"{name} is undefined{at}{described} (its domain: {domain})"

@@ -61,3 +61,15 @@ def test_fit_in_float32_learns_what_float64_learns(runner, samples, tmp_path):
 def test_tangent_with_float32_is_a_usage_error(runner):
     result = runner.invoke(main, ["eval", "x = [1, 2]; y = sum(x*x)", "--tangent", "x=[1, 0]", "--dtype", "float32"])
     assert result.exit_code == 2 and "--tangent computes in float64" in result.output
+
+
+@pytest.mark.parametrize("args", [["y = 3*x**2", "--set", "x=1e30", "--dtype", "float32"],
+                                  ["y = sum(3*x**2)", "--set", "x=[1e300]"]], ids=["float32", "tensor"])
+def test_an_overflowing_power_is_named_as_written_not_by_its_internal_op(args) -> None:
+    from click.testing import CliRunner
+
+    from autodiff_cli.cli import main
+
+    result = CliRunner().invoke(main, ["eval", *args])
+    assert result.exit_code == 1, result.output
+    assert "error: power overflows" in result.stderr and "**c" not in result.stderr
