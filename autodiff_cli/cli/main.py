@@ -96,7 +96,7 @@ def _show_version(context: click.Context, _parameter: click.Parameter, value: bo
 
 
 @click.group(cls=AutodiffGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES_HELP.replace(
-    "\n  130", "\n  3    check: no verdict (at a kink, or a claim that cannot be judged)\n  130"))
+    "\n  130", "\n  3    check: inconclusive (none fails; some input or claim is undecided)\n  130"))
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
               help="Show the version, and whether the engine is compiled, and exit.")
 def main() -> None:
