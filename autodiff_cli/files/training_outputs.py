@@ -104,8 +104,14 @@ def recorder_for(training: Training, settings: FitSettings, every: int | None, c
     versions (``execute.training.versions`` unless given) and the settings; by default it
     records ``default_every`` steps."""
     from ..analysis.training_record import TrainingRecorder, default_every
+    from ..errors import InputError, Source
     from ..execute.training import report_meta, versions
 
+    batch = getattr(training.objective, "batch_rows", None)
+    if batch is not None:  # the report runs the program row by row (its curves, boundary and activations)
+        raise InputError(f"--report draws a program row by row, and this program takes {batch} rows at once",
+                         source=Source(training.program.source.name, ""),
+                         hint="leave --report out; --history and --plot record the loss of such a program")
     validation = training.validation
     return TrainingRecorder(training.program, training.plan, training.values, training.data.columns,
                             None if validation is None else validation.columns,

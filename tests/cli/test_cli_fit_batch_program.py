@@ -152,6 +152,16 @@ def test_a_program_mixing_a_batch_input_and_a_row_input_is_refused(runner, tmp_p
     assert "'X' takes a batch of 4 rows at once, and 'T' one row" in result.stderr
 
 
+def test_a_report_of_a_batch_program_is_refused_before_training(runner, tmp_path) -> None:
+    # The report runs the program row by row; it once failed after training with a column error.
+    program, data = _files(tmp_path, ROWS)
+    report, out = tmp_path / "r.html", tmp_path / "v.json"
+    result = _fit(runner, program, data, "--steps", "1", "--report", str(report), "-o", str(out))
+    assert result.exit_code == 1
+    assert "--report draws a program row by row, and this program takes 4 rows at once" in result.stderr
+    assert not report.exists() and not out.exists()
+
+
 def test_ninja_trains_on_the_makemore_rows(runner, tmp_path) -> None:
     """The exercise's own program, on the first 64 rows of train.csv: two batches of 32 an epoch."""
     rows = (SAMPLES / "makemore" / "train.csv").read_text().splitlines()[:65]
