@@ -31,27 +31,41 @@ def measured_text(measurement: Measurement, separator: str = "  ") -> str:
 # of a second or so to render, which every recorded step would otherwise pay.
 REPORT_PAUSE = 2.0
 
-def values_json(values: dict[str, float], literals: dict[str, str]) -> str:
+def values_json(values: dict[str, float], literals: dict[str, str], dtype: str = "float64") -> str:
     """``values`` as ``--values`` reads them: a JSON object, every digit kept.  A value that
     equals its number in ``literals`` (the values file's, as written there) keeps that text, so
-    writing over the values file changes only what training changed (``3`` stays ``3``, not ``3.0``)."""
+    writing over the values file changes only what training changed (``3`` stays ``3``, not ``3.0``).
+    In float32 a number is written with float32's shortest digits (1.7286425, not
+    1.728642463684082), as eval writes it: the digits float32 holds, read back to the same bits."""
     import json
 
     from ..language.program import ArrayLiteral
 
-    dumps = json.dumps
+    number_dumps = json.dumps if dtype == "float64" else _float32_dumps
     lines = []
     for name, value in values.items():
         literal = literals.get(name)
         if isinstance(value, ArrayLiteral):
             value = value.nested()
         if isinstance(value, list):  # a tensor: nested arrays, written out in full
-            text = dumps(value)
+            text = number_dumps(value)
         else:
             same = isinstance(literal, str) and float(literal).hex() == value.hex()
-            text = literal if same else dumps(value)  # type: ignore[assignment]
-        lines.append(f"  {dumps(name)}: {text}")
+            text = literal if same else number_dumps(value)  # type: ignore[assignment]
+        lines.append(f"  {json.dumps(name)}: {text}")
     return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
+
+
+def _float32_dumps(value: Any) -> str:
+    """JSON of a number or nested lists of them, each number as float32's shortest text."""
+    import json
+
+    import numpy as np
+
+    def held(item: Any) -> Any:
+        return [held(entry) for entry in item] if isinstance(item, list) else float(str(np.float32(item)))
+
+    return json.dumps(held(value))
 
 
 def read_literal(text: Any) -> Any:

@@ -47,7 +47,7 @@ def training_outputs(result: FitResult, training: Training, values_source: Sourc
         def values() -> bytes:
             literals = value_literals(values_source)  # the values file's keys, each with its number's text
             kept = {name: read_literal(text) for name, text in literals.items()}
-            return values_json(learned_values(training, params, kept), literals).encode()
+            return values_json(learned_values(training, params, kept), literals, params.dtype.name).encode()
 
         outputs.append((out, values))
     if history is not None:

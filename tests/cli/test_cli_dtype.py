@@ -4,6 +4,7 @@ float32 holds; float64 stays the default, byte for byte."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -73,3 +74,19 @@ def test_an_overflowing_power_is_named_as_written_not_by_its_internal_op(args) -
     result = CliRunner().invoke(main, ["eval", *args])
     assert result.exit_code == 1, result.output
     assert "error: power overflows" in result.stderr and "**c" not in result.stderr
+
+
+def test_fit_in_float32_writes_float32s_shortest_digits(tmp_path) -> None:
+    # The values file once held float32 numbers in float64's digits (1.728642463684082).
+    from click.testing import CliRunner
+
+    from autodiff_cli.cli import main
+
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    out = tmp_path / "v.json"
+    result = CliRunner().invoke(main, ["fit", str(samples / "line.ad"), "--data", str(samples / "line.csv"),
+                                       "--steps", "20", "--dtype", "float32", "-q", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    for value in json.loads(text).values():
+        assert repr(value) == str(np.float32(value)), (value, text)  # the shortest text float32 gives it
