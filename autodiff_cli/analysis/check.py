@@ -23,7 +23,7 @@ from ..engine.graph import Tape, topological_order
 from ..engine.ops import OPS
 from ..engine.registry import is_exact
 from ..engine.tensor_ops import TENSOR_OPS
-from ..errors import AutodiffError, InputError, Source
+from ..errors import AutodiffError
 from ..execute.floats import FloatPoint
 from ..execute.scalar import Evaluation
 from ..language.program import CONST, INPUT, Program, runs_as_tensors
@@ -485,7 +485,7 @@ def check_arrays(
     ``directions`` random directions and at ``entries`` sampled input entries (see above)."""
     import numpy as np
 
-    from ..execute.interpreter import input_arrays, run_forward
+    from ..execute.interpreter import input_arrays, number_output_error, run_forward
     from ..language.program import check_inputs, missing_inputs, missing_inputs_error, output_name
 
     if not (rtol >= 0.0 and atol >= 0.0):
@@ -499,9 +499,8 @@ def check_arrays(
     point = input_arrays(program, given, seed, dtype=dtype)
     run = run_forward(program, point, dtype=dtype)
     if np.ndim(run.value(output)):
-        raise InputError(f"check takes a number output, and '{output}' has shape {list(np.shape(run.value(output)))}",
-                         source=Source(program.source.name, ""),
-                         hint=f"check sum({output}), mean({output}) or one entry such as {output}[0]")
+        raise number_output_error(program, output, np.shape(run.value(output)),
+                                  f"check sum({output}), mean({output}) or one entry such as {output}[0]")
     f0 = float(run.value(output))
     labels = label_inputs(run)
     moving = {name: value for name, value in point.items() if name not in labels}

@@ -532,9 +532,8 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
     node; the output must then be a number (InputError otherwise, naming the ways out)."""
     import numpy as np
 
-    from ..execute.interpreter import input_arrays, run_forward
+    from ..execute.interpreter import input_arrays, number_output_error, run_forward
     from ..language.program import missing_inputs, missing_inputs_error, output_name
-    from ..language.shapes import shape_text
 
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
@@ -546,9 +545,9 @@ def layer_graph(program: Program, given: Mapping[str, Any], output: str | None =
     out_register = run.register(output)
     out_shape = run.shapes[out_register]
     if gradients and out_shape:
-        raise InputError(f"'{output}' has the shape {shape_text(out_shape)}; a gradient is of a number",
-                         hint=f"draw it without gradients (--no-grad), or draw a number: --output another "
-                              f"variable, or write sum({output}) or mean({output}) in the program")
+        raise number_output_error(program, output, out_shape,
+                                  f"draw it without gradients (--no-grad), or draw a number: --output another "
+                                  f"variable, or write sum({output}) or mean({output}) in the program")
     needed = program.dependencies(output)
     adjoints = run.adjoints(output) if gradients else {}
     names = program.names_by_register()

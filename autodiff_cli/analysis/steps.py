@@ -687,7 +687,7 @@ def _explain_matrix(program: Program, given: Mapping[str, Any], output: str | No
     the steps read; with ``scalar``, row ``row`` (default 0) of each statement in scalars."""
     import numpy as np
 
-    from ..execute.interpreter import check_scalar_output, input_arrays, run_forward
+    from ..execute.interpreter import check_scalar_output, input_arrays, number_output_error, run_forward
     from ..language.program import CONST, check_inputs, missing_inputs, missing_inputs_error, output_name
 
     missing = missing_inputs(program, given)
@@ -697,10 +697,9 @@ def _explain_matrix(program: Program, given: Mapping[str, Any], output: str | No
     run = run_forward(program, input_arrays(program, given, seed))
     check_scalar_output(run, output)
     if run.shapes[run.register(output)]:
-        raise InputError(f"'{output}' is a vector ({format_shape(run.shapes[run.register(output)])}); explain "
-                         "follows the gradient of a number back",
-                         hint=f"explain sum({output}) or an entry such as {output}[0] (--output names another "
-                              f"variable)", source=program.source)
+        raise number_output_error(program, output, run.shapes[run.register(output)],
+                                  f"explain sum({output}) or an entry such as {output}[0] (--output names another "
+                                  "variable)")
     # Constants learn nothing: the sweep leaves them out, as the steps do.
     learning = frozenset(register for register, instruction in enumerate(run.rows) if instruction[0] != CONST)
     record: list[tuple[int, tuple[Any, ...]]] = []

@@ -684,6 +684,13 @@ def check_scalar_output(run: TensorRun, output: str) -> None:
                          f"entry such as {output}[0, 0]")
 
 
+def number_output_error(program: Program, output: str, shape: Shape, hint: str) -> InputError:
+    """A command that follows the gradient of a number, asked for that of ``output`` of ``shape``:
+    the error, at the statement that makes ``output``, with the command's ``hint``."""
+    return InputError(f"'{output}' has shape {shape_text(shape)}, and a gradient is of a number",
+                      program.variables[output].position, program.source, hint)
+
+
 # --- eval ----------------------------------------------------------------------------------------
 
 

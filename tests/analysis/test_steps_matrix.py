@@ -195,7 +195,8 @@ def test_statements_group_instructions_as_layer_view_does() -> None:
 def test_vector_output_is_refused_with_the_way_out() -> None:
     with pytest.raises(InputError) as error:
         explain_program(parse("x = [1, 2]\ny = x * 2"), {})
-    assert "vector" in error.value.message and "sum(y)" in error.value.hint
+    assert "'y' has shape [2], and a gradient is of a number" in error.value.message and "sum(y)" in error.value.hint
+    assert error.value.position.line == 2  # at the statement that makes y
 
 
 def test_max_steps_keeps_the_first_lines_and_counts_the_rest() -> None:
