@@ -821,6 +821,8 @@ def _scalar_layers(program: Program, given: Mapping[str, Any], explanation: Expl
     for name in explanation.shares:
         adjoint = np.asarray(explanation.adjoints[name])
         chosen = row if adjoint.ndim >= 2 else None
+        if chosen is not None and adjoint.shape[0] == 1:
+            chosen = 0  # one row (a keepdim statistic over the rows) is what every row reads: it is shown
         if chosen is not None and not chosen < adjoint.shape[0]:
             raise InputError(f"--row {row}: {name} has {adjoint.shape[0]} rows (0 to {adjoint.shape[0] - 1})",
                              program.variables[name].position, program.source,

@@ -184,3 +184,12 @@ def test_a_vector_output_is_refused_alike_and_located_by_every_command(runner, c
     result = runner.invoke(main, [command, "-e", "x = [1, 2]\ny = logsumexp([[1, 2], [3, 4]])"])
     assert result.exit_code == 1, result.output
     assert "<expr>:2:1: error: 'y' has shape [2], and a gradient is of a number" in result.stderr
+
+
+def test_a_row_of_a_program_with_a_keepdim_statistic_shows_the_one_row_it_reads(runner) -> None:
+    # Batch norm's mean and variance over the rows have one row, which every row reads; --row 1 once
+    # stopped at them ("m has 1 rows"), so such a program could be explained at row 0 only.
+    result = run(runner, "--scalar", "--row", "1", "-e", "X = [[1, 2], [3, 4]]\nm = mean(X, 0, keepdim)\n"
+                 "L = sum((X - m)**2)")
+    assert result.exit_code == 0, result.output
+    assert "statement m (row 0)" in result.stdout
