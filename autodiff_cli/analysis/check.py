@@ -25,6 +25,7 @@ from ..engine.registry import is_exact
 from ..engine.tensor_ops import TENSOR_OPS
 from ..errors import AutodiffError
 from ..execute.floats import FloatPoint
+from ..execute.run import runs_on_engine
 from ..execute.scalar import Evaluation
 from ..language.program import CONST, INPUT, Program, runs_as_tensors
 from .finite_difference import (
@@ -408,7 +409,7 @@ def check(
     random directions and at ``entries`` sampled input entries (``check_arrays``).  Either way the
     verdicts are one judgement's (``judge_steps``), and the result the same type."""
     precision = precision_of(dtype)
-    if precision is FLOAT64 and not runs_as_tensors(program, given):
+    if runs_on_engine(program, given, precision.name):
         from ..execute import evaluate
 
         evaluation = evaluate(program, given, output, progress=progress)

@@ -275,9 +275,9 @@ def explain_program(program: Program, given: Mapping[str, Any], output: str | No
     ``row`` (default 0) of each statement in scalars.  ``scalar`` or ``row`` for a program of
     numbers, or ``row`` without ``scalar``, is an ``OptionConflict``.
     """
-    from ..language.program import runs_as_tensors
+    from ..execute.run import runs_on_engine
 
-    if runs_as_tensors(program, given):
+    if not runs_on_engine(program, given):
         if row is not None and not scalar:
             raise OptionConflict("--row chooses the row --scalar shows; add --scalar")
         return _explain_matrix(program, given, output, seed, max_steps, scalar, row)

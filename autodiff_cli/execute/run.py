@@ -1,8 +1,8 @@
 """One run of a program, whatever its shapes: each named variable's value, shape and derivative.
 
-``run_program`` is eval's one entry, and it picks the executor (``runs_on_engine``; explain,
-check, graph and diff make the same choice in their own entries): a program whose every value is
-a float64 number runs on
+``run_program`` is eval's one entry, and it picks the executor by ``runs_on_engine``, the rule
+explain's, check's and graph's entries ask too: a program whose every value is a float64 number
+runs on
 the compiled ``Value`` engine (``execute.scalar.evaluate``: fast, and its graph is what explain's
 steps and the page walk), anything else on the NumPy interpreter (``execute.interpreter``).  A
 number is a 0-d value of the run, of shape ``()``, whichever executor ran it.

@@ -103,9 +103,9 @@ def draw_graph(program: Program, values: dict[str, Any], request: GraphRequest, 
     interpreter (its layers).  ``OptionConflict`` for options the program has nothing to show for."""
     from dataclasses import replace
 
-    from ..language.program import runs_as_tensors
+    from ..execute.run import runs_on_engine
 
-    tensors = runs_as_tensors(program, values)
+    tensors = not runs_on_engine(program, values)
     if request.rankdir is None:  # top to bottom for a tensor program's layers, so that they fit a screen
         request = replace(request, rankdir="TB" if tensors and (request.level or "layers") != "scalar" else "LR")
     if tensors:
