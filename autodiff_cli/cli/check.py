@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..files.stdout import emit
@@ -179,19 +181,7 @@ def _check_claims(
         except cl.UnjudgedClaim as error:  # an error in the program itself is reported as one (exit 1)
             raise ClaimError(error) from None
     keep_until_exit(program)
-    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
-    if output_format == "json":
-        emit(render_claims.to_json(report))
-    elif output_format == "csv":
-        emit(render_claims.to_csv(report, precision))
-    elif output_format == "plain":
-        emit(render_claims.to_plain(report, precision))
-    else:
-        print_rich(render_claims.to_table(report, precision), no_color)
-    if report.verdict == cl.WRONG:
-        ctx.exit(1)
-    if report.verdict == cl.INCONCLUSIVE:
-        ctx.exit(INCONCLUSIVE_EXIT)
+    _show_verdicts(ctx, render_claims, report, output_format, precision, no_color)
 
 
 def _check_backward(ctx: click.Context, program: object, values: dict, source: object, output: str | None, seed: int,
@@ -199,7 +189,7 @@ def _check_backward(ctx: click.Context, program: object, values: dict, source: o
     """``check --claims FILE`` of gradient lines: each line's verdict with the true gradients it
     uses and in the person's own chain (``analysis.backward_claims``)."""
     from ..analysis import backward_claims as bc
-    from ..analysis.claims import INCONCLUSIVE, WRONG, UnjudgedClaim
+    from ..analysis.claims import UnjudgedClaim
     from ..errors import AutodiffError
     from ..language.program import output_name
     from ..render import backward_claims as render
@@ -216,19 +206,7 @@ def _check_backward(ctx: click.Context, program: object, values: dict, source: o
         except UnjudgedClaim as error:  # an error in the program itself is reported as one (exit 1)
             raise ClaimError(error) from None
     keep_until_exit(program)
-    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
-    if output_format == "json":
-        emit(render.to_json(report))
-    elif output_format == "csv":
-        emit(render.to_csv(report, precision))
-    elif output_format == "plain":
-        emit(render.to_plain(report, precision))
-    else:
-        print_rich(render.to_table(report, precision), no_color)
-    if report.verdict == WRONG:
-        ctx.exit(1)
-    if report.verdict == INCONCLUSIVE:
-        ctx.exit(INCONCLUSIVE_EXIT)
+    _show_verdicts(ctx, render, report, output_format, precision, no_color)
 
 
 def _stdin_for_claims_only(source: str | None, expr: str | None, file: str | None, values_file: str | None) -> None:
@@ -247,3 +225,24 @@ def _read_claims_file(path: str) -> str:
     if names_stdin(path):
         return read_stdin("claims", notify)
     return read_file(path, "claims file")
+
+
+def _show_verdicts(ctx: click.Context, renderer: Any, report: Any, output_format: str | None,
+                   precision: int | None, no_color: bool) -> None:
+    """A claims report (``--claim`` or a backward pass) in its format, then its exit status:
+    1 for a wrong claim, 3 for one that could not be judged."""
+    from ..analysis.claims import INCONCLUSIVE, WRONG
+
+    output_format = output_format or ("table" if stdout_is_terminal() else "plain")
+    if output_format == "json":
+        emit(renderer.to_json(report))
+    elif output_format == "csv":
+        emit(renderer.to_csv(report, precision))
+    elif output_format == "plain":
+        emit(renderer.to_plain(report, precision))
+    else:
+        print_rich(renderer.to_table(report, precision), no_color)
+    if report.verdict == WRONG:
+        ctx.exit(1)
+    if report.verdict == INCONCLUSIVE:
+        ctx.exit(INCONCLUSIVE_EXIT)
