@@ -719,6 +719,20 @@ class TensorEvaluation:
         return self.run.shapes[self.run.register(name)]
 
 
+def forward_run(program: Program, given: Mapping[str, Any], output: str | None, seed: int | None,
+                dtype: Any) -> tuple[str, Any, TensorRun]:
+    """The forward run of ``program`` on ``given`` (every input given or defaulted, else the
+    missing-inputs error): the output's name, the precision and the run."""
+    from ..language.program import missing_inputs, missing_inputs_error, output_name
+
+    missing = missing_inputs(program, given)
+    if missing:
+        raise missing_inputs_error(program, missing)
+    dtype = float_type(dtype)
+    return output_name(program, output), dtype, run_forward(program, input_arrays(program, given, seed, dtype),
+                                                             dtype=dtype)
+
+
 def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | None = None,
                      seed: int | None = 0, forward: bool = False, wrt: Sequence[str] | None = None,
                      dtype: Any = None) -> TensorEvaluation:
@@ -730,14 +744,7 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     of ``wrt`` when it is given) runs one JVP per entry of the inputs instead, and gives the same
     numbers.  ``dtype``: float64 (None, the default) or float32 (``FLOAT_TYPES``), the precision
     of every value and derivative (ValueError for another)."""
-    from ..language.program import missing_inputs, missing_inputs_error, output_name
-
-    missing = missing_inputs(program, given)
-    if missing:
-        raise missing_inputs_error(program, missing)
-    output = output_name(program, output)
-    dtype = float_type(dtype)
-    run = run_forward(program, input_arrays(program, given, seed, dtype), dtype=dtype)
+    output, dtype, run = forward_run(program, given, output, seed, dtype)
     check_scalar_output(run, output)
     names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
     out_value = run.value(output)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Source, variables_hint
-from ..language.program import OUTPUT, Program, check_inputs, output_name, runs_as_tensors
+from ..language.program import OUTPUT, Program, check_inputs, runs_as_tensors
 
 if TYPE_CHECKING:
     from ..engine.forward import ForwardResult
@@ -173,7 +173,7 @@ def _on_engine(program: Program, given: dict[str, Any], output: str | None, mode
 
 def _on_numpy(program: Program, given: dict[str, Any], output: str | None, mode: str, names: list[str] | None,
               differentiate: bool, seed: int | None, dtype: Any) -> Run:
-    from .interpreter import TensorEvaluation, evaluate_tensors, float_type, input_arrays, run_forward
+    from .interpreter import TensorEvaluation, evaluate_tensors, forward_run
 
     if differentiate:
         tensors = evaluate_tensors(program, given, output, seed=seed, forward=mode == "forward", wrt=names,
@@ -183,14 +183,7 @@ def _on_numpy(program: Program, given: dict[str, Any], output: str | None, mode:
         if tensors.forward_inputs is not None and names is None:
             names = list(tensors.forward_inputs)  # forward mode shows what it differentiated
     else:
-        from ..language.program import missing_inputs, missing_inputs_error
-
-        missing = missing_inputs(program, given)
-        if missing:
-            raise missing_inputs_error(program, missing)
-        output = output_name(program, output)
-        dtype = float_type(dtype)
-        values = run_forward(program, input_arrays(program, given, seed, dtype), dtype=dtype)
+        output, dtype, values = forward_run(program, given, output, seed, dtype)
         tensors = TensorEvaluation(program, values, output, {}, jacobian=False)
     return Run(program, tensors.output, NUMPY, mode, names, tensors=tensors, warnings=check_inputs(program, given),
                differentiated=differentiate)
