@@ -55,9 +55,24 @@ class Run:
 
     @property
     def numbers_only(self) -> bool:
-        """Whether every value is a float64 number (the engine ran it): eval's report then has
-        no shape column, one line per variable as it always had."""
-        return self.backend == ENGINE
+        """Whether every value is a number in float64, whichever executor ran it: eval's report then
+        has no shape column, one line per variable (``number_graph``)."""
+        if self.backend == ENGINE:
+            return True
+        tensors = self.tensors
+        return (self.dtype == "float64" and not self.jacobian
+                and all(not tensors.shape(name) for name in self.names))  # type: ignore[union-attr]
+
+    def number_graph(self) -> Evaluation:
+        """A run of numbers as eval's number layout reads it: the engine's graph of ``Value`` nodes,
+        or, for the NumPy interpreter's run, one node per variable holding its value, its derivative
+        (0.0 where none was computed, as the engine's nodes hold) and its op as the engine labels it."""
+        if self.evaluation is not None:
+            return self.evaluation
+        from .scalar import Evaluation
+
+        nodes = {name: _NumberNode(self, name) for name in self.names}
+        return Evaluation(self.program, self.output, nodes, list(self.warnings))
 
     @property
     def dtype(self) -> str:
@@ -81,6 +96,21 @@ class Run:
         if self.evaluation is not None:
             return self.evaluation.nodes[name].data
         return self.tensors.run.value(name)  # type: ignore[union-attr]
+
+    def op_label(self, name: str) -> str:
+        """The op that made ``name``, as the engine's node shows it: a constant power with its
+        exponent (``**2``), nothing for an input or a constant."""
+        variable = self.program.variables[name]
+        if variable.kind == "input":
+            return ""
+        instruction = self.program.instructions[variable.register]
+        if instruction.op == "const":
+            return ""
+        if instruction.op == "**c":
+            from ..engine.ops import short_number
+
+            return "**" + short_number(float(instruction.param))
+        return str(instruction.op)
 
     def shape(self, name: str) -> tuple[int, ...]:
         return () if self.evaluation is not None else tuple(self.tensors.shape(name))  # type: ignore[union-attr]
@@ -107,6 +137,18 @@ class Run:
     def rows(self) -> int:
         """How many variables eval's report lists (for choosing its layout)."""
         return len(self.wrt) if self.wrt is not None else len(self.program.variables)
+
+
+class _NumberNode:
+    """A variable of a run of numbers, as the engine's ``Value`` node shows it to eval's report."""
+
+    __slots__ = ("data", "grad", "_op")
+
+    def __init__(self, run: Run, name: str) -> None:
+        self.data = float(run.value(name))
+        derivative = run.derivative(name)
+        self.grad = 0.0 if derivative is None else float(derivative)
+        self._op = run.op_label(name)
 
 
 def runs_on_engine(program: Program, given: Mapping[str, Any], dtype: Any = None) -> bool:

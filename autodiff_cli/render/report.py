@@ -61,7 +61,7 @@ __all__ = ["COLUMNS", "SHOWN_WHOLE", "Row", "chunks", "csv_chunks", "json_chunks
 def table(run: Run, precision: int | None = None) -> RenderableType:
     """The run as a Rich table that fits the console (``fitted_table``), forward mode's work below."""
     if run.numbers_only:
-        return to_table(run.evaluation, run.wrt, precision, note=work_note(run))  # type: ignore[arg-type]
+        return to_table(run.number_graph(), run.wrt, precision, note=work_note(run))
     return _with_note(_tensor_table(run, precision), work_note(run))
 
 
@@ -70,13 +70,12 @@ def chunks(run: Run, output_format: str, precision: int | None = None) -> Iterat
     million lines long).  Forward mode's work is in the JSON document; ``work_note`` gives it for
     the others."""
     if run.numbers_only:
-        evaluation = run.evaluation
+        evaluation = run.number_graph()
         if output_format == "json":
-            work = None if run.forward_result is None else work_dict(run.forward_result)
-            return json_chunks(evaluation, run.wrt, mode=run.mode, work=work)  # type: ignore[arg-type]
+            return json_chunks(evaluation, run.wrt, mode=run.mode, work=_work(run))
         if output_format == "csv":
-            return csv_chunks(evaluation, run.wrt)  # type: ignore[arg-type]
-        return plain_chunks(evaluation, run.wrt, precision)  # type: ignore[arg-type]
+            return csv_chunks(evaluation, run.wrt)
+        return plain_chunks(evaluation, run.wrt, precision)
     if output_format == "json":
         return iter([_tensor_json(run)])
     if output_format == "csv":
@@ -88,9 +87,18 @@ def work_note(run: Run) -> str | None:
     """Forward mode's one line comparing the work of both modes (None in reverse mode)."""
     if run.mode != "forward":
         return None
-    if run.numbers_only:
-        return None if run.forward_result is None else work_summary(run.forward_result)
-    return _tensor_work_summary(run)
+    if run.forward_result is not None:
+        return work_summary(run.forward_result)
+    return None if run.evaluation is not None else _tensor_work_summary(run)
+
+
+def _work(run: Run) -> dict[str, object] | None:
+    """Forward mode's work as data: the engine's node visits, or the interpreter's passes."""
+    if run.mode != "forward":
+        return None
+    if run.forward_result is not None:
+        return work_dict(run.forward_result)
+    return None if run.evaluation is not None else _tensor_work(run)
 
 
 # --- shared by both forms: the title, the derivative's header, number texts, row styles ------------
@@ -592,21 +600,13 @@ def _shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
-def _tensor_op(run: Run, name: str) -> str:
-    variable = run.program.variables[name]
-    if variable.kind == "input":
-        return ""
-    op = run.program.instructions[variable.register].op
-    return "" if op == "const" else op
-
-
 def _tensor_header(run: Run) -> str:
     return _derivative_header(run.output, run.jacobian, run.dtype)
 
 
 def _tensor_cells(run: Run, names: Sequence[str], precision: int | None) -> list[list[str]]:
     derivatives = _tensor_derivatives(run, precision)
-    return [[name, run.kind(name), _tensor_op(run, name), _shape(run.shape(name)),
+    return [[name, run.kind(name), run.op_label(name), _shape(run.shape(name)),
              tensor_text(_tensor_value(run, name, precision), precision),
              tensor_text(derivatives[name], precision) if name in derivatives else ""]
             for name in names]
@@ -728,7 +728,7 @@ def _tensor_csv(run: Run) -> str:
     for name in _tensor_names(run):
         value = _tensor_value(run, name)
         derivative = derivatives.get(name)
-        kind, op = run.kind(name), _tensor_op(run, name)
+        kind, op = run.kind(name), run.op_label(name)
         for index in np.ndindex(value.shape):
             if derivative is None:  # forward mode differentiates the inputs only
                 grads = [""] * len(grad_columns)
