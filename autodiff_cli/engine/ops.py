@@ -291,7 +291,7 @@ def _pow_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
         dx = np.where(y == 0.0, 0.0, np.where((x == 0.0) & (y < 1.0), np.inf, y * np.power(x, y - 1.0)))
         # _exponent_slope: out * ln(x) for x > 0, 0 where x == 0, NaN for a negative base.
         dy = np.where(x > 0.0, out * np.log(x), np.where(x == 0.0, 0.0, np.nan))
-        return dx, dy
+        return dx, dy.astype(np.result_type(out), copy=False)  # the constants alone are float64
 
     return out, slopes
 
@@ -468,7 +468,7 @@ def _step(x: float) -> tuple[float, float]:
 
 def _step_vector(np: Any, x: Column) -> tuple[Column, Slopes]:
     # NaN gives 0 here (the scalar keeps NaN), but a row holding a NaN has already failed.
-    return (x > 0.0).astype(np.float64), _zero
+    return (x > 0.0).astype(np.result_type(x, 0.0)), _zero  # float32 stays float32
 
 
 # --- maximum and minimum: elementwise, of two operands --------------------------------------------
@@ -486,7 +486,7 @@ def _maximum(x: float, y: float) -> tuple[float, float, float]:
 
 def _maximum_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
     def slopes() -> tuple[Column, Column]:
-        dx = np.where(x > y, 1.0, np.where(x < y, 0.0, 0.5))
+        dx = np.where(x > y, 1.0, np.where(x < y, 0.0, 0.5)).astype(np.result_type(x, y), copy=False)
         return dx, 1.0 - dx
 
     return np.where(x == y, x, np.maximum(x, y)), slopes  # at a tie x, as the scalar kernel (0 vs -0)
@@ -502,7 +502,7 @@ def _minimum(x: float, y: float) -> tuple[float, float, float]:
 
 def _minimum_vector(np: Any, x: Column, y: Column) -> tuple[Column, Slopes]:
     def slopes() -> tuple[Column, Column]:
-        dx = np.where(x < y, 1.0, np.where(x > y, 0.0, 0.5))
+        dx = np.where(x < y, 1.0, np.where(x > y, 0.0, 0.5)).astype(np.result_type(x, y), copy=False)
         return dx, 1.0 - dx
 
     return np.where(x == y, x, np.minimum(x, y)), slopes
