@@ -183,6 +183,12 @@ def _float_type(np: Any, x: Any) -> Any:
     return np.float32 if getattr(x, "dtype", None) == np.float32 else np.float64
 
 
+def _zeros_like(np: Any, like: Array) -> Array:
+    """New zeros of ``like``'s shape, in its precision (a zero gradient or tangent of a float32
+    value is float32, or it would turn the sweep's sums into float64)."""
+    return np.zeros(np.shape(like), dtype=_float_type(np, like))
+
+
 def _fresh(np: Any, value: Array, shape: Shape) -> Array:
     """A new writable array of ``shape`` holding ``value`` broadcast (one pass): float64, or
     float32 when ``value`` is a float32 array."""
@@ -298,7 +304,7 @@ def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, l
                 term = np.where(align(np, mask, lead, r, ndim), term, 0.0)
             total = term if total is None else total + term
     if total is None or np.shape(total) != shape:  # a tangent only of the smaller operand
-        return _fresh(np, 0.0 if total is None else total, shape)
+        return _fresh(np, _float_type(np, args[0])(0) if total is None else total, shape)
     return total
 
 
@@ -425,7 +431,7 @@ def _matmul_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param
     if ty is not None:
         term = _matmul_forward(np, (args[0], ty), leads, None)
         total = term if total is None else total + term
-    return _fresh(np, 0.0, np.shape(out)) if total is None else total
+    return _zeros_like(np, out) if total is None else total
 
 
 # --- reductions: sum, mean, max, min --------------------------------------------------------------
@@ -506,7 +512,7 @@ def _sum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -
 
 def _sum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _sum_forward(np, (t,), leads, param)
+    return _zeros_like(np, out) if t is None else _sum_forward(np, (t,), leads, param)
 
 
 def _mean_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
@@ -531,7 +537,7 @@ def _mean_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) 
 
 def _mean_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _mean_forward(np, (t,), leads, param)
+    return _zeros_like(np, out) if t is None else _mean_forward(np, (t,), leads, param)
 
 
 def _extreme(name: str) -> tuple[Any, Any, Any]:
@@ -551,7 +557,7 @@ def _extreme(name: str) -> tuple[Any, Any, Any]:
         axes = _axes(np.ndim(x), lead, _reduction(param)[0])
         hit = x == _spread_back(np, out, x, lead, param)
         with np.errstate(invalid="ignore", divide="ignore"):  # a NaN row has no hit: 0/0 -> NaN
-            return hit / np.sum(hit, axis=axes, keepdims=True)
+            return (hit / np.sum(hit, axis=axes, keepdims=True)).astype(_float_type(np, x), copy=False)
 
     def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
         x = _f64(np, args[0])
@@ -560,7 +566,7 @@ def _extreme(name: str) -> tuple[Any, Any, Any]:
     def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
         (t,) = tangents
         if t is None:
-            return _fresh(np, 0.0, np.shape(out))
+            return _zeros_like(np, out)
         x = _f64(np, args[0])
         axis, keepdim = _reduction(param)
         # the mean of the tied elements' tangents
@@ -636,7 +642,7 @@ def _variance_ops(name: str) -> tuple[Any, Any, Any]:
     def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
         (t,) = tangents
         if t is None:
-            return _fresh(np, 0.0, np.shape(out))
+            return _zeros_like(np, out)
         x = _f64(np, args[0])
         axis, keepdim, _, _ = _variance(param)
         total = np.sum(slope(np, out, x, leads[0], param) * t, axis=_axes(np.ndim(x), leads[0], axis), keepdims=keepdim)
@@ -655,7 +661,7 @@ def _no_gradient(np: Any, g: Array, out: Array, args: Any, leads: Any, param: An
 
 
 def _no_tangent(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
-    return _fresh(np, 0.0, np.shape(out))
+    return _zeros_like(np, out)
 
 
 def _no_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
@@ -789,7 +795,7 @@ def _transpose_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: 
 
 def _transpose_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else np.array(np.swapaxes(t, -1, -2))
+    return _zeros_like(np, out) if t is None else np.array(np.swapaxes(t, -1, -2))
 
 
 # --- reshape -------------------------------------------------------------------------------------
@@ -838,7 +844,7 @@ def _reshape_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, wanted: A
 
 def _reshape_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, wanted: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else np.array(np.reshape(t, np.shape(out)))
+    return _zeros_like(np, out) if t is None else np.array(np.reshape(t, np.shape(out)))
 
 
 def _reshape_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, wanted: Any,
@@ -1047,7 +1053,7 @@ def _softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: An
 def _softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
     if t is None:
-        return _fresh(np, 0.0, np.shape(out))
+        return _zeros_like(np, out)
     p, q = _probabilities(np, _f64(np, args[0]))
     return p * _minus_mean(np, t, p, q)
 
@@ -1076,7 +1082,7 @@ def _log_softmax_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param
 def _log_softmax_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
     if t is None:
-        return _fresh(np, 0.0, np.shape(out))
+        return _zeros_like(np, out)
     p, q = _from_logs(np, out)
     return _minus_mean(np, t, p, q)  # t - <p, t>
 
@@ -1097,7 +1103,7 @@ def _logsumexp_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: 
 def _logsumexp_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
     if t is None:
-        return _fresh(np, 0.0, np.shape(out))
+        return _zeros_like(np, out)
     return np.sum(_probabilities(np, _f64(np, args[0]))[0] * t, axis=-1)
 
 
@@ -1156,7 +1162,7 @@ def _index_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, items: Any)
 
 def _index_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, items: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0 if t is None else t[_key(leads[0], items)], np.shape(out))
+    return _zeros_like(np, out) if t is None else _fresh(np, t[_key(leads[0], items)], np.shape(out))
 
 
 # --- gather, pick, scatter: indexing by integer tensors -----------------------------------------------
@@ -1236,7 +1242,7 @@ def _no_index_gradient(np: Any, index: Array, needs: Any) -> Array | None:
 
 def _gather_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     t = tangents[0]
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _f64(np, t)[_gather_key(np, args, leads)]
+    return _zeros_like(np, out) if t is None else _f64(np, t)[_gather_key(np, args, leads)]
 
 
 def _along_shape(name: str) -> Any:
@@ -1316,7 +1322,7 @@ def _pick_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
 
 def _pick_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     t = tangents[0]
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _pick_forward(np, (t, args[1]), leads, param)
+    return _zeros_like(np, out) if t is None else _pick_forward(np, (t, args[1]), leads, param)
 
 
 def _scatter_forward(np: Any, args: Any, leads: Any, size: Any) -> Array:
@@ -1339,7 +1345,7 @@ def _scatter_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, size: Any
 
 def _scatter_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, size: Any) -> Array:
     t = tangents[0]
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _scatter_forward(np, (t, args[1]), leads, size)
+    return _zeros_like(np, out) if t is None else _scatter_forward(np, (t, args[1]), leads, size)
 
 
 def _gather_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
@@ -1516,7 +1522,7 @@ def _mse_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, n
 def _mse_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     tx, ty = tangents
     if tx is None and ty is None:
-        return _fresh(np, 0.0, np.shape(out))
+        return _zeros_like(np, out)
     x, y = _f64(np, args[0]), _f64(np, args[1])
     d = x - y
     dt = (0.0 if tx is None else tx) - (0.0 if ty is None else ty)
@@ -1662,7 +1668,7 @@ _cross_entropy_vjp.from_saved = _cross_entropy_vjp_saved  # type: ignore[attr-de
 def _cross_entropy_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     tx = tangents[0]
     if tx is None:
-        return _fresh(np, 0.0, np.shape(out))
+        return _zeros_like(np, out)
     x, labels, positions, axes = _ce_parts(np, args, leads)
     per_position = np.sum(_ce_slope(np, x, labels) * tx, axis=-1)
     return _fresh(np, np.sum(per_position, axis=axes) / positions, np.shape(out))
@@ -2186,10 +2192,10 @@ def _comparison(symbol: str) -> tuple[Any, Any, Any]:
 
     def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, needs: Any = None) -> tuple[Any, ...]:
         needs = needs or (True, True)
-        return tuple(_fresh(np, 0.0, np.shape(a)) if need else None for a, need in zip(args, needs))
+        return tuple(_zeros_like(np, a) if need else None for a, need in zip(args, needs))
 
     def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
-        return _fresh(np, 0.0, np.shape(out))
+        return _zeros_like(np, out)
 
     return forward, vjp, jvp
 
@@ -2219,7 +2225,7 @@ def _where_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
     needs = needs or (True, True, True)
     (c, _, _), _ = _aligned(np, args, leads)
     chosen = c != 0.0
-    return (_fresh(np, 0.0, np.shape(args[0])) if needs[0] else None,
+    return (_zeros_like(np, args[0]) if needs[0] else None,
             unbroadcast(np, np.where(chosen, g, 0.0), np.shape(args[1]), leads[1]) if needs[1] else None,
             unbroadcast(np, np.where(chosen, 0.0, g), np.shape(args[2]), leads[2]) if needs[2] else None)
 
@@ -2254,7 +2260,7 @@ def _clip_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any, 
 
 
 def _clip_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
-    total = _fresh(np, 0.0, np.shape(out))
+    total = _zeros_like(np, out)
     ndim = np.ndim(out) - bool(any(leads))
     for mask, t, lead in zip(_clip_masks(np, args, leads), tangents, leads):
         if t is not None:

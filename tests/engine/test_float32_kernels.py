@@ -47,3 +47,61 @@ def test_a_float32_run_of_step_maximum_and_powers_is_float32_throughout() -> Non
     x = np.array([0.1, -1.0])
     expected = np.array([1.0, 0.3]) + (x > 0) + 2.0**x * np.log(2.0)
     np.testing.assert_allclose(run.derivative("x"), expected, rtol=1e-6)
+
+
+# One program per op that is not elementwise, differentiated through it; together they use every
+# such op of the registry (a new one must add its program here).
+THROUGH_EVERY_OP = {
+    "x = [[0.1, -1], [2, 3]]; y = sum(sum(x, 0)*x) + sum(mean(x, 1, keepdim)*x)": ("sum", "mean"),
+    "x = [[0.1, -1], [2, 2]]; y = sum(max(x, 1)) + min(x)": ("max", "min"),  # a tie in each
+    "x = [[0.1, -1], [2, 3]]; y = sum(var(x, 0)) + std(x)": ("var", "std"),
+    "x = [[0.1, -1], [2, 3]]; y = sum(softmax(x)*x) + sum(log_softmax(x)) + sum(logsumexp(x))":
+        ("softmax", "log_softmax", "logsumexp"),
+    "x = [0.1, -1]; t = [0.3, 0.2]; y = mse(x, t)": ("mse",),
+    "x = [[0.1, -1], [2, 3]]; t = [1, 0]; y = cross_entropy(x, t)": ("cross_entropy",),
+    "x = [0.1, -1]; y = sum(where(x < 0, x*x, 0.3*x)) + sum(clip(x, -0.5, 0.05)) + sum((x <= 0)*x)"
+    " + sum((x > 0)*x) + sum((x >= 0)*x) + sum((x == 0.1)*x) + sum((x != 0.1)*x)":
+        ("where", "clip", "<", "<=", ">", ">=", "==", "!="),
+    "x = [0.1, -1]; s = [x, 2*x]; y = sum(concat([x, x*x])) + sum(s*s)": ("stack", "concat"),
+    "x = [0.1, -1, 2, 3]; r = reshape(x, [2, 2]); y = sum(transpose(r) @ r)": ("reshape", "transpose", "@"),
+    "x = [0.1, -1, 2]; i = [2, 0]; y = sum(x[i]*x[0:2]) + x[1]": ("index", "pick", "gather"),
+    "C = [[0.1, -1], [2, 3], [0.3, 0.7]]; X = [[0, 2], [1, 1]]; e = C[X]; y = sum(e*e)": ("gather",),
+    "x = [[0.1, -1], [2, 3]]; t = [1, 0]; y = sum(one_hot(t, 2)*x) + sum(ones_like(x)*x)"
+    " + sum(zeros_like(x)*x) + sum(argmax(x, 1)*arange(2))": ("one_hot", "ones_like", "zeros_like", "argmax", "arange"),
+}
+
+
+@pytest.mark.parametrize("source", sorted(THROUGH_EVERY_OP))
+def test_a_float32_run_through_each_op_is_float32_throughout(source: str) -> None:
+    run = run_program(parse(source), dtype="float32")
+    for name in run.names:
+        value, derivative = np.asarray(run.value(name)), run.derivative(name)
+        assert value.dtype in (np.float32, np.int64), (name, value.dtype)
+        assert derivative is None or np.asarray(derivative).dtype == np.float32, (name, np.asarray(derivative).dtype)
+    forward = run_program(parse(source), dtype="float32", forward=True)
+    for name in forward.names:
+        derivative = forward.derivative(name)
+        assert derivative is None or np.asarray(derivative).dtype == np.float32, (name, "forward mode")
+
+
+def test_scatter_keeps_float32() -> None:
+    """``scatter`` is written only by diff (the adjoint of a pick): its entry is called directly.
+    [0.5, 2] scattered to the places [2, 0] of rows of 3 is [[0, 0, 0.5], [2, 0, 0]]."""
+    from autodiff_cli.engine.registry import ENTRIES
+
+    entry = ENTRIES["scatter"]
+    g, places = np.array([0.5, 2.0], dtype=np.float32), np.array([2.0, 0.0], dtype=np.float32)
+    out = entry.forward(np, (g, places), (0, 0), 3)
+    np.testing.assert_array_equal(out, [[0.0, 0.0, 0.5], [2.0, 0.0, 0.0]])
+    adjoint = np.arange(6, dtype=np.float32).reshape(2, 3)
+    made = [out, *entry.vjp(np, adjoint, out, (g, places), (0, 0), 3),
+            entry.jvp(np, (None, None), out, (g, places), (0, 0), 3), entry.jvp(np, (g, None), out, (g, places), (0, 0), 3)]
+    assert [array.dtype for array in made] == [np.float32] * 5
+    np.testing.assert_array_equal(made[1], [2.0, 3.0])  # each row's adjoint read back where it was put
+
+
+def test_the_float32_programs_go_through_every_op() -> None:
+    from autodiff_cli.engine.registry import ENTRIES
+
+    covered = {op for ops in THROUGH_EVERY_OP.values() for op in ops} | {"scatter"}
+    assert set(ENTRIES) - set(OPS) <= covered, sorted(set(ENTRIES) - set(OPS) - covered)
