@@ -618,7 +618,7 @@ def _on_each(function: Callable[..., Any], held: list[Any], params: Any, rows: l
 class PartitionObjective:
     """Makes a partition's own objective from its rows, on the worker that holds them: a
     ``ProgramObjective`` for a program of numbers, a ``TensorObjective`` when ``layout`` (the
-    tensor parameters' layout, ``execute.tensor_fit.starting_parameters``) is given, with the
+    tensor parameters' layout, ``execute.objective.laid_out``) is given, with the
     fixed inputs ``fixed`` as drawn.  ``columns`` are the data's columns that feed inputs.
     Rows that fail are named by the partition's file and line."""
 
@@ -633,12 +633,11 @@ class PartitionObjective:
             from .objective import ProgramObjective
 
             return ProgramObjective(self.program, self.plan, rows.columns, rows.label, self.advice)
-        from .tensor_batch import input_rows
-        from .tensor_fit import TensorObjective
+        from .columns import input_rows
+        from .objective import TensorObjective
 
         data = input_rows(self.program, {name: rows.columns[name] for name in self.columns})
         return TensorObjective(self.program, self.plan.output, self.layout, self.fixed, data, rows.label)
-
 
     def _check_columns(self, rows: PartitionRows) -> None:
         """Every partition has the first one's columns, no fewer (nothing to read an input from)
