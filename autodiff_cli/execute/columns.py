@@ -28,7 +28,8 @@ _ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*
 
 
 def entry_column(name: str, index: Sequence[int]) -> str:
-    """The column of one entry of a tensor: ``x[0]``, ``W[1, 2]``; a number's is its name."""
+    """The name of one entry of a tensor, as its column of rows is named and as the scalar view,
+    messages and reports write it: ``x[0]``, ``W[1, 2]``; a number's is its name."""
     return f"{name}[{', '.join(map(str, index))}]" if len(index) else name
 
 
