@@ -49,7 +49,7 @@ from .interpreter import float_type, in_precision, in_precision_columns, input_a
 from .vectorized import _let_the_heap_hold
 
 __all__ = ["BatchObjective", "ParameterLayout", "ProgramObjective", "TensorObjective", "batch_rows", "laid_out",
-           "objective_for", "on_the_interpreter", "starting_parameters"]
+           "objective_for", "on_the_interpreter", "row_objective", "starting_parameters"]
 
 
 def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray], column_plan: Any,
@@ -72,11 +72,23 @@ def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndar
         objective: Any = BatchObjective(program, plan.output, layout, fixed, data, batch, row_label)
     elif single or on_the_interpreter(program, values, column_plan):
         layout, start, fixed = laid_out(program, plan, init, seed, dtype)
-        objective = TensorObjective(program, plan.output, layout, fixed, input_rows(program, given), row_label)
+        objective = row_objective(program, plan, given, layout, fixed, row_label)
     else:
-        return ProgramObjective(program, plan, columns, row_label, advice)
+        return row_objective(program, plan, given, row_label=row_label, advice=advice)
     objective.start = start
     return objective
+
+
+def row_objective(program: Program, plan: FitPlan, columns: Mapping[str, Any], layout: ParameterLayout | None = None,
+                  fixed: Mapping[str, Any] | None = None, row_label: Callable[[int], str] | None = None,
+                  advice: Any = None) -> Any:
+    """The mean loss over the rows of ``columns`` (those that feed inputs: ``x``, or ``x[0]`` and
+    ``x[1]``) of a program that takes one row a run: on the interpreter, its parameters laid out
+    by ``layout`` and its fixed inputs ``fixed`` as ``laid_out`` gives them; without a layout, a
+    program of numbers on the vectorized executor (``advice``: the hints its errors give)."""
+    if layout is None:
+        return ProgramObjective(program, plan, columns, row_label, advice)
+    return TensorObjective(program, plan.output, layout, fixed or {}, input_rows(program, columns), row_label)
 
 
 def on_the_interpreter(program: Program, values: Mapping[str, Any], column_plan: Any) -> bool:

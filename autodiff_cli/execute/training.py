@@ -135,6 +135,16 @@ class Training:
         return getattr(self.objective, "layout", None)
 
     @property
+    def batch_rows(self) -> int | None:
+        """The rows a program written for a whole batch takes at once (None: one row a run)."""
+        return getattr(self.objective, "batch_rows", None)
+
+    @property
+    def measured_rows(self) -> int:
+        """The training rows the loss is the mean over: every one, or a batch program's whole batches."""
+        return getattr(self.objective, "measured_rows", self.objective.rows)  # type: ignore[no-any-return]
+
+    @property
     def warnings(self) -> list[str]:
         return self.plan.warnings
 
@@ -243,7 +253,7 @@ def batch_settings(training: Training, settings: FitSettings) -> FitSettings:
     (``objective.BatchObjective``), when none was given: its steps take that many rows."""
     from dataclasses import replace
 
-    whole = getattr(training.objective, "batch_rows", None)
+    whole = training.batch_rows
     return settings if whole is None or settings.batch_size is not None else replace(settings, batch_size=whole)
 
 
