@@ -85,18 +85,18 @@ def _stacked(program: Program, name: str, entries: Mapping[tuple[int, ...], Any]
 
     rank = {len(index) for index in entries}
     default = program.variables[name].default
-    declared = shape is None and isinstance(default, TensorConstant)
+    declared = default.shape if shape is None and isinstance(default, TensorConstant) else None
     read = "an input" if shape is None else f"a row of '{name}'"  # (a batch program's inputs hold many)
     if shape is None:
-        shape = default.shape if declared else tuple(max(index[axis] for index in entries) + 1
-                                                     for axis in range(max(rank)))
+        shape = declared if declared is not None else tuple(max(index[axis] for index in entries) + 1
+                                                            for axis in range(max(rank)))
     wanted = set(itertools.product(*map(range, shape)))
     if len(rank) > 1 or set(entries) != wanted:
         absent = sorted(wanted - set(entries))
         extra = sorted(set(entries) - wanted)
         problem = (f"the column {entry_column(name, absent[0])} is missing" if absent else
                    f"there is a column {entry_column(name, extra[0])}" if extra else "they mix numbers of indices")
-        said = f" (the program declares '{name}' of shape {shape_text(shape)})" if declared else ""
+        said = f" (the program declares '{name}' of shape {shape_text(shape)})" if declared is not None else ""
         raise InputError(f"the columns of input '{name}' do not make a tensor{said}: {problem}",
                          program.variables[name].position, program.source,
                          f"{read} of shape {shape_text(shape)} is read from the columns "
@@ -106,7 +106,7 @@ def _stacked(program: Program, name: str, entries: Mapping[tuple[int, ...], Any]
     rows = len(next(iter(entries.values())))
     stacked = np.empty((rows, *shape))
     for index, column in entries.items():
-        stacked[(slice(None), *index)] = column
+        stacked[(slice(None), *index)] = column  # type: ignore[index]
     return stacked
 
 # An error about a column: (column, message, hint) -> the error, pointing where the column is named.

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -188,7 +188,7 @@ class _MeanOverRows:
         self.rows = len(next(iter(self.data.values()))) if self.data else 1
         self.start: Any = None  # the starting vector, when the objective laid the parameters out
 
-    def _inputs(self, parameters: Mapping[str, Any], rows: Any) -> dict[str, Any]:
+    def _inputs(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]], rows: Any) -> dict[str, Any]:
         """The program's inputs at a step: the fixed ones, the parameters, and the data at ``rows``
         (indices; None: every row)."""
         inputs = dict(self.fixed)
