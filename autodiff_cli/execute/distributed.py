@@ -537,6 +537,8 @@ class DistributedObjective:
     """
 
     direct = True  # each step straight to the workers (Cluster.run_where_held); False: tasks only
+    layout: Any = None  # a tensor program's parameters laid out (``objective.laid_out``), as each partition's are
+    start: Any = None  # their starting vector
 
     def __init__(self, cluster: Cluster | InProcess, parts: Sequence[Any], load: Callable[[Any], PartitionRows],
                  make: Callable[[PartitionRows], Objective], labels: Sequence[str] | None = None) -> None:

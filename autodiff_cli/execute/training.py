@@ -244,7 +244,7 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
     make = PartitionObjective(program, plan, column_plan.numeric, layout, fixed, advice)
     paths = partitions.paths
     objective = DistributedObjective(partitions.cluster, paths, partitions.reader, make, partition_labels(paths))
-    objective.layout, objective.start = layout, start  # type: ignore[attr-defined]
+    objective.layout, objective.start = layout, start
     return objective
 
 
