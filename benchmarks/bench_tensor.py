@@ -180,7 +180,7 @@ class OursStep:
                  program_text: str = MLP_PROGRAM, inputs: int = D, dtype: str = "float64") -> None:
         from autodiff_cli.engine.optim import AdamRule
         from autodiff_cli.execute.fit import plan_fit
-        from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+        from autodiff_cli.execute.objective import TensorObjective, starting_parameters
         from autodiff_cli.language import parse
 
         program = parse(program_text, "mlp.ad")
@@ -555,9 +555,8 @@ MOONS_ARGS = ["--lr", "1", "--lr-schedule", "linear", "--steps", "100"]
 def moons_objective(tensor: bool) -> tuple[Any, np.ndarray]:
     """The objective and start ``autodiff fit`` makes for moons_mlp.ad (tensor) or moons.ad."""
     from autodiff_cli.execute.fit import plan_fit
-    from autodiff_cli.execute.objective import ProgramObjective
-    from autodiff_cli.execute.tensor_batch import input_rows
-    from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+    from autodiff_cli.execute.columns import input_rows
+    from autodiff_cli.execute.objective import ProgramObjective, TensorObjective, starting_parameters
     from autodiff_cli.language import parse
 
     name, data = ("moons_mlp.ad", "moons_xy.csv") if tensor else ("moons.ad", "moons.csv")

@@ -18,7 +18,7 @@ import pytest
 
 from autodiff_cli.execute.fit import FitSettings, train
 from autodiff_cli.execute.interpreter import run_forward
-from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+from autodiff_cli.execute.objective import TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -37,6 +37,7 @@ import numpy as np
 from ..engine.ops import OPS
 from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
 from ..errors import AutodiffError, InputError, ParseError, Position, ShapeError, Source, variables_hint
+from ..execute.columns import entry_column
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
 from ..language.program import CONST, Program
 from ..language.shapes import shape_text
@@ -460,7 +461,7 @@ class _Judge:
                 return LineVerdict(WRONG, f"the line cannot be computed: {value.message}", where=where,
                                    slip=Slip("shape", f"the line cannot be computed: {value.message}"))
             if isinstance(value, AutodiffError):
-                entry = Entry(_entry(line.gradient, (0,) * np.ndim(target)), None, float(np.ravel(target)[0]), None)
+                entry = Entry(entry_column(line.gradient, (0,) * np.ndim(target)), None, float(np.ravel(target)[0]), None)
                 return LineVerdict(WRONG, f"the line is undefined {where}: {value.message}", entry, entry, where,
                                    Slip("undefined", f"the line is undefined {where} ({value.message}), where "
                                                      f"{line.gradient} is defined"))
@@ -784,14 +785,10 @@ def _subsets(uses: Sequence[_Use], whole_first: bool) -> list[tuple[_Use, ...]]:
     return found or [()]
 
 
-def _entry(name: str, index: tuple[int, ...]) -> str:
-    return f"{name}[{', '.join(map(str, index))}]" if index else name
-
-
 def _entry_at(name: str, value: Any, target: Any, index: tuple[Any, ...]) -> Entry:
     index = tuple(int(i) for i in index)
     claimed, correct = float(value[index]), float(target[index])
-    return Entry(_entry(name, index), claimed, correct, claimed - correct)
+    return Entry(entry_column(name, index), claimed, correct, claimed - correct)
 
 
 class UnjudgedLine(UnjudgedClaim):

@@ -24,6 +24,7 @@ from ..engine.ops import OPS
 from ..engine.registry import is_exact
 from ..engine.tensor_ops import TENSOR_OPS
 from ..errors import AutodiffError
+from ..execute.columns import entry_column
 from ..execute.floats import FloatPoint
 from ..execute.run import runs_on_engine
 from ..execute.scalar import Evaluation
@@ -528,7 +529,7 @@ def check_arrays(
         return replace(check, value=None)  # a direction has no input value of its own (shown "-")
 
     def at_entry(name: str, index: tuple[int, ...]) -> InputCheck:
-        label = f"{name}[{', '.join(map(str, index))}]" if index else name
+        label = entry_column(name, index)
         basis = np.zeros_like(point[name])
         basis[index] = 1.0
         forward = float(run.jvp(output, {name: basis}))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AutodiffError, InputError, Source, variables_hint
+from ..execute.columns import entry_column
 from ..language.program import (
     INPUT,
     Program,
@@ -427,7 +428,7 @@ def _check_entry(program: Program, name: str, index: tuple[int, ...], shape: tup
     variable = program.variables[name]
     where = variable.position, program.source
     shape_text = "[" + ", ".join(map(str, shape)) + "]"
-    written = f"{name}[{', '.join(map(str, index))}]"
+    written = entry_column(name, index)
     if not index and shape:
         first = f"{name}[{', '.join('0' * len(shape))}]"
         raise InputError(f"--range {name}: {name} is a tensor of shape {shape_text}; a plot varies one number",
@@ -577,6 +578,6 @@ def _other_entries(name: str, index: tuple[int, ...], array: Any) -> dict[str, A
         return {}
     if array.size - 1 > _ENTRIES_NAMED:
         return {f"the other entries of {name}": array}
-    return {f"{name}[{', '.join(map(str, other))}]": float(array[other])
+    return {entry_column(name, other): float(array[other])
             for other in np.ndindex(array.shape) if other != index}
 

@@ -54,8 +54,8 @@ class TrainingModel:
 
     def __init__(self, program: Program, plan: FitPlan, given: Mapping[str, Any], columns: Mapping[str, Any],
                  seed: int, validation: Mapping[str, Any] | None = None) -> None:
+        from ..execute.columns import input_rows
         from ..execute.interpreter import as_array, input_arrays
-        from ..execute.tensor_batch import input_rows
         from ..language.program import runs_as_tensors
 
         self.program = program
@@ -72,7 +72,7 @@ class TrainingModel:
         self.tensors = runs_as_tensors(program, given) or any(np.ndim(rows) > 1 for rows in self.data.values())
         self.layout: Any = None  # a tensor program's parameters laid end to end
         if self.tensors:
-            from ..execute.tensor_fit import starting_parameters
+            from ..execute.objective import starting_parameters
 
             self.layout = starting_parameters(program, plan.parameters, plan.start, "normal", seed)[0]
         self._shapes: dict[Any, Any] = {}

@@ -208,8 +208,7 @@ def fit_command(
                 click.echo(f"{stopped} while writing the results: each file not written whole was left as it was",
                            err=True)
                 raise click.exceptions.Exit(interrupts.status) from None
-            rows = getattr(training.objective, "measured_rows", training.objective.rows)  # a batch program's whole batches
-            _conclude(result, settings, out, quiet, interrupts, rows, elapsed,
+            _conclude(result, settings, out, quiet, interrupts, training.measured_rows, elapsed,
                       recording.diagnoses if recording is not None else [], report)
 
 

@@ -10,24 +10,32 @@ that names nothing in the program is an error unless it is passed through to the
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Source, listed, variables_hint
 
 if TYPE_CHECKING:
     from ..language.program import Program, Variable
 
-__all__ = ["ColumnPlan", "entry_column", "feeds_tensors", "plan_columns", "split_column"]
+__all__ = ["ColumnPlan", "entry_column", "entry_columns", "feeds_tensors", "input_rows", "plan_columns",
+           "split_column"]
 
 _ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]\Z")
 
 
 def entry_column(name: str, index: Sequence[int]) -> str:
-    """The column of one entry of a tensor: ``x[0]``, ``W[1, 2]``; a number's is its name."""
+    """The name of one entry of a tensor, as its column of rows is named and as the scalar view,
+    messages and reports write it: ``x[0]``, ``W[1, 2]``; a number's is its name."""
     return f"{name}[{', '.join(map(str, index))}]" if len(index) else name
+
+
+def entry_columns(name: str, shape: Sequence[int]) -> list[str]:
+    """Every entry of a variable of ``shape`` as a column name, in row-major order."""
+    return [entry_column(name, index) for index in itertools.product(*map(range, shape))]
 
 
 def split_column(column: str) -> tuple[str, tuple[int, ...]] | None:
@@ -37,6 +45,69 @@ def split_column(column: str) -> tuple[str, tuple[int, ...]] | None:
     if found is None:
         return None
     return found.group(1), tuple(int(i) for i in found.group(2).split(","))
+
+
+def input_rows(program: Program, columns: Mapping[str, Any],
+               row_shapes: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, Any]:
+    """The inputs that columns of rows give, each as ``(rows, *shape)``: a column named after an
+    input gives it as it is; the entry columns of a tensor input (``x[0]``, ``x[1]``) are stacked,
+    and must cover its shape.  ``row_shapes``: the shape of each input on one row, for a program
+    that declares its inputs with a whole batch of rows in front (its declarations then say nothing
+    of a row's shape, and a column named after an input is one of its rows' entries)."""
+    import numpy as np
+
+    from ..language.shapes import refuse_other_column_shapes
+
+    by_input: dict[str, dict[tuple[int, ...], Any]] = {}
+    rows: dict[str, Any] = {}
+    for column, value in columns.items():
+        entry = split_column(column)
+        if column not in program.variables and entry is not None and entry[0] in program.variables:
+            by_input.setdefault(entry[0], {})[entry[1]] = np.asarray(value, dtype=float)
+        else:
+            rows[column] = np.asarray(value, dtype=float)
+    if row_shapes is None:
+        refuse_other_column_shapes(program, rows)
+    for name, entries in by_input.items():
+        rows[name] = _stacked(program, name, entries, None if row_shapes is None else row_shapes[name])
+    return rows
+
+
+def _stacked(program: Program, name: str, entries: Mapping[tuple[int, ...], Any], shape: tuple[int, ...] | None
+             ) -> Any:
+    """An input's rows ``(N, *shape)`` from its entry columns, which must cover its shape: ``shape``
+    when given, else the shape of its default when the program declares one (``x = [0, 0]``), else
+    the one the columns span."""
+    import numpy as np
+
+    from ..language.program import TensorConstant
+    from ..language.shapes import shape_text
+
+    rank = {len(index) for index in entries}
+    default = program.variables[name].default
+    declared = default.shape if shape is None and isinstance(default, TensorConstant) else None
+    read = "an input" if shape is None else f"a row of '{name}'"  # (a batch program's inputs hold many)
+    if shape is None:
+        shape = declared if declared is not None else tuple(max(index[axis] for index in entries) + 1
+                                                            for axis in range(max(rank)))
+    wanted = set(itertools.product(*map(range, shape)))
+    if len(rank) > 1 or set(entries) != wanted:
+        absent = sorted(wanted - set(entries))
+        extra = sorted(set(entries) - wanted)
+        problem = (f"the column {entry_column(name, absent[0])} is missing" if absent else
+                   f"there is a column {entry_column(name, extra[0])}" if extra else "they mix numbers of indices")
+        said = f" (the program declares '{name}' of shape {shape_text(shape)})" if declared is not None else ""
+        raise InputError(f"the columns of input '{name}' do not make a tensor{said}: {problem}",
+                         program.variables[name].position, program.source,
+                         f"{read} of shape {shape_text(shape)} is read from the columns "
+                         f"{', '.join(entry_column(name, index) for index in sorted(wanted)[:3])}"
+                         f"{' ...' if len(wanted) > 3 else ''}"
+                         f"{' ' + entry_column(name, max(wanted)) if len(wanted) > 3 else ''}")
+    rows = len(next(iter(entries.values())))
+    stacked = np.empty((rows, *shape))
+    for index, column in entries.items():
+        stacked[(slice(None), *index)] = column  # type: ignore[index]
+    return stacked
 
 # An error about a column: (column, message, hint) -> the error, pointing where the column is named.
 Locate = Callable[[str, str, str], InputError]

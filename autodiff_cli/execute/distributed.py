@@ -537,6 +537,8 @@ class DistributedObjective:
     """
 
     direct = True  # each step straight to the workers (Cluster.run_where_held); False: tasks only
+    layout: Any = None  # a tensor program's parameters laid out (``objective.laid_out``), as each partition's are
+    start: Any = None  # their starting vector
 
     def __init__(self, cluster: Cluster | InProcess, parts: Sequence[Any], load: Callable[[Any], PartitionRows],
                  make: Callable[[PartitionRows], Objective], labels: Sequence[str] | None = None) -> None:
@@ -616,11 +618,11 @@ def _on_each(function: Callable[..., Any], held: list[Any], params: Any, rows: l
 
 
 class PartitionObjective:
-    """Makes a partition's own objective from its rows, on the worker that holds them: a
-    ``ProgramObjective`` for a program of numbers, a ``TensorObjective`` when ``layout`` (the
-    tensor parameters' layout, ``execute.tensor_fit.starting_parameters``) is given, with the
-    fixed inputs ``fixed`` as drawn.  ``columns`` are the data's columns that feed inputs.
-    Rows that fail are named by the partition's file and line."""
+    """Makes a partition's own objective from its rows, on the worker that holds them
+    (``execute.objective.row_objective``): a ``ProgramObjective`` for a program of numbers, a
+    ``TensorObjective`` when ``layout`` (the tensor parameters' layout, ``objective.laid_out``)
+    is given, with the fixed inputs ``fixed`` as drawn.  ``columns`` are the data's columns that
+    feed inputs.  Rows that fail are named by the partition's file and line."""
 
     def __init__(self, program: Program, plan: FitPlan, columns: Sequence[str], layout: Any = None,
                  fixed: Mapping[str, Any] | None = None, advice: Any = None) -> None:
@@ -628,17 +630,11 @@ class PartitionObjective:
         self.layout, self.fixed, self.advice = layout, dict(fixed or {}), advice
 
     def __call__(self, rows: PartitionRows) -> Objective:
+        from .objective import row_objective
+
         self._check_columns(rows)
-        if self.layout is None:
-            from .objective import ProgramObjective
-
-            return ProgramObjective(self.program, self.plan, rows.columns, rows.label, self.advice)
-        from .tensor_batch import input_rows
-        from .tensor_fit import TensorObjective
-
-        data = input_rows(self.program, {name: rows.columns[name] for name in self.columns})
-        return TensorObjective(self.program, self.plan.output, self.layout, self.fixed, data, rows.label)
-
+        return row_objective(self.program, self.plan, {name: rows.columns[name] for name in self.columns},
+                             self.layout, self.fixed, rows.label, self.advice)
 
     def _check_columns(self, rows: PartitionRows) -> None:
         """Every partition has the first one's columns, no fewer (nothing to read an input from)

@@ -709,7 +709,7 @@ def _refuse_learning_data(program: Program, learned: list[str], columns: ColumnP
 
 def _number_or_tensor(value: Any) -> Any:
     """A value given or declared for an input: a float, or a tensor as it was written (a list
-    literal, an initializer) for ``tensor_fit`` to lay out."""
+    literal, an initializer) for ``objective`` to lay out."""
     from ..language.program import TensorConstant
 
     return value if isinstance(value, TensorConstant) else float(value)
@@ -725,7 +725,7 @@ def values_to_write(plan: FitPlan, params: np.ndarray, given: Mapping[str, Any],
     program order.  So writing over the values file that was read (a resume) loses nothing, and
     a ``--set`` for a name the program ignores is not written, nor written over the file's.
     ``learned``: the parameters' values when they are not one number each (tensors, as nested
-    lists: ``tensor_fit.ParameterLayout.nested``); ``params`` is then not read.
+    lists: ``objective.ParameterLayout.nested``); ``params`` is then not read.
     """
     kept = kept or {}
     inputs = set(plan.fixed).union(plan.parameters)

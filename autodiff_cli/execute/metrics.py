@@ -260,7 +260,7 @@ class Measurer:
 
     @staticmethod
     def _rows(program: Program, objective: Any, variables: list[str], loss: bool = False) -> _Rows:
-        from .tensor_fit import TensorObjective
+        from .objective import TensorObjective
 
         values = None
         output = None

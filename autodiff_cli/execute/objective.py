@@ -1,66 +1,212 @@
-"""The mean of a program's output over data rows, as a function of its parameters.
+"""A program's mean loss over rows of data, as a function of its parameters: fit's objectives.
 
-``ProgramObjective`` is the ``Objective`` (see ``execute.fit``) of a scalar program: the
-vectorized executor run over the data's columns with the parameters shared by every row.
-A tensor program's objective is ``execute.tensor_fit.TensorObjective``.
+``execute.fit.train`` steps an optimiser's rule on one flat vector of every parameter and asks
+an ``Objective`` for the mean loss over rows (all, or a mini-batch's) and its gradient there.
+``objective_for`` makes it from a program, its plan of inputs (``fit.plan_fit``) and the data's
+columns, on the executor the program calls for:
 
-``BatchObjective`` is that of a program written for a whole batch of rows at once (makemore's
-``ninja.ad``: ``Xb`` of shape [32, 3], ``Yb`` of [32], batch normalisation over the batch): each
-step stacks that many rows into its batch inputs and runs the program once; its output is
-already the batch's loss.
+* ``ProgramObjective``: a float64 program of numbers on number columns, on the vectorized
+  executor (``execute.vectorized``: a column per register, the sum over rows added exactly).
+  The interpreter computes the same loss over 0-d parameters, but neither bit for bit (its
+  gradient is summed over the rows in another order: moons' 100 steps end 9e-15 apart) nor as
+  fast (1.3x the time on moons' 337 parameters, 2x on a million rows of line.ad), so a program
+  of numbers keeps the executor made for it.
+* ``TensorObjective``: any other program (tensors, entry columns ``x[0]``, float32), on the
+  NumPy interpreter: the inputs read from the data carry the batch axis and the parameters do
+  not, so one forward and one reverse sweep give every row's loss and the gradient summed over
+  the rows.
+* ``BatchObjective``: a program written for a whole batch of rows at once (makemore's
+  ``ninja.ad``: ``Xb`` of [32, 3], ``Yb`` of [32], batch normalisation over the batch): each
+  step stacks that many rows into its batch inputs and runs the program once; its output is
+  already the batch's loss.
+
+What they share is written once: the inputs of a step (fixed, parameters, the data's rows), a
+row named by its place in the data, the parameters laid end to end in the flat vector
+(``ParameterLayout``: each a view of its slice; a program of numbers' vector is its parameters
+in order) and their start with the fixed inputs drawn (``laid_out``), and the data's columns
+read into inputs (``columns.input_rows``: ``x[0]`` and ``x[1]`` give ``x`` of shape [2]).
+
+**Precision.**  The layout's ``dtype`` (float64, or float32) is the interpreter's objectives':
+the data and fixed inputs are converted to it once, when the objective is made, and every
+step's values and gradient are in it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from ..errors import listed
-from ..language.program import Program
+import numpy as np
+
+from ..errors import EvaluationError, InputError, Source, listed
+from ..language.program import Initializer, Program, runs_as_tensors
+from ..language.shapes import Shape, shape_text
+from .columns import feeds_tensors, input_rows, split_column
 from .fit import FitPlan
+from .interpreter import float_type, in_precision, in_precision_columns, input_arrays, run_forward
+from .vectorized import _let_the_heap_hold
 
-if TYPE_CHECKING:
-    import numpy as np
-
-__all__ = ["BatchObjective", "ProgramObjective", "batch_rows", "objective_for"]
+__all__ = ["BatchObjective", "ParameterLayout", "ProgramObjective", "TensorObjective", "batch_rows", "laid_out",
+           "objective_for", "on_the_interpreter", "row_objective", "starting_parameters"]
 
 
 def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray], column_plan: Any,
                   values: Mapping[str, Any], init: str | None, seed: int,
                   row_label: Callable[[int], str] | None = None, advice: Any = None, dtype: Any = None) -> Any:
-    """The mean loss over the rows of ``columns`` as a function of the parameters: the vectorized
-    executor's (``ProgramObjective``), or for a tensor program (or tensor data: columns x[0],
-    x[1]) the tensor executor's (``TensorObjective``), whose ``layout`` lays the parameters end to
-    end in one vector and whose ``start`` is their starting values (initializers drawn from
-    ``seed``, missing ones by ``init``).  ``dtype`` float32 runs any program with the tensor
-    executor in that precision (None: float64)."""
-    from ..language.program import Initializer, runs_as_tensors
-    from .columns import feeds_tensors
-
+    """The mean loss over the rows of ``columns`` as a function of the parameters, on the executor
+    the program calls for (see the module docstring).  The interpreter's objectives have a
+    ``layout`` of the parameters in one vector and a ``start`` (initializers drawn from ``seed``,
+    missing values by ``init``).  ``dtype`` float32 runs any program on the interpreter in that
+    precision (None: float64); ``ValueError`` for a type that is not one of ``FLOAT_TYPES``."""
     if dtype is not None:
-        from .interpreter import float_type
-
-        dtype = float_type(dtype)  # ValueError for a type that is not one of FLOAT_TYPES
+        dtype = float_type(dtype)
     single = dtype is not None and dtype.name == "float32"
+    given = {name: columns[name] for name in column_plan.numeric}
     batch = batch_rows(program, plan.data_inputs, column_plan)
     if batch is not None:
-        return _batch_objective(program, plan, columns, column_plan, batch, init, seed, row_label, dtype)
-    if not (single or runs_as_tensors(program, values) or feeds_tensors(program, column_plan)):
-        return ProgramObjective(program, plan, columns, row_label, advice)
-    from .interpreter import input_arrays
-    from .tensor_batch import input_rows
-    from .tensor_fit import TensorObjective, starting_parameters
-
-    layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed, dtype)
-    data = input_rows(program, {name: columns[name] for name in column_plan.numeric})
-    drawn = input_arrays(program, {}, seed)  # an input left fixed may be declared with an initializer
-    fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
-    objective = TensorObjective(program, plan.output, layout, fixed, data, row_label)
+        layout, start, fixed = laid_out(program, plan, init, seed, dtype)
+        data = input_rows(program, given, _row_shapes(program, plan.data_inputs, column_plan))
+        data = {name: data[name] for name in plan.data_inputs}  # in program order: the first is named
+        objective: Any = BatchObjective(program, plan.output, layout, fixed, data, batch, row_label)
+    elif single or on_the_interpreter(program, values, column_plan):
+        layout, start, fixed = laid_out(program, plan, init, seed, dtype)
+        objective = row_objective(program, plan, given, layout, fixed, row_label)
+    else:
+        return row_objective(program, plan, given, row_label=row_label, advice=advice)
     objective.start = start
     return objective
 
 
-class ProgramObjective:
+def row_objective(program: Program, plan: FitPlan, columns: Mapping[str, Any], layout: ParameterLayout | None = None,
+                  fixed: Mapping[str, Any] | None = None, row_label: Callable[[int], str] | None = None,
+                  advice: Any = None) -> Any:
+    """The mean loss over the rows of ``columns`` (those that feed inputs: ``x``, or ``x[0]`` and
+    ``x[1]``) of a program that takes one row a run: on the interpreter, its parameters laid out
+    by ``layout`` and its fixed inputs ``fixed`` as ``laid_out`` gives them; without a layout, a
+    program of numbers on the vectorized executor (``advice``: the hints its errors give)."""
+    if layout is None:
+        return ProgramObjective(program, plan, columns, row_label, advice)
+    return TensorObjective(program, plan.output, layout, fixed or {}, input_rows(program, columns), row_label)
+
+
+def on_the_interpreter(program: Program, values: Mapping[str, Any], column_plan: Any) -> bool:
+    """Whether a row program's loss runs on the interpreter: the values given or declared make it
+    a tensor program, or its columns give entries of a tensor (``x[0]``); else its numbers run on
+    the vectorized executor (a float32 run is the interpreter's too, whatever the program)."""
+    return runs_as_tensors(program, values) or feeds_tensors(program, column_plan)
+
+
+# --- the parameters in one vector ----------------------------------------------------------------
+
+
+class ParameterLayout:
+    """Where each parameter lies in the flat vector the optimiser steps."""
+
+    def __init__(self, names: Sequence[str], shapes: Sequence[Shape], dtype: Any = np.float64) -> None:
+        self.names = list(names)
+        self.dtype = np.dtype(dtype)  # the flat vector's precision: float64, or float32
+        self.shapes = [tuple(shape) for shape in shapes]
+        sizes = [int(np.prod(shape)) for shape in self.shapes]
+        self.offsets = [0, *itertools.accumulate(sizes)]
+        self.size = self.offsets[-1]
+
+    def unpack(self, flat: Any) -> dict[str, Any]:
+        """Each parameter as a view of its slice of ``flat``."""
+        return {name: flat[start:end].reshape(shape)
+                for name, shape, start, end in zip(self.names, self.shapes, self.offsets, self.offsets[1:])}
+
+    def pack(self, arrays: Mapping[str, Any]) -> Any:
+        """The arrays of ``arrays`` end to end in a new vector of the layout's precision."""
+        if not self.names:
+            return np.empty(0, self.dtype)
+        flat = np.concatenate([a.reshape(-1) if a.__class__ is np.ndarray else np.reshape(a, -1)
+                               for a in map(arrays.__getitem__, self.names)], dtype=self.dtype)
+        if flat.size != self.size:  # an array of another shape than its parameter's: a bug, said here
+            raise ValueError(f"{flat.size} numbers for a layout of {self.size}")
+        return flat
+
+    def nested(self, flat: Any) -> dict[str, Any]:
+        """Each parameter as a number or nested lists, as a values file holds it."""
+        return {name: value.tolist() if value.ndim else float(value) for name, value in self.unpack(flat).items()}
+
+
+def starting_parameters(program: Program, names: Sequence[str], given: Mapping[str, Any], init: str,
+                        seed: int, dtype: Any = None) -> tuple[ParameterLayout, Any]:
+    """The layout of the parameters and their starting vector: a value given (``--values``,
+    ``--set``), else the program's default (an initializer is drawn from ``seed``), else a draw
+    of ``init`` (``normal``: standard normal; ``uniform``: on [-1, 1]) for a number.  ``dtype``:
+    the vector's precision, float64 (None) or float32 (the float64 values rounded)."""
+    from .fit import initial_values
+
+    variables = program.variables
+    dtype = float_type(dtype)
+    defaults = input_arrays(program, {}, seed, dtype)  # (a default too large for dtype is refused here)
+    starts = {}
+    missing = [name for name in names if name not in given and variables[name].default is None]
+    drawn = iter(initial_values(len(missing), init, seed))
+    for name in names:
+        if name in given and not isinstance(given[name], Initializer):  # a draw is made from the seed
+            starts[name] = in_precision(given[name], dtype, name, source=program.source, given=True)
+        elif variables[name].default is not None:
+            starts[name] = defaults[name]
+        else:
+            starts[name] = np.float64(next(drawn))
+    layout = ParameterLayout(names, [np.shape(starts[name]) for name in names], dtype)
+    return layout, layout.pack(starts)
+
+
+def laid_out(program: Program, plan: FitPlan, init: str | None, seed: int, dtype: Any = None
+             ) -> tuple[ParameterLayout, Any, dict[str, Any]]:
+    """What the interpreter's objectives start from: the parameters' layout and starting vector
+    (``starting_parameters``; without ``init``, missing ones drawn from the normal) and the fixed
+    inputs, those declared with an initializer drawn from ``seed``."""
+    layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed, dtype)
+    drawn = input_arrays(program, {}, seed)
+    fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
+    return layout, start, fixed
+
+
+# --- what every objective holds ------------------------------------------------------------------
+
+
+def data_row(index: int) -> str:
+    """How a row is named when the caller gives no name (rows given from Python)."""
+    return f"row {index} of the data (counting from 0)"
+
+
+class _MeanOverRows:
+    """The program, its output, the fixed inputs, the data's inputs (an array of rows each), how
+    many rows there are and how one is named; and a step's inputs made from them."""
+
+    def __init__(self, program: Program, output: str, fixed: Mapping[str, Any], data: Mapping[str, Any],
+                 row_label: Callable[[int], str]) -> None:
+        self.program, self.output, self.row_label = program, output, row_label
+        self.fixed = dict(fixed)
+        self.data = dict(data)
+        self.rows = len(next(iter(self.data.values()))) if self.data else 1
+        self.start: Any = None  # the starting vector, when the objective laid the parameters out
+
+    def _inputs(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]], rows: Any) -> dict[str, Any]:
+        """The program's inputs at a step: the fixed ones, the parameters, and the data at ``rows``
+        (indices; None: every row)."""
+        inputs = dict(self.fixed)
+        inputs.update(parameters)
+        for name, column in self.data.items():
+            inputs[name] = column if rows is None else column[rows]
+        return inputs
+
+    @staticmethod
+    def _in_the_data(row: int, rows: Any) -> int:
+        """Row ``row`` of a step's ``rows`` (None: every row) counted in the data."""
+        return row if rows is None else int(rows[row])
+
+
+# --- a program of numbers, on the vectorized executor --------------------------------------------
+
+
+class ProgramObjective(_MeanOverRows):
     """The mean of a program's output over data rows, as a function of its parameters.
 
     Each call runs the vectorized executor over the rows (all, or a mini-batch's) with
@@ -73,17 +219,15 @@ class ProgramObjective:
                  row_label: Callable[[int], str] | None = None, advice: Any = None) -> None:
         from .vectorized import PYTHON_ADVICE, BatchEvaluator
 
+        super().__init__(program, plan.output, plan.fixed, {name: columns[name] for name in plan.data_inputs},
+                         row_label or data_row)
         advice = advice or PYTHON_ADVICE  # what hints suggest: the command line passes its own
         self.plan = plan
-        self.columns = {name: columns[name] for name in plan.data_inputs}
-        self.rows = len(next(iter(self.columns.values()))) if self.columns else 1
-        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
+        self.columns = self.data  # (by the name the metrics read)
         self._gradients = BatchEvaluator(program, output=plan.output, wrt=plan.parameters, advice=advice)
         self._values = BatchEvaluator(program, output=plan.output, wrt=(), advice=advice)
 
     def loss_and_grad(self, params: np.ndarray, rows: np.ndarray | None) -> tuple[float, np.ndarray]:
-        import numpy as np
-
         result = self._evaluate(self._gradients, params, rows)
         return result.value, np.array([result.grads[name] for name in self.plan.parameters])
 
@@ -93,23 +237,134 @@ class ProgramObjective:
     def _evaluate(self, evaluator: Any, params: np.ndarray, rows: np.ndarray | None) -> Any:
         from .vectorized import RowError
 
-        inputs: dict[str, object] = dict(self.plan.fixed)
-        inputs.update(zip(self.plan.parameters, params.tolist()))
-        for name, column in self.columns.items():
-            inputs[name] = column if rows is None else column[rows]
         try:
-            return evaluator.evaluate(inputs, reduce="mean")
+            return evaluator.evaluate(self._inputs(zip(self.plan.parameters, params.tolist()), rows), reduce="mean")
         except RowError as error:
-            raise self._in_the_data(error, rows) from None
+            raise self._named(error, rows) from None
 
-    def _in_the_data(self, error: Any, rows: np.ndarray | None) -> Any:
+    def _named(self, error: Any, rows: np.ndarray | None) -> Any:
         """The error with its row counted in the data, shown by its data values (the
         executor's own note counts rows of the batch and lists the parameters first)."""
-        index = error.row if rows is None else int(rows[error.row])
-        shown = [f"{name}={float(column[index])!r}" for name, column in self.columns.items()]
+        index = self._in_the_data(error.row, rows)
+        shown = [f"{name}={float(column[index])!r}" for name, column in self.data.items()]
         error.notes = [note for note in error.notes if not note.startswith("in row ")]
         error.notes.append(f"in {self.row_label(index)}: {listed(shown, 20)}")
         error.row = index
+        return error
+
+
+# --- any other program, on the interpreter -------------------------------------------------------
+
+
+class _OnTheInterpreter(_MeanOverRows):
+    """An objective run by the NumPy interpreter: the parameters laid out by ``layout``, whose
+    precision the fixed inputs and the data are converted to, once, here."""
+
+    def __init__(self, program: Program, output: str, layout: ParameterLayout, fixed: Mapping[str, Any],
+                 data: Mapping[str, Any], row_label: Callable[[int], str] | None) -> None:
+        dtype = layout.dtype
+        row_label = row_label or data_row
+        super().__init__(program, output,
+                         {name: in_precision(value, dtype, name, source=program.source, given=True)
+                          for name, value in fixed.items()},
+                         in_precision_columns(data, dtype, row_label), row_label)
+        self.layout, self.dtype = layout, dtype
+        self.batched = frozenset(self.data)  # the inputs with a leading axis of rows
+        self._shapes: dict[Any, Any] = {}  # run_forward's shapes_cache: every step has the same shapes
+
+    def _parameters(self, params: Any) -> dict[str, Any]:
+        return self.layout.unpack(np.asarray(params, self.dtype))  # (no copy in the run's precision)
+
+
+class TensorObjective(_OnTheInterpreter):
+    """The mean of a program's output over data rows, as a function of the flat parameter
+    vector (``execute.fit.Objective``), one row a batch entry."""
+
+    def __init__(self, program: Program, output: str, layout: ParameterLayout, fixed: Mapping[str, Any],
+                 data: Mapping[str, Any], row_label: Callable[[int], str] | None = None) -> None:
+        super().__init__(program, output, layout, fixed, data, row_label)
+        self._checked = False
+        self._seed_array: Any = None  # ``_seed``'s, for batches of ``_seed_count`` rows
+        self._seed_count = 0
+
+    def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
+        run, count = self._run(params, rows)
+        out = run.value(self.output)
+        flat = np.empty(self.layout.size, self.dtype)  # the gradient: the sweep writes what it can straight in
+        slots = self.layout.unpack(flat)
+        grads = run.gradients(self.output, self.layout.names, self._seed(out.shape, count), seed_nonzero=True,
+                              into=slots)
+        for name, grad in grads.items():
+            slot = slots[name]
+            if grad is not slot:
+                if np.shape(grad) != slot.shape:  # a gradient of another shape than its parameter's: a bug
+                    raise ValueError(f"a gradient of shape {np.shape(grad)} for '{name}' of {slot.shape}")
+                slot[...] = grad
+        return float(np.add.reduce(out, axis=None) / out.size), flat  # np.mean's own steps
+
+    def _seed(self, shape: Any, count: int) -> Any:
+        """d mean / d each row's output, 1 / rows everywhere: made once per batch size and shared by
+        the steps (the sweep never writes into a gradient; read-only, so that none can)."""
+        if self._seed_array is None or self._seed_array.shape != shape or self._seed_count != count:
+            self._seed_array = np.full(shape, 1.0 / count, self.dtype)
+            self._seed_array.flags.writeable = False
+            self._seed_count = count
+        return self._seed_array
+
+    def loss(self, params: Any) -> float:
+        run, _ = self._run(params, None)
+        return float(np.mean(run.value(self.output)))
+
+    def _run(self, params: Any, rows: Any) -> tuple[Any, int]:
+        inputs = self._inputs(self._parameters(params), rows)
+        try:
+            run = run_forward(self.program, inputs, self.batched, shapes_cache=self._shapes, dtype=self.dtype)
+        except EvaluationError as error:
+            if getattr(error, "row", None) is None and self.data:
+                error.row = self._first_failing_row(inputs, rows)
+            raise self._named(error, rows) from None
+        if not self._checked:
+            self._check_output(run)
+            # every step makes and frees blocks this large (the registers, the flat gradient):
+            # kept in glibc's heap rather than mapped afresh with page faults each time
+            largest = max([8 * self.layout.size] + [np.size(value) * 8 for value in run.values])  # (float64's)
+            _let_the_heap_hold(2 * largest)
+        return run, (self.rows if rows is None else len(rows)) if self.data else 1
+
+    def _check_output(self, run: Any) -> None:
+        shape = run.shapes[run.register(self.output)]
+        if shape:
+            raise InputError(f"fit minimises a number, and '{self.output}' has shape {shape_text(shape)} per row",
+                             source=Source(self.program.source.name, ""),
+                             hint="make the loss a number: mean(...), sum(...), mse(p, y) or cross_entropy(z, y)")
+        self._checked = True
+
+    def _first_failing_row(self, inputs: Mapping[str, Any], rows: Any) -> int | None:
+        """The first row of the batch the program fails on, when an op refused the batch as a
+        whole (a label that is no class): found by halving, a few runs on the error's path only."""
+        count = self.rows if rows is None else len(rows)
+
+        def fails(stop: int) -> bool:
+            part = {name: value[:stop] if name in self.batched else value for name, value in inputs.items()}
+            try:
+                run_forward(self.program, part, self.batched, shapes_cache=self._shapes, dtype=self.dtype)
+            except EvaluationError:
+                return True
+            return False
+
+        if not fails(count):
+            return None
+        low, high = 0, count  # rows [0, low) run; rows [0, high) fail
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fails(middle) else (middle, high)
+        return low
+
+    def _named(self, error: EvaluationError, rows: Any) -> EvaluationError:
+        """A failing row of the batch named as its row of the data."""
+        row = getattr(error, "row", None)
+        if row is not None:
+            error.notes.append(f"in {self.row_label(self._in_the_data(row, rows))}")
         return error
 
 
@@ -119,8 +374,6 @@ class ProgramObjective:
 def _row_shapes(program: Program, names: Sequence[str], column_plan: Any) -> dict[str, tuple[int, ...]]:
     """The shape one data row gives each input: () from a column of its name, else the shape
     its entry columns span (``x[0]``, ``x[1]``: (2,))."""
-    from .columns import split_column
-
     spans: dict[str, list[tuple[int, ...]]] = {name: [] for name in names}
     for column, name in getattr(column_plan, "entries", {}).items():  # (a stand-in plan may have none)
         entry = split_column(column)
@@ -136,7 +389,6 @@ def batch_rows(program: Program, data_inputs: Sequence[str], column_plan: Any) -
     [32, 3] for the columns ``Xb[0]`` to ``Xb[2]``), all of the same length; None for a program
     of one row.  ``InputError`` when some data inputs are a batch's and others a row's, or the
     batches' lengths differ."""
-    from ..errors import InputError
     from ..language.program import TensorConstant
 
     if column_plan is None or not data_inputs:
@@ -168,71 +420,24 @@ def batch_rows(program: Program, data_inputs: Sequence[str], column_plan: Any) -
     return next(iter(lengths.values()))
 
 
-def _batch_objective(program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray], column_plan: Any,
-                     batch: int, init: str | None, seed: int, row_label: Callable[[int], str] | None,
-                     dtype: Any) -> BatchObjective:
-    import numpy as np
-
-    from ..language.program import Initializer
-    from .interpreter import input_arrays
-    from .tensor_fit import starting_parameters
-
-    layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed, dtype)
-    row_shapes = _row_shapes(program, plan.data_inputs, column_plan)
-    by_input: dict[str, dict[tuple[int, ...], np.ndarray]] = {name: {} for name in plan.data_inputs}
-    for column in column_plan.numeric:
-        name = column_plan.entries.get(column)
-        if name is None:
-            by_input[column][()] = columns[column]
-        else:
-            from .columns import split_column
-
-            by_input[name][split_column(column)[1]] = columns[column]  # type: ignore[index]
-    data = {}
-    for name, entries in by_input.items():
-        shape = row_shapes[name]
-        rows = len(next(iter(entries.values())))
-        stacked = np.empty((rows, *shape))
-        for index, column in entries.items():
-            stacked[(slice(None), *index)] = column
-        data[name] = stacked
-    drawn = input_arrays(program, {}, seed)
-    fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
-    objective = BatchObjective(program, plan.output, layout, fixed, data, batch, row_label)
-    objective.start = start
-    return objective
-
-
 # How many batches ``BatchObjective.loss`` runs at once: ninja.ad's widest register is then
 # 64 x 32 x 64 floats, a megabyte.
 BATCHES_A_RUN = 64
 
 
-class BatchObjective:
+class BatchObjective(_OnTheInterpreter):
     """The loss of a program that takes ``batch_rows`` rows at once, as a function of the flat
     parameter vector (``execute.fit.Objective``): ``train`` draws batches of exactly that many
     rows (an epoch leaves out the rows a whole batch would not take); ``loss`` over every row is
     the mean of the program's output over the rows' consecutive batches, in their order (the
     rows after the last whole batch left out)."""
 
-    def __init__(self, program: Program, output: str, layout: Any, fixed: Mapping[str, Any],
+    def __init__(self, program: Program, output: str, layout: ParameterLayout, fixed: Mapping[str, Any],
                  data: Mapping[str, np.ndarray], batch_rows: int,
                  row_label: Callable[[int], str] | None = None) -> None:
-        from ..errors import InputError, Source
-        from .interpreter import in_precision, in_precision_columns
-
-        self.program, self.output, self.layout = program, output, layout
-        self.dtype = layout.dtype
-        self.row_label = row_label or (lambda index: f"row {index} of the data (counting from 0)")
-        self.fixed = {name: in_precision(value, self.dtype, name, source=program.source, given=True)
-                      for name, value in fixed.items()}
-        self.data = in_precision_columns(data, self.dtype, self.row_label)
-        self.rows = len(next(iter(self.data.values())))
+        super().__init__(program, output, layout, fixed, data, row_label)
         self.batch_rows = batch_rows
         self.measured_rows = self.rows - self.rows % batch_rows  # those of whole batches, which loss() takes
-        self.start: Any = None
-        self.batched = frozenset(self.data)  # (loss's runs: the batches along a leading axis)
-        self._shapes: dict[Any, Any] = {}
         if self.rows < batch_rows:
             first = next(iter(self.data))
             raise InputError(f"the program takes {batch_rows} rows at once ('{first}' is declared with "
@@ -240,8 +445,6 @@ class BatchObjective:
                              source=Source(program.source.name, ""), hint=f"give at least {batch_rows} rows")
 
     def loss_and_grad(self, params: Any, rows: Any) -> tuple[float, Any]:
-        import numpy as np
-
         run = self._run(params, self._batch(rows))
         out = run.value(self.output)
         grads = run.gradients(self.output, self.layout.names, np.ones(np.shape(out), self.dtype))
@@ -250,16 +453,8 @@ class BatchObjective:
     def loss(self, params: Any) -> float:
         """The mean of the output over the rows' consecutive whole batches, a group of them a run
         (the batches laid along a leading axis, as ``TensorObjective`` lays rows)."""
-        import math
-
-        import numpy as np
-
-        from ..errors import EvaluationError
-        from .interpreter import run_forward
-
         size, batches = self.batch_rows, self.rows // self.batch_rows
-        inputs = dict(self.fixed)
-        inputs.update(self.layout.unpack(np.asarray(params, self.dtype)))
+        inputs = self._inputs(self._parameters(params), None)
         losses = []
         for first in range(0, batches, BATCHES_A_RUN):
             last = min(first + BATCHES_A_RUN, batches)
@@ -268,16 +463,13 @@ class BatchObjective:
             try:
                 run = run_forward(self.program, inputs, self.batched, shapes_cache=self._shapes, dtype=self.dtype)
             except EvaluationError as error:
-                rows = np.arange(first * size, last * size)
-                error.notes.append(f"in the batches of {size} rows from {self.row_label(int(rows[0]))} to "
-                                   f"{self.row_label(int(rows[-1]))}")
+                error.notes.append(f"in the batches of {size} rows from {self.row_label(first * size)} to "
+                                   f"{self.row_label(last * size - 1)}")
                 raise
             losses.extend(np.reshape(run.value(self.output), -1).tolist())
         return math.fsum(losses) / batches
 
     def _batch(self, rows: Any) -> Any:
-        import numpy as np
-
         if rows is None:  # every row: only when they are one batch
             rows = np.arange(self.rows)
         if len(rows) != self.batch_rows:
@@ -285,16 +477,9 @@ class BatchObjective:
         return rows
 
     def _run(self, params: Any, rows: Any) -> Any:
-        import numpy as np
-
-        from ..errors import EvaluationError, InputError, Source
-        from .interpreter import run_forward
-
-        inputs = dict(self.fixed)
-        inputs.update(self.layout.unpack(np.asarray(params, self.dtype)))
-        inputs.update((name, column[rows]) for name, column in self.data.items())
         try:
-            run = run_forward(self.program, inputs, frozenset(), shapes_cache=self._shapes, dtype=self.dtype)
+            run = run_forward(self.program, self._inputs(self._parameters(params), rows), frozenset(),
+                              shapes_cache=self._shapes, dtype=self.dtype)
         except EvaluationError as error:
             shown = ", ".join(self.row_label(int(row)) for row in rows[:3])
             error.notes.append(f"in a batch of {len(rows)} rows: {shown}, ...")

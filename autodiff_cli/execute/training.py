@@ -135,6 +135,16 @@ class Training:
         return getattr(self.objective, "layout", None)
 
     @property
+    def batch_rows(self) -> int | None:
+        """The rows a program written for a whole batch takes at once (None: one row a run)."""
+        return getattr(self.objective, "batch_rows", None)
+
+    @property
+    def measured_rows(self) -> int:
+        """The training rows the loss is the mean over: every one, or a batch program's whole batches."""
+        return getattr(self.objective, "measured_rows", self.objective.rows)  # type: ignore[no-any-return]
+
+    @property
     def warnings(self) -> list[str]:
         return self.plan.warnings
 
@@ -221,27 +231,20 @@ def _distributed_objective(partitions: Partitions, program: Program, plan: FitPl
                            values: dict[str, Any], init: str | None, seed: int, advice: Any) -> Any:
     """The mean loss over every partition's rows, computed where they are held; for a tensor
     program with ``layout`` and ``start`` as ``objective_for`` gives them."""
-    from ..language.program import Initializer, runs_as_tensors
-    from .columns import feeds_tensors
     from .distributed import DistributedObjective, PartitionObjective, partition_labels
-    from .objective import batch_rows
+    from .objective import batch_rows, laid_out, on_the_interpreter
 
     if batch_rows(program, plan.data_inputs, column_plan) is not None:
         raise InputError("the program takes a batch of rows at once, and training over partitions takes them row "
                          "by row", source=Source(program.source.name, ""),
                          hint="train it on one file of rows (not --dask, a glob or a directory)")
     layout = fixed = start = None
-    if runs_as_tensors(program, values) or feeds_tensors(program, column_plan):
-        from .interpreter import input_arrays
-        from .tensor_fit import starting_parameters
-
-        layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed)
-        drawn = input_arrays(program, {}, seed)
-        fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
+    if on_the_interpreter(program, values, column_plan):
+        layout, start, fixed = laid_out(program, plan, init, seed)
     make = PartitionObjective(program, plan, column_plan.numeric, layout, fixed, advice)
     paths = partitions.paths
     objective = DistributedObjective(partitions.cluster, paths, partitions.reader, make, partition_labels(paths))
-    objective.layout, objective.start = layout, start  # type: ignore[attr-defined]
+    objective.layout, objective.start = layout, start
     return objective
 
 
@@ -250,7 +253,7 @@ def batch_settings(training: Training, settings: FitSettings) -> FitSettings:
     (``objective.BatchObjective``), when none was given: its steps take that many rows."""
     from dataclasses import replace
 
-    whole = getattr(training.objective, "batch_rows", None)
+    whole = training.batch_rows
     return settings if whole is None or settings.batch_size is not None else replace(settings, batch_size=whole)
 
 

@@ -44,9 +44,10 @@ from ..language.program import (
     missing_inputs,
     missing_inputs_error,
 )
+from .columns import entry_column
 from .interpreter import input_arrays, run_forward
 
-__all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "entry_name", "layer_view", "scalar_view", "statement_names", "statement_start"]
+__all__ = ["DEFAULT_LIMIT", "ScalarView", "TooLarge", "layer_view", "scalar_view", "statement_names", "statement_start"]
 
 DEFAULT_LIMIT = 100_000
 
@@ -69,11 +70,6 @@ class ScalarView:
     names: dict[int, str]
     row: int | None
     output: str
-
-
-def entry_name(name: str, index: tuple[int, ...]) -> str:
-    """The name of one entry, as entry columns are named: ``W[0, 1]``; a scalar keeps its name."""
-    return f"{name}[{', '.join(map(str, index))}]" if index else name
 
 
 class _Emitter:
@@ -191,7 +187,7 @@ def layer_view(program: Program, given: Mapping[str, Any], name: str, *, row: in
     for index in np.ndindex(np.shape(mine)):
         register = int(mine[index])
         if emitter.instructions[register].op != INPUT:
-            emitter.name(entry_name(name, base + index), register, variable._where)
+            emitter.name(entry_column(name, base + index), register, variable._where)
     weights = None if upstream is None else np.broadcast_to(np.asarray(upstream, dtype=float), np.shape(mine))
     root = _weighted_sum(emitter, mine, weights, run.rows[target][4])
     label = label or (f"sum({name})" if weights is None else f"{program.result}_via_{name}")
@@ -267,7 +263,7 @@ def _entry_inputs(emitter: _Emitter, name: str, value: Any, where: Any, declared
     value = np.asarray(value, dtype=float)
     registers = np.full(value.shape, -1, dtype=np.int64)
     for index in _indices(value.shape, mask):
-        registers[index] = emitter.input(entry_name(name, index), value[index], where, declared)
+        registers[index] = emitter.input(entry_column(name, index), value[index], where, declared)
     return registers
 
 
@@ -285,7 +281,7 @@ def _name_entries(emitter: _Emitter, program: Program, ids: list[Any]) -> dict[s
         registers = np.asarray(ids[variable.register])
         entries[variable.name] = registers
         for index in np.ndindex(registers.shape):
-            emitter.name(entry_name(variable.name, index), int(registers[index]), variable._where)
+            emitter.name(entry_column(variable.name, index), int(registers[index]), variable._where)
     return entries
 
 

@@ -18,11 +18,9 @@ from autodiff_cli.analysis.prediction_grid import CURVE_POINTS, GRID
 from autodiff_cli.analysis.training_diagnoses import diagnose
 from autodiff_cli.analysis.training_model import LayerActivity, name_prefix
 from autodiff_cli.analysis.training_record import Recording, TrainingRecorder, default_every
-from autodiff_cli.execute.columns import plan_columns
+from autodiff_cli.execute.columns import input_rows, plan_columns
 from autodiff_cli.execute.fit import FitResult, FitSettings, plan_fit, train
-from autodiff_cli.execute.objective import ProgramObjective
-from autodiff_cli.execute.tensor_batch import input_rows
-from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+from autodiff_cli.execute.objective import ProgramObjective, TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 
 LINE = "w = 0\nb = 0\ny = 0\nprediction = w*x + b\nloss = (prediction - y)**2\n"

@@ -186,3 +186,14 @@ def test_partitions_are_refused_for_a_batch_program(runner, tmp_path) -> None:
     assert result.exit_code == 1, result.stderr
     assert "the program takes a batch of rows at once, and training over partitions takes them row by row" \
         in result.stderr
+
+
+def test_an_entry_column_left_out_is_an_error_not_a_row_of_whatever_memory_held(runner, tmp_path) -> None:
+    """X's rows are [a[0], a[1]]: without the column a[0], the rows span a[1] alone, and the
+    entry it leaves out must be refused, not read from an uninitialised array."""
+    program, data = _files(tmp_path, ROWS)
+    data.write_text("a[1],t\n" + "".join(f"{float(row[1])!r},{float(row[2])!r}\n" for row in ROWS))
+    result = _fit(runner, program, data, "--steps", "1")
+    assert result.exit_code == 1, result.stdout
+    assert "the columns of input 'X' do not make a tensor: the column X[0] is missing" in result.stderr
+    assert "Traceback" not in result.stderr

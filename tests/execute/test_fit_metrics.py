@@ -22,8 +22,7 @@ from autodiff_cli.execute.metrics import (
     metric_value,
     parse_metric,
 )
-from autodiff_cli.execute.objective import ProgramObjective
-from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
+from autodiff_cli.execute.objective import ProgramObjective, TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 
 
@@ -236,7 +235,7 @@ def test_a_tensor_measurement_runs_each_row_once_in_pieces(monkeypatch) -> None:
     going, several times slower on a busy machine); the numbers are those of whole rows."""
     import autodiff_cli.execute.metrics as metrics_module
     import autodiff_cli.execute.interpreter as tensor_module
-    import autodiff_cli.execute.tensor_fit as tensor_fit_module
+    import autodiff_cli.execute.objective as objective_module
 
     program = parse(TENSOR, "t.ad")
     rng = np.random.RandomState(5)
@@ -254,7 +253,7 @@ def test_a_tensor_measurement_runs_each_row_once_in_pieces(monkeypatch) -> None:
         return real(program, inputs, batched, **options)
 
     monkeypatch.setattr(tensor_module, "run_forward", counted)
-    monkeypatch.setattr(tensor_fit_module, "run_forward", counted)
+    monkeypatch.setattr(objective_module, "run_forward", counted)
     measurer = Measurer(program, check_metrics(program, [parse_metric("accuracy:z:label")]), training, validation)
     W = np.array([[0.5, -1.0], [2.0, 0.25], [-0.5, 1.5]])
     measured = measurer(W.ravel(), 1)

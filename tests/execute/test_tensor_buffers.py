@@ -11,7 +11,7 @@ from autodiff_cli.engine import tensor_ops
 from autodiff_cli.engine.optim import AdamRule
 from autodiff_cli.errors import EvaluationError
 from autodiff_cli.execute.interpreter import run_forward
-from autodiff_cli.execute.tensor_fit import ParameterLayout, TensorObjective
+from autodiff_cli.execute.objective import ParameterLayout, TensorObjective
 from autodiff_cli.language import parse
 
 PROGRAM = """\

@@ -12,9 +12,8 @@ import pytest
 from autodiff_cli.engine.optim import AdamRule
 from autodiff_cli.execute.fit import FitSettings, plan_fit, train
 from autodiff_cli.execute.interpreter import evaluate_tensors, float_type
-from autodiff_cli.execute.objective import objective_for
+from autodiff_cli.execute.objective import TensorObjective, objective_for, starting_parameters
 from autodiff_cli.execute.tensor_batch import TensorBatchEvaluator
-from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 
 F32_RTOL = 3e-5  # a few float32 roundings over a small network, relative to the largest entry

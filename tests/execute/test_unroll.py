@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from autodiff_cli.errors import AutodiffError
+from autodiff_cli.execute.columns import entry_column
 from autodiff_cli.execute.scalar import evaluate
-from autodiff_cli.execute.unroll import TooLarge, entry_name, layer_view, scalar_view
+from autodiff_cli.execute.unroll import TooLarge, layer_view, scalar_view
 from autodiff_cli.execute.interpreter import input_arrays, run_forward
 from autodiff_cli.language.compiler import parse
 from properties.test_tensor_random import Gen, Tie, reference_gradients
@@ -28,14 +29,14 @@ def entries_grads(evaluation, name: str, shape: tuple[int, ...]) -> np.ndarray:
     grads = evaluation.grads()
     out = np.zeros(shape)
     for index in np.ndindex(shape):
-        out[index] = grads.get(entry_name(name, index), 0.0)
+        out[index] = grads.get(entry_column(name, index), 0.0)
     return out
 
 
-def test_entry_names_follow_entry_columns() -> None:
-    assert entry_name("W", (0, 1)) == "W[0, 1]"
-    assert entry_name("x", (3,)) == "x[3]"
-    assert entry_name("b", ()) == "b"
+def test_an_entry_is_named_as_its_column() -> None:
+    assert entry_column("W", (0, 1)) == "W[0, 1]"
+    assert entry_column("x", (3,)) == "x[3]"
+    assert entry_column("b", ()) == "b"
 
 
 def test_the_posts_regression_unrolls_to_its_scalar_graph() -> None:
