@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autodiff_cli.execute.vectorized import evaluate_batch
+from autodiff_cli.execute.batch_evaluator import evaluate_batch
 
 HIDDEN = 4
 PROGRAM = "\n".join(

@@ -55,7 +55,7 @@ class TrainingModel:
     def __init__(self, program: Program, plan: FitPlan, given: Mapping[str, Any], columns: Mapping[str, Any],
                  seed: int, validation: Mapping[str, Any] | None = None) -> None:
         from ..execute.interpreter import as_array, input_arrays
-        from ..execute.tensor_batch import input_rows
+        from ..execute.batch_evaluator import input_rows
         from ..language.program import runs_as_tensors
 
         self.program = program
@@ -130,7 +130,7 @@ class TrainingModel:
         values: one plan of the program serves the pictures and the layers."""
         evaluator = self._evaluators.get(name)
         if evaluator is None:
-            from ..execute.vectorized import BatchEvaluator
+            from ..execute.batch_evaluator import BatchEvaluator
 
             evaluator = self._evaluators[name] = BatchEvaluator(self.program, output=name, wrt=(),
                                                                 values_of=self._named_layers())

@@ -46,7 +46,7 @@ REPORT_EXTENSIONS = {".json": "json", ".csv": "csv"}  # --reduce's report, when 
 
 def _advice() -> Any:
     """Hints from the executor in this command's terms: its options, not Python's arguments."""
-    from ..execute.vectorized import Advice
+    from ..execute.batch_evaluator import Advice
 
     return Advice(", or leave out the rows that have them (--on-error skip)", _give_values_advice)
 

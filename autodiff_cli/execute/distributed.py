@@ -633,7 +633,7 @@ class PartitionObjective:
             from .objective import ProgramObjective
 
             return ProgramObjective(self.program, self.plan, rows.columns, rows.label, self.advice)
-        from .tensor_batch import input_rows
+        from .batch_evaluator import input_rows
         from .tensor_fit import TensorObjective
 
         data = input_rows(self.program, {name: rows.columns[name] for name in self.columns})

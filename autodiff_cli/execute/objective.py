@@ -48,7 +48,7 @@ def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndar
     if not (single or runs_as_tensors(program, values) or feeds_tensors(program, column_plan)):
         return ProgramObjective(program, plan, columns, row_label, advice)
     from .interpreter import input_arrays
-    from .tensor_batch import input_rows
+    from .batch_evaluator import input_rows
     from .tensor_fit import TensorObjective, starting_parameters
 
     layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed, dtype)
@@ -71,7 +71,7 @@ class ProgramObjective:
 
     def __init__(self, program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray],
                  row_label: Callable[[int], str] | None = None, advice: Any = None) -> None:
-        from .vectorized import PYTHON_ADVICE, BatchEvaluator
+        from .batch_evaluator import PYTHON_ADVICE, BatchEvaluator
 
         advice = advice or PYTHON_ADVICE  # what hints suggest: the command line passes its own
         self.plan = plan
@@ -91,7 +91,7 @@ class ProgramObjective:
         return self._evaluate(self._values, params, None).value  # type: ignore[no-any-return]
 
     def _evaluate(self, evaluator: Any, params: np.ndarray, rows: np.ndarray | None) -> Any:
-        from .vectorized import RowError
+        from .batch_evaluator import RowError
 
         inputs: dict[str, object] = dict(self.plan.fixed)
         inputs.update(zip(self.plan.parameters, params.tolist()))

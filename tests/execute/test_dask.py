@@ -119,7 +119,7 @@ def all_columns(paths: list[str]) -> dict[str, np.ndarray]:
 def regression_objectives(cluster: Cluster | InProcess, paths: list[str]):
     """samples/regression_rows.ad on the rows of ``paths``: over the partitions, and over all
     rows in this process (the single-machine run), with the parameters' starting vector."""
-    from autodiff_cli.execute.tensor_batch import input_rows
+    from autodiff_cli.execute.batch_evaluator import input_rows
     from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
 
     program = parse((SAMPLES / "regression_rows.ad").read_text(), "regression_rows.ad")

@@ -21,7 +21,7 @@ from autodiff_cli.analysis.training_record import TrainingRecorder
 from autodiff_cli.execute.columns import plan_columns
 from autodiff_cli.execute.fit import FitSettings, plan_fit, train
 from autodiff_cli.execute.objective import ProgramObjective
-from autodiff_cli.execute.tensor_batch import input_rows
+from autodiff_cli.execute.batch_evaluator import input_rows
 from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 from autodiff_cli.render.training_report import (
