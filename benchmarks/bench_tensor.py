@@ -720,7 +720,7 @@ def run_batch(rows: int, rounds: int) -> None:
                                "hand": lambda: hand_batch(columns, weights, reduce) and None}, rounds)
         ratio = medians["ours"] / medians["hand"]
         print(f"  {label} (results agree to {error:.0e})")
-        print(f"    BatchEvaluator over chunks {medians['ours'] * 1e3:8.1f} ms   "
+        print(f"    BatchEvaluator over chunks       {medians['ours'] * 1e3:8.1f} ms   "
               f"{rows / medians['ours'] / 1e6:5.2f} M rows/s")
         print(f"    hand-written NumPy, whole arrays {medians['hand'] * 1e3:8.1f} ms   "
               f"{rows / medians['hand'] / 1e6:5.2f} M rows/s")
@@ -803,7 +803,7 @@ def run_batch_inputs(rows: int, rounds: int) -> None:
     median = {name: statistics.median(seconds) for name, seconds in times.items()}
     print(f"\n3b. batch in process: {rows:,} rows of a 4-16-1 tanh net, L and dL/dx (5 numbers a row), chunks of "
           f"{CHUNK_LINES:,} rows; median of {rounds} (results agree to {worst:.0e})")
-    print(f"    BatchEvaluator, entry columns  {median['ours'] * 1e3:8.1f} ms")
+    print(f"    BatchEvaluator, entry columns        {median['ours'] * 1e3:8.1f} ms")
     print(f"    hand NumPy over the same chunks      {median['hand'] * 1e3:8.1f} ms")
     print(f"    ours / NumPy: {median['ours'] / median['hand']:.2f}x   (target <= 1.1x)")
 
