@@ -20,10 +20,11 @@ Two executors run the rows, picked by the program and the inputs, not by the cal
   gradient (what is differentiated is given the batch axis, a parameter repeated as a view),
   with ``reduce`` the reverse sweep sums over the rows itself.
 
-The sweep stays beside the interpreter because it is faster on the programs it takes: 1e6 rows
-of ``benchmarks/bench_batch.py``'s network, values and every gradient, 74 ms on the sweep against
-89 ms on the interpreter in 16,384-row chunks and 146 ms in one piece (``bench_batch.py
-backends``); and it keeps the engine's order of each gradient's contributions and its messages.
+The sweep stays beside the interpreter, measured (``bench_batch.py backends``: 1e6 rows of its
+network in batch's 16,384-line chunks, three runs on a loaded 2-core VM): the interpreter took
+1.17-1.44x the sweep's time per row and 1.04-1.38x with ``--reduce mean``, whose sums then differ
+in the last bit (4 of 1,302 chunk sums), and a failed row's message would be the interpreter's ("log is
+undefined, where x = -2 ...") rather than ``eval``'s ("log of -2 is undefined ...").
 
 This module imports NumPy, so nothing imports it at start-up.
 """
