@@ -324,7 +324,7 @@ class BatchEvaluator:
             if name in variables:
                 if isinstance(value, TensorConstant):
                     return False
-            elif isinstance(name, str) and (entry := split_column(name)) is not None and entry[0] in variables:
+            elif isinstance(name, str) and (entry := split_column(name)) is not None and entry[0] in self.inputs:
                 return False
         return True
 
@@ -526,7 +526,7 @@ class _InterpreterRows:
         from .interpreter import as_array, in_precision, in_precision_columns, input_arrays
 
         program = self.program
-        columns = {name: _as_column(name, value) if value.ndim == 1 else value
+        columns = {name: _as_entry_column(name, value)
                    for name, value in inputs.items() if _is_column(name, value, program)}
         rows = input_rows(program, columns)
         arrays = {name: as_array(value) for name, value in inputs.items() if name not in columns}
@@ -580,6 +580,14 @@ class _InterpreterRows:
             return row_error(error, row, shown)
         return row_error(EvaluationError("a value computed on this row is not a finite number", None,
                                          self.program.source, "check the row's values"), row, shown)
+
+
+def _as_entry_column(name: str, value: np.ndarray) -> np.ndarray:
+    """A column of rows for the interpreter: floats as they are (converted to the run's precision
+    later, without a detour through float64), anything else read as ``_as_column`` reads one."""
+    if (type(value) is np.ndarray and value.dtype.kind == "f") or value.ndim != 1:
+        return value
+    return _as_column(name, value)  # type: ignore[no-any-return]
 
 
 def _row_counted(row: int) -> str:
