@@ -362,7 +362,8 @@ def run_backends(rows: int, rounds: int) -> None:
         ours, theirs = sweep(reduce), interpreter(reduce)
         differing = sum(int(np.count_nonzero(np.asarray(mine[name]) != np.asarray(other[name])))
                         for mine, other in zip(ours, theirs) for name in mine)
-        medians = interleaved({"sweep": lambda: sweep(reduce), "interpreter": lambda: interpreter(reduce)}, rounds)
+        medians = interleaved({"sweep": lambda how=reduce: sweep(how), "interpreter": lambda how=reduce: interpreter(how)},
+                              rounds)
         what = "per row" if reduce is None else "--reduce mean"
         print(f"  {what:14} column sweep {medians['sweep'] * 1e3:8.1f} ms   interpreter "
               f"{medians['interpreter'] * 1e3:8.1f} ms   ({medians['interpreter'] / medians['sweep']:.2f}x)   "

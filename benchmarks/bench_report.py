@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 
 from autodiff_cli.analysis.training_record import TrainingRecorder, default_every
+from autodiff_cli.execute.batch_evaluator import input_rows
 from autodiff_cli.execute.columns import feeds_tensors, plan_columns
 from autodiff_cli.execute.fit import FitSettings, Monitor, plan_fit, train
 from autodiff_cli.execute.metrics import Measurer, parse_metric
 from autodiff_cli.execute.objective import ProgramObjective, objective_for
-from autodiff_cli.execute.batch_evaluator import input_rows
 from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 from autodiff_cli.language.program import runs_as_tensors

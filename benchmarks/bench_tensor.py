@@ -100,7 +100,6 @@ if ARGS is not None and ARGS.blas_threads is not None:
 import numpy as np  # noqa: E402  (after OPENBLAS_NUM_THREADS is set)
 from bench_batch import interleaved  # noqa: E402  (the same interleaved medians as the batch benchmark)
 
-
 # --- the machine ----------------------------------------------------------------------------------
 
 
@@ -554,9 +553,9 @@ MOONS_ARGS = ["--lr", "1", "--lr-schedule", "linear", "--steps", "100"]
 
 def moons_objective(tensor: bool) -> tuple[Any, np.ndarray]:
     """The objective and start ``autodiff fit`` makes for moons_mlp.ad (tensor) or moons.ad."""
+    from autodiff_cli.execute.batch_evaluator import input_rows
     from autodiff_cli.execute.fit import plan_fit
     from autodiff_cli.execute.objective import ProgramObjective
-    from autodiff_cli.execute.batch_evaluator import input_rows
     from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
     from autodiff_cli.language import parse
 
@@ -770,8 +769,8 @@ def run_batch_inputs(rows: int, rounds: int) -> None:
     """Issue 34's in-process batch: ``BatchEvaluator`` (wrt x) over chunks of ``CHUNK_LINES``
     rows given as entry columns, as ``batch`` feeds it, against the same sweeps by hand over the
     same chunks (both stack x from its four columns, chunk by chunk)."""
-    from autodiff_cli.execute.interpreter import input_arrays
     from autodiff_cli.execute.batch_evaluator import BatchEvaluator
+    from autodiff_cli.execute.interpreter import input_arrays
     from autodiff_cli.files.rows.lines import CHUNK_LINES
     from autodiff_cli.language import parse
 

@@ -54,8 +54,8 @@ class TrainingModel:
 
     def __init__(self, program: Program, plan: FitPlan, given: Mapping[str, Any], columns: Mapping[str, Any],
                  seed: int, validation: Mapping[str, Any] | None = None) -> None:
-        from ..execute.interpreter import as_array, input_arrays
         from ..execute.batch_evaluator import input_rows
+        from ..execute.interpreter import as_array, input_arrays
         from ..language.program import runs_as_tensors
 
         self.program = program

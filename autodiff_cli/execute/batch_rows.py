@@ -25,8 +25,8 @@ from ..errors import EvaluationError, InputError, Source, variables_hint
 
 if TYPE_CHECKING:
     from ..language.program import Program
-    from .columns import ColumnPlan
     from .batch_evaluator import Advice, BatchEvaluator, BatchResult, RowError
+    from .columns import ColumnPlan
 
 __all__ = ["BatchJob", "BatchOptions", "Failures", "Reduction", "Sums", "plan_batch", "reduce_sums", "sum_rows",
            "write_rows"]

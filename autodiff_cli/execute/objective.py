@@ -47,8 +47,8 @@ def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndar
         return _batch_objective(program, plan, columns, column_plan, batch, init, seed, row_label, dtype)
     if not (single or runs_as_tensors(program, values) or feeds_tensors(program, column_plan)):
         return ProgramObjective(program, plan, columns, row_label, advice)
-    from .interpreter import input_arrays
     from .batch_evaluator import input_rows
+    from .interpreter import input_arrays
     from .tensor_fit import TensorObjective, starting_parameters
 
     layout, start = starting_parameters(program, plan.parameters, plan.start, init or "normal", seed, dtype)

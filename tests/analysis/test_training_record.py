@@ -18,10 +18,10 @@ from autodiff_cli.analysis.prediction_grid import CURVE_POINTS, GRID
 from autodiff_cli.analysis.training_diagnoses import diagnose
 from autodiff_cli.analysis.training_model import LayerActivity, name_prefix
 from autodiff_cli.analysis.training_record import Recording, TrainingRecorder, default_every
+from autodiff_cli.execute.batch_evaluator import input_rows
 from autodiff_cli.execute.columns import plan_columns
 from autodiff_cli.execute.fit import FitResult, FitSettings, plan_fit, train
 from autodiff_cli.execute.objective import ProgramObjective
-from autodiff_cli.execute.batch_evaluator import input_rows
 from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 

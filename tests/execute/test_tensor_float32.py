@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from autodiff_cli.engine.optim import AdamRule
+from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 from autodiff_cli.execute.fit import FitSettings, plan_fit, train
 from autodiff_cli.execute.interpreter import evaluate_tensors, float_type
 from autodiff_cli.execute.objective import objective_for
-from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 from autodiff_cli.execute.tensor_fit import TensorObjective, starting_parameters
 from autodiff_cli.language import parse
 
