@@ -46,10 +46,10 @@ _LAZY = {
     "normal": "engine.tensor",
     "no_grad": "engine.grad_mode",  # covers Values and Tensors
     "draw_dot": "render.dot",
-    "evaluate_batch": "execute.vectorized",
-    "BatchEvaluator": "execute.vectorized",
-    "BatchResult": "execute.vectorized",
-    "RowError": "execute.vectorized",
+    "evaluate_batch": "execute.batch_evaluator",
+    "BatchEvaluator": "execute.batch_evaluator",
+    "BatchResult": "execute.batch_evaluator",
+    "RowError": "execute.batch_evaluator",
     "InputError": "errors",  # what evaluate_batch raises for inputs it cannot use
     "fit": "training",  # training from Python; a notebook shows the run as fit --report's page
 }

@@ -23,11 +23,17 @@ Every mode computes, for every row, L and its gradient with respect to all 20 in
   to parse or format.
 * ``memory``: peak RSS of ``autodiff batch`` at 1e5, 1e6 and 1e7 rows (written to
   /dev/null; the goal: flat).
+* ``backends``: this program of numbers on the two executors ``BatchEvaluator`` can run it on,
+  over the same 1e6 rows in the chunks ``batch`` reads (16,384 lines): the column sweep
+  (``vectorized.py``, what it runs) against the interpreter with the rows as its batch axis;
+  per row (L and every gradient) and as ``--reduce mean`` (the gradient of every input).  The
+  results are compared bit for bit first.  Why a program of numbers keeps the sweep.
 
     python benchmarks/bench_batch.py compute [--rows 1000000] [--rounds 7]
     python benchmarks/bench_batch.py cli [--rows 1000000] [--rounds 5] [--eval-sample 200]
     python benchmarks/bench_batch.py parquet [--rows 1000000] [--rounds 5]
     python benchmarks/bench_batch.py memory [--sizes 100000 1000000 10000000]
+    python benchmarks/bench_batch.py backends [--rows 1000000] [--rounds 7]
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autodiff_cli.execute.vectorized import evaluate_batch
+from autodiff_cli.execute.batch_evaluator import evaluate_batch
 
 HIDDEN = 4
 PROGRAM = "\n".join(
@@ -334,9 +340,39 @@ def run_memory(sizes: list[int]) -> None:
             data.unlink()
 
 
+def run_backends(rows: int, rounds: int) -> None:
+    from autodiff_cli.execute.batch_evaluator import BatchEvaluator
+    from autodiff_cli.files.rows.lines import CHUNK_LINES
+
+    inputs = make_inputs(rows)
+    chunks = [{name: value[start:start + CHUNK_LINES] if isinstance(value, np.ndarray) else value
+               for name, value in inputs.items()} for start in range(0, rows, CHUNK_LINES)]
+    evaluator = BatchEvaluator(PROGRAM)
+    assert evaluator._sweep is not None  # what evaluate runs for this program
+
+    def sweep(reduce: str | None) -> list[dict[str, object]]:
+        return [evaluator.evaluate(chunk, reduce=reduce).columns() for chunk in chunks]
+
+    def interpreter(reduce: str | None) -> list[dict[str, object]]:
+        rows_on_axis = evaluator._interpreting()  # the executor of every program that is not of numbers
+        return [rows_on_axis.evaluate(chunk, reduce, "raise").columns() for chunk in chunks]
+
+    print(f"one program of numbers on both executors: {rows:,} rows in chunks of {CHUNK_LINES:,}, median of {rounds}")
+    for reduce in (None, "mean"):
+        ours, theirs = sweep(reduce), interpreter(reduce)
+        differing = sum(int(np.count_nonzero(np.asarray(mine[name]) != np.asarray(other[name])))
+                        for mine, other in zip(ours, theirs) for name in mine)
+        medians = interleaved({"sweep": lambda how=reduce: sweep(how), "interpreter": lambda how=reduce: interpreter(how)},
+                              rounds)
+        what = "per row" if reduce is None else "--reduce mean"
+        print(f"  {what:14} column sweep {medians['sweep'] * 1e3:8.1f} ms   interpreter "
+              f"{medians['interpreter'] * 1e3:8.1f} ms   ({medians['interpreter'] / medians['sweep']:.2f}x)   "
+              f"{differing:,} numbers differ")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["compute", "cli", "parquet", "memory", "floor"])
+    parser.add_argument("what", choices=["compute", "cli", "parquet", "memory", "backends", "floor"])
     parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)  # floor's rows and output
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=None)
@@ -351,6 +387,8 @@ def main() -> None:
         run_parquet(args.rows, args.rounds or 5)
     elif args.what == "memory":
         run_memory(args.sizes)
+    elif args.what == "backends":
+        run_backends(args.rows, args.rounds or 7)
     else:
         io_floor(*args.paths)
 

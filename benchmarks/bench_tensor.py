@@ -28,7 +28,7 @@ Four sub-benchmarks (all by default; ``--step``, ``--sizes``, ``--moons``, ``--b
   objective) and as whole ``autodiff fit`` processes.  Goal: tensor >= 10x faster.
 * ``--batch``: ``--rows`` rows (1e6) of a per-row 2-16-1 tanh MLP with a squared error, every
   row's L and its gradient with respect to every input (per row, what ``autodiff batch``
-  writes), then with ``--reduce mean``: ``TensorBatchEvaluator.evaluate`` over chunks of
+  writes), then with ``--reduce mean``: ``BatchEvaluator.evaluate`` over chunks of
   ``CHUNK_LINES`` (16,384) rows given as entry columns ``x[0]``, ``x[1]``, ``y``, as ``batch``
   feeds it, against the same forward and reverse sweeps written with NumPy over the whole
   arrays (goal: <= 1.5x).  Results are compared first.  Then the peak of traced memory
@@ -99,7 +99,6 @@ if ARGS is not None and ARGS.blas_threads is not None:
 
 import numpy as np  # noqa: E402  (after OPENBLAS_NUM_THREADS is set)
 from bench_batch import interleaved  # noqa: E402  (the same interleaved medians as the batch benchmark)
-
 
 # --- the machine ----------------------------------------------------------------------------------
 
@@ -554,8 +553,8 @@ MOONS_ARGS = ["--lr", "1", "--lr-schedule", "linear", "--steps", "100"]
 
 def moons_objective(tensor: bool) -> tuple[Any, np.ndarray]:
     """The objective and start ``autodiff fit`` makes for moons_mlp.ad (tensor) or moons.ad."""
-    from autodiff_cli.execute.fit import plan_fit
     from autodiff_cli.execute.columns import input_rows
+    from autodiff_cli.execute.fit import plan_fit
     from autodiff_cli.execute.objective import ProgramObjective, TensorObjective, starting_parameters
     from autodiff_cli.language import parse
 
@@ -698,7 +697,7 @@ def traced_peak(function: Callable[[], Any]) -> int:
 
 
 def run_batch(rows: int, rounds: int) -> None:
-    from autodiff_cli.execute.tensor_batch import TensorBatchEvaluator
+    from autodiff_cli.execute.batch_evaluator import BatchEvaluator
     from autodiff_cli.files.rows.lines import CHUNK_LINES
     from autodiff_cli.language import parse
 
@@ -708,7 +707,7 @@ def run_batch(rows: int, rounds: int) -> None:
     print(f"\n3. batch: {rows:,} rows of a per-row 2-{BATCH_HIDDEN}-1 tanh MLP with a squared error, "
           f"chunks of {CHUNK_LINES:,} rows; median of {rounds}")
     for reduce in (False, True):
-        evaluator = TensorBatchEvaluator(program, values_of=["L"] if reduce else ())
+        evaluator = BatchEvaluator(program, values_of=["L"] if reduce else ())
         label = "--reduce mean: L and the mean gradient" if reduce else \
             "per row: L and dL/d(every input), 69 numbers a row"
         error = check_batch(ours_batch(evaluator, columns, reduce, CHUNK_LINES), hand_batch(columns, weights, reduce),
@@ -719,7 +718,7 @@ def run_batch(rows: int, rounds: int) -> None:
                                "hand": lambda: hand_batch(columns, weights, reduce) and None}, rounds)
         ratio = medians["ours"] / medians["hand"]
         print(f"  {label} (results agree to {error:.0e})")
-        print(f"    TensorBatchEvaluator over chunks {medians['ours'] * 1e3:8.1f} ms   "
+        print(f"    BatchEvaluator over chunks       {medians['ours'] * 1e3:8.1f} ms   "
               f"{rows / medians['ours'] / 1e6:5.2f} M rows/s")
         print(f"    hand-written NumPy, whole arrays {medians['hand'] * 1e3:8.1f} ms   "
               f"{rows / medians['hand'] / 1e6:5.2f} M rows/s")
@@ -766,11 +765,11 @@ def hand_inputs_chunk(columns: list[np.ndarray], y: np.ndarray, w: dict[str, np.
 
 
 def run_batch_inputs(rows: int, rounds: int) -> None:
-    """Issue 34's in-process batch: ``TensorBatchEvaluator`` (wrt x) over chunks of ``CHUNK_LINES``
+    """Issue 34's in-process batch: ``BatchEvaluator`` (wrt x) over chunks of ``CHUNK_LINES``
     rows given as entry columns, as ``batch`` feeds it, against the same sweeps by hand over the
     same chunks (both stack x from its four columns, chunk by chunk)."""
+    from autodiff_cli.execute.batch_evaluator import BatchEvaluator
     from autodiff_cli.execute.interpreter import input_arrays
-    from autodiff_cli.execute.tensor_batch import TensorBatchEvaluator
     from autodiff_cli.files.rows.lines import CHUNK_LINES
     from autodiff_cli.language import parse
 
@@ -780,7 +779,7 @@ def run_batch_inputs(rows: int, rounds: int) -> None:
     rng = np.random.default_rng(5)
     x, y = rng.standard_normal((rows, 4)), rng.standard_normal(rows)
     columns = {**{f"x[{i}]": np.ascontiguousarray(x[:, i]) for i in range(4)}, "y": y}
-    evaluator = TensorBatchEvaluator(program, wrt=["x"])
+    evaluator = BatchEvaluator(program, wrt=["x"])
     starts = range(0, rows, CHUNK_LINES)
 
     def ours() -> list[dict[str, Any]]:
@@ -802,7 +801,7 @@ def run_batch_inputs(rows: int, rounds: int) -> None:
     median = {name: statistics.median(seconds) for name, seconds in times.items()}
     print(f"\n3b. batch in process: {rows:,} rows of a 4-16-1 tanh net, L and dL/dx (5 numbers a row), chunks of "
           f"{CHUNK_LINES:,} rows; median of {rounds} (results agree to {worst:.0e})")
-    print(f"    TensorBatchEvaluator, entry columns  {median['ours'] * 1e3:8.1f} ms")
+    print(f"    BatchEvaluator, entry columns        {median['ours'] * 1e3:8.1f} ms")
     print(f"    hand NumPy over the same chunks      {median['hand'] * 1e3:8.1f} ms")
     print(f"    ours / NumPy: {median['ours'] / median['hand']:.2f}x   (target <= 1.1x)")
 

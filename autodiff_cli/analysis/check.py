@@ -290,7 +290,7 @@ class _Together:
     """
 
     def __init__(self, evaluation: Evaluation, point: dict[str, float]) -> None:
-        from ..execute.vectorized import BatchEvaluator
+        from ..execute.batch_evaluator import BatchEvaluator
 
         self.point = point
         self.output = evaluation.output

@@ -288,7 +288,7 @@ class _ScalarSampler(_Sampler):
     """A scalar program: the vectorized executor over a column, the scalar engine at one point."""
 
     def __init__(self, program: Program, values: Mapping[str, Any], variable: str, output: str) -> None:
-        from ..execute.vectorized import BatchEvaluator
+        from ..execute.batch_evaluator import BatchEvaluator
 
         missing = [v for v in missing_inputs(program, values) if v.name != variable]
         if missing:

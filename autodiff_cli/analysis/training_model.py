@@ -130,7 +130,7 @@ class TrainingModel:
         values: one plan of the program serves the pictures and the layers."""
         evaluator = self._evaluators.get(name)
         if evaluator is None:
-            from ..execute.vectorized import BatchEvaluator
+            from ..execute.batch_evaluator import BatchEvaluator
 
             evaluator = self._evaluators[name] = BatchEvaluator(self.program, output=name, wrt=(),
                                                                 values_of=self._named_layers())

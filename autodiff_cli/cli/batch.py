@@ -1,8 +1,8 @@
 """``autodiff batch``: a program and its gradients over every row of a CSV, TSV or JSON Lines file.
 
-The program is compiled once and run over chunks of rows by the vectorized executor
-(``execute/vectorized.py``); rows stream in and results stream out, so memory stays
-flat however long the input.  ``--reduce`` sums or averages over all rows instead and
+The program is compiled once and run over chunks of rows by ``execute.batch_rows``'s job
+(its one ``BatchEvaluator`` picks the executor); rows stream in and results stream out, so
+memory stays flat however long the input.  ``--reduce`` sums or averages over all rows instead and
 prints one report, as ``eval`` does for one set of inputs.
 """
 
@@ -46,7 +46,7 @@ REPORT_EXTENSIONS = {".json": "json", ".csv": "csv"}  # --reduce's report, when 
 
 def _advice() -> Any:
     """Hints from the executor in this command's terms: its options, not Python's arguments."""
-    from ..execute.vectorized import Advice
+    from ..execute.batch_evaluator import Advice
 
     return Advice(", or leave out the rows that have them (--on-error skip)", _give_values_advice)
 

@@ -362,7 +362,7 @@ def _command_line() -> str:
 
 def _advice(data_name: str) -> Any:
     """Hints from the executor in fit's terms: it trains on every row and has no --on-error."""
-    from ..execute.vectorized import Advice
+    from ..execute.batch_evaluator import Advice
 
     def give(names: list[str]) -> str:
         return f"add a column to {data_name}, or give {set_advice(names)} or --values FILE.json"

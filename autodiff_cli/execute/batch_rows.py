@@ -2,12 +2,13 @@
 written chunk by chunk or summed, and the rows that failed.
 
 ``plan_batch`` reads a reader's first line (its ``columns``) and ``BatchOptions`` (the command's
-options, as values) and makes a ``BatchJob``: the column plan, the evaluator (vectorized, or
-the tensor one), the values every row shares and the output's columns.  ``write_rows`` runs a
-reader's rows through the job into a writer; ``sum_rows`` adds them up for ``--reduce`` and
-``reduce_sums`` turns the sums into the report's numbers.  A reader is anything with the
-``files.rows`` readers' ``name``, ``columns``, ``column_error`` and ``chunks``; a writer has
-``header``, ``write`` and ``finish``, and a target ``flush``: this layer opens no file.
+options, as values) and makes a ``BatchJob``: the column plan, the evaluator
+(``batch_evaluator``), each variable's shape on a row, the values every row shares and the
+output's columns.  ``write_rows`` runs a reader's rows through the job into a writer;
+``sum_rows`` adds them up for ``--reduce`` and ``reduce_sums`` turns the sums into the report's
+numbers.  A reader is anything with the ``files.rows`` readers' ``name``, ``columns``,
+``column_error`` and ``chunks``; a writer has ``header``, ``write`` and ``finish``, and a target
+``flush``: this layer opens no file.
 
 Nothing here prints: what is to be said at the end (rows skipped, gradients not finite, a
 value not used) comes back as notes for the command to show.
@@ -24,8 +25,8 @@ from ..errors import EvaluationError, InputError, Source, variables_hint
 
 if TYPE_CHECKING:
     from ..language.program import Program
+    from .batch_evaluator import Advice, BatchEvaluator, BatchResult, RowError
     from .columns import ColumnPlan
-    from .vectorized import Advice, BatchEvaluator, BatchResult, RowError
 
 __all__ = ["BatchJob", "BatchOptions", "Failures", "Reduction", "Sums", "plan_batch", "reduce_sums", "sum_rows",
            "write_rows"]
@@ -59,7 +60,8 @@ class BatchJob:
     values: dict[str, Any]
     options: BatchOptions
     plan: ColumnPlan
-    evaluator: Any
+    evaluator: BatchEvaluator
+    shapes: dict[str, Any]  # each variable's shape on a row: () for a number
     broadcast: dict[str, Any]
     names: list[str]  # the output's columns (per-row output only)
     first: str  # the rows' name, whose columns every other partition must have
@@ -74,9 +76,9 @@ def plan_batch(program: Program, values: dict[str, Any], reader: Any, options: B
     """The job for rows whose first line ``reader`` has read."""
     plan = plan_rows(program, values, reader, options)
     reader.check_numeric(plan.numeric)  # the data's own errors first (files/rows), before its shapes are read
-    evaluator, broadcast, notes = _evaluator(program, plan, values, options)
-    names = _output_names(plan, evaluator, reader) if options.reduce is None else []
-    return BatchJob(program, values, options, plan, evaluator, broadcast, names, reader.name, notes)
+    evaluator, shapes, broadcast, notes = _evaluator(program, plan, values, options)
+    names = _output_names(plan, evaluator, shapes, reader) if options.reduce is None else []
+    return BatchJob(program, values, options, plan, evaluator, shapes, broadcast, names, reader.name, notes)
 
 
 def plan_rows(program: Program, values: dict[str, Any], reader: Any, options: BatchOptions) -> ColumnPlan:
@@ -99,33 +101,24 @@ def plan_rows(program: Program, values: dict[str, Any], reader: Any, options: Ba
 
 
 def _evaluator(program: Program, plan: ColumnPlan, values: dict[str, Any],
-               options: BatchOptions) -> tuple[Any, dict[str, Any], list[str]]:
-    """The executor of the rows (the vectorized one, or the tensor one with its output checked
-    before a line is written), the values every row shares, and the notes about values unused."""
-    from ..language.program import runs_as_tensors
-    from .columns import feeds_tensors
-    from .vectorized import PYTHON_ADVICE, BatchEvaluator
+               options: BatchOptions) -> tuple[BatchEvaluator, dict[str, Any], dict[str, Any], list[str]]:
+    """The evaluator of the rows, with its output checked before a line is written; each variable's
+    shape on a row; the values every row shares; the notes about values unused."""
+    import numpy as np
+
+    from .batch_evaluator import PYTHON_ADVICE, BatchEvaluator
 
     listed = _values_of(options, program)
     # --reduce's report gives each variable it lists a gradient: the --values-of ones too.
     differentiated = listed if options.reduce is not None else _wrt(options.wrt, program)
     notes = [f"'{name}' is not used by the program; its value is ignored" for name in plan.unused]
     broadcast = {name: value for name, value in values.items() if name not in plan.unused}
-    advice = options.advice or PYTHON_ADVICE
-    single = options.dtype is not None and options.dtype != "float64"  # (the evaluator checks the name)
-    if not (single or runs_as_tensors(program, values) or feeds_tensors(program, plan)):
-        return BatchEvaluator(program, output=options.output, wrt=differentiated, values_of=listed,
-                              advice=advice), broadcast, notes
-    import numpy as np
-
-    from .tensor_batch import TensorBatchEvaluator
-
-    evaluator = TensorBatchEvaluator(program, output=options.output, wrt=differentiated, values_of=listed,
-                                     advice=advice, dtype=options.dtype)
+    evaluator = BatchEvaluator(program, output=options.output, wrt=differentiated, values_of=listed,
+                               advice=options.advice or PYTHON_ADVICE, dtype=options.dtype)
     one_row = {**{name: np.zeros(1) for name in plan.numeric}, **broadcast}  # enough to work out every shape
-    evaluator.shapes_of_rows = evaluator.shapes(one_row)
-    evaluator.check_output(evaluator.shapes_of_rows, options.reduce)
-    return evaluator, broadcast, notes
+    shapes = evaluator.shapes(one_row)
+    evaluator.check_output(shapes, options.reduce)
+    return evaluator, shapes, broadcast, notes
 
 
 def _defined(names: list[str], program: Program, option: str) -> list[str]:
@@ -148,11 +141,10 @@ def _values_of(options: BatchOptions, program: Program) -> list[str]:
     return names
 
 
-def _output_names(plan: ColumnPlan, evaluator: BatchEvaluator, reader: Any) -> list[str]:
+def _output_names(plan: ColumnPlan, evaluator: BatchEvaluator, shapes: dict[str, Any], reader: Any) -> list[str]:
     names = list(plan.kept)
     taken = set(names)
-    shapes = getattr(evaluator, "shapes_of_rows", None)  # a tensor program's columns are its entries'
-    computed = evaluator.column_names() if shapes is None else evaluator.column_names(shapes)
+    computed = evaluator.column_names(shapes)  # a tensor's columns are its entries'
     for name in computed:  # the output, --values-of, then the gradients; an input column is not repeated
         if name in taken and name in plan.numeric:
             continue
@@ -224,7 +216,7 @@ def _row_columns(plan: ColumnPlan, chunk: Any, result: BatchResult) -> dict[str,
 
 
 def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> BatchResult:
-    from .vectorized import RowError
+    from .batch_evaluator import RowError
 
     if job.options.dtype not in (None, "float64"):
         _refuse_beyond_precision(chunk, job.options.dtype, reader.name)
@@ -369,7 +361,6 @@ class Sums:
 def sum_rows(reader: Any, plan: ColumnPlan, job: BatchJob, advance: Callable[[int], None]) -> Sums:
     """The sums of every row of ``reader`` (``misread`` is the caller's to fill in)."""
     summed = Sums(Failures(job.options.on_error, reader.name))
-    shapes = getattr(job.evaluator, "shapes_of_rows", None)  # a tensor program's report lists its entries
     for chunk in reader.chunks(plan.numeric, plan.passed, wait=True):  # fixed chunks: the same sums every run
         try:
             result = _evaluate(job, chunk, "sum", reader)
@@ -377,7 +368,7 @@ def sum_rows(reader: Any, plan: ColumnPlan, job: BatchJob, advance: Callable[[in
             raise failed.error from None
         summed.failures.add(result, chunk)
         summed.count += result.count
-        chunk_values, chunk_grads = (result.values, result.grads) if shapes is None else result.entries()
+        chunk_values, chunk_grads = result.entries()  # a tensor's entries, each a number
         for name, value in chunk_values.items():
             summed.values.setdefault(name, []).append(float(value))
         for name, value in chunk_grads.items():
@@ -410,11 +401,11 @@ class Reduction:
 def reduce_sums(summed: Sums, rows_name: str, job: BatchJob, how: str) -> Reduction:
     """The sums (or means) of the output and of every listed variable, with their gradients."""
     from ..language.program import INPUT, OUTPUT
-    from .tensor_batch import entry_columns
+    from .columns import entry_columns
 
     evaluator, broadcast = job.evaluator, job.broadcast
     failures, count, sums, grads = summed.failures, summed.count, summed.values, summed.grads
-    shapes = getattr(evaluator, "shapes_of_rows", None)
+    shapes = job.shapes
     if count == 0 and how == "mean":
         why = f" (every row failed; the first, {failures.first})" if failures.count else ""
         raise InputError(f"there are no rows to average in {rows_name}{why}",
@@ -425,7 +416,7 @@ def reduce_sums(summed: Sums, rows_name: str, job: BatchJob, how: str) -> Reduct
         return (math.fsum(parts) + 0.0) / divide
 
     def entries(name: str) -> list[str]:
-        return [name] if shapes is None else entry_columns(name, shapes[name])
+        return entry_columns(name, shapes[name])
 
     program = evaluator.program
     variables = list(dict.fromkeys([evaluator.output, *evaluator.values_of]))

@@ -166,7 +166,7 @@ def _not_a_number(metric: Metric, name: str, column: np.ndarray, wanted: str = "
 def program_row_values(program: Program, objective: Any, names: Sequence[str]) -> RowValues:
     """The rows of ``names`` over every row of a scalar program's ``ProgramObjective``, in one
     pass of the vectorized executor; a failing row is named by its place in the data."""
-    from .vectorized import BatchEvaluator, RowError
+    from .batch_evaluator import BatchEvaluator, RowError
 
     names = list(dict.fromkeys(names))
     evaluator = BatchEvaluator(program, output=names[0], wrt=(), values_of=names[1:])

@@ -217,7 +217,7 @@ class ProgramObjective(_MeanOverRows):
 
     def __init__(self, program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray],
                  row_label: Callable[[int], str] | None = None, advice: Any = None) -> None:
-        from .vectorized import PYTHON_ADVICE, BatchEvaluator
+        from .batch_evaluator import PYTHON_ADVICE, BatchEvaluator
 
         super().__init__(program, plan.output, plan.fixed, {name: columns[name] for name in plan.data_inputs},
                          row_label or data_row)
@@ -235,7 +235,7 @@ class ProgramObjective(_MeanOverRows):
         return self._evaluate(self._values, params, None).value  # type: ignore[no-any-return]
 
     def _evaluate(self, evaluator: Any, params: np.ndarray, rows: np.ndarray | None) -> Any:
-        from .vectorized import RowError
+        from .batch_evaluator import RowError
 
         try:
             return evaluator.evaluate(self._inputs(zip(self.plan.parameters, params.tolist()), rows), reduce="mean")

@@ -1,6 +1,7 @@
-"""The vectorized interpreter: a ``Program`` run over columns of rows with NumPy, forward and reverse.
+"""The column sweep: a float64 ``Program`` of numbers over columns of rows, forward and reverse.
 
-Where the scalar interpreter builds one graph of ``Value`` nodes per set of inputs,
+``batch_evaluator.BatchEvaluator`` runs a program of numbers given columns of numbers here (the
+interpreter runs the rest).  Where the scalar interpreter builds one graph of ``Value`` nodes per set of inputs,
 this one runs the same instruction list once per *chunk* of rows: each register
 holds a float64 column (one element per row) instead of a number.  The forward
 sweep applies each op's ``vector`` kernel from the op table, front to back; the
@@ -37,83 +38,27 @@ inputs given as one number, and what is computed from them only) are computed on
 per call, not once per chunk.  A sum or mean adds runs of ``SUM_ROWS`` rows, then their
 sums exactly, so its last bits do not depend on how many rows a chunk has.
 
-The public entry points are ``evaluate_batch`` and ``BatchEvaluator`` (also exported
-by ``autodiff_cli``); this module imports NumPy, so nothing imports it at start-up.
+``ColumnSweep`` is the executor ``BatchEvaluator`` calls; the inputs are read, the modes checked
+and the result made there.  This module imports NumPy, so nothing imports it at start-up.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..engine.graph import paused_cycle_collector
 from ..engine.ops import OPS, overflow_advice
-from ..errors import EvaluationError, InputError, Source, variables_hint
-from ..language.program import (
-    CONST,
-    INPUT,
-    POWER_CONST,
-    Program,
-    check_inputs,
-    missing_inputs,
-    missing_inputs_error,
-    output_name,
-)
+from ..errors import EvaluationError
+from ..language.program import CONST, INPUT, POWER_CONST, Program
+from .batch_evaluator import RowError, row_error
 from .scalar import evaluate
 
-__all__ = [
-    "CHUNK_BYTES",
-    "ON_ERROR",
-    "PYTHON_ADVICE",
-    "REDUCTIONS",
-    "Advice",
-    "BatchEvaluator",
-    "BatchResult",
-    "RowError",
-    "evaluate_batch",
-    "gradient_column",
-]
+__all__ = ["CHUNK_BYTES", "CHUNK_SUMS", "SUM_ROWS", "ColumnSweep"]
 
-ON_ERROR = ("raise", "nan", "skip")
-REDUCTIONS = ("sum", "mean")
-
-
-@dataclass(frozen=True)
-class Advice:
-    """What hints suggest, in the caller's terms: Python arguments here, options at the command
-    line (``autodiff batch`` and ``fit`` pass their own).  The executor does not guess which."""
-
-    # Ends "every input must be a finite number: drop or fill the missing values".
-    missing_values: str
-    # How to give inputs no value reaches, for "no value for input w": (names) -> "give ...".
-    give_inputs: Any
-    # How the option naming the output is written with its value, for "output='q' is not a
-    # variable of the program": (name) -> "output='q'".  None: the command line's --output 'q'.
-    output_option: Any = None
-
-    def give(self, names: Sequence[str]) -> str:
-        return str(self.give_inputs(list(names)))
-
-    def output(self, name: str | None) -> str | None:
-        return None if self.output_option is None or name is None else str(self.output_option(name))
-
-
-def _python_give(names: list[str]) -> str:
-    shown = ", ".join(f"{name!r}: VALUE" for name in names[:3]) + (", ..." if len(names) > 3 else "")
-    them = "them" if len(names) > 1 else "it"
-    return f"give {them} in the inputs, a column or one number for every row ({{{shown}}})"
-
-
-def _python_output(name: str) -> str:
-    return f"output={name!r}"
-
-
-# Functions, not lambdas: an evaluator and its advice are pickled to Dask's workers.
-PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give, _python_output)
 
 # Working memory of one chunk (registers, local derivatives, adjoints).
 CHUNK_BYTES = 48 * 2**20
@@ -150,136 +95,24 @@ def _let_the_heap_hold(size: int) -> None:
         _heap_holds = size
 
 
-def gradient_column(output: str, name: str) -> str:
-    """The stable name of the gradient column d output / d name, e.g. ``dL/da``."""
-    return f"d{output}/d{name}"
+class ColumnSweep:
+    """A float64 program of numbers planned once for its output, ``wrt`` and ``values_of`` names:
+    ``run`` sweeps columns of rows through it; ``row_error`` says why a row failed."""
 
-
-@dataclass(eq=False)
-class RowError(EvaluationError):
-    """An operation failed on one row: the scalar engine's message for that row, and which row.
-
-    ``row`` counts from 0 in the columns given; ``inputs`` holds the row's value of every
-    input (columns and broadcast numbers alike).
-    """
-
-    row: int = 0
-    inputs: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class BatchResult:
-    """Values and gradients over a batch of rows.
-
-    Per row (``reduce`` None) each entry of ``values`` and ``grads`` is a float64 array
-    with one element per row of the result; with ``reduce`` it is one float, the sum or
-    mean over the rows counted.
-
-    * ``output``: the differentiated variable; ``value`` is its entry of ``values``.
-    * ``values``: the output, then each ``values_of`` name, by variable name.
-    * ``grads``: d output / d name for each ``wrt`` name.
-    * ``rows``: how many rows were given; ``failed``: a boolean array over them, True
-      where an op failed (outside its domain, or a result too large for a float).
-    * ``kept``: with ``on_error="skip"``, the indices of the rows the results hold (the
-      rows that did not fail); otherwise None, and result row ``r`` is input row ``r``
-      (a failed row holds NaN).
-    * ``count``: the rows in the results (reduced over, with ``reduce``).
-    * ``warnings``: columns the program does not use, as the scalar ``Evaluation`` has.
-    """
-
-    output: str
-    values: dict[str, Any]
-    grads: dict[str, Any]
-    rows: int
-    failed: np.ndarray
-    kept: np.ndarray | None
-    count: int
-    reduce: str | None
-    warnings: list[str]
-    _evaluator: BatchEvaluator = field(repr=False)
-    _inputs: dict[str, Any] = field(repr=False)
-    _failed_at: np.ndarray | None = field(repr=False)  # None when no row failed
-
-    @property
-    def value(self) -> Any:
-        """The output's value: one per row, or its sum or mean."""
-        return self.values[self.output]
-
-    @property
-    def failures(self) -> int:
-        return int(np.count_nonzero(self.failed))
-
-    def error(self, row: int) -> RowError:
-        """Why ``row`` (an index into the rows given) failed, as the scalar engine says it."""
-        if not 0 <= row < self.rows or not self.failed[row]:
-            raise ValueError(f"row {row} did not fail")
-        assert self._failed_at is not None  # a row failed
-        return self._evaluator.row_error(self._inputs, row, int(self._failed_at[row]))
-
-    def columns(self) -> dict[str, Any]:
-        """The results under their stable column names: the output (e.g. ``L``), each
-        ``values_of`` name, then ``dL/da`` for each gradient."""
-        named = dict(self.values)
-        named.update((gradient_column(self.output, name), grad) for name, grad in self.grads.items())
-        return named
-
-
-class BatchEvaluator:
-    """A program prepared for evaluation over batches of rows: plan once, evaluate many times.
-
-    ``output`` is the variable to differentiate (default: the program's result); ``wrt``
-    the variables to differentiate with respect to (default: every input; ``()`` for
-    values only, which skips the reverse sweep); ``values_of`` the variables whose values
-    to return besides the output.  Unknown names raise ``InputError``.  ``advice``: what
-    hints suggest (Python arguments by default; the command line passes its options).
-    """
-
-    def __init__(self, program: Program | str, *, output: str | None = None,
-                 wrt: Iterable[str] | None = None, values_of: Iterable[str] = (),
-                 advice: Advice = PYTHON_ADVICE) -> None:
-        if isinstance(program, str):
-            from ..language import parse
-
-            program = parse(program, "<program>")
-        self.program = program
-        self.advice = advice
-        self.output = output_name(program, output, advice.output(output))
-        self.inputs = [variable.name for variable in program.inputs]
-        self.wrt = self.inputs if wrt is None else self._names(wrt, "wrt")
-        reported = [self.output] + self._names(values_of, "values_of")
-        self.values_of = list(dict.fromkeys(reported))
+    def __init__(self, program: Program, output: str, wrt: Sequence[str], values_of: Sequence[str],
+                 advice: Any) -> None:
+        self.program, self.output, self.advice = program, output, advice
+        self.wrt, self.values_of = list(wrt), list(values_of)
         with paused_cycle_collector():  # per-register lists of a large program: no cycles to find
-            self._plan = _Plan(program, self.output, self.wrt, self.values_of)
+            self.plan = _Plan(program, output, self.wrt, self.values_of)
 
-    def column_names(self) -> list[str]:
-        """The names ``BatchResult.columns()`` will have: the output, each ``values_of`` name,
-        then ``dL/da`` per ``wrt`` name (e.g. for a Dask ``meta``)."""
-        return self.values_of + [gradient_column(self.output, name) for name in self.wrt]
-
-    def _names(self, names: Iterable[str], option: str) -> list[str]:
-        if isinstance(names, str):
-            names = [names]
-        names = list(dict.fromkeys(names))
-        unknown = [name for name in names if name not in self.program.variables]
-        if unknown:
-            raise InputError(
-                f"{option} names {', '.join(map(str, unknown))}, which the program does not define",
-                source=Source(self.program.source.name, ""),
-                hint=variables_hint(list(self.program.variables), [str(name) for name in unknown]),
-            )
-        return names
-
-    # --- evaluating ----------------------------------------------------------------------------
-
-    def evaluate(self, inputs: Any, *, reduce: str | None = None, on_error: str = "raise") -> BatchResult:
-        """Run the program over ``inputs`` (see ``evaluate_batch``)."""
-        if reduce not in (None, *REDUCTIONS):
-            raise ValueError(f"reduce must be None, 'sum' or 'mean', not {reduce!r}")
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error must be 'raise', 'nan' or 'skip', not {on_error!r}")
-        columns, warnings = self._columns(inputs)
-        rows = _row_count(columns)
-        plan = self._plan
+    def run(self, columns: Mapping[str, Any], rows: int, reduce: str | None,
+            on_error: str) -> tuple[dict[str, Any], dict[str, Any], np.ndarray, np.ndarray | None, int, Any]:
+        """Values and gradients over the ``rows`` rows of ``columns`` (each input's 1-D float64
+        column, or a NumPy float64 every row shares): per row, or summed (``reduce``); the rows
+        that failed, those kept and counted, and the instruction where each failed (None: none did).
+        With ``on_error`` "raise", the first failed row's ``RowError``."""
+        plan = self.plan
         collected = _Collected(plan, rows, reduce, on_error)
         _let_the_heap_hold(8 * plan.peak_columns * min(rows, plan.chunk_rows))
         # Outside its domain an op gives NaN or inf, which the sweeps check for: NumPy's
@@ -306,28 +139,7 @@ class BatchEvaluator:
         results, kept, count = collected.finish()
         values = {name: results[plan.result_key(name)] for name in self.values_of}
         grads = {name: results[plan.gradient_key(name)] for name in self.wrt}
-        return BatchResult(self.output, values, grads, rows, collected.failed, kept, count, reduce, warnings,
-                           self, columns, collected.failed_at if collected.failures else None)
-
-    def _columns(self, inputs: Any) -> tuple[dict[str, Any], list[str]]:
-        """Every input's column (a 1-D float64 array) or broadcast number (a NumPy scalar)."""
-        given = _as_mapping(inputs)
-        program = self.program
-        warnings = check_inputs(program, {name: None for name in given if isinstance(name, str)})
-        warnings += [f"column {name!r} is not a variable name; it is ignored"
-                     for name in given if not isinstance(name, str)]
-        missing = missing_inputs(program, given)
-        if missing:
-            raise missing_inputs_error(program, missing, self.advice.give([v.name for v in missing]))
-        columns: dict[str, Any] = {}
-        for variable in program.inputs:
-            if variable.name in given:
-                columns[variable.name] = _as_column(variable.name, given[variable.name])
-            else:
-                columns[variable.name] = _FLOAT(variable.default)
-        return columns, warnings
-
-    # --- explaining a failed row -------------------------------------------------------------
+        return values, grads, collected.failed, kept, count, collected.failed_at if collected.failures else None
 
     def row_error(self, columns: Mapping[str, Any], row: int, instruction: int) -> RowError:
         """The error of a failed row: the scalar engine's message, or one made from the
@@ -338,48 +150,18 @@ class BatchEvaluator:
         program = self.program
         op, _args, param, position = program.instructions[instruction]
         if op == INPUT:
-            return RowError(
+            return row_error(EvaluationError(
                 f"the input '{param}' is {inputs[param]!r}, not a finite number",
                 program.variables[param].position, program.source,
                 "every input must be a finite number: drop or fill the missing values"
-                + self.advice.missing_values,
-                _row_notes(row, inputs), row=row, inputs=inputs)
+                + self.advice.missing_values), row, inputs)
         try:
             evaluate(program, inputs, self.output, backward=False)
         except EvaluationError as error:
-            return RowError(error.message, error.position, error.source, error.hint,
-                            [*error.notes, *_row_notes(row, inputs)], row=row, inputs=inputs)
+            return row_error(error, row, inputs)
         shown = {POWER_CONST: "power", "neg": "neg", "=": "copy"}.get(op, op)
-        return RowError(
-            f"the result of '{shown}' is not a finite number", position, program.source,
-            overflow_advice(OPS.get(op)),
-            _row_notes(row, inputs), row=row, inputs=inputs)
-
-
-def evaluate_batch(program: Program | str, inputs: Any, *, output: str | None = None,
-                   wrt: Iterable[str] | None = None, values_of: Iterable[str] = (),
-                   reduce: str | None = None, on_error: str = "raise") -> BatchResult:
-    """Evaluate ``program`` and its gradients over many rows at once.
-
-    ``inputs`` maps input names to columns of real numbers (a NumPy array of any float or
-    integer type, a list, a pandas or polars Series, nullable ones included), or to a
-    single number, which every row shares.  A pandas or polars DataFrame works as it is.
-    Missing values (None, pandas' NA, a masked array's masked entries) are NaN, which
-    fails their rows (see ``on_error``); text, booleans, complex numbers, dates and times
-    raise ``InputError`` naming the column.  Inputs given nowhere take the program's
-    defaults; columns the program does not use are ignored (``BatchResult.warnings``
-    names them).  All columns have the same length.
-
-    ``output``, ``wrt`` and ``values_of``: see ``BatchEvaluator``.  ``reduce`` ``"sum"``
-    or ``"mean"`` returns sums or means over the rows instead of one value per row (the
-    mean gradient is batch backpropagation's).  ``on_error`` says what a row where an
-    op fails does: ``"raise"`` raises ``RowError`` for the first such row; ``"nan"`` gives
-    it NaN results (a sum or mean over it is then NaN too); ``"skip"`` leaves it out of
-    the results and of the reduction.  ``BatchResult.failed`` marks those rows and
-    ``BatchResult.error(row)`` says what went wrong in each.
-    """
-    evaluator = BatchEvaluator(program, output=output, wrt=wrt, values_of=values_of)
-    return evaluator.evaluate(inputs, reduce=reduce, on_error=on_error)
+        return row_error(EvaluationError(f"the result of '{shown}' is not a finite number", position, program.source,
+                                         overflow_advice(OPS.get(op))), row, inputs)
 
 
 # --- the plan: what a program needs, worked out once ---------------------------------------
@@ -827,199 +609,3 @@ def _total(parts: list[float], count: int | None) -> float:
     if count is None:
         return total
     return total / count if count else math.nan
-
-
-# --- inputs ----------------------------------------------------------------------------------
-
-
-def _as_mapping(inputs: Any) -> dict[Any, Any]:
-    """Name -> column from a mapping, or from a pandas or polars DataFrame."""
-    if isinstance(inputs, Mapping):
-        return dict(inputs)
-    names = getattr(inputs, "columns", None)
-    if names is not None and hasattr(inputs, "__getitem__"):
-        return {name: inputs[name] for name in names}
-    raise TypeError(f"inputs must map names to columns (a dict or a DataFrame), not {type(inputs).__name__}")
-
-
-def _as_column(name: str, data: Any) -> Any:
-    """A 1-D float64 array, or a NumPy float64 for one number shared by every row.
-
-    Taken: floats and integers of any width (NumPy arrays and scalars, Python numbers,
-    lists of them, numeric pandas or polars columns, nullable ones too), and object arrays
-    or lists whose elements are real numbers (``Decimal`` and ``Fraction`` included).
-    Missing values (``None``, pandas' ``NA``, a masked array's masked entries) become NaN,
-    which fails its row like any NaN input (``on_error`` decides).  Refused, with an
-    ``InputError`` naming the column: text, booleans, complex numbers, dates and times
-    (which ``asarray(..., dtype=float64)`` would turn into numbers without a word),
-    anything else, and integers too large for a float.  A float or integer array is judged
-    by its dtype alone; only objects (object arrays, lists) are looked at one by one.
-    """
-    mask = None
-    if isinstance(data, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(data)
-        data = data.data if data.dtype != object else np.where(mask, None, data.data)
-    else:
-        data = _nullable_as_float(data)
-    try:
-        array = _as_array(data)
-    except (TypeError, ValueError) as error:
-        raise InputError(f"the column '{name}' is not numeric: {error}", hint=_OTHER_HINT) from None
-    if array.ndim > 1:
-        raise InputError(f"the column '{name}' has shape {array.shape}; a column is one-dimensional",
-                         hint="give one array per input, with one element per row")
-    kind = array.dtype.kind
-    if kind == "f" or kind == "i" or kind == "u":
-        if array.dtype == _FLOAT:
-            column = array
-        else:
-            with np.errstate(over="ignore"):  # a long double beyond float64 is inf: its row fails
-                column = array.astype(_FLOAT)
-    elif kind == "O":
-        column = _real_objects(name, array)
-    else:
-        raise _refused(name, _DTYPE_KINDS.get(kind, "other"), array, dtype=array.dtype)
-    if mask is not None and mask.any():
-        column = np.where(mask, np.nan, column)  # a new array: the caller's is left as it was
-    return _FLOAT(column) if column.ndim == 0 else column
-
-
-def _nullable_as_float(data: Any) -> Any:
-    """A pandas column of a nullable numeric dtype (``Float64``, ``Int64``, Arrow's) as float64,
-    its ``NA`` as NaN; anything else as it is."""
-    dtype = getattr(data, "dtype", None)
-    if (dtype is None or isinstance(dtype, np.dtype) or getattr(dtype, "kind", None) not in ("f", "i", "u")
-            or not hasattr(data, "to_numpy")):
-        return data
-    return data.to_numpy(dtype=_FLOAT, na_value=np.nan)
-
-
-def _as_array(data: Any) -> np.ndarray:
-    """``data`` as an array whose dtype tells what it holds.  A list keeps its elements as
-    objects unless they are all floats and ints: ``numpy.asarray`` would make ``[True, 2.0]``
-    floats and ``[1, "a"]`` text."""
-    if type(data) is np.ndarray:
-        return data
-    if isinstance(data, (list, tuple)):
-        kinds = set(map(type, data))
-        if not kinds <= {float, int} and not any(issubclass(kind, (list, tuple, np.ndarray)) for kind in kinds):
-            return np.array(data, dtype=object)
-    return np.asarray(data)
-
-
-def _real_objects(name: str, array: np.ndarray) -> np.ndarray:
-    """An object array of real numbers and missing values as float64; anything else refused."""
-    flat = array.reshape(-1)
-    kinds = set(map(type, flat))
-    wrong = {kind: what for kind in kinds if (what := _object_kind(kind)) not in (None, "missing")}
-    if wrong:
-        row = next(row for row, value in enumerate(flat) if type(value) in wrong)
-        raise _refused(name, wrong[type(flat[row])], array, flat[row], row)
-    not_available = {kind for kind in kinds if _object_kind(kind) == "missing"} - {type(None)}
-    if not_available:  # pandas' NA, which float() refuses: None (then NaN) from here on
-        flat = np.array([None if type(value) in not_available else value for value in flat], dtype=object)
-    try:
-        return flat.astype(_FLOAT).reshape(array.shape)
-    except (OverflowError, ValueError, TypeError):
-        for row, value in enumerate(flat):
-            try:
-                float(value) if value is not None else None
-            except OverflowError:
-                raise _refused(name, "huge", array, value, row) from None
-            except (ValueError, TypeError):  # Decimal('sNaN')
-                raise _refused(name, "unconvertible", array, value, row) from None
-        raise
-
-
-_OTHER_HINT = "give numbers: a float or integer array, a list of numbers, or a numeric column of a DataFrame"
-# What a column holds instead of numbers: the words for one value and for a column, and the hint.
-_REFUSED = {
-    "text": ("text", "text", ("convert the text to numbers first, e.g. pd.to_numeric(column) or "
-                              "np.asarray(column, dtype=float) (float(text) for one value)")),
-    "bool": ("a boolean", "booleans", ("booleans are not taken as 1 and 0 (batch refuses them in rows too); "
-                                       "convert with .astype(float) (float(flag) for one value) if that is "
-                                       "what they mean")),
-    "complex": ("a complex number", "complex numbers", ("float64 would drop the imaginary parts; give the "
-                                                        "real numbers meant, e.g. .real or abs(...)")),
-    "datetime": ("a date or time", "dates and times", ("give numbers, e.g. seconds since a start: "
-                                                       "(t - t0) / np.timedelta64(1, 's')")),
-    "timedelta": ("a time span", "time spans", ("give numbers, e.g. seconds: d / np.timedelta64(1, 's') "
-                                                "(series.dt.total_seconds() in pandas)")),
-    "huge": ("an integer too large for a float", "an integer too large for a float",
-             "a float holds at most about 1.8e308: scale the values down first"),
-    "unconvertible": ("a number float() refuses", "a number float() refuses", _OTHER_HINT),
-}
-_SAYS_ITSELF = ("huge", "unconvertible")  # no ", not a number" after these
-_DTYPE_KINDS = {"U": "text", "S": "text", "b": "bool", "c": "complex", "M": "datetime", "m": "timedelta"}
-
-
-def _refused(name: str, what: str, array: np.ndarray, value: Any = None, row: int | None = None,
-             dtype: Any = None) -> InputError:
-    """'the column 'x' holds text, not numbers: '1.5' in row 0', or for one number shared by
-    every row, 'the value of 'w' is text, not a number: '2''."""
-    one, many, hint = _REFUSED.get(what, (None, None, _OTHER_HINT))
-    real = " real" if what == "complex" else ""
-    if array.ndim == 0:
-        # As the caller wrote it: a Python number or text; dates stay NumPy's (.item() makes
-        # datetime64[ns] an int).
-        shown = value if value is not None else array[()] if what in ("datetime", "timedelta") else array.item()
-        one = one or f"a {type(shown).__name__}"
-        instead = "" if what in _SAYS_ITSELF else f", not a{real} number"
-        return InputError(f"the value of '{name}' is {one}{instead}: {shown!r}", hint=hint)
-    if many is None:
-        many = f"values of dtype {dtype}" if dtype is not None else f"{type(value).__name__} values"
-    elif dtype is not None:
-        many += f" (dtype {dtype})"
-    instead = "" if what in _SAYS_ITSELF else f", not{real} numbers"
-    where = f": {value!r} in row {row} (counting from 0)" if row is not None else ""
-    return InputError(f"the column '{name}' holds {many}{instead}{where}", hint=hint)
-
-
-_OBJECT_KINDS: dict[type, str | None] = {float: None, int: None, type(None): "missing"}
-
-
-def _object_kind(kind: type) -> str | None:
-    """What an element of an object array is: None for a real number, "missing" for None or
-    pandas' NA, else a key of ``_REFUSED`` ("other" for the rest)."""
-    known = _OBJECT_KINDS.get(kind, "")
-    if known != "":
-        return known
-    import datetime
-    import decimal
-    import numbers
-
-    if issubclass(kind, (bool, np.bool_)):
-        found: str | None = "bool"
-    elif issubclass(kind, (str, bytes)):
-        found = "text"
-    elif issubclass(kind, (datetime.timedelta, np.timedelta64)):  # before Real: timedelta64 is an integer
-        found = "timedelta"
-    elif issubclass(kind, (datetime.date, np.datetime64)) or kind.__name__ == "NaTType":
-        found = "datetime"
-    elif issubclass(kind, (numbers.Real, decimal.Decimal)):
-        found = None
-    elif issubclass(kind, numbers.Complex):
-        found = "complex"
-    elif kind.__name__ == "NAType" and kind.__module__.startswith("pandas"):
-        found = "missing"
-    else:
-        found = "other"
-    _OBJECT_KINDS[kind] = found
-    return found
-
-
-def _row_count(columns: Mapping[str, Any]) -> int:
-    lengths = {name: len(column) for name, column in columns.items() if np.ndim(column) == 1}
-    if not lengths:
-        return 1  # every input is one number: one row
-    if len(set(lengths.values())) > 1:
-        shown = ", ".join(f"'{name}' has {length:,}" for name, length in lengths.items())
-        raise InputError(f"the columns have different lengths: {shown}",
-                         hint="every column needs one value per row")
-    return next(iter(lengths.values()))
-
-
-def _row_notes(row: int, inputs: Mapping[str, float]) -> list[str]:
-    shown = ", ".join(f"{name}={value!r}" for name, value in list(inputs.items())[:20])
-    more = f" and {len(inputs) - 20} more" if len(inputs) > 20 else ""
-    return [f"in row {row} (counting from 0): {shown}{more}"]

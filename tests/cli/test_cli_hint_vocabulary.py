@@ -12,7 +12,7 @@ import pytest
 from autodiff_cli import BatchEvaluator, evaluate_batch
 from autodiff_cli.cli import main
 from autodiff_cli.errors import InputError
-from autodiff_cli.execute.vectorized import RowError
+from autodiff_cli.execute.batch_evaluator import RowError
 
 
 def _hint(stderr: str) -> str:

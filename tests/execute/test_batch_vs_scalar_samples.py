@@ -18,7 +18,7 @@ import pytest
 
 from autodiff_cli.errors import EvaluationError
 from autodiff_cli.execute import evaluate
-from autodiff_cli.execute.vectorized import evaluate_batch
+from autodiff_cli.execute.batch_evaluator import evaluate_batch
 from autodiff_cli.language import parse
 
 # The samples in the scalar language (the tensor samples have tests of their own).

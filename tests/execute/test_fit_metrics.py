@@ -154,7 +154,7 @@ def test_the_measurer_of_a_scalar_program_gives_validation_loss_and_metrics() ->
 def test_a_scalar_program_is_measured_in_one_pass_over_both_sets_of_rows(monkeypatch) -> None:
     """A pass of the vectorized executor costs about the same for 40 rows or 400 (its walk of the
     program): the training and validation rows are measured together, in one."""
-    from autodiff_cli.execute.vectorized import BatchEvaluator
+    from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 
     program = parse(LINE, "line.ad")
     train_rows, held = line_rows(1, 40), line_rows(2, 15)

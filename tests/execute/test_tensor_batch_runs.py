@@ -1,4 +1,5 @@
-"""batch's tensor executor runs each chunk forward once, and still finds the rows that fail."""
+"""batch of a tensor program (the interpreter's rows) runs each chunk forward once, and still finds the
+rows that fail."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import numpy as np
 import pytest
 
 from autodiff_cli.errors import EvaluationError
-from autodiff_cli.execute import tensor_batch
-from autodiff_cli.execute.tensor_batch import TensorBatchEvaluator
+from autodiff_cli.execute import interpreter
+from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 from autodiff_cli.language import parse
 
 PROGRAM = """\
@@ -37,9 +38,9 @@ def by_hand(x0: float, x1: float, y: float) -> tuple[float, float, float]:
 
 def test_a_chunk_runs_forward_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = tensor_batch.run_forward
-    monkeypatch.setattr(tensor_batch, "run_forward", lambda *a, **k: calls.append(1) or real(*a, **k))
-    evaluator = TensorBatchEvaluator(parse(PROGRAM, "f.ad"), wrt=["x"])
+    real = interpreter.run_forward
+    monkeypatch.setattr(interpreter, "run_forward", lambda *a, **k: calls.append(1) or real(*a, **k))
+    evaluator = BatchEvaluator(parse(PROGRAM, "f.ad"), wrt=["x"])
     data = columns([0.5, 1.0, 2.0, 3.0])
     result = evaluator.evaluate(data).columns()
     assert len(calls) == 1
@@ -52,7 +53,7 @@ def test_a_chunk_runs_forward_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_rows_whose_log_is_undefined_fail_and_the_others_do_not() -> None:
     """log of a negative x[0] is NaN on that row alone: the checks skipped for registers a later
     one covers still find it (through z, then L)."""
-    evaluator = TensorBatchEvaluator(parse(PROGRAM, "f.ad"), wrt=["x"])
+    evaluator = BatchEvaluator(parse(PROGRAM, "f.ad"), wrt=["x"])
     data = columns([0.5, -1.0, 2.0, -3.0])
     result = evaluator.evaluate(data, on_error="nan")
     assert result.failed.tolist() == [False, True, False, True]

@@ -1,5 +1,5 @@
 """float32 through the tensor executor: ``evaluate_tensors``, ``TensorObjective`` (fit's step),
-``TensorBatchEvaluator`` (batch) and ``objective_for`` take a ``dtype``, and every value and
+``BatchEvaluator`` (batch) and ``objective_for`` take a ``dtype``, and every value and
 derivative comes back in it.  Each float32 result is held against PyTorch's float32 autograd
 (where PyTorch is installed) and against the same maths written with NumPy in float32, to
 float32's precision; float64 stays the default, unchanged to the bit."""
@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from autodiff_cli.engine.optim import AdamRule
+from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 from autodiff_cli.execute.fit import FitSettings, plan_fit, train
 from autodiff_cli.execute.interpreter import evaluate_tensors, float_type
 from autodiff_cli.execute.objective import TensorObjective, objective_for, starting_parameters
-from autodiff_cli.execute.tensor_batch import TensorBatchEvaluator
+from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 from autodiff_cli.language import parse
 
 F32_RTOL = 3e-5  # a few float32 roundings over a small network, relative to the largest entry
@@ -215,7 +216,7 @@ def test_batch_in_float32_gives_each_row_what_numpy_float32_gives() -> None:
     program = parse(ROWS_NET, "rows.ad")
     rng = np.random.default_rng(3)
     columns = {"x[0]": rng.standard_normal(50), "x[1]": rng.standard_normal(50), "y": rng.standard_normal(50)}
-    result = TensorBatchEvaluator(program, dtype="float32").evaluate(columns).columns()
+    result = BatchEvaluator(program, dtype="float32").evaluate(columns).columns()
     assert {value.dtype.name for value in result.values()} == {"float32"}
     # the same rows by hand in float32, from the float64 draws rounded (as the executor starts)
     drawn = evaluate_tensors(program, {}).run
@@ -230,7 +231,7 @@ def test_batch_in_float32_gives_each_row_what_numpy_float32_gives() -> None:
     close(result["dL/dc"], 2 * d)
     for i in range(2):
         close(result[f"dL/dx[{i}]"], gz @ weights["W1"][:, i])
-    mean = TensorBatchEvaluator(program, dtype="float32").evaluate(columns, reduce="mean")
+    mean = BatchEvaluator(program, dtype="float32").evaluate(columns, reduce="mean")
     close(mean.grads["b1"], gz.mean(axis=0))
     assert np.result_type(mean.grads["b1"]) == np.float32
 
@@ -266,12 +267,12 @@ def test_batch_options_in_float32_give_a_float32_evaluator_even_for_numbers() ->
 
     program = parse("x = 0\nw = 1.5\ny = tanh(w * x)\n", "numbers.ad")  # a program of numbers
     plan = plan_columns(program, ["x"], {}, data_name="rows.csv")
-    evaluator, _, _ = _evaluator(program, plan, {}, BatchOptions(dtype="float32"))
-    assert isinstance(evaluator, TensorBatchEvaluator) and evaluator.dtype == np.float32
+    evaluator, _, _, _ = _evaluator(program, plan, {}, BatchOptions(dtype="float32"))
+    assert evaluator.dtype == np.float32 and evaluator._sweep is None  # the interpreter's rows
     result = evaluator.evaluate({"x": np.array([0.5, -1.0, 2.0])}).columns()
     x = np.array([0.5, -1.0, 2.0], np.float32)
     close(result["y"], np.tanh(np.float32(1.5) * x))
     close(result["dy/dw"], x * (1 - np.tanh(np.float32(1.5) * x) ** 2))
     assert {value.dtype.name for value in result.values()} == {"float32"}
-    default, _, _ = _evaluator(program, plan, {}, BatchOptions())
-    assert not isinstance(default, TensorBatchEvaluator)  # float64 keeps the vectorized executor
+    default, _, _, _ = _evaluator(program, plan, {}, BatchOptions())
+    assert default._sweep is not None  # float64 keeps the column sweep

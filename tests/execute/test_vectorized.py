@@ -18,7 +18,7 @@ import pytest
 import autodiff_cli
 from autodiff_cli.errors import EvaluationError, InputError
 from autodiff_cli.execute import evaluate, vectorized
-from autodiff_cli.execute.vectorized import BatchEvaluator, RowError, evaluate_batch, gradient_column
+from autodiff_cli.execute.batch_evaluator import BatchEvaluator, RowError, evaluate_batch, gradient_column
 from autodiff_cli.language import parse
 
 KARPATHY = "e = a*b\nd = e + c\nL = d*f"
@@ -243,7 +243,7 @@ def test_chunks_do_not_change_any_bit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vectorized, "SUM_ROWS", 7)
     monkeypatch.setattr(vectorized, "CHUNK_SUMS", 3)
     chunked = BatchEvaluator(text, wrt=["x", "w", "c", "a"])
-    assert (chunked._plan.sum_rows, chunked._plan.chunk_rows) == (7, 21)
+    assert (chunked._sweep.plan.sum_rows, chunked._sweep.plan.chunk_rows) == (7, 21)
     small = chunked.evaluate(inputs, on_error="nan")
     assert whole.failures > 100 and small.failed.tolist() == whole.failed.tolist()
     for name, column in whole.columns().items():
@@ -256,12 +256,12 @@ def test_chunks_do_not_change_any_bit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_chunks_shrink_for_large_programs_and_keep_memory_bounded() -> None:
     small = BatchEvaluator("y = 2*x")
-    assert small._plan.sum_rows == vectorized.SUM_ROWS
-    assert small._plan.chunk_rows == vectorized.SUM_ROWS * vectorized.CHUNK_SUMS
+    assert small._sweep.plan.sum_rows == vectorized.SUM_ROWS
+    assert small._sweep.plan.chunk_rows == vectorized.SUM_ROWS * vectorized.CHUNK_SUMS
     chain = "x0 = 1\n" + "\n".join(f"x{i} = tanh(x{i - 1} * 1.01)" for i in range(1, 100_001))
     large = BatchEvaluator(chain, wrt=["x0"])
-    rows = large._plan.chunk_rows
-    assert rows * 8 * large._plan._peak_columns(list(range(len(large.program.instructions)))) <= \
+    rows = large._sweep.plan.chunk_rows
+    assert rows * 8 * large._sweep.plan._peak_columns(list(range(len(large.program.instructions)))) <= \
         vectorized.CHUNK_BYTES * 3
 
 
@@ -315,8 +315,8 @@ def test_the_package_exports_the_batch_api_lazily() -> None:
 
 @pytest.mark.parametrize(
     "name, module",
-    [("evaluate_batch", "autodiff_cli.execute.vectorized"), ("BatchEvaluator", "autodiff_cli.execute.vectorized"),
-     ("BatchResult", "autodiff_cli.execute.vectorized"), ("RowError", "autodiff_cli.execute.vectorized"),
+    [("evaluate_batch", "autodiff_cli.execute.batch_evaluator"), ("BatchEvaluator", "autodiff_cli.execute.batch_evaluator"),
+     ("BatchResult", "autodiff_cli.execute.batch_evaluator"), ("RowError", "autodiff_cli.execute.batch_evaluator"),
      ("InputError", "autodiff_cli.errors")],
     ids=["evaluate_batch", "BatchEvaluator", "BatchResult", "RowError", "InputError"],
 )

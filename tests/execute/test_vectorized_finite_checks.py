@@ -17,7 +17,7 @@ import pytest
 from autodiff_cli.engine.ops import OPS
 from autodiff_cli.errors import EvaluationError
 from autodiff_cli.execute import evaluate, vectorized
-from autodiff_cli.execute.vectorized import BatchEvaluator, RowError, evaluate_batch
+from autodiff_cli.execute.batch_evaluator import BatchEvaluator, RowError, evaluate_batch
 from autodiff_cli.language import parse
 
 NOT_FINITE = (math.inf, -math.inf, math.nan)
@@ -109,7 +109,7 @@ def test_raise_names_the_first_failing_row_of_a_later_chunk(monkeypatch: pytest.
     xs = np.full(30, 1e-250)
     xs[[19, 22]] = [1e10, 1e110]  # row 19 fails at b, row 22 at a: 19 comes first
     evaluator = BatchEvaluator(OVERFLOWS)
-    assert evaluator._plan.chunk_rows == 8
+    assert evaluator._sweep.plan.chunk_rows == 8
     with pytest.raises(RowError) as raised:
         evaluator.evaluate({"x": xs, "t": 0.5}, reduce="mean")
     expected = _scalar_error(OVERFLOWS, {"x": 1e10, "t": 0.5})

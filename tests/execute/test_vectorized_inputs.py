@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from autodiff_cli import InputError, evaluate_batch
-from autodiff_cli.execute import vectorized
-from autodiff_cli.execute.vectorized import RowError
+from autodiff_cli.execute import batch_evaluator
+from autodiff_cli.execute.batch_evaluator import RowError
 
 PROGRAM = "y = w*x"
 TEXT_HINT = "pd.to_numeric(column)"
@@ -175,8 +175,8 @@ def test_a_float_column_is_judged_by_its_dtype_alone(monkeypatch: pytest.MonkeyP
     def refuse(*args: object) -> None:
         raise AssertionError("elements were looked at")
 
-    monkeypatch.setattr(vectorized, "_real_objects", refuse)
+    monkeypatch.setattr(batch_evaluator, "_real_objects", refuse)
     column = np.linspace(0.0, 1.0, 5)
-    assert vectorized._as_column("x", column) is column
+    assert batch_evaluator._as_column("x", column) is column
     result = evaluate_batch(PROGRAM, {"x": np.arange(3, dtype=np.int32), "w": 2.0})
     np.testing.assert_array_equal(result.value, [0.0, 2.0, 4.0])

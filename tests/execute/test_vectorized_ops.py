@@ -30,7 +30,7 @@ import pytest
 from autodiff_cli.engine import OPS
 from autodiff_cli.errors import EvaluationError
 from autodiff_cli.execute import evaluate
-from autodiff_cli.execute.vectorized import evaluate_batch
+from autodiff_cli.execute.batch_evaluator import evaluate_batch
 from autodiff_cli.language import parse
 
 EXACT = {"+", "-", "*", "/", "neg", "=", "sqrt", "abs", "relu", "sign", "step", "maximum", "minimum"}

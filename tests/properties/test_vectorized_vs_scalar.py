@@ -51,7 +51,7 @@ from hypothesis import strategies as st
 
 from autodiff_cli.errors import EvaluationError
 from autodiff_cli.execute import evaluate
-from autodiff_cli.execute.vectorized import evaluate_batch
+from autodiff_cli.execute.batch_evaluator import evaluate_batch
 from autodiff_cli.language import parse
 
 EXACT_OPS = ("+", "-", "*", "/", "neg", "sqrt", "relu", "abs", "sign", "step", "=")

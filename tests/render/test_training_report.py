@@ -201,8 +201,7 @@ def test_jupyter_shows_the_page_in_a_sandboxed_frame(line_recording) -> None:
 
 
 def test_the_row_graph_is_drawn_as_graph_draws_it(line_recording, classifier_recording) -> None:
-    from autodiff_cli.analysis.graph_model import GraphModel
-    from autodiff_cli.analysis.graph_model import LayerGraph
+    from autodiff_cli.analysis.graph_model import GraphModel, LayerGraph
     from autodiff_cli.render.training_report import row_graph_svg
 
     assert isinstance(line_recording.graph, GraphModel)  # a scalar program: its Value graph of row 0
