@@ -326,22 +326,9 @@ def _rule(text: str) -> Program:
 
 
 def instantiate(graph: Expressions, text: str, node: int) -> int:
-    """A local-derivative rule written in the language (``1 - x**2``), on ``node``'s operands:
-    ``x`` and ``y`` the operands, ``out`` the node, ``c`` its constant exponent."""
-    rule = _rule(text)
-    args = graph.args[node]
-    named = {"x": args[0], "out": node}
-    if len(args) > 1:
-        named["y"] = args[1]
-    registers: list[int] = []
-    for op, operands, param, _ in rule.instructions:
-        if op == INPUT:
-            registers.append(graph.const(graph.params[node]) if param == "c" else named[param])  # type: ignore[index, arg-type]
-        elif op == CONST:
-            registers.append(graph.const(param))  # type: ignore[arg-type]
-        else:
-            registers.append(graph.apply(op, [registers[a] for a in operands], param))
-    return registers[rule.variables[rule.result].register]
+    """A local-derivative rule as a person may write it (``1 - x**2``), on ``node``
+    (``Expressions.instantiate``: ``x``, ``y``, ``out`` and ``c`` as in the op table's rules)."""
+    return graph.instantiate(_rule(text), node)
 
 
 def substitute(graph: Expressions, root: int, replaced: dict[int, int]) -> int:

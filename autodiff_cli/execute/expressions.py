@@ -646,10 +646,14 @@ class Expressions:
 
     def derivative(self, node: int, operand: int) -> int:
         """d node / d (its operand number ``operand``), from the op table's symbolic rule."""
-        op, args = self.ops[node], self.args[node]
-        if op == COPY:
+        if self.ops[node] == COPY:
             return self.const(1.0)
-        rule = rule_program(op, operand)
+        return self.instantiate(rule_program(self.ops[node], operand), node)
+
+    def instantiate(self, rule: Program, node: int) -> int:
+        """A rule written in the language (``1 - out**2``) on ``node``: ``x`` and ``y`` its
+        operands, ``out`` the node itself, ``c`` its constant exponent."""
+        args = self.args[node]
         named = {"x": args[0], "out": node}
         if len(args) > 1:
             named["y"] = args[1]
