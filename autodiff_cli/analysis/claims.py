@@ -38,7 +38,7 @@ from typing import Any
 from ..engine.ops import short_number
 from ..errors import AutodiffError, InputError, ProgramError, ShapeError, Source
 from ..execute.expressions import COPY, Expressions, GraphTooLarge, Sweep, reverse_sweep
-from ..execute.symbolic import differentiate
+from ..execute.symbolic import differentiate, read_into_graph
 from ..language.program import CONST, INPUT, INTERMEDIATE, Program, runs_as_tensors
 from ..language.shapes import shape_text
 from .claim_algebra import Points, Printer, equal_forms, instantiate, signed_term, substitute
@@ -205,7 +205,7 @@ class _Claim:
         graph = Expressions(MAX_NODES)
         self.graph = graph
         try:
-            self.plain = _read(program, graph, set())
+            self.plain = read_into_graph(program, graph, set())[0]
             wrt = list(dict.fromkeys(item.wrt))
             result = differentiate(program, wrt=wrt, order=len(item.wrt), output=item.output)
             derivative = next(d for d in result.derivatives if d.wrt == item.wrt)
@@ -233,7 +233,7 @@ class _Claim:
         self.hints = _hints(program, self.plain)
         self.printer = Printer(graph, self.hints)
         # For the slips, reverse mode on a reading that keeps a computed variable apart (a COPY).
-        self.cut_registers = _read(program, graph, set(item.wrt) if len(item.wrt) == 1 else set())
+        self.cut_registers = read_into_graph(program, graph, set(item.wrt) if len(item.wrt) == 1 else set())[0]
         for node, name in _hints(program, self.cut_registers).items():
             self.hints.setdefault(node, name)
         self.root = self.cut_registers[program.variables[item.output].register]
@@ -257,23 +257,6 @@ class _Claim:
         if len(_needed(graph, self.claim)) + len(_needed(graph, self.truth)) > MAX_EXPANDED_NODES:
             return False
         return equal_forms(graph, self.claim, self.truth)
-
-
-def _read(program: Program, graph: Expressions, wrt: set[str]) -> list[int]:
-    cut = {v.register: v.name for v in program.variables.values() if v.name in wrt and v.kind != INPUT}
-    registers: list[int] = []
-    for register, (op, args, param, position) in enumerate(program.instructions):
-        graph.position = position
-        if op == INPUT:
-            node = graph.input(param)
-        elif op == CONST:
-            node = graph.const(param)
-        else:
-            node = graph.apply(op, [registers[a] for a in args], param)
-        if register in cut:
-            node = graph.copy(node, cut[register])
-        registers.append(node)
-    return registers
 
 
 def _read_expression(program: Program, graph: Expressions, names: Mapping[str, int], result: str | None) -> int:
@@ -318,7 +301,7 @@ def proves_gradient_line(program: Program, output: str, variable: str, line: Pro
     False where it is not shown (not equal, too large, or a name the derivative cannot take)."""
     graph = Expressions(MAX_NODES)
     try:
-        plain = _read(program, graph, set())
+        plain = read_into_graph(program, graph, set())[0]
         inputs = {v.name: plain[v.register] for v in program.inputs}
         wanted = list(dict.fromkeys([variable, *gradients.values()]))
         result = differentiate(program, wrt=wanted, order=1, output=output)

@@ -64,6 +64,7 @@ __all__ = [
     "derivative_count",
     "differentiate",
     "plan_diff",
+    "read_into_graph",
     "sweep_count",
     "unused_variables",
     "wrt_names",
@@ -248,7 +249,7 @@ def differentiate(
     names = wrt_names(program, output, wrt)
     graph = Expressions(max_nodes)
     try:
-        registers, hints = _read(program, graph, set(names))
+        registers, hints = read_into_graph(program, graph, set(names))
         targets = {name: registers[program.variables[name].register] for name in names}
         root = registers[program.variables[output].register]
         derivatives = _derivatives(graph, root, targets, names, order, output, hints, progress)
@@ -272,11 +273,12 @@ def differentiate(
     return _emit(program, graph, output, names, order, derivatives, hints)
 
 
-def _read(program: Program, graph: Expressions, wrt: set[str]) -> tuple[list[int], dict[int, str]]:
-    """The program's nodes by register, and the names of the variables they hold.
+def read_into_graph(program: Program, graph: Expressions, wrt: set[str]) -> tuple[list[int], dict[int, str]]:
+    """The program's nodes by register, and the names of the variables they hold (``check
+    --claim`` reads the program with it too).
 
     A computed variable in ``wrt`` becomes a COPY node, so that it can be told apart
-    from the inputs below it.
+    from the inputs below it.  A constant that overflows is refused as ``eval`` refuses it.
     """
     cut = {v.register: v.name for v in program.variables.values() if v.name in wrt and v.kind != INPUT}
     registers: list[int] = []
