@@ -1,5 +1,5 @@
 """What ``claims.py`` does with expressions: write them as text, compare them as polynomials,
-evaluate them at many points, and run the reverse sweep with one step changed.
+and evaluate them at many points.
 
 All of it works on ``execute.expressions.Expressions``, the differentiator's self-simplifying
 graph, where the program, the tool's derivative and the person's claim live side by side:
@@ -10,10 +10,10 @@ graph, where the program, the tool's derivative and the person's claim live side
   calls, quotients by sums), with exact rational coefficients: two expressions with the same
   normal form are equal wherever both are defined, which proves more claims than the
   graph's own simplification (``2*(w*x + b - y)*x`` and ``2*x*w*x + ...`` alike);
-* ``Points`` evaluates nodes at a batch of points with the op table's NumPy kernels;
-* ``sweep`` is reverse mode on the graph (as ``execute.symbolic``'s), but it can leave
-  out one contribution, flip its sign, or use another local derivative at one edge:
-  the slips people make, to be compared with their claim.
+* ``Points`` evaluates nodes at a batch of points with the op table's NumPy kernels.
+
+Reverse mode is the differentiator's own (``execute.expressions.reverse_sweep``), swept again
+with one step changed (``Sweep.again``) for the slips people make.
 
 Nothing recurses: node numbers are a topological order, and every walk is a loop.
 """
@@ -29,7 +29,7 @@ from ..engine.ops import OPS, short_number
 from ..execute.expressions import COPY, Expressions
 from ..language.program import CONST, INPUT, POWER_CONST, Program
 
-__all__ = ["Points", "Printer", "equal_forms", "instantiate", "normal_form", "substitute", "sweep", "uses"]
+__all__ = ["Points", "Printer", "equal_forms", "instantiate", "normal_form", "substitute"]
 
 # How many monomials a normal form may have before expanding is given up.
 MAX_TERMS = 400
@@ -315,7 +315,7 @@ class Points:
         return out
 
 
-# --- reverse mode with one step changed -----------------------------------------------------
+# --- a local derivative as a person writes it ----------------------------------------------
 
 
 @cache
@@ -326,103 +326,9 @@ def _rule(text: str) -> Program:
 
 
 def instantiate(graph: Expressions, text: str, node: int) -> int:
-    """A local-derivative rule written in the language (``1 - x**2``), on ``node``'s operands:
-    ``x`` and ``y`` the operands, ``out`` the node, ``c`` its constant exponent."""
-    rule = _rule(text)
-    args = graph.args[node]
-    named = {"x": args[0], "out": node}
-    if len(args) > 1:
-        named["y"] = args[1]
-    registers: list[int] = []
-    for op, operands, param, _ in rule.instructions:
-        if op == INPUT:
-            registers.append(graph.const(graph.params[node]) if param == "c" else named[param])  # type: ignore[index, arg-type]
-        elif op == CONST:
-            registers.append(graph.const(param))  # type: ignore[arg-type]
-        else:
-            registers.append(graph.apply(op, [registers[a] for a in operands], param))
-    return registers[rule.variables[rule.result].register]
-
-
-Edge = tuple[int, int]  # (user node, operand number)
-
-
-def active_nodes(graph: Expressions, root: int, target: int) -> bytearray:
-    """The nodes on a path from ``target`` up to ``root``."""
-    args = graph.args
-    on_path = bytearray(root + 1)
-    on_path[root] = 1
-    for node in range(root, -1, -1):
-        if on_path[node]:
-            for operand in args[node]:
-                on_path[operand] = 1
-    active = bytearray(root + 1)
-    for node in range(root + 1):
-        if on_path[node] and (node == target or any(a <= root and active[a] for a in args[node])):
-            active[node] = 1
-    return active
-
-
-def uses(graph: Expressions, root: int, target: int) -> dict[int, list[Edge]]:
-    """For each node on a path from ``target`` to ``root``, the edges by which it is used on
-    such a path, in the order of the users (earliest first)."""
-    active = active_nodes(graph, root, target)
-    found: dict[int, list[Edge]] = {}
-    for node in range(root + 1):
-        if active[node] and graph.ops[node] not in (INPUT, CONST):
-            for index, operand in enumerate(graph.args[node]):
-                if active[operand]:
-                    found.setdefault(operand, []).append((node, index))
-    return found
-
-
-def sweep(
-    graph: Expressions,
-    root: int,
-    target: int,
-    *,
-    drop: Edge | None = None,
-    flip: Edge | None = None,
-    local: dict[Edge, int] | None = None,
-) -> tuple[int, dict[int, int], dict[Edge, int]]:
-    """d root / d target by reverse mode: (its node, every adjoint, every edge's contribution).
-
-    ``drop`` leaves one edge's contribution out (an overwritten gradient: micrograd's
-    classic bug), ``flip`` subtracts it instead, ``local`` uses other local derivatives at
-    the edges it names.  Contributions are summed in the order of their users.
-    """
-    active = active_nodes(graph, root, target)
-    local = local or {}
-    terms: dict[int, list[int]] = {root: [graph.const(1.0)]}
-    adjoints: dict[int, int] = {}
-    contributions: dict[Edge, int] = {}
-    for node in range(root, -1, -1):
-        if not active[node]:
-            continue
-        pending = terms.pop(node, None)
-        if pending is None:
-            continue
-        adjoint = pending[-1]
-        for term in reversed(pending[:-1]):
-            adjoint = graph.add(adjoint, term)
-        adjoints[node] = adjoint
-        if node == target or graph.ops[node] in (INPUT, CONST):
-            continue
-        for index, operand in enumerate(graph.args[node]):
-            if not active[operand]:
-                continue
-            edge = (node, index)
-            derivative = local.get(edge)
-            if derivative is None:
-                derivative = graph.derivative(node, index)
-            term = graph.mul(derivative, adjoint)
-            contributions[edge] = term
-            if edge == drop:
-                continue
-            if edge == flip:
-                term = graph.neg(term)
-            terms.setdefault(operand, []).append(term)
-    return adjoints.get(target, graph.const(0.0)), adjoints, contributions
+    """A local-derivative rule as a person may write it (``1 - x**2``), on ``node``
+    (``Expressions.instantiate``: ``x``, ``y``, ``out`` and ``c`` as in the op table's rules)."""
+    return graph.instantiate(_rule(text), node)
 
 
 def substitute(graph: Expressions, root: int, replaced: dict[int, int]) -> int:

@@ -32,15 +32,16 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from ..engine.ops import short_number
 from ..errors import AutodiffError, InputError, ProgramError, ShapeError, Source
-from ..execute.expressions import COPY, Expressions, GraphTooLarge
-from ..execute.symbolic import differentiate
+from ..execute.expressions import COPY, Expressions, GraphTooLarge, Sweep, reverse_sweep
+from ..execute.symbolic import differentiate, read_into_graph
 from ..language.program import CONST, INPUT, INTERMEDIATE, Program, runs_as_tensors
 from ..language.shapes import shape_text
-from .claim_algebra import Points, Printer, equal_forms, instantiate, signed_term, substitute, sweep, uses
+from .claim_algebra import Points, Printer, equal_forms, instantiate, signed_term, substitute
 from .claim_text import ClaimLine, has_claim_heads, is_backward_pass, read_claims
 
 __all__ = [
@@ -204,7 +205,7 @@ class _Claim:
         graph = Expressions(MAX_NODES)
         self.graph = graph
         try:
-            self.plain = _read(program, graph, set())
+            self.plain = read_into_graph(program, graph, set())[0]
             wrt = list(dict.fromkeys(item.wrt))
             result = differentiate(program, wrt=wrt, order=len(item.wrt), output=item.output)
             derivative = next(d for d in result.derivatives if d.wrt == item.wrt)
@@ -232,12 +233,18 @@ class _Claim:
         self.hints = _hints(program, self.plain)
         self.printer = Printer(graph, self.hints)
         # For the slips, reverse mode on a reading that keeps a computed variable apart (a COPY).
-        self.cut_registers = _read(program, graph, set(item.wrt) if len(item.wrt) == 1 else set())
+        self.cut_registers = read_into_graph(program, graph, set(item.wrt) if len(item.wrt) == 1 else set())[0]
         for node, name in _hints(program, self.cut_registers).items():
             self.hints.setdefault(node, name)
         self.root = self.cut_registers[program.variables[item.output].register]
         self.target = self.cut_registers[program.variables[item.wrt[0]].register]
         self.output_nodes = _needed(graph, self.plain[program.variables[item.output].register])
+
+    @cached_property
+    def sweep(self) -> Sweep:
+        """Reverse mode from the output to the variable, on the reading that keeps a computed
+        variable apart: the slips are this sweep again with one step changed."""
+        return reverse_sweep(self.graph, self.root, [self.target])
 
     def proved(self) -> bool:
         graph = self.graph
@@ -250,23 +257,6 @@ class _Claim:
         if len(_needed(graph, self.claim)) + len(_needed(graph, self.truth)) > MAX_EXPANDED_NODES:
             return False
         return equal_forms(graph, self.claim, self.truth)
-
-
-def _read(program: Program, graph: Expressions, wrt: set[str]) -> list[int]:
-    cut = {v.register: v.name for v in program.variables.values() if v.name in wrt and v.kind != INPUT}
-    registers: list[int] = []
-    for register, (op, args, param, position) in enumerate(program.instructions):
-        graph.position = position
-        if op == INPUT:
-            node = graph.input(param)
-        elif op == CONST:
-            node = graph.const(param)
-        else:
-            node = graph.apply(op, [registers[a] for a in args], param)
-        if register in cut:
-            node = graph.copy(node, cut[register])
-        registers.append(node)
-    return registers
 
 
 def _read_expression(program: Program, graph: Expressions, names: Mapping[str, int], result: str | None) -> int:
@@ -311,7 +301,7 @@ def proves_gradient_line(program: Program, output: str, variable: str, line: Pro
     False where it is not shown (not equal, too large, or a name the derivative cannot take)."""
     graph = Expressions(MAX_NODES)
     try:
-        plain = _read(program, graph, set())
+        plain = read_into_graph(program, graph, set())[0]
         inputs = {v.name: plain[v.register] for v in program.inputs}
         wanted = list(dict.fromkeys([variable, *gradients.values()]))
         result = differentiate(program, wrt=wanted, order=1, output=output)
@@ -595,9 +585,7 @@ def _first_order(claim: _Claim) -> bool:
 def _missing_use(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
     if not _first_order(claim):
         return None
-    graph = claim.graph
-    _, adjoints, contributions = sweep(graph, claim.root, claim.target)
-    found = uses(graph, claim.root, claim.target)
+    found = claim.sweep.uses()
     tried = 0
     ordinals = ("first", "second", "third", "fourth", "fifth")
     for node in sorted(found, key=lambda n: (n != claim.target, -n)):
@@ -608,12 +596,10 @@ def _missing_use(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
             tried += 1
             if tried > MAX_CANDIDATES:
                 return None
-            candidate, _, _ = sweep(graph, claim.root, claim.target, drop=edge)
-            if not matches(candidate):
+            if not matches(claim.sweep.again(dropped=edge).adjoint(claim.target)):
                 continue
             name = claim.printer.text(node, named_root=True) if node != claim.target else claim.item.wrt[0]
-            term = contributions[edge]
-            added = signed_term(text(term), False)
+            added = signed_term(text(claim.sweep.contribution(edge)), False)
             where = _statement(claim, edge[0])
             where = f" ({where})" if where else ""
             if node == claim.target and len(edges) == 2:
@@ -635,9 +621,8 @@ def _wrong_local(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
     if not _first_order(claim):
         return None
     graph = claim.graph
-    found = uses(graph, claim.root, claim.target)
     tried = 0
-    for operand, edges in found.items():
+    for edges in claim.sweep.uses().values():
         for node, index in edges:
             op = graph.ops[node]
             for wrong, spelled in WRONG_RULES.get((op, index), ()):
@@ -645,8 +630,7 @@ def _wrong_local(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
                 if tried > MAX_CANDIDATES:
                     return None
                 local = instantiate(graph, wrong, node)
-                candidate, _, _ = sweep(graph, claim.root, claim.target, local={(node, index): local})
-                if not matches(candidate):
+                if not matches(claim.sweep.again(local={(node, index): local}).adjoint(claim.target)):
                     continue
                 return Slip("local derivative", _local_message(claim, node, index, spelled))
     return None
@@ -688,18 +672,15 @@ def _no_upstream(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | N
     if not _first_order(claim):
         return None
     graph = claim.graph
-    _, adjoints, _ = sweep(graph, claim.root, claim.target)
-    found = uses(graph, claim.root, claim.target)
-    for node, index in found.get(claim.target, [])[:MAX_CANDIDATES]:
+    for node, index in claim.sweep.uses().get(claim.target, [])[:MAX_CANDIDATES]:
         local = graph.derivative(node, index)
         if not matches(local) or node == claim.root:
             continue
         user = claim.hints.get(node, text(node, named_root=False))
-        upstream = adjoints.get(node)
-        times = f" = {text(upstream, named_root=False)}" if upstream is not None else ""
+        upstream = text(claim.sweep.adjoint(node), named_root=False)
         return Slip("no upstream", f"your formula is the local derivative d{user}/d{claim.item.wrt[0]} = "
                                    f"{text(local, named_root=False)} alone; the chain rule multiplies it by the "
-                                   f"upstream gradient d{claim.item.output}/d{user}{times}")
+                                   f"upstream gradient d{claim.item.output}/d{user} = {upstream}")
     return None
 
 
@@ -741,24 +722,20 @@ def _factor(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
 def _flipped_contribution(claim: _Claim, matches: Any, text: Any, label: str) -> Slip | None:
     if not _first_order(claim):
         return None
-    graph = claim.graph
-    found = uses(graph, claim.root, claim.target)
-    _, _, contributions = sweep(graph, claim.root, claim.target)
     tried = 0
-    for node, edges in found.items():
+    for node, edges in claim.sweep.uses().items():
         if len(edges) < 2:
             continue
         for edge in edges:
             tried += 1
             if tried > MAX_CANDIDATES:
                 return None
-            candidate, _, _ = sweep(graph, claim.root, claim.target, flip=edge)
-            if matches(candidate):
+            if matches(claim.sweep.again(flipped=edge).adjoint(claim.target)):
                 where = _statement(claim, edge[0])
                 name = claim.item.wrt[0] if node == claim.target else claim.printer.text(node)
                 return Slip("sign", f"the sign of the contribution of {name}'s use"
                                     f"{f' ({where})' if where else ''} is flipped: it adds "
-                                    f"{signed_term(text(contributions[edge]), False)}")
+                                    f"{signed_term(text(claim.sweep.contribution(edge)), False)}")
     return None
 
 

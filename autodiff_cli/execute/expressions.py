@@ -46,18 +46,24 @@ differentiates with respect to that the program computes (``--wrt e`` where ``e 
 The local derivative of a node is its op's ``symbolic`` rule from the op table, an
 expression in the language itself, parsed once and instantiated on the node's operands
 (``derivative``).
+
+Reverse mode over the graph is written once, here (``reverse_sweep``): the symbolic
+differentiator sweeps with it (``execute.symbolic``), and so does ``check --claim`` when it
+names a slip, by sweeping again with one step changed (``Sweep.again``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from ..engine.ops import OPS, DomainError, short_number
 from ..errors import Position
 from ..language.program import CONST, INPUT, POWER_CONST, Program
 
-__all__ = ["COPY", "LEAVES", "Expressions", "GraphTooLarge", "rule_program"]
+__all__ = ["COPY", "LEAVES", "Edge", "Expressions", "GraphTooLarge", "Sweep", "reverse_sweep", "rule_program"]
 
 COPY = "copy"
 LEAVES = frozenset((INPUT, CONST))
@@ -640,10 +646,14 @@ class Expressions:
 
     def derivative(self, node: int, operand: int) -> int:
         """d node / d (its operand number ``operand``), from the op table's symbolic rule."""
-        op, args = self.ops[node], self.args[node]
-        if op == COPY:
+        if self.ops[node] == COPY:
             return self.const(1.0)
-        rule = rule_program(op, operand)
+        return self.instantiate(rule_program(self.ops[node], operand), node)
+
+    def instantiate(self, rule: Program, node: int) -> int:
+        """A rule written in the language (``1 - out**2``) on ``node``: ``x`` and ``y`` its
+        operands, ``out`` the node itself, ``c`` its constant exponent."""
+        args = self.args[node]
         named = {"x": args[0], "out": node}
         if len(args) > 1:
             named["y"] = args[1]
@@ -659,3 +669,115 @@ class Expressions:
             else:
                 registers.append(self.apply(rule_op, [registers[a] for a in rule_args], param))
         return registers[rule.variables[rule.result].register]
+
+
+# --- reverse mode ------------------------------------------------------------------------------
+
+Edge = tuple[int, int]  # (user node, operand number): one use of a value
+
+
+@dataclass
+class Sweep:
+    """What one reverse sweep from ``root`` found (``reverse_sweep``).  A node or an edge it
+    does not hold is 0: nothing reached it, or only contributions of 0."""
+
+    graph: Expressions
+    root: int
+    active: bytearray  # active[node]: the node is on a path from a target up to the root
+    adjoints: dict[int, int]  # d root / d node
+    contributions: dict[Edge, int]  # an edge's (local derivative) * (its user's adjoint)
+    zero: int
+
+    def adjoint(self, node: int) -> int:
+        return self.adjoints.get(node, self.zero)
+
+    def contribution(self, edge: Edge) -> int:
+        return self.contributions.get(edge, self.zero)
+
+    def uses(self) -> dict[int, list[Edge]]:
+        """For each node on a path from a target to the root, the edges by which it is used
+        on such a path, in the order of the users (earliest first)."""
+        graph, active = self.graph, self.active
+        found: dict[int, list[Edge]] = {}
+        for node in range(self.root + 1):
+            if active[node] and graph.ops[node] not in LEAVES:
+                for index, operand in enumerate(graph.args[node]):
+                    if active[operand]:
+                        found.setdefault(operand, []).append((node, index))
+        return found
+
+    def again(self, *, local: Mapping[Edge, int] | None = None, dropped: Edge | None = None,
+              flipped: Edge | None = None) -> Sweep:
+        """The same sweep with one step changed, as a person's slip would change it: ``local``
+        other local derivatives at the edges it names, ``dropped`` an edge's contribution left
+        out (an overwritten gradient, micrograd's classic bug), ``flipped`` one subtracted."""
+        return _accumulate(self.graph, self.root, self.active, local or {}, dropped, flipped)
+
+
+def reverse_sweep(graph: Expressions, root: int, targets: Sequence[int]) -> Sweep:
+    """Reverse mode from ``root``: the adjoint of every node on a path from a target to it.
+
+    A node's adjoint is the sum, over the nodes that use it, of (local derivative) * (that
+    user's adjoint), in the order of the users (earliest first), the local derivative being
+    the op table's rule (``Expressions.derivative``).  Each adjoint is one node referring to
+    the primal nodes and the users' adjoints, so it takes O(n) nodes for n operations.
+    Contributions of 0 are left out, and a node whose adjoint is 0 passes nothing on.  A
+    target passes its adjoint on to the targets below it (``--wrt e,a`` with ``e = a*b``).
+    """
+    return _accumulate(graph, root, _active(graph, root, targets), {}, None, None)
+
+
+def _active(graph: Expressions, root: int, targets: Sequence[int]) -> bytearray:
+    """The nodes on a path from one of ``targets`` up to ``root``."""
+    args = graph.args
+    wanted = set(targets)
+    on_path = bytearray(root + 1)  # the root depends on it
+    on_path[root] = 1
+    for node in range(root, -1, -1):
+        if on_path[node]:
+            for operand in args[node]:
+                on_path[operand] = 1
+    active = bytearray(root + 1)
+    for node in range(root + 1):
+        if on_path[node] and (node in wanted or any(active[a] for a in args[node])):
+            active[node] = 1
+    return active
+
+
+def _accumulate(graph: Expressions, root: int, active: bytearray, local: Mapping[Edge, int],
+                dropped: Edge | None, flipped: Edge | None) -> Sweep:
+    """The sweep over ``active`` nodes, from the root down (see ``reverse_sweep``)."""
+    ops, args = graph.ops, graph.args
+    terms: dict[int, list[int]] = {root: [graph.const(1.0)]}
+    adjoints: dict[int, int] = {}
+    contributions: dict[Edge, int] = {}
+    for node in range(root, -1, -1):
+        if not active[node]:
+            continue
+        pending = terms.pop(node, None)
+        if pending is None:
+            continue
+        graph.position = graph.positions[node]  # the nodes built here are written at this node
+        adjoint = pending[-1]
+        for term in reversed(pending[:-1]):  # in the order of the users: earliest first
+            adjoint = graph.add(adjoint, term)
+        adjoints[node] = adjoint
+        if graph.value(adjoint) == 0.0 or ops[node] in LEAVES:
+            continue
+        for index, operand in enumerate(args[node]):
+            if not active[operand]:
+                continue
+            edge = (node, index)
+            derivative = local.get(edge)
+            if derivative is None:
+                derivative = graph.derivative(node, index)
+            if graph.value(derivative) == 0.0:
+                continue
+            term = graph.mul(derivative, adjoint)
+            contributions[edge] = term
+            if edge == dropped:
+                continue
+            if edge == flipped:
+                term = graph.neg(term)
+            terms.setdefault(operand, []).append(term)
+    return Sweep(graph, root, active, adjoints, contributions, graph.const(0.0))

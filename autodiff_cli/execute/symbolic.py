@@ -4,7 +4,8 @@ Source transformation in reverse mode, the way backpropagation works by hand:
 
 1. The program is read into an ``Expressions`` graph, one node per operation, simplified
    and hash-consed as it goes (``expressions.py``).
-2. One reverse sweep from the output gives every adjoint: a node's adjoint is the sum,
+2. One reverse sweep from the output (``expressions.reverse_sweep``, the one that
+   ``check --claim`` also runs) gives every adjoint: a node's adjoint is the sum,
    over the nodes that use it, of (local derivative) * (that user's adjoint), the local
    derivative being the op table's ``symbolic`` rule.  Each adjoint is one node that
    refers to the primal nodes and the users' adjoints, so the derivatives of a program
@@ -48,7 +49,7 @@ from ..language.program import (
     Variable,
     output_name,
 )
-from .expressions import COPY, Expressions, GraphTooLarge
+from .expressions import COPY, Expressions, GraphTooLarge, reverse_sweep
 from .scalar import _domain_error as domain_error
 from .scalar import _shown_op as shown_op
 
@@ -63,6 +64,7 @@ __all__ = [
     "derivative_count",
     "differentiate",
     "plan_diff",
+    "read_into_graph",
     "sweep_count",
     "unused_variables",
     "wrt_names",
@@ -247,7 +249,7 @@ def differentiate(
     names = wrt_names(program, output, wrt)
     graph = Expressions(max_nodes)
     try:
-        registers, hints = _read(program, graph, set(names))
+        registers, hints = read_into_graph(program, graph, set(names))
         targets = {name: registers[program.variables[name].register] for name in names}
         root = registers[program.variables[output].register]
         derivatives = _derivatives(graph, root, targets, names, order, output, hints, progress)
@@ -271,11 +273,12 @@ def differentiate(
     return _emit(program, graph, output, names, order, derivatives, hints)
 
 
-def _read(program: Program, graph: Expressions, wrt: set[str]) -> tuple[list[int], dict[int, str]]:
-    """The program's nodes by register, and the names of the variables they hold.
+def read_into_graph(program: Program, graph: Expressions, wrt: set[str]) -> tuple[list[int], dict[int, str]]:
+    """The program's nodes by register, and the names of the variables they hold (``check
+    --claim`` reads the program with it too).
 
     A computed variable in ``wrt`` becomes a COPY node, so that it can be told apart
-    from the inputs below it.
+    from the inputs below it.  A constant that overflows is refused as ``eval`` refuses it.
     """
     cut = {v.register: v.name for v in program.variables.values() if v.name in wrt and v.kind != INPUT}
     registers: list[int] = []
@@ -327,48 +330,6 @@ def _constant(program: Program, op: str, operands: list[float | None], param: ob
     return value
 
 
-def _sweep(graph: Expressions, root: int, targets: Sequence[int]) -> tuple[dict[int, int], dict[int, int]]:
-    """Reverse mode from ``root``: (the adjoint of each target, the adjoint of every node used).
-
-    Only the nodes on a path from a target to the root are differentiated; the terms
-    of an adjoint are summed in the order of the nodes that contribute them.
-    """
-    ops, args = graph.ops, graph.args
-    wanted = set(targets)
-    on_path = bytearray(root + 1)  # the root depends on it
-    on_path[root] = 1
-    for node in range(root, -1, -1):
-        if on_path[node]:
-            for operand in args[node]:
-                on_path[operand] = 1
-    active = bytearray(root + 1)  # on a path from a target to the root
-    for node in range(root + 1):
-        if on_path[node] and (node in wanted or any(active[a] for a in args[node])):
-            active[node] = 1
-    terms: dict[int, list[int]] = {root: [graph.const(1.0)]}
-    adjoints: dict[int, int] = {}
-    for node in range(root, -1, -1):
-        if not active[node]:
-            continue
-        contributions = terms.pop(node, None)
-        if contributions is None:
-            continue
-        graph.position = graph.positions[node]
-        adjoint = contributions[-1]
-        for term in reversed(contributions[:-1]):  # in the order of the users: earliest first
-            adjoint = graph.add(adjoint, term)
-        adjoints[node] = adjoint
-        if graph.value(adjoint) == 0.0 or ops[node] in (INPUT, CONST):
-            continue
-        for index, operand in enumerate(args[node]):
-            if active[operand]:
-                local = graph.derivative(node, index)
-                if graph.value(local) != 0.0:
-                    terms.setdefault(operand, []).append(graph.mul(local, adjoint))
-    zero = graph.const(0.0)
-    return {target: adjoints.get(target, zero) for target in targets}, adjoints
-
-
 def _derivatives(
     graph: Expressions,
     root: int,
@@ -382,15 +343,15 @@ def _derivatives(
     """Every derivative up to ``order`` as a node, by the (sorted, in ``names`` order) variables."""
     index = {name: i for i, name in enumerate(names)}
     total = sweep_count(len(names), order)
-    first, adjoints = _sweep(graph, root, list(targets.values()))
+    first = reverse_sweep(graph, root, list(targets.values()))
     done = 1
     if progress is not None:
         progress(done, total)
     for node, name in reversed(list(hints.items())):  # nearest the output first: do_dn, not do_dx1w1
-        adjoint = adjoints.get(node)
-        if adjoint is not None and not graph.is_leaf(adjoint) and adjoint not in hints:
+        adjoint = first.adjoint(node)
+        if not graph.is_leaf(adjoint) and adjoint not in hints:
             hints[adjoint] = f"d{output}_d{name}"
-    level = {(name,): first[targets[name]] for name in names}
+    level = {(name,): first.adjoint(targets[name]) for name in names}
     sizes = [len(graph)]  # after each order
     for done_order in range(1, order):
         if graph.max_nodes is not None:
@@ -402,9 +363,9 @@ def _derivatives(
         start, last = len(graph), done_order == order - 1
         for swept, (key, node) in enumerate(level.items(), 1):
             later = names[index[key[-1]] :]  # each set of variables once: x<=y<=z in names order
-            found, _ = _sweep(graph, node, [targets[name] for name in later])
+            found = reverse_sweep(graph, node, [targets[name] for name in later])
             for name in later:
-                following[key + (name,)] = found[targets[name]]
+                following[key + (name,)] = found.adjoint(targets[name])
             done += 1
             if progress is not None:
                 progress(done, total)
