@@ -87,10 +87,21 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
                           "python python_helper latex exact parity sign numpy numpy_helpers activation "
-                          "kink where_positive power propagates latex_aliases",
-                    defaults=(None, None, None, None, None, None, None, None, False, None, None, None, (),
-                              None, False, None, None, (), ()))):
-    """One operation: how it is written, its value and local derivatives, and their rules.
+                          "kink where_positive power propagates latex_aliases "
+                          "elementwise shape forward vjp jvp written_param language_vjp unroll reads indices arguments",
+                    defaults=(None, (), None, None, None, None, None, None, None, None, False, None, None, None, (),
+                              None, False, None, None, (), (),
+                              False, None, None, None, None, None, None, None, None, (), ()))):
+    """One op of the language, elementwise or not: the one entry type of the registry
+    (``engine/registry.py``, whose ``ENTRIES`` holds every op by name).
+
+    The fields below are those of an elementwise op, the rows of this module; the fields every
+    entry has (``elementwise``, ``shape``, ``forward``, ``vjp``, ``jvp``, ``language_vjp``,
+    ``unroll``, ``reads``, ``indices``, ``arguments``, ``written_param``) are described in
+    ``tensor_ops.py``, which writes them for the other ops and fills them in for these from
+    their kernels (``elementwise_entry``).  ``rule`` is, for an elementwise op, its local
+    derivative per operand (``1/y``); for any other, its VJP per operand in matrix form
+    (``dL/dx = dL/dout @ transpose(y)``).
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
     float kernel), ``rule`` (tuple of str, one per operand), and the optional ``domain``,
@@ -542,7 +553,7 @@ _SOFTPLUS_NP = ("_softplus", "def _softplus(x):\n    return np.maximum(x, 0.0) +
 
 # --- the table -------------------------------------------------------------------------------
 
-_ROWS = (
+_ROWS = (  # registry.check_entry checks every field of each at import
     Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector, symbolic=("1", "1"),
        propagates=(0, 1)),
     Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector, symbolic=("1", "-1"),
@@ -630,35 +641,6 @@ _ROWS = (
        propagates=(0,)),
 )
 
-
-
-def _check_entry(op: Op) -> None:
-    """Registration: every field an op's consumers read is there and has the form they expect,
-    so that a new row missing one fails at import, not in the one command that reads it."""
-    problems = []
-    if op.arity not in (1, 2) or "{x}" not in op.written or (op.arity == 2) != ("{y}" in op.written):
-        problems.append("arity and written form disagree")
-    if not callable(op.scalar) or not callable(op.vector):
-        problems.append("a float kernel (scalar) and a NumPy kernel (vector) are required")
-    if len(op.rule) != op.arity or op.symbolic is None or len(op.symbolic) != op.arity:
-        problems.append("one rule and one symbolic local derivative per operand are required")
-    if op.is_function and not (op.python and op.latex and op.numpy):
-        problems.append("a function needs its python, latex and numpy forms")
-    if op.python_helper is not None and f"def {op.python.split('(')[0]}(" not in op.python_helper:
-        problems.append("python_helper must define the function the python form calls")
-    for name, source in op.numpy_helpers:
-        if f"def {name}(" not in source or name not in (op.numpy or ""):
-            problems.append(f"the numpy helper {name} must be defined by its source and called by the numpy form")
-    if op.activation is not None and (len(op.activation) != 2 or not isinstance(op.activation[0], float)):
-        problems.append("activation is None or the limits (low, high) where the gradient vanishes")
-    if op.parity not in (None, "even", "odd") or op.sign not in (None, "nonnegative", "operand"):
-        problems.append("parity is even, odd or None; sign is nonnegative, operand or None")
-    if problems:
-        raise TypeError(f"op {op.name!r}: " + "; ".join(problems))
-
-
-for _row in _ROWS:
-    _check_entry(_row)
 
 OPS: dict[str, Op] = {op.name: op for op in _ROWS}
 """Every op by name; the names are also the ``_op`` of graph nodes (``**c`` nodes show

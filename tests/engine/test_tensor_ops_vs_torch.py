@@ -8,7 +8,7 @@ table, so ties are compared too.
 import numpy as np
 import pytest
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.registry import ENTRIES
 
 torch = pytest.importorskip("torch")
 
@@ -46,7 +46,7 @@ CASES = [
 
 
 def compare(name, args, param, g):
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     out = op.forward(np, args, [0] * len(args), param)
     grads = op.vjp(np, g, out, args, [0] * len(args), param)
     ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in args]
@@ -62,7 +62,7 @@ def test_value_and_vjp_against_torch(case):
     name, shapes, param = case
     rng = np.random.default_rng(21)
     args = [rng.normal(size=s) for s in shapes]
-    out = TENSOR_OPS[name].forward(np, args, [0] * len(args), param)
+    out = ENTRIES[name].forward(np, args, [0] * len(args), param)
     compare(name, args, param, rng.normal(size=np.shape(out)))
 
 
@@ -77,7 +77,7 @@ def test_cross_entropy_against_torch():
     rng = np.random.default_rng(22)
     x = rng.normal(size=(6, 4)) * 50.0
     y = rng.integers(0, 4, size=6)
-    op = TENSOR_OPS["cross_entropy"]
+    op = ENTRIES["cross_entropy"]
     out = op.forward(np, [x, y.astype(np.float64)], [0, 0], None)
     gx, gy = op.vjp(np, np.float64(2.0), out, [x, y.astype(np.float64)], [0, 0], None)
     tx = torch.tensor(x, requires_grad=True)
@@ -114,7 +114,7 @@ def test_new_ops_value_and_vjp_against_torch(case):
 def test_keepdim_against_torch(name):
     x = np.random.default_rng(23).normal(size=(2, 3, 4, 5))
     fn = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[name]
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     for axis in (1, -1):
         out = op.forward(np, [x], [0], Arguments((axis, True)))
         g = np.random.default_rng(24).normal(size=out.shape)
@@ -130,7 +130,7 @@ def test_keepdim_against_torch(name):
 @pytest.mark.parametrize("axis", [0, 1, -3])
 def test_softmax_family_along_an_axis_against_torch(name, axis):
     x = np.random.default_rng(25).normal(size=(3, 4, 5)) * 20.0
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     out = op.forward(np, [x], [0], axis)
     g = np.random.default_rng(26).normal(size=out.shape)
     (got,) = op.vjp(np, g, out, [x], [0], axis)
@@ -143,12 +143,12 @@ def test_softmax_family_along_an_axis_against_torch(name, axis):
 
 def test_argmax_and_one_hot_against_torch():
     x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [0.0, -1.0, 5.0]])  # ties: the first index
-    got = TENSOR_OPS["argmax"].forward(np, [x], [0], 1)
+    got = ENTRIES["argmax"].forward(np, [x], [0], 1)
     np.testing.assert_array_equal(got, torch.argmax(torch.tensor(x), dim=1).numpy())
-    assert TENSOR_OPS["argmax"].forward(np, [x], [0], None) == torch.argmax(torch.tensor(x)).item()
+    assert ENTRIES["argmax"].forward(np, [x], [0], None) == torch.argmax(torch.tensor(x)).item()
     y = np.array([2.0, 0.0, 1.0])
     want = torch.nn.functional.one_hot(torch.tensor(y, dtype=torch.int64), 4).numpy()
-    np.testing.assert_array_equal(TENSOR_OPS["one_hot"].forward(np, [y], [0], 4), want)
+    np.testing.assert_array_equal(ENTRIES["one_hot"].forward(np, [y], [0], 4), want)
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
