@@ -2393,6 +2393,83 @@ def _clip_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: 
     return _chosen_unroll(np, emitter, choices, [np.asarray(ids[r]) for r in operands], mask, where)
 
 
+# --- cumsum: running totals along an axis, the last unless given -------------------------------------
+# Its VJP is the running totals of the gradient taken from the end (each entry feeds every total
+# after it); the language, which has no flip, writes that as sum(g) - cumsum(g) + g along the axis.
+
+_CUMSUM_AXIS = Argument("axis", "axis", -1, "")  # NumPy's cumsum without an axis would flatten: always written
+
+
+def _cumsum_axis(param: Any) -> int:
+    return -1 if param is None else param  # type: ignore[no-any-return]
+
+
+def _cumsum_shape(shapes: Any, param: Any) -> Shape:
+    (s,) = (tuple(x) for x in shapes)
+    axis, r = _cumsum_axis(param), len(s)
+    if not s:
+        raise ShapeMismatch("[]: cumsum works along an axis, and a scalar has none",
+                            "give cumsum a vector (or a matrix: one running total per row); a scalar is its own total")
+    if not -r <= axis < r:
+        raise ShapeMismatch(f"{format_shape(s)}: axis {axis} is out of range for {r} {'axis' if r == 1 else 'axes'}",
+                            f"the axes of {format_shape(s)} are 0 to {r - 1}, or -{r} to -1 counting from the end")
+    return s
+
+
+def _cumsum_array_axis(np: Any, x: Array, lead: int, param: Any) -> int:
+    axis = _cumsum_axis(param)
+    return axis + lead if axis >= 0 else np.ndim(x) + axis
+
+
+def _cumsum_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x = _f64(np, args[0])
+    _cumsum_shape(_rows(np, args, leads), param)
+    return np.cumsum(x, axis=_cumsum_array_axis(np, x, leads[0], param))
+
+
+def _cumsum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    k = _cumsum_array_axis(np, args[0], leads[0], param)
+    return (np.flip(np.cumsum(np.flip(g, k), axis=k), k).copy(),)  # totals from the end; a fresh array
+
+
+def _cumsum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _cumsum_forward(np, (t,), leads, param)
+
+
+def _cumsum_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                         needs: Any) -> tuple[Any, ...]:
+    # dL/dx_i = sum over j >= i of g_j = sum(g) - cumsum(g)_i + g_i, along the axis
+    total = b.apply("sum", g, param=pack_arguments(_REDUCTION_ARGUMENTS, (_cumsum_axis(param), True)))
+    return (b.apply("+", b.apply("-", total, b.apply("cumsum", g, param=param)), g),)
+
+
+def _cumsum_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    axis = _cumsum_axis(param) % len(shapes[0])  # a total reads its entry and every one before it
+    return [np.flip(np.logical_or.accumulate(np.flip(mask, axis), axis=axis), axis)]
+
+
+def _cumsum_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                   mask: Any = None) -> Any:
+    """Each total as the one before it plus its entry, in NumPy's order (the same bits); a row
+    only as far as its last needed total."""
+    x = np.asarray(ids[first])
+    axis = _cumsum_axis(param) % x.ndim
+    x = np.moveaxis(x, axis, -1)
+    needed = None if mask is None else np.moveaxis(mask, axis, -1)
+    out = np.full(x.shape, -1, dtype=np.int64)
+    rows = None if needed is None else np.any(needed, axis=-1)
+    for index in emitter.indices(x.shape[:-1], rows):
+        row, line = x[index], out[index]
+        stop = len(row) if needed is None else int(np.flatnonzero(needed[index])[-1]) + 1
+        total = int(row[0]) if stop else -1
+        for k in range(stop):
+            if k:
+                total = emitter.emit("+", (total, int(row[k])), None, where)
+            line[k] = total
+    return np.moveaxis(out, -1, axis)
+
+
 # --- stack and concat: tensors made of computed values ---------------------------------------------
 # ``stack`` puts its operands (of one shape) side by side along a new axis; ``concat`` joins them
 # along an existing one.  ``[a, b]`` with a computed entry is a stack along axis 0.  Both take
@@ -2624,6 +2701,12 @@ _ROWS = (
                 "_logsumexp({x}{axis})", r"\log\sum\exp{axis} {x}",
                 numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP), language_vjp=_logsumexp_language_vjp,
                 unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads, arguments=(_LAST_AXIS,)),
+    _structural("cumsum", 1, "cumsum({x})", _cumsum_shape, _cumsum_forward, _cumsum_vjp, _cumsum_jvp,
+                ("dL/dx = the running totals of dL/dout from the end: sum(dL/dout, axis) - cumsum(dL/dout, axis) "
+                 "+ dL/dout",),
+                "np.cumsum({x}, axis={axis})", r"\operatorname{cumsum}{axis}\left({x}\right)",
+                language_vjp=_cumsum_language_vjp, unroll=_cumsum_unroll, reads=_cumsum_reads,
+                arguments=(_CUMSUM_AXIS,)),
     _structural("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
                 ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
                 None, "{x}_{{index}}",

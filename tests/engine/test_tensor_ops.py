@@ -90,6 +90,8 @@ def reference(name, param, labels=None):
         return lambda x: a_log_softmax(x, axis)
     if name == "logsumexp":
         return lambda x: a_logsumexp(x, axis=axis)
+    if name == "cumsum":
+        return lambda x: anp.cumsum(x, axis=axis)
     if name == "index":
         return lambda x: x[param]
     if name == "mse":
@@ -267,6 +269,18 @@ for _name in ("var", "std"):
         (_name, [(2, 3, 4, 5)], Arguments((1, True, 0))),
     ]
 
+CASES += [  # cumsum: the last axis unless given; negative axes, and axes of one entry
+    ("cumsum", [(5,)], None),
+    ("cumsum", [(5,)], 0),
+    ("cumsum", [(1,)], None),
+    ("cumsum", [(3, 4)], None),
+    ("cumsum", [(3, 4)], 0),
+    ("cumsum", [(3, 4)], -2),
+    ("cumsum", [(3, 1)], -1),
+    ("cumsum", [(1, 4)], 0),
+    ("cumsum", [(2, 3, 4)], 1),
+    ("cumsum", [(2, 3, 4)], -3),
+]
 CASES += [
     ("ones_like", [(3, 4)], None),
     ("ones_like", [()], None),

@@ -34,6 +34,7 @@ TORCH = {
     "logsumexp": lambda x, p: torch.logsumexp(x, dim=-1),
     "index": lambda x, p: x[p],  # torch slices take positive steps only
     "mse": lambda x, y, p: torch.nn.functional.mse_loss(x, y),
+    "cumsum": lambda x, p: torch.cumsum(x, dim=-1 if p is None else p),
 }
 
 CASES = [
@@ -42,6 +43,8 @@ CASES = [
     ("max", [(5,)], None), ("transpose", [(3, 4)], None), ("softmax", [(3, 4)], None), ("log_softmax", [(3, 4)], None),
     ("logsumexp", [(3, 4)], None), ("index", [(3, 4)], (-1, S(1, None, 2))), ("index", [(3, 4)], (S(None), 2)),
     ("mse", [(3, 4), (3, 4)], None),
+    ("cumsum", [(5,)], None), ("cumsum", [(1,)], None), ("cumsum", [(3, 4)], 0), ("cumsum", [(3, 4)], -1),
+    ("cumsum", [(4, 1)], -1), ("cumsum", [(2, 3, 4)], 1), ("cumsum", [(2, 3, 4)], -3),
 ]
 
 
@@ -165,3 +168,23 @@ def test_maximum_and_minimum_with_ties_against_torch(name):
     np.testing.assert_array_equal(gx, tx.grad.numpy())
     np.testing.assert_array_equal(gy, ty.grad.numpy())
     assert OPS[name].scalar(2.0, 2.0)[1:] == (0.5, 0.5)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, -2])
+def test_cumsum_over_batch_rows_against_torch(axis) -> None:
+    """A batch of 5 rows of [3, 4] (leads 1: per-row axis k is array axis k + 1), values and
+    gradients against torch.cumsum of the whole batch along the same array axis."""
+    rng = np.random.default_rng(32)
+    x, g = rng.normal(size=(5, 3, 4)), rng.normal(size=(5, 3, 4))
+    op = ENTRIES["cumsum"]
+    out = op.forward(np, [x], [1], axis)
+    (got,) = op.vjp(np, g, out, [x], [1], axis)
+    dim = -1 if axis is None else axis + 1 if axis >= 0 else axis
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    t_out = torch.cumsum(t, dim=dim)
+    (t_out * torch.tensor(g, dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+    tangent = rng.normal(size=(5, 3, 4))  # linear: its JVP is cumsum of the tangent
+    np.testing.assert_allclose(op.jvp(np, [tangent], out, [x], [1], axis), np.cumsum(tangent, axis=dim),
+                               rtol=1e-12, atol=1e-12)

@@ -114,6 +114,16 @@ def test_the_softmax_familys_numpy_forms_along_an_axis_give_their_kernels_bits(n
     same_bits(got, want)
 
 
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, -2])
+def test_cumsums_numpy_form_gives_its_kernels_bits(axis) -> None:
+    x = np.random.default_rng(32).normal(0.0, 1e300, (5, 7))  # large: some totals overflow, in both
+    x[2] = [1e308, 1e308, -1e308, 1.0, -1e308, 0.0, 5e-324]
+    with np.errstate(over="ignore", invalid="ignore"):
+        got, want = numpy_form(ENTRIES["cumsum"], param=axis)(x=x), _forward("cumsum", [x], axis)
+    assert got.shape == x.shape  # never flattened, as np.cumsum without an axis would
+    same_bits(got, want)
+
+
 def test_the_losses_numpy_forms_give_their_kernels_bits() -> None:
     rng = np.random.default_rng(6)
     x, y = rng.normal(0.0, 5.0, (8, 3)), rng.normal(0.0, 5.0, (8, 3))
@@ -210,5 +220,5 @@ def test_the_no_gradient_ops_numpy_forms_give_their_kernels_bits() -> None:
 def test_every_tensor_op_with_a_numpy_form_is_tested_here() -> None:
     tested = {"sum", "mean", "max", "min", "softmax", "log_softmax", "logsumexp", "mse", "cross_entropy", "transpose",
               "where", "clip", *COMPARISONS, "stack", "concat", "gather", "pick", "scatter",
-              "reshape", "var", "std", "ones_like", "zeros_like", "argmax", "one_hot"}
+              "reshape", "var", "std", "ones_like", "zeros_like", "argmax", "one_hot", "cumsum"}
     assert set(NUMPY_TENSOR_OPS) <= tested, sorted(set(NUMPY_TENSOR_OPS) - tested)
