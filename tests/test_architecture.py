@@ -206,7 +206,6 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
     "analysis/claims.py": {**dict.fromkeys(("tanh", "sigmoid", "sin", "cos", "exp", "log", "sqrt"),
                                            "deliberate table: check --claim's common-mistake rules"),
                            "sign": NOT_AN_OP},
-    "analysis/steps.py": dict.fromkeys(("mean", "mse", "cross_entropy", "index"), NOT_YET_MOVED),
     "cli/batch.py": dict.fromkeys(("sum", "mean"), NOT_AN_OP + ": --reduce's modes"),
     "engine/grad_mode.py": {"neg": NOT_YET_MOVED},
     "engine/native_source.py": {"neg": NOT_YET_MOVED},

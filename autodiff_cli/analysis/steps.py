@@ -39,7 +39,6 @@ fine.  The steps are data; ``render/explain.py`` writes them as text, Markdown o
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -592,7 +591,9 @@ def _tensor_formula(op: str, operand: int, output: str, parent: str, operands: S
     words = {"dL/dout": gradient_name(output, parent), "x": operands[0],
              "y": operands[1] if len(operands) > 1 else "y", "z": operands[2] if len(operands) > 2 else "z",
              "out": parent, "i": str(operand),
-             "x[index]": write(op, operands, param) if op == "index" else ""}
+             "x[index]": ""}
+    if "x[index]" in right:  # indexing's rule names the entries it took, written as the program does
+        words["x[index]"] = write(op, operands, param)
     return _TENSOR_WORDS.sub(lambda found: words[found.group(0)], right)
 
 
@@ -614,14 +615,10 @@ def _elementwise_formula(op: str, operand: int, output: str, parent: str, operan
 
 def _notes(op: str, operand: int, shapes: Sequence[Shape], out_shape: Shape) -> tuple[str, ...]:
     """What the letters of a rule that are not operands stand for here: n, the count a mean
-    divides by."""
-    if op == "mean":
-        return (f"n = {math.prod(shapes[0]) // max(1, math.prod(out_shape))}",)
-    if op == "mse":
-        return (f"n = {math.prod(shapes[0])}",)
-    if op == "cross_entropy" and operand == 0:
-        return (f"n = {math.prod(shapes[0][:-1])}",)
-    return ()
+    divides by (its entry's ``rule_n``)."""
+    rule_n = ENTRIES[op].rule_n
+    n = None if rule_n is None else rule_n(operand, shapes, out_shape)
+    return () if n is None else (f"n = {n}",)
 
 
 def _matmul_computation(operand: int, shapes: Sequence[Shape]) -> str:

@@ -88,16 +88,16 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
                           "python python_helper latex exact parity sign numpy numpy_helpers activation "
                           "kink where_positive power propagates latex_aliases "
-                          "elementwise shape forward vjp jvp written_param language_vjp unroll reads indices arguments",
+                          "elementwise shape forward vjp jvp written_param language_vjp unroll reads indices arguments rule_n",
                     defaults=(None, (), None, None, None, None, None, None, None, None, False, None, None, None, (),
                               None, False, None, None, (), (),
-                              False, None, None, None, None, None, None, None, None, (), ()))):
+                              False, None, None, None, None, None, None, None, None, (), (), None))):
     """One op of the language, elementwise or not: the one entry type of the registry
     (``engine/registry.py``, whose ``ENTRIES`` holds every op by name).
 
     The fields below are those of an elementwise op, the rows of this module; the fields every
     entry has (``elementwise``, ``shape``, ``forward``, ``vjp``, ``jvp``, ``language_vjp``,
-    ``unroll``, ``reads``, ``indices``, ``arguments``, ``written_param``) are described in
+    ``unroll``, ``reads``, ``indices``, ``arguments``, ``written_param``, ``rule_n``) are described in
     ``tensor_ops.py``, which writes them for the other ops and fills them in for these from
     their kernels (``elementwise_entry``).  ``rule`` is, for an elementwise op, its local
     derivative per operand (``1/y``); for any other, its VJP per operand in matrix form

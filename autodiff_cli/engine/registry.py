@@ -79,6 +79,8 @@ def check_entry(op: Op) -> None:
     for name, source in op.numpy_helpers:
         if f"def {name}(" not in source or f"{name}(" not in called.replace(f"def {name}(", ""):
             problems.append(f"the numpy helper {name} must be defined by its source and called")
+    if op.rule_n is not None and not callable(op.rule_n):
+        problems.append("rule_n is None or a function of (operand, shapes, out_shape)")
     if op.arity == 0:  # a constant made by the compiler: its shape, its entries and its arguments
         if not (callable(op.shape) and callable(op.forward) and op.arguments and op.rule == ()):
             problems.append("an op of no operands needs a shape rule, a forward of its entries and arguments")

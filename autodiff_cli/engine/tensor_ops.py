@@ -150,7 +150,8 @@ def _structural(name: str, arity: int, written: str, shape: Any, forward: Any, v
     of its operands that some entries of its result read (the sections above the table say how
     each is called).  ``indices``: the operands read as whole numbers (gather's index tensor,
     one_hot's and cross_entropy's labels), which have no derivative and which ``check`` does not
-    move."""
+    move.  ``rule_n(operand, shapes, out_shape)``: for a rule that divides by n, what n is for
+    these shapes (explain notes it), or None."""
     return Op(name, arity, written, rule=rule, numpy=numpy, latex=latex, shape=shape, forward=forward, vjp=vjp,
               jvp=jvp, written_param=written_param, **fields)
 
@@ -1536,6 +1537,18 @@ _SCATTER_NP = ("_scatter", (
     "    return out\n"))
 
 
+def _mean_n(operand: int, shapes: Any, out_shape: Shape) -> int:
+    return math.prod(shapes[0]) // max(1, math.prod(out_shape))  # the entries each mean averages
+
+
+def _mse_n(operand: int, shapes: Any, out_shape: Shape) -> int:
+    return math.prod(shapes[0])
+
+
+def _cross_entropy_n(operand: int, shapes: Any, out_shape: Shape) -> int | None:
+    return math.prod(shapes[0][:-1]) if operand == 0 else None  # the rows of logits; labels get no rule
+
+
 # --- losses: mse, cross_entropy ---------------------------------------------------------------------
 
 
@@ -2625,7 +2638,8 @@ _ROWS = (
                 "np.mean({x}{axis}{keepdim})", r"\operatorname{mean}{axis} {x}",
                 None,
                 language_vjp=_mean_language_vjp,
-                unroll=_reduction_unroll(mean=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
+                unroll=_reduction_unroll(mean=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS,
+                rule_n=_mean_n),
     _structural("max", 1, "max({x})", _reduce_shape("max"), *_max,
                 ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
                 "np.max({x}{axis}{keepdim})", r"\max{axis} {x}",
@@ -2736,7 +2750,7 @@ _ROWS = (
                 "_mse({x}, {y})", r"\operatorname{MSE}\left({x}, {y}\right)",
                 numpy_helpers=(_MSE_NP,),
                 language_vjp=_mse_language_vjp,
-                unroll=_mse_unroll, reads=_mse_reads),
+                unroll=_mse_unroll, reads=_mse_reads, rule_n=_mse_n),
     _structural("cross_entropy", 2, "cross_entropy({x}, {y})", _cross_entropy_shape, _cross_entropy_forward,
                 _cross_entropy_vjp, _cross_entropy_jvp,
                 ("dL/dx = dL/dout * (softmax(x) - onehot(y)) / n, n the number of rows of x",
@@ -2745,7 +2759,7 @@ _ROWS = (
                 r"\operatorname{CE}\left({x}, {y}\right)",
                 numpy_helpers=(_SOFTMAX_PARTS_NP, _CROSS_ENTROPY_NP),
                 language_vjp=_cross_entropy_language_vjp,
-                unroll=_cross_entropy_unroll, reads=_cross_entropy_reads, indices=(1,)),
+                unroll=_cross_entropy_unroll, reads=_cross_entropy_reads, indices=(1,), rule_n=_cross_entropy_n),
     _structural("where", 3, "where({x}, {y}, {z})", _selection_shape, _where_forward, _where_vjp, _where_jvp,
                 ("dL/dx = 0 (the condition is not differentiated)", "dL/dy = dL/dout where x is not 0, else 0",
               "dL/dz = dL/dout where x is 0, else 0"),

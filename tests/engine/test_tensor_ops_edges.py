@@ -23,6 +23,7 @@ import pytest
 from autograd import grad
 
 import autodiff_cli.engine.tensor_ops as tensor_ops
+from autodiff_cli.engine.registry import ENTRIES, write
 from autodiff_cli.engine.tensor_ops import (
     VARIADIC,
     align,
@@ -31,7 +32,6 @@ from autodiff_cli.engine.tensor_ops import (
     elementwise_vjp,
     unbroadcast,
 )
-from autodiff_cli.engine.registry import ENTRIES, write
 
 STRUCTURAL = {name: op for name, op in ENTRIES.items() if not op.elementwise}  # the ops that are not elementwise
 

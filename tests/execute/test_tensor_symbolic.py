@@ -14,7 +14,6 @@ import autograd
 import numpy as np
 import pytest
 
-from autodiff_cli.engine.ops import OPS
 from autodiff_cli.engine.registry import ENTRIES
 from autodiff_cli.errors import ProgramError
 from autodiff_cli.execute.interpreter import input_arrays, run_forward
