@@ -207,8 +207,6 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
                                            "deliberate table: check --claim's common-mistake rules"),
                            "sign": NOT_AN_OP},
     "cli/batch.py": dict.fromkeys(("sum", "mean"), NOT_AN_OP + ": --reduce's modes"),
-    "engine/grad_mode.py": {"neg": NOT_YET_MOVED},
-    "engine/native_source.py": {"neg": NOT_YET_MOVED},
     "engine/tensor.py": dict.fromkeys(("neg", "index", "transpose", "sum", "mean", "max", "min", "softmax",
                                        "log_softmax", "logsumexp"), "Tensor's methods, which call their entries"),
     "engine/tensor_nn.py": dict.fromkeys(("cross_entropy", "mean", "sum", "mse"), "nn's losses and their reductions"),

@@ -88,10 +88,11 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
                           "python python_helper latex exact parity sign numpy numpy_helpers activation "
                           "kink where_positive power propagates latex_aliases "
-                          "elementwise shape forward vjp jvp written_param language_vjp unroll reads indices arguments rule_n",
+                          "elementwise shape forward vjp jvp written_param language_vjp unroll reads indices arguments rule_n "
+                          "method",
                     defaults=(None, (), None, None, None, None, None, None, None, None, False, None, None, None, (),
                               None, False, None, None, (), (),
-                              False, None, None, None, None, None, None, None, None, (), (), None))):
+                              False, None, None, None, None, None, None, None, None, (), (), None, None))):
     """One op of the language, elementwise or not: the one entry type of the registry
     (``engine/registry.py``, whose ``ENTRIES`` holds every op by name).
 
@@ -125,6 +126,9 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     known.  ``power``: the function is ``x**power`` where it is defined (``sqrt``: 0.5).
     ``propagates``: the operands whose non-finite value always makes the result non-finite.
     ``latex_aliases``: other LaTeX commands read as the function in a claim (``\\ln`` for log).
+    ``method``: for an operator, the name of ``Value``'s method that applies it (``__add__``,
+    ``__neg__``, ``identity``; ``**`` and ``**c`` both ``__pow__``); None for a call, whose
+    method is its name.
     A plain namedtuple:
     ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
     would pay for.
@@ -555,25 +559,25 @@ _SOFTPLUS_NP = ("_softplus", "def _softplus(x):\n    return np.maximum(x, 0.0) +
 
 _ROWS = (  # registry.check_entry checks every field of each at import
     Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector, symbolic=("1", "1"),
-       propagates=(0, 1)),
+       propagates=(0, 1), method="__add__"),
     Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector, symbolic=("1", "-1"),
-       propagates=(0, 1)),
+       propagates=(0, 1), method="__sub__"),
     Op("*", 2, "{x} * {y}", _mul, ("y", "x"), vector=_mul_vector, symbolic=("y", "x"),
-       propagates=(0, 1)),
+       propagates=(0, 1), method="__mul__"),
     Op("/", 2, "{x} / {y}", _div, ("1/y", "-x/y**2"), domain="y != 0",
        hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
        vector=_div_vector, symbolic=("1/y", "-x/y**2"),
-       propagates=(0,)),
+       propagates=(0,), method="__truediv__"),
     Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector, symbolic=("-1",), exact=True,
-       propagates=(0,)),
+       propagates=(0,), method="__neg__"),
     Op("**", 2, "{x} ** {y}", _pow, ("y * x**(y-1)", "x**y * ln(x)"),
        domain="x > 0, or x = 0 and y >= 0, or x < 0 and y an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
-       vector=_pow_vector, symbolic=("y*x**(y - 1)", "out*log(x)")),
+       vector=_pow_vector, symbolic=("y*x**(y - 1)", "out*log(x)"), method="__pow__"),
     Op("**c", 1, "{x}**{c}", _pow_const, ("c * x**(c-1)",),
        domain="x > 0, or x = 0 and c >= 0, or x < 0 and c an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
-       vector=_pow_const_vector, symbolic=("c*x**(c - 1)",)),
+       vector=_pow_const_vector, symbolic=("c*x**(c - 1)",), method="__pow__"),
     Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",),
        python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd", activation=(-1.0, 1.0),
        numpy="np.tanh({x})"),
@@ -638,7 +642,7 @@ _ROWS = (  # registry.check_entry checks every field of each at import
        numpy="_minimum({x}, {y})", numpy_helpers=(_MINIMUM_NP,), exact=True, kink=True),
     # `b = a`: b gets a node of its own
     Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True,
-       propagates=(0,)),
+       propagates=(0,), method="identity"),
 )
 
 

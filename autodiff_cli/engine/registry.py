@@ -40,6 +40,8 @@ def _problems_of_elementwise(op: Op) -> list[str]:
         problems.append("one rule and one symbolic local derivative per operand are required")
     if op.is_function and not (op.python and op.latex and op.numpy):
         problems.append("a function needs its python, latex and numpy forms")
+    if (op.method is None) != op.written.startswith(op.name + "("):
+        problems.append("an operator names Value's method that applies it (method); a call has none")
     if op.python_helper is not None and f"def {op.python.split('(')[0]}(" not in op.python_helper:
         problems.append("python_helper must define the function the python form calls")
     if op.activation is not None and (len(op.activation) != 2 or not isinstance(op.activation[0], float)):
