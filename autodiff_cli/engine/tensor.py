@@ -436,7 +436,8 @@ def _apply(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor
     leads = _NO_LEADS[len(args)]
     saving = getattr(entry.forward, "saving", None)
     try:
-        entry.shape([a.shape for a in args], param)  # before any NumPy call
+        if saving is not None and not getattr(saving, "checks_shapes", False):
+            entry.shape([a.shape for a in args], param)  # (a forward checks them itself, before NumPy runs)
         with numpy.errstate(all="ignore"):
             out, saved = (entry.forward(numpy, args, leads, param), None) if saving is None else \
                 saving(numpy, args, leads, param)

@@ -20,7 +20,8 @@ fields (``registry.ENTRIES`` holds them all):
   also take ``needs`` (one bool per operand; the executor passes it), and give None for an
   operand whose gradient nobody wants: ``@`` then skips a matrix product.  A forward may have a
   ``saving`` form that also returns what its VJP's ``from_saved`` form needs (cross_entropy's
-  softmax, an elementwise op's local derivatives);
+  softmax, an elementwise op's local derivatives); a forward checks the shapes, a saving form
+  only where it says so (``checks_shapes``: cross_entropy's leaves them to the executor);
 * ``rule`` (the VJP in matrix form, for explain), ``numpy``, ``latex``.
 
 The batch axis: the program executor runs a program over N rows at once, so an operand may
@@ -362,6 +363,7 @@ def elementwise_entry(op: Op) -> Op:
         return out
 
     forward.saving = saving  # type: ignore[attr-defined]
+    saving.checks_shapes = True  # type: ignore[attr-defined]  # (broadcasting's clashes, as forward)
     vjp.from_saved = from_saved  # type: ignore[attr-defined]
     return op._replace(elementwise=True, shape=_broadcast_rule, forward=forward, vjp=vjp, jvp=jvp,
                        language_vjp=_elementwise_language_vjp, unroll=unroll, reads=_elementwise_reads)

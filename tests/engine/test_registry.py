@@ -96,3 +96,19 @@ def test_registration_refuses_an_entry_missing_a_field() -> None:
         check_entry(ENTRIES["mean"]._replace(rule_n=3))
     with pytest.raises(TypeError, match="a float kernel"):
         check_entry(ENTRIES["tanh"]._replace(scalar=None))
+
+
+def test_the_eager_tensor_checks_shapes_before_a_saving_forward_that_does_not() -> None:
+    """cross_entropy's saving forward leaves the shapes to its caller (the executor infers them):
+    the eager Tensor, which calls it to keep the softmax for backward, asks the shape rule first."""
+    from autodiff_cli.engine.tensor import Tensor
+    from autodiff_cli.engine.tensor_nn import cross_entropy
+
+    assert not getattr(ENTRIES["cross_entropy"].forward.saving, "checks_shapes", False)
+    with pytest.raises(ShapeMismatch, match=r"logits \[4, 3\] need labels of shape \[4\]"):
+        cross_entropy(Tensor(np.ones((4, 3)), requires_grad=True), Tensor(np.zeros(5)))
+    logits = Tensor(np.array([[0.0, np.log(3.0)]]), requires_grad=True)
+    loss = cross_entropy(logits, Tensor(np.array([1.0])))  # p = [1/4, 3/4]: -log(3/4)
+    loss.backward()
+    np.testing.assert_allclose(loss.data, -np.log(0.75), rtol=1e-15)
+    np.testing.assert_allclose(logits.grad, [[0.25, -0.25]], rtol=1e-15)  # softmax - one_hot
