@@ -215,7 +215,6 @@ ALLOWED_OP_NAMES: dict[str, dict[str, str]] = {
     "execute/metrics.py": {"mse": NOT_AN_OP + ": a metric", "step": NOT_AN_OP + ": a training step",
                            "mean": NOT_AN_OP + ": a metric"},
     "execute/objective.py": {"mean": NOT_AN_OP + ": the mean over rows"},
-    "execute/scalar.py": {"neg": NOT_YET_MOVED},
     "execute/tensor_batch.py": {"mean": NOT_AN_OP + ": --reduce's mode"},
     "execute/batch_rows.py": dict.fromkeys(("sum", "mean"), NOT_AN_OP + ": --reduce's modes"),
     "execute/training_text.py": {"step": NOT_AN_OP + ": a training step"},
