@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine.tensor_ops import TENSOR_OPS, argument_values, pack_arguments, unbroadcast
+from ..engine.registry import ENTRIES
+from ..engine.tensor_ops import argument_values, pack_arguments, unbroadcast
 from ..errors import AutodiffError, Position, ShapeError
 from ..execute.interpreter import run_forward
 from ..language.program import CONST, INPUT, Instruction, Program, Variable
@@ -144,7 +145,7 @@ def axis_changes(expression: Program, inputs: Mapping[str, Any]) -> list[tuple[i
     except AutodiffError:
         return []
     for register, instruction in enumerate(expression.instructions):
-        schema = getattr(TENSOR_OPS.get(instruction.op), "arguments", ())
+        schema = getattr(ENTRIES.get(instruction.op), "arguments", ())
         if not schema or schema[0].name != "axis" or len(instruction.args) != 1:
             continue
         arguments = argument_values(schema, instruction.param)
@@ -186,8 +187,8 @@ def operand_text(expression: Program, register: int, depth: int = 0) -> str:
     instruction = expression.instructions[register]
     if instruction.op == CONST:
         return f"{instruction.param:g}"
-    tensor_op = TENSOR_OPS.get(instruction.op)
-    if tensor_op is not None and tensor_op.arity == 1 and instruction.param is None and depth < 3:
+    tensor_op = ENTRIES.get(instruction.op)
+    if tensor_op is not None and not tensor_op.elementwise and tensor_op.arity == 1 and instruction.param is None and depth < 3:
         return tensor_op.written.format(x=operand_text(expression, instruction.args[0], depth + 1))
     return "(...)"
 

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS, unbroadcast
+from ..engine.registry import ENTRIES
+from ..engine.tensor_ops import unbroadcast
 from ..errors import AutodiffError, InputError, ParseError, Position, ShapeError, Source, variables_hint
 from ..execute.columns import entry_column
 from ..execute.interpreter import TensorRun, input_arrays, run_forward
@@ -597,8 +597,8 @@ class _Judge:
         point, and the sentence that names it."""
         run = self.points[0].run
         op, first, second, param, _ = run.rows[consumer]
-        entry = OPS.get(op)
-        if entry is None:  # a tensor op: its local derivative is not one formula, but it may be left out
+        entry = ENTRIES[op]
+        if not entry.elementwise:  # a tensor op: its local derivative is not one formula, but it may be left out
             return self._tensor_local_left_out(consumer, first, op, param)
         names = self.program.names_by_register()
         words = {"x": names.get(first, "u"), "y": names.get(second, "v"),
@@ -634,7 +634,7 @@ class _Judge:
     def _tensor_local_left_out(self, consumer: int, operand: int, op: str, param: Any) -> list[tuple[list[Any], str]]:
         """A one-operand tensor op that keeps its operand's shape (log_softmax, softmax, a transpose
         of a square matrix) with its local derivative left out: the upstream gradient passed through."""
-        tensor_op = TENSOR_OPS[op]
+        tensor_op = ENTRIES[op]
         runs = [point.run for point in self.points]
         if tensor_op.arity != 1 or any(np.shape(r.values[consumer]) != np.shape(r.values[operand]) for r in runs):
             return []
@@ -755,7 +755,7 @@ def _gradients(line: GradientLine) -> list[tuple[str, str]]:
 
 def _corrected(op: str) -> bool:
     """An op that divides by n - correction (var, std), as its registry entry's arguments say."""
-    return any(argument.name == "correction" for argument in getattr(TENSOR_OPS.get(op), "arguments", ()))
+    return any(argument.name == "correction" for argument in getattr(ENTRIES.get(op), "arguments", ()))
 
 
 def _is_gradient(line: GradientLine, name: str) -> bool:

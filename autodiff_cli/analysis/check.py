@@ -21,8 +21,7 @@ from typing import Any
 from ..engine.forward import tangent_along, tangent_at_root
 from ..engine.graph import Tape, topological_order
 from ..engine.ops import OPS
-from ..engine.registry import is_exact
-from ..engine.tensor_ops import TENSOR_OPS
+from ..engine.registry import ENTRIES, is_exact
 from ..errors import AutodiffError
 from ..execute.columns import entry_column
 from ..execute.floats import FloatPoint
@@ -584,7 +583,7 @@ def label_inputs(run: Any) -> set[str]:
     inputs = {variable.register: variable.name for variable in run.program.inputs}
     found = set()
     for op, first, second, _, _ in run.rows:
-        for slot in getattr(TENSOR_OPS.get(op), "indices", ()):
+        for slot in getattr(ENTRIES.get(op), "indices", ()):
             operand = (first, second)[slot]
             if operand in inputs:
                 found.add(inputs[operand])

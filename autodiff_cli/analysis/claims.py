@@ -398,9 +398,10 @@ def _check_by_value(item: ClaimLine, definitions: Mapping[str, ClaimLine], runs:
 
 
 def _tensor_ops() -> Mapping[str, Any]:
-    from ..engine.tensor_ops import TENSOR_OPS
+    """The entries that are not elementwise (the symbolic algebra reads only elementwise ones)."""
+    from ..engine.registry import ENTRIES
 
-    return TENSOR_OPS
+    return {name: entry for name, entry in ENTRIES.items() if not entry.elementwise}
 
 
 def _check_one(program: Program, item: ClaimLine, definitions: dict[str, ClaimLine], given: dict[str, float],

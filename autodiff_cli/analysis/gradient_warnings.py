@@ -68,7 +68,7 @@ def flat_op_notes(run: Run, asked: Sequence[str] | None = None) -> list[str]:
     ``asked``: the variables differentiated (default: ``run.wrt``, or every input)."""
     if run.tensors is None:  # the engine's ops all have derivatives
         return []
-    from ..engine.tensor_ops import TENSOR_OPS, passes_no_gradient
+    from ..engine.registry import ENTRIES, passes_no_gradient
 
     program, tensors = run.program, run.tensors
     rows = tensors.run.rows
@@ -89,7 +89,7 @@ def flat_op_notes(run: Run, asked: Sequence[str] | None = None) -> list[str]:
         op = rows[register][0]
         place = program.position(program.instructions[register].position)
         notes.append(f"{program.source.name}:{place.line}:{place.column}: the gradient of {run.output} stops at "
-                     f"'{op}', which passes none to what it reads{_reason(TENSOR_OPS[op].rule[0])}")
+                     f"'{op}', which passes none to what it reads{_reason(ENTRIES[op].rule[0])}")
     return notes
 
 

@@ -595,14 +595,14 @@ def _index_reads(program: Program, rows: Sequence[Any], needed: Sequence[bool], 
                  ) -> tuple[set[tuple[int, int]], set[int]]:
     """Which registers are read as indices (the op registry's ``indices`` operands), by which node
     (the statement a register belongs to, at the level of layers), and those read as nothing else."""
-    from ..engine.tensor_ops import TENSOR_OPS
+    from ..engine.registry import ENTRIES
 
     as_index: set[tuple[int, int]] = set()
     as_value: set[int] = set()
     for register, (op, first, second, _, _) in enumerate(rows):
         if not needed[register]:
             continue
-        positions = TENSOR_OPS[op].indices if op in TENSOR_OPS else ()
+        positions = ENTRIES[op].indices if op in ENTRIES else ()
         for position, operand in enumerate(program.operands(register, first, second)):
             if position in positions:
                 as_index.add((operand, owner.get(register, register)))
@@ -669,7 +669,7 @@ def _expression(op: str, operands: Sequence[int], param: Any, names: Mapping[int
     (``constants``), anything else as ``·``: ``W1 @ x``, ``relu(·)``, ``1 - ·``, ``·**2``; a
     constant is its value's text; an input has none."""
     from ..engine.ops import OPS, short_number
-    from ..engine.tensor_ops import TENSOR_OPS, write
+    from ..engine.registry import ENTRIES, write
     from ..language.program import POWER_CONST, ArrayLiteral
 
     if op == "input":
@@ -681,6 +681,6 @@ def _expression(op: str, operands: Sequence[int], param: Any, names: Mapping[int
     words = [names.get(r) or constants.get(r, OPERAND) for r in operands]
     if op == POWER_CONST:
         return f"{words[0]}**{short_number(float(param))}"
-    if op in TENSOR_OPS:
+    if not ENTRIES[op].elementwise:
         return write(op, words, param)
     return OPS[op].written.format(x=words[0], y=words[1] if len(words) > 1 else "", c=param)

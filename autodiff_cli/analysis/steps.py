@@ -19,7 +19,7 @@ e.g.
 
     dL/dW = transpose(X) @ dL/dP        [2, 8] @ [8, 1] -> [2, 1]
 
-A structural op's rule is ``TENSOR_OPS[op].rule``'s (``dL/dy = transpose(x) @ dL/dout``), an
+A structural op's rule is its registry entry's ``rule`` (``dL/dy = transpose(x) @ dL/dout``), an
 elementwise op's is ``dL/dout *`` its local derivative from ``OPS[op].rule``, entry by entry.
 Where an elementwise op broadcast an operand (a bias added to every row), the step says so and
 sums the gradient back over what was stretched.  The numbers are read from the record of the
@@ -39,7 +39,6 @@ fine.  The steps are data; ``render/explain.py`` writes them as text, Markdown o
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..engine.graph import paused_cycle_collector
 from ..engine.ops import OPS, op_key
-from ..engine.tensor_ops import TENSOR_OPS, format_shape, write
+from ..engine.registry import ENTRIES, write
+from ..engine.tensor_ops import format_shape
 from ..errors import InputError
 from .graph_model import GraphModel, node_names, operand_text
 
@@ -560,7 +560,7 @@ def _constant_text(param: Any) -> str:
 
 def _instruction_text(op: str, operands: Sequence[str], param: Any) -> str:
     """The instruction written with its operands' names, one level (``X @ W``, ``t1**2``)."""
-    if op in TENSOR_OPS:
+    if not ENTRIES[op].elementwise:
         return write(op, operands, param)
     return OPS[op].written.format(x=operands[0], y=operands[1] if len(operands) > 1 else "",
                                   c=operand_text(param) if param is not None else "c")
@@ -586,12 +586,14 @@ _SIMPLE = re.compile(r"-?[A-Za-z0-9_.]+(\[[0-9, ]*\])?")  # needs no parentheses
 def _tensor_formula(op: str, operand: int, output: str, parent: str, operands: Sequence[str], param: Any) -> str:
     """The table's rule for one operand, names put in: ``dL/dy = transpose(x) @ dL/dout`` -> the
     right-hand side ``transpose(X) @ dL/dP``."""
-    rules = TENSOR_OPS[op].rule
+    rules = ENTRIES[op].rule
     right = rules[min(operand, len(rules) - 1)].split(" = ", 1)[1]  # one rule for every entry of stack
     words = {"dL/dout": gradient_name(output, parent), "x": operands[0],
              "y": operands[1] if len(operands) > 1 else "y", "z": operands[2] if len(operands) > 2 else "z",
              "out": parent, "i": str(operand),
-             "x[index]": write(op, operands, param) if op == "index" else ""}
+             "x[index]": ""}
+    if "x[index]" in right:  # indexing's rule names the entries it took, written as the program does
+        words["x[index]"] = write(op, operands, param)
     return _TENSOR_WORDS.sub(lambda found: words[found.group(0)], right)
 
 
@@ -613,14 +615,10 @@ def _elementwise_formula(op: str, operand: int, output: str, parent: str, operan
 
 def _notes(op: str, operand: int, shapes: Sequence[Shape], out_shape: Shape) -> tuple[str, ...]:
     """What the letters of a rule that are not operands stand for here: n, the count a mean
-    divides by."""
-    if op == "mean":
-        return (f"n = {math.prod(shapes[0]) // max(1, math.prod(out_shape))}",)
-    if op == "mse":
-        return (f"n = {math.prod(shapes[0])}",)
-    if op == "cross_entropy" and operand == 0:
-        return (f"n = {math.prod(shapes[0][:-1])}",)
-    return ()
+    divides by (its entry's ``rule_n``)."""
+    rule_n = ENTRIES[op].rule_n
+    n = None if rule_n is None else rule_n(operand, shapes, out_shape)
+    return () if n is None else (f"n = {n}",)
 
 
 def _matmul_computation(operand: int, shapes: Sequence[Shape]) -> str:
@@ -791,7 +789,7 @@ def _matrix_step(run: TensorRun, names: list[str], output: str, register: int, p
     broadcast = None
     notes = _notes(op, position, shapes, out_shape)
     computation = f"{format_shape(out_shape)} -> {format_shape(child_shape)}"
-    if op in TENSOR_OPS:
+    if not ENTRIES[op].elementwise:
         formula = _tensor_formula(op, position, output, names[register], operand_names, param)
         if op == "@":
             computation = _matmul_computation(position, shapes)

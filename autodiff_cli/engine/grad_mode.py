@@ -65,13 +65,9 @@ def _leaf_pow(self: Value, other: Any) -> Value:
 # Every Value method that makes a node from its operands; the reflected operators
 # (__radd__...) and abs() go through these, so they need no leaf version of their own.
 _LEAF_METHODS: dict[str, Callable[..., Value]] = {
-    "__add__": _leaf_binary(OPS["+"]),
-    "__sub__": _leaf_binary(OPS["-"]),
-    "__mul__": _leaf_binary(OPS["*"]),
-    "__truediv__": _leaf_binary(OPS["/"]),
+    **{op.method: (_leaf_binary if op.arity == 2 else _leaf_unary)(op) for op in OPS.values()
+       if op.method not in (None, "__pow__")},  # the operators, by their entries' methods
     "__pow__": _leaf_pow,
-    "__neg__": _leaf_unary(OPS["neg"]),
-    "identity": _leaf_unary(OPS["="]),
     **{name: _leaf_unary(op) for name, op in FUNCTIONS.items()},
 }
 _RECORDING_METHODS: dict[str, Callable[..., Value]] = {name: getattr(PythonValue, name) for name in _LEAF_METHODS}

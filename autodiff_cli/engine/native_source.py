@@ -26,9 +26,6 @@ __all__ = ["MODULE", "native_module_source", "source_digest"]
 MODULE = "autodiff_cli.engine._native"
 """The compiled module's name; its file is ``autodiff_cli/engine/_native.py`` during the build."""
 
-# Python's name for each operator's method, and for the ops that are not functions.
-_OPERATOR_METHODS = {"+": "__add__", "-": "__sub__", "*": "__mul__", "/": "__truediv__",
-                     "neg": "__neg__", "=": "identity"}
 _REFLECTED = {"+": "__radd__", "-": "__rsub__", "*": "__rmul__", "/": "__rtruediv__", "**": "__rpow__"}
 
 _HEADER = '''\
@@ -382,9 +379,9 @@ def _body() -> str:
             records.append((_RECORD_BINARY if op.arity == 2 else _RECORD_UNARY).format(**fields))
         if op.name != "**":  # __pow__, for both powers, is written out in the class
             template = _BINARY if op.arity == 2 else _UNARY
-            methods.append(template.format(method=_OPERATOR_METHODS.get(op.name, op.name), **fields))
+            methods.append(template.format(method=op.method or op.name, **fields))
     for name, method in _REFLECTED.items():
-        forward = "__pow__" if name == "**" else _OPERATOR_METHODS[name]
+        forward = ops.OPS[name].method
         methods.append(_REFLECTED_METHOD.format(method=method, forward=forward))
     body = _CLASS.format(record_pow=_record_name(ops.OPS["**"]), pow_kernel=ops.OPS["**"].scalar.__name__,
                          pow_const_kernel=ops.OPS["**c"].scalar.__name__, methods="".join(methods))

@@ -87,10 +87,22 @@ class DivisionByZero(DomainError, ZeroDivisionError):
 
 class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_hint vector symbolic "
                           "python python_helper latex exact parity sign numpy numpy_helpers activation "
-                          "kink where_positive power propagates latex_aliases",
-                    defaults=(None, None, None, None, None, None, None, None, False, None, None, None, (),
-                              None, False, None, None, (), ()))):
-    """One operation: how it is written, its value and local derivatives, and their rules.
+                          "kink where_positive power propagates latex_aliases "
+                          "elementwise shape forward vjp jvp written_param language_vjp unroll reads indices arguments rule_n "
+                          "method",
+                    defaults=(None, (), None, None, None, None, None, None, None, None, False, None, None, None, (),
+                              None, False, None, None, (), (),
+                              False, None, None, None, None, None, None, None, None, (), (), None, None))):
+    """One op of the language, elementwise or not: the one entry type of the registry
+    (``engine/registry.py``, whose ``ENTRIES`` holds every op by name).
+
+    The fields below are those of an elementwise op, the rows of this module; the fields every
+    entry has (``elementwise``, ``shape``, ``forward``, ``vjp``, ``jvp``, ``language_vjp``,
+    ``unroll``, ``reads``, ``indices``, ``arguments``, ``written_param``, ``rule_n``) are described in
+    ``tensor_ops.py``, which writes them for the other ops and fills them in for these from
+    their kernels (``elementwise_entry``).  ``rule`` is, for an elementwise op, its local
+    derivative per operand (``1/y``); for any other, its VJP per operand in matrix form
+    (``dL/dx = dL/dout @ transpose(y)``).
 
     Fields: ``name`` (str), ``arity`` (int), ``written`` (str template), ``scalar`` (the
     float kernel), ``rule`` (tuple of str, one per operand), and the optional ``domain``,
@@ -114,6 +126,9 @@ class Op(namedtuple("Op", "name arity written scalar rule domain hint overflow_h
     known.  ``power``: the function is ``x**power`` where it is defined (``sqrt``: 0.5).
     ``propagates``: the operands whose non-finite value always makes the result non-finite.
     ``latex_aliases``: other LaTeX commands read as the function in a claim (``\\ln`` for log).
+    ``method``: for an operator, the name of ``Value``'s method that applies it (``__add__``,
+    ``__neg__``, ``identity``; ``**`` and ``**c`` both ``__pow__``); None for a call, whose
+    method is its name.
     A plain namedtuple:
     ``typing.NamedTuple`` compiles each annotation, which every start-up of the command
     would pay for.
@@ -542,27 +557,27 @@ _SOFTPLUS_NP = ("_softplus", "def _softplus(x):\n    return np.maximum(x, 0.0) +
 
 # --- the table -------------------------------------------------------------------------------
 
-_ROWS = (
+_ROWS = (  # registry.check_entry checks every field of each at import
     Op("+", 2, "{x} + {y}", _add, ("1", "1"), vector=_add_vector, symbolic=("1", "1"),
-       propagates=(0, 1)),
+       propagates=(0, 1), method="__add__"),
     Op("-", 2, "{x} - {y}", _sub, ("1", "-1"), vector=_sub_vector, symbolic=("1", "-1"),
-       propagates=(0, 1)),
+       propagates=(0, 1), method="__sub__"),
     Op("*", 2, "{x} * {y}", _mul, ("y", "x"), vector=_mul_vector, symbolic=("y", "x"),
-       propagates=(0, 1)),
+       propagates=(0, 1), method="__mul__"),
     Op("/", 2, "{x} / {y}", _div, ("1/y", "-x/y**2"), domain="y != 0",
        hint="the divisor is 0 for these inputs; choose other values or guard it (e.g. x / (y*y + 1))",
        vector=_div_vector, symbolic=("1/y", "-x/y**2"),
-       propagates=(0,)),
+       propagates=(0,), method="__truediv__"),
     Op("neg", 1, "-{x}", _neg, ("-1",), vector=_neg_vector, symbolic=("-1",), exact=True,
-       propagates=(0,)),
+       propagates=(0,), method="__neg__"),
     Op("**", 2, "{x} ** {y}", _pow, ("y * x**(y-1)", "x**y * ln(x)"),
        domain="x > 0, or x = 0 and y >= 0, or x < 0 and y an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
-       vector=_pow_vector, symbolic=("y*x**(y - 1)", "out*log(x)")),
+       vector=_pow_vector, symbolic=("y*x**(y - 1)", "out*log(x)"), method="__pow__"),
     Op("**c", 1, "{x}**{c}", _pow_const, ("c * x**(c-1)",),
        domain="x > 0, or x = 0 and c >= 0, or x < 0 and c an integer",
        hint="a negative base needs an integer exponent, and 0 needs a non-negative one",
-       vector=_pow_const_vector, symbolic=("c*x**(c - 1)",)),
+       vector=_pow_const_vector, symbolic=("c*x**(c - 1)",), method="__pow__"),
     Op("tanh", 1, "tanh({x})", _tanh, ("1 - tanh(x)**2",), vector=_tanh_vector, symbolic=("1 - out**2",),
        python="math.tanh({x})", latex=r"\tanh\left({x}\right)", parity="odd", activation=(-1.0, 1.0),
        numpy="np.tanh({x})"),
@@ -627,38 +642,9 @@ _ROWS = (
        numpy="_minimum({x}, {y})", numpy_helpers=(_MINIMUM_NP,), exact=True, kink=True),
     # `b = a`: b gets a node of its own
     Op("=", 1, "{x}", _identity, ("1",), vector=_identity_vector, symbolic=("1",), exact=True,
-       propagates=(0,)),
+       propagates=(0,), method="identity"),
 )
 
-
-
-def _check_entry(op: Op) -> None:
-    """Registration: every field an op's consumers read is there and has the form they expect,
-    so that a new row missing one fails at import, not in the one command that reads it."""
-    problems = []
-    if op.arity not in (1, 2) or "{x}" not in op.written or (op.arity == 2) != ("{y}" in op.written):
-        problems.append("arity and written form disagree")
-    if not callable(op.scalar) or not callable(op.vector):
-        problems.append("a float kernel (scalar) and a NumPy kernel (vector) are required")
-    if len(op.rule) != op.arity or op.symbolic is None or len(op.symbolic) != op.arity:
-        problems.append("one rule and one symbolic local derivative per operand are required")
-    if op.is_function and not (op.python and op.latex and op.numpy):
-        problems.append("a function needs its python, latex and numpy forms")
-    if op.python_helper is not None and f"def {op.python.split('(')[0]}(" not in op.python_helper:
-        problems.append("python_helper must define the function the python form calls")
-    for name, source in op.numpy_helpers:
-        if f"def {name}(" not in source or name not in (op.numpy or ""):
-            problems.append(f"the numpy helper {name} must be defined by its source and called by the numpy form")
-    if op.activation is not None and (len(op.activation) != 2 or not isinstance(op.activation[0], float)):
-        problems.append("activation is None or the limits (low, high) where the gradient vanishes")
-    if op.parity not in (None, "even", "odd") or op.sign not in (None, "nonnegative", "operand"):
-        problems.append("parity is even, odd or None; sign is nonnegative, operand or None")
-    if problems:
-        raise TypeError(f"op {op.name!r}: " + "; ".join(problems))
-
-
-for _row in _ROWS:
-    _check_entry(_row)
 
 OPS: dict[str, Op] = {op.name: op for op in _ROWS}
 """Every op by name; the names are also the ``_op`` of graph nodes (``**c`` nodes show

@@ -10,12 +10,11 @@ accumulates into ``.grad`` of every leaf that requires a gradient (PyTorch's sem
 ``.grad`` is None until a backward pass reaches it, and adds up over passes; results
 other than leaves keep no ``.grad`` unless ``retain_grad()`` asked for it).
 
-No maths is written here.  Elementwise operations (``+ - * / **``, negation and every
-function of ``ops.FUNCTIONS``) go through ``tensor_ops.elementwise_forward`` and
-``elementwise_vjp``, which read the scalar op table's NumPy kernels (``OPS[name].vector``)
-and undo broadcasting; the structural ones (``@``, reductions, ``transpose``, indexing,
-``softmax``...) through ``tensor_ops.TENSOR_OPS``.  Every call passes leads of 0: an eager
-Tensor has no batch axis.
+No maths is written here.  Every operation (``+ - * / **``, negation, every function of
+``ops.FUNCTIONS``, ``@``, reductions, ``transpose``, indexing, ``softmax``...) calls its
+entry of ``registry.ENTRIES``: its shape rule, ``forward`` and ``vjp`` (an elementwise entry's
+read the scalar table's NumPy kernels and undo broadcasting).  Every call passes leads of 0:
+an eager Tensor has no batch axis.
 
 Shapes are checked before NumPy runs, by the tables' own shape rules: a mismatch raises
 ``tensor_ops.ShapeMismatch`` (``.message``, ``.hint``), its message the op written with
@@ -61,9 +60,10 @@ from typing import TYPE_CHECKING, Any
 import numpy
 
 from .grad_mode import is_grad_enabled
-from .ops import FUNCTIONS, OPS, DomainError, short_number
+from .ops import FUNCTIONS, DomainError, short_number
+from .registry import ENTRIES, write
+from .tensor_ops import ShapeMismatch
 from .value import _is_number
-from .tensor_ops import TENSOR_OPS, ShapeMismatch, elementwise_forward, elementwise_vjp, write
 
 __all__ = [
     "DEFAULT_SEED", "ShapeMismatch", "Tensor", "default_generator", "manual_seed", "normal", "ones", "randn",
@@ -272,14 +272,14 @@ class Tensor:
         """``self ** c`` for a number c is the one-operand op ``**c`` (c a constant of the op,
         as ``x**2`` is for Values); a Tensor or an array exponent is the two-operand ``**``."""
         if _is_number(other):
-            return _elementwise("**c", (self,), float(other))
+            return _apply("**c", (self,), float(other))
         return _binary("**", self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
         return _binary("**", other, self)
 
     def __neg__(self) -> Tensor:
-        return _elementwise("neg", (self,))
+        return _apply("neg", (self,))
 
     def __pos__(self) -> Tensor:
         return self
@@ -291,21 +291,21 @@ class Tensor:
 
     def __matmul__(self, other: Any) -> Tensor:
         operand = _operand(other)
-        return NotImplemented if operand is None else _structural("@", (self, operand))
+        return NotImplemented if operand is None else _apply("@", (self, operand))
 
     def __rmatmul__(self, other: Any) -> Tensor:
         operand = _operand(other)
-        return NotImplemented if operand is None else _structural("@", (operand, self))
+        return NotImplemented if operand is None else _apply("@", (operand, self))
 
     def __getitem__(self, index: Any) -> Tensor:
         """``x[i]``, ``x[i, j]``, ``x[1:3]``, ``x[:, 0]``: ints (negative ones count from the
         end) and slices, one per leading axis; the ``index`` op of the tensor table."""
-        return _structural("index", (self,), _index_items(index))
+        return _apply("index", (self,), _index_items(index))
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
         """The transpose of a matrix (a 2-D Tensor)."""
-        return _structural("transpose", (self,))
+        return _apply("transpose", (self,))
 
     def transpose(self, *dims: int) -> Tensor:
         """The transpose of a matrix: ``x.transpose()`` or PyTorch's ``x.transpose(0, 1)``."""
@@ -314,42 +314,42 @@ class Tensor:
         axes = {d % 2 for d in dims if isinstance(d, int) and -2 <= d < 2}
         if dims and self.ndim == 2 and (len(dims) != 2 or axes != {0, 1}):
             raise ValueError(f"transpose swaps the two axes of a matrix; got dims {dims}")
-        return _structural("transpose", (self,))
+        return _apply("transpose", (self,))
 
     def t(self) -> Tensor:
         return self.transpose()
 
     def sum(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         """The sum of every element (a 0-d Tensor), or along one ``axis`` (PyTorch: ``dim``)."""
-        return _structural("sum", (self,), _axis(axis, dim))
+        return _apply("sum", (self,), _axis(axis, dim))
 
     def mean(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         """The mean of every element, or along one ``axis``."""
-        return _structural("mean", (self,), _axis(axis, dim))
+        return _apply("mean", (self,), _axis(axis, dim))
 
     def max(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         """The largest element, or the largest along one ``axis`` (values only, as NumPy's
         ``amax``).  Its gradient is split evenly among the elements that tie for it."""
-        return _structural("max", (self,), _axis(axis, dim))
+        return _apply("max", (self,), _axis(axis, dim))
 
     def min(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         """The smallest element, or the smallest along one ``axis`` (ties share the gradient)."""
-        return _structural("min", (self,), _axis(axis, dim))
+        return _apply("min", (self,), _axis(axis, dim))
 
     def softmax(self, dim: int = -1) -> Tensor:
         """Softmax along the last axis (numerically stable)."""
         _last_axis_only("softmax", dim, self.ndim)
-        return _structural("softmax", (self,))
+        return _apply("softmax", (self,))
 
     def log_softmax(self, dim: int = -1) -> Tensor:
         """log(softmax) along the last axis, computed without forming the softmax."""
         _last_axis_only("log_softmax", dim, self.ndim)
-        return _structural("log_softmax", (self,))
+        return _apply("log_softmax", (self,))
 
     def logsumexp(self, dim: int = -1) -> Tensor:
         """log(sum(exp(x))) along the last axis, which it removes (numerically stable)."""
         _last_axis_only("logsumexp", dim, self.ndim)
-        return _structural("logsumexp", (self,))
+        return _apply("logsumexp", (self,))
 
     # --- backpropagation ------------------------------------------------------------------------
 
@@ -424,36 +424,29 @@ def _binary(name: str, x: Any, y: Any) -> Tensor:
             a = _leaf(a.data.astype(b.data.dtype))
         elif not isinstance(y, Tensor) and _is_number(y):
             b = _leaf(b.data.astype(a.data.dtype))
-    return _elementwise(name, (a, b))
+    return _apply(name, (a, b))
 
 
-def _elementwise(name: str, operands: tuple[Tensor, ...], param: float | None = None) -> Tensor:
-    """An elementwise op of the scalar table (``+``, ``**c``, ``tanh``...) on whole arrays."""
+def _apply(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor:
+    """One op of the registry on whole arrays (``+``, ``**c``, ``tanh``, ``@``, ``sum``...): the
+    shapes checked by its shape rule, then its forward, keeping what its VJP needs where the
+    entry says (``forward.saving``: an elementwise op's local derivatives)."""
+    entry = ENTRIES[name]
     args = tuple(t.data for t in operands)
     leads = _NO_LEADS[len(args)]
+    saving = getattr(entry.forward, "saving", None)
     try:
+        if saving is not None and not getattr(saving, "checks_shapes", False):
+            entry.shape([a.shape for a in args], param)  # (a forward checks them itself, before NumPy runs)
         with numpy.errstate(all="ignore"):
-            out, slopes = elementwise_forward(numpy, name, args, leads, param)  # shapes checked first
+            out, saved = (entry.forward(numpy, args, leads, param), None) if saving is None else \
+                saving(numpy, args, leads, param)
     except ShapeMismatch as error:
-        raise ShapeMismatch(f"{OPS[name].written.format(x='x', y='y', c=param)}: {error.message}", error.hint) from None
+        raise ShapeMismatch(f"{write(name, ('x', 'y'), param)}: {error.message}", error.hint) from None
     out = _floats(out)
     if not _all_finite(out):
         _check_domain(name, out, args, param)
-    return _result(out, name, operands, (slopes, args, leads, param))
-
-
-def _structural(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor:
-    """An op of the tensor table (``@``, ``sum``, ``index``...); its forward checks the shapes first."""
-    args = tuple(t.data for t in operands)
-    leads = _NO_LEADS[len(args)]
-    try:
-        with numpy.errstate(all="ignore"):
-            out = _floats(TENSOR_OPS[name].forward(numpy, args, leads, param))
-    except ShapeMismatch as error:  # the op's shape rule, run before any NumPy call
-        raise ShapeMismatch(f"{write(name, ('x', 'y'), param)}: {error.message}", error.hint) from None
-    if not _all_finite(out):
-        _check_domain(name, out, args, param)
-    return _result(out, name, operands, (args, leads, param, out))
+    return _result(out, name, operands, (args, leads, param, out, saved))
 
 
 def _all_finite(a: numpy.ndarray) -> bool:
@@ -476,8 +469,8 @@ def _check_domain(name: str, out: numpy.ndarray, args: tuple[numpy.ndarray, ...]
     element, and the scalar kernel on them gives the message; for a structural op, all of its
     operands (a sum that overflows, a product of huge matrices)."""
     bad = ~numpy.isfinite(out)
-    op = OPS.get(name)
-    if op is not None:  # elementwise
+    op = ENTRIES[name]
+    if op.elementwise:
         spread = [numpy.broadcast_to(a, out.shape) for a in args]
         for a in spread:
             bad &= numpy.isfinite(a)
@@ -584,18 +577,16 @@ def backpropagate(root: Tensor, seed: numpy.ndarray) -> None:
 
 def _vjp(node: Tensor, g: Any) -> tuple[Any, ...]:
     """The node's op's vector-Jacobian product: a gradient per operand (None for an operand of a
-    binary op that requires none: the tables' binary VJPs skip those, ``@`` a whole product)."""
-    name = node._op
+    binary op that requires none: the entries' binary VJPs skip those, ``@`` a whole product)."""
     parents = node._parents
-    if name in TENSOR_OPS:
-        args, leads, param, out = node._saved
-        vjp = TENSOR_OPS[name].vjp
-        if len(parents) == 2:
-            return vjp(numpy, g, out, args, leads, param, (parents[0]._requires_grad, parents[1]._requires_grad))
-        return vjp(numpy, g, out, args, leads, param)  # type: ignore[no-any-return]
-    slopes, args, leads, _ = node._saved
+    args, leads, param, out, saved = node._saved
+    vjp = ENTRIES[node._op].vjp
     needs = (parents[0]._requires_grad, parents[1]._requires_grad) if len(parents) == 2 else None
-    return elementwise_vjp(numpy, name, g, slopes, args, leads, needs)  # type: ignore[no-any-return]
+    if saved is not None:
+        return vjp.from_saved(numpy, g, saved, args, leads, param, needs)  # type: ignore[no-any-return]
+    if needs is not None:
+        return vjp(numpy, g, out, args, leads, param, needs)  # type: ignore[no-any-return]
+    return vjp(numpy, g, out, args, leads, param)  # type: ignore[no-any-return]
 
 
 def _accumulate(node: Tensor, g: Any) -> None:
@@ -612,7 +603,7 @@ def _accumulate(node: Tensor, g: Any) -> None:
 
 def _function(name: str) -> Callable[[Tensor], Tensor]:
     def method(self: Tensor) -> Tensor:
-        return _elementwise(name, (self,))
+        return _apply(name, (self,))
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``{FUNCTIONS[name].written.format(x='self')}`` elementwise; its derivative is {FUNCTIONS[name].rule[0]}."

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .nn import Module
-from .tensor import Tensor, _operand, _structural, default_generator
+from .tensor import Tensor, _apply, _operand, default_generator
 
 __all__ = ["Linear", "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh", "cross_entropy", "mse_loss"]
 
@@ -158,7 +158,7 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Tensor:  # noq
     _reduction(reduction)
     x = _tensor(input)
     y = _tensor(target, like=x)  # a list of targets in the input's precision
-    loss = _structural("mse", (x, y))
+    loss = _apply("mse", (x, y))
     # sum = mean * n: the mse op's result times its number of elements
     return loss if reduction == "mean" else loss * float(x.data.size)
 
@@ -170,7 +170,7 @@ def cross_entropy(input: Any, target: Any, reduction: str = "mean") -> Tensor:  
     or outside 0..C-1) raises ``DomainError``."""
     _reduction(reduction)
     x, y = _tensor(input), _tensor(target)
-    loss = _structural("cross_entropy", (x, y))
+    loss = _apply("cross_entropy", (x, y))
     if reduction == "mean":
         return loss
     rows = x.data.size // x.shape[-1] if x.ndim and x.shape[-1] else 0

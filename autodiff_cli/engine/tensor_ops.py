@@ -1,12 +1,15 @@
-"""The tensor op table: every op on vectors and matrices, its forward, VJP and JVP side by side.
+"""The registry entries of the ops that are not elementwise, their forward, VJP and JVP side by
+side, and what tensors need around the elementwise ones.
 
-The elementwise ops (``+ - * / ** **c neg =`` and the functions) are not here: their maths is
-the scalar table's NumPy kernel (``ops.OPS[name].vector``), and this module only adds what
-tensors need around it: NumPy's broadcasting rule with shape errors people can read
-(``broadcast_shape``), the batch axis lined up (``align``), and the gradient summed back over
-broadcast axes (``unbroadcast``, one helper for every elementwise op, as in minigrad).
+The elementwise ops (``+ - * / ** **c neg =`` and the functions) have their maths in ``ops.py``
+(the float kernel and the NumPy kernel, ``Op.vector``); this module adds what tensors need
+around it: NumPy's broadcasting rule with shape errors people can read (``broadcast_shape``),
+the batch axis lined up (``align``), and the gradient summed back over broadcast axes
+(``unbroadcast``, one helper for every elementwise op, as in minigrad); and it fills in the
+fields every entry has from those kernels (``elementwise_entry``).
 
-Everything else is one ``TensorOp`` row in ``TENSOR_OPS``:
+Every other op is one entry in ``ROWS`` (``ops.Op``, made by ``_structural``), with the same
+fields (``registry.ENTRIES`` holds them all):
 
 * ``shape(shapes, param)``: per-row shapes in, per-row shape out, or ``ShapeMismatch`` whose
   message starts with the operand shapes (``[4, 3] @ [2, 1]: the inner sizes 3 and 2 differ``)
@@ -15,8 +18,11 @@ Everything else is one ``TensorOp`` row in ``TENSOR_OPS``:
 * ``forward(np, args, leads, param)``, ``vjp(np, g, out, args, leads, param)`` and
   ``jvp(np, tangents, out, args, leads, param)``, next to each other.  The VJPs of binary ops
   also take ``needs`` (one bool per operand; the executor passes it), and give None for an
-  operand whose gradient nobody wants: ``@`` then skips a matrix product;
-* ``rule`` (the VJP in matrix form, for explain), ``numpy``, ``latex``, ``summary``.
+  operand whose gradient nobody wants: ``@`` then skips a matrix product.  A forward may have a
+  ``saving`` form that also returns what its VJP's ``from_saved`` form needs (cross_entropy's
+  softmax, an elementwise op's local derivatives); a forward checks the shapes, a saving form
+  only where it says so (``checks_shapes``: cross_entropy's leaves them to the executor);
+* ``rule`` (the VJP in matrix form, for explain), ``numpy``, ``latex``.
 
 The batch axis: the program executor runs a program over N rows at once, so an operand may
 carry one extra leading axis of size N (``leads[i] == 1``); the result has it if any operand
@@ -37,7 +43,7 @@ import math
 from collections import namedtuple
 from typing import TYPE_CHECKING
 
-from .ops import OPS, DomainError, short_number
+from .ops import OPS, DomainError, Op, short_number
 
 if TYPE_CHECKING:
     from typing import Any
@@ -46,28 +52,26 @@ if TYPE_CHECKING:
     Shape = tuple[int, ...]
 
 __all__ = [
+    "ROWS",
     "TENSOR_OPS",
+    "WRITES_NO_TERM",
     "VARIADIC",
     "ShapeMismatch",
-    "TensorOp",
     "Argument",
     "Arguments",
     "align",
     "argument_values",
     "pack_arguments",
-    "passes_no_gradient",
     "broadcast_shape",
+    "elementwise_entry",
     "elementwise_forward",
     "elementwise_jvp",
     "elementwise_vjp",
     "format_shape",
     "index_adjoint",
     "keep_axis",
-    "latex_form",
-    "numpy_form",
     "row_shape",
     "unbroadcast",
-    "write",
 ]
 
 
@@ -128,28 +132,29 @@ def pack_arguments(schema: Any, values: Any) -> Any:
     return Arguments(values)
 
 
-class TensorOp(namedtuple("TensorOp", "name arity written shape forward vjp jvp rule numpy latex summary "
-                                      "written_param numpy_helpers exact language_vjp unroll reads indices arguments",
-                                      defaults=(None, (), False, None, None, None, (), ()))):
-    """One tensor op (fields as in the module docstring).  ``written`` is the form without
-    arguments (``sum({x})``); ``arguments`` the constant arguments a call takes after its
-    operands (``Argument`` rows: ``sum(x, 1, keepdim)``), which the compiler reads by this
-    schema and packs into the instruction's param (``argument_values`` unpacks it);
-    ``written_param`` is indexing's form (``{x}[{index}]``).  ``write``, ``numpy_form`` and
-    ``latex_form`` fill in the operands and arguments.  An op of no operands (``arange``) is a
-    constant the compiler makes from its arguments (``shape`` and ``forward`` with np None).
-    ``numpy`` is the call ``diff --format python`` writes (``{axis}`` stands for ``, axis=k``
-    or nothing, each argument by its name), None for
-    an operator laid out by precedence (``@``, indexing); ``numpy_helpers`` the ``(name,
-    source)`` of each function of the generated module it calls, computing what ``forward``
-    computes (tested against it).  ``exact``: the result only copies or moves entries, so it
-    adds no rounding error (``check`` reads it).  ``language_vjp``: the VJP written in the
-    language's own ops, which ``diff`` writes; ``unroll`` and ``reads``: the op on one row's
-    scalars, and the entries of its operands that some entries of its result read (the sections
-    above the table say how each is called).  ``indices``: the operands read as whole numbers
-    (gather's index tensor, one_hot's and cross_entropy's labels), which have no derivative and which ``check`` does not move."""
-
-    __slots__ = ()
+def _structural(name: str, arity: int, written: str, shape: Any, forward: Any, vjp: Any, jvp: Any, rule: Any,
+                numpy: str | None, latex: str, written_param: str | None = None, **fields: Any) -> Op:
+    """The registry entry (``ops.Op``) of an op that is not elementwise (fields as in the module
+    docstring).  ``written`` is the form without arguments (``sum({x})``); ``arguments`` the
+    constant arguments a call takes after its operands (``Argument`` rows: ``sum(x, 1,
+    keepdim)``), which the compiler reads by this schema and packs into the instruction's param
+    (``argument_values`` unpacks it); ``written_param`` is indexing's form (``{x}[{index}]``).
+    ``registry.write``, ``numpy_form`` and ``latex_form`` fill in the operands and arguments.  An
+    op of no operands (``arange``) is a constant the compiler makes from its arguments (``shape``
+    and ``forward`` with np None).  ``numpy`` is the call ``diff --format python`` writes
+    (``{axis}`` stands for ``, axis=k`` or nothing, each argument by its name), None for an
+    operator laid out by precedence (``@``, indexing); ``numpy_helpers`` the ``(name, source)`` of
+    each function of the generated module it calls, computing what ``forward`` computes (tested
+    against it).  ``exact``: the result only copies or moves entries, so it adds no rounding
+    error (``check`` reads it).  ``language_vjp``: the VJP written in the language's own ops,
+    which ``diff`` writes; ``unroll`` and ``reads``: the op on one row's scalars, and the entries
+    of its operands that some entries of its result read (the sections above the table say how
+    each is called).  ``indices``: the operands read as whole numbers (gather's index tensor,
+    one_hot's and cross_entropy's labels), which have no derivative and which ``check`` does not
+    move.  ``rule_n(operand, shapes, out_shape)``: for a rule that divides by n, what n is for
+    these shapes (explain notes it), or None."""
+    return Op(name, arity, written, rule=rule, numpy=numpy, latex=latex, shape=shape, forward=forward, vjp=vjp,
+              jvp=jvp, written_param=written_param, **fields)
 
 
 def format_shape(shape: Shape) -> str:
@@ -306,6 +311,68 @@ def elementwise_jvp(np: Any, name: str, tangents: Any, slopes: Any, args: Any, l
     if total is None or np.shape(total) != shape:  # a tangent only of the smaller operand
         return _fresh(np, _float_type(np, args[0])(0) if total is None else total, shape)
     return total
+
+
+# --- an elementwise op's entry: the fields every entry has, filled in from its kernels ------------------
+
+
+def _broadcast_rule(shapes: Any, param: Any) -> Shape:
+    return broadcast_shape(shapes)
+
+
+def _elementwise_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                              needs: Any) -> tuple[Any, ...]:
+    """g times the entry's local derivative (its ``symbolic`` rule, which the builder writes in
+    terms of the operands), summed back over what broadcasting stretched."""
+    grads = []
+    for k, (x, shape, need) in enumerate(zip(args, shapes, needs)):
+        slope = b.local_derivative(k, args, out, param) if need else None  # None: 0, no term
+        grads.append(None if slope is None else b.sum_to(b.apply("*", g, slope), out_shape, x, shape))
+    return tuple(grads)
+
+
+def _elementwise_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    return [unbroadcast_mask(np, mask, shape) for shape in shapes]  # each entry reads its broadcast operands'
+
+
+def elementwise_entry(op: Op) -> Op:
+    """An elementwise op's row (``ops.OPS``) as a registry entry: the fields every entry has
+    (shape rule, forward, VJP, JVP, the VJP in the language's ops, the unrolling, the entries
+    read) filled in from its kernels and broadcasting, so a consumer calls ``entry.forward``
+    or ``entry.vjp`` of any entry alike.  ``forward.saving`` and ``vjp.from_saved`` keep the
+    local derivatives of a forward for its VJP, as the executors and the eager Tensor do."""
+    name = op.name
+
+    def saving(np: Any, args: Any, leads: Any, param: Any) -> tuple[Array, Any]:
+        return elementwise_forward(np, name, args, leads, param)
+
+    def forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+        return elementwise_forward(np, name, args, leads, param)[0]
+
+    def from_saved(np: Any, g: Array, slopes: Any, args: Any, leads: Any, param: Any,
+                   needs: Any = None) -> tuple[Array | None, ...]:
+        return elementwise_vjp(np, name, g, slopes, args, leads, needs)
+
+    def vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any,
+            needs: Any = None) -> tuple[Array | None, ...]:
+        return from_saved(np, g, saving(np, args, leads, param)[1], args, leads, param, needs)
+
+    def jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+        return elementwise_jvp(np, name, tangents, saving(np, args, leads, param)[1], args, leads)
+
+    def unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+               mask: Any = None) -> Any:
+        operands = np.broadcast_arrays(*(np.asarray(ids[r]) for r in (first, second)[:op.arity]))
+        out = np.full(operands[0].shape, -1, dtype=np.int64)
+        for index in emitter.indices(out.shape, mask):
+            out[index] = emitter.emit(name, tuple(int(a[index]) for a in operands), param, where)
+        return out
+
+    forward.saving = saving  # type: ignore[attr-defined]
+    saving.checks_shapes = True  # type: ignore[attr-defined]  # (broadcasting's clashes, as forward)
+    vjp.from_saved = from_saved  # type: ignore[attr-defined]
+    return op._replace(elementwise=True, shape=_broadcast_rule, forward=forward, vjp=vjp, jvp=jvp,
+                       language_vjp=_elementwise_language_vjp, unroll=unroll, reads=_elementwise_reads)
 
 
 # --- @: the matrix product ------------------------------------------------------------------------
@@ -1478,6 +1545,18 @@ _SCATTER_NP = ("_scatter", (
     "    return out\n"))
 
 
+def _mean_n(operand: int, shapes: Any, out_shape: Shape) -> int:
+    return math.prod(shapes[0]) // max(1, math.prod(out_shape))  # the entries each mean averages
+
+
+def _mse_n(operand: int, shapes: Any, out_shape: Shape) -> int:
+    return math.prod(shapes[0])
+
+
+def _cross_entropy_n(operand: int, shapes: Any, out_shape: Shape) -> int | None:
+    return math.prod(shapes[0][:-1]) if operand == 0 else None  # the rows of logits; labels get no rule
+
+
 # --- losses: mse, cross_entropy ---------------------------------------------------------------------
 
 
@@ -2200,20 +2279,18 @@ def _comparison(symbol: str) -> tuple[Any, Any, Any]:
     return forward, vjp, jvp
 
 
-# Each comparison: its NumPy ufunc, its LaTeX relation and how its summary reads it.
-_COMPARISON_FORMS = {"<": (r"<", "less than"), "<=": (r"\le", "at most"), ">": (r">", "greater than"),
-                     ">=": (r"\ge", "at least"), "==": (r"=", "equal to"), "!=": (r"\ne", "not equal to")}
+# Each comparison's LaTeX relation.
+_COMPARISON_FORMS = {"<": r"<", "<=": r"\le", ">": r">", ">=": r"\ge", "==": r"=", "!=": r"\ne"}
 
 
 def _comparison_entry(symbol: str) -> Any:
     """The table's row of a comparison (built after the table's class, in ``_ROWS``)."""
-    relation, words = _COMPARISON_FORMS[symbol]
-    return TensorOp(symbol, 2, f"{{x}} {symbol} {{y}}", _selection_shape, *_comparison(symbol),
-                    ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
-                    f"np.{_COMPARISONS[symbol]}({{x}}, {{y}}).astype(float)", rf"\left[{{x}} {relation} {{y}}\right]",
-                    f"1 where x is {words} y, else 0 (no gradient flows through it)", exact=True,
-                    language_vjp=_comparison_language_vjp, unroll=_comparison_unroll(symbol),
-                    reads=_comparison_reads)
+    relation = _COMPARISON_FORMS[symbol]
+    return _structural(symbol, 2, f"{{x}} {symbol} {{y}}", _selection_shape, *_comparison(symbol),
+                       ("dL/dx = 0 (a comparison is flat where it is defined)", "dL/dy = 0"),
+                       f"np.{_COMPARISONS[symbol]}({{x}}, {{y}}).astype(float)", rf"\left[{{x}} {relation} {{y}}\right]",
+                       exact=True, language_vjp=_comparison_language_vjp, unroll=_comparison_unroll(symbol),
+                       reads=_comparison_reads)
 
 
 def _where_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
@@ -2335,6 +2412,83 @@ def _clip_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: 
     _, to_lo, to_hi = _clip_masks(np, [np.asarray(run.values[r]) for r in operands], (0, 0, 0))
     choices = np.where(to_hi, 2, np.where(to_lo, 1, 0))
     return _chosen_unroll(np, emitter, choices, [np.asarray(ids[r]) for r in operands], mask, where)
+
+
+# --- cumsum: running totals along an axis, the last unless given -------------------------------------
+# Its VJP is the running totals of the gradient taken from the end (each entry feeds every total
+# after it); the language, which has no flip, writes that as sum(g) - cumsum(g) + g along the axis.
+
+_CUMSUM_AXIS = Argument("axis", "axis", -1, "")  # NumPy's cumsum without an axis would flatten: always written
+
+
+def _cumsum_axis(param: Any) -> int:
+    return -1 if param is None else param  # type: ignore[no-any-return]
+
+
+def _cumsum_shape(shapes: Any, param: Any) -> Shape:
+    (s,) = (tuple(x) for x in shapes)
+    axis, r = _cumsum_axis(param), len(s)
+    if not s:
+        raise ShapeMismatch("[]: cumsum works along an axis, and a scalar has none",
+                            "give cumsum a vector (or a matrix: one running total per row); a scalar is its own total")
+    if not -r <= axis < r:
+        raise ShapeMismatch(f"{format_shape(s)}: axis {axis} is out of range for {r} {'axis' if r == 1 else 'axes'}",
+                            f"the axes of {format_shape(s)} are 0 to {r - 1}, or -{r} to -1 counting from the end")
+    return s
+
+
+def _cumsum_array_axis(np: Any, x: Array, lead: int, param: Any) -> int:
+    axis = _cumsum_axis(param)
+    return axis + lead if axis >= 0 else np.ndim(x) + axis
+
+
+def _cumsum_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
+    x = _f64(np, args[0])
+    _cumsum_shape(_rows(np, args, leads), param)
+    return np.cumsum(x, axis=_cumsum_array_axis(np, x, leads[0], param))
+
+
+def _cumsum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any) -> tuple[Array]:
+    k = _cumsum_array_axis(np, args[0], leads[0], param)
+    return (np.flip(np.cumsum(np.flip(g, k), axis=k), k).copy(),)  # totals from the end; a fresh array
+
+
+def _cumsum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
+    (t,) = tangents
+    return _fresh(np, 0.0, np.shape(out)) if t is None else _cumsum_forward(np, (t,), leads, param)
+
+
+def _cumsum_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
+                         needs: Any) -> tuple[Any, ...]:
+    # dL/dx_i = sum over j >= i of g_j = sum(g) - cumsum(g)_i + g_i, along the axis
+    total = b.apply("sum", g, param=pack_arguments(_REDUCTION_ARGUMENTS, (_cumsum_axis(param), True)))
+    return (b.apply("+", b.apply("-", total, b.apply("cumsum", g, param=param)), g),)
+
+
+def _cumsum_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:
+    axis = _cumsum_axis(param) % len(shapes[0])  # a total reads its entry and every one before it
+    return [np.flip(np.logical_or.accumulate(np.flip(mask, axis), axis=axis), axis)]
+
+
+def _cumsum_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: int, param: Any, where: Any,
+                   mask: Any = None) -> Any:
+    """Each total as the one before it plus its entry, in NumPy's order (the same bits); a row
+    only as far as its last needed total."""
+    x = np.asarray(ids[first])
+    axis = _cumsum_axis(param) % x.ndim
+    x = np.moveaxis(x, axis, -1)
+    needed = None if mask is None else np.moveaxis(mask, axis, -1)
+    out = np.full(x.shape, -1, dtype=np.int64)
+    rows = None if needed is None else np.any(needed, axis=-1)
+    for index in emitter.indices(x.shape[:-1], rows):
+        row, line = x[index], out[index]
+        stop = len(row) if needed is None else int(np.flatnonzero(needed[index])[-1]) + 1
+        total = int(row[0]) if stop else -1
+        for k in range(stop):
+            if k:
+                total = emitter.emit("+", (total, int(row[k])), None, where)
+            line[k] = total
+    return np.moveaxis(out, -1, axis)
 
 
 # --- stack and concat: tensors made of computed values ---------------------------------------------
@@ -2476,290 +2630,174 @@ _max = _extreme("max")
 _min = _extreme("min")
 
 _ROWS = (
-    TensorOp("@", 2, "{x} @ {y}", _matmul_shape, _matmul_forward, _matmul_vjp, _matmul_jvp,
-             ("dL/dx = dL/dout @ transpose(y)", "dL/dy = transpose(x) @ dL/dout"),
-             None, "{x} {y}",
-             "matrix product (np.matmul) of vectors and matrices; vector @ vector is a dot product",
-             language_vjp=_matmul_language_vjp,
-             unroll=_matmul_unroll, reads=_matmul_reads),
-    TensorOp("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
-             ("dL/dx = dL/dout copied to every element summed",),
-             "np.sum({x}{axis}{keepdim})", r"\sum{axis} {x}",
-             "sum of all elements, or along one axis", None,
-             language_vjp=_sum_language_vjp,
-             unroll=_reduction_unroll(mean=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
-    TensorOp("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
-             ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
-             "np.mean({x}{axis}{keepdim})", r"\operatorname{mean}{axis} {x}",
-             "mean of all elements, or along one axis", None,
-             language_vjp=_mean_language_vjp,
-             unroll=_reduction_unroll(mean=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
-    TensorOp("max", 1, "max({x})", _reduce_shape("max"), *_max,
-             ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
-             "np.max({x}{axis}{keepdim})", r"\max{axis} {x}",
-             "largest element, or along one axis; ties share the gradient evenly", None, exact=True,
-             language_vjp=_extreme_language_vjp(1.0),
-             unroll=_extreme_unroll(largest=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
-    TensorOp("min", 1, "min({x})", _reduce_shape("min"), *_min,
-             ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
-             "np.min({x}{axis}{keepdim})", r"\min{axis} {x}",
-             "smallest element, or along one axis; ties share the gradient evenly", None, exact=True,
-             language_vjp=_extreme_language_vjp(-1.0),
-             unroll=_extreme_unroll(largest=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
-    TensorOp("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
-             _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
-             "np.transpose({x})", "{x}^\\top", "a matrix with its rows and columns swapped", exact=True,
-             language_vjp=_transpose_language_vjp,
-             unroll=_transpose_unroll, reads=_transpose_reads),
-    TensorOp("var", 1, "var({x})", _variance_shape("var"), *_variance_ops("var"),
-             ("dL/dx = dL/dout * 2 * (x - mean(x)) / (n - correction), dL/dout repeated along the axis",),
-             "np.var({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{Var}{axis}{correction}\left({x}\right)",
-             "variance of all elements or along an axis: sum((x - mean)**2) / (n - correction), correction 1 "
-             "(n - 1) unless given", language_vjp=_variance_language_vjp(False), unroll=_variance_unroll(False),
-             reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
-    TensorOp("std", 1, "std({x})", _variance_shape("std"), *_variance_ops("std"),
-             ("dL/dx = dL/dout * (x - mean(x)) / ((n - correction) * out), 0 where out is 0",),
-             "np.std({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{std}{axis}{correction}\left({x}\right)",
-             "standard deviation: sqrt(var(x, ...)), with var's axis, keepdim and correction",
-             language_vjp=_variance_language_vjp(True), unroll=_variance_unroll(True),
-             reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
-    TensorOp("ones_like", 1, "ones_like({x})", _same_shape, _filled_like(1.0), _no_gradient, _no_tangent,
-             ("dL/dx = 0 (the result depends on its operand's shape only)",), "np.ones_like({x})",
-             r"\mathbf{1}\left({x}\right)", "ones of the shape of x", exact=True,
-             language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.ones_like(x)),
-             reads=_reads_nothing),
-    TensorOp("zeros_like", 1, "zeros_like({x})", _same_shape, _filled_like(0.0), _no_gradient, _no_tangent,
-             ("dL/dx = 0 (the result depends on its operand's shape only)",), "np.zeros_like({x})",
-             r"\mathbf{0}\left({x}\right)", "zeros of the shape of x", exact=True,
-             language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.zeros_like(x)),
-             reads=_reads_nothing),
-    TensorOp("argmax", 1, "argmax({x})", _reduce_shape("argmax"), _argmax_forward, _no_gradient, _no_tangent,
-             ("dL/dx = 0 (an index: constant between ties, so not differentiated)",),
-             "np.argmax({x}{axis}{keepdim}).astype(np.float64)", r"\operatorname{argmax}{axis}\left({x}\right)",
-             "the index of the largest element (flat), or along an axis; the first of a tie, as NumPy and PyTorch",
-             exact=True, language_vjp=_no_language_vjp, unroll=_constant_unroll(_argmax_values),
-             reads=_reads_nothing, arguments=_REDUCTION_ARGUMENTS),
-    TensorOp("one_hot", 1, "one_hot({x})", _one_hot_shape, _one_hot_forward, _no_gradient, _no_tangent,
-             ("dL/dy = 0 (class labels are not differentiated)",),
-             "_one_hot({x}, {classes})", r"\operatorname{onehot}{classes}\left({x}\right)",
-             "one row of 0s per label with a 1 at the label: [..., classes]; labels are whole numbers 0 to classes - 1",
-             numpy_helpers=(_ONE_HOT_NP,), exact=True, language_vjp=_no_language_vjp,
-             unroll=_constant_unroll(_one_hot_values), reads=_reads_nothing, indices=(0,),
-             arguments=(Argument("classes", "count", None, ""),)),
-    TensorOp("arange", 0, "arange()", _arange_shape, _arange_forward, None, None, (),
-             "np.arange({count}, dtype=np.float64)", r"\operatorname{arange}\left({count}\right)",
-             "0, 1, ..., n - 1: a constant vector (made when the program is read), as NumPy's arange(n)",
-             exact=True, arguments=(Argument("count", "count", None, ""),)),
-    TensorOp("reshape", 1, "reshape({x})", _reshape_shape, _reshape_forward, _reshape_vjp, _reshape_jvp,
-             ("dL/dx = reshape(dL/dout, the shape of x)",),
-             "np.reshape({x}, {shape})", r"\operatorname{reshape}{shape}\left({x}\right)",
-             "the same entries in row-major order in another shape; one size may be -1, worked out", exact=True,
-             language_vjp=_reshape_language_vjp, unroll=_reshape_unroll, reads=_reshape_reads,
-             arguments=(Argument("shape", "shape", None, ""),)),
-    TensorOp("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False),
-             *_along_axis("softmax", False, _softmax_forward, _softmax_vjp, _softmax_jvp),
-             ("dL/dx = out * (dL/dout - sum(dL/dout * out, axis))",),
-             "_softmax({x}{axis})", r"\operatorname{softmax}{axis}\left({x}\right)",
-             "exp(x) / sum(exp(x)) along an axis (the last unless given), computed without overflow",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _SOFTMAX_NP), language_vjp=_softmax_language_vjp,
-             unroll=_last_axis_unroll("softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
-    TensorOp("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False),
-             *_along_axis("log_softmax", False, _log_softmax_forward, _log_softmax_vjp, _log_softmax_jvp),
-             ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, axis)",),
-             "_log_softmax({x}{axis})", r"\log\operatorname{softmax}{axis}\left({x}\right)",
-             "x - logsumexp(x) along an axis (the last unless given): log-probabilities, computed without overflow",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOG_SOFTMAX_NP), language_vjp=_log_softmax_language_vjp,
-             unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
-    TensorOp("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True),
-             *_along_axis("logsumexp", True, _logsumexp_forward, _logsumexp_vjp, _logsumexp_jvp),
-             ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the axis",),
-             "_logsumexp({x}{axis})", r"\log\sum\exp{axis} {x}",
-             "log(sum(exp(x))) along an axis (the last unless given; it is removed), computed without overflow",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP), language_vjp=_logsumexp_language_vjp,
-             unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads, arguments=(_LAST_AXIS,)),
-    TensorOp("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
-             ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
-             None, "{x}_{{index}}",
-             "elements, rows or slices of a tensor: x[i], x[i, j], x[a:b] (and x[a:b:step] from Python)", "{x}[{index}]", exact=True,
-             language_vjp=_index_language_vjp,
-             unroll=_index_unroll, reads=_index_reads),
-    TensorOp(GATHER, 2, "{x}[{y}]", _gather_shape, _gather_forward, _gather_vjp, _gather_jvp,
-             ("dL/dx = zeros shaped like x, with dL/dout added at each row y names (a row named twice gets both)",
+    _structural("@", 2, "{x} @ {y}", _matmul_shape, _matmul_forward, _matmul_vjp, _matmul_jvp,
+                ("dL/dx = dL/dout @ transpose(y)", "dL/dy = transpose(x) @ dL/dout"),
+                None, "{x} {y}",
+                language_vjp=_matmul_language_vjp,
+                unroll=_matmul_unroll, reads=_matmul_reads),
+    _structural("sum", 1, "sum({x})", _reduce_shape("sum"), _sum_forward, _sum_vjp, _sum_jvp,
+                ("dL/dx = dL/dout copied to every element summed",),
+                "np.sum({x}{axis}{keepdim})", r"\sum{axis} {x}",
+                None,
+                language_vjp=_sum_language_vjp,
+                unroll=_reduction_unroll(mean=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
+    _structural("mean", 1, "mean({x})", _reduce_shape("mean"), _mean_forward, _mean_vjp, _mean_jvp,
+                ("dL/dx = dL/dout / n copied to every element averaged (n of them)",),
+                "np.mean({x}{axis}{keepdim})", r"\operatorname{mean}{axis} {x}",
+                None,
+                language_vjp=_mean_language_vjp,
+                unroll=_reduction_unroll(mean=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS,
+                rule_n=_mean_n),
+    _structural("max", 1, "max({x})", _reduce_shape("max"), *_max,
+                ("dL/dx = dL/dout / k where x equals the max (k elements tie for it), 0 elsewhere",),
+                "np.max({x}{axis}{keepdim})", r"\max{axis} {x}",
+                None, exact=True,
+                language_vjp=_extreme_language_vjp(1.0),
+                unroll=_extreme_unroll(largest=True), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
+    _structural("min", 1, "min({x})", _reduce_shape("min"), *_min,
+                ("dL/dx = dL/dout / k where x equals the min (k elements tie for it), 0 elsewhere",),
+                "np.min({x}{axis}{keepdim})", r"\min{axis} {x}",
+                None, exact=True,
+                language_vjp=_extreme_language_vjp(-1.0),
+                unroll=_extreme_unroll(largest=False), reads=_reduction_reads, arguments=_REDUCTION_ARGUMENTS),
+    _structural("transpose", 1, "transpose({x})", _transpose_shape, _transpose_forward, _transpose_vjp,
+                _transpose_jvp, ("dL/dx = transpose(dL/dout)",),
+                "np.transpose({x})", "{x}^\\top", exact=True,
+                language_vjp=_transpose_language_vjp,
+                unroll=_transpose_unroll, reads=_transpose_reads),
+    _structural("var", 1, "var({x})", _variance_shape("var"), *_variance_ops("var"),
+                ("dL/dx = dL/dout * 2 * (x - mean(x)) / (n - correction), dL/dout repeated along the axis",),
+                "np.var({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{Var}{axis}{correction}\left({x}\right)",
+                language_vjp=_variance_language_vjp(False), unroll=_variance_unroll(False),
+                reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
+    _structural("std", 1, "std({x})", _variance_shape("std"), *_variance_ops("std"),
+                ("dL/dx = dL/dout * (x - mean(x)) / ((n - correction) * out), 0 where out is 0",),
+                "np.std({x}{axis}{keepdim}, ddof={correction})", r"\operatorname{std}{axis}{correction}\left({x}\right)",
+                language_vjp=_variance_language_vjp(True), unroll=_variance_unroll(True),
+                reads=_variance_reads, arguments=_VARIANCE_ARGUMENTS),
+    _structural("ones_like", 1, "ones_like({x})", _same_shape, _filled_like(1.0), _no_gradient, _no_tangent,
+                ("dL/dx = 0 (the result depends on its operand's shape only)",), "np.ones_like({x})",
+                r"\mathbf{1}\left({x}\right)", exact=True,
+                language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.ones_like(x)),
+                reads=_reads_nothing),
+    _structural("zeros_like", 1, "zeros_like({x})", _same_shape, _filled_like(0.0), _no_gradient, _no_tangent,
+                ("dL/dx = 0 (the result depends on its operand's shape only)",), "np.zeros_like({x})",
+                r"\mathbf{0}\left({x}\right)", exact=True,
+                language_vjp=_no_language_vjp, unroll=_constant_unroll(lambda np, x, p: np.zeros_like(x)),
+                reads=_reads_nothing),
+    _structural("argmax", 1, "argmax({x})", _reduce_shape("argmax"), _argmax_forward, _no_gradient, _no_tangent,
+                ("dL/dx = 0 (an index: constant between ties, so not differentiated)",),
+                "np.argmax({x}{axis}{keepdim}).astype(np.float64)", r"\operatorname{argmax}{axis}\left({x}\right)",
+                exact=True, language_vjp=_no_language_vjp, unroll=_constant_unroll(_argmax_values),
+                reads=_reads_nothing, arguments=_REDUCTION_ARGUMENTS),
+    _structural("one_hot", 1, "one_hot({x})", _one_hot_shape, _one_hot_forward, _no_gradient, _no_tangent,
+                ("dL/dy = 0 (class labels are not differentiated)",),
+                "_one_hot({x}, {classes})", r"\operatorname{onehot}{classes}\left({x}\right)",
+                numpy_helpers=(_ONE_HOT_NP,), exact=True, language_vjp=_no_language_vjp,
+                unroll=_constant_unroll(_one_hot_values), reads=_reads_nothing, indices=(0,),
+                arguments=(Argument("classes", "count", None, ""),)),
+    _structural("arange", 0, "arange()", _arange_shape, _arange_forward, None, None, (),
+                "np.arange({count}, dtype=np.float64)", r"\operatorname{arange}\left({count}\right)",
+                exact=True, arguments=(Argument("count", "count", None, ""),)),
+    _structural("reshape", 1, "reshape({x})", _reshape_shape, _reshape_forward, _reshape_vjp, _reshape_jvp,
+                ("dL/dx = reshape(dL/dout, the shape of x)",),
+                "np.reshape({x}, {shape})", r"\operatorname{reshape}{shape}\left({x}\right)",
+                exact=True,
+                language_vjp=_reshape_language_vjp, unroll=_reshape_unroll, reads=_reshape_reads,
+                arguments=(Argument("shape", "shape", None, ""),)),
+    _structural("softmax", 1, "softmax({x})", _last_axis_shape("softmax", False),
+                *_along_axis("softmax", False, _softmax_forward, _softmax_vjp, _softmax_jvp),
+                ("dL/dx = out * (dL/dout - sum(dL/dout * out, axis))",),
+                "_softmax({x}{axis})", r"\operatorname{softmax}{axis}\left({x}\right)",
+                numpy_helpers=(_SOFTMAX_PARTS_NP, _SOFTMAX_NP), language_vjp=_softmax_language_vjp,
+                unroll=_last_axis_unroll("softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
+    _structural("log_softmax", 1, "log_softmax({x})", _last_axis_shape("log_softmax", False),
+                *_along_axis("log_softmax", False, _log_softmax_forward, _log_softmax_vjp, _log_softmax_jvp),
+                ("dL/dx = dL/dout - softmax(x) * sum(dL/dout, axis)",),
+                "_log_softmax({x}{axis})", r"\log\operatorname{softmax}{axis}\left({x}\right)",
+                numpy_helpers=(_SOFTMAX_PARTS_NP, _LOG_SOFTMAX_NP), language_vjp=_log_softmax_language_vjp,
+                unroll=_last_axis_unroll("log_softmax"), reads=_along_last_reads, arguments=(_LAST_AXIS,)),
+    _structural("logsumexp", 1, "logsumexp({x})", _last_axis_shape("logsumexp", True),
+                *_along_axis("logsumexp", True, _logsumexp_forward, _logsumexp_vjp, _logsumexp_jvp),
+                ("dL/dx = dL/dout * softmax(x), dL/dout repeated along the axis",),
+                "_logsumexp({x}{axis})", r"\log\sum\exp{axis} {x}",
+                numpy_helpers=(_SOFTMAX_PARTS_NP, _LOGSUMEXP_NP), language_vjp=_logsumexp_language_vjp,
+                unroll=_last_axis_unroll("logsumexp"), reads=_logsumexp_reads, arguments=(_LAST_AXIS,)),
+    _structural("cumsum", 1, "cumsum({x})", _cumsum_shape, _cumsum_forward, _cumsum_vjp, _cumsum_jvp,
+                ("dL/dx = the running totals of dL/dout from the end: sum(dL/dout, axis) - cumsum(dL/dout, axis) "
+                 "+ dL/dout",),
+                "np.cumsum({x}, axis={axis})", r"\operatorname{cumsum}{axis}\left({x}\right)",
+                language_vjp=_cumsum_language_vjp, unroll=_cumsum_unroll, reads=_cumsum_reads,
+                arguments=(_CUMSUM_AXIS,)),
+    _structural("index", 1, "{x}[{index}]", _index_shape, _index_forward, _index_vjp, _index_jvp,
+                ("dL/dx = zeros shaped like x, with dL/dout at x[index]",),
+                None, "{x}_{{index}}",
+                "{x}[{index}]", exact=True,
+                language_vjp=_index_language_vjp,
+                unroll=_index_unroll, reads=_index_reads),
+    _structural(GATHER, 2, "{x}[{y}]", _gather_shape, _gather_forward, _gather_vjp, _gather_jvp,
+                ("dL/dx = zeros shaped like x, with dL/dout added at each row y names (a row named twice gets both)",
               "dL/dy = 0 (indices are whole numbers, not differentiated)"),
-             "np.take({x}, np.asarray({y}, dtype=np.intp), axis=0)", r"{x}\left[{y}\right]",
-             "the rows of x that a tensor of whole numbers i names, shaped i's shape then a row's: C[Xb] "
-             "(negative indices count from the end)", exact=True,
-             language_vjp=_gather_language_vjp, unroll=_gather_unroll, reads=_gather_reads, indices=(1,)),
-    TensorOp(PICK, 2, "pick({x}, {y})", _along_shape(PICK), _pick_forward, _pick_vjp, _pick_jvp,
-             ("dL/dx = zeros shaped like x, with dL/dout at the entries y picks",
+                "np.take({x}, np.asarray({y}, dtype=np.intp), axis=0)", r"{x}\left[{y}\right]",
+                exact=True,
+                language_vjp=_gather_language_vjp, unroll=_gather_unroll, reads=_gather_reads, indices=(1,)),
+    _structural(PICK, 2, "pick({x}, {y})", _along_shape(PICK), _pick_forward, _pick_vjp, _pick_jvp,
+                ("dL/dx = zeros shaped like x, with dL/dout at the entries y picks",
               "dL/dy = 0 (indices are whole numbers, not differentiated)"),
-             "_pick({x}, {y})", r"\operatorname{pick}\left({x}, {y}\right)",
-             "one entry per index: x[p, j[p], ...] for each position p of j (take_along_axis); "
-             "x[i, j] is pick(x[i], j), and x[arange(n), y] one entry per row", numpy_helpers=(_PICK_NP,),
-             exact=True, language_vjp=_pick_language_vjp, unroll=_pick_unroll, reads=_pick_reads, indices=(1,)),
-    TensorOp(SCATTER, 2, "scatter({x}, {y})", _along_shape(SCATTER), _scatter_forward, _scatter_vjp, _scatter_jvp,
-             ("dL/dx = pick(dL/dout, y): the gradient taken back from where x was put",
+                "_pick({x}, {y})", r"\operatorname{pick}\left({x}, {y}\right)",
+                numpy_helpers=(_PICK_NP,),
+                exact=True, language_vjp=_pick_language_vjp, unroll=_pick_unroll, reads=_pick_reads, indices=(1,)),
+    _structural(SCATTER, 2, "scatter({x}, {y})", _along_shape(SCATTER), _scatter_forward, _scatter_vjp, _scatter_jvp,
+                ("dL/dx = pick(dL/dout, y): the gradient taken back from where x was put",
               "dL/dy = 0 (indices are whole numbers, not differentiated)"),
-             "_scatter({x}, {y}, {n})", r"\operatorname{scatter}_{{param}}\left({x}, {y}\right)",
-             "g put at i along a new axis of n entries after i's axes, zeros elsewhere: pick's adjoint",
-             numpy_helpers=(_SCATTER_NP,), exact=True, arguments=(Argument("n", "count", None, ""),),
-             language_vjp=_scatter_language_vjp, unroll=_scatter_unroll, reads=_scatter_reads, indices=(1,)),
-    TensorOp("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
-             ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
-             "_mse({x}, {y})", r"\operatorname{MSE}\left({x}, {y}\right)",
-             "mean squared error: mean((x - y)**2) over all elements; the shapes must be equal", numpy_helpers=(_MSE_NP,),
-             language_vjp=_mse_language_vjp,
-             unroll=_mse_unroll, reads=_mse_reads),
-    TensorOp("cross_entropy", 2, "cross_entropy({x}, {y})", _cross_entropy_shape, _cross_entropy_forward,
-             _cross_entropy_vjp, _cross_entropy_jvp,
-             ("dL/dx = dL/dout * (softmax(x) - onehot(y)) / n, n the number of rows of x",
+                "_scatter({x}, {y}, {n})", r"\operatorname{scatter}_{{param}}\left({x}, {y}\right)",
+                numpy_helpers=(_SCATTER_NP,), exact=True, arguments=(Argument("n", "count", None, ""),),
+                language_vjp=_scatter_language_vjp, unroll=_scatter_unroll, reads=_scatter_reads, indices=(1,)),
+    _structural("mse", 2, "mse({x}, {y})", _mse_shape, _mse_forward, _mse_vjp, _mse_jvp,
+                ("dL/dx = dL/dout * 2 * (x - y) / n", "dL/dy = -dL/dout * 2 * (x - y) / n"),
+                "_mse({x}, {y})", r"\operatorname{MSE}\left({x}, {y}\right)",
+                numpy_helpers=(_MSE_NP,),
+                language_vjp=_mse_language_vjp,
+                unroll=_mse_unroll, reads=_mse_reads, rule_n=_mse_n),
+    _structural("cross_entropy", 2, "cross_entropy({x}, {y})", _cross_entropy_shape, _cross_entropy_forward,
+                _cross_entropy_vjp, _cross_entropy_jvp,
+                ("dL/dx = dL/dout * (softmax(x) - onehot(y)) / n, n the number of rows of x",
               "dL/dy = 0 (class labels are not differentiated)"),
-             "_cross_entropy({x}, {y})",
-             r"\operatorname{CE}\left({x}, {y}\right)",
-             "softmax cross-entropy of logits x [..., C] against integer class labels y [...], averaged",
-             numpy_helpers=(_SOFTMAX_PARTS_NP, _CROSS_ENTROPY_NP),
-             language_vjp=_cross_entropy_language_vjp,
-             unroll=_cross_entropy_unroll, reads=_cross_entropy_reads, indices=(1,)),
-    TensorOp("where", 3, "where({x}, {y}, {z})", _selection_shape, _where_forward, _where_vjp, _where_jvp,
-             ("dL/dx = 0 (the condition is not differentiated)", "dL/dy = dL/dout where x is not 0, else 0",
+                "_cross_entropy({x}, {y})",
+                r"\operatorname{CE}\left({x}, {y}\right)",
+                numpy_helpers=(_SOFTMAX_PARTS_NP, _CROSS_ENTROPY_NP),
+                language_vjp=_cross_entropy_language_vjp,
+                unroll=_cross_entropy_unroll, reads=_cross_entropy_reads, indices=(1,), rule_n=_cross_entropy_n),
+    _structural("where", 3, "where({x}, {y}, {z})", _selection_shape, _where_forward, _where_vjp, _where_jvp,
+                ("dL/dx = 0 (the condition is not differentiated)", "dL/dy = dL/dout where x is not 0, else 0",
               "dL/dz = dL/dout where x is 0, else 0"),
-             "np.where({x} != 0, {y}, {z})", r"\operatorname{where}\left({x}, {y}, {z}\right)",
-             "a's entry where c is not 0, else b's (broadcasting all three)",
-             language_vjp=_where_language_vjp, unroll=_where_unroll, reads=_selection_reads),
-    TensorOp("clip", 3, "clip({x}, {y}, {z})", _selection_shape, _clip_forward, _clip_vjp, _clip_jvp,
-             ("dL/dx = dL/dout where y <= x <= z, else 0", "dL/dy = dL/dout where x < y (and y <= z), else 0",
+                "np.where({x} != 0, {y}, {z})", r"\operatorname{where}\left({x}, {y}, {z}\right)",
+                language_vjp=_where_language_vjp, unroll=_where_unroll, reads=_selection_reads),
+    _structural("clip", 3, "clip({x}, {y}, {z})", _selection_shape, _clip_forward, _clip_vjp, _clip_jvp,
+                ("dL/dx = dL/dout where y <= x <= z, else 0", "dL/dy = dL/dout where x < y (and y <= z), else 0",
               "dL/dz = dL/dout where max(x, y) > z, else 0"),
-             "np.minimum(np.maximum({x}, {y}), {z})", r"\operatorname{clip}\left({x}, {y}, {z}\right)",
-             "x held between lo and hi: min(max(x, lo), hi); at a bound the gradient goes to x",
-             language_vjp=_clip_language_vjp, unroll=_clip_unroll, reads=_selection_reads),
+                "np.minimum(np.maximum({x}, {y}), {z})", r"\operatorname{clip}\left({x}, {y}, {z}\right)",
+                language_vjp=_clip_language_vjp, unroll=_clip_unroll, reads=_selection_reads),
     *(_comparison_entry(symbol) for symbol in _COMPARISONS),
-    TensorOp("stack", VARIADIC, "[{operands}]", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
-             ("dL/d(entry i) = dL/dout's entry i along the axis",),
-             "np.stack([{operands}]{axis})", r"\operatorname{stack}{axis}\left({operands}\right)",
-             "tensors of one shape side by side along a new axis; [a, b] is stack([a, b], 0)",
-             "stack([{operands}], {axis})", exact=True, arguments=(Argument("axis", "axis", None, "axis"),),
-             language_vjp=_stack_language_vjp, unroll=_joined_unroll(True), reads=_joined_reads(True)),
-    TensorOp("concat", VARIADIC, "concat([{operands}])", _concat_shape, _concat_forward, _concat_vjp, _concat_jvp,
-             ("dL/d(operand i) = dL/dout's part for operand i along the axis",),
-             "np.concatenate([{operands}]{axis})", r"\operatorname{concat}{axis}\left({operands}\right)",
-             "tensors joined end to end along an axis (the first by default)",
-             "concat([{operands}], {axis})", exact=True, arguments=(Argument("axis", "axis", None, "axis"),),
-             language_vjp=_concat_language_vjp, unroll=_joined_unroll(False), reads=_joined_reads(False)),
+    _structural("stack", VARIADIC, "[{operands}]", _stack_shape, _stack_forward, _stack_vjp, _stack_jvp,
+                ("dL/d(entry i) = dL/dout's entry i along the axis",),
+                "np.stack([{operands}]{axis})", r"\operatorname{stack}{axis}\left({operands}\right)",
+                "stack([{operands}], {axis})", exact=True, arguments=(Argument("axis", "axis", None, "axis"),),
+                language_vjp=_stack_language_vjp, unroll=_joined_unroll(True), reads=_joined_reads(True)),
+    _structural("concat", VARIADIC, "concat([{operands}])", _concat_shape, _concat_forward, _concat_vjp, _concat_jvp,
+                ("dL/d(operand i) = dL/dout's part for operand i along the axis",),
+                "np.concatenate([{operands}]{axis})", r"\operatorname{concat}{axis}\left({operands}\right)",
+                "concat([{operands}], {axis})", exact=True, arguments=(Argument("axis", "axis", None, "axis"),),
+                language_vjp=_concat_language_vjp, unroll=_joined_unroll(False), reads=_joined_reads(False)),
 )
 
+ROWS: tuple[Op, ...] = _ROWS
+"""The entries of every op that is not elementwise, in the order the docs list them
+(``registry.ENTRIES`` holds them with the elementwise ones)."""
 
+WRITES_NO_TERM = (_no_language_vjp, _comparison_language_vjp)
+"""The VJPs in the language's ops that write no term: no gradient passes (``registry.passes_no_gradient``)."""
 
-def _check_entry(op: TensorOp) -> None:
-    """Registration: every field the executors, writers and explain read, checked at import."""
-    fields = ("operands",) if op.arity == VARIADIC else "xyz"[:op.arity]
-    problems = []
-    if op.name in OPS:
-        problems.append("the name is an elementwise op's")
-    for argument in op.arguments:
-        if not isinstance(argument, Argument) or argument.kind not in ("axis", "count", "word", "shape"):
-            problems.append(f"argument {argument!r} must be an Argument of kind axis, count, word or shape")
-        elif op.numpy is not None and f"{{{argument.name}}}" not in op.numpy:
-            problems.append(f"the numpy form must hold the argument {{{argument.name}}}")
-    if op.arity == 0:  # a constant made by the compiler: its shape, its entries and its arguments
-        if not (callable(op.shape) and callable(op.forward) and op.arguments and op.rule == ()):
-            problems.append("an op of no operands needs a shape rule, a forward of its entries and arguments")
-        if problems:
-            raise TypeError(f"tensor op {op.name!r}: " + "; ".join(problems))
-        return
-    if op.arity not in (VARIADIC, 1, 2, 3) or not all(f"{{{f}}}" in op.written and f"{{{f}}}" in op.latex for f in fields):
-        problems.append("the written and latex forms must hold every operand")
-    if op.numpy is not None and not all(f"{{{f}}}" in op.numpy for f in fields):
-        problems.append("the numpy form must hold every operand")
-    if not all(callable(f) for f in (op.shape, op.forward, op.vjp, op.jvp, op.language_vjp, op.unroll, op.reads)):
-        problems.append("a shape rule, forward, VJP, JVP, the VJP in the language's ops, the unrolling "
-                        "and the entries read are required")
-    if len(op.rule) != (1 if op.arity == VARIADIC else op.arity) or not all(r.startswith("dL/d") for r in op.rule):
-        problems.append("one rule 'dL/d... = ...' per operand is required")
-    if not op.summary or "\n" in op.summary:
-        problems.append("a one-line summary is required")
-    called = " ".join(source for _, source in op.numpy_helpers) + (op.numpy or "")
-    for name, source in op.numpy_helpers:
-        if f"def {name}(" not in source or f"{name}(" not in called.replace(f"def {name}(", ""):
-            problems.append(f"the numpy helper {name} must be defined by its source and called")
-    if problems:
-        raise TypeError(f"tensor op {op.name!r}: " + "; ".join(problems))
-
-
-for _row in _ROWS:
-    _check_entry(_row)
-
-TENSOR_OPS: dict[str, TensorOp] = {op.name: op for op in _ROWS}
-"""Every tensor op by name."""
-
-
-def _argument_texts(op: TensorOp, param: Any) -> list[str]:
-    """The arguments of a call as the language writes them, up to the last one not at its default."""
-    values = argument_values(op.arguments, param)
-    texts = []
-    for argument, value in zip(op.arguments, values):
-        if value == argument.default and argument.kind != "shape":
-            texts.append("")
-        elif argument.kind == "word":
-            texts.append(argument.name)
-        elif argument.kind == "shape":
-            texts.append(format_shape(value))
-        else:
-            texts.append(str(value))
-    while texts and not texts[-1]:
-        texts.pop()
-    return [text for text in texts if text]
-
-
-def write(name: str, operands: Any, param: Any = None) -> str:
-    """An op written with its operands (texts) and its parameter: ``sum(x)``, ``sum(x, -1)``,
-    ``sum(x, 1, keepdim)``, ``reshape(x, [2, -1])``, ``x[0, 1:3]``, ``x @ y``."""
-    op = TENSOR_OPS[name]
-    fields = {"operands": ", ".join(operands)} if op.arity == VARIADIC else dict(zip("xyz", operands))
-    if name == "index":
-        return op.written_param.format(index=_index_text(param or ()), **fields)
-    texts = _argument_texts(op, param)
-    if not texts:
-        return op.written.format(**fields)
-    if op.written_param is not None:  # a form of its own with its arguments: stack([a, b], 1)
-        return op.written_param.format(**fields, **dict(zip((a.name for a in op.arguments), texts)))
-    return op.written.format(**fields)[:-1] + "".join(", " + text for text in texts) + ")"
-
-
-def numpy_form(name: str, operands: Any, param: Any = None) -> str:
-    """The op's NumPy form (``diff --format python``) with its operands and arguments:
-    ``np.sum(x, axis=1, keepdims=True)``, ``np.reshape(x, (2, -1))``."""
-    op = TENSOR_OPS[name]
-    fields = {}
-    for argument, value in zip(op.arguments, argument_values(op.arguments, param)):
-        python = tuple(value) if argument.kind == "shape" else value
-        if argument.numpy:
-            fields[argument.name] = "" if value == argument.default else f", {argument.numpy}={python!r}"
-        else:
-            fields[argument.name] = repr(python)
-    return op.numpy.format(**fields, param=param, operands=", ".join(operands), **dict(zip("xyz", operands)))
-
-
-def latex_form(name: str, param: Any = None) -> str:
-    """The op's LaTeX form with its arguments filled in (``{x}`` and ``{y}`` left for the
-    operands): an axis as a subscript, ``_{\\text{axis } 1}``; a shape as one, ``_{[2, -1]}``;
-    a count not at its default as a superscript; a word (keepdim) changes only the shape."""
-    op = TENSOR_OPS[name]
-    form = op.latex
-    for argument, value in zip(op.arguments, argument_values(op.arguments, param)):
-        if argument.kind == "word" or value == argument.default and argument.kind != "shape":
-            text = ""
-        elif argument.kind == "axis":
-            text = f"_{{\\text{{axis }} {value}}}"
-        elif argument.kind == "shape":
-            text = f"_{{{format_shape(value)}}}"
-        else:
-            text = f"^{{\\text{{{argument.name} }} {value}}}"
-        form = form.replace("{" + argument.name + "}", text)
-    return form
-
-
-def passes_no_gradient(name: str) -> bool:
-    """Whether no gradient flows through op ``name`` to any operand: its VJP writes no term, as for
-    argmax, one_hot and the comparisons (eval says so where a gradient is asked through one)."""
-    op = TENSOR_OPS.get(name)
-    return op is not None and op.language_vjp in (_no_language_vjp, _comparison_language_vjp)
+TENSOR_OPS: dict[str, Op] = {op.name: op for op in _ROWS}
+"""TEMPORARY (issue 32): the entries that are not elementwise, by name, for execute/interpreter.py
+alone until it reads ``registry.ENTRIES`` (``entry.elementwise``); nothing else may import it."""

@@ -437,9 +437,7 @@ def _recording_methods() -> dict[str, Callable[..., Value]]:
     number ``c``), for interpreters: unlike the operators, they record inside ``no_grad``."""
     if COMPILED:
         return dict(importlib.import_module(f"{__package__}._native").RECORDING)
-    methods = {name: getattr(PythonValue, attribute)
-               for name, attribute in (("+", "__add__"), ("-", "__sub__"), ("*", "__mul__"), ("/", "__truediv__"),
-                                       ("**", "__pow__"), ("**c", "__pow__"), ("neg", "__neg__"), ("=", "identity"))}
+    methods = {name: getattr(PythonValue, op.method) for name, op in OPS.items() if op.method is not None}
     methods.update((name, getattr(PythonValue, name)) for name in CALLS)
     return methods
 

@@ -652,12 +652,12 @@ def data_like_inputs(program: Program, names: Sequence[str], compared: Sequence[
     which gradient descent cannot move), its name is a label's, or the program starts its
     parameters from initializers (``normal([16, 2])``) and writes this one's values out, not all
     0, as a sample row's are."""
-    from ..engine.tensor_ops import TENSOR_OPS
+    from ..engine.registry import ENTRIES
 
     variables = program.variables
     by_register = {variables[name].register: name for name in names}
     read_whole = {by_register[second] for op, _, second, _, _ in program.rows()
-                  if second in by_register and 1 in getattr(TENSOR_OPS.get(op), "indices", ())}
+                  if second in by_register and 1 in getattr(ENTRIES.get(op), "indices", ())}
     initialized = any(isinstance(v.default, Initializer) for v in program.inputs)
     reasons = {}
     for name in names:

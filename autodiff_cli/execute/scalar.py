@@ -163,9 +163,7 @@ def _run(rows: Iterable[Row], registers: list[Value], emit: Callable[[Value], No
 
 def _shown_op(op: str) -> str:
     """How an overflow message names the op: as written for + - * / ** and functions."""
-    if op in (POWER_CONST, "neg", "="):
-        return {POWER_CONST: "power", "neg": "neg", "=": "copy"}[op]
-    return op
+    return {POWER_CONST: "power", "=": "copy"}.get(op, op)
 
 
 def _domain_error(error: DomainError, position: object, program: Program) -> EvaluationError:

@@ -1,8 +1,8 @@
 """The symbolic differentiator of tensor programs: a ``Program`` -> a program of its gradients.
 
 Reverse mode over the instructions, written out instead of run: each instruction's VJP is its
-registry entry's rule (``vjp_rule``: an elementwise op's symbolic local derivatives, any other
-op's ``TensorOp.language_vjp``) that builds the adjoints of its operands as expressions of the
+registry entry's ``language_vjp`` (``vjp_rule``; an elementwise entry's writes its symbolic
+local derivatives) that builds the adjoints of its operands as expressions of the
 language (``Term`` trees), from the adjoint of its result ``g``, its operands and its result.  An elementwise op's local derivative is the op table's own
 ``symbolic`` rule (``expressions.rule_program``), so the maths of ``tanh`` is still written
 once; what the tensor rules add is the shapes: an operand that broadcasting stretched gets its
@@ -46,8 +46,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS, ShapeMismatch, keep_axis, pack_arguments
+from ..engine.registry import ENTRIES
+from ..engine.tensor_ops import ShapeMismatch, keep_axis, pack_arguments
 from ..errors import ProgramError, ShapeError
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program, output_name
 from ..language.shapes import infer
@@ -83,7 +83,7 @@ _INLINE_DEPTH = 6  # an adjoint nested deeper than this is named rather than wri
 
 class Term(namedtuple("Term", "op args param")):
     """An expression: ``op`` is a leaf kind (``NAME``, ``NUMBER``, ``LITERAL``) or an op of
-    ``OPS``/``TENSOR_OPS``/``**c``; ``args`` its operand Terms; ``param`` the name, the
+    ``registry.ENTRIES`` (``**c`` too); ``args`` its operand Terms; ``param`` the name, the
     number, the literal, the exponent of ``**c``, or the tensor op's axis or index."""
 
     __slots__ = ()
@@ -225,6 +225,13 @@ class Builder:
         self.sweep.backward.append((title, term))  # written (g filled in) when the rule is done
         return name(title)
 
+    def local_derivative(self, operand: int, args: Sequence[Term], out: Term, param: Any) -> Term | None:
+        """The elementwise op's local derivative d out / d ``operand`` (its entry's ``symbolic``
+        rule, its x, y, out and c filled in), or None where it is 0 (no term to write)."""
+        op = self.sweep.program.instructions[self.register].op
+        slope = _slope(op, operand, args, out, param)
+        return None if _is(slope, 0.0) else slope
+
     def refuse(self, what: str) -> ProgramError:
         program = self.sweep.program
         where, source, notes = program.instructions[self.register].position, program.source, []
@@ -287,7 +294,7 @@ class Builder:
         if len(x_shape) == 2:  # [n, 1]: the row totals, down the column
             return apply("transpose", self.broadcast(apply("sum", t, param=1), apply("transpose", x)))
         for k in stretched:  # an inner axis of size 1: summed along it, kept as size 1
-            t = apply("sum", t, param=pack_arguments(TENSOR_OPS["sum"].arguments, (k, True)))
+            t = apply("sum", t, param=pack_arguments(ENTRIES["sum"].arguments, (k, True)))
         return t
 
 
@@ -319,24 +326,10 @@ def _slope(op: str, operand: int, args: Sequence[Term], out: Term, param: Any) -
     return terms[rule.variables[rule.result].register]
 
 
-def _elementwise(b: Builder, g: Term, args: tuple[Term, ...], out: Term, shapes: tuple[Shape, ...],
-                 out_shape: Shape, param: Any, needs: tuple[bool, ...]) -> tuple[Term | None, ...]:
-    """g times the op table's local derivative, summed back over what broadcasting stretched."""
-    op = b.sweep.program.instructions[b.register].op
-    grads: list[Term | None] = []
-    for k, (x, shape, need) in enumerate(zip(args, shapes, needs)):
-        slope = _slope(op, k, args, out, param) if need else number(0.0)
-        if not need or _is(slope, 0.0):
-            grads.append(None)
-            continue
-        grads.append(b.sum_to(apply("*", g, slope), out_shape, x, shape))
-    return tuple(grads)
-
-
 def vjp_rule(op: str) -> Rule:
-    """The VJP of an op as a rule: an elementwise op's is its entry's symbolic local derivatives
-    times ``g``, summed back over broadcasting; any other op's is its entry's ``language_vjp``."""
-    return _elementwise if op in OPS else TENSOR_OPS[op].language_vjp  # type: ignore[no-any-return]
+    """The VJP of an op as a rule: its registry entry's ``language_vjp`` (an elementwise op's asks
+    the builder for its symbolic local derivatives, ``Builder.local_derivative``)."""
+    return ENTRIES[op].language_vjp  # type: ignore[no-any-return]
 
 
 # --- the result ---------------------------------------------------------------------------------------
@@ -417,10 +410,10 @@ def refuse_unsized_tensors(program: Program, shapes_given: Mapping[str, Shape] |
         names = tuple(dict.fromkeys(n for a in operands for n in reaching[a]))
         if shapes is not None and any(shapes[a] and not reaching[a] for a in operands):
             names = ()  # a tensor of known shape gives the result its shape: the input may be a number
-        entry = TENSOR_OPS.get(op)
+        entry = ENTRIES.get(op)
         if op == INPUT:
             names = (unsized[register],) if register in unsized else ()
-        elif entry is not None and names and entry.arity != 0:
+        elif entry is not None and not entry.elementwise and names and entry.arity != 0:
             if _reads_a_tensor(entry, len(operands), param):
                 listed = " and ".join(names)
                 raise ShapeNeeded(
@@ -667,7 +660,8 @@ class _Sweep:
         def operand(node: Term, k: int) -> Term:
             arg = node.args[k]
             other = node.args[1 - k] if len(node.args) == 2 else arg
-            droppable = node.op in OPS and other.op != _SPREAD and self.shape(other) == self.shape(node)
+            elementwise = node.op in ENTRIES and ENTRIES[node.op].elementwise
+            droppable = elementwise and other.op != _SPREAD and self.shape(other) == self.shape(node)
             while arg.op == _SPREAD:  # a spread of a spread: each is dropped or written
                 if not droppable:
                     return apply("+", arg.args[0], _zeros_like(arg.args[1]))
@@ -898,10 +892,8 @@ def _shape_of(term: Term, names: dict[str, Shape], registers: Sequence[Shape]) -
         return registers[node.param] if node.op == _FORWARD else ()
 
     def combine(node: Term, operands: list[Shape]) -> Shape:
-        if node.op == POWER_CONST or (node.op in OPS and OPS[node.op].arity == 1):
-            return operands[0]
-        if node.op in OPS or node.op == _SPREAD:
+        if node.op == _SPREAD:
             return broadcast_shape(operands)
-        return TENSOR_OPS[node.op].shape(tuple(operands), node.param)  # type: ignore[no-any-return]
+        return ENTRIES[node.op].shape(tuple(operands), node.param)  # type: ignore[no-any-return]
 
     return fold_term(term, leaf, combine)  # type: ignore[no-any-return]

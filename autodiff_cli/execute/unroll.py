@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.tensor_ops import TENSOR_OPS, unbroadcast_mask
+from ..engine.registry import ENTRIES
 from ..errors import ProgramError
 from ..language.program import (
     CONST,
@@ -324,9 +324,7 @@ def _needed(run: Any, start: int, target: int, chosen: Any) -> dict[int, Any]:
 def _reads(run: Any, op: str, param: Any, mask: Any, shapes: list[Any], operands: tuple[int, ...]) -> list[Any]:
     """The entries of each operand that the ``mask`` entries of the result read.  An op that
     reads an operand's values as indices (gather) is given the operands' values too."""
-    if op not in TENSOR_OPS:
-        return [unbroadcast_mask(np, mask, shape) for shape in shapes]  # elementwise, broadcasting
-    reads = TENSOR_OPS[op].reads
+    reads = ENTRIES[op].reads
     if getattr(reads, "takes_values", False):
         return reads(np, param, mask, shapes, [run.values[r] for r in operands])  # type: ignore[no-any-return]
     return reads(np, param, mask, shapes)  # type: ignore[no-any-return]
@@ -345,14 +343,7 @@ def _unroll(emitter: _Emitter, run: Any, ids: Any, register: int, op: str, first
         for index in _indices(value.shape, mask):
             out[index] = emitter.const(value[index], where)
         return out
-    if op in TENSOR_OPS:
-        more = run.program.more_operands.get(register)
-        if more:  # where(c, a, b), clip(x, lo, hi): the operands past the second
-            return TENSOR_OPS[op].unroll(np, emitter, run, ids, first, second, param, where, mask, more=more)
-        return TENSOR_OPS[op].unroll(np, emitter, run, ids, first, second, param, where, mask)
-    operands = [np.asarray(ids[first])] + ([np.asarray(ids[second])] if second >= 0 else [])
-    operands = np.broadcast_arrays(*operands)
-    out = np.full(operands[0].shape, -1, dtype=np.int64)
-    for index in _indices(out.shape, mask):
-        out[index] = emitter.emit(op, tuple(int(a[index]) for a in operands), param, where)
-    return out
+    more = run.program.more_operands.get(register)
+    if more:  # where(c, a, b), clip(x, lo, hi): the operands past the second
+        return ENTRIES[op].unroll(np, emitter, run, ids, first, second, param, where, mask, more=more)
+    return ENTRIES[op].unroll(np, emitter, run, ids, first, second, param, where, mask)

@@ -80,19 +80,20 @@ Progress = Callable[[int, int], None]
 def tensor_operators() -> frozenset[str]:
     """The binary operators that are tensor ops (``@``, the comparisons): a program writing one
     runs as tensors."""
-    from ..engine.tensor_ops import TENSOR_OPS
+    from ..engine.registry import ENTRIES
 
-    return frozenset(name for name, op in TENSOR_OPS.items() if op.arity == 2 and not op.written.startswith(name + "("))
+    return frozenset(name for name, op in ENTRIES.items()
+                     if not op.elementwise and op.arity == 2 and not op.written.startswith(name + "("))
 
 
 @cache
 def tensor_calls() -> dict[str, Any]:
     """The tensor ops written as calls (``sum(x)``; ``@`` and ``x[i]`` have syntax of their own), by
     name: read at the first call of no scalar function, so that start-up does not import the table."""
-    from ..engine.tensor_ops import TENSOR_OPS
+    from ..engine.registry import ENTRIES
 
-    return {name: op for name, op in TENSOR_OPS.items()
-            if op.written.startswith(name + "(") or (op.written_param or "").startswith(name + "(")}
+    return {name: op for name, op in ENTRIES.items() if not op.elementwise and
+            (op.written.startswith(name + "(") or (op.written_param or "").startswith(name + "("))}
 
 
 def _call_usage(name: str, op: Any) -> str:
@@ -894,7 +895,7 @@ class _Compiler:
 
     def _tensor_call(self, name: str, where: int, arguments: list[int], register: int) -> int:
         """``sum(x, 1, keepdim)``: the operands, then the constant arguments the op's entry lists
-        (``TensorOp.arguments``): numbers and lists by position, words (``keepdim``) anywhere
+        (the entry's ``arguments``): numbers and lists by position, words (``keepdim``) anywhere
         among them; the constants' registers are dropped, the arguments become the param."""
         from ..engine.tensor_ops import VARIADIC, pack_arguments
 

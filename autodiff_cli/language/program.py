@@ -22,9 +22,9 @@ a key of   (x,) or (x, y)  None                the op of that name in ``engine.o
                                                ``neg``, ``=`` (``b = a``: a copy of its
                                                own), and every function (``tanh``...),
                                                elementwise on tensors
-a key of   (x,), (x, y),   the op's constant   the tensor op of that name in
-``TENSOR_  or more (for    (an axis, the       ``engine.tensor_ops.TENSOR_OPS``: ``@``,
-OPS``      ``where``,      indices) or None    reductions, ``transpose``, ``index``...
+any other (x,), (x, y),   the op's constant   the op of that name in
+key of     or more (for    (an axis, the       ``engine.registry.ENTRIES``: ``@``,
+ENTRIES    ``where``,      indices) or None    reductions, ``transpose``, ``index``...
            ``stack``...)
 =========  ==============  ==================  =====================================
 
@@ -396,9 +396,10 @@ class Program:
         tensor op.  (Given tensor values, a program without any still runs as tensors.)"""
         if self.tensor_syntax is not None:
             return self.tensor_syntax
-        from ..engine.tensor_ops import TENSOR_OPS
+        from ..engine.registry import ENTRIES
 
-        return any(op in TENSOR_OPS or isinstance(param, TensorConstant) for op, _, param, _ in self.instructions)
+        return any(op in ENTRIES and not ENTRIES[op].elementwise or isinstance(param, TensorConstant)
+                   for op, _, param, _ in self.instructions)
 
     def __len__(self) -> int:
         return len(self.instructions)
@@ -467,12 +468,12 @@ def runs_as_tensors(program: Program, values: Mapping[str, object]) -> bool:
 
 def first_tensor_instruction(program: Program) -> Instruction | None:
     """The first instruction that makes a tensor (for errors of commands that take scalars only)."""
-    from ..engine.tensor_ops import TENSOR_OPS
+    from ..engine.registry import ENTRIES
 
     variables = program.variables
     for instruction in program.instructions:
         op, param = instruction.op, instruction.param
-        if op in TENSOR_OPS or isinstance(param, TensorConstant) or (
+        if op in ENTRIES and not ENTRIES[op].elementwise or isinstance(param, TensorConstant) or (
                 op == INPUT and isinstance(variables[param].default, TensorConstant)):
             return instruction
     return None

@@ -14,7 +14,8 @@ import math
 from collections.abc import Mapping
 
 from ..engine.ops import OPS
-from ..engine.tensor_ops import TENSOR_OPS, ShapeMismatch, broadcast_shape, format_shape, write
+from ..engine.registry import ENTRIES, write
+from ..engine.tensor_ops import ShapeMismatch, format_shape
 from ..errors import ShapeError, printable
 from .program import CONST, INPUT, MAX_AXES, POWER_CONST, ArrayLiteral, Program, TensorConstant
 
@@ -49,7 +50,7 @@ def infer(program: Program, input_shapes: Mapping[str, Shape]) -> list[Shape]:
             registers = program.operands(register, first, second)
             operands = tuple(shapes[r] for r in registers)
             try:
-                shape = broadcast_shape(operands) if op in OPS else TENSOR_OPS[op].shape(operands, param)
+                shape = ENTRIES[op].shape(operands, param)
                 if len(shape) > MAX_AXES:  # reshape and stack can make what no literal may
                     raise ShapeMismatch(f"its result would have {len(shape)} axes, more than a tensor may have "
                                         f"({MAX_AXES})", "a tensor of that many axes is no program's; check "

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..engine.ops import CALLS, OPS, short_number
-from ..engine.tensor_ops import TENSOR_OPS, format_shape, latex_form, numpy_form, write
+from ..engine.registry import ENTRIES, latex_form, numpy_form, write
+from ..engine.tensor_ops import format_shape
 from ..errors import ProgramError
 from ..execute.tensor_symbolic import NAME, NUMBER, TensorDerivatives, Term, fold_term
 from ..language.program import CONST, INPUT, POWER_CONST, ArrayLiteral, Initializer, Program
@@ -591,7 +592,8 @@ COMPARISON = 0.5  # how tightly a comparison binds: looser than a sum
 
 def _is_operator(op: str) -> bool:
     """A tensor op written between its operands (``a < b``), other than ``@``."""
-    return op != "@" and TENSOR_OPS[op].written == f"{{x}} {op} {{y}}"
+    entry = ENTRIES.get(op)
+    return entry is not None and not entry.elementwise and op != "@" and entry.written == f"{{x}} {op} {{y}}"
 
 
 class _TermSyntax:
@@ -629,11 +631,11 @@ class _TermSyntax:
             return parts[0][0], parts[0][1]
         if op == "index":
             return ATOM, write("index", [self.wrap(parts[0], ATOM)], term.param)
-        if op in TENSOR_OPS and _is_operator(op):  # a comparison: below every arithmetic operator
+        if _is_operator(op):  # a comparison: below every arithmetic operator
             return COMPARISON, f"{self.wrap(parts[0], SUM)} {op} {self.wrap(parts[1], SUM)}"
-        if op in TENSOR_OPS:
+        if not ENTRIES[op].elementwise:
             texts = [p[1] for p in parts]
-            if TENSOR_OPS[op].written.startswith("{x}["):  # a subscript (C[X]): its operand binds as an atom
+            if ENTRIES[op].written.startswith("{x}["):  # a subscript (C[X]): its operand binds as an atom
                 texts[0] = self.wrap(parts[0], ATOM)
             return ATOM, write(op, texts, term.param)
         return ATOM, OPS[op].written.format(x=parts[0][1], y=parts[1][1] if len(parts) > 1 else "")
@@ -765,7 +767,7 @@ class _TermLatex(_TermSyntax):
             if "_" in base:  # t_{1} or a fraction: a second subscript is TeX's "Double subscript" error
                 base = rf"\left({base}\right)"
             return ATOM, f"{base}_{{{write('index', [''], term.param)[1:-1]}}}"
-        if op in TENSOR_OPS:
+        if not ENTRIES[op].elementwise:
             return self.entry_form(latex_form(op, term.param), term, parts)
         if op in ("+", "-", "neg", "="):
             return super().operator(op, term, parts)
@@ -820,22 +822,20 @@ class _TermPython(_TermSyntax):
         return f"np.array({_nested(values, lambda v: repr(float(v)))})"
 
     def operator(self, op: str, term: Term, parts: list[Part]) -> tuple[float, str]:
-        entry = OPS.get(op) or TENSOR_OPS.get(op)
-        form = getattr(entry, "numpy", None)
-        if form is None:
-            if op in OPS and OPS[op].is_function:
+        entry = ENTRIES.get(op)
+        if getattr(entry, "numpy", None) is None:
+            if entry is not None and entry.is_function:
                 raise ProgramError(f"the op '{op}' has no NumPy form, so it cannot be written as Python",
                                    hint="choose another --format, or give its registry entry a numpy form")
             return super().operator(op, term, parts)
         for helper, source in entry.numpy_helpers:
             self.used[helper] = source
-        return ATOM, numpy_form(op, [p[1] for p in parts], term.param) if op in TENSOR_OPS else \
-            form.format(**dict(zip("xy", (p[1] for p in parts))))
+        return ATOM, numpy_form(op, [p[1] for p in parts], term.param)
 
 
 # Names the NumPy module needs: its import, the function and its seed, and every helper it may define.
 _NUMPY_TAKEN = frozenset({*keyword.kwlist, "__debug__", "np", FUNCTION_NAME, "seed",
-                          *(name for entry in (*OPS.values(), *TENSOR_OPS.values()) for name, _ in entry.numpy_helpers)})
+                          *(name for entry in ENTRIES.values() for name, _ in entry.numpy_helpers)})
 
 
 def _tensors_python(result: TensorDerivatives) -> str:

@@ -11,23 +11,23 @@
 import numpy as np
 import pytest
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.registry import ENTRIES
 
 
 def forward(name, args, leads=None):
-    return TENSOR_OPS[name].forward(np, args, leads or [0] * len(args), None)
+    return ENTRIES[name].forward(np, args, leads or [0] * len(args), None)
 
 
 def vjp(name, g, args, leads=None):
     leads = leads or [0] * len(args)
     out = forward(name, args, leads)
-    return TENSOR_OPS[name].vjp(np, np.asarray(g, dtype=float), out, args, leads, None)
+    return ENTRIES[name].vjp(np, np.asarray(g, dtype=float), out, args, leads, None)
 
 
 def jvp(name, tangents, args, leads=None):
     leads = leads or [0] * len(args)
     out = forward(name, args, leads)
-    return TENSOR_OPS[name].jvp(np, tangents, out, args, leads, None)
+    return ENTRIES[name].jvp(np, tangents, out, args, leads, None)
 
 
 def arrays(*values):

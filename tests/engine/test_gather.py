@@ -218,9 +218,9 @@ def test_diff_writes_indexing_and_inner_reductions_of_a_four_axis_tensor():
 
 def test_pick_and_scatter_of_empty_selections_and_their_refusals():
     from autodiff_cli.engine.ops import DomainError
-    from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+    from autodiff_cli.engine.registry import ENTRIES
 
-    pick, scatter = TENSOR_OPS["pick"], TENSOR_OPS["scatter"]
+    pick, scatter = ENTRIES["pick"], ENTRIES["scatter"]
     none = np.zeros(0)
     out = pick.forward(np, [np.zeros((0, 3)), none], [0, 0], None)
     assert out.shape == (0,)
@@ -233,7 +233,7 @@ def test_pick_and_scatter_of_empty_selections_and_their_refusals():
         scatter.forward(np, [np.ones(2), np.array([-0.5, 1.0])], [0, 0], 4)
     # a batched index is named by its place in the row, without the batch axis
     with pytest.raises(DomainError, match=r"the index's entry \[1\] is 9, out of range"):
-        TENSOR_OPS["gather"].forward(np, [np.ones((4, 2)), np.array([[0.0, 1.0], [2.0, 9.0]])], [0, 1], None)
+        ENTRIES["gather"].forward(np, [np.ones((4, 2)), np.array([[0.0, 1.0], [2.0, 9.0]])], [0, 1], None)
 
 
 MAKEMORE_LIKE = """\

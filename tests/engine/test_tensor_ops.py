@@ -23,7 +23,10 @@ import pytest
 from autograd import grad, jacobian
 from autograd.tracer import getval
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS, VARIADIC, Arguments
+from autodiff_cli.engine.registry import ENTRIES
+from autodiff_cli.engine.tensor_ops import VARIADIC, Arguments
+
+STRUCTURAL = {name: op for name, op in ENTRIES.items() if not op.elementwise}  # the ops that are not elementwise
 
 REL = 1e-12
 
@@ -87,6 +90,8 @@ def reference(name, param, labels=None):
         return lambda x: a_log_softmax(x, axis)
     if name == "logsumexp":
         return lambda x: a_logsumexp(x, axis=axis)
+    if name == "cumsum":
+        return lambda x: anp.cumsum(x, axis=axis)
     if name == "index":
         return lambda x: x[param]
     if name == "mse":
@@ -264,6 +269,18 @@ for _name in ("var", "std"):
         (_name, [(2, 3, 4, 5)], Arguments((1, True, 0))),
     ]
 
+CASES += [  # cumsum: the last axis unless given; negative axes, and axes of one entry
+    ("cumsum", [(5,)], None),
+    ("cumsum", [(5,)], 0),
+    ("cumsum", [(1,)], None),
+    ("cumsum", [(3, 4)], None),
+    ("cumsum", [(3, 4)], 0),
+    ("cumsum", [(3, 4)], -2),
+    ("cumsum", [(3, 1)], -1),
+    ("cumsum", [(1, 4)], 0),
+    ("cumsum", [(2, 3, 4)], 1),
+    ("cumsum", [(2, 3, 4)], -3),
+]
 CASES += [
     ("ones_like", [(3, 4)], None),
     ("ones_like", [()], None),
@@ -283,7 +300,7 @@ CASES += [
 
 # Every op of the table has cases (a new op fails here until it has some); an op of no operands
 # is a constant the compiler makes (arange), tested in test_tensor_ops_edges.py.
-assert {name for name, _, _ in CASES} == {name for name, op in TENSOR_OPS.items() if op.arity}
+assert {name for name, _, _ in CASES} == {name for name, op in STRUCTURAL.items() if op.arity}
 
 
 def case_id(case):
@@ -375,7 +392,7 @@ def ref_jvp(name, param, args, tangents):
 
 
 def run_forward(name, args, leads, param):
-    return TENSOR_OPS[name].forward(np, args, leads, param)
+    return ENTRIES[name].forward(np, args, leads, param)
 
 
 # --- value and VJP against autograd ----------------------------------------------------------------
@@ -387,7 +404,7 @@ def test_value_and_shape_against_autograd(case):
     rng = np.random.default_rng(seed_of(case_id(case)))
     args = make_args(name, shapes, rng, param=param)
     out = run_forward(name, args, [0] * len(args), param)
-    assert np.shape(out) == TENSOR_OPS[name].shape(shapes, param)
+    assert np.shape(out) == ENTRIES[name].shape(shapes, param)
     assert_close(out, call_ref(name, param, args))
 
 
@@ -399,7 +416,7 @@ def test_vjp_against_autograd(case):
     leads = [0] * len(args)
     out = run_forward(name, args, leads, param)
     g = rng.normal(size=np.shape(out))
-    grads = TENSOR_OPS[name].vjp(np, g, out, args, leads, param)
+    grads = ENTRIES[name].vjp(np, g, out, args, leads, param)
     assert len(grads) == len(args)
     want = ref_vjp(name, param, args, g)
     for i, w in zip(differentiable(name, len(args)), want):
@@ -419,7 +436,7 @@ def test_jvp_against_autograd_jacobian(case):
     leads = [0] * len(args)
     tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name, len(args)) else None for i, a in enumerate(args)]
     out = run_forward(name, args, leads, param)
-    got = TENSOR_OPS[name].jvp(np, tangents, out, args, leads, param)
+    got = ENTRIES[name].jvp(np, tangents, out, args, leads, param)
     assert_close(got, ref_jvp(name, param, args, tangents))
 
 
@@ -429,7 +446,7 @@ def test_jvp_against_finite_differences_and_the_vjp(case):
     rng = np.random.default_rng(3 + seed_of(case_id(case)))
     args = make_args(name, shapes, rng, param=param)
     leads = [0] * len(args)
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     tangents = [rng.normal(size=np.shape(a)) if i in differentiable(name, len(args)) else None for i, a in enumerate(args)]
     out = run_forward(name, args, leads, param)
     jv = op.jvp(np, tangents, out, args, leads, param)
@@ -446,14 +463,14 @@ def test_jvp_against_finite_differences_and_the_vjp(case):
     assert lhs == pytest.approx(rhs, rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if TENSOR_OPS[c[0]].arity == 2], ids=case_id)
+@pytest.mark.parametrize("case", [c for c in CASES if ENTRIES[c[0]].arity == 2], ids=case_id)
 def test_jvp_with_a_zero_tangent(case):
     """A None tangent counts as zero: each operand's part alone, and zeros for none."""
     name, shapes, param = case
     rng = np.random.default_rng(4)
     args = make_args(name, shapes, rng, param=param)
     leads = [0, 0]
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     out = run_forward(name, args, leads, param)
     none = op.jvp(np, [None, None], out, args, leads, param)
     assert_close(none, np.zeros(np.shape(out)))
@@ -474,7 +491,7 @@ def lead_patterns(arity):
     return [p for p in itertools.product((0, 1), repeat=arity) if any(p)]
 
 
-BATCH_CASES = [(c, p) for c in CASES for p in lead_patterns(len(c[1]) if TENSOR_OPS[c[0]].arity == VARIADIC else TENSOR_OPS[c[0]].arity)]
+BATCH_CASES = [(c, p) for c in CASES for p in lead_patterns(len(c[1]) if ENTRIES[c[0]].arity == VARIADIC else ENTRIES[c[0]].arity)]
 
 
 def batch_id(item):
@@ -489,7 +506,7 @@ def row(a, lead, r):
 @pytest.mark.parametrize("item", BATCH_CASES, ids=batch_id)
 def test_batched_equals_a_loop_over_rows(item):
     (name, shapes, param), leads = item
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     rng = np.random.default_rng(5 + seed_of(batch_id(item)))
     args = [make_args(name, shapes, rng, (N,) if lead else (), param)[i] for i, lead in enumerate(leads)]
     if name == "cross_entropy":  # labels must be classes of the logits on every row
@@ -526,10 +543,10 @@ def test_batched_shapes_by_hand():
     """A few batched results whose shapes are reasoned out by hand, not from a loop."""
     rng = np.random.default_rng(6)
     X = rng.normal(size=(7, 4, 3))
-    assert TENSOR_OPS["sum"].forward(np, [X], [1], 0).shape == (7, 3)  # per-row axis 0 is array axis 1
-    assert TENSOR_OPS["sum"].forward(np, [X], [1], -1).shape == (7, 4)
-    assert TENSOR_OPS["sum"].forward(np, [X], [1], None).shape == (7,)
-    assert TENSOR_OPS["index"].forward(np, [X], [1], (0,)).shape == (7, 3)  # the batch slice comes first
-    assert TENSOR_OPS["@"].forward(np, [rng.normal(size=(7, 3)), rng.normal(size=(7, 3))], [1, 1], None).shape == (7,)
-    assert TENSOR_OPS["transpose"].forward(np, [X], [1], None).shape == (7, 3, 4)
-    assert TENSOR_OPS["mse"].forward(np, [X, rng.normal(size=(4, 3))], [1, 0], None).shape == (7,)
+    assert ENTRIES["sum"].forward(np, [X], [1], 0).shape == (7, 3)  # per-row axis 0 is array axis 1
+    assert ENTRIES["sum"].forward(np, [X], [1], -1).shape == (7, 4)
+    assert ENTRIES["sum"].forward(np, [X], [1], None).shape == (7,)
+    assert ENTRIES["index"].forward(np, [X], [1], (0,)).shape == (7, 3)  # the batch slice comes first
+    assert ENTRIES["@"].forward(np, [rng.normal(size=(7, 3)), rng.normal(size=(7, 3))], [1, 1], None).shape == (7,)
+    assert ENTRIES["transpose"].forward(np, [X], [1], None).shape == (7, 3, 4)
+    assert ENTRIES["mse"].forward(np, [X, rng.normal(size=(4, 3))], [1, 0], None).shape == (7,)

@@ -23,16 +23,17 @@ import pytest
 from autograd import grad
 
 import autodiff_cli.engine.tensor_ops as tensor_ops
+from autodiff_cli.engine.registry import ENTRIES, write
 from autodiff_cli.engine.tensor_ops import (
-    TENSOR_OPS,
     VARIADIC,
     align,
     elementwise_forward,
     elementwise_jvp,
     elementwise_vjp,
     unbroadcast,
-    write,
 )
+
+STRUCTURAL = {name: op for name, op in ENTRIES.items() if not op.elementwise}  # the ops that are not elementwise
 
 E = math.e
 
@@ -44,13 +45,13 @@ def close(got, want, rel=1e-12):
 
 
 def vjp(name, g, args, leads, param=None):
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     out = op.forward(np, args, leads, param)
     return op.vjp(np, np.asarray(g, dtype=np.float64), out, args, leads, param)
 
 
 def jvp(name, tangents, args, leads, param=None):
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     out = op.forward(np, args, leads, param)
     return op.jvp(np, tangents, out, args, leads, param)
 
@@ -67,12 +68,12 @@ def jvp(name, tangents, args, leads, param=None):
 def test_a_mean_is_finite_where_only_its_sum_overflows(x, axis, leads, want):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow warning escapes either
-        got = TENSOR_OPS["mean"].forward(np, [np.array(x)], [leads], axis)
+        got = ENTRIES["mean"].forward(np, [np.array(x)], [leads], axis)
     close(got, want)
 
 
 def test_a_mean_of_an_infinity_stays_infinite():
-    assert TENSOR_OPS["mean"].forward(np, [np.array([np.inf, 1.0])], [0], None) == np.inf
+    assert ENTRIES["mean"].forward(np, [np.array([np.inf, 1.0])], [0], None) == np.inf
 
 
 # --- max and min at ties ----------------------------------------------------------------------------
@@ -80,7 +81,7 @@ def test_a_mean_of_an_infinity_stays_infinite():
 
 def test_max_tie_of_two_splits_the_gradient_in_half():
     x = np.array([1.0, 3.0, 3.0, 2.0])
-    assert TENSOR_OPS["max"].forward(np, [x], [0], None) == 3.0
+    assert ENTRIES["max"].forward(np, [x], [0], None) == 3.0
     (g,) = vjp("max", 1.0, [x], [0])
     close(g, [0.0, 0.5, 0.5, 0.0])
     # the JVP is the mean of the tied elements' tangents: (20 + 40) / 2
@@ -128,15 +129,15 @@ def test_softmax_of_huge_logits_is_softmax_of_their_differences():
     denominator = 1.0 + E + E * E
     want = [1.0 / denominator, E / denominator, E * E / denominator]
     x = np.array([1000.0, 1001.0, 1002.0])
-    close(TENSOR_OPS["softmax"].forward(np, [x], [0], None), want)
-    close(TENSOR_OPS["softmax"].forward(np, [-x], [0], None), want[::-1])
-    close(TENSOR_OPS["log_softmax"].forward(np, [x], [0], None), np.log(want))
-    close(TENSOR_OPS["logsumexp"].forward(np, [x], [0], None), 1002.0 + math.log(denominator / (E * E)))
+    close(ENTRIES["softmax"].forward(np, [x], [0], None), want)
+    close(ENTRIES["softmax"].forward(np, [-x], [0], None), want[::-1])
+    close(ENTRIES["log_softmax"].forward(np, [x], [0], None), np.log(want))
+    close(ENTRIES["logsumexp"].forward(np, [x], [0], None), 1002.0 + math.log(denominator / (E * E)))
 
 
 def test_logsumexp_of_equal_huge_and_tiny_logits():
-    close(TENSOR_OPS["logsumexp"].forward(np, [np.array([1000.0, 1000.0])], [0], None), 1000.0 + math.log(2.0))
-    close(TENSOR_OPS["logsumexp"].forward(np, [np.array([-1000.0, -1000.0])], [0], None), -1000.0 + math.log(2.0))
+    close(ENTRIES["logsumexp"].forward(np, [np.array([1000.0, 1000.0])], [0], None), 1000.0 + math.log(2.0))
+    close(ENTRIES["logsumexp"].forward(np, [np.array([-1000.0, -1000.0])], [0], None), -1000.0 + math.log(2.0))
     (g,) = vjp("logsumexp", 4.0, [np.array([1000.0, 1000.0])], [0])
     close(g, [2.0, 2.0])
 
@@ -150,7 +151,7 @@ def test_huge_logits_against_autograd():
         m = np.max(x, axis=-1, keepdims=True)  # a constant shift
         return m + anp.log(anp.sum(anp.exp(v - m), axis=-1, keepdims=True))
 
-    close(TENSOR_OPS["log_softmax"].forward(np, [x], [0], None), x - lse(x))
+    close(ENTRIES["log_softmax"].forward(np, [x], [0], None), x - lse(x))
     close(vjp("log_softmax", g, [x], [0])[0], grad(lambda v: anp.sum((v - lse(v)) * g))(x))
     close(vjp("softmax", g, [x], [0])[0], grad(lambda v: anp.sum(anp.exp(v - lse(v)) * g))(x))
     close(vjp("logsumexp", g[:, 0], [x], [0])[0], grad(lambda v: anp.sum(lse(v)[:, 0] * g[:, 0]))(x))
@@ -160,29 +161,29 @@ def test_a_row_of_minus_infinity_gives_no_warning():
     x = np.array([[-np.inf, -np.inf, -np.inf], [0.0, 1.0, 2.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        lse = TENSOR_OPS["logsumexp"].forward(np, [x], [0], None)
+        lse = ENTRIES["logsumexp"].forward(np, [x], [0], None)
         assert lse[0] == -np.inf
         close(lse[1], math.log(1.0 + E + E * E))
-        TENSOR_OPS["softmax"].forward(np, [x], [0], None)
-        TENSOR_OPS["log_softmax"].forward(np, [x], [0], None)
+        ENTRIES["softmax"].forward(np, [x], [0], None)
+        ENTRIES["log_softmax"].forward(np, [x], [0], None)
         vjp("logsumexp", [1.0, 1.0], [x], [0])
         jvp("logsumexp", [np.ones_like(x)], [x], [0])
         # batched: the same rows as two rows of a batch
-        assert TENSOR_OPS["logsumexp"].forward(np, [x], [1], None)[0] == -np.inf
+        assert ENTRIES["logsumexp"].forward(np, [x], [1], None)[0] == -np.inf
 
 
 def test_minus_infinity_among_finite_logits():
     x = np.array([-np.inf, 0.0, 0.0])
-    close(TENSOR_OPS["softmax"].forward(np, [x], [0], None), [0.0, 0.5, 0.5])
-    assert list(TENSOR_OPS["log_softmax"].forward(np, [x], [0], None)) == [-np.inf, -math.log(2.0), -math.log(2.0)]
-    close(TENSOR_OPS["logsumexp"].forward(np, [x], [0], None), math.log(2.0))
+    close(ENTRIES["softmax"].forward(np, [x], [0], None), [0.0, 0.5, 0.5])
+    assert list(ENTRIES["log_softmax"].forward(np, [x], [0], None)) == [-np.inf, -math.log(2.0), -math.log(2.0)]
+    close(ENTRIES["logsumexp"].forward(np, [x], [0], None), math.log(2.0))
     close(vjp("logsumexp", 2.0, [x], [0])[0], [0.0, 1.0, 1.0])
     # p * (g - <g, p>) with p = [0, 1/2, 1/2], <g, p> = 1.5
     close(vjp("softmax", [1.0, 3.0, 0.0], [x], [0])[0], [0.0, 0.75, -0.75])
 
 
 def test_cross_entropy_of_huge_logits():
-    ce = TENSOR_OPS["cross_entropy"]
+    ce = ENTRIES["cross_entropy"]
     x = np.array([[1000.0, 0.0], [0.0, 0.0]])
     y = np.array([1.0, 0.0])
     # -log_softmax: 1000 (the softmax is 1, 0 up to e^-1000) and log 2; their mean
@@ -195,7 +196,7 @@ def test_cross_entropy_of_huge_logits():
 def test_cross_entropy_of_one_example_by_hand():
     # logits [0, log 3]: softmax [1/4, 3/4]; label 0: -log(1/4)
     x = np.array([0.0, math.log(3.0)])
-    close(TENSOR_OPS["cross_entropy"].forward(np, [x, np.float64(0.0)], [0, 0], None), math.log(4.0))
+    close(ENTRIES["cross_entropy"].forward(np, [x, np.float64(0.0)], [0, 0], None), math.log(4.0))
     close(vjp("cross_entropy", 2.0, [x, np.float64(0.0)], [0, 0])[0], [2.0 * (0.25 - 1.0), 2.0 * 0.75])
 
 
@@ -360,7 +361,7 @@ class CountingNumPy:
 def test_matmul_is_one_product_forward_and_one_per_operand_backward(shapes, leads):
     rng = np.random.default_rng(13)
     args = [rng.normal(size=((5,) if lead else ()) + s) for s, lead in zip(shapes, leads)]
-    op = TENSOR_OPS["@"]
+    op = ENTRIES["@"]
     counting = CountingNumPy()
     out = op.forward(counting, args, list(leads), None)
     assert counting.matmuls == 1
@@ -383,19 +384,18 @@ def test_matmul_batched_gradient_by_hand():
 
 
 def test_table_rows_are_complete():
-    for name, op in TENSOR_OPS.items():
+    for name, op in STRUCTURAL.items():
         assert op.name == name
         if not op.arity:  # a constant the compiler makes (arange): its shape, entries and arguments
-            assert op.arguments and op.rule == () and op.summary, name
+            assert op.arguments and op.rule == (), name
             continue
         assert len(op.rule) == (1 if op.arity == VARIADIC else op.arity), name  # any number: one rule for each
         assert all(r.startswith("dL/d") for r in op.rule), name
         first = "{operands}" if op.arity == VARIADIC else "{x}"
         assert first in op.written and first in op.latex and (op.numpy is None or first in op.numpy), name
-        assert op.summary and "\n" not in op.summary, name
         if op.arity >= 2:
             assert "{y}" in op.written and "{y}" in op.latex and (op.numpy is None or "{y}" in op.numpy), name
-    assert "tie" in TENSOR_OPS["max"].rule[0] and "tie" in TENSOR_OPS["min"].rule[0]  # the convention, written down
+    assert "tie" in ENTRIES["max"].rule[0] and "tie" in ENTRIES["min"].rule[0]  # the convention, written down
 
 
 def test_write():
@@ -416,7 +416,7 @@ def test_results_are_float64_and_gradients_writable():
              ("transpose", [ints], None), ("softmax", [ints], None), ("logsumexp", [ints], None),
              ("index", [ints], (1,)), ("mse", [ints, ints + 1], None), ("cross_entropy", [ints, np.array([0, 2])], None)]
     for name, args, param in cases:
-        op = TENSOR_OPS[name]
+        op = ENTRIES[name]
         out = op.forward(np, args, [0] * len(args), param)
         assert np.asarray(out).dtype == np.float64, name
         for g in op.vjp(np, np.ones(np.shape(out)), out, args, [0] * len(args), param):
@@ -443,9 +443,9 @@ def test_var_divides_by_n_minus_the_correction_by_hand() -> None:
 
     x = np.array([[1.0, 2.0, 6.0], [4.0, 4.0, 4.0]])
     # row 0: mean 3, squares 4 + 1 + 9 = 14; row 1: all 4, squares 0
-    close(TENSOR_OPS["var"].forward(np, [x], (0,), 1), [7.0, 0.0])  # n - 1 = 2: PyTorch's default
-    close(TENSOR_OPS["var"].forward(np, [x], (0,), Arguments((1, False, 0))), [14.0 / 3, 0.0])  # n: NumPy's
-    (g,) = TENSOR_OPS["var"].vjp(np, np.array([1.0, 1.0]), None, [x], (0,), 1)
+    close(ENTRIES["var"].forward(np, [x], (0,), 1), [7.0, 0.0])  # n - 1 = 2: PyTorch's default
+    close(ENTRIES["var"].forward(np, [x], (0,), Arguments((1, False, 0))), [14.0 / 3, 0.0])  # n: NumPy's
+    (g,) = ENTRIES["var"].vjp(np, np.array([1.0, 1.0]), None, [x], (0,), 1)
     close(g, [[-2.0, -1.0, 3.0], [0.0, 0.0, 0.0]])  # 2 (x - mean) / (n - 1)
 
 
@@ -453,12 +453,12 @@ def test_std_where_every_entry_is_equal_has_gradient_zero_as_in_pytorch() -> Non
     """sqrt's slope is infinite at 0 and (x - mean) is 0 there: PyTorch takes the product as 0
     (std_backward masks it); so does the kernel, its JVP, and the rule diff writes."""
     x = np.array([[4.0, 4.0, 4.0], [1.0, 2.0, 6.0]])
-    out = TENSOR_OPS["std"].forward(np, [x], (0,), 1)
+    out = ENTRIES["std"].forward(np, [x], (0,), 1)
     close(out, [0.0, math.sqrt(7.0)])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no division warning either
-        (g,) = TENSOR_OPS["std"].vjp(np, np.array([1.0, 1.0]), out, [x], (0,), 1)
-        jvp = TENSOR_OPS["std"].jvp(np, [np.ones_like(x)], out, [x], (0,), 1)
+        (g,) = ENTRIES["std"].vjp(np, np.array([1.0, 1.0]), out, [x], (0,), 1)
+        jvp = ENTRIES["std"].jvp(np, [np.ones_like(x)], out, [x], (0,), 1)
     close(g[0], [0.0, 0.0, 0.0])
     close(g[1], np.array([-2.0, -1.0, 3.0]) / (2 * math.sqrt(7.0)))  # (x - mean) / ((n - 1) std)
     close(jvp, [0.0, 0.0])  # a shift of every entry leaves std unchanged
@@ -469,9 +469,9 @@ def test_std_where_every_entry_is_equal_has_gradient_zero_as_in_pytorch() -> Non
 
 def test_argmax_takes_the_first_of_a_tie_as_numpy_and_pytorch() -> None:
     x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
-    close(TENSOR_OPS["argmax"].forward(np, [x], (0,), 1), [1.0, 0.0])
-    close(TENSOR_OPS["argmax"].forward(np, [x], (0,), None), 1.0)  # the flat index of the first 3
-    (g,) = TENSOR_OPS["argmax"].vjp(np, np.ones(2), None, [x], (0,), 1)
+    close(ENTRIES["argmax"].forward(np, [x], (0,), 1), [1.0, 0.0])
+    close(ENTRIES["argmax"].forward(np, [x], (0,), None), 1.0)  # the flat index of the first 3
+    (g,) = ENTRIES["argmax"].vjp(np, np.ones(2), None, [x], (0,), 1)
     close(g, np.zeros((2, 3)))  # an index carries no gradient
 
 
@@ -485,7 +485,7 @@ def test_one_hot_refuses_a_label_that_is_no_class_and_names_it(labels, leads, na
     from autodiff_cli.engine.ops import DomainError
 
     with pytest.raises(DomainError) as caught:
-        TENSOR_OPS["one_hot"].forward(np, [np.array(labels)], leads, 4)
+        ENTRIES["one_hot"].forward(np, [np.array(labels)], leads, 4)
     assert named in str(caught.value)
     assert "from 0 to 3" in str(caught.value)
 
@@ -501,13 +501,14 @@ def test_arange_is_the_list_literal_of_0_to_n_minus_1() -> None:
     literal = program.variables["i"].default
     assert isinstance(literal, ArrayLiteral) and (literal.shape, literal.values) == ((4,), (0.0, 1.0, 2.0, 3.0))
     assert "arange" not in program.instructions.op_names  # no executor meets it
-    assert TENSOR_OPS["arange"].forward(np, (), (), 0).shape == (0,)
+    assert ENTRIES["arange"].forward(np, (), (), 0).shape == (0,)
 
 
 def test_registration_refuses_an_argument_the_numpy_form_leaves_out() -> None:
-    from autodiff_cli.engine.tensor_ops import Argument, _check_entry
+    from autodiff_cli.engine.registry import check_entry as _check_entry
+    from autodiff_cli.engine.tensor_ops import Argument
 
-    row = TENSOR_OPS["softmax"]._replace(numpy="_softmax({x})")  # the axis would be dropped silently
+    row = ENTRIES["softmax"]._replace(numpy="_softmax({x})")  # the axis would be dropped silently
     with pytest.raises(TypeError, match=r"the numpy form must hold the argument \{axis\}"):
         _check_entry(row)
     with pytest.raises(TypeError, match="must be an Argument of kind"):
@@ -515,7 +516,8 @@ def test_registration_refuses_an_argument_the_numpy_form_leaves_out() -> None:
 
 
 def test_write_numpy_form_and_latex_form_fill_in_the_arguments() -> None:
-    from autodiff_cli.engine.tensor_ops import Arguments, latex_form, numpy_form
+    from autodiff_cli.engine.registry import latex_form, numpy_form
+    from autodiff_cli.engine.tensor_ops import Arguments
 
     assert write("sum", ["x"], Arguments((1, True))) == "sum(x, 1, keepdim)"
     assert write("var", ["x"], Arguments((0, False, 0))) == "var(x, 0, 0)"

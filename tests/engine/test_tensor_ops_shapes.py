@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from autodiff_cli.engine.ops import DomainError
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS, ShapeMismatch, broadcast_shape, elementwise_forward, format_shape
+from autodiff_cli.engine.registry import ENTRIES
+from autodiff_cli.engine.tensor_ops import ShapeMismatch, broadcast_shape, elementwise_forward, format_shape
 
 S = slice
 
@@ -117,7 +118,7 @@ def error_id(case):
 def test_shape_error_message_and_hint(case):
     name, shapes, param, message, hint = case
     with pytest.raises(ShapeMismatch) as caught:
-        TENSOR_OPS[name].shape(shapes, param)
+        ENTRIES[name].shape(shapes, param)
     assert caught.value.message == message
     assert str(caught.value) == message
     assert caught.value.hint == hint
@@ -137,14 +138,14 @@ def test_forward_raises_the_same_error(case, batched):
     name, shapes, param, message, hint = case
     args = operands(name, shapes, (2,) if batched else ())
     with pytest.raises(ShapeMismatch) as caught:
-        TENSOR_OPS[name].forward(np, args, [int(batched)] * len(args), param)
+        ENTRIES[name].forward(np, args, [int(batched)] * len(args), param)
     assert (caught.value.message, caught.value.hint) == (message, hint)
 
 
 def test_the_classic_silent_bug_is_caught_batched():
     """mse of a batched [N, 1] column against a batched [N] vector: per-row [1] against []."""
     with pytest.raises(ShapeMismatch) as caught:
-        TENSOR_OPS["mse"].forward(np, [np.ones((5, 1)), np.ones(5)], [1, 1], None)
+        ENTRIES["mse"].forward(np, [np.ones((5, 1)), np.ones(5)], [1, 1], None)
     assert caught.value.message == "[1] and []: mse needs two tensors of the same shape"
     assert caught.value.hint == ("mse does not broadcast: here it would compare every pair; "
                                  "take the left operand's column as a vector with [0]")
@@ -183,10 +184,10 @@ SHAPES = [
 @pytest.mark.parametrize("case", SHAPES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
 def test_result_shapes(case):
     name, shapes, param, want = case
-    assert TENSOR_OPS[name].shape(shapes, param) == want
-    out = TENSOR_OPS[name].forward(np, operands(name, shapes), [0] * len(shapes), param)
+    assert ENTRIES[name].shape(shapes, param) == want
+    out = ENTRIES[name].forward(np, operands(name, shapes), [0] * len(shapes), param)
     assert np.shape(out) == want
-    out = TENSOR_OPS[name].forward(np, operands(name, shapes, (4,)), [1] * len(shapes), param)
+    out = ENTRIES[name].forward(np, operands(name, shapes, (4,)), [1] * len(shapes), param)
     assert np.shape(out) == (4,) + want
 
 
@@ -238,7 +239,7 @@ LABEL_ERRORS = [
 
 @pytest.mark.parametrize("label,message", LABEL_ERRORS)
 def test_a_bad_label_is_a_domain_error(label, message):
-    ce = TENSOR_OPS["cross_entropy"]
+    ce = ENTRIES["cross_entropy"]
     with pytest.raises(DomainError) as caught:  # a single example: logits [3], label []
         ce.forward(np, [np.zeros(3), np.float64(label)], [0, 0], None)
     assert (caught.value.op, caught.value.message) == ("cross_entropy", message)

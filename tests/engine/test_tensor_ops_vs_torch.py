@@ -8,7 +8,7 @@ table, so ties are compared too.
 import numpy as np
 import pytest
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.registry import ENTRIES
 
 torch = pytest.importorskip("torch")
 
@@ -34,6 +34,7 @@ TORCH = {
     "logsumexp": lambda x, p: torch.logsumexp(x, dim=-1),
     "index": lambda x, p: x[p],  # torch slices take positive steps only
     "mse": lambda x, y, p: torch.nn.functional.mse_loss(x, y),
+    "cumsum": lambda x, p: torch.cumsum(x, dim=-1 if p is None else p),
 }
 
 CASES = [
@@ -42,11 +43,13 @@ CASES = [
     ("max", [(5,)], None), ("transpose", [(3, 4)], None), ("softmax", [(3, 4)], None), ("log_softmax", [(3, 4)], None),
     ("logsumexp", [(3, 4)], None), ("index", [(3, 4)], (-1, S(1, None, 2))), ("index", [(3, 4)], (S(None), 2)),
     ("mse", [(3, 4), (3, 4)], None),
+    ("cumsum", [(5,)], None), ("cumsum", [(1,)], None), ("cumsum", [(3, 4)], 0), ("cumsum", [(3, 4)], -1),
+    ("cumsum", [(4, 1)], -1), ("cumsum", [(2, 3, 4)], 1), ("cumsum", [(2, 3, 4)], -3),
 ]
 
 
 def compare(name, args, param, g):
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     out = op.forward(np, args, [0] * len(args), param)
     grads = op.vjp(np, g, out, args, [0] * len(args), param)
     ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in args]
@@ -62,7 +65,7 @@ def test_value_and_vjp_against_torch(case):
     name, shapes, param = case
     rng = np.random.default_rng(21)
     args = [rng.normal(size=s) for s in shapes]
-    out = TENSOR_OPS[name].forward(np, args, [0] * len(args), param)
+    out = ENTRIES[name].forward(np, args, [0] * len(args), param)
     compare(name, args, param, rng.normal(size=np.shape(out)))
 
 
@@ -77,7 +80,7 @@ def test_cross_entropy_against_torch():
     rng = np.random.default_rng(22)
     x = rng.normal(size=(6, 4)) * 50.0
     y = rng.integers(0, 4, size=6)
-    op = TENSOR_OPS["cross_entropy"]
+    op = ENTRIES["cross_entropy"]
     out = op.forward(np, [x, y.astype(np.float64)], [0, 0], None)
     gx, gy = op.vjp(np, np.float64(2.0), out, [x, y.astype(np.float64)], [0, 0], None)
     tx = torch.tensor(x, requires_grad=True)
@@ -114,7 +117,7 @@ def test_new_ops_value_and_vjp_against_torch(case):
 def test_keepdim_against_torch(name):
     x = np.random.default_rng(23).normal(size=(2, 3, 4, 5))
     fn = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[name]
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     for axis in (1, -1):
         out = op.forward(np, [x], [0], Arguments((axis, True)))
         g = np.random.default_rng(24).normal(size=out.shape)
@@ -130,7 +133,7 @@ def test_keepdim_against_torch(name):
 @pytest.mark.parametrize("axis", [0, 1, -3])
 def test_softmax_family_along_an_axis_against_torch(name, axis):
     x = np.random.default_rng(25).normal(size=(3, 4, 5)) * 20.0
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     out = op.forward(np, [x], [0], axis)
     g = np.random.default_rng(26).normal(size=out.shape)
     (got,) = op.vjp(np, g, out, [x], [0], axis)
@@ -143,12 +146,12 @@ def test_softmax_family_along_an_axis_against_torch(name, axis):
 
 def test_argmax_and_one_hot_against_torch():
     x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [0.0, -1.0, 5.0]])  # ties: the first index
-    got = TENSOR_OPS["argmax"].forward(np, [x], [0], 1)
+    got = ENTRIES["argmax"].forward(np, [x], [0], 1)
     np.testing.assert_array_equal(got, torch.argmax(torch.tensor(x), dim=1).numpy())
-    assert TENSOR_OPS["argmax"].forward(np, [x], [0], None) == torch.argmax(torch.tensor(x)).item()
+    assert ENTRIES["argmax"].forward(np, [x], [0], None) == torch.argmax(torch.tensor(x)).item()
     y = np.array([2.0, 0.0, 1.0])
     want = torch.nn.functional.one_hot(torch.tensor(y, dtype=torch.int64), 4).numpy()
-    np.testing.assert_array_equal(TENSOR_OPS["one_hot"].forward(np, [y], [0], 4), want)
+    np.testing.assert_array_equal(ENTRIES["one_hot"].forward(np, [y], [0], 4), want)
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
@@ -165,3 +168,23 @@ def test_maximum_and_minimum_with_ties_against_torch(name):
     np.testing.assert_array_equal(gx, tx.grad.numpy())
     np.testing.assert_array_equal(gy, ty.grad.numpy())
     assert OPS[name].scalar(2.0, 2.0)[1:] == (0.5, 0.5)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, -2])
+def test_cumsum_over_batch_rows_against_torch(axis) -> None:
+    """A batch of 5 rows of [3, 4] (leads 1: per-row axis k is array axis k + 1), values and
+    gradients against torch.cumsum of the whole batch along the same array axis."""
+    rng = np.random.default_rng(32)
+    x, g = rng.normal(size=(5, 3, 4)), rng.normal(size=(5, 3, 4))
+    op = ENTRIES["cumsum"]
+    out = op.forward(np, [x], [1], axis)
+    (got,) = op.vjp(np, g, out, [x], [1], axis)
+    dim = -1 if axis is None else axis + 1 if axis >= 0 else axis
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    t_out = torch.cumsum(t, dim=dim)
+    (t_out * torch.tensor(g, dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+    tangent = rng.normal(size=(5, 3, 4))  # linear: its JVP is cumsum of the tangent
+    np.testing.assert_allclose(op.jvp(np, [tangent], out, [x], [1], axis), np.cumsum(tangent, axis=dim),
+                               rtol=1e-12, atol=1e-12)

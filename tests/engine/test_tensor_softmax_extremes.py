@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+from autodiff_cli.engine.registry import ENTRIES
 
 mpmath.mp.dps = 400
 
@@ -72,7 +72,7 @@ def agree(got, want):
 
 def run(name, rows, leads, g=None, t=None):
     """The op's value, VJP (with cotangent g) and JVP (with tangent t), no NumPy warning."""
-    op = TENSOR_OPS[name]
+    op = ENTRIES[name]
     x = np.array(rows)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -120,7 +120,7 @@ def test_derivatives_along_each_axis_agree_with_mpmath(row):
 
 
 def run_ce(logits, labels, leads, g=None, t=None):
-    op = TENSOR_OPS["cross_entropy"]
+    op = ENTRIES["cross_entropy"]
     x, y = np.array(logits), np.array(labels)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -39,17 +39,16 @@ def test_each_syntax_writes_the_fewest_parentheses(term: Term, program: str, pyt
 
 
 def test_every_op_has_a_form_in_every_syntax() -> None:
-    """A new op of either table fails here until each writer has a form for it."""
-    from autodiff_cli.engine.ops import OPS
-    from autodiff_cli.engine.tensor_ops import TENSOR_OPS
+    """A new op of the registry fails here until each writer has a form for it."""
+    from autodiff_cli.engine.registry import ENTRIES
 
-    for op in [*OPS, *TENSOR_OPS]:
-        arity = OPS[op].arity if op in OPS else TENSOR_OPS[op].arity
+    for op in [*ENTRIES]:
+        arity = ENTRIES[op].arity
         if not arity:  # a constant the compiler makes (arange): programs hold its literal
             continue
         arity = 2 if arity < 0 else arity  # an op of any number of operands (stack): two of them
         param = 2.0 if op == "**c" else (0,) if op == "index" else None
-        if op in TENSOR_OPS and any(a.default is None and a.kind == "shape" for a in TENSOR_OPS[op].arguments):
+        if any(a.default is None and a.kind == "shape" for a in ENTRIES[op].arguments):
             param = (-1,)  # a required shape: every entry in one axis
         result = one(Term(op, (X, Y, Z)[:arity], param))
         for write in (derivatives_program, derivatives_python, derivatives_latex):
