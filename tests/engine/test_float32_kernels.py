@@ -63,7 +63,8 @@ THROUGH_EVERY_OP = {
     " + sum((x > 0)*x) + sum((x >= 0)*x) + sum((x == 0.1)*x) + sum((x != 0.1)*x)":
         ("where", "clip", "<", "<=", ">", ">=", "==", "!="),
     "x = [0.1, -1]; s = [x, 2*x]; y = sum(concat([x, x*x])) + sum(s*s)": ("stack", "concat"),
-    "x = [0.1, -1, 2, 3]; r = reshape(x, [2, 2]); y = sum(transpose(r) @ r)": ("reshape", "transpose", "@"),
+    "x = [0.1, -1, 2, 3]; r = reshape(x, [2, 2]); y = sum(transpose(r) @ cumsum(r))": ("reshape", "transpose", "@",
+                                                                                      "cumsum"),
     "x = [0.1, -1, 2]; i = [2, 0]; y = sum(x[i]*x[0:2]) + x[1]": ("index", "pick", "gather"),
     "C = [[0.1, -1], [2, 3], [0.3, 0.7]]; X = [[0, 2], [1, 1]]; e = C[X]; y = sum(e*e)": ("gather",),
     "x = [[0.1, -1], [2, 3]]; t = [1, 0]; y = sum(one_hot(t, 2)*x) + sum(ones_like(x)*x)"
