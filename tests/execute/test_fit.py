@@ -17,6 +17,7 @@ from autodiff_cli.errors import InputError
 from autodiff_cli.execute.fit import (
     PATIENCE,
     FitSettings,
+    Monitor,
     Step,
     StopReason,
     initial_values,
@@ -169,6 +170,40 @@ def test_keyboard_interrupt_inside_a_step_keeps_the_best_completed() -> None:
     result = train(objective, np.zeros(2), FitSettings(lr=0.1, steps=100))
     assert result.reason == StopReason.INTERRUPTED and result.steps_done == 3
     assert result.params_step == 3 and result.loss == result.history[2].loss
+
+
+def trajectory(objective, start, rule, lr, steps):  # type: ignore[no-untyped-def]
+    """Each step's starting parameters by the rule on fresh arrays, and their losses."""
+    params, state, made, losses = np.array(start), None, [], []
+    for step in range(1, steps + 1):
+        loss, grad = objective.loss_and_grad(params, None)
+        made.append(params)
+        losses.append(loss)
+        params, state = rule.update(params, grad, state, step, lr)
+    return made, losses
+
+
+def test_updates_written_into_old_arrays_never_touch_the_parameters_kept() -> None:
+    # momentum makes the loss fall, rise and fall again: the best parameters (kept on a stop)
+    # are those of an early step, and many updates follow, each written into an array that
+    # nothing keeps; the observer keeps every array it is given
+    objective = noisy_line()
+    start, settings = np.array([3.0, 2.0]), FitSettings(optimizer="momentum", lr=0.3, steps=100)
+    want, losses = trajectory(objective, start, SGDRule(0.9), 0.3, 30)
+    best = int(np.argmin(losses)) + 1
+    assert 1 < best < 25  # (the case this test is about: the best parameters are not the last ones)
+    seen = {}
+    monitor = Monitor(also_at=lambda step: step % 7 == 0,
+                      observe=lambda record, measurement, params, grad: seen.setdefault(record.step, params))
+    calls = []
+    result = train(objective, start, settings, stop_requested=lambda: calls.append(1) or len(calls) == 30,
+                   monitor=monitor)
+    assert result.reason == StopReason.INTERRUPTED and result.params_step == best
+    assert result.params.tolist() == want[best - 1].tolist()
+    assert [s.loss for s in result.history] == losses
+    assert {1, 7, 14, 21, 28} <= set(seen)
+    for step, params in seen.items():
+        assert params.tolist() == want[step - 1].tolist()
 
 
 def test_divergence_stops_and_keeps_the_last_finite_parameters() -> None:
