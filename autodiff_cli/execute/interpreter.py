@@ -106,7 +106,7 @@ class TensorRun:
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                outs = None if slot is None else tuple(None if r is None else targets[r] for r in slot)  # type: ignore[index]
+                outs = None if slot is None else tuple([None if r is None else targets[r] for r in slot])  # type: ignore[index]
                 grads = vjp(step, g, outs)
                 if record is not None:
                     record.append((register, grads))
@@ -227,7 +227,9 @@ class TensorRun:
         values = self.values
         if sums is not None:  # elementwise: g times each slope, summed back where broadcasting stretched
             grads = []
-            for k, (slope, r, need, axes) in enumerate(zip(self._slopes(register)(), operands, needs, sums)):
+            made = self.slopes[register]  # (``_slopes``, without its calls when kept already)
+            made = made[0]() if made.__class__ is tuple else self._slopes(register)()
+            for k, (slope, r, need, axes) in enumerate(zip(made, operands, needs, sums)):
                 if not need:
                     grads.append(None)
                     continue
@@ -242,9 +244,8 @@ class TensorRun:
                 else:
                     grads.append(np.add.reduce(share, axis=axes).reshape(values[r].shape))
             return tuple(grads)
-        leads = self.leads
-        args = [values[r] for r in operands]
-        arg_leads = [leads[r] for r in operands]
+        args = list(map(values.__getitem__, operands))  # (no comprehension's frame: a step runs a few of these)
+        arg_leads = list(map(self.leads.__getitem__, operands))
         if tensor_op is None:
             return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs)
         if register in self.saved:
