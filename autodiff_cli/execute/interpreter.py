@@ -512,76 +512,95 @@ def _constant(program: Program, param: Any, dtype: Any, where: Any) -> Any:
 
 
 _KERNELS = "kernels"  # the first item of a bound plan's key in the shapes cache (``_bind_kernels``)
-_DIRECT, _ALIGNED, _TENSOR, _SAVING = range(4)  # how a register's forward is called (``_bind_kernels``)
 
 
 def _bind_kernels(program: Program, rows: Sequence[Any], shapes: Sequence[Shape], batched: AbstractSet[str], dtype: Any
                   ) -> tuple[list[int], list[Any]]:
     """What a run of the program works out the same way every time, given which inputs carry
     the batch axis and every register's shape: each register's lead (1 where it carries the
-    batch axis) and how its forward is called: an elementwise op straight on its operands
-    (``_DIRECT``) unless a batched operand has fewer axes than the result and must be lined up
-    first, or the op takes a parameter (``_ALIGNED``: through ``elementwise_forward``); a tensor
-    op's forward (``_TENSOR``), or the one that keeps what its VJP needs (``_SAVING``); a
-    constant's value, in ``dtype``."""
+    batch axis) and its step: for an op, a function of the values so far that gives the
+    register's value (and keeps its slopes, or what its VJP needs), with its operands, kernel
+    and the way it is called bound in (``_step``); a constant's value, in ``dtype``; None for
+    an input.  A run is then one call per register (the compiled step plan of issue 34)."""
     leads: list[int] = []
-    kernels: list[Any] = []
+    steps: list[Any] = []
     for register, (op, first, second, param, _) in enumerate(rows):
         if op == INPUT or op == CONST:
             leads.append(1 if op == INPUT and param in batched else 0)
-            kernels.append(None if op == INPUT else _constant(program, param, dtype, rows[register][4]))
+            steps.append(None if op == INPUT else _constant(program, param, dtype, rows[register][4]))
             continue
         operands = program.operands(register, first, second)
         leads.append(max(leads[r] for r in operands))
-        tensor_op = TENSOR_OPS.get(op)
-        if tensor_op is not None:
-            saving = getattr(tensor_op.forward, "saving", None)
-            kernels.append((_TENSOR, tensor_op.forward) if saving is None else (_SAVING, saving))
-            continue
-        rank = len(shapes[register])
-        lined_up = all(not leads[r] or len(shapes[r]) == rank for r in operands)
-        # (an op with a parameter, x**c, takes it through elementwise_forward)
-        kernels.append((_DIRECT, OPS[op].vector) if lined_up and param is None else (_ALIGNED, op))
-    return leads, kernels
+        steps.append(_step(register, op, operands, param, shapes, leads))
+    return leads, steps
+
+
+def _step(register: int, op: str, operands: tuple[int, ...], param: Any, shapes: Sequence[Shape],
+          leads: Sequence[int]) -> Any:
+    """One register's step, ``step(values, slopes, saved) -> value``: an elementwise op's kernel
+    straight on its operands unless a batched operand has fewer axes than the result and must be
+    lined up first, or the op takes a parameter (then through ``elementwise_forward``); a tensor
+    op's forward, or the one that keeps what its VJP needs (cross_entropy's softmax, computed once)."""
+    arg_leads = [leads[r] for r in operands]
+    tensor_op = TENSOR_OPS.get(op)
+    if tensor_op is not None:
+        saving = getattr(tensor_op.forward, "saving", None)
+        if saving is not None:
+            def saving_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+                out, saved[register] = saving(np, [values[r] for r in operands], arg_leads, param)
+                return out
+            return saving_step
+        forward = tensor_op.forward
+
+        def tensor_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            return forward(np, [values[r] for r in operands], arg_leads, param)
+        return tensor_step
+    rank = len(shapes[register])
+    if param is not None or not all(not leads[r] or len(shapes[r]) == rank for r in operands):
+        def aligned_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            out, slopes[register] = elementwise_forward(np, op, [values[r] for r in operands], arg_leads, param)
+            return out
+        return aligned_step
+    kernel = OPS[op].vector
+    if len(operands) == 1:
+        (a,) = operands
+
+        def unary_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            out, slopes[register] = kernel(np, values[a])
+            return out
+        return unary_step
+    if len(operands) == 2:
+        a, b = operands
+
+        def binary_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            out, slopes[register] = kernel(np, values[a], values[b])
+            return out
+        return binary_step
+
+    def direct_step(values: list[Any], slopes: Any, saved: Any) -> Any:  # where(c, a, b), clip(x, lo, hi)...
+        out, slopes[register] = kernel(np, *[values[r] for r in operands])
+        return out
+    return direct_step
 
 
 def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: bool, shapes: list[Shape],
          rows: list[Any], plan: tuple[list[int], list[Any]], covered: list[bool] | None,
          shapes_cache: dict[Any, Any] | None) -> TensorRun:
-    values: list[Any] = []
-    leads, kernels = plan
+    leads, steps = plan
+    values: list[Any] = [None] * len(rows)
     run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
-    slopes = run.slopes
-    more = program.more_operands
+    slopes, saved = run.slopes, run.saved
     add_reduce = np.add.reduce
     with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
-        for register, (op, first, second, param, where) in enumerate(rows):
-            if op == INPUT:
-                values.append(inputs[param])
+        for register, step in enumerate(steps):
+            if step.__class__ is not _FUNCTION:
+                # an input, or a constant (never written into, so one array serves every run)
+                values[register] = inputs[rows[register][3]] if step is None else step
                 continue
-            if op == CONST:  # never written into, so one array serves every run
-                values.append(kernels[register])
-                continue
-            args = [values[first]] if second < 0 else [values[first], values[second]]
-            if more and register in more:  # where(c, a, b), clip(x, lo, hi)...: the operands past the second
-                args += [values[r] for r in more[register]]
-            kind, kernel = kernels[register]
             try:
-                if kind == _DIRECT:  # (``elementwise_forward`` with nothing to line up)
-                    out, slopes[register] = kernel(np, *args)
-                else:
-                    arg_leads = [leads[first]] if second < 0 else [leads[first], leads[second]]
-                    if len(args) > 2:
-                        arg_leads += [leads[r] for r in more[register]]
-                    if kind == _ALIGNED:
-                        out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
-                    elif kind == _TENSOR:
-                        out = kernel(np, args, arg_leads, param)
-                    else:  # the forward keeps what its VJP needs (cross_entropy's softmax), computed once
-                        out, run.saved[register] = kernel(np, args, arg_leads, param)
+                out = values[register] = step(values, slopes, saved)
             except DomainError as error:
-                raise EvaluationError(error.message, where, program.source) from None
-            values.append(out)
+                raise EvaluationError(error.message, rows[register][4], program.source) from None
             if check and (covered is None or not covered[register]):
                 # a finite sum has finite terms: one reduction says the register is finite (the
                 # whole check runs only when it is not)
@@ -589,6 +608,9 @@ def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: boo
                 if total - total != 0.0:
                     check_register(run, register, first_row)
     return run
+
+
+_FUNCTION = type(_run)  # (a step of the plan is a function; an input's None and a constant's array are not)
 
 
 _ROWS = "rows"  # the key under which shapes_cache keeps the program's rows (the shapes' keys are tuples)
