@@ -610,7 +610,7 @@ def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: boo
     return run
 
 
-_FUNCTION = type(_run)  # (a step of the plan is a function; an input's None and a constant's array are not)
+_FUNCTION: Any = type(_run)  # (a step of the plan is a function; an input's None and a constant's array are not)
 
 
 _ROWS = "rows"  # the key under which shapes_cache keeps the program's rows (the shapes' keys are tuples)
