@@ -470,6 +470,32 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
 
     ``dtype``: the precision of the program's constants, float64 (None) or float32; the inputs
     are given in it (``input_arrays``), and every register is then of it."""
+    bound_key = None if shapes_cache is None else \
+        (_BOUND, tuple([(name, value.shape[1:] if name in batched else value.shape) for name, value in inputs.items()]),
+         batched, dtype)
+    bound = None if bound_key is None else shapes_cache.get(bound_key)  # type: ignore[union-attr]
+    if bound is None:
+        bound = _bound(program, inputs, batched, shapes_cache, dtype)
+        if bound_key is not None:  # (one look-up a run: fit's steps, batch's chunks)
+            shapes_cache[bound_key] = bound  # type: ignore[index]
+    shapes, rows, plan = bound
+    covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
+    try:
+        return _run(program, inputs, first_row, check, shapes, rows, plan, covered, shapes_cache)
+    except EvaluationError:
+        if covered is None:
+            raise
+    # a check or a kernel failed where some register went unchecked: find the first that fails
+    return _run(program, inputs, first_row, check, shapes, rows, plan, None, shapes_cache)
+
+
+_BOUND = "bound"  # the first item of the key of what ``_bound`` gave, in the shapes cache
+
+
+def _bound(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], shapes_cache: dict[Any, Any] | None,
+           dtype: Any) -> tuple[list[Shape], list[Any], tuple[list[int], list[Any]]]:
+    """The shapes of ``program``'s registers for the inputs' shapes, its rows and its step plan
+    (``_bind_kernels``), each kept in ``shapes_cache`` when there is one."""
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
@@ -486,19 +512,12 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
     dtype = np.float64 if dtype is None else np.dtype(dtype).type
     # (the shapes' list lives in the cache as long as the plan does, so its id names it)
     plan_key = None if shapes_cache is None else (_KERNELS, id(shapes), batched, dtype)
-    plan = None if plan_key is None else shapes_cache.get(plan_key)
+    plan = None if plan_key is None else shapes_cache.get(plan_key)  # type: ignore[union-attr]
     if plan is None:  # bound once per program, batched inputs and shapes: fit's steps, batch's chunks
         plan = _bind_kernels(program, rows, shapes, batched, dtype)
         if plan_key is not None:
-            shapes_cache[plan_key] = plan
-    covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
-    try:
-        return _run(program, inputs, first_row, check, shapes, rows, plan, covered, shapes_cache)
-    except EvaluationError:
-        if covered is None:
-            raise
-    # a check or a kernel failed where some register went unchecked: find the first that fails
-    return _run(program, inputs, first_row, check, shapes, rows, plan, None, shapes_cache)
+            shapes_cache[plan_key] = plan  # type: ignore[index]
+    return shapes, rows, plan
 
 
 def _constant(program: Program, param: Any, dtype: Any, where: Any) -> Any:
