@@ -355,7 +355,8 @@ def train(
                 return run.plateaued()
             with np.errstate(all="ignore"):  # an overflow is looked for below, not warned about
                 new_params, state = rule.update(params, grad, state, step, record.lr, out=run.unkept(spare))
-            if not np.all(np.isfinite(new_params)):
+                total = np.add.reduce(new_params, axis=None)  # a finite sum has finite terms: one pass
+            if not math.isfinite(total) and not np.isfinite(new_params).all():
                 return run.diverged(step, "the update made a parameter infinite or NaN")
             run.params, run.updated = new_params, True
             spare = None if lent else params

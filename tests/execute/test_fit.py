@@ -303,6 +303,25 @@ def test_an_update_that_overflows_stops_before_the_parameters_are_lost() -> None
     assert result.params.tolist() == [0.0, 0.0] and result.params_step == 1
 
 
+class Flat:
+    """A loss of 0 everywhere with a gradient of -1: each step moves every parameter by lr."""
+
+    rows = 1
+
+    def loss_and_grad(self, params, rows):
+        return 0.0, np.full(params.shape, -1.0)
+
+    def loss(self, params):
+        return 0.0
+
+
+def test_parameters_whose_sum_overflows_are_still_finite() -> None:
+    # the new parameters are checked with their sum first: 1.7e308 twice sums to inf, yet each is finite
+    result = train(Flat(), np.array([1.7e308, 1.7e308]), FitSettings(lr=1.0, steps=3))
+    assert result.reason == StopReason.STEPS and result.steps_done == 3
+    assert result.params.tolist() == [1.7e308, 1.7e308]  # (a step of 3 is below their precision)
+
+
 # --- the one training entry point (execute.training) --------------------------------------------
 
 
