@@ -129,8 +129,18 @@ class AdamRule(NamedTuple):
         the same order (so the same bits) as the general equations, without the six fresh
         arrays they would make."""
         np = sys.modules["numpy"]
-        beta1, beta2 = self.beta1, self.beta2
         m, v = state
+        chunk = _CHUNK_BYTES // param.itemsize
+        if param.size > chunk and _chunkable(param, g, m, v, out):
+            # a chunk at a time through all the passes: the five arrays' chunks stay in the core's
+            # cache from one pass to the next (each entry's operations are the same, so the same bits)
+            made = np.empty_like(param) if out is None else out
+            flat = [a.reshape(-1) for a in (param, g, m, v, made)]  # (views: every array is C-contiguous)
+            for start in range(0, param.size, chunk):
+                p_, g_, m_, v_, out_ = (a[start:start + chunk] for a in flat)
+                self._update_arrays(p_, g_, (m_, v_), step, lr, out_)
+            return made, (m, v)
+        beta1, beta2 = self.beta1, self.beta2
         scratch = np.subtract(g, m, out=out)
         scratch *= 1 - beta1
         m += scratch  # m + (1 - beta1) * (g - m)
@@ -144,6 +154,17 @@ class AdamRule(NamedTuple):
         np.divide(m, scratch, out=scratch)  # m / denominator
         scratch *= lr / (1 - beta1**step)
         return np.subtract(param, scratch, out=scratch), (m, v)
+
+
+_CHUNK_BYTES = 1 << 17  # of each array, a chunk of Adam's update on a long parameter vector (128 KB)
+
+
+def _chunkable(param: Any, g: Any, m: Any, v: Any, out: Any) -> bool:
+    """Whether Adam's arrays can be updated a chunk at a time through flat views: all of one
+    type and C-contiguous (anything else is updated whole)."""
+    arrays = (param, g, m, v) if out is None else (param, g, m, v, out)
+    dtype = param.dtype
+    return all(a.dtype == dtype and a.flags.c_contiguous and a.shape == param.shape for a in arrays)
 
 
 def _is_array(x: Any) -> bool:
