@@ -107,7 +107,8 @@ class TensorRun:
                 if g is None:
                     continue
                 outs = None if slot is None else tuple([None if r is None else targets[r] for r in slot])  # type: ignore[index]
-                grads = vjp(step, g, outs)
+                bound = step[8]  # (a tensor op's VJP with its calling convention bound in)
+                grads = vjp(step, g, outs) if bound is None else bound(self, g, outs)
                 if record is not None:
                     record.append((register, grads))
                 for r, grad in zip(operands, grads):
@@ -223,7 +224,7 @@ class TensorRun:
         of them are needed, its op, parameter and tensor op, for an elementwise op the axes each
         operand's share is summed over, and which shares are their operand's only one, worked out
         once).  ``outs``: an array per operand (or None) to write its share into where it can."""
-        register, operands, needs, op, param, tensor_op, sums, _ = step
+        register, operands, needs, op, param, tensor_op, sums = step[:7]
         values = self.values
         if sums is not None:  # elementwise: g times each slope, summed back where broadcasting stretched
             grads = []
@@ -298,7 +299,32 @@ def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: Abstrac
             plan.append((register, operands, needs, op, param, tensor_op, sums))
             for r, need in zip(operands, needs):
                 shares[r] += need
-    return [(*step, tuple(shares[r] == 1 and r != out for r in step[1])) for step in plan]
+    return [(*step, tuple(shares[r] == 1 and r != out for r in step[1]), _bound_vjp(step, leads)) for step in plan]
+
+
+def _bound_vjp(step: tuple[Any, ...], leads: Sequence[int]) -> Any:
+    """A tensor op's step of a sweep as one function, ``bound(run, g, outs) -> shares``: what
+    ``TensorRun._vjp`` does for it, with the operands' leads and the way its VJP is called
+    worked out once with the plan.  None for an elementwise op (``_vjp`` runs it)."""
+    register, operands, needs, _, param, tensor_op, sums = step
+    if tensor_op is None or sums is not None:
+        return None
+    arg_leads = [leads[r] for r in operands]
+    vjp = tensor_op.vjp
+    from_saved = getattr(vjp, "from_saved", None)
+    into = len(operands) > 1 and getattr(vjp, "takes_out", False)
+
+    def bound(run: TensorRun, g: Any, outs: tuple[Any, ...] | None) -> tuple[Any, ...]:
+        values = run.values
+        args = [values[r] for r in operands]
+        if register in run.saved:  # what the forward kept for the VJP (cross_entropy's softmax)
+            return from_saved(np, g, run.saved[register], args, arg_leads, param, needs)
+        if len(operands) == 1:
+            return vjp(np, g, values[register], args, arg_leads, param)
+        if outs is not None and into:
+            return vjp(np, g, values[register], args, arg_leads, param, needs, into=outs)
+        return vjp(np, g, values[register], args, arg_leads, param, needs)
+    return bound
 
 
 def _summed_axes(out_row: Shape, out_lead: int, row: Shape, lead: int) -> tuple[int, ...] | None:
