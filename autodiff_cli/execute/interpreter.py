@@ -107,8 +107,7 @@ class TensorRun:
                 if g is None:
                     continue
                 outs = None if slot is None else tuple([None if r is None else targets[r] for r in slot])  # type: ignore[index]
-                bound = step[8]  # (a tensor op's VJP with its calling convention bound in)
-                grads = vjp(step, g, outs) if bound is None else bound(self, g, outs)
+                grads = vjp(step, g, outs)
                 if record is not None:
                     record.append((register, grads))
                 for r, grad in zip(operands, grads):
@@ -216,14 +215,18 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = self.program.operands(register, first, second)
-        step = (register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None, None)
+        step = (register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None, None, None)
         return self._vjp(step, g)
 
     def _vjp(self, step: tuple[Any, ...], g: Any, outs: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
         """``vjp`` of a step of a sweep's plan (``_sweep_plan``: the register, its operands, which
         of them are needed, its op, parameter and tensor op, for an elementwise op the axes each
-        operand's share is summed over, and which shares are their operand's only one, worked out
-        once).  ``outs``: an array per operand (or None) to write its share into where it can."""
+        operand's share is summed over, which shares are their operand's only one, and a tensor
+        op's VJP bound to its calling convention, worked out once).  ``outs``: an array per operand
+        (or None) to write its share into where it can."""
+        bound = step[8]  # a tensor op's VJP with its calling convention bound in (``_bound_vjp``)
+        if bound is not None:
+            return bound(self, g, outs)
         register, operands, needs, op, param, tensor_op, sums = step[:7]
         values = self.values
         if sums is not None:  # elementwise: g times each slope, summed back where broadcasting stretched
