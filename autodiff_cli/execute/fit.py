@@ -353,8 +353,12 @@ def train(
                 if on_step is not None:
                     on_step(record)
                 return run.plateaued()
+            # (into an old array only when it, the parameters and the gradient are of one precision:
+            # the rule's result is then of it too, as a fresh array's would be)
+            same = spare is not None and spare.dtype == params.dtype == np.result_type(grad)
+            out = run.unkept(spare) if same else None
             with np.errstate(all="ignore"):  # an overflow is looked for below, not warned about
-                new_params, state = rule.update(params, grad, state, step, record.lr, out=run.unkept(spare))
+                new_params, state = rule.update(params, grad, state, step, record.lr, out=out)
                 total = np.add.reduce(new_params, axis=None)  # a finite sum has finite terms: one pass
             if not math.isfinite(total) and not np.isfinite(new_params).all():
                 return run.diverged(step, "the update made a parameter infinite or NaN")

@@ -303,6 +303,19 @@ def test_an_update_that_overflows_stops_before_the_parameters_are_lost() -> None
     assert result.params.tolist() == [0.0, 0.0] and result.params_step == 1
 
 
+def test_a_gradient_of_another_precision_is_never_written_into_an_old_array() -> None:
+    # float32 parameters and a float64 gradient: the rule's result is float64, as on fresh arrays
+    # (an old float32 array would round it)
+    objective = noisy_line()
+    start = np.array([0.3, -0.2], dtype=np.float32)
+    result = train(objective, start, FitSettings(optimizer="adam", lr=0.05, steps=4))
+    params, state = start.copy(), None
+    for step in range(1, 5):
+        _, grad = objective.loss_and_grad(params, None)
+        params, state = AdamRule().update(params, grad, state, step, 0.05)
+    assert result.params.dtype == params.dtype and result.params.tolist() == params.tolist()
+
+
 class Flat:
     """A loss of 0 everywhere with a gradient of -1: each step moves every parameter by lr."""
 
