@@ -188,11 +188,13 @@ class OursStep:
         layout, self.params = starting_parameters(program, plan.parameters, weights, "normal", 0, *precision)
         self.objective = TensorObjective(program, plan.output, layout, plan.fixed, {"x": x, "label": labels})
         self.rule, self.state, self.count = AdamRule(), None, 0
+        self.spare = None  # the step before's parameters, written over by the next update (as train() does)
 
     def step(self) -> float:
         loss, grad = self.objective.loss_and_grad(self.params, None)
         self.count += 1
-        self.params, self.state = self.rule.update(self.params, grad, self.state, self.count, LR)
+        made, self.state = self.rule.update(self.params, grad, self.state, self.count, LR, out=self.spare)
+        self.spare, self.params = self.params, made
         return loss
 
 

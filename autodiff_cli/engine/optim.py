@@ -54,8 +54,11 @@ class SGDRule(NamedTuple):
         if self.nesterov and (self.momentum <= 0 or self.dampening != 0):
             raise ValueError("Nesterov momentum needs a momentum above 0 and a dampening of 0")
 
-    def update(self, param: Number, grad: Number, state: Any, step: int, lr: float) -> tuple[Number, Any]:
-        """The parameter after one step (``step`` counts from 1), and the new state."""
+    def update(self, param: Number, grad: Number, state: Any, step: int, lr: float,
+               out: Number | None = None) -> tuple[Number, Any]:
+        """The parameter after one step (``step`` counts from 1), and the new state.  ``out``:
+        an array of ``param``'s shape and type, neither ``param`` nor ``grad``, to write the new
+        parameter into (``train`` passes the array of an earlier step that nothing keeps)."""
         g = grad
         if self.weight_decay != 0:
             g = g + self.weight_decay * param
@@ -63,6 +66,10 @@ class SGDRule(NamedTuple):
         if self.momentum != 0:
             buffer = g if buffer is None else buffer * self.momentum + (1 - self.dampening) * g
             g = g + self.momentum * buffer if self.nesterov else buffer
+        if out is not None and _is_array(param):  # lr * g then param minus it, as below: the same bits
+            np = sys.modules["numpy"]
+            np.multiply(lr, g, out=out)
+            return np.subtract(param, out, out=out), buffer
         return param - lr * g, buffer
 
 
@@ -87,7 +94,10 @@ class AdamRule(NamedTuple):
                 raise ValueError(f"Invalid beta parameter at index {index}: {beta} (it must be in [0, 1))")
         _at_least_zero("weight_decay", self.weight_decay)
 
-    def update(self, param: Number, grad: Number, state: Any, step: int, lr: float) -> tuple[Number, Any]:
+    def update(self, param: Number, grad: Number, state: Any, step: int, lr: float,
+               out: Number | None = None) -> tuple[Number, Any]:
+        """The parameter after one step (``step`` counts from 1), and the new state.  ``out``:
+        as in ``SGDRule.update``; m and v are updated in place after the first step."""
         beta1, beta2 = self.beta1, self.beta2
         g = grad
         if self.weight_decay != 0:
@@ -96,7 +106,7 @@ class AdamRule(NamedTuple):
             # The first step from m = v = 0, written so that it rounds exactly as the general one.
             m, v = (1 - beta1) * g, (1 - beta2) * g * g
         elif _is_array(state[0]):
-            return self._update_arrays(param, g, state, step, lr)
+            return self._update_arrays(param, g, state, step, lr, out)
         else:
             m, v = state
             # PyTorch updates m with lerp(m, g, 1 - beta1), which is m + (1 - beta1) * (g - m).
@@ -108,16 +118,30 @@ class AdamRule(NamedTuple):
             ratio = m / denominator
         except ZeroDivisionError:  # eps = 0 and a gradient that has been 0: 0/0, NaN as in PyTorch
             ratio = math.nan
+        if out is not None and _is_array(param):
+            return sys.modules["numpy"].subtract(param, step_size * ratio, out=out), (m, v)
         return param - step_size * ratio, (m, v)
 
-    def _update_arrays(self, param: Number, g: Number, state: Any, step: int, lr: float) -> tuple[Number, Any]:
+    def _update_arrays(self, param: Number, g: Number, state: Any, step: int, lr: float,
+                       out: Number | None = None) -> tuple[Number, Any]:
         """``update`` after the first step on NumPy arrays: m and v updated in place and one
-        scratch array, the same operations in the same order (so the same bits) as the
-        general equations, without the six fresh arrays they would make."""
+        scratch array (``out`` when given: it becomes the new parameter), the same operations in
+        the same order (so the same bits) as the general equations, without the six fresh
+        arrays they would make."""
         np = sys.modules["numpy"]
-        beta1, beta2 = self.beta1, self.beta2
         m, v = state
-        scratch = np.subtract(g, m)
+        chunk = _CHUNK_BYTES // param.itemsize
+        if param.size > chunk and _chunkable(param, g, m, v, out):
+            # a chunk at a time through all the passes: the five arrays' chunks stay in the core's
+            # cache from one pass to the next (each entry's operations are the same, so the same bits)
+            made = np.empty_like(param) if out is None else out
+            flat = [a.reshape(-1) for a in (param, g, m, v, made)]  # (views: every array is C-contiguous)
+            for start in range(0, param.size, chunk):
+                p_, g_, m_, v_, out_ = (a[start:start + chunk] for a in flat)
+                self._update_arrays(p_, g_, (m_, v_), step, lr, out_)
+            return made, (m, v)
+        beta1, beta2 = self.beta1, self.beta2
+        scratch = np.subtract(g, m, out=out)
         scratch *= 1 - beta1
         m += scratch  # m + (1 - beta1) * (g - m)
         v *= beta2
@@ -130,6 +154,17 @@ class AdamRule(NamedTuple):
         np.divide(m, scratch, out=scratch)  # m / denominator
         scratch *= lr / (1 - beta1**step)
         return np.subtract(param, scratch, out=scratch), (m, v)
+
+
+_CHUNK_BYTES = 1 << 17  # of each array, a chunk of Adam's update on a long parameter vector (128 KB)
+
+
+def _chunkable(param: Any, g: Any, m: Any, v: Any, out: Any) -> bool:
+    """Whether Adam's arrays can be updated a chunk at a time through flat views: all of one
+    type and C-contiguous (anything else is updated whole)."""
+    arrays = (param, g, m, v) if out is None else (param, g, m, v, out)
+    dtype = param.dtype
+    return all(a.dtype == dtype and a.flags.c_contiguous and a.shape == param.shape for a in arrays)
 
 
 def _is_array(x: Any) -> bool:

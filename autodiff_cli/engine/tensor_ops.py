@@ -420,7 +420,7 @@ def _rowwise(np: Any, p: Array, q: Array, lead_p: int, lead_q: int) -> Array:
 
 
 def _matmul_forward(np: Any, args: Any, leads: Any, param: Any) -> Array:
-    x, y = (_f64(np, a) for a in args)
+    x, y = _f64(np, args[0]), _f64(np, args[1])
     lead_x, lead_y = leads
     if lead_y and not lead_x and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[1]:
         return np.matmul(y, x.T)  # W @ x per row: (N, k) @ W^T, one product
@@ -444,7 +444,7 @@ def _matmul_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
                 needs: Any = (True, True), into: Any = None) -> tuple[Array | None, Array | None]:
     """``into``: an array (or None) per operand that its share may be written into (fit's flat
     gradient), where the product is made in one piece; the share returned is then that array."""
-    x, y = (_f64(np, a) for a in args)
+    x, y = _f64(np, args[0]), _f64(np, args[1])
     if leads[1] and not leads[0] and x.ndim == 2 and y.ndim == 2:  # W @ x per row: out (N, n) = y @ W^T
         to = into[0] if into is not None else None
         return (None if not needs[0] else np.matmul(g.T, y) if to is None else np.matmul(g.T, y, out=to),
@@ -1018,9 +1018,9 @@ def _stable(np: Any, x: Array) -> _Softmax:
     and log(total) = log1p(rest) there: log(1 + 1e-14) in floats would keep only a digit or two
     of it.  d is exact for logits near each other, however large (1e16 + log 2 would not be).
     A row whose max is not finite is shifted by 0 (-inf - -inf would be NaN)."""
-    m = x.max(axis=-1, keepdims=True)
+    m = np.maximum.reduce(x, axis=-1, keepdims=True)  # (x.max's own reduction, without its Python wrapper)
     # (one max per row, a small array: its sum would be quicker, but warns where +inf meets -inf)
-    finite = np.count_nonzero(np.isfinite(m)) == m.size  # (count_nonzero: no reduction's Python wrapper)
+    finite = bool(np.logical_and.reduce(np.isfinite(m), axis=None))  # (True for no rows, as for none bad)
     if not finite:
         m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(over="ignore"):  # -1e308 - 1e308 is -inf, whose exp is the right 0
@@ -1031,7 +1031,7 @@ def _stable(np: Any, x: Array) -> _Softmax:
         at = _last_positions(np, top, e.shape[-1])
         flat = e.reshape(-1)
         flat[at] = 0.0
-        rest = e.sum(axis=-1, keepdims=True)
+        rest = np.add.reduce(e, axis=-1, keepdims=True)  # (e.sum's own reduction)
         flat[at] = 1.0
         return _Softmax(m, d, e, rest + 1.0, rest, np.log1p(rest), top)  # (where's choice below, e_top == 1)
     if e.flags.c_contiguous:  # e is ours: the others' sum, then e_top back, through one flat view
@@ -1636,13 +1636,15 @@ def _cross_entropy_shape(shapes: Any, param: Any) -> Shape:
 
 def _labels(np: Any, x: Array, y: Array) -> Array:
     """The labels as integer indices, or DomainError naming the first that is not a class."""
-    classes = np.shape(x)[-1]
-    y = _f64(np, y)
-    if np.ndim(y) and y.size:  # the usual case in one pass or so: whole numbers that are classes
+    classes = x.shape[-1] if x.__class__ is np.ndarray else np.shape(x)[-1]
+    y = _f64(np, y)  # (an array, or a NumPy number: either has ndim and size)
+    if y.ndim and y.size:  # the usual case in one pass or so: whole numbers that are classes
         with np.errstate(invalid="ignore"):  # NaN and infinities cast to some integer, which differs from them
             indices = y.astype(np.intp)
         # seen unsigned, a negative index is larger than any class: one max says both bounds
-        if not np.count_nonzero(indices != y) and indices.view(np.uintp).max() < classes:
+        # (the ufuncs' reductions: no Python wrapper between, a training step calls this each time)
+        if not np.logical_or.reduce(indices != y, axis=None) and \
+                np.maximum.reduce(indices.view(np.uintp), axis=None) < classes:
             return indices
     ok = (y == np.floor(y)) & (y >= 0.0) & (y < classes)  # False for NaN and infinities
     if not np.all(ok):
@@ -1733,7 +1735,10 @@ def _cross_entropy_vjp_saved(np: Any, g: Array, saved: Any, args: Any, leads: An
     """The VJP from what ``_cross_entropy_saving`` kept (the same numbers as ``_cross_entropy_vjp``)."""
     s, labels, positions, at = saved
     slope = _ce_slope(np, None, labels, s, at)  # a fresh array, scaled in place
-    g = np.reshape(g, np.shape(g) + (1,) * (slope.ndim - np.ndim(g)))
+    if g.__class__ is np.ndarray:  # (the sweep's g: its own reshape, without np.reshape's wrapper)
+        g = g.reshape(g.shape + (1,) * (slope.ndim - g.ndim))
+    else:
+        g = np.reshape(g, np.shape(g) + (1,) * (slope.ndim - np.ndim(g)))
     slope *= g if positions == 1 else g / positions  # (g / 1 is g, to the bit)
     gx = unbroadcast(np, slope, np.shape(args[0]), leads[0])
     if needs is not None and not needs[1]:

@@ -140,7 +140,8 @@ class Monitor:
     ``also_at(step)`` asks ``observe`` to be called at more steps than the schedule's (without a
     measurement there: measuring costs several steps, and the schedule's are what decide);
     ``observe(record, measurement, params, grad)`` is called at each measured step, before its
-    update, with the parameters the step started from and their gradient (not to be changed).
+    update, with the parameters the step started from and their gradient (not to be changed; no
+    later update writes into an array given here, so ``observe`` may keep it).
     """
 
     measure: Callable[[np.ndarray, int], Measurement] | None = None
@@ -304,6 +305,7 @@ def train(
 
     every = measure_interval(settings, batches.per_epoch)
     epoch_losses: list[float] = []
+    spare = None  # the parameters of the step before, unless lent to the monitor: the next update's output
     try:
         for step in range(1, settings.steps + 1):
             rows, epoch_ends = batches.next()
@@ -324,7 +326,9 @@ def train(
                 return run.diverged(step, f"the gradient's norm is {grad_norm}")
             record = Step(step, loss, grad_norm, settings.lr_at(step))
             converged = False
+            lent = False  # whether the monitor was given params (it may keep them)
             if monitor is not None and monitor.due(step, epoch_ends, every):
+                lent = True
                 scheduled = monitor.scheduled(step, epoch_ends, every)
                 try:
                     measurement = run.monitored(record, params, grad, scheduled)
@@ -349,11 +353,17 @@ def train(
                 if on_step is not None:
                     on_step(record)
                 return run.plateaued()
+            # (into an old array only when it, the parameters and the gradient are of one precision:
+            # the rule's result is then of it too, as a fresh array's would be)
+            same = spare is not None and spare.dtype == params.dtype == np.result_type(grad)
+            out = run.unkept(spare) if same else None
             with np.errstate(all="ignore"):  # an overflow is looked for below, not warned about
-                new_params, state = rule.update(params, grad, state, step, record.lr)
-            if not np.all(np.isfinite(new_params)):
+                new_params, state = rule.update(params, grad, state, step, record.lr, out=out)
+                total = np.add.reduce(new_params, axis=None)  # a finite sum has finite terms: one pass
+            if not math.isfinite(total) and not np.isfinite(new_params).all():
                 return run.diverged(step, "the update made a parameter infinite or NaN")
             run.params, run.updated = new_params, True
+            spare = None if lent else params
             if on_step is not None:
                 on_step(record)
             if stop_requested is not None and stop_requested():
@@ -394,8 +404,9 @@ HYPOT_ENTRIES = 4096
 class _Run:
     """What a training run has seen: the history, the current, last measured and best parameters.
 
-    Update rules return new arrays rather than changing their argument, so keeping a
-    reference to a parameter array keeps those values.
+    Update rules never change their argument: they write the new parameters into another
+    array, an earlier step's that nothing here keeps (``unkept``), or a fresh one.  So keeping a
+    reference to a parameter array keeps those values, and a step allocates no new array.
     """
 
     def __init__(self, start: np.ndarray, objective: Objective, full_batch: bool, settings: FitSettings,
@@ -413,6 +424,17 @@ class _Run:
         self.last_measured: tuple[np.ndarray, Measurement] | None = None  # the latest parameters measured
         # the lowest validation loss measured: loss, params, step, and the measurement
         self.best_validation: tuple[float, np.ndarray, int, Measurement] | None = None
+
+    def unkept(self, array: np.ndarray | None) -> np.ndarray | None:
+        """``array`` (an earlier step's parameters) when the run keeps no reference to it (as the
+        best, last or last measured parameters), so that an update may write into it; else None."""
+        if array is None or array is self.params or array is self.last_params or array is self.best[1]:
+            return None
+        if self.last_measured is not None and array is self.last_measured[0]:
+            return None
+        if self.best_validation is not None and array is self.best_validation[1]:
+            return None
+        return array
 
     def measured(self, record: Step, params: np.ndarray, full_batch: bool) -> None:
         self.history.append(record)

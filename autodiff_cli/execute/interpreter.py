@@ -106,7 +106,7 @@ class TensorRun:
                 g = adjoints.get(register)
                 if g is None:
                     continue
-                outs = None if slot is None else tuple(None if r is None else targets[r] for r in slot)  # type: ignore[index]
+                outs = None if slot is None else tuple([None if r is None else targets[r] for r in slot])  # type: ignore[index]
                 grads = vjp(step, g, outs)
                 if record is not None:
                     record.append((register, grads))
@@ -215,19 +215,25 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = self.program.operands(register, first, second)
-        step = (register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None, None)
+        step = (register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None, None, None)
         return self._vjp(step, g)
 
     def _vjp(self, step: tuple[Any, ...], g: Any, outs: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
         """``vjp`` of a step of a sweep's plan (``_sweep_plan``: the register, its operands, which
         of them are needed, its op, parameter and tensor op, for an elementwise op the axes each
-        operand's share is summed over, and which shares are their operand's only one, worked out
-        once).  ``outs``: an array per operand (or None) to write its share into where it can."""
-        register, operands, needs, op, param, tensor_op, sums, _ = step
+        operand's share is summed over, which shares are their operand's only one, and a tensor
+        op's VJP bound to its calling convention, worked out once).  ``outs``: an array per operand
+        (or None) to write its share into where it can."""
+        bound = step[8]  # a tensor op's VJP with its calling convention bound in (``_bound_vjp``)
+        if bound is not None:
+            return bound(self, g, outs)
+        register, operands, needs, op, param, tensor_op, sums = step[:7]
         values = self.values
         if sums is not None:  # elementwise: g times each slope, summed back where broadcasting stretched
             grads = []
-            for k, (slope, r, need, axes) in enumerate(zip(self._slopes(register)(), operands, needs, sums)):
+            made = self.slopes[register]  # (``_slopes``, without its calls when kept already)
+            made = made[0]() if made.__class__ is tuple else self._slopes(register)()
+            for k, (slope, r, need, axes) in enumerate(zip(made, operands, needs, sums)):
                 if not need:
                     grads.append(None)
                     continue
@@ -242,9 +248,8 @@ class TensorRun:
                 else:
                     grads.append(np.add.reduce(share, axis=axes).reshape(values[r].shape))
             return tuple(grads)
-        leads = self.leads
-        args = [values[r] for r in operands]
-        arg_leads = [leads[r] for r in operands]
+        args = list(map(values.__getitem__, operands))  # (no comprehension's frame: a step runs a few of these)
+        arg_leads = list(map(self.leads.__getitem__, operands))
         if tensor_op is None:
             return elementwise_vjp(np, op, g, self._slopes(register), args, arg_leads, needs)
         if register in self.saved:
@@ -297,7 +302,32 @@ def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: Abstrac
             plan.append((register, operands, needs, op, param, tensor_op, sums))
             for r, need in zip(operands, needs):
                 shares[r] += need
-    return [(*step, tuple(shares[r] == 1 and r != out for r in step[1])) for step in plan]
+    return [(*step, tuple(shares[r] == 1 and r != out for r in step[1]), _bound_vjp(step, leads)) for step in plan]
+
+
+def _bound_vjp(step: tuple[Any, ...], leads: Sequence[int]) -> Any:
+    """A tensor op's step of a sweep as one function, ``bound(run, g, outs) -> shares``: what
+    ``TensorRun._vjp`` does for it, with the operands' leads and the way its VJP is called
+    worked out once with the plan.  None for an elementwise op (``_vjp`` runs it)."""
+    register, operands, needs, _, param, tensor_op, sums = step
+    if tensor_op is None or sums is not None:
+        return None
+    arg_leads = [leads[r] for r in operands]
+    vjp = tensor_op.vjp
+    from_saved = getattr(vjp, "from_saved", None)
+    into = len(operands) > 1 and getattr(vjp, "takes_out", False)
+
+    def bound(run: TensorRun, g: Any, outs: tuple[Any, ...] | None) -> tuple[Any, ...]:
+        values = run.values
+        args = [values[r] for r in operands]
+        if register in run.saved:  # what the forward kept for the VJP (cross_entropy's softmax)
+            return from_saved(np, g, run.saved[register], args, arg_leads, param, needs)
+        if len(operands) == 1:
+            return vjp(np, g, values[register], args, arg_leads, param)
+        if outs is not None and into:
+            return vjp(np, g, values[register], args, arg_leads, param, needs, into=outs)
+        return vjp(np, g, values[register], args, arg_leads, param, needs)
+    return bound
 
 
 def _summed_axes(out_row: Shape, out_lead: int, row: Shape, lead: int) -> tuple[int, ...] | None:
@@ -469,6 +499,32 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
 
     ``dtype``: the precision of the program's constants, float64 (None) or float32; the inputs
     are given in it (``input_arrays``), and every register is then of it."""
+    bound_key = None if shapes_cache is None else \
+        (_BOUND, tuple([(name, value.shape[1:] if name in batched else value.shape) for name, value in inputs.items()]),
+         batched, dtype)
+    bound = None if bound_key is None else shapes_cache.get(bound_key)  # type: ignore[union-attr]
+    if bound is None:
+        bound = _bound(program, inputs, batched, shapes_cache, dtype)
+        if bound_key is not None:  # (one look-up a run: fit's steps, batch's chunks)
+            shapes_cache[bound_key] = bound  # type: ignore[index]
+    shapes, rows, plan = bound
+    covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
+    try:
+        return _run(program, inputs, first_row, check, shapes, rows, plan, covered, shapes_cache)
+    except EvaluationError:
+        if covered is None:
+            raise
+    # a check or a kernel failed where some register went unchecked: find the first that fails
+    return _run(program, inputs, first_row, check, shapes, rows, plan, None, shapes_cache)
+
+
+_BOUND = "bound"  # the first item of the key of what ``_bound`` gave, in the shapes cache
+
+
+def _bound(program: Program, inputs: Mapping[str, Any], batched: frozenset[str], shapes_cache: dict[Any, Any] | None,
+           dtype: Any) -> tuple[list[Shape], list[Any], tuple[list[int], list[Any]]]:
+    """The shapes of ``program``'s registers for the inputs' shapes, its rows and its step plan
+    (``_bind_kernels``), each kept in ``shapes_cache`` when there is one."""
     input_shapes = {name: value.shape[1:] if name in batched else value.shape for name, value in inputs.items()}
     if shapes_cache is None:
         shapes = infer(program, input_shapes)
@@ -485,19 +541,12 @@ def run_forward(program: Program, inputs: Mapping[str, Any], batched: frozenset[
     dtype = np.float64 if dtype is None else np.dtype(dtype).type
     # (the shapes' list lives in the cache as long as the plan does, so its id names it)
     plan_key = None if shapes_cache is None else (_KERNELS, id(shapes), batched, dtype)
-    plan = None if plan_key is None else shapes_cache.get(plan_key)
+    plan = None if plan_key is None else shapes_cache.get(plan_key)  # type: ignore[union-attr]
     if plan is None:  # bound once per program, batched inputs and shapes: fit's steps, batch's chunks
         plan = _bind_kernels(program, rows, shapes, batched, dtype)
         if plan_key is not None:
-            shapes_cache[plan_key] = plan
-    covered = None if shapes_cache is None or check_every or not check else shapes_cache[_COVERED]
-    try:
-        return _run(program, inputs, first_row, check, shapes, rows, plan, covered, shapes_cache)
-    except EvaluationError:
-        if covered is None:
-            raise
-    # a check or a kernel failed where some register went unchecked: find the first that fails
-    return _run(program, inputs, first_row, check, shapes, rows, plan, None, shapes_cache)
+            shapes_cache[plan_key] = plan  # type: ignore[index]
+    return shapes, rows, plan
 
 
 def _constant(program: Program, param: Any, dtype: Any, where: Any) -> Any:
@@ -511,76 +560,95 @@ def _constant(program: Program, param: Any, dtype: Any, where: Any) -> Any:
 
 
 _KERNELS = "kernels"  # the first item of a bound plan's key in the shapes cache (``_bind_kernels``)
-_DIRECT, _ALIGNED, _TENSOR, _SAVING = range(4)  # how a register's forward is called (``_bind_kernels``)
 
 
 def _bind_kernels(program: Program, rows: Sequence[Any], shapes: Sequence[Shape], batched: AbstractSet[str], dtype: Any
                   ) -> tuple[list[int], list[Any]]:
     """What a run of the program works out the same way every time, given which inputs carry
     the batch axis and every register's shape: each register's lead (1 where it carries the
-    batch axis) and how its forward is called: an elementwise op straight on its operands
-    (``_DIRECT``) unless a batched operand has fewer axes than the result and must be lined up
-    first, or the op takes a parameter (``_ALIGNED``: through ``elementwise_forward``); a tensor
-    op's forward (``_TENSOR``), or the one that keeps what its VJP needs (``_SAVING``); a
-    constant's value, in ``dtype``."""
+    batch axis) and its step: for an op, a function of the values so far that gives the
+    register's value (and keeps its slopes, or what its VJP needs), with its operands, kernel
+    and the way it is called bound in (``_step``); a constant's value, in ``dtype``; None for
+    an input.  A run is then one call per register (the compiled step plan of issue 34)."""
     leads: list[int] = []
-    kernels: list[Any] = []
+    steps: list[Any] = []
     for register, (op, first, second, param, _) in enumerate(rows):
         if op == INPUT or op == CONST:
             leads.append(1 if op == INPUT and param in batched else 0)
-            kernels.append(None if op == INPUT else _constant(program, param, dtype, rows[register][4]))
+            steps.append(None if op == INPUT else _constant(program, param, dtype, rows[register][4]))
             continue
         operands = program.operands(register, first, second)
         leads.append(max(leads[r] for r in operands))
-        tensor_op = TENSOR_OPS.get(op)
-        if tensor_op is not None:
-            saving = getattr(tensor_op.forward, "saving", None)
-            kernels.append((_TENSOR, tensor_op.forward) if saving is None else (_SAVING, saving))
-            continue
-        rank = len(shapes[register])
-        lined_up = all(not leads[r] or len(shapes[r]) == rank for r in operands)
-        # (an op with a parameter, x**c, takes it through elementwise_forward)
-        kernels.append((_DIRECT, OPS[op].vector) if lined_up and param is None else (_ALIGNED, op))
-    return leads, kernels
+        steps.append(_step(register, op, operands, param, shapes, leads))
+    return leads, steps
+
+
+def _step(register: int, op: str, operands: tuple[int, ...], param: Any, shapes: Sequence[Shape],
+          leads: Sequence[int]) -> Any:
+    """One register's step, ``step(values, slopes, saved) -> value``: an elementwise op's kernel
+    straight on its operands unless a batched operand has fewer axes than the result and must be
+    lined up first, or the op takes a parameter (then through ``elementwise_forward``); a tensor
+    op's forward, or the one that keeps what its VJP needs (cross_entropy's softmax, computed once)."""
+    arg_leads = [leads[r] for r in operands]
+    tensor_op = TENSOR_OPS.get(op)
+    if tensor_op is not None:
+        saving = getattr(tensor_op.forward, "saving", None)
+        if saving is not None:
+            def saving_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+                out, saved[register] = saving(np, [values[r] for r in operands], arg_leads, param)
+                return out
+            return saving_step
+        forward = tensor_op.forward
+
+        def tensor_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            return forward(np, [values[r] for r in operands], arg_leads, param)
+        return tensor_step
+    rank = len(shapes[register])
+    if param is not None or not all(not leads[r] or len(shapes[r]) == rank for r in operands):
+        def aligned_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            out, slopes[register] = elementwise_forward(np, op, [values[r] for r in operands], arg_leads, param)
+            return out
+        return aligned_step
+    kernel = OPS[op].vector
+    if len(operands) == 1:
+        (a,) = operands
+
+        def unary_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            out, slopes[register] = kernel(np, values[a])
+            return out
+        return unary_step
+    if len(operands) == 2:
+        a, b = operands
+
+        def binary_step(values: list[Any], slopes: Any, saved: Any) -> Any:
+            out, slopes[register] = kernel(np, values[a], values[b])
+            return out
+        return binary_step
+
+    def direct_step(values: list[Any], slopes: Any, saved: Any) -> Any:  # where(c, a, b), clip(x, lo, hi)...
+        out, slopes[register] = kernel(np, *[values[r] for r in operands])
+        return out
+    return direct_step
 
 
 def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: bool, shapes: list[Shape],
          rows: list[Any], plan: tuple[list[int], list[Any]], covered: list[bool] | None,
          shapes_cache: dict[Any, Any] | None) -> TensorRun:
-    values: list[Any] = []
-    leads, kernels = plan
+    leads, steps = plan
+    values: list[Any] = [None] * len(rows)
     run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
-    slopes = run.slopes
-    more = program.more_operands
+    slopes, saved = run.slopes, run.saved
     add_reduce = np.add.reduce
     with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
-        for register, (op, first, second, param, where) in enumerate(rows):
-            if op == INPUT:
-                values.append(inputs[param])
+        for register, step in enumerate(steps):
+            if step.__class__ is not _FUNCTION:
+                # an input, or a constant (never written into, so one array serves every run)
+                values[register] = inputs[rows[register][3]] if step is None else step
                 continue
-            if op == CONST:  # never written into, so one array serves every run
-                values.append(kernels[register])
-                continue
-            args = [values[first]] if second < 0 else [values[first], values[second]]
-            if more and register in more:  # where(c, a, b), clip(x, lo, hi)...: the operands past the second
-                args += [values[r] for r in more[register]]
-            kind, kernel = kernels[register]
             try:
-                if kind == _DIRECT:  # (``elementwise_forward`` with nothing to line up)
-                    out, slopes[register] = kernel(np, *args)
-                else:
-                    arg_leads = [leads[first]] if second < 0 else [leads[first], leads[second]]
-                    if len(args) > 2:
-                        arg_leads += [leads[r] for r in more[register]]
-                    if kind == _ALIGNED:
-                        out, slopes[register] = elementwise_forward(np, op, args, arg_leads, param)
-                    elif kind == _TENSOR:
-                        out = kernel(np, args, arg_leads, param)
-                    else:  # the forward keeps what its VJP needs (cross_entropy's softmax), computed once
-                        out, run.saved[register] = kernel(np, args, arg_leads, param)
+                out = values[register] = step(values, slopes, saved)
             except DomainError as error:
-                raise EvaluationError(error.message, where, program.source) from None
-            values.append(out)
+                raise EvaluationError(error.message, rows[register][4], program.source) from None
             if check and (covered is None or not covered[register]):
                 # a finite sum has finite terms: one reduction says the register is finite (the
                 # whole check runs only when it is not)
@@ -588,6 +656,9 @@ def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: boo
                 if total - total != 0.0:
                     check_register(run, register, first_row)
     return run
+
+
+_FUNCTION: Any = type(_run)  # (a step of the plan is a function; an input's None and a constant's array are not)
 
 
 _ROWS = "rows"  # the key under which shapes_cache keeps the program's rows (the shapes' keys are tuples)

@@ -119,6 +119,26 @@ def test_a_rule_on_an_array_equals_the_rule_on_each_float(rule) -> None:
     assert params.tolist() == floats  # the same arithmetic, element by element: equal bits
 
 
+@pytest.mark.parametrize("rule", [SGDRule(), SGDRule(0.9, 0.1, 0.01), SGDRule(0.9, 0.0, 0.0, True),
+                                  AdamRule(), AdamRule(0.8, 0.99, 1e-6, 0.05)],
+                         ids=["sgd", "momentum-dampening-decay", "nesterov", "adam", "adam-decay"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_rule_writing_into_out_gives_the_bits_of_a_fresh_array(rule, dtype) -> None:
+    rng = np.random.default_rng(6)
+    fresh = rng.normal(size=9).astype(dtype)
+    written, spare = fresh.copy(), np.full(9, np.nan, dtype)
+    fresh_state = written_state = None
+    for step in range(1, 6):
+        grad = rng.normal(size=9).astype(dtype)
+        before = written.copy()
+        fresh, fresh_state = rule.update(fresh, grad, fresh_state, step, 0.05)
+        made, written_state = rule.update(written, grad, written_state, step, 0.05, out=spare)
+        assert made is spare and made.dtype == dtype
+        assert np.array_equal(written, before)  # the argument is left as it was
+        assert made.tobytes() == fresh.tobytes()
+        spare, written = written, made  # as train() swaps them
+
+
 def test_sgd_optimizer_with_the_linear_schedule_is_micrograds_hand_written_update() -> None:
     def train(use_optimizer: bool) -> list[float]:
         rng = random.Random(0)

@@ -17,6 +17,7 @@ from autodiff_cli.errors import InputError
 from autodiff_cli.execute.fit import (
     PATIENCE,
     FitSettings,
+    Monitor,
     Step,
     StopReason,
     initial_values,
@@ -171,6 +172,40 @@ def test_keyboard_interrupt_inside_a_step_keeps_the_best_completed() -> None:
     assert result.params_step == 3 and result.loss == result.history[2].loss
 
 
+def trajectory(objective, start, rule, lr, steps):  # type: ignore[no-untyped-def]
+    """Each step's starting parameters by the rule on fresh arrays, and their losses."""
+    params, state, made, losses = np.array(start), None, [], []
+    for step in range(1, steps + 1):
+        loss, grad = objective.loss_and_grad(params, None)
+        made.append(params)
+        losses.append(loss)
+        params, state = rule.update(params, grad, state, step, lr)
+    return made, losses
+
+
+def test_updates_written_into_old_arrays_never_touch_the_parameters_kept() -> None:
+    # momentum makes the loss fall, rise and fall again: the best parameters (kept on a stop)
+    # are those of an early step, and many updates follow, each written into an array that
+    # nothing keeps; the observer keeps every array it is given
+    objective = noisy_line()
+    start, settings = np.array([3.0, 2.0]), FitSettings(optimizer="momentum", lr=0.3, steps=100)
+    want, losses = trajectory(objective, start, SGDRule(0.9), 0.3, 30)
+    best = int(np.argmin(losses)) + 1
+    assert 1 < best < 25  # (the case this test is about: the best parameters are not the last ones)
+    seen = {}
+    monitor = Monitor(also_at=lambda step: step % 7 == 0,
+                      observe=lambda record, measurement, params, grad: seen.setdefault(record.step, params))
+    calls = []
+    result = train(objective, start, settings, stop_requested=lambda: calls.append(1) or len(calls) == 30,
+                   monitor=monitor)
+    assert result.reason == StopReason.INTERRUPTED and result.params_step == best
+    assert result.params.tolist() == want[best - 1].tolist()
+    assert [s.loss for s in result.history] == losses
+    assert {1, 7, 14, 21, 28} <= set(seen)
+    for step, params in seen.items():
+        assert params.tolist() == want[step - 1].tolist()
+
+
 def test_divergence_stops_and_keeps_the_last_finite_parameters() -> None:
     objective = noisy_line()
     result = train(objective, np.zeros(2), FitSettings(lr=50.0, steps=10_000))
@@ -266,6 +301,38 @@ def test_an_update_that_overflows_stops_before_the_parameters_are_lost() -> None
     assert result.reason == StopReason.DIVERGED and result.bad_step == 1
     assert "the update made a parameter infinite or NaN" == result.bad_value
     assert result.params.tolist() == [0.0, 0.0] and result.params_step == 1
+
+
+def test_a_gradient_of_another_precision_is_never_written_into_an_old_array() -> None:
+    # float32 parameters and a float64 gradient: the rule's result is float64, as on fresh arrays
+    # (an old float32 array would round it)
+    objective = noisy_line()
+    start = np.array([0.3, -0.2], dtype=np.float32)
+    result = train(objective, start, FitSettings(optimizer="adam", lr=0.05, steps=4))
+    params, state = start.copy(), None
+    for step in range(1, 5):
+        _, grad = objective.loss_and_grad(params, None)
+        params, state = AdamRule().update(params, grad, state, step, 0.05)
+    assert result.params.dtype == params.dtype and result.params.tolist() == params.tolist()
+
+
+class Flat:
+    """A loss of 0 everywhere with a gradient of -1: each step moves every parameter by lr."""
+
+    rows = 1
+
+    def loss_and_grad(self, params, rows):
+        return 0.0, np.full(params.shape, -1.0)
+
+    def loss(self, params):
+        return 0.0
+
+
+def test_parameters_whose_sum_overflows_are_still_finite() -> None:
+    # the new parameters are checked with their sum first: 1.7e308 twice sums to inf, yet each is finite
+    result = train(Flat(), np.array([1.7e308, 1.7e308]), FitSettings(lr=1.0, steps=3))
+    assert result.reason == StopReason.STEPS and result.steps_done == 3
+    assert result.params.tolist() == [1.7e308, 1.7e308]  # (a step of 3 is below their precision)
 
 
 # --- the one training entry point (execute.training) --------------------------------------------

@@ -131,6 +131,30 @@ def test_adam_in_place_is_the_equations_to_the_bit() -> None:
         assert all(np.array_equal(a, b) for a, b in zip(state, want_state))
 
 
+@pytest.mark.parametrize("dtype, shape", [(np.float64, (40_000,)), (np.float32, (300, 250)), (np.float64, (16_384,))])
+def test_adam_a_chunk_at_a_time_is_the_equations_to_the_bit(dtype, shape) -> None:
+    # long vectors are updated a chunk at a time (16,384 float64 entries, 32,768 float32 ones): the
+    # same bits as the equations on the whole arrays, with and without an array to write into
+    rng = np.random.default_rng(8)
+    rule = AdamRule(weight_decay=0.01)
+    param = rng.standard_normal(shape).astype(dtype)
+    want_param, want_state, state, spare = param.copy(), None, None, None
+    for step in range(1, 5):
+        grad = rng.standard_normal(shape).astype(dtype)
+        made, state = rule.update(param, grad, state, step, 0.01, out=spare)
+        g = grad + rule.weight_decay * want_param
+        if want_state is None:
+            want_state = ((1 - rule.beta1) * g, (1 - rule.beta2) * g * g)
+            m, v = want_state
+            want_param = want_param - 0.01 / (1 - rule.beta1) * (m / (v**0.5 / (1 - rule.beta2) ** 0.5 + rule.eps))
+        else:
+            want_param, want_state = adam_by_the_equations(want_param, g, want_state, step, 0.01, rule)
+        assert made.dtype == dtype and made.shape == shape
+        assert made.tobytes() == want_param.tobytes()
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(state, want_state))
+        spare, param = (param if step % 2 else None), made  # into an old array, then into a fresh one
+
+
 def test_last_axis_picks_are_take_and_put_along_axis() -> None:
     rng = np.random.default_rng(2)
     a = rng.standard_normal((3, 4, 5))
