@@ -53,15 +53,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ROWS",
-    "TENSOR_OPS",
-    "WRITES_NO_TERM",
     "VARIADIC",
-    "ShapeMismatch",
+    "WRITES_NO_TERM",
     "Argument",
     "Arguments",
+    "ShapeMismatch",
     "align",
     "argument_values",
-    "pack_arguments",
     "broadcast_shape",
     "elementwise_entry",
     "elementwise_forward",
@@ -70,6 +68,7 @@ __all__ = [
     "format_shape",
     "index_adjoint",
     "keep_axis",
+    "pack_arguments",
     "row_shape",
     "unbroadcast",
 ]
@@ -2803,6 +2802,3 @@ ROWS: tuple[Op, ...] = _ROWS
 WRITES_NO_TERM = (_no_language_vjp, _comparison_language_vjp)
 """The VJPs in the language's ops that write no term: no gradient passes (``registry.passes_no_gradient``)."""
 
-TENSOR_OPS: dict[str, Op] = {op.name: op for op in _ROWS}
-"""TEMPORARY (issue 32): the entries that are not elementwise, by name, for execute/interpreter.py
-alone until it reads ``registry.ENTRIES`` (``entry.elementwise``); nothing else may import it."""

@@ -3,7 +3,7 @@
 Every register holds a float64 array (float32 when asked: ``dtype=``) of the shape
 ``language.shapes.infer`` gave it, so shapes are checked before this module runs anything.  The maths of each op is read
 from the tables: elementwise ops from ``engine.ops`` (their ``vector`` kernels, through
-``engine.tensor_ops``'s broadcasting helpers), the others from ``TENSOR_OPS``.
+``engine.tensor_ops``'s broadcasting helpers), the others from their registry entry's own.
 
 **Rows.**  ``batch`` and ``fit`` run a program over many rows at once: the inputs read
 from rows carry a leading batch axis in front of the shape the program sees, and so
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..engine.ops import OPS, DomainError, overflow_advice
-from ..engine.tensor_ops import (TENSOR_OPS, align, elementwise_forward, elementwise_jvp, elementwise_vjp,
-                                 unbroadcast)
+from ..engine.registry import ENTRIES
+from ..engine.tensor_ops import align, elementwise_forward, elementwise_jvp, elementwise_vjp, unbroadcast
 from ..errors import EvaluationError, InputError, ProgramError
 from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
@@ -143,7 +143,7 @@ class TensorRun:
                 continue
             mask = reached[register]
             op = self.rows[register][0]
-            if op in TENSOR_OPS:
+            if _structural(op) is not None:
                 grads = self.vjp(register, g, needs)
                 shares = [np.full(np.shape(values[r]), bool(mask.any())) for r in operands]
             else:
@@ -187,8 +187,8 @@ class TensorRun:
             arg_leads = [leads[r] for r in operands]
             dot = [dots[r] for r in operands]
             masks = [reached[r] for r in operands]
-            if op in TENSOR_OPS:
-                made = TENSOR_OPS[op].jvp(np, dot, values[register], args, arg_leads, param)
+            if _structural(op) is not None:
+                made = ENTRIES[op].jvp(np, dot, values[register], args, arg_leads, param)
                 # (a JVP of zeros is made in float64: a float32 run keeps its precision)
                 dots[register] = made.astype(values[register].dtype, copy=False)
                 anywhere = any(m is not None and m.any() for m in masks)
@@ -215,7 +215,7 @@ class TensorRun:
         register's op, each the operand's shape; None for an operand ``needs`` leaves out."""
         op, first, second, param, _ = self.rows[register]
         operands = self.program.operands(register, first, second)
-        step = (register, operands, needs or (True,) * len(operands), op, param, TENSOR_OPS.get(op), None, None, None)
+        step = (register, operands, needs or (True,) * len(operands), op, param, _structural(op), None, None, None)
         return self._vjp(step, g)
 
     def _vjp(self, step: tuple[Any, ...], g: Any, outs: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
@@ -274,6 +274,14 @@ _SWEEP = "sweep"  # the first item of a sweep plan's key in ``TensorRun.plans``
 _GRADIENTS = "gradients"  # ... and of the registers of the names ``gradients`` is asked for
 
 
+
+def _structural(op: str) -> Any:
+    """The registry entry of an op that brings its own forward, VJP and JVP (``@``, reductions,
+    indexing, ...); None for an elementwise op, whose NumPy kernel the interpreter broadcasts
+    itself, and for an input or a constant."""
+    entry = ENTRIES.get(op)
+    return None if entry is None or entry.elementwise else entry
+
 def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: AbstractSet[int] | None,
                 shapes: Sequence[Shape], leads: Sequence[int]) -> list[tuple[Any, ...]]:
     """The steps of a reverse sweep from register ``out``, last register first: each op register
@@ -296,7 +304,7 @@ def _sweep_plan(program: Program, rows: Sequence[Any], out: int, wanted: Abstrac
         operands = program.operands(register, first, second)
         needs = tuple(reaches[r] for r in operands)
         if any(needs):
-            tensor_op = TENSOR_OPS.get(op)
+            tensor_op = _structural(op)
             sums = None if tensor_op is not None else \
                 tuple(_summed_axes(shapes[register], leads[register], shapes[r], leads[r]) for r in operands)
             plan.append((register, operands, needs, op, param, tensor_op, sums))
@@ -590,7 +598,7 @@ def _step(register: int, op: str, operands: tuple[int, ...], param: Any, shapes:
     lined up first, or the op takes a parameter (then through ``elementwise_forward``); a tensor
     op's forward, or the one that keeps what its VJP needs (cross_entropy's softmax, computed once)."""
     arg_leads = [leads[r] for r in operands]
-    tensor_op = TENSOR_OPS.get(op)
+    tensor_op = _structural(op)
     if tensor_op is not None:
         saving = getattr(tensor_op.forward, "saving", None)
         if saving is not None:
@@ -671,7 +679,7 @@ def _covered(rows: Sequence[Any]) -> list[bool]:
     finite wherever this one is not, so checking the later one checks this one too."""
     covered = [False] * len(rows)
     for op, first, second, _, _ in rows:
-        entry = None if first < 0 or op in TENSOR_OPS else OPS.get(op)
+        entry = None if first < 0 or _structural(op) is not None else OPS.get(op)
         if entry is not None:
             for position in entry.propagates:
                 covered[(first, second)[position]] = True
@@ -703,7 +711,7 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
     value = float(out[bad])
     from .scalar import _shown_op  # the name an overflow message gives an op (x ** 2: power)
 
-    name = op if op in TENSOR_OPS else _shown_op(OPS[op].name)
+    name = op if _structural(op) is not None else _shown_op(OPS[op].name)
     domain = OPS[op].domain if op in OPS else None
     if math.isnan(value) and domain:
         message = f"{name} is undefined{at}{described} (its domain: {domain})"
@@ -728,7 +736,7 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
 def _describe_operands(run: TensorRun, register: int, operands: tuple[int, ...], bad: tuple[int, ...]) -> str:
     """', where x = -1' for an elementwise op: its operands' entries at the bad place, by name, or
     as 'the operand' ('the left operand', 'the right operand') where it has none."""
-    if run.rows[register][0] in TENSOR_OPS:
+    if _structural(run.rows[register][0]) is not None:
         return ""
     names = run.program.names_by_register()
     out = run.values[register]
@@ -952,7 +960,7 @@ def _origin(run: TensorRun, output: str) -> str:
 def _said_origin(run: TensorRun, register: int, operands: tuple[int, ...], k: int, grad: Any) -> str:
     op, _, _, param, _ = run.rows[register]
     index = tuple(int(i) for i in np.argwhere(~np.isfinite(grad))[0])
-    if op in TENSOR_OPS:
+    if _structural(op) is not None:
         said = f"; the derivative of {op} is not finite"
     else:
         from ..engine.ops import short_number
