@@ -163,7 +163,8 @@ def test_a_scalar_program_with_a_comparison_gives_numbers(runner, tmp_path):
     path = tmp_path / "s.ad"
     path.write_text("x = 2\ny = where(x >= 2, x**2, -x)\n")
     report = json.loads(run(runner, "eval", path, "--format", "json"))
-    assert report["value"] == 4.0 and report["grads"]["x"] == 4.0 and report["shape"] == []
+    assert report["value"] == 4.0 and report["grads"]["x"] == 4.0
+    assert "shape" not in report  # the number layout, as the engine's runs have
 
 
 def test_diff_hessian_writes_the_whole_hessian_eval_shows(runner, tmp_path):
