@@ -324,6 +324,21 @@ def test_usage_errors_exit_2(fit, args, message: str, tmp_path, monkeypatch) -> 
     assert result.exit_code == 2 and message in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("partitions", ["dask", "directory"])
+def test_float32_on_partitions_is_a_usage_error_naming_both_options(fit, tmp_path, partitions) -> None:
+    """Two options that do not go together are a usage error (2), as eval --tangent with --dtype
+    float32 is; it once exited 1, as an error in the program would."""
+    (tmp_path / "parts").mkdir()
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / "parts" / name).write_text((SAMPLES / "line.csv").read_text())
+    where = (["--data", SAMPLES / "line.csv", "--dask", "local:1"] if partitions == "dask"
+             else ["--data", tmp_path / "parts"])
+    result = fit(SAMPLES / "line.ad", *where, "--steps", "3", "--dtype", "float32", "-q")
+    assert result.exit_code == 2, result.stderr
+    assert ("Error: --dtype float32 does not go with --dask (or --data naming many files): training over "
+            "partitions runs in float64 only; leave out --dtype") in result.stderr
+
+
 @pytest.mark.parametrize("option", ["-o", "--history"])
 def test_an_output_over_the_data_or_the_program_is_refused(fit, tmp_path, option: str) -> None:
     data, program = tmp_path / "rows.csv", tmp_path / "m.ad"
