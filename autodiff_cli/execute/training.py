@@ -137,6 +137,12 @@ class Training:
         return getattr(self.objective, "layout", None)
 
     @property
+    def dtype(self) -> str:
+        """The precision of the parameters and every step: 'float64', or 'float32'."""
+        layout = self.layout
+        return "float64" if layout is None else layout.dtype.name  # (a program of numbers runs in float64)
+
+    @property
     def batch_rows(self) -> int | None:
         """The rows a program written for a whole batch takes at once (None: one row a run)."""
         return getattr(self.objective, "batch_rows", None)
