@@ -245,7 +245,7 @@ def test_a_float32_run_writes_the_drawn_inputs_as_float32_holds_them(runner, tmp
     assert result.exit_code == 0, result.stderr
     text = out.read_text()
     w1 = np.random.default_rng(7).uniform(-1, 1, (16, 2)).astype(np.float32)
-    assert f"[{str(w1[0, 0])}, {str(w1[0, 1])}]" in text  # float32's shortest digits
+    assert f"[{w1[0, 0]!s}, {w1[0, 1]!s}]" in text  # float32's shortest digits
     np.testing.assert_array_equal(np.array(json.loads(text)["W1"], dtype=np.float32), w1)
 
 
