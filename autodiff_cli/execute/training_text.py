@@ -27,10 +27,6 @@ def measured_text(measurement: Measurement, separator: str = "  ") -> str:
     return separator.join(parts)
 
 
-# The least time between two rewrites of --report while training runs: a report takes a tenth
-# of a second or so to render, which every recorded step would otherwise pay.
-REPORT_PAUSE = 2.0
-
 def values_json(values: dict[str, float], literals: dict[str, str], dtype: str = "float64") -> str:
     """``values`` as ``--values`` reads them: a JSON object, every digit kept.  A value that
     equals its number in ``literals`` (the values file's, as written there) keeps that text, so
