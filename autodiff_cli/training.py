@@ -27,7 +27,8 @@ __all__ = ["Training", "fit"]
 @dataclass
 class Training:
     """A finished training run: its ``FitResult``, the learned ``values`` (parameters by name,
-    tensors as nested lists) and its recording, which a notebook shows as the training report."""
+    tensors as nested lists, with the fixed inputs drawn from the seed: what ``fit -o`` writes)
+    and its recording, which a notebook shows as the training report."""
 
     result: Any
     values: dict[str, Any]

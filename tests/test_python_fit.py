@@ -70,3 +70,14 @@ def test_validation_columns_missing_an_entry_are_named() -> None:
     with pytest.raises(InputError, match=r"the validation rows have no column for x\[1\], which the data gives"):
         fit(program, {"x[0]": [1.0, 2.0], "x[1]": [0.0, 1.0], "y": [1.0, 2.0]},
             validation={"x[0]": [1.0], "y": [1.0]}, steps=1)
+
+
+def test_inputs_drawn_from_the_seed_are_in_the_values() -> None:
+    """W1 and W2 are not learned (--params W3,b3) but drawn from seed 7: without them the values
+    are another model's (eval draws from seed 0)."""
+    data = columns(SAMPLES / "moons_xy.csv")
+    run = fit(str(SAMPLES / "moons_mlp.ad"), data, params=["W3", "b3"], lr=0.3, steps=2, seed=7)
+    assert list(run.values) == ["W1", "W2", "W3", "b3"]
+    draws = np.random.default_rng(7)
+    np.testing.assert_array_equal(run.values["W1"], draws.uniform(-1, 1, (16, 2)))
+    np.testing.assert_array_equal(run.values["W2"], draws.uniform(-1, 1, (16, 16)))

@@ -160,7 +160,7 @@ def fit_command(
                            watch_validation=held_out if watch is None else watch == "validation",
                            keep_best_validation=keep == "best-validation")
     _check_stdin(source, expr, file, values_file, data, validation_data)
-    partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report)
+    partitioned = _partitioned_data(scheduler, data, held_out, metric_texts, report, dtype)
     if partitioned and feeds:
         raise click.UsageError("--feed renames the columns of one file of rows: it does not go with --dask")
     program, values, values_source = load_inputs_and_values_source(source, expr, file, assignments, values_file)
@@ -319,7 +319,7 @@ def _metrics(program: Program, texts: tuple[str, ...]) -> list[Metric]:
 
 
 def _partitioned_data(scheduler: str | None, data: str, held_out: bool, metric_texts: tuple[str, ...],
-                      report: str | None) -> bool:
+                      report: str | None, dtype: str = "float64") -> bool:
     """Whether --data is read as partitions (--dask, or a glob or directory), checking what goes
     with that before anything is read."""
     from ..files.partitions import is_partitioned
@@ -328,6 +328,9 @@ def _partitioned_data(scheduler: str | None, data: str, held_out: bool, metric_t
     if partitioned and (held_out or metric_texts or report is not None):
         raise click.UsageError("--dask (or --data naming many files) trains on the partitions only: --validation, "
                                "--validation-data, --metric and --report do not go with it")
+    if partitioned and dtype != "float64":
+        raise click.UsageError(f"--dtype {dtype} does not go with --dask (or --data naming many files): training "
+                               "over partitions runs in float64 only; leave out --dtype")
     if scheduler is not None:
         from ..execute.distributed import parse_scheduler
 

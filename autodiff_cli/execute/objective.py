@@ -49,7 +49,7 @@ from .interpreter import float_type, in_precision, in_precision_columns, input_a
 from .vectorized import _let_the_heap_hold
 
 __all__ = ["BatchObjective", "ParameterLayout", "ProgramObjective", "TensorObjective", "batch_rows", "laid_out",
-           "objective_for", "on_the_interpreter", "row_objective", "starting_parameters"]
+           "objective_for", "on_the_interpreter", "row_objective", "seeded_inputs", "starting_parameters"]
 
 
 def objective_for(program: Program, plan: FitPlan, columns: Mapping[str, np.ndarray], column_plan: Any,
@@ -166,6 +166,17 @@ def laid_out(program: Program, plan: FitPlan, init: str | None, seed: int, dtype
     drawn = input_arrays(program, {}, seed)
     fixed = {name: drawn[name] if isinstance(value, Initializer) else value for name, value in plan.fixed.items()}
     return layout, start, fixed
+
+
+def seeded_inputs(program: Program, plan: FitPlan, seed: int) -> dict[str, Any]:
+    """The fixed inputs whose value the run drew from ``seed`` (``W1 = uniform([16, 2], -1, 1)``
+    that ``--params`` leaves unlearned), in float64 as ``laid_out`` draws them.  A ``zeros`` input
+    depends on no seed: like a written-out default, the program alone gives it back."""
+    names = [name for name, value in plan.fixed.items() if isinstance(value, Initializer) and value.kind != "zeros"]
+    if not names:
+        return {}
+    drawn = input_arrays(program, {}, seed)
+    return {name: drawn[name] for name in names}
 
 
 # --- what every objective holds ------------------------------------------------------------------

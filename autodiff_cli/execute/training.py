@@ -16,7 +16,7 @@ shows progress and writes the results (``files.training_outputs``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Source, listed
@@ -117,8 +117,9 @@ def _fed_columns(plan: ColumnPlan) -> dict[Any, str]:
 @dataclass
 class Training:
     """A training run ready to go: the plan of inputs, the starting parameters (one flat vector;
-    a tensor program's laid end to end by its objective's ``layout``), the objective and the
-    ``Measurer`` (None: only the training loss is measured)."""
+    a tensor program's laid end to end by its objective's ``layout``), the objective, the
+    ``Measurer`` (None: only the training loss is measured) and the fixed inputs drawn from the
+    seed (``objective.seeded_inputs``), which the values written must hold to be this model."""
 
     program: Program
     values: dict[str, Any]
@@ -128,11 +129,18 @@ class Training:
     start: np.ndarray
     objective: Any
     measurer: Any
+    seeded: dict[str, Any] = field(default_factory=dict)
 
     @property
     def layout(self) -> Any:
         """A tensor program's ``ParameterLayout`` (None for a program of numbers)."""
         return getattr(self.objective, "layout", None)
+
+    @property
+    def dtype(self) -> str:
+        """The precision of the parameters and every step: 'float64', or 'float32'."""
+        layout = self.layout
+        return "float64" if layout is None else layout.dtype.name  # (a program of numbers runs in float64)
 
     @property
     def batch_rows(self) -> int | None:
@@ -195,7 +203,10 @@ def plan_training(program: Program, data: DataSet, values: dict[str, Any], *, va
         held_out = None if validation is None else _objective(program, plan, validation, values, init, seed, advice,
                                                               dtype)
         measurer = Measurer(program, list(metrics), objective, held_out)
-    return Training(program, values, data, validation, plan, start, objective, measurer)
+    from .objective import seeded_inputs
+
+    return Training(program, values, data, validation, plan, start, objective, measurer,
+                    seeded_inputs(program, plan, seed))
 
 
 def _start(plan: FitPlan, init: str | None, seed: int, data_name: str = "the data") -> np.ndarray:
@@ -318,9 +329,18 @@ def versions() -> dict[str, str]:
 def learned_values(training: Training, params: np.ndarray, kept: Mapping[str, Any] | None = None
                    ) -> dict[str, Any]:
     """The values to write after training (``execute.fit.values_to_write``): the values given,
-    each parameter's replaced by its learned value (tensors as nested lists)."""
+    each parameter's replaced by its learned value (tensors as nested lists), then those not
+    given in program order: the parameters and the fixed inputs drawn from the seed (``eval``
+    draws an initializer from seed 0, so without them ``--seed 7`` would pair the learned
+    parameters with other weights)."""
     from .fit import values_to_write
 
     layout = training.layout
-    return values_to_write(training.plan, params, training.values, kept,
-                           None if layout is None else layout.nested(params))
+    values = values_to_write(training.plan, params, training.values, kept,
+                             None if layout is None else layout.nested(params))
+    if not training.seeded:
+        return values
+    given = {name: value for name, value in values.items() if name in training.values}
+    rest = {**values, **{name: drawn.tolist() for name, drawn in training.seeded.items()}}
+    given.update((v.name, rest[v.name]) for v in training.program.inputs if v.name in rest and v.name not in given)
+    return given

@@ -27,10 +27,6 @@ def measured_text(measurement: Measurement, separator: str = "  ") -> str:
     return separator.join(parts)
 
 
-# The least time between two rewrites of --report while training runs: a report takes a tenth
-# of a second or so to render, which every recorded step would otherwise pay.
-REPORT_PAUSE = 2.0
-
 def values_json(values: dict[str, float], literals: dict[str, str], dtype: str = "float64") -> str:
     """``values`` as ``--values`` reads them: a JSON object, every digit kept.  A value that
     equals its number in ``literals`` (the values file's, as written there) keeps that text, so
@@ -75,22 +71,34 @@ def read_literal(text: Any) -> Any:
 
 
 def history_csv(history: list[Step], measurements: list[Measurement] | None = None,
-                held_out: bool = False, metrics: list[str] | None = None) -> str:
+                held_out: bool = False, metrics: list[str] | None = None, dtype: str = "float64") -> str:
     """Every step's loss, gradient norm and learning rate; with ``held_out`` the validation
     loss, and each of ``metrics`` on the training then the validation rows, at the steps
-    measured (empty cells at the others)."""
+    measured (empty cells at the others).  Every digit kept: float64's shortest text, or in a
+    float32 run (``dtype``) float32's, as ``values_json`` writes its numbers."""
+    number = repr if dtype == "float64" else _float32_text
     header = ["step", "loss", "grad_norm", "lr"]
     measured_columns = (["validation_loss"] if held_out else []) + list(metrics or [])
     measured_columns += [f"validation_{name}" for name in metrics or [] if held_out]
     by_step = {measurement.step: _measured_cells(measurement) for measurement in measurements or []}
     lines = [",".join(header + [_csv_field(name) for name in measured_columns])]
     for s in history:
-        cells = [str(s.step), repr(s.loss), repr(s.grad_norm), repr(s.lr)]
+        cells = [str(s.step), number(s.loss), number(s.grad_norm), number(s.lr)]
         if measured_columns:
             measured = by_step.get(s.step, {})
-            cells += [repr(measured[name]) if name in measured else "" for name in measured_columns]
+            cells += [number(measured[name]) if name in measured else "" for name in measured_columns]
         lines.append(",".join(cells))
     return "\n".join(lines) + "\n"
+
+
+def _float32_text(value: float) -> str:
+    """float32's shortest text of ``value`` ('0.9970973'), which reads back to the same float32; a
+    number beyond float32's range (a gradient norm summed in float64) keeps float64's text."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        single = np.float32(value)
+    return str(single) if np.isfinite(single) or not math.isfinite(value) else repr(value)
 
 
 def _measured_cells(measurement: Measurement) -> dict[str, float]:

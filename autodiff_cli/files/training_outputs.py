@@ -52,7 +52,7 @@ def training_outputs(result: FitResult, training: Training, values_source: Sourc
         outputs.append((out, values))
     if history is not None:
         outputs.append((history, lambda: history_csv(result.history, result.measurements, held_out,
-                                                     metrics).encode()))
+                                                     metrics, training.dtype).encode()))
     if plot is not None and plot_format is not None and result.history:
         def curve() -> bytes:
             from ..render.loss_plot import loss_curve

@@ -133,6 +133,28 @@ def test_history_has_one_row_per_step(fit, tmp_path) -> None:
     assert rows[0][1] == pytest.approx(float(np.mean(load_csv("line.csv")[:, 1] ** 2)), rel=1e-13)
 
 
+def test_a_float32_history_holds_float32s_shortest_digits(fit, tmp_path) -> None:
+    """As the values file does: 0.9970973, not the float64 digits 0.9970973134040833 of a float32
+    loss, in every column measured (validation loss and metrics too)."""
+    history = tmp_path / "history.csv"
+    result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", "--steps", "4", "--lr", "0.1",
+                 "--lr-schedule", "cosine", "--validation-data", SAMPLES / "line.csv", "--metric", "mae:prediction:y",
+                 "--dtype", "float32", "--history", history, "-q")
+    assert result.exit_code == 0, result.stderr
+    lines = history.read_text().splitlines()
+    assert lines[0] == "step,loss,grad_norm,lr,validation_loss,mae,validation_mae" and len(lines) == 5
+    cells = [cell for line in lines[1:] for cell in line.split(",")[1:] if cell]
+    assert len(cells) > 4 * 3
+    for cell in cells:
+        assert cell == str(np.float32(cell)), cell  # float32's shortest text, which reads back to the same bits
+    y = load_csv("line.csv")[:, 1].astype(np.float32)
+    first = lines[1].split(",")
+    start = float(np.mean(y * y, dtype=np.float32))  # the loss at w = b = 0
+    assert float(first[1]) == pytest.approx(start, rel=1e-6)
+    assert float(first[4]) == pytest.approx(start, rel=1e-6)  # the same rows held out
+    assert float(first[5]) == pytest.approx(float(np.mean(np.abs(y))), rel=1e-6)
+
+
 def test_same_inputs_and_seed_give_the_same_bytes(fit, tmp_path) -> None:
     outputs = []
     for run in range(2):
@@ -322,6 +344,21 @@ def test_usage_errors_exit_2(fit, args, message: str, tmp_path, monkeypatch) -> 
     monkeypatch.chdir(tmp_path)  # a bare os.chdir would leave every later test there
     result = fit(SAMPLES / "line.ad", "--data", SAMPLES / "line.csv", *args)
     assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("partitions", ["dask", "directory"])
+def test_float32_on_partitions_is_a_usage_error_naming_both_options(fit, tmp_path, partitions) -> None:
+    """Two options that do not go together are a usage error (2), as eval --tangent with --dtype
+    float32 is; it once exited 1, as an error in the program would."""
+    (tmp_path / "parts").mkdir()
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / "parts" / name).write_text((SAMPLES / "line.csv").read_text())
+    where = (["--data", SAMPLES / "line.csv", "--dask", "local:1"] if partitions == "dask"
+             else ["--data", tmp_path / "parts"])
+    result = fit(SAMPLES / "line.ad", *where, "--steps", "3", "--dtype", "float32", "-q")
+    assert result.exit_code == 2, result.stderr
+    assert ("Error: --dtype float32 does not go with --dask (or --data naming many files): training over "
+            "partitions runs in float64 only; leave out --dtype") in result.stderr
 
 
 @pytest.mark.parametrize("option", ["-o", "--history"])

@@ -9,6 +9,7 @@ of samples/line.ad is (w*x + b - y)**2); expected files are written out by hand.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -192,3 +193,64 @@ def test_a_file_that_cannot_be_written_does_not_lose_the_learned_values(runner, 
     assert set(json.loads(params.read_text())) == {"w", "b"}
     other = tmp_path / ("loss.svg" if failing == "history" else "h.csv")
     assert other.exists()  # the file after the failing one is written too
+
+
+# --- inputs drawn from the seed are written too (F6) --------------------------------------------
+
+
+def moons_mlp_loss(values: dict, rows: np.ndarray) -> float:
+    """samples/moons_mlp.ad's mean loss over moons_xy.csv's rows (x[0], x[1], y), in NumPy."""
+    w1, b1, w2, b2, w3, b3 = (np.array(values[name], dtype=float) for name in ("W1", "b1", "W2", "b2", "W3", "b3"))
+    h1 = np.maximum(rows[:, :2] @ w1.T + b1, 0)
+    h2 = np.maximum(h1 @ w2.T + b2, 0)
+    score = (h2 @ w3.T + b3)[:, 0]
+    hinge = np.maximum(1 - rows[:, 2] * score, 0)
+    penalty = sum(np.sum(v ** 2) for v in (w1, b1, w2, b2, w3, b3))
+    return float(np.mean(hinge + 0.0001 * penalty))
+
+
+def test_fixed_inputs_drawn_from_the_seed_are_written_and_read_back_as_the_trained_model(runner, tmp_path) -> None:
+    """--params W3,b3 --seed 7 trains W3, b3 beside W1, W2 drawn from seed 7: eval and batch (which
+    draw an initializer from seed 0) get them from the values file, or every prediction is another
+    model's.  The drawn weights are NumPy's default_rng(7) in the order the program writes them;
+    the zeros (b1, b2) depend on no seed and stay the program's, as a written-out default does."""
+    out = tmp_path / "pp7.json"
+    result = runner.invoke(main, ["fit", str(SAMPLES / "moons_mlp.ad"), "--data", str(SAMPLES / "moons_xy.csv"),
+                                  "--steps", "50", "--lr", "0.3", "--params", "W3,b3", "--seed", "7", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    written = json.loads(out.read_text())
+    assert list(written) == ["W1", "W2", "W3", "b3"]  # the inputs not given, in program order
+    draws = np.random.default_rng(7)
+    np.testing.assert_array_equal(written["W1"], draws.uniform(-1, 1, (16, 2)))
+    np.testing.assert_array_equal(written["W2"], draws.uniform(-1, 1, (16, 16)))
+    rows = np.loadtxt(SAMPLES / "moons_xy.csv", delimiter=",", skiprows=1)
+    loss = moons_mlp_loss({"b1": np.zeros(16), "b2": np.zeros(16), **written}, rows)
+    final = float(re.search(r"finished 50 steps: loss (\S+) ", result.stderr).group(1))
+    assert final == pytest.approx(loss, rel=1e-5)  # the final line shows 6 digits
+    batch = runner.invoke(main, ["batch", str(SAMPLES / "moons_mlp.ad"), str(SAMPLES / "moons_xy.csv"),
+                                 "--values", str(out), "--reduce", "mean", "--wrt", "", "--format", "json"])
+    assert batch.exit_code == 0, batch.stderr
+    assert json.loads(batch.stdout)["values"]["loss"] == pytest.approx(loss, rel=1e-12)
+    first = runner.invoke(main, ["eval", str(SAMPLES / "moons_mlp.ad"), "--values", str(out), "--format", "json"])
+    assert first.exit_code == 0, first.stderr
+    assert json.loads(first.stdout)["values"]["loss"] == pytest.approx(
+        moons_mlp_loss({"b1": np.zeros(16), "b2": np.zeros(16), **written}, rows[:1]), rel=1e-12)
+
+
+def test_a_float32_run_writes_the_drawn_inputs_as_float32_holds_them(runner, tmp_path) -> None:
+    out = tmp_path / "p.json"
+    result = runner.invoke(main, ["fit", str(SAMPLES / "moons_mlp.ad"), "--data", str(SAMPLES / "moons_xy.csv"),
+                                  "--steps", "3", "--params", "W3,b3", "--seed", "7", "--dtype", "float32", "-q",
+                                  "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    text = out.read_text()
+    w1 = np.random.default_rng(7).uniform(-1, 1, (16, 2)).astype(np.float32)
+    assert f"[{w1[0, 0]!s}, {w1[0, 1]!s}]" in text  # float32's shortest digits
+    np.testing.assert_array_equal(np.array(json.loads(text)["W1"], dtype=np.float32), w1)
+
+
+def test_with_every_initialized_input_learned_only_the_parameters_are_written(runner, tmp_path) -> None:
+    result = runner.invoke(main, ["fit", str(SAMPLES / "moons_mlp.ad"), "--data", str(SAMPLES / "moons_xy.csv"),
+                                  "--steps", "1", "--seed", "7", "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert list(json.loads(result.stdout)) == ["W1", "b1", "W2", "b2", "W3", "b3"]

@@ -356,3 +356,15 @@ def test_the_library_trains_on_columns_and_reports_through_callbacks_only(capsys
     assert steps == [1, 2, 3]
     assert learned_values(training, result.params) == pytest.approx({"w": w, "b": b}, rel=1e-12)
     assert capsys.readouterr() == ("", "")  # nothing printed: progress went to the callback
+
+
+@pytest.mark.parametrize("dtype, row", [
+    ("float64", "1,0.9970973134040833,1e+39,0.1"),
+    ("float32", "1,0.9970973,1e+39,0.1"),  # a norm beyond float32's range keeps its digits, not 'inf'
+])
+def test_a_history_row_holds_the_runs_shortest_digits(dtype, row) -> None:
+    from autodiff_cli.execute.fit import Step
+    from autodiff_cli.execute.training_text import history_csv
+
+    text = history_csv([Step(1, float(np.float32(0.9970973)), 1e39, 0.1)], dtype=dtype)
+    assert text == f"step,loss,grad_norm,lr\n{row}\n"
