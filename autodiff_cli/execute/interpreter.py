@@ -36,7 +36,7 @@ from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
 __all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "covered_registers", "draw_initializers", "float_type", "input_arrays",
-           "run_forward"]
+           "pass_unit", "run_forward"]
 
 
 @dataclass
@@ -785,7 +785,9 @@ class TensorEvaluation:
     output: str
     derivatives: dict[str, Any]
     jacobian: bool
-    forward_inputs: tuple[str, ...] | None = None  # forward mode: the inputs given a JVP pass per entry
+    # forward mode: the variables differentiated (the inputs, or the --wrt names, in program order);
+    # each before the output got a JVP pass per entry, seeded at its register
+    forward_names: tuple[str, ...] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -819,24 +821,17 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     their defaults, initializers drawn from ``seed``) and differentiate ``output`` (default: the
     result) with respect to every named variable it depends on or that comes before it.
 
-    Reverse mode sweeps back once per entry of the output; ``forward`` mode (inputs only: those
-    of ``wrt`` when it is given) runs one JVP per entry of the inputs instead, and gives the same
-    numbers.  ``dtype``: float64 (None, the default) or float32 (``FLOAT_TYPES``), the precision
-    of every value and derivative (ValueError for another)."""
+    Reverse mode sweeps back once per entry of the output; ``forward`` mode (those of ``wrt`` when
+    it is given, else the inputs) runs one JVP per entry of each variable instead, seeded at its
+    register, and gives the same numbers: for a computed variable, d output / d it with what it is
+    computed from held, as its reverse-mode gradient is.  ``dtype``: float64 (None, the default) or
+    float32 (``FLOAT_TYPES``), the precision of every value and derivative (ValueError for another)."""
     output, dtype, run = forward_run(program, given, output, seed, dtype)
     check_scalar_output(run, output)
     names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
     out_value = run.value(output)
     if forward:
-        wanted = None if wrt is None else set(wrt)
-        inputs = [v.name for v in program.inputs
-                  if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
-        _check_jacobian_size(run, output, inputs + [output], forward=True)  # d output / d output too
-        derivatives = _forward_derivatives(run, output, inputs)
-        identity = np.eye(out_value.size, dtype=dtype).reshape(out_value.shape * 2)
-        derivatives.setdefault(output, identity)  # d out / d out
-        return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
-                                forward_inputs=tuple(inputs))
+        return _forward_evaluation(run, output, wrt)
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
         return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, ()), jacobian=False)
@@ -856,6 +851,31 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     return TensorEvaluation(program, run, output, derivatives, jacobian=True)
 
 
+def _forward_evaluation(run: TensorRun, output: str, wrt: Sequence[str] | None) -> TensorEvaluation:
+    """Forward mode's derivatives of ``output`` with respect to the names of ``wrt`` (default: the
+    inputs it depends on or that come before it), in program order: a JVP per entry of each one
+    computed before the output, and zeros for one computed after it (the output cannot depend on
+    it).  d output / d output is the identity, with or without a pass."""
+    program = run.program
+    last = run.register(output)
+    if wrt is None:
+        names = [v.name for v in program.inputs if v.register <= last]
+    else:
+        wanted = set(wrt)
+        names = [name for name in program.variables if name in wanted]
+    earlier = [name for name in names if run.register(name) <= last]
+    _check_jacobian_size(run, output, earlier + [output], forward=True)  # d output / d output too
+    derivatives = _forward_derivatives(run, output, earlier)
+    out_value = run.value(output)
+    for name in names:
+        if name not in derivatives:
+            derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)), out_value.dtype)
+    identity = np.eye(out_value.size, dtype=out_value.dtype).reshape(out_value.shape * 2)
+    derivatives.setdefault(output, identity)
+    return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
+                            forward_names=tuple(names))
+
+
 JACOBIAN_LIMIT = 10_000_000  # numbers a Jacobian may hold (80 MB), and reverse sweeps it may take
 
 
@@ -869,15 +889,23 @@ def _check_jacobian_size(run: TensorRun, output: str, names: Sequence[str], forw
         return
     narrow = "inputs" if forward else "variables"
     if entries == 1:  # only forward mode gets here: its passes are the limit, not the numbers
-        passes = size - 1  # one per input entry (the 1 is d output / d output)
-        raise InputError(f"forward mode would run {passes:,} passes for the gradient of '{output}' (one per input "
-                         f"entry), over the limit of {JACOBIAN_LIMIT:,}", hint="reverse mode (the default) gives "
+        passes = size - 1  # one per entry differentiated (the 1 is d output / d output)
+        unit = pass_unit(run.program, names[:-1])
+        raise InputError(f"forward mode would run {passes:,} passes for the gradient of '{output}' (one per "
+                         f"{unit}), over the limit of {JACOBIAN_LIMIT:,}", hint="reverse mode (the default) gives "
                          f"the gradient of a number in one pass; --wrt NAMES narrows the {narrow}",
                          source=run.program.source)
     raise InputError(f"the Jacobian of '{output}' ({entries:,} entries) would hold {size:,} numbers, over the "
                      f"limit of {JACOBIAN_LIMIT:,}", hint=f"differentiate a number: sum({output}), mean({output}) "
                      f"or an entry such as {output}[0]; --wrt NAMES narrows the {narrow}",
                      source=run.program.source)
+
+
+def pass_unit(program: Program, names: Sequence[str]) -> str:
+    """What forward mode runs a pass per, differentiating ``names``: 'input entry', or 'variable
+    entry' when one of them is computed."""
+    inputs = {variable.name for variable in program.inputs}
+    return "input entry" if all(name in inputs for name in names) else "variable entry"
 
 
 def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_shape: Shape) -> dict[str, Any]:
@@ -890,12 +918,13 @@ def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_sh
     return derivatives
 
 
-def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> dict[str, Any]:
-    """d output / d each input by forward mode: one JVP along each entry of each input, laid out
-    as reverse mode lays them out (the output's axes first for a Jacobian)."""
+def _forward_derivatives(run: TensorRun, output: str, names: Sequence[str]) -> dict[str, Any]:
+    """d output / d each of ``names`` (inputs or computed variables) by forward mode: one JVP along
+    each entry of each, seeded at its register, laid out as reverse mode lays them out (the
+    output's axes first for a Jacobian)."""
     out_shape = np.shape(run.value(output))
     derivatives = {}
-    for name in inputs:
+    for name in names:
         value = run.value(name)
         columns = []
         for index in np.ndindex(np.shape(value)):
