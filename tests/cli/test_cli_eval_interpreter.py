@@ -163,3 +163,69 @@ def test_a_tensor_program_lists_the_variables_after_its_output(runner) -> None:
     # y = sum(x*x) at x = [1, 2]: dy/dx = 2x = [2, 4]; z comes after y, so dy/dz = 0
     doc = json.loads(run(runner, "eval", "x=[1,2]; y=sum(x*x); z=y*x", "--output", "y", "--format", "json").stdout)
     assert doc["grads"] == {"x": [2.0, 4.0], "y": 1.0, "z": [0.0, 0.0]}
+
+
+# --- an op outside its domain, in the op's own words (F10) ----------------------------------------
+
+LOG_HINT = "maximum(p, 1e-12) for a probability"  # log's hint in the op table
+LOG_OF_0 = "error: log of 0 is undefined (log needs a positive argument)"  # the engine's words
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("x=[0,1]; y = sum(log(x))",), f"{LOG_OF_0} at entry [0], where x[0] = 0"),
+    (("y = log(x)", "--set", "x=0", "--dtype", "float32"), f"{LOG_OF_0}, where x = 0"),
+    (("y = clip(log(x), 0, 1)", "--set", "x=0"), f"{LOG_OF_0}, where x = 0"),  # a number, on the interpreter
+])
+def test_log_of_zero_is_undefined_not_an_overflow(runner, args, message) -> None:
+    result = run(runner, "eval", *args)
+    assert result.exit_code == 1
+    assert message in result.stderr and LOG_HINT in result.stderr
+    assert "overflows" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_zero_to_a_negative_power_says_so_with_the_power_s_hint(runner) -> None:
+    result = run(runner, "eval", "x=[0,1]; y = sum(x**-1)")
+    assert result.exit_code == 1
+    assert "0 raised to the negative power -1 is a division by zero at entry [0], where x[0] = 0" in result.stderr
+    assert "0 needs a non-negative one" in result.stderr and "overflows" not in result.stderr
+
+
+def test_an_overflow_in_float32_is_still_an_overflow(runner) -> None:
+    # exp(100) is about 2.7e43: beyond float32's 3.4e38, though float64's kernel computes it
+    result = run(runner, "eval", "x=[100,1]; y = sum(exp(x))", "--dtype", "float32")
+    assert result.exit_code == 1
+    assert "error: exp overflows at entry [0], where x[0] = 100" in result.stderr
+    assert "exp overflows above about 88.72" in result.stderr  # log(3.4e38), float32's limit
+
+
+# --- a value that is not finite is named as the input it is (F8) ----------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("cell", ["inf", "nan"])
+def test_batch_names_an_input_that_is_not_finite(runner, tmp_path, samples, dtype, cell) -> None:
+    data = tmp_path / "bad.csv"
+    data.write_text(f"x,y\n1,2\n1,{cell}\n")
+    result = run(runner, "batch", samples / "line.ad", data, "--dtype", dtype)
+    assert result.exit_code == 1
+    assert f"line.ad:10:1: error: the input 'y' is {cell}, not a finite number" in result.stderr  # y = 0 is line 10
+    assert f"in {data} line 3" in result.stderr  # the row, as batch says it
+    assert "every input must be a finite number" in result.stderr and "overflows" not in result.stderr
+
+
+def test_a_tensor_program_names_the_entry_of_an_input_that_is_not_finite(runner, tmp_path, samples) -> None:
+    data = tmp_path / "bad.csv"
+    data.write_text("x[0],x[1],y\n1,1,2\n1,-inf,3\n")
+    result = run(runner, "batch", samples / "regression_rows.ad", data)
+    assert result.exit_code == 1
+    assert "regression_rows.ad:8:1: error: the input 'x' is -inf at entry [1], not a finite number" in result.stderr
+    assert f"in {data} line 3" in result.stderr
+
+
+def test_fit_in_float32_names_an_input_that_is_not_finite(runner, tmp_path, samples) -> None:
+    data = tmp_path / "bad.csv"
+    data.write_text("x,y\n1,2\n1,nan\n")
+    result = run(runner, "fit", samples / "line.ad", "--data", data, "--steps", "2", "--dtype", "float32", "--quiet")
+    assert result.exit_code == 1
+    assert "error: the input 'y' is nan, not a finite number" in result.stderr
+    assert f"in line 3 of {data}" in result.stderr
