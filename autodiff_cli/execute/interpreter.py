@@ -14,7 +14,9 @@ summed over the rows.  With no input read from rows this is plain ``eval``.
 **Errors.**  The scalar engine refuses non-finite values; so does this one.  After each
 op, one sum says whether every entry is finite (a finite sum has finite terms); where
 one is not, the first such entry is named with the op's line and column, its row when
-the program runs over rows, and the operands' values there.
+the program runs over rows, and the operands' values there; in the op's own words where its
+float kernel refuses them (log of 0 is undefined, not an overflow).  An input that is inf or
+NaN is named as that input, at its statement, as the engine names it: nothing overflowed.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from ..language.program import CONST, INPUT, ArrayLiteral, Initializer, Program
 from ..language.shapes import Shape, infer, shape_text
 
 __all__ = ["FLOAT_TYPES", "TensorRun", "as_array", "covered_registers", "draw_initializers", "float_type", "input_arrays",
-           "run_forward"]
+           "pass_unit", "run_forward"]
 
 
 @dataclass
@@ -647,11 +649,18 @@ def _run(program: Program, inputs: Mapping[str, Any], first_row: int, check: boo
     run = TensorRun(program, values, shapes, leads, rows=rows, plans={} if shapes_cache is None else shapes_cache)
     slopes, saved = run.slopes, run.saved
     add_reduce = np.add.reduce
+    # A run made once (eval, a failed row run again alone) looks at its inputs too; one of many
+    # (fit's steps, batch's chunks: a shapes cache) only when a result is not finite (check_register)
+    check_inputs = check and shapes_cache is None
     with np.errstate(all="ignore"):  # once for the whole run: non-finite results are looked for below
         for register, step in enumerate(steps):
             if step.__class__ is not _FUNCTION:
                 # an input, or a constant (never written into, so one array serves every run)
-                values[register] = inputs[rows[register][3]] if step is None else step
+                value = values[register] = inputs[rows[register][3]] if step is None else step
+                if check_inputs and step is None:
+                    total = add_reduce(value, axis=None)
+                    if total - total != 0.0:
+                        check_register(run, register, first_row)
                 continue
             try:
                 out = values[register] = step(values, slopes, saved)
@@ -694,26 +703,35 @@ def covered_registers(run: TensorRun) -> list[bool]:
 
 def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
     """Raise the ``EvaluationError`` of a register whose value is not finite everywhere: the op,
-    its line and column, the first bad entry and the operands' values there."""
-    op, first, second, _, _ = run.rows[register]
-    operands = run.program.operands(register, first, second)
+    its line and column, the first bad entry and the operands' values there.  Where an input
+    it is computed from is not finite (on the same row), the error names that input instead, as
+    the engine does: nothing overflowed, the value given was inf or NaN."""
     out = run.values[register]
     total = float(np.sum(out)) if out.size else 0.0
     if math.isfinite(total) or np.isfinite(out).all():  # a finite sum has finite terms
         return
     bad = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
+    _check_inputs_of(run, register, bad, first_row)
+    op, first, second, param, _ = run.rows[register]
+    operands = run.program.operands(register, first, second)
     program = run.program
     where = program.instructions[register].position
     lead = run.leads[register]
     entry = bad[lead:]
     at = f" at entry [{', '.join(map(str, entry))}]" if entry else ""
-    described = _describe_operands(run, register, operands, bad)
+    named = _operand_entries(run, register, operands, bad)
+    described = ", where " + " and ".join(text for text, _ in named) if named else ""
     value = float(out[bad])
     from .scalar import _shown_op  # the name an overflow message gives an op (x ** 2: power)
 
     name = op if _structural(op) is not None else _shown_op(OPS[op].name)
-    domain = OPS[op].domain if op in OPS else None
-    if math.isnan(value) and domain:
+    table_op = OPS.get(op)
+    domain = table_op.domain if table_op is not None else None
+    kernel_says = None if math.isnan(value) or table_op is None else \
+        _kernel_domain_error(table_op, [number for _, number in named], param)
+    if kernel_says is not None:  # log of 0: no overflow, but outside the op's domain, in its own words
+        message = f"{kernel_says}{at}{described}"
+    elif math.isnan(value) and domain:
         message = f"{name} is undefined{at}{described} (its domain: {domain})"
     elif math.isnan(value):
         message = f"the result of {name} is not a number{at}{described}"
@@ -721,10 +739,9 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
         message = f"division by zero{at}{described}"
     else:
         message = f"{name} overflows{at}{described}"
-    table_op = OPS.get(op)
     if table_op is None:
         hint = None
-    elif math.isnan(value):
+    elif math.isnan(value) or kernel_says is not None:
         hint = table_op.hint
     else:  # in the limits of the precision the program ran in
         hint = table_op.overflow_hint and overflow_advice(table_op, out.dtype.name)
@@ -733,11 +750,58 @@ def check_register(run: TensorRun, register: int, first_row: int = 0) -> None:
     raise error
 
 
-def _describe_operands(run: TensorRun, register: int, operands: tuple[int, ...], bad: tuple[int, ...]) -> str:
-    """', where x = -1' for an elementwise op: its operands' entries at the bad place, by name, or
-    as 'the operand' ('the left operand', 'the right operand') where it has none."""
+def _kernel_domain_error(op: Any, operands: list[float], param: Any) -> str | None:
+    """What the op's float kernel (the engine's) says of ``operands``, when it refuses them for
+    a reason other than an overflow (log of 0, 0 to a negative power); None when it computes
+    them, or overflows (float32's range is not float64's: exp(100) overflows in float32 only)."""
+    if len(operands) != op.arity:  # (a broadcast operand left unnamed: nothing to ask the kernel)
+        return None
+    try:
+        op.scalar(*operands, *(() if param is None else (float(param),)))
+    except DomainError as error:
+        return None if error.overflow else error.message
+    except (ArithmeticError, ValueError):
+        return None
+    return None
+
+
+def _check_inputs_of(run: TensorRun, register: int, bad: tuple[int, ...], first_row: int) -> None:
+    """Raise the error of an input that ``register`` is computed from (or is) and that is not
+    finite: on the row of ``bad`` when both carry the batch axis, anywhere in it otherwise."""
+    program, rows, leads = run.program, run.rows, run.leads
+    feeding, stack = set(), [register]
+    while stack:  # every register ``register`` reads, however far back
+        r = stack.pop()
+        if r not in feeding:
+            feeding.add(r)
+            _, first, second, _, _ = rows[r]
+            if first >= 0:
+                stack.extend(program.operands(r, first, second))
+    for r in sorted(feeding):
+        if rows[r][0] != INPUT:
+            continue
+        value = np.asarray(run.values[r])
+        same_row = bool(leads[r]) and bool(leads[register])
+        part = value[bad[0]] if same_row else value
+        if np.isfinite(part).all():
+            continue
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(part))[0])
+        name = rows[r][3]
+        at = f" at entry [{', '.join(map(str, index))}]" if index else ""
+        error = EvaluationError(f"the input '{name}' is {float(np.asarray(part)[index])!r}{at}, not a finite number",
+                                program.variables[name].position, program.source,
+                                "every input must be a finite number: drop or fill the missing values")
+        error.row = first_row + bad[0] if same_row else None  # type: ignore[attr-defined]
+        raise error
+
+
+def _operand_entries(run: TensorRun, register: int, operands: tuple[int, ...], bad: tuple[int, ...]
+                     ) -> list[tuple[str, float]]:
+    """For an elementwise op, each operand's entry at the bad place, and its text ('x = -1'), by
+    name, or as 'the operand is -1' ('the left operand', 'the right operand') where it has none;
+    nothing for any other op."""
     if _structural(run.rows[register][0]) is not None:
-        return ""
+        return []
     names = run.program.names_by_register()
     out = run.values[register]
     lead = run.leads[register]
@@ -750,8 +814,8 @@ def _describe_operands(run: TensorRun, register: int, operands: tuple[int, ...],
         entry = float(np.broadcast_to(value, np.shape(out))[bad])
         index = bad[lead:] if np.shape(run.values[r])[run.leads[r]:] == np.shape(out)[lead:] else ()
         named = names[r] + (f"[{', '.join(map(str, index))}]" if index else "") if r in names else None
-        parts.append(f"{named} = {entry:g}" if named else f"{label} is {entry:g}")
-    return ", where " + " and ".join(parts)
+        parts.append((f"{named} = {entry:g}" if named else f"{label} is {entry:g}", entry))
+    return parts
 
 
 def check_scalar_output(run: TensorRun, output: str) -> None:
@@ -785,7 +849,9 @@ class TensorEvaluation:
     output: str
     derivatives: dict[str, Any]
     jacobian: bool
-    forward_inputs: tuple[str, ...] | None = None  # forward mode: the inputs given a JVP pass per entry
+    # forward mode: the variables differentiated (the inputs, or the --wrt names, in program order);
+    # each before the output got a JVP pass per entry, seeded at its register
+    forward_names: tuple[str, ...] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -819,24 +885,17 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     their defaults, initializers drawn from ``seed``) and differentiate ``output`` (default: the
     result) with respect to every named variable it depends on or that comes before it.
 
-    Reverse mode sweeps back once per entry of the output; ``forward`` mode (inputs only: those
-    of ``wrt`` when it is given) runs one JVP per entry of the inputs instead, and gives the same
-    numbers.  ``dtype``: float64 (None, the default) or float32 (``FLOAT_TYPES``), the precision
-    of every value and derivative (ValueError for another)."""
+    Reverse mode sweeps back once per entry of the output; ``forward`` mode (those of ``wrt`` when
+    it is given, else the inputs) runs one JVP per entry of each variable instead, seeded at its
+    register, and gives the same numbers: for a computed variable, d output / d it with what it is
+    computed from held, as its reverse-mode gradient is.  ``dtype``: float64 (None, the default) or
+    float32 (``FLOAT_TYPES``), the precision of every value and derivative (ValueError for another)."""
     output, dtype, run = forward_run(program, given, output, seed, dtype)
     check_scalar_output(run, output)
     names = [name for name, v in program.variables.items() if v.register <= run.register(output)]
     out_value = run.value(output)
     if forward:
-        wanted = None if wrt is None else set(wrt)
-        inputs = [v.name for v in program.inputs
-                  if v.register <= run.register(output) and (wanted is None or v.name in wanted)]
-        _check_jacobian_size(run, output, inputs + [output], forward=True)  # d output / d output too
-        derivatives = _forward_derivatives(run, output, inputs)
-        identity = np.eye(out_value.size, dtype=dtype).reshape(out_value.shape * 2)
-        derivatives.setdefault(output, identity)  # d out / d out
-        return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
-                                forward_inputs=tuple(inputs))
+        return _forward_evaluation(run, output, wrt)
     if out_value.ndim == 0:
         derivatives = run.gradients(output, names)
         return TensorEvaluation(program, run, output, _with_later(run, output, derivatives, ()), jacobian=False)
@@ -856,6 +915,31 @@ def evaluate_tensors(program: Program, given: Mapping[str, Any], output: str | N
     return TensorEvaluation(program, run, output, derivatives, jacobian=True)
 
 
+def _forward_evaluation(run: TensorRun, output: str, wrt: Sequence[str] | None) -> TensorEvaluation:
+    """Forward mode's derivatives of ``output`` with respect to the names of ``wrt`` (default: the
+    inputs it depends on or that come before it), in program order: a JVP per entry of each one
+    computed before the output, and zeros for one computed after it (the output cannot depend on
+    it).  d output / d output is the identity, with or without a pass."""
+    program = run.program
+    last = run.register(output)
+    if wrt is None:
+        names = [v.name for v in program.inputs if v.register <= last]
+    else:
+        wanted = set(wrt)
+        names = [name for name in program.variables if name in wanted]
+    earlier = [name for name in names if run.register(name) <= last]
+    _check_jacobian_size(run, output, earlier + [output], forward=True)  # d output / d output too
+    derivatives = _forward_derivatives(run, output, earlier)
+    out_value = run.value(output)
+    for name in names:
+        if name not in derivatives:
+            derivatives[name] = np.zeros(out_value.shape + np.shape(run.value(name)), out_value.dtype)
+    identity = np.eye(out_value.size, dtype=out_value.dtype).reshape(out_value.shape * 2)
+    derivatives.setdefault(output, identity)
+    return TensorEvaluation(program, run, output, derivatives, jacobian=out_value.ndim > 0,
+                            forward_names=tuple(names))
+
+
 JACOBIAN_LIMIT = 10_000_000  # numbers a Jacobian may hold (80 MB), and reverse sweeps it may take
 
 
@@ -869,15 +953,23 @@ def _check_jacobian_size(run: TensorRun, output: str, names: Sequence[str], forw
         return
     narrow = "inputs" if forward else "variables"
     if entries == 1:  # only forward mode gets here: its passes are the limit, not the numbers
-        passes = size - 1  # one per input entry (the 1 is d output / d output)
-        raise InputError(f"forward mode would run {passes:,} passes for the gradient of '{output}' (one per input "
-                         f"entry), over the limit of {JACOBIAN_LIMIT:,}", hint="reverse mode (the default) gives "
+        passes = size - 1  # one per entry differentiated (the 1 is d output / d output)
+        unit = pass_unit(run.program, names[:-1])
+        raise InputError(f"forward mode would run {passes:,} passes for the gradient of '{output}' (one per "
+                         f"{unit}), over the limit of {JACOBIAN_LIMIT:,}", hint="reverse mode (the default) gives "
                          f"the gradient of a number in one pass; --wrt NAMES narrows the {narrow}",
                          source=run.program.source)
     raise InputError(f"the Jacobian of '{output}' ({entries:,} entries) would hold {size:,} numbers, over the "
                      f"limit of {JACOBIAN_LIMIT:,}", hint=f"differentiate a number: sum({output}), mean({output}) "
                      f"or an entry such as {output}[0]; --wrt NAMES narrows the {narrow}",
                      source=run.program.source)
+
+
+def pass_unit(program: Program, names: Sequence[str]) -> str:
+    """What forward mode runs a pass per, differentiating ``names``: 'input entry', or 'variable
+    entry' when one of them is computed."""
+    inputs = {variable.name for variable in program.inputs}
+    return "input entry" if all(name in inputs for name in names) else "variable entry"
 
 
 def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_shape: Shape) -> dict[str, Any]:
@@ -890,12 +982,13 @@ def _with_later(run: TensorRun, output: str, derivatives: dict[str, Any], out_sh
     return derivatives
 
 
-def _forward_derivatives(run: TensorRun, output: str, inputs: Sequence[str]) -> dict[str, Any]:
-    """d output / d each input by forward mode: one JVP along each entry of each input, laid out
-    as reverse mode lays them out (the output's axes first for a Jacobian)."""
+def _forward_derivatives(run: TensorRun, output: str, names: Sequence[str]) -> dict[str, Any]:
+    """d output / d each of ``names`` (inputs or computed variables) by forward mode: one JVP along
+    each entry of each, seeded at its register, laid out as reverse mode lays them out (the
+    output's axes first for a Jacobian)."""
     out_shape = np.shape(run.value(output))
     derivatives = {}
-    for name in inputs:
+    for name in names:
         value = run.value(name)
         columns = []
         for index in np.ndindex(np.shape(value)):

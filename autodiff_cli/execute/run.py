@@ -39,7 +39,8 @@ NUMPY = "numpy"  # the NumPy interpreter: tensors, float32, and everything else
 class Run:
     """One run of ``program``: the value of every named variable and, unless the run was asked
     for values only, the derivative of ``output`` with respect to each one that was asked for
-    (``wrt``: None means every one; forward mode differentiates the inputs)."""
+    (``wrt``: None means every one; forward mode differentiates the inputs unless names are asked
+    for, and then ``wrt`` is those it differentiated, in program order)."""
 
     program: Program
     output: str
@@ -222,8 +223,8 @@ def _on_numpy(program: Program, given: dict[str, Any], output: str | None, mode:
                                    dtype=dtype)
         for name, derivative in tensors.derivatives.items():
             tensors.derivatives[name] = _without_negative_zero(derivative)
-        if tensors.forward_inputs is not None and names is None:
-            names = list(tensors.forward_inputs)  # forward mode shows what it differentiated
+        if tensors.forward_names is not None:  # forward mode shows what it differentiated, in program order
+            names = list(tensors.forward_names)
     else:
         output, dtype, values = forward_run(program, given, output, seed, dtype)
         tensors = TensorEvaluation(program, values, output, {}, jacobian=False)

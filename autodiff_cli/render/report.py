@@ -613,12 +613,25 @@ def _tensor_cells(run: Run, names: Sequence[str], precision: int | None) -> list
 
 
 def _tensor_names(run: Run) -> list[str]:
-    """The variables reported: every one up to the output (those ``wrt`` names, and the output)."""
+    """The variables reported: every one, as the engine's report lists them (those computed after
+    the output with a derivative of 0), or those differentiated (``wrt``: the names asked for,
+    forward mode's inputs).  A run with a tensor in it lists the output beside them too, its
+    derivative the identity (docs/tensors.md); a run of numbers lists what the engine's run of the
+    same program lists, in the same order (float32 differs from float64 in its digits only)."""
     variables = run.program.variables
     if run.wrt is None:
-        last = variables[run.output].register
-        return [name for name, variable in variables.items() if variable.register <= last]
+        return list(variables)
+    if all(not run.shape(name) for name in variables):
+        return list(run.wrt)
     return [name for name in variables if name in run.wrt or name == run.output]
+
+
+def _jacobian_columns(run: Run, names: Sequence[str]) -> list[str]:
+    """The variables whose entries are a Jacobian's columns in JSON: those differentiated (every
+    input, unless --wrt names others)."""
+    if run.wrt is None:
+        return [name for name in names if run.kind(name) == "input"]
+    return [name for name in names if name in run.wrt]
 
 
 def _tensor_table(run: Run, precision: int | None = None) -> RenderableType:
@@ -665,7 +678,7 @@ def _tensor_json(run: Run) -> str:
         "kinds": {name: run.kind(name) for name in names},
     }
     if run.jacobian:
-        inputs = [name for name in names if run.kind(name) == "input"]
+        inputs = _jacobian_columns(run, names)
         document["jacobian"] = {
             "outputs": _entries(output, run.shape(output)),
             "inputs": [entry for name in inputs for entry in _entries(name, run.shape(name))],
@@ -684,12 +697,13 @@ def _tensor_json(run: Run) -> str:
 
 def _tensor_work(run: Run) -> dict[str, object]:
     """What each mode costs for this program, as data: forward mode runs one JVP sweep per entry
-    of the inputs, reverse mode one backward sweep per entry of the output."""
-    inputs = run.tensors.forward_inputs  # type: ignore[union-attr]
+    of the variables it differentiates (the inputs, or the --wrt names) computed up to the output,
+    reverse mode one backward sweep per entry of the output."""
+    names = run.tensors.forward_names  # type: ignore[union-attr]
     last = run.program.variables[run.output].register
-    if inputs is None:  # reverse mode: what forward mode would take for every input
-        inputs = tuple(name for name, v in run.program.variables.items() if v.kind == "input" and v.register <= last)
-    forward = sum(int(run.value(name).size) for name in inputs)
+    if names is None:  # reverse mode: what forward mode would take for every input
+        names = tuple(name for name, v in run.program.variables.items() if v.kind == "input")
+    forward = sum(int(run.value(name).size) for name in names if run.program.variables[name].register <= last)
     reverse = max(1, int(run.value(run.output).size))
     return {"forward": {"passes": forward}, "reverse": {"passes": reverse}, "ops": run.ops}
 
@@ -697,9 +711,12 @@ def _tensor_work(run: Run) -> dict[str, object]:
 def _tensor_work_summary(run: Run) -> str:
     """One line comparing the two modes' work, e.g. ``forward mode: 6 passes (one per input entry)
     over 4 ops; reverse mode: 1 backward pass over 4 ops``."""
+    from ..execute.interpreter import pass_unit
+
     work = _tensor_work(run)
     forward, reverse, ops = work["forward"]["passes"], work["reverse"]["passes"], work["ops"]  # type: ignore[index]
-    return (f"forward mode: {_plural(forward, 'pass', 'passes')} (one per input entry) over {ops} ops; "
+    unit = pass_unit(run.program, run.tensors.forward_names or ())  # type: ignore[union-attr]
+    return (f"forward mode: {_plural(forward, 'pass', 'passes')} (one per {unit}) over {ops} ops; "
             f"reverse mode: {_plural(reverse, 'backward pass', 'backward passes')} over {ops} ops")
 
 

@@ -97,3 +97,14 @@ def test_a_run_of_numbers_imports_no_numpy() -> None:
             "assert 'numpy' not in sys.modules, 'numpy imported'\nprint(run.derivative('a'))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "6.0\n"
+
+
+@pytest.mark.parametrize("dtype", [None, "float32"])
+def test_forward_mode_differentiates_a_computed_variable_on_either_executor(dtype: str | None) -> None:
+    # e = a*b, L = (e + c)*f: dL/de = f = -2 with a and b held; dL/da = b*f = 6 through e
+    program = parse("e = a*b\nL = (e + c)*f")
+    run = run_program(program, GIVEN, dtype=dtype, forward=True, wrt=["e", "a"])
+    assert run.backend == (ENGINE if dtype is None else NUMPY)
+    assert run.wrt == ["a", "e"]  # program order, as forward mode runs its passes
+    assert [float(run.derivative(name)) for name in run.wrt] == [6.0, -2.0]
+    assert report.work_note(run).startswith("forward mode: 2 passes (one per variable")
