@@ -219,8 +219,9 @@ def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> Bat
     from .batch_evaluator import RowError
 
     try:
+        # float64_sums: the chunks' float32 rows are added up in float64, chunk by chunk and then the chunks
         return job.evaluator.evaluate({**chunk.numbers, **job.broadcast}, reduce=reduce,  # type: ignore[no-any-return]
-                                      on_error=job.on_error)
+                                      on_error=job.on_error, float64_sums=True)
     except RowError as error:
         line = int(chunk.lines[error.row])
         located = _located(error, f"{chunk.unit} {line}", reader.name)
