@@ -121,7 +121,8 @@ class RowError(EvaluationError):
     """An operation failed on one row: the program's message for that row, and which row.
 
     ``row`` counts from 0 in the columns given; ``inputs`` holds the row's value of every
-    input given per row (and, for a program of numbers, of the numbers every row shares).
+    input given per row (and, for a program of numbers, of the numbers every row shares); a
+    float32 run's as the float nearest float32's shortest text (-3.48, whose float32 is the row's).
     """
 
     row: int = 0
@@ -650,13 +651,23 @@ class _InterpreterRows:
 
         inputs, batched = given
         one = {name: value[row] if name in batched else value for name, value in inputs.items()}
-        shown = {name: np.asarray(value).tolist() for name, value in one.items() if name in batched}
+        order = [variable.name for variable in self.program.inputs]  # as the column sweep lists them
+        shown = {name: _as_written(one[name]) for name in sorted(batched, key=order.index) if name in one}
         try:
             interpreter.run_forward(self.program, one)
         except EvaluationError as error:
             return row_error(error, row, shown)
         return row_error(EvaluationError("a value computed on this row is not a finite number", None,
                                          self.program.source, "check the row's values"), row, shown)
+
+
+def _as_written(value: Any) -> Any:
+    """A row's value as a note shows it: a float, or nested lists of them for a tensor, whose repr is
+    the shortest text of its precision (float32's -3.48, not float64's -3.4800000190734863)."""
+    array = np.asarray(value)
+    if array.dtype.kind != "f" or array.dtype.itemsize >= 8:
+        return array.tolist()
+    return np.array([float(str(number)) for number in array.flat]).reshape(array.shape).tolist()
 
 
 def _as_entry_column(name: str, value: np.ndarray) -> np.ndarray:

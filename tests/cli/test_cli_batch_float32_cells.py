@@ -118,3 +118,33 @@ def test_the_parquet_reader_yields_the_rows_before_then_names_the_row() -> None:
     with pytest.raises(InputError) as raised:
         next(parts)
     assert raised.value.message == f"the column 'y' holds -1e39 in row 8, beyond float32's range (about {LARGEST})"
+
+
+# --- a failed row's note shows float32's digits (adversary F14, batch's part) ------------------
+
+
+def test_a_failed_rows_note_shows_float32s_shortest_digits(runner, tmp_path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x,y\n-2,-3.48\n")
+    assert repr(float(F32(-3.48))) == "-3.4800000190734863" and str(F32(-3.48)) == "-3.48"
+    result = runner.invoke(main, ["batch", "L = sqrt(x)*y", str(rows), "--dtype", "float32"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert f"  note: in {rows} line 2: x=-2.0, y=-3.48\n" in result.stderr  # the inputs' order, as in float64
+
+
+def test_a_tensor_rows_note_shows_float32s_shortest_digits(runner, tmp_path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x[0],x[1]\n0.1,-0.3\n")
+    result = runner.invoke(main, ["batch", "-e", "x = [0, 0]; L = sqrt(sum(x))", str(rows), "--dtype", "float32"],
+                           catch_exceptions=False)
+    assert f"  note: in {rows} line 2: x=[0.1, -0.3]\n" in result.stderr
+
+
+def test_the_row_error_of_the_python_api_holds_those_numbers() -> None:
+    from autodiff_cli.execute.batch_evaluator import BatchEvaluator
+
+    result = BatchEvaluator("L = sqrt(x)*y", dtype="float32").evaluate(
+        {"x": np.array([4.0, -2.0]), "y": np.array([1.0, -3.48])}, on_error="nan")
+    error = result.error(1)
+    assert error.inputs == {"x": -2.0, "y": -3.48} and F32(error.inputs["y"]) == F32(-3.48)
+    assert error.notes[-1] == "in row 1 (counting from 0): x=-2.0, y=-3.48"
