@@ -17,8 +17,10 @@ Two executors run the rows, picked by the program and the inputs, not by the cal
 * **The interpreter** (``interpreter.py``) for the rest: a program that writes a tensor, a
   value given as a tensor, entry columns (``x[0]``, ``x[1]`` give the rows of a vector ``x``),
   or float32.  The rows are its leading batch axis; without ``reduce`` every row has its own
-  gradient (what is differentiated is given the batch axis, a parameter repeated as a view),
-  with ``reduce`` the reverse sweep sums over the rows itself.
+  gradient (what is differentiated, and the inputs an intermediate differentiated is computed
+  from, are given the batch axis, repeated as a view); with ``reduce`` the reverse sweep sums
+  over the rows itself, except in float32, whose rows' own values and gradients are added up in
+  float64 (``_sums_in_float64``: a float32 running sum would lose 1 next to 1e8).
 
 The sweep stays beside the interpreter, measured (``bench_batch.py backends``: 1e6 rows of its
 network in batch's 16,384-line chunks, three runs on a loaded 2-core VM): the interpreter took
@@ -104,6 +106,9 @@ def _python_output(name: str) -> str:
 PYTHON_ADVICE = Advice(", or skip the rows that have them (on_error='skip')", _python_give, _python_output)
 
 _FLOAT = np.float64
+# The most numbers of per-row gradients a float32 --reduce run holds at once (64 MiB of float64
+# sums' inputs at most): more rows than fit are run a group at a time.
+_GRADIENT_ENTRIES = 1 << 22
 
 
 def gradient_column(output: str, name: str) -> str:
@@ -116,7 +121,8 @@ class RowError(EvaluationError):
     """An operation failed on one row: the program's message for that row, and which row.
 
     ``row`` counts from 0 in the columns given; ``inputs`` holds the row's value of every
-    input given per row (and, for a program of numbers, of the numbers every row shares).
+    input given per row (and, for a program of numbers, of the numbers every row shares); a
+    float32 run's as the float nearest float32's shortest text (-3.48, whose float32 is the row's).
     """
 
     row: int = 0
@@ -224,7 +230,8 @@ class BatchEvaluator:
     to return besides the output.  Unknown names raise ``InputError``.  ``advice``: what
     hints suggest (Python arguments by default; the command line passes its options).
     ``dtype``: float64 (None) or ``"float32"``, to which every input is converted and in
-    which every value and gradient comes back.
+    which every value and gradient comes back; a sum or mean over the rows (``reduce``) of
+    float32 rows is added up in float64 from each row's float32 numbers, then rounded once.
     """
 
     def __init__(self, program: Program | str, *, output: str | None = None,
@@ -290,8 +297,11 @@ class BatchEvaluator:
                              f"{self.output}[0]; asked for no gradients (batch --wrt ''), its entries are "
                              f"written as columns")
 
-    def evaluate(self, inputs: Any, *, reduce: str | None = None, on_error: str = "raise") -> BatchResult:
-        """Run the program over ``inputs`` (see ``evaluate_batch``)."""
+    def evaluate(self, inputs: Any, *, reduce: str | None = None, on_error: str = "raise",
+                 float64_sums: bool = False) -> BatchResult:
+        """Run the program over ``inputs`` (see ``evaluate_batch``).  ``float64_sums``: with ``reduce``
+        in float32, the sums as they were added up, in float64, not rounded to float32 (for a
+        caller that adds up the sums of many batches itself, as ``autodiff batch`` does)."""
         if reduce not in (None, *REDUCTIONS):
             raise ValueError(f"reduce must be None, 'sum' or 'mean', not {reduce!r}")
         if on_error not in ON_ERROR:
@@ -304,7 +314,7 @@ class BatchEvaluator:
             values, grads, failed, kept, count, failed_at = self._sweep.run(columns, rows, reduce, on_error)
             return BatchResult(self.output, values, grads, rows, failed, kept, count, reduce, warnings,
                                self._sweep, columns, failed_at)
-        return self._interpreting().evaluate(given, reduce, on_error)
+        return self._interpreting().evaluate(given, reduce, on_error, float64_sums)
 
     def _sweeps(self, given: Mapping[Any, Any]) -> bool:
         """Whether the column sweep runs these inputs: a float64 program of numbers given numbers,
@@ -398,22 +408,25 @@ class _InterpreterRows:
         self._shapes: dict[Any, Any] = {}  # run_forward's shapes_cache: every chunk has the same shapes
         self._variable_shapes: dict[Any, dict[str, Shape]] = {}  # ``_shapes_of``, by the inputs' shapes
         self._defaults: dict[str, Any] | None = None  # every input's default (initializers drawn from seed 0)
+        self._reaching: list[str] | None = None  # ``_differentiated_inputs``, found once
 
     def shapes(self, given: Mapping[str, Any]) -> dict[str, Shape]:
         return dict(self._shapes_of(*self._arrays(given)))  # (a copy: the kept one serves every chunk)
 
-    def evaluate(self, inputs: Mapping[str, Any], reduce: str | None, on_error: str) -> BatchResult:
+    def evaluate(self, inputs: Mapping[str, Any], reduce: str | None, on_error: str,
+                 float64_sums: bool = False) -> BatchResult:
         """The rows of ``inputs``: each input by name (a number or tensor every row shares) or by
         entry columns (``x[0]``... of one value per row)."""
         evaluator = self.evaluator
         arrays, batched = self._arrays(inputs)
         rows = len(next(iter(arrays[name] for name in batched))) if batched else 1
         per_row = reduce is None
-        if per_row:  # every row its own gradient: what is differentiated gets the batch axis
-            for name in evaluator.wrt:
-                if name in arrays and name not in batched:
-                    arrays[name] = np.broadcast_to(arrays[name], (rows, *np.shape(arrays[name])))
-            batched = batched | {name for name in evaluator.wrt if name in arrays}
+        # A narrower float's sums are made in float64 from each row's own values and gradients; in
+        # groups of rows when those gradients would take much memory (then broadcast group by group).
+        wide = not per_row and self.dtype.itemsize < 8
+        one_pass = wide and rows * self._gradient_entries(arrays, batched) <= _GRADIENT_ENTRIES
+        if per_row or one_pass:  # every row its own gradient: what is differentiated gets the batch axis
+            arrays, batched = self._rows_own(arrays, batched, rows)
         evaluator.check_output(self._shapes_of(arrays, batched), reduce)
         given = (arrays, batched)  # every row, for the errors of failed ones
 
@@ -433,14 +446,87 @@ class _InterpreterRows:
             return result({name: np.full(shapes[name], np.nan, self.dtype) for name in evaluator.values_of},
                           {name: np.full(shapes[name], np.nan, self.dtype) for name in evaluator.wrt}, None, rows)
         kept = np.flatnonzero(~failed) if failed.any() else None
+        count = rows if kept is None else len(kept)
+        if wide:
+            good = given if kept is None else _rows_of(given, kept)
+            values, grads = self._sums_in_float64(run if one_pass and kept is None else None, good, count, reduce)
+            if not float64_sums:  # rounded once, to the precision asked for
+                with np.errstate(over="ignore"):  # a sum beyond float32's range is inf, as float32 gives it
+                    values, grads = ({name: np.asarray(number).astype(self.dtype)[()] for name, number in table.items()}
+                                     for table in (values, grads))
+            return result(values, grads, kept, count)
         if kept is not None:  # the results of the good rows only
             run = self._run(*_rows_of(given, kept)) if len(kept) else None
-        count = rows if kept is None else len(kept)
         values, grads = self._results(run, per_row, reduce, count)
         if kept is not None and on_error == "nan":  # per row: every row, NaN where it failed
             values, grads = (_scattered(table, kept, rows) for table in (values, grads))
             kept, count = None, rows
         return result(values, grads, kept, count)
+
+    def _rows_own(self, arrays: dict[str, Any], batched: set[str], rows: int) -> tuple[dict[str, Any], set[str]]:
+        """The inputs with what is differentiated given the batch axis (a view repeating it), so that
+        the reverse sweep gives each row its own gradient instead of their sum."""
+        wrt = [name for name in self._differentiated_inputs() if name in arrays and name not in batched]
+        if not wrt:
+            return arrays, batched
+        arrays = {**arrays, **{name: np.broadcast_to(arrays[name], (rows, *np.shape(arrays[name]))) for name in wrt}}
+        return arrays, batched | set(wrt)
+
+    def _differentiated_inputs(self) -> list[str]:
+        """The inputs differentiated, and those an intermediate differentiated is computed from: given
+        the batch axis, each of them has a value, and so a gradient, per row (an intermediate of
+        values every row shares would otherwise get the sum of the rows' gradients)."""
+        if self._reaching is None:
+            program = self.program
+            instructions = program.instructions
+            stack = [program.variables[name].register for name in self.evaluator.wrt]
+            seen: set[int] = set()
+            while stack:
+                register = stack.pop()
+                if register not in seen:
+                    seen.add(register)
+                    stack.extend(instructions[register].args)
+            self._reaching = [variable.name for variable in program.inputs if variable.register in seen]
+        return self._reaching
+
+    def _gradient_entries(self, arrays: dict[str, Any], batched: set[str]) -> int:
+        """Numbers in one row's gradients."""
+        shapes = self._shapes_of(arrays, batched)
+        return sum(int(np.prod(shapes[name])) for name in self.evaluator.wrt)
+
+    def _sums_in_float64(self, run: TensorRun | None, given: tuple[dict[str, Any], set[str]], count: int,
+                         reduce: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The sums (or means) over the ``count`` rows of ``given`` of every value and gradient, each
+        row's as the run's precision gives it (float32), added up in float64: what float32 would
+        round row by row (1e8 + 1 - 1e8 is 0 there) is kept.  ``run``: the rows already run with
+        their own gradients; None to run them here, in groups whose gradients fit in memory."""
+        evaluator = self.evaluator
+        if count == 0:
+            return self._results(None, False, reduce, 0)
+        arrays, batched = given
+        group = count if run is not None else max(1, _GRADIENT_ENTRIES // max(1, self._gradient_entries(arrays,
+                                                                                                          batched)))
+        values: dict[str, Any] = {}
+        grads: dict[str, Any] = {}
+        for start in range(0, count, group):
+            if run is None or start:
+                part = _rows_of(given, slice(start, start + group)) if group < count else given
+                size = min(group, count - start)
+                run = self._run(*self._rows_own(*part, size))
+            else:
+                size = count
+            found = ({name: run.value(name) for name in evaluator.values_of},
+                     run.gradients(evaluator.output, evaluator.wrt) if evaluator.wrt else {})
+            for table, part_table in zip((values, grads), found):
+                for name, value in part_table.items():
+                    batch = run.leads[run.register(name)]
+                    total = np.sum(value, axis=0, dtype=np.float64) if batch else np.asarray(value, np.float64) * (
+                        size if table is values else 1)
+                    table[name] = table[name] + total if name in table else total
+            run = None
+        scale = 1.0 / count if reduce == "mean" else 1.0
+        return ({name: value * scale for name, value in values.items()},
+                {name: grad * scale for name, grad in grads.items()})
 
     def _shapes_of(self, arrays: dict[str, Any], batched: set[str]) -> dict[str, Shape]:
         """Each variable's per-row shape, inferred once for each set of the inputs' shapes (every
@@ -565,13 +651,23 @@ class _InterpreterRows:
 
         inputs, batched = given
         one = {name: value[row] if name in batched else value for name, value in inputs.items()}
-        shown = {name: np.asarray(value).tolist() for name, value in one.items() if name in batched}
+        order = [variable.name for variable in self.program.inputs]  # as the column sweep lists them
+        shown = {name: _as_written(one[name]) for name in sorted(batched, key=order.index) if name in one}
         try:
             interpreter.run_forward(self.program, one)
         except EvaluationError as error:
             return row_error(error, row, shown)
         return row_error(EvaluationError("a value computed on this row is not a finite number", None,
                                          self.program.source, "check the row's values"), row, shown)
+
+
+def _as_written(value: Any) -> Any:
+    """A row's value as a note shows it: a float, or nested lists of them for a tensor, whose repr is
+    the shortest text of its precision (float32's -3.48, not float64's -3.4800000190734863)."""
+    array = np.asarray(value)
+    if array.dtype.kind != "f" or array.dtype.itemsize >= 8:
+        return array.tolist()
+    return np.array([float(str(number)) for number in array.flat]).reshape(array.shape).tolist()
 
 
 def _as_entry_column(name: str, value: np.ndarray) -> np.ndarray:

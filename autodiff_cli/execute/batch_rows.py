@@ -168,7 +168,7 @@ def write_rows(reader: Any, plan: ColumnPlan, job: BatchJob, writer: Any, target
     failures = Failures(job.options.on_error, reader.name)
     writer.header()
     target.flush()
-    for chunk in reader.chunks(plan.numeric, plan.passed, wait=False):
+    for chunk in reader.chunks(plan.numeric, plan.passed, wait=False, dtype=_narrower(job)):
         try:
             result = _evaluate(job, chunk, None, reader)
         except _FailedRow as failed:
@@ -218,11 +218,10 @@ def _row_columns(plan: ColumnPlan, chunk: Any, result: BatchResult) -> dict[str,
 def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> BatchResult:
     from .batch_evaluator import RowError
 
-    if job.options.dtype not in (None, "float64"):
-        _refuse_beyond_precision(chunk, job.options.dtype, reader.name)
     try:
+        # float64_sums: the chunks' float32 rows are added up in float64, chunk by chunk and then the chunks
         return job.evaluator.evaluate({**chunk.numbers, **job.broadcast}, reduce=reduce,  # type: ignore[no-any-return]
-                                      on_error=job.on_error)
+                                      on_error=job.on_error, float64_sums=True)
     except RowError as error:
         line = int(chunk.lines[error.row])
         located = _located(error, f"{chunk.unit} {line}", reader.name)
@@ -233,19 +232,10 @@ def _evaluate(job: BatchJob, chunk: Any, reduce: str | None, reader: Any) -> Bat
         raise _FailedRow(located, error.row) from None
 
 
-def _refuse_beyond_precision(chunk: Any, dtype: str, rows_name: str) -> None:
-    """InputError at the row and column of the chunk's first number too large for ``dtype``
-    (1e40 in float32), which the run would otherwise read as an infinity."""
-    from .interpreter import beyond_range, narrowed
-
-    for name, column in chunk.numbers.items():
-        _, lost = narrowed(column, dtype)
-        if lost is not None:
-            row = lost // max(1, column.size // max(1, len(column)))
-            value, reason, hint = beyond_range(column.flat[lost], dtype)
-            where = f"{chunk.unit} {int(chunk.lines[row])}"  # (the chunk keeps no text for a caret)
-            raise InputError(f"the column '{name}' holds {value} in {where}, {reason}", source=Source(rows_name, ""),
-                             hint=hint)
+def _narrower(job: BatchJob) -> str | None:
+    """The precision the rows run in when it is narrower than float64 (the readers refuse a cell it
+    cannot hold, 1e40 in float32, as a bad cell at its line and column), else None."""
+    return job.options.dtype if job.options.dtype not in (None, "float64") else None
 
 
 class _FailedRow(Exception):
@@ -361,7 +351,7 @@ class Sums:
 def sum_rows(reader: Any, plan: ColumnPlan, job: BatchJob, advance: Callable[[int], None]) -> Sums:
     """The sums of every row of ``reader`` (``misread`` is the caller's to fill in)."""
     summed = Sums(Failures(job.options.on_error, reader.name))
-    for chunk in reader.chunks(plan.numeric, plan.passed, wait=True):  # fixed chunks: the same sums every run
+    for chunk in reader.chunks(plan.numeric, plan.passed, wait=True, dtype=_narrower(job)):  # fixed chunks: the same sums every run
         try:
             result = _evaluate(job, chunk, "sum", reader)
         except _FailedRow as failed:

@@ -78,7 +78,7 @@ def test_batch_names_the_row_and_column_as_the_file_writes_it(runner, tmp_path, 
     rows = tmp_path / "big.csv"
     rows.write_text("x,y\n2,3\n1e40,5\n")
     result = run(runner, "batch", "L = x*y", str(rows), "--dtype", "float32", "--on-error", on_error)
-    expect_refused(result, "1e40", f"{rows}: error: the column 'x' holds 1e40 in line 3,")
+    expect_refused(result, "1e40", f"{rows}:3:1: error: the column 'x' holds 1e40, beyond", " 3 | 1e40,5")
     assert "x=inf" not in result.stderr
 
 

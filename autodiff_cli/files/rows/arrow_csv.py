@@ -8,8 +8,9 @@ say which lines they came from, and a block it cannot read has to be read again 
 first line.  A block takes Arrow's path only when it has nothing Arrow reads differently
 from the ``csv`` module: no quote (a quoted cell may span lines), no carriage return (the
 line ends are rewritten), UTF-8 throughout, no cell longer than ``csv.field_size_limit()``.
-Such a block with a blank line, a bad cell, a row of the wrong length, or a number read as
-0 or inf that may be written otherwise (1e-400, 1e400), is read again by ``DelimitedChunks``,
+Such a block with a blank line, a bad cell, a row of the wrong length, a number read as
+0 or inf that may be written otherwise (1e-400, 1e400), or a number the run's precision
+cannot hold (1e40 in float32), is read again by ``DelimitedChunks``,
 which names the line, the column and the cell as it always has, or skips the blank lines;
 any other block hands the rest of the stream, from its first line, back to ``Lines``.
 Arrow accepts a subset of what ``float`` accepts and reads it to the same float (both
@@ -39,7 +40,7 @@ import numpy as np
 
 from .delimited import DelimitedChunks
 from ...errors import InputError
-from .lines import MAX_LINE, Chunk, Lines, may_overflow, may_underflow, rows_before
+from .lines import MAX_LINE, Chunk, Lines, beyond_precision, may_overflow, may_underflow, rows_before
 
 SWITCH = "AUTODIFF_ROWS_ARROW"
 
@@ -161,8 +162,10 @@ class ArrowBlocks:
         numbers = {}
         for name, column in zip(parse.numeric, self.wanted):
             numbers[name] = _copied(table.column(column))
-        if numbers and (self._may_be_misread(numbers, block) or (b"(" in block and _any_nan(numbers))):
-            return self._by_csv_module(block, start)  # 1e-400 to count; nan(1), Arrow's NaN but no number
+        if numbers and (self._may_be_misread(numbers, block) or (b"(" in block and _any_nan(numbers))
+                        or _any_beyond(numbers, parse.dtype)):
+            # 1e-400 to count; nan(1), Arrow's NaN but no number; 1e40 in float32, a bad cell said there
+            return self._by_csv_module(block, start)
         passed = {name: table.column(column).to_pylist()
                   for name, column in zip(parse.passed, self.wanted[len(parse.numeric):])}
         return Chunk(numbers, passed, np.arange(start, start + count))
@@ -191,6 +194,12 @@ class ArrowBlocks:
 
 def _any_nan(numbers: dict[str, np.ndarray]) -> bool:
     return any(bool(np.isnan(values).any()) for values in numbers.values())
+
+
+def _any_beyond(numbers: dict[str, np.ndarray], dtype: Any) -> bool:
+    """Whether a number is one the run's ``dtype`` cannot hold (1e40 in float32)."""
+    return dtype is not None and any(beyond_precision(values.reshape(-1, 1), dtype) is not None
+                                     for values in numbers.values())
 
 
 def _copied(column: Any) -> np.ndarray:

@@ -21,7 +21,8 @@ import numpy as np
 
 from ...errors import InputError
 from ..text import underflows as is_underflow
-from .lines import Cells, Chunk, MisreadCells, Overflows, Underflows, cell_at, may_overflow, may_underflow, row_error, scan_cells, written_finite
+from .lines import (Cells, Chunk, MisreadCells, Overflows, Underflows, beyond_precision, beyond_precision_text,
+                    cell_at, may_overflow, may_underflow, row_error, scan_cells, written_finite)
 
 SEPARATORS = {"csv": ",", "tsv": "\t"}
 
@@ -49,8 +50,9 @@ class DelimitedChunks:
 
     def __init__(self, name: str, separator: str, columns: Sequence[str], numeric: Sequence[str],
                  passed: Sequence[str], underflows: Underflows | None = None, source: Any = None,
-                 overflows: Overflows | None = None) -> None:
+                 overflows: Overflows | None = None, dtype: Any = None) -> None:
         self.name, self.separator, self.columns = name, separator, list(columns)
+        self.dtype = dtype  # the precision the numbers run in (float32): a cell it cannot hold is a bad cell
         self.underflows = underflows or Underflows(name)
         self.overflows = overflows or Overflows(name)
         self.source = source  # the Lines, whose ``tiny`` says whether to look for underflows at all
@@ -100,7 +102,8 @@ class DelimitedChunks:
         """Count the cells read as a number other than the one written: 0 for 1e-400, inf for 1e400.
         ``table``: a row per text (each row's lines joined by '\\n', the first being
         ``line_numbers``'), a column per cell index of ``indices``.  Only cells that read as 0 or
-        inf are looked at: when there are none, this is two passes over the numbers."""
+        inf are looked at: when there are none, this is two passes over the numbers.  A number the
+        run's ``dtype`` cannot hold (1e40 in float32) is a bad cell: an error at it."""
         # may_underflow: one search of the chunk's text, nearly always the end of it.
         if (self.source is None or self.source.tiny) and (table == 0).any() and may_underflow(texts):
             self._place(table == 0, indices, texts, line_numbers, lambda cell: is_underflow(cell, 0.0),
@@ -108,6 +111,14 @@ class DelimitedChunks:
         infinite = np.isinf(table)
         if infinite.any() and may_overflow(texts):
             self._place(infinite, indices, texts, line_numbers, written_finite, self.overflows)
+        beyond = beyond_precision(table, self.dtype)
+        if beyond is not None:
+            row, j = beyond
+            text = texts[row].rstrip("\r")
+            name = self.columns[indices[j]]
+            message, hint = beyond_precision_text(name, float(table[row, j]), self.dtype)
+            raise row_error(self.name, line_numbers[row], text, *cell_at(text, self.separator, indices[j]),
+                            message, hint)
 
     def _place(self, suspect: np.ndarray, indices: Sequence[int], texts: list[str], line_numbers: Sequence[int],
                misread: Callable[[str], bool], found: MisreadCells) -> None:

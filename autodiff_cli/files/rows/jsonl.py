@@ -15,7 +15,9 @@ import numpy as np
 
 from ..text import float_noting_underflows
 from ..values import DuplicateKey, object_without_duplicates
-from .lines import Chunk, Overflows, Underflows, data_error, key_span, may_overflow, may_underflow
+from ...execute.columns import split_column
+from .lines import (Chunk, Overflows, Underflows, beyond_precision, beyond_precision_text, data_error, key_span,
+                    may_overflow, may_underflow)
 
 def json_columns(first: dict[str, Any]) -> list[str]:
     """The columns the first object names: each key, or each entry of a key holding an array."""
@@ -135,7 +137,8 @@ class JsonChunks:
 
     def __init__(self, name: str, columns: Sequence[str], numeric: Sequence[str], passed: Sequence[str],
                  underflows: Underflows | None = None, source: Any = None,
-                 overflows: Overflows | None = None, first: dict[str, Any] | None = None) -> None:
+                 overflows: Overflows | None = None, first: dict[str, Any] | None = None,
+                 dtype: Any = None) -> None:
         self.name, self.columns, self.numeric, self.passed = name, list(columns), list(numeric), list(passed)
         self.key_list = list(columns) if first is None else list(first)  # the objects' keys
         self.keys = set(self.key_list)
@@ -145,6 +148,7 @@ class JsonChunks:
         self.underflows = underflows or Underflows(name)
         self.overflows = overflows or Overflows(name)
         self.source = source  # the Lines, whose ``tiny`` says whether to look for underflows at all
+        self.dtype = dtype  # the precision the numbers run in (float32): a number it cannot hold is a bad cell
 
     def __call__(self, lines: list[str], first_line: int, documents: list[dict[str, Any]] | None = None) -> Chunk:
         line_numbers = [first_line + offset for offset, text in enumerate(lines) if text.strip()]
@@ -177,6 +181,8 @@ class JsonChunks:
             self._look_for_underflows(numbers, line_numbers, texts)
         if any(np.isinf(column).any() for column in numbers.values()) and may_overflow(texts):
             self._look_for_overflows(numbers, line_numbers, texts)
+        if self.dtype is not None:
+            self._refuse_beyond_precision(numbers, line_numbers, texts)
         passed = {name: [_cell(document, name) for document in documents] for name in self.passed}
         return Chunk(numbers, passed, np.array(line_numbers, dtype=np.int64))
 
@@ -227,6 +233,25 @@ class JsonChunks:
                 if type(literal) is str and literal not in _NON_FINITE and math.isinf(float(literal)):
                     key, width = key_span(text, name)
                     self.overflows.add(line_numbers[row], text.find(literal, key - 1 + width) + 1, literal)
+
+    def _refuse_beyond_precision(self, numbers: dict[str, np.ndarray], line_numbers: list[int],
+                                 texts: list[str]) -> None:
+        """An error at the first number the run's ``dtype`` cannot hold (1e40 in float32)."""
+        found = [(place[0], index, name) for index, (name, column) in enumerate(numbers.items())
+                 if (place := beyond_precision(column.reshape(-1, 1), self.dtype)) is not None]
+        if not found:
+            return
+        row, _, name = min(found)  # the first line's; on it, the first column's
+        text = texts[row]
+        message, hint = beyond_precision_text(name, float(numbers[name][row]), self.dtype)
+        written = json.loads(text, parse_float=str, parse_int=str)  # each number as its text
+        literal = written.get(name) if name in written else _written_entry(written, name)
+        entry = split_column(name)
+        key = entry[0] if name not in written and entry is not None else name
+        start, width = key_span(text, key)
+        at = text.find(str(literal), start - 1 + width) if type(literal) is str else -1
+        column, size = (at + 1, len(literal)) if at >= 0 else (start, width)
+        raise data_error(self.name, line_numbers[row], message, hint, text, column, size)
 
     def check_first(self, text: str, line: int, document: dict[str, Any]) -> None:
         """The data errors of the first line's numeric cells, before any row is run (a bad array

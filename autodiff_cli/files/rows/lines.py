@@ -428,6 +428,32 @@ def may_overflow(texts: Sequence[str]) -> bool:
     return any(pattern.search(joined) for pattern in _HUGE)
 
 
+def beyond_precision(table: np.ndarray, dtype: Any) -> tuple[int, int] | None:
+    """(row, column) of the first number of a 2-D ``table`` (row by row) that is finite but that
+    ``dtype`` cannot hold (1e40 in float32, which would become an infinity), or None; None too
+    when ``dtype`` is None (float64: every number read is one)."""
+    if dtype is None or np.dtype(dtype).itemsize >= 8 or not table.size:
+        return None
+    with np.errstate(over="ignore"):  # the cell is said where it is written, not as NumPy's warning
+        lost = np.isinf(table.astype(dtype))
+    if not lost.any():
+        return None
+    lost &= np.isfinite(table)
+    if not lost.any():
+        return None
+    row, column = divmod(int(np.argmax(lost)), table.shape[1])
+    return row, column
+
+
+def beyond_precision_text(name: str, value: float, dtype: Any, where: str = "") -> tuple[str, str]:
+    """The message and hint for the column ``name``'s number ``value`` beyond ``dtype``'s range,
+    ``where`` (e.g. " in row 3") said after the number when no caret shows the cell."""
+    from ...execute.interpreter import beyond_range
+
+    shown, reason, hint = beyond_range(value, dtype)
+    return f"the column '{name}' holds {shown}{where}, {reason}", hint
+
+
 def rows_before(error: InputError, lines: list[str], start: int, parse: Callable[[list[str]], Chunk],
                  consumed: int) -> Iterator[Chunk]:
     """The rows of ``lines`` (the first is line ``start``) before the line of a data ``error``, so

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -10,7 +11,7 @@ from typing import IO, Any
 import numpy as np
 
 from ...errors import InputError, Source
-from .lines import CHUNK_LINES, Chunk, Overflows, Underflows
+from .lines import CHUNK_LINES, Chunk, Overflows, Underflows, beyond_precision, beyond_precision_text
 
 def _pyarrow(what: str) -> Any:
     try:
@@ -71,7 +72,9 @@ class ParquetReader:
                          source=Source(self.name, ""), hint=hint)
 
     def chunks(self, numeric: Sequence[str], passed: Sequence[str], *, wait: bool,
-               size: int = 0) -> Iterator[Chunk]:
+               size: int = 0, dtype: Any = None) -> Iterator[Chunk]:
+        """The rows a record batch at a time; ``dtype``: the precision they run in (float32), a number
+        it cannot hold an error naming its row and column, after the rows before it."""
         pa = _pyarrow("reading")
         done = 0
         wanted = list(dict.fromkeys([*numeric, *passed]))
@@ -87,7 +90,25 @@ class ParquetReader:
             rows = np.arange(done + 1, done + batch.num_rows + 1)
             done += batch.num_rows
             self.consumed = self.size * done // max(1, self.rows)
-            yield Chunk(numbers, kept, rows, self.consumed, unit="row")
+            chunk = Chunk(numbers, kept, rows, self.consumed, unit="row")
+            if dtype is not None:
+                yield from self._refuse_beyond_precision(chunk, dtype)
+            yield chunk
+
+    def _refuse_beyond_precision(self, chunk: Chunk, dtype: Any) -> Iterator[Chunk]:
+        """The rows before the chunk's first number ``dtype`` cannot hold, then an error naming it."""
+        found = [(place[0], index, name) for index, (name, column) in enumerate(chunk.numbers.items())
+                 if (place := beyond_precision(column.reshape(-1, 1), dtype)) is not None]
+        if not found:
+            return
+        row, _, name = min(found)
+        message, hint = beyond_precision_text(name, float(chunk.numbers[name][row]), dtype,
+                                              f" in row {int(chunk.lines[row])}")
+        if row:
+            yield dataclasses.replace(chunk, numbers={key: column[:row] for key, column in chunk.numbers.items()},
+                                      passed={key: cells[:row] for key, cells in chunk.passed.items()},
+                                      lines=chunk.lines[:row])
+        raise InputError(message, source=Source(self.name, ""), hint=hint)
 
 
 class ParquetWriter:

@@ -8,7 +8,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any
 
 from ...errors import InputError
 from ..streams import waiting_notice
@@ -96,13 +96,14 @@ class RowReader:
         return self.lines.consumed
 
     def chunks(self, numeric: Sequence[str], passed: Sequence[str], *, wait: bool,
-               size: int = CHUNK_LINES) -> Iterator[Chunk]:
-        """The rows, ``numeric`` columns as float64 arrays and ``passed`` ones as written."""
+               size: int = CHUNK_LINES, dtype: Any = None) -> Iterator[Chunk]:
+        """The rows, ``numeric`` columns as float64 arrays and ``passed`` ones as written.  ``dtype``:
+        the precision the rows are run in (float32), a number it cannot hold being a bad cell."""
         if self.format != "jsonl":
-            yield from self._delimited_chunks(numeric, passed, wait, size)
+            yield from self._delimited_chunks(numeric, passed, wait, size, dtype)
             return
         parse = JsonChunks(self.name, self.columns, numeric, passed, self.underflows, self.lines, self.overflows,
-                           self._first_object)
+                           self._first_object, dtype)
         first = parse([self.header_text], self._first_line, [self._first_object])
         first.consumed = self.lines.consumed
         yield first
@@ -122,7 +123,7 @@ class RowReader:
                 yield chunk
 
     def _delimited_chunks(self, numeric: Sequence[str], passed: Sequence[str], wait: bool,
-                          size: int) -> Iterator[Chunk]:
+                          size: int, dtype: Any) -> Iterator[Chunk]:
         """CSV or TSV rows.  A quoted cell may hold line breaks, so a row may go on past the lines
         taken: the chunk ends before that row, whose lines are given back for the next one, or
         (when it is the chunk's only row) takes more lines until it ends.  Its cells are at most
@@ -130,7 +131,7 @@ class RowReader:
         With pyarrow, Arrow reads the blocks it reads as the ``csv`` module does (``arrow_csv``),
         and these lines go on from the first block it cannot."""
         parse = DelimitedChunks(self.name, SEPARATORS[self.format], self.columns, numeric, passed,
-                                 self.underflows, self.lines, self.overflows)
+                                 self.underflows, self.lines, self.overflows, dtype)
         pa_csv = arrow_csv()
         if pa_csv is not None:  # then on from wherever Arrow stops (the end, or a block it cannot read)
             yield from ArrowBlocks(self.lines, parse, pa_csv).chunks(size, wait)
