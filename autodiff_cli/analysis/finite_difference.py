@@ -29,8 +29,12 @@ Verdicts, per input (``InputCheck.verdict``):
   slopes whose gap does not shrink with the step (relu or abs at 0), reported even when
   the central difference happens to agree (abs at 0, whose derivative 0 is a convention);
 * ``inconclusive``: the finite difference cannot decide: no step keeps both points in the
-  domain, or the difference's error bar is larger than the tolerance at every step tried.
-  The reason says which; the gradient is neither confirmed nor accused.
+  domain, the difference's error bar is larger than the tolerance at every step tried, or
+  the estimates still change with the step down to the smallest step tried (the output
+  varies on a smaller scale than any step: sin at x = 1e7 in float32, whose floats are 1
+  apart).  In the last case the error bar is infinite: the table's own, however small,
+  measures nothing there.  The reason says which; the gradient is neither confirmed nor
+  accused.
 
 A point near a kink but not at it (relu at x = 1e-7) is differentiable, and passes once
 the steps are smaller than the distance to the kink (down to about 2e-10 * max(1, |x|)).
@@ -345,6 +349,9 @@ def judge_steps(
     size = max([abs(f0)] + [max(abs(r.up), abs(r.down)) for r in sweep.rows])
     noisy = rounding > _NOISE_SHARE * size
     estimate, decision = _judge(sweep.estimates, settled, reverse, rtol, atol, noisy)
+    # Unless some estimate settled to within rounding, the steps never became small against the
+    # scale on which the output varies, and the table's error bar measures nothing.
+    resolved = any(e.converging for e in sweep.estimates)
     fd, fd_error = estimate.value, estimate.error
     row = sweep.rows[estimate.row]
     errors = [abs(reverse - fd), abs(forward - fd)]
@@ -355,10 +362,16 @@ def judge_steps(
     probe = row if decision is not None else sweep.rows[-1]
     # Below the default tolerance a gap between the one-sided slopes is ordinary curvature
     # (about h * |f''|), not worth a diagnosis, however strict the caller's tolerance.
-    slopes = yield from _kink(x, probe.step, f0, probe.up, probe.down, rounding,
-                              max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)), precision)
+    # Nor, when no smaller step exists, do one-sided slopes tell a kink from an output that varies
+    # between neighbouring floats (sin at x = 2e17, whose floats are 32 apart).
+    at_spacing = sweep.rows[-1].step <= 2.0 * _ULPS * precision.ulp(x)
+    slopes = None if not resolved and at_spacing else (
+        yield from _kink(x, probe.step, f0, probe.up, probe.down, rounding,
+                         max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)), precision))
     verdict, reason = _verdict(name, x, reverse, forward, estimate, decision, slopes, sweep.rows, rounding,
-                               noisy, rtol, atol)
+                               noisy, rtol, atol, _Scale(resolved, precision.ulp(x)))
+    if verdict == INCONCLUSIVE and not resolved:
+        fd_error = math.inf  # no error bar can be given: the difference may be off by any amount
     if unbounded:
         verdict, reason = FAIL, unbounded
     return InputCheck(name, x, reverse, forward, fd, row.step, abs_error, rel_error, verdict == OK, reason,
@@ -416,7 +429,10 @@ def _judge(
     x = 1e15, where floats are 0.125 apart).  No decision: the estimate with the smallest
     error bar is shown and the input is inconclusive.  When the output itself is mostly
     rounding noise (sin(10*x) at x = 1e15, whose argument has lost every digit), nothing
-    is refuted either.
+    is refuted either.  The smallest row, which nothing smaller backs, refutes only when it
+    is not still changing either: at the smallest step float32 allows at x = 1e7 (6.0, where
+    its floats are 1 apart) the difference of sin settles on 0.043 +-1.5e-6, a precise-looking
+    average over a step nearly a period long, while cos(1e7) = -0.91.
     """
     agreeing = [estimate for estimate in estimates if settled(estimate)]
     if agreeing:
@@ -435,16 +451,26 @@ def _judge(
             if _agree(reverse, estimate.value, rtol, atol) and estimate.error <= tolerance:
                 return estimate, OK
             if (not noisy and abs(reverse - estimate.value) > tolerance + _CONFIDENCE * estimate.error
-                    and estimate.error <= max(_PRECISION_SHARE * tolerance, 0.01 * abs(estimate.value))):
+                    and estimate.error <= max(_PRECISION_SHARE * tolerance, 0.01 * abs(estimate.value))
+                    and (smaller or estimate.converging)):
                 # A difference known to 1% is enough to refute a gradient far outside it.
                 return estimate, FAIL
         smaller.append(estimate)
     return min(estimates, key=lambda e: e.error), None
 
 
+class _Scale(NamedTuple):
+    """Whether the steps became small against the output's scale (some estimate settled to
+    within rounding), and the gap between floats at x, which bounds how small a step can be."""
+
+    resolved: bool
+    spacing: float
+
+
 def _verdict(
     name: str, x: float, reverse: float, forward: float, estimate: _Estimate, decision: str | None,
     slopes: _Slopes | None, rows: list[_Row], rounding: float, noisy: bool, rtol: float, atol: float,
+    scale: _Scale = _Scale(True, 0.0),
 ) -> tuple[str, str | None]:
     fd, fd_error = estimate.value, estimate.error
     tolerance = atol + rtol * abs(fd)
@@ -479,12 +505,13 @@ def _verdict(
         return FAIL, f"{why}; {kink_text}"
     if decision == FAIL:
         return FAIL, f"{why}, and the difference is accurate to +-{fd_error:.2g}"
-    return INCONCLUSIVE, _uncertain(name, x, reverse, fd, fd_error, tolerance, rows, rounding, noisy, estimate)
+    return INCONCLUSIVE, _uncertain(name, x, reverse, fd, fd_error, tolerance, rows, rounding, noisy, estimate,
+                                    scale)
 
 
 def _uncertain(
     name: str, x: float, reverse: float, fd: float, fd_error: float, tolerance: float, rows: list[_Row],
-    rounding: float, noisy: bool, estimate: _Estimate,
+    rounding: float, noisy: bool, estimate: _Estimate, scale: _Scale,
 ) -> str:
     """Why the finite difference cannot decide, with the cause: noise, rounding or the step."""
     shown_reverse, shown_fd = _fmt_pair(reverse, fd)
@@ -493,6 +520,14 @@ def _uncertain(
         return (f"the program's output at {name} = {_fmt(x)} is mostly rounding error (about {rounding:.2g}), "
                 f"so no finite difference can confirm or refute reverse mode's {shown_reverse} (the best "
                 f"estimate is {shown_fd} +-{fd_error:.2g})")
+    if not scale.resolved:
+        # The table's own error bar (however small) is not shown: it measures nothing here.
+        floats = (f" ({smallest / scale.spacing:.3g} times the gap between floats there, {scale.spacing:.3g})"
+                  if smallest <= 2.0 * _ULPS * scale.spacing else "")
+        return (f"the finite difference {shown_fd} has no error bar to trust: the estimates still change from step "
+                f"to step down to the smallest step tried, {smallest:.3g}{floats}, so the output varies on a scale "
+                f"smaller than the steps, and reverse mode's {shown_reverse} can be neither confirmed nor refuted "
+                f"at {name} = {_fmt(x)}")
     if tolerance == 0.0:
         cause = "a tolerance of 0 needs a difference without any error, which rounding rules out"
     elif estimate.floor >= 0.5 * fd_error:

@@ -75,6 +75,31 @@ def test_a_difference_float32_cannot_resolve_is_warned_and_inconclusive(runner) 
     assert float64.exit_code == 0 and float64.stderr == ""
 
 
+@pytest.mark.parametrize("x", ["1e7", "3.1e7"])
+def test_a_step_nearly_a_period_of_sin_is_inconclusive_not_a_failure(runner, x) -> None:
+    # float32's numbers near 1e7 are 1 apart (2 near 3.1e7), so no step is smaller than a few
+    # units: every difference averages sin over most of a period and none is its slope.  The
+    # gradient, cos(x) in float32, is right; the check must not fail it (it did, at exit 1,
+    # with a difference "accurate to +-1.5e-06" that was 0.95 away from cos(1e7)).
+    point = F32(float(x))
+    assert np.spacing(point) >= 1.0
+    result = run(runner, "y = sin(x)", "--set", f"x={x}", "--dtype", "float32", "--format", "json")
+    assert result.exit_code == 3, result.output
+    (row,) = json.loads(result.stdout)["inputs"]
+    assert row["verdict"] == "inconclusive"
+    assert row["reverse"] == pytest.approx(float(np.cos(point)), rel=1e-6)  # float32's cos, by NumPy
+    assert row["step"] >= 4 * float(np.spacing(point))
+    truth = float(np.cos(np.float64(point)))
+    assert row["fd_error"] == "Infinity" or abs(row["finite_difference"] - truth) <= row["fd_error"]
+    assert "check inconclusive: x: " in result.stderr and "times the gap between floats there" in result.stderr
+
+
+def test_ordinary_float32_checks_still_pass_and_fail(runner) -> None:
+    for program, value in [("y = sin(x)", "1.5"), ("y = exp(x)*x", "0.3"), ("y = x*x*x", "20")]:
+        result = run(runner, program, "--set", f"x={value}", "--dtype", "float32")
+        assert result.exit_code == 0, (program, result.output)
+
+
 def test_a_kink_still_fails_in_float32(runner) -> None:
     result = run(runner, "y = relu(x)", "--set", "x=0", "--dtype", "float32")
     assert result.exit_code == 1
