@@ -538,8 +538,14 @@ def check_arrays(
             array[index] = value
             return value_at({name: array})
 
+        def slope(value: float) -> float:  # reverse mode's derivative with the entry at value
+            array = np.array(point[name], dtype=float)
+            array[index] = value
+            inputs = {**point, name: np.asarray(array, dtype=dtype)}
+            return float(run_forward(program, inputs, dtype=dtype).gradients(output, [name])[name][index])
+
         return judge_input(label, float(point[name][index]), float(grads[name][index]), forward, f0, moved, rtol,
-                          atol, rounding, precision)
+                          atol, rounding, precision, slope)
 
     def at_entries(picked: list[tuple[str, tuple[int, ...]]], done: int, total: int) -> list[InputCheck]:
         checks = []

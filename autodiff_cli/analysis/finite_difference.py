@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar
 
 from ..errors import AutodiffError
@@ -168,6 +168,9 @@ class InputCheck:
     reason: str | None = None
     verdict: str = OK
     fd_error: float | None = None
+    # FAIL because the difference refutes reverse mode (not a kink, a jump or the modes'
+    # disagreement): what the derivative's own variation over the step may still explain.
+    refuted: bool = False
 
 
 def _agree(analytic: float, numerical: float, rtol: float, atol: float) -> bool:
@@ -296,11 +299,54 @@ def _sweep(x: float, h0: float, rounding: float, settled: Callable[[_Estimate], 
 
 def judge_input(
     name: str, x: float, reverse: float, forward: float, f0: float, f: Function, rtol: float, atol: float,
-    rounding: float, precision: Precision = FLOAT64,
+    rounding: float, precision: Precision = FLOAT64, slope: Callable[[float], float] | None = None,
 ) -> InputCheck:
-    """One input's check, its points computed one by one by ``f(name, value)``."""
-    return answer_one_by_one(judge_steps(name, x, reverse, forward, f0, rtol, atol, rounding, precision),
+    """One input's check, its points computed one by one by ``f(name, value)``.  ``slope(value)``,
+    when given, is reverse mode's derivative at another value of the input: a refutation is
+    then kept only if the derivative does not itself vary over the step as much (``_varying``)."""
+    check = answer_one_by_one(judge_steps(name, x, reverse, forward, f0, rtol, atol, rounding, precision),
                               lambda value: f(name, value))
+    if not check.refuted or slope is None:
+        return check
+    return _varying(check, slope, precision) or check
+
+
+def _varying(check: InputCheck, slope: Callable[[float], float], precision: Precision) -> InputCheck | None:
+    """The refuting ``check`` made inconclusive when the derivative, as the program computes it,
+    varies within the step the difference was taken at by as much as the gap; else None.
+
+    A central difference over [x - h, x + h] is the mean of the derivative over it, which is
+    the mean over s in [0, h] of its even part, (f'(x + s) + f'(x - s)) / 2 (a slope that
+    changes linearly, as a quadratic's does, cancels).  When that even part itself (however
+    right or wrong the derivative) changes by more than the gap as s runs from 0 to h, the mean
+    is no measure of its value at s = 0, f'(x): x**2 * 1e-6 + sin(x) at x = 2.2e6 in float32,
+    whose rounding (about 2 in the output) hides sin below steps of a few hundred, while its
+    derivative swings by 2 over every step of 6.  It is sampled at s = h, h/2, h/4, ... down
+    to the smallest step the floats at x allow."""
+    assert check.value is not None and check.finite_difference is not None
+    x, gap = check.value, abs(check.reverse - check.finite_difference)
+    smallest = _ULPS * precision.ulp(x)
+    even = []
+    s = check.step
+    while s >= smallest and len(even) < _MAX_ROWS:
+        try:
+            both = (slope(precision.stored(x + s)) + slope(precision.stored(x - s))) / 2.0
+        except AutodiffError:
+            both = math.nan  # the program fails there: nothing to compare
+        if math.isfinite(both):
+            even.append(both)
+        s /= 2.0
+    if len(even) < 2 or max(even) - min(even) < gap:
+        return None
+    spread = max(even) - min(even)
+    shown_reverse, shown_fd = _fmt_pair(check.reverse, check.finite_difference)
+    reason = (f"reverse mode gives {shown_reverse} but the central difference gives {shown_fd}; yet the derivative "
+              f"itself, as the program computes it, varies by {spread:.3g} within the step {check.step:.3g} the "
+              f"difference was taken at, more than that gap, so the difference (a mean of the derivative over the "
+              f"step) can neither confirm nor refute reverse mode's {shown_reverse} at {check.name} = {_fmt(x)}: "
+              f"the output varies on a scale smaller than the steps {precision.name}'s rounding lets it resolve")
+    return replace(check, verdict=INCONCLUSIVE, ok=False, refuted=False, reason=reason,
+                   fd_error=max(check.fd_error or 0.0, spread))
 
 
 def answer_one_by_one(steps: Steps[InputCheck], f: Callable[[float], float]) -> InputCheck:
@@ -368,14 +414,14 @@ def judge_steps(
     slopes = None if not resolved and at_spacing else (
         yield from _kink(x, probe.step, f0, probe.up, probe.down, rounding,
                          max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)), precision))
-    verdict, reason = _verdict(name, x, reverse, forward, estimate, decision, slopes, sweep.rows, rounding,
-                               noisy, rtol, atol, _Scale(resolved, precision.ulp(x)))
+    verdict, reason, refuted = _verdict(name, x, reverse, forward, estimate, decision, slopes, sweep.rows,
+                                        rounding, noisy, rtol, atol, _Scale(resolved, precision.ulp(x)))
     if verdict == INCONCLUSIVE and not resolved:
         fd_error = math.inf  # no error bar can be given: the difference may be off by any amount
     if unbounded:
-        verdict, reason = FAIL, unbounded
+        verdict, reason, refuted = FAIL, unbounded, False
     return InputCheck(name, x, reverse, forward, fd, row.step, abs_error, rel_error, verdict == OK, reason,
-                      verdict, fd_error)
+                      verdict, fd_error, refuted)
 
 
 def _first_step(
@@ -471,6 +517,21 @@ def _verdict(
     name: str, x: float, reverse: float, forward: float, estimate: _Estimate, decision: str | None,
     slopes: _Slopes | None, rows: list[_Row], rounding: float, noisy: bool, rtol: float, atol: float,
     scale: _Scale = _Scale(True, 0.0),
+) -> tuple[str, str | None, bool]:
+    """The verdict, its reason, and whether it is the difference's refutation of reverse mode."""
+    verdict, reason = _verdict_and_reason(name, x, reverse, forward, estimate, decision, slopes, rows, rounding,
+                                          noisy, rtol, atol, scale)
+    refuted = verdict == FAIL and decision == FAIL and reason is not None and _REFUTED in reason
+    return verdict, reason, refuted
+
+
+_REFUTED = ", and the difference is accurate to +-"
+
+
+def _verdict_and_reason(
+    name: str, x: float, reverse: float, forward: float, estimate: _Estimate, decision: str | None,
+    slopes: _Slopes | None, rows: list[_Row], rounding: float, noisy: bool, rtol: float, atol: float,
+    scale: _Scale,
 ) -> tuple[str, str | None]:
     fd, fd_error = estimate.value, estimate.error
     tolerance = atol + rtol * abs(fd)
@@ -504,7 +565,7 @@ def _verdict(
     if kink_text:
         return FAIL, f"{why}; {kink_text}"
     if decision == FAIL:
-        return FAIL, f"{why}, and the difference is accurate to +-{fd_error:.2g}"
+        return FAIL, f"{why}{_REFUTED}{fd_error:.2g}"
     return INCONCLUSIVE, _uncertain(name, x, reverse, fd, fd_error, tolerance, rows, rounding, noisy, estimate,
                                     scale)
 
