@@ -326,7 +326,7 @@ def _varying(check: InputCheck, slope: Callable[[float], float], precision: Prec
     assert check.value is not None and check.finite_difference is not None
     x, gap = check.value, abs(check.reverse - check.finite_difference)
     smallest = _ULPS * precision.ulp(x)
-    even = []
+    even: list[float] = []
     s = check.step
     while s >= smallest and len(even) < _MAX_ROWS:
         try:
@@ -516,16 +516,15 @@ class _Scale(NamedTuple):
 def _verdict(
     name: str, x: float, reverse: float, forward: float, estimate: _Estimate, decision: str | None,
     slopes: _Slopes | None, rows: list[_Row], rounding: float, noisy: bool, rtol: float, atol: float,
-    scale: _Scale = _Scale(True, 0.0),
+    scale: _Scale,
 ) -> tuple[str, str | None, bool]:
     """The verdict, its reason, and whether it is the difference's refutation of reverse mode."""
     verdict, reason = _verdict_and_reason(name, x, reverse, forward, estimate, decision, slopes, rows, rounding,
                                           noisy, rtol, atol, scale)
-    refuted = verdict == FAIL and decision == FAIL and reason is not None and _REFUTED in reason
-    return verdict, reason, refuted
+    return (FAIL, reason, True) if verdict == _REFUTED else (verdict, reason, False)
 
 
-_REFUTED = ", and the difference is accurate to +-"
+_REFUTED = "refuted"  # _verdict_and_reason's FAIL by the difference alone (see ``InputCheck.refuted``)
 
 
 def _verdict_and_reason(
@@ -565,7 +564,7 @@ def _verdict_and_reason(
     if kink_text:
         return FAIL, f"{why}; {kink_text}"
     if decision == FAIL:
-        return FAIL, f"{why}{_REFUTED}{fd_error:.2g}"
+        return _REFUTED, f"{why}, and the difference is accurate to +-{fd_error:.2g}"
     return INCONCLUSIVE, _uncertain(name, x, reverse, fd, fd_error, tolerance, rows, rounding, noisy, estimate,
                                     scale)
 

@@ -18,8 +18,8 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Source, listed, printable
-from .streams import names_stdin, stdin_is_piped
 from .set_values import set_value_in_precision
+from .streams import names_stdin, stdin_is_piped
 from .text import read_file, read_stdin, smallest_float
 from .values import key_position, read_values, values_in_precision
 

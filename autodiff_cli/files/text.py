@@ -11,8 +11,8 @@ from typing import Any, BinaryIO
 from ..errors import InputError, Position, Source
 from .streams import waiting_notice
 
-__all__ = ["LineSource", "decode", "float_noting_underflows", "flushed_to_zero", "not_utf8", "read_file", "read_stdin",
-           "outside_precision", "smallest_float", "taken_as_zero", "underflows"]
+__all__ = ["LineSource", "decode", "float_noting_underflows", "flushed_to_zero", "not_utf8", "outside_precision",
+           "read_file", "read_stdin", "smallest_float", "taken_as_zero", "underflows"]
 
 class LineSource(Source):
     """One line of a file, as an error excerpt shows it: the one line is all it holds."""
