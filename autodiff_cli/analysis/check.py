@@ -523,7 +523,13 @@ def check_arrays(
         def moved(_name: str, t: float) -> float:
             return value_at({name: point[name] + t * v for name, v in direction.items()})
 
-        check = judge_input(f"{DIRECTION}{number}", 0.0, reverse, forward, f0, moved, rtol, atol, rounding, precision)
+        def slope(t: float) -> float:  # reverse mode's derivative along the direction, t along it
+            inputs = {**point, **{name: np.asarray(point[name] + t * v, dtype=dtype) for name, v in direction.items()}}
+            moved_grads = run_forward(program, inputs, dtype=dtype).gradients(output, list(direction))
+            return math.fsum(float(np.sum(moved_grads[name] * v)) for name, v in direction.items())
+
+        check = judge_input(f"{DIRECTION}{number}", 0.0, reverse, forward, f0, moved, rtol, atol, rounding, precision,
+                            slope)
         _tell(progress, number, total)
         return replace(check, value=None)  # a direction has no input value of its own (shown "-")
 

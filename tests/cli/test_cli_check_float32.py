@@ -111,12 +111,25 @@ def test_a_wiggle_below_float32s_rounding_is_inconclusive_not_a_failure(runner, 
     assert "check inconclusive: x: " in result.stderr and "the derivative itself" in result.stderr
 
 
+def test_a_wiggle_below_rounding_fails_no_random_direction_either(runner) -> None:
+    # A tensor program is checked along random directions too: along each, the derivative (by
+    # reverse mode at points along it) swings as cos(x[0]) does, so no direction is refuted.
+    result = run(runner, "y = sum(x**2 * 1e-6 + sin(x))", "--set", "x=[2.2e6, 2]", "--dtype", "float32",
+                 "--format", "json")
+    assert result.exit_code == 3, result.output
+    rows = json.loads(result.stdout)["inputs"]
+    assert [row["verdict"] for row in rows if row["name"].startswith("direction")] == ["inconclusive"] * 2
+    assert "check failed" not in result.stderr
+
+
 def test_a_refutation_stands_where_the_derivative_does_not_vary(runner) -> None:
     # relu(x) - relu(-x) is x: slope 1 on both sides of 0, where reverse mode says 0 (relu'(0) = 0
     # twice).  The derivative away from 0 is 1 at every step, so the difference of 1 refutes it.
     result = run(runner, "y = relu(x) - relu(-x)", "--set", "x=0", "--dtype", "float32")
     assert result.exit_code == 1, result.output
     assert "check failed: x: reverse mode gives 0 but the central difference gives 1" in result.stderr
+    along = run(runner, "y = sum(relu(x) - relu(-x))", "--set", "x=[0, 0]", "--dtype", "float32")
+    assert along.exit_code == 1 and "check failed: direction 1: reverse mode gives 0" in along.stderr
 
 
 def test_ordinary_float32_checks_still_pass_and_fail(runner) -> None:
