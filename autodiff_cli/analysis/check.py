@@ -523,7 +523,13 @@ def check_arrays(
         def moved(_name: str, t: float) -> float:
             return value_at({name: point[name] + t * v for name, v in direction.items()})
 
-        check = judge_input(f"{DIRECTION}{number}", 0.0, reverse, forward, f0, moved, rtol, atol, rounding, precision)
+        def slope(t: float) -> float:  # reverse mode's derivative along the direction, t along it
+            inputs = {**point, **{name: np.asarray(point[name] + t * v, dtype=dtype) for name, v in direction.items()}}
+            moved_grads = run_forward(program, inputs, dtype=dtype).gradients(output, list(direction))
+            return math.fsum(float(np.sum(moved_grads[name] * v)) for name, v in direction.items())
+
+        check = judge_input(f"{DIRECTION}{number}", 0.0, reverse, forward, f0, moved, rtol, atol, rounding, precision,
+                            slope)
         _tell(progress, number, total)
         return replace(check, value=None)  # a direction has no input value of its own (shown "-")
 
@@ -538,8 +544,14 @@ def check_arrays(
             array[index] = value
             return value_at({name: array})
 
+        def slope(value: float) -> float:  # reverse mode's derivative with the entry at value
+            array = np.array(point[name], dtype=float)
+            array[index] = value
+            inputs = {**point, name: np.asarray(array, dtype=dtype)}
+            return float(run_forward(program, inputs, dtype=dtype).gradients(output, [name])[name][index])
+
         return judge_input(label, float(point[name][index]), float(grads[name][index]), forward, f0, moved, rtol,
-                          atol, rounding, precision)
+                          atol, rounding, precision, slope)
 
     def at_entries(picked: list[tuple[str, tuple[int, ...]]], done: int, total: int) -> list[InputCheck]:
         checks = []

@@ -29,8 +29,12 @@ Verdicts, per input (``InputCheck.verdict``):
   slopes whose gap does not shrink with the step (relu or abs at 0), reported even when
   the central difference happens to agree (abs at 0, whose derivative 0 is a convention);
 * ``inconclusive``: the finite difference cannot decide: no step keeps both points in the
-  domain, or the difference's error bar is larger than the tolerance at every step tried.
-  The reason says which; the gradient is neither confirmed nor accused.
+  domain, the difference's error bar is larger than the tolerance at every step tried, or
+  the estimates still change with the step down to the smallest step tried (the output
+  varies on a smaller scale than any step: sin at x = 1e7 in float32, whose floats are 1
+  apart).  In the last case the error bar is infinite: the table's own, however small,
+  measures nothing there.  The reason says which; the gradient is neither confirmed nor
+  accused.
 
 A point near a kink but not at it (relu at x = 1e-7) is differentiable, and passes once
 the steps are smaller than the distance to the kink (down to about 2e-10 * max(1, |x|)).
@@ -47,7 +51,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar
 
 from ..errors import AutodiffError
@@ -164,6 +168,9 @@ class InputCheck:
     reason: str | None = None
     verdict: str = OK
     fd_error: float | None = None
+    # FAIL because the difference refutes reverse mode (not a kink, a jump or the modes'
+    # disagreement): what the derivative's own variation over the step may still explain.
+    refuted: bool = False
 
 
 def _agree(analytic: float, numerical: float, rtol: float, atol: float) -> bool:
@@ -292,11 +299,54 @@ def _sweep(x: float, h0: float, rounding: float, settled: Callable[[_Estimate], 
 
 def judge_input(
     name: str, x: float, reverse: float, forward: float, f0: float, f: Function, rtol: float, atol: float,
-    rounding: float, precision: Precision = FLOAT64,
+    rounding: float, precision: Precision = FLOAT64, slope: Callable[[float], float] | None = None,
 ) -> InputCheck:
-    """One input's check, its points computed one by one by ``f(name, value)``."""
-    return answer_one_by_one(judge_steps(name, x, reverse, forward, f0, rtol, atol, rounding, precision),
+    """One input's check, its points computed one by one by ``f(name, value)``.  ``slope(value)``,
+    when given, is reverse mode's derivative at another value of the input: a refutation is
+    then kept only if the derivative does not itself vary over the step as much (``_varying``)."""
+    check = answer_one_by_one(judge_steps(name, x, reverse, forward, f0, rtol, atol, rounding, precision),
                               lambda value: f(name, value))
+    if not check.refuted or slope is None:
+        return check
+    return _varying(check, slope, precision) or check
+
+
+def _varying(check: InputCheck, slope: Callable[[float], float], precision: Precision) -> InputCheck | None:
+    """The refuting ``check`` made inconclusive when the derivative, as the program computes it,
+    varies within the step the difference was taken at by as much as the gap; else None.
+
+    A central difference over [x - h, x + h] is the mean of the derivative over it, which is
+    the mean over s in [0, h] of its even part, (f'(x + s) + f'(x - s)) / 2 (a slope that
+    changes linearly, as a quadratic's does, cancels).  When that even part itself (however
+    right or wrong the derivative) changes by more than the gap as s runs from 0 to h, the mean
+    is no measure of its value at s = 0, f'(x): x**2 * 1e-6 + sin(x) at x = 2.2e6 in float32,
+    whose rounding (about 2 in the output) hides sin below steps of a few hundred, while its
+    derivative swings by 2 over every step of 6.  It is sampled at s = h, h/2, h/4, ... down
+    to the smallest step the floats at x allow."""
+    assert check.value is not None and check.finite_difference is not None
+    x, gap = check.value, abs(check.reverse - check.finite_difference)
+    smallest = _ULPS * precision.ulp(x)
+    even: list[float] = []
+    s = check.step
+    while s >= smallest and len(even) < _MAX_ROWS:
+        try:
+            both = (slope(precision.stored(x + s)) + slope(precision.stored(x - s))) / 2.0
+        except AutodiffError:
+            both = math.nan  # the program fails there: nothing to compare
+        if math.isfinite(both):
+            even.append(both)
+        s /= 2.0
+    if len(even) < 2 or max(even) - min(even) < gap:
+        return None
+    spread = max(even) - min(even)
+    shown_reverse, shown_fd = _fmt_pair(check.reverse, check.finite_difference)
+    reason = (f"reverse mode gives {shown_reverse} but the central difference gives {shown_fd}; yet the derivative "
+              f"itself, as the program computes it, varies by {spread:.3g} within the step {check.step:.3g} the "
+              f"difference was taken at, more than that gap, so the difference (a mean of the derivative over the "
+              f"step) can neither confirm nor refute reverse mode's {shown_reverse} at {check.name} = {_fmt(x)}: "
+              f"the output varies on a scale smaller than the steps {precision.name}'s rounding lets it resolve")
+    return replace(check, verdict=INCONCLUSIVE, ok=False, refuted=False, reason=reason,
+                   fd_error=max(check.fd_error or 0.0, spread))
 
 
 def answer_one_by_one(steps: Steps[InputCheck], f: Callable[[float], float]) -> InputCheck:
@@ -345,6 +395,9 @@ def judge_steps(
     size = max([abs(f0)] + [max(abs(r.up), abs(r.down)) for r in sweep.rows])
     noisy = rounding > _NOISE_SHARE * size
     estimate, decision = _judge(sweep.estimates, settled, reverse, rtol, atol, noisy)
+    # Unless some estimate settled to within rounding, the steps never became small against the
+    # scale on which the output varies, and the table's error bar measures nothing.
+    resolved = any(e.converging for e in sweep.estimates)
     fd, fd_error = estimate.value, estimate.error
     row = sweep.rows[estimate.row]
     errors = [abs(reverse - fd), abs(forward - fd)]
@@ -355,14 +408,20 @@ def judge_steps(
     probe = row if decision is not None else sweep.rows[-1]
     # Below the default tolerance a gap between the one-sided slopes is ordinary curvature
     # (about h * |f''|), not worth a diagnosis, however strict the caller's tolerance.
-    slopes = yield from _kink(x, probe.step, f0, probe.up, probe.down, rounding,
-                              max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)), precision)
-    verdict, reason = _verdict(name, x, reverse, forward, estimate, decision, slopes, sweep.rows, rounding,
-                               noisy, rtol, atol)
+    # Nor, when no smaller step exists, do one-sided slopes tell a kink from an output that varies
+    # between neighbouring floats (sin at x = 2e17, whose floats are 32 apart).
+    at_spacing = sweep.rows[-1].step <= 2.0 * _ULPS * precision.ulp(x)
+    slopes = None if not resolved and at_spacing else (
+        yield from _kink(x, probe.step, f0, probe.up, probe.down, rounding,
+                         max(atol + rtol * abs(fd), DEFAULT_ATOL + DEFAULT_RTOL * abs(fd)), precision))
+    verdict, reason, refuted = _verdict(name, x, reverse, forward, estimate, decision, slopes, sweep.rows,
+                                        rounding, noisy, rtol, atol, _Scale(resolved, precision.ulp(x)))
+    if verdict == INCONCLUSIVE and not resolved:
+        fd_error = math.inf  # no error bar can be given: the difference may be off by any amount
     if unbounded:
-        verdict, reason = FAIL, unbounded
+        verdict, reason, refuted = FAIL, unbounded, False
     return InputCheck(name, x, reverse, forward, fd, row.step, abs_error, rel_error, verdict == OK, reason,
-                      verdict, fd_error)
+                      verdict, fd_error, refuted)
 
 
 def _first_step(
@@ -416,7 +475,10 @@ def _judge(
     x = 1e15, where floats are 0.125 apart).  No decision: the estimate with the smallest
     error bar is shown and the input is inconclusive.  When the output itself is mostly
     rounding noise (sin(10*x) at x = 1e15, whose argument has lost every digit), nothing
-    is refuted either.
+    is refuted either.  The smallest row, which nothing smaller backs, refutes only when it
+    is not still changing either: at the smallest step float32 allows at x = 1e7 (6.0, where
+    its floats are 1 apart) the difference of sin settles on 0.043 +-1.5e-6, a precise-looking
+    average over a step nearly a period long, while cos(1e7) = -0.91.
     """
     agreeing = [estimate for estimate in estimates if settled(estimate)]
     if agreeing:
@@ -435,16 +497,40 @@ def _judge(
             if _agree(reverse, estimate.value, rtol, atol) and estimate.error <= tolerance:
                 return estimate, OK
             if (not noisy and abs(reverse - estimate.value) > tolerance + _CONFIDENCE * estimate.error
-                    and estimate.error <= max(_PRECISION_SHARE * tolerance, 0.01 * abs(estimate.value))):
+                    and estimate.error <= max(_PRECISION_SHARE * tolerance, 0.01 * abs(estimate.value))
+                    and (smaller or estimate.converging)):
                 # A difference known to 1% is enough to refute a gradient far outside it.
                 return estimate, FAIL
         smaller.append(estimate)
     return min(estimates, key=lambda e: e.error), None
 
 
+class _Scale(NamedTuple):
+    """Whether the steps became small against the output's scale (some estimate settled to
+    within rounding), and the gap between floats at x, which bounds how small a step can be."""
+
+    resolved: bool
+    spacing: float
+
+
 def _verdict(
     name: str, x: float, reverse: float, forward: float, estimate: _Estimate, decision: str | None,
     slopes: _Slopes | None, rows: list[_Row], rounding: float, noisy: bool, rtol: float, atol: float,
+    scale: _Scale,
+) -> tuple[str, str | None, bool]:
+    """The verdict, its reason, and whether it is the difference's refutation of reverse mode."""
+    verdict, reason = _verdict_and_reason(name, x, reverse, forward, estimate, decision, slopes, rows, rounding,
+                                          noisy, rtol, atol, scale)
+    return (FAIL, reason, True) if verdict == _REFUTED else (verdict, reason, False)
+
+
+_REFUTED = "refuted"  # _verdict_and_reason's FAIL by the difference alone (see ``InputCheck.refuted``)
+
+
+def _verdict_and_reason(
+    name: str, x: float, reverse: float, forward: float, estimate: _Estimate, decision: str | None,
+    slopes: _Slopes | None, rows: list[_Row], rounding: float, noisy: bool, rtol: float, atol: float,
+    scale: _Scale,
 ) -> tuple[str, str | None]:
     fd, fd_error = estimate.value, estimate.error
     tolerance = atol + rtol * abs(fd)
@@ -478,13 +564,14 @@ def _verdict(
     if kink_text:
         return FAIL, f"{why}; {kink_text}"
     if decision == FAIL:
-        return FAIL, f"{why}, and the difference is accurate to +-{fd_error:.2g}"
-    return INCONCLUSIVE, _uncertain(name, x, reverse, fd, fd_error, tolerance, rows, rounding, noisy, estimate)
+        return _REFUTED, f"{why}, and the difference is accurate to +-{fd_error:.2g}"
+    return INCONCLUSIVE, _uncertain(name, x, reverse, fd, fd_error, tolerance, rows, rounding, noisy, estimate,
+                                    scale)
 
 
 def _uncertain(
     name: str, x: float, reverse: float, fd: float, fd_error: float, tolerance: float, rows: list[_Row],
-    rounding: float, noisy: bool, estimate: _Estimate,
+    rounding: float, noisy: bool, estimate: _Estimate, scale: _Scale,
 ) -> str:
     """Why the finite difference cannot decide, with the cause: noise, rounding or the step."""
     shown_reverse, shown_fd = _fmt_pair(reverse, fd)
@@ -493,6 +580,14 @@ def _uncertain(
         return (f"the program's output at {name} = {_fmt(x)} is mostly rounding error (about {rounding:.2g}), "
                 f"so no finite difference can confirm or refute reverse mode's {shown_reverse} (the best "
                 f"estimate is {shown_fd} +-{fd_error:.2g})")
+    if not scale.resolved:
+        # The table's own error bar (however small) is not shown: it measures nothing here.
+        floats = (f" ({smallest / scale.spacing:.3g} times the gap between floats there, {scale.spacing:.3g})"
+                  if smallest <= 2.0 * _ULPS * scale.spacing else "")
+        return (f"the finite difference {shown_fd} has no error bar to trust: the estimates still change from step "
+                f"to step down to the smallest step tried, {smallest:.3g}{floats}, so the output varies on a scale "
+                f"smaller than the steps, and reverse mode's {shown_reverse} can be neither confirmed nor refuted "
+                f"at {name} = {_fmt(x)}")
     if tolerance == 0.0:
         cause = "a tolerance of 0 needs a difference without any error, which rounding rules out"
     elif estimate.floor >= 0.5 * fd_error:

@@ -273,12 +273,18 @@ def load_inputs_and_values_source(
     """``load_inputs``, and the text of the values file as it was read (None without --values),
     for a command that writes the values back (``fit``: see ``value_literals``)."""
     from ..files.program_inputs import UsageMistake, load_program_and_values
+    from ..files.set_values import BadValue
 
+    # The values are checked in the precision the run takes them in: the command's --dtype.
+    ctx = click.get_current_context(silent=True)
+    dtype = (ctx.params.get("dtype") if ctx is not None else None) or "float64"
     try:
         return load_program_and_values(source, expr, file, assignments, values_file,
-                                       warn=warn, notify=notify, progress=Progress)
+                                       warn=warn, notify=notify, progress=Progress, dtype=dtype)
     except UsageMistake as error:
         raise click.UsageError(str(error)) from None
+    except BadValue as error:  # a --set value the precision cannot hold, said as the option's error
+        raise click.BadParameter(str(error), ctx, param_hint="'--set'") from None
 
 
 def name_list(items: tuple[str, ...]) -> list[str]:

@@ -18,9 +18,10 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Source, listed, printable
+from .set_values import set_value_in_precision
 from .streams import names_stdin, stdin_is_piped
-from .text import read_file, read_stdin
-from .values import key_position, read_values
+from .text import read_file, read_stdin, smallest_float
+from .values import key_position, read_values, values_in_precision
 
 if TYPE_CHECKING:
     from ..language.program import Program
@@ -44,26 +45,32 @@ _BARE_NAME = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*\Z")
 
 def load_program_and_values(
     source: str | None, expr: str | None, file: str | None, assignments: dict[str, Any], values_file: str | None,
-    *, warn: Warn, notify: Notify, progress: ProgressBar,
+    *, warn: Warn, notify: Notify, progress: ProgressBar, dtype: str = "float64",
 ) -> tuple[Program, dict[str, Any], Source | None]:
     """The parsed program, the input values (--values, then --set on top), and the text of the
     values file as it was read (None without --values), for a command that writes the values
     back.  A value for a name the program computes, or of another shape than its input's
-    default, is an error said against where it was given: the values file (at its key) or --set."""
+    default, is an error said against where it was given: the values file (at its key) or --set.
+    So is a number too large for ``dtype``, the precision the run takes the values in (a
+    ``set_values.BadValue`` for --set); a number ``dtype`` takes as 0 is warned about, there
+    and in the program, as float64's are."""
     _stdin_once(source, expr, file, values_file)
     program_source = read_program(source, expr, file, notify)
     program = _parse_source(source, program_source, warn, progress)
-    _warn_about_tiny_numbers(program_source, warn)
+    _warn_about_tiny_numbers(program_source, warn, dtype)
     values: dict[str, Any] = {}
     values_source = None
     if values_file:
         values, values_source, warnings = read_values(values_file, notify)
         warn(warnings)
         _refuse_computed(program, values, values_source)
-        _refuse_other_shapes(program, {name: values[name] for name in values if name not in assignments},
-                             values_source)
+        from_file = {name: values[name] for name in values if name not in assignments}
+        _refuse_other_shapes(program, from_file, values_source)
+        warn(values_in_precision(from_file, values_source, dtype))
     _refuse_computed(program, assignments, None)
     _refuse_other_shapes(program, assignments, None)
+    for name, value in assignments.items():
+        set_value_in_precision(name, value, dtype, warn)
     values.update(assignments)
     return program, values, values_source
 
@@ -146,11 +153,12 @@ def _stdin_once(source: str | None, expr: str | None, file: str | None, values_f
                            "name a file for one of them")
 
 
-def _warn_about_tiny_numbers(program_source: Source, warn: Warn) -> None:
+def _warn_about_tiny_numbers(program_source: Source, warn: Warn, dtype: str = "float64") -> None:
     from ..language.compiler import tiny_numbers
 
-    warn([f"{printable(program_source.name)}:{line}:{column}: {literal} is smaller than the smallest float "
-          "(about 5e-324), so it is taken as 0" for line, column, literal in tiny_numbers(program_source.text)])
+    warn([f"{printable(program_source.name)}:{line}:{column}: {literal} is smaller than the smallest "
+          f"{smallest_float(dtype)}, so it is taken as 0" for line, column, literal in tiny_numbers(program_source.text,
+                                                                                                    dtype)])
 
 
 def _refuse_computed(program: Program, values: dict[str, Any], values_source: Source | None) -> None:

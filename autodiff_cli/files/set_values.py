@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import listed
-from .text import underflows
+from .text import outside_precision, taken_as_zero, underflows
 
-__all__ = ["NAME", "NUMBER", "BadValue", "parse_number", "parse_value"]
+__all__ = ["NAME", "NUMBER", "BadValue", "parse_number", "parse_value", "set_value_in_precision"]
 
 Warn = Callable[[list[str]], None]
 
@@ -54,6 +54,19 @@ def parse_number(text: str, what: str, warn: Warn, name: str | None = None) -> f
     if underflows(text, value):
         warn([f"{what}: {text} is smaller than the smallest float (about 5e-324), so it is taken as 0"])
     return value
+
+
+def set_value_in_precision(name: str, value: Any, dtype: str, warn: Warn) -> None:
+    """Check the value --set gives ``name`` in the precision the run takes it in (float32: the
+    command's --dtype): a BadValue for an entry too large for it, a warning for each it takes as
+    0, as float64's own limits are said when the value is read (``parse_value``)."""
+    too_large, zeroed, shown = outside_precision(value, dtype)
+    what = f"value of {name}"
+    if too_large is not None:
+        entry, reason, hint = too_large
+        raise BadValue(f"{what}: {entry} is {reason}; {hint}")
+    if zeroed:
+        warn([taken_as_zero(what, shown, zeroed, dtype, "so it is taken as 0" if zeroed == 1 else "so taken as 0")])
 
 
 def _tensor_advice(text: str, name: str | None) -> str:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ..errors import InputError, Position, Source
 from .streams import waiting_notice
 
-__all__ = ["LineSource", "decode", "float_noting_underflows", "not_utf8", "read_file", "read_stdin", "underflows"]
+__all__ = ["LineSource", "decode", "float_noting_underflows", "flushed_to_zero", "not_utf8", "outside_precision",
+           "read_file", "read_stdin", "smallest_float", "taken_as_zero", "underflows"]
 
 class LineSource(Source):
     """One line of a file, as an error excerpt shows it: the one line is all it holds."""
@@ -133,3 +134,62 @@ def float_noting_underflows(found: list[str]) -> Callable[[str], float]:
         return value
 
     return parse_float
+
+
+# The smallest number above 0 of each precision, as the warnings say it.
+_SMALLEST = {"float64": "float (about 5e-324)", "float32": "float32 (about 1.4e-45)"}
+
+
+def smallest_float(dtype: str = "float64") -> str:
+    """'float (about 5e-324)': the smallest number above 0 that ``dtype`` holds, for a warning
+    that a number smaller than it is taken as 0."""
+    return _SMALLEST[dtype]
+
+
+def flushed_to_zero(values: Any, dtype: str) -> Any:
+    """Where the float64 ``values`` (an array) are not 0 but become 0 in ``dtype`` (1e-50 in
+    float32), as a boolean array; float64 itself loses none of them."""
+    import numpy as np
+
+    wide = np.asarray(values, dtype=float)
+    if dtype == "float64":
+        return np.zeros(wide.shape, dtype=bool)
+    with np.errstate(over="ignore"):  # a number too large becomes inf, not 0: said elsewhere
+        return (wide.astype(dtype) == 0) & (wide != 0)
+
+
+def outside_precision(value: Any, dtype: str) -> tuple[tuple[str, str, str] | None, int, list[str]]:
+    """What ``dtype`` cannot hold of a value given to an input (a float or an ``ArrayLiteral``):
+    its first entry too large for it, as (the entry: '1e39 at entry [1, 1]', why, the hint), or
+    None; how many of its entries it rounds to 0, and the first few ('1e-50 at entry [0]').
+    Nothing in float64, whose limits the reading of the value applied already."""
+    if dtype == "float64":
+        return None, 0, []
+    import numpy as np
+
+    from ..execute.interpreter import as_array, beyond_range, narrowed
+
+    wide = as_array(value)
+
+    def entry(index: int) -> str:
+        return "" if wide.ndim == 0 else f" at entry [{', '.join(str(int(i)) for i in np.unravel_index(index, wide.shape))}]"
+
+    too_large = None
+    _, lost = narrowed(wide, np.dtype(dtype))
+    if lost is not None:
+        shown, reason, hint = beyond_range(wide.flat[lost], dtype)
+        too_large = (f"{shown}{entry(lost)}", reason, hint)
+    zeroed = np.flatnonzero(flushed_to_zero(wide, dtype))
+    return too_large, len(zeroed), [f"{float(wide.flat[i])!r}{entry(i)}" for i in zeroed[:_TINY_SHOWN]]
+
+
+_TINY_SHOWN = 5
+
+
+def taken_as_zero(where: str, shown: list[str], count: int, dtype: str, ending: str = "so taken as 0") -> str:
+    """The warning that ``count`` numbers given at ``where``, the first of them ``shown``, are
+    taken as 0 in ``dtype``: 'value of x: 1e-50 is smaller than the smallest float32 (about
+    1.4e-45), so taken as 0'."""
+    more = f" and {count - len(shown):,} more" if count > len(shown) else ""
+    return (f"{where}: {', '.join(shown)}{more} {'is' if count == 1 else 'are'} smaller than the smallest "
+            f"{smallest_float(dtype)}, {ending}")

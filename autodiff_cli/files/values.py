@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import InputError, Position, Source, listed
-from .text import float_noting_underflows, read_file, read_stdin
+from .text import float_noting_underflows, outside_precision, read_file, read_stdin, taken_as_zero
 
-__all__ = ["DuplicateKey", "key_position", "object_without_duplicates", "read_values", "value_literals"]
+__all__ = ["DuplicateKey", "key_position", "object_without_duplicates", "read_values", "value_literals",
+           "values_in_precision"]
 
 
 def read_values(path: str, notify: Callable[[str], None]) -> tuple[dict[str, float], Source, list[str]]:
@@ -60,6 +61,24 @@ def read_values(path: str, notify: Callable[[str], None]) -> tuple[dict[str, flo
         warnings.append(f"{source.name}: {listed(underflows, 5)} {verb} smaller than the smallest float "
                         "(about 5e-324), so taken as 0")
     return document, source, warnings
+
+
+def values_in_precision(values: dict[str, Any], source: Source, dtype: str) -> list[str]:
+    """Check a values file's ``values`` (those a --set does not replace) in the precision the run
+    takes them in (float32: the command's --dtype), as ``read_values`` checks them in float64:
+    an InputError at the key of the first entry too large for it, and the warnings for the
+    entries it takes as 0."""
+    shown: list[str] = []
+    count = 0
+    for key, value in values.items():
+        too_large, zeroed, first = outside_precision(value, dtype)
+        if too_large is not None:
+            entry, reason, hint = too_large
+            raise InputError(f"the value of {key!r} holds {entry}, {reason}", key_position(source.text, key), source,
+                             hint)
+        shown.extend(f"{text} (of {key!r})" for text in first[:5 - len(shown)])
+        count += zeroed
+    return [taken_as_zero(source.name, shown, count, dtype)] if count else []
 
 
 def _is_npy(path: str) -> bool:

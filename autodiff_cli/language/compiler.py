@@ -127,16 +127,20 @@ def grammar_text() -> str:
 
 
 @cache
-def tiny_numbers(text: str) -> list[tuple[int, int, str]]:
+def tiny_numbers(text: str, dtype: str = "float64") -> list[tuple[int, int, str]]:
     """The line, column and text of each number written in the program ``text`` that is too
-    small for a float, so that it is read as 0 (``1e-400``).
+    small for a float, so that it is read as 0 (``1e-400``; in float32, ``1e-50``).
 
     Nearly every program has none, which one search says (an exponent of -100 or below, or
     200 zeros in a row, which any such number with a larger exponent has); only then is the text scanned, with the grammar's own patterns for
     comments, names and numbers, so that neither '# 1e-400' nor a name is taken for one.
     """
-    if not any(pattern.search(text) for pattern in _MAY_BE_TINY) and "0" * 200 not in text:
+    float32 = dtype == "float32"
+    if not float32 and not any(pattern.search(text) for pattern in _MAY_BE_TINY) and "0" * 200 not in text:
         return []
+    if float32 and not _MAY_BE_TINY_IN_FLOAT32.search(text) and "0" * 40 not in text:
+        return []
+    stored = _in_float32 if float32 else float
     patterns = {name: re.findall(rf"^{name}: /(.*)/$", grammar_text(), flags=re.M)[0]
                 for name in ("COMMENT", "NAME", "NUMBER")}
     tokens = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in patterns.items()))
@@ -145,7 +149,7 @@ def tiny_numbers(text: str) -> list[tuple[int, int, str]]:
     for match in tokens.finditer(text):
         literal = match.group()
         mantissa = literal.lower().partition("e")[0]
-        if match.lastgroup != "NUMBER" or float(literal) != 0.0 or not _NONZERO_DIGIT.search(mantissa):
+        if match.lastgroup != "NUMBER" or stored(literal) != 0.0 or not _NONZERO_DIGIT.search(mantissa):
             continue
         start = match.start()
         line += text.count("\n", line_start, start)
@@ -157,6 +161,13 @@ def tiny_numbers(text: str) -> list[tuple[int, int, str]]:
 # Each starts with a literal, which the regex engine finds as a plain substring: ~10x faster.
 _MAY_BE_TINY = (re.compile(r"e-0*[1-9][0-9]{2}"), re.compile(r"E-0*[1-9][0-9]{2}"))
 _NONZERO_DIGIT = re.compile(r"[1-9]")
+_MAY_BE_TINY_IN_FLOAT32 = re.compile(r"[eE]-0*[1-9][0-9]")  # float32 reads 1e-46 as 0
+
+
+def _in_float32(literal: str) -> float:
+    import numpy as np
+
+    return float(np.float32(float(literal)))
 
 
 def _tables() -> lalr.Tables:

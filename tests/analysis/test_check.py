@@ -332,14 +332,30 @@ def test_large_inputs_pass_with_an_honest_error_bar(program, x, derivative) -> N
         ("y = sin(1e9*x)", 1e6, "mostly rounding error"),              # 1e9*x = 1e15, off by ~0.1
         ("y = sin(x)", 1e15, "still change from step to step"),        # floats are 0.125 apart there
         ("y = sin(10*x)", 1e15, "mostly rounding error"),              # 10*x has lost every digit
+        # floats are 32 apart: the smallest step, 256, spans 40 periods (the check failed it)
+        ("y = sin(x)", 2e17, "(8 times the gap between floats there, 32)"),
+        ("y = sin(x)", 1e16, "still change from step to step"),
     ],
-    ids=["tanh_1e12x", "sin_1e9x", "sin_1e15", "sin_10x_1e15"],
+    ids=["tanh_1e12x", "sin_1e9x", "sin_1e15", "sin_10x_1e15", "sin_2e17", "sin_1e16"],
 )
 def test_what_no_step_can_resolve_is_inconclusive_not_a_failure(program, x, why) -> None:
     (c,) = checked(program, {"x": x}).inputs
     assert c.verdict == "inconclusive", c.reason
     assert "can be neither confirmed nor refuted" in c.reason or "no finite difference can" in c.reason
     assert why in c.reason and "kink" not in c.reason and "jump" not in c.reason
+
+
+@pytest.mark.parametrize(("program", "x", "derivative"), [
+    ("y = tanh(1e12*x)", 0.0, 1e12), ("y = sin(x)", 1e15, math.cos(1e15)), ("y = sin(x)", 2e17, math.cos(2e17)),
+    ("y = sin(x)", 1e16, math.cos(1e16)), ("y = sin(x)", 3.1e15, math.cos(3.1e15))],
+    ids=["tanh_1e12x", "sin_1e15", "sin_2e17", "sin_1e16", "sin_3.1e15"])
+def test_an_undecided_difference_claims_no_accuracy_it_lacks(program, x, derivative) -> None:
+    # The true derivative (the closed form, by the C library's cos) lies within the error bar
+    # shown, however far the difference is from it: an error bar that claimed +-5e-13 about a
+    # difference of 2.5e-13, where the derivative is 0.57, would be a false certainty.
+    (c,) = checked(program, {"x": x}).inputs
+    assert c.verdict == "inconclusive", c.reason
+    assert abs(c.finite_difference - derivative) <= c.fd_error
 
 
 # Points exactly at a kink (or within rounding of one): each has no derivative, and each must

@@ -75,6 +75,69 @@ def test_a_difference_float32_cannot_resolve_is_warned_and_inconclusive(runner) 
     assert float64.exit_code == 0 and float64.stderr == ""
 
 
+@pytest.mark.parametrize("x", ["1e7", "3.1e7"])
+def test_a_step_nearly_a_period_of_sin_is_inconclusive_not_a_failure(runner, x) -> None:
+    # float32's numbers near 1e7 are 1 apart (2 near 3.1e7), so no step is smaller than a few
+    # units: every difference averages sin over most of a period and none is its slope.  The
+    # gradient, cos(x) in float32, is right; the check must not fail it (it did, at exit 1,
+    # with a difference "accurate to +-1.5e-06" that was 0.95 away from cos(1e7)).
+    point = F32(float(x))
+    assert np.spacing(point) >= 1.0
+    result = run(runner, "y = sin(x)", "--set", f"x={x}", "--dtype", "float32", "--format", "json")
+    assert result.exit_code == 3, result.output
+    (row,) = json.loads(result.stdout)["inputs"]
+    assert row["verdict"] == "inconclusive"
+    assert row["reverse"] == pytest.approx(float(np.cos(point)), rel=1e-6)  # float32's cos, by NumPy
+    assert row["step"] >= 4 * float(np.spacing(point))
+    truth = float(np.cos(np.float64(point)))
+    assert row["fd_error"] == "Infinity" or abs(row["finite_difference"] - truth) <= row["fd_error"]
+    assert "check inconclusive: x: " in result.stderr and "times the gap between floats there" in result.stderr
+
+
+@pytest.mark.parametrize("x", ["2.2e6", "7.77e6", "1.3e7", "3.1e7"])
+def test_a_wiggle_below_float32s_rounding_is_inconclusive_not_a_failure(runner, x) -> None:
+    # x**2 * 1e-6 is about 5e6 at 2.2e6, rounded in float32 by about 1: sin(x) beside it is
+    # hidden at every step that rounding lets the difference resolve (a few hundred), and the
+    # difference there is the mean slope, 2e-6*x, not the slope 2e-6*x + cos(x).  The gradient
+    # is right; the check said FAIL (exit 1), "accurate to +-0.036" where it was 0.7 off.
+    point = float(F32(float(x)))
+    truth = 2e-6 * point + float(np.cos(point))  # the closed form, in float64
+    result = run(runner, "y = x**2 * 1e-6 + sin(x)", "--set", f"x={x}", "--dtype", "float32", "--format", "json")
+    assert result.exit_code == 3, result.output
+    (row,) = json.loads(result.stdout)["inputs"]
+    assert row["verdict"] == "inconclusive"
+    assert row["reverse"] == pytest.approx(truth, rel=1e-5)
+    assert abs(row["finite_difference"] - truth) <= row["fd_error"]  # the error bar covers the truth
+    assert "check inconclusive: x: " in result.stderr and "the derivative itself" in result.stderr
+
+
+def test_a_wiggle_below_rounding_fails_no_random_direction_either(runner) -> None:
+    # A tensor program is checked along random directions too: along each, the derivative (by
+    # reverse mode at points along it) swings as cos(x[0]) does, so no direction is refuted.
+    result = run(runner, "y = sum(x**2 * 1e-6 + sin(x))", "--set", "x=[2.2e6, 2]", "--dtype", "float32",
+                 "--format", "json")
+    assert result.exit_code == 3, result.output
+    rows = json.loads(result.stdout)["inputs"]
+    assert [row["verdict"] for row in rows if row["name"].startswith("direction")] == ["inconclusive"] * 2
+    assert "check failed" not in result.stderr
+
+
+def test_a_refutation_stands_where_the_derivative_does_not_vary(runner) -> None:
+    # relu(x) - relu(-x) is x: slope 1 on both sides of 0, where reverse mode says 0 (relu'(0) = 0
+    # twice).  The derivative away from 0 is 1 at every step, so the difference of 1 refutes it.
+    result = run(runner, "y = relu(x) - relu(-x)", "--set", "x=0", "--dtype", "float32")
+    assert result.exit_code == 1, result.output
+    assert "check failed: x: reverse mode gives 0 but the central difference gives 1" in result.stderr
+    along = run(runner, "y = sum(relu(x) - relu(-x))", "--set", "x=[0, 0]", "--dtype", "float32")
+    assert along.exit_code == 1 and "check failed: direction 1: reverse mode gives 0" in along.stderr
+
+
+def test_ordinary_float32_checks_still_pass_and_fail(runner) -> None:
+    for program, value in [("y = sin(x)", "1.5"), ("y = exp(x)*x", "0.3"), ("y = x*x*x", "20")]:
+        result = run(runner, program, "--set", f"x={value}", "--dtype", "float32")
+        assert result.exit_code == 0, (program, result.output)
+
+
 def test_a_kink_still_fails_in_float32(runner) -> None:
     result = run(runner, "y = relu(x)", "--set", "x=0", "--dtype", "float32")
     assert result.exit_code == 1

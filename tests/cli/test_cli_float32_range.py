@@ -46,9 +46,36 @@ def test_eval_refuses_a_number_input(runner) -> None:
     assert "inf" not in result.stderr
 
 
+def expect_set_refused(result, name: str, value: str) -> None:
+    # A --set value float32 cannot hold is the option's error (exit 2), as one float64 cannot
+    # hold is (--set x=1e309)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '--set': value of {name}: {value} is beyond float32's range (about {LARGEST})" \
+        in result.stderr
+    assert "overflow" not in result.output and "Traceback" not in result.output
+
+
 def test_eval_refuses_a_value_given_by_set(runner) -> None:
     result = run(runner, "eval", "x = [1, 2]; L = sum(x)", "--set", "x=[1, -1e39]", "--dtype", "float32")
-    expect_refused(result, "-1e39", "x[1], as --set or --values gives it")
+    expect_set_refused(result, "x", "-1e39 at entry [1]")
+    float64 = run(runner, "eval", "x = 1; L = x", "--set", "x=1e309")
+    assert float64.exit_code == 2 and "Invalid value for '--set'" in float64.stderr
+
+
+def test_eval_points_into_the_values_file_at_the_entry(runner, tmp_path) -> None:
+    # As a float64 entry it cannot hold is said (v.json:2:2, at the key, with the excerpt), not
+    # against the program ("<expr>: error: ...")
+    values = tmp_path / "v4.json"
+    values.write_text('{\n "W": [[1, 2], [3, 1e39]]\n}\n')
+    result = run(runner, "eval", "-e", "W = [[0, 0], [0, 0]]; L = sum(W)", "--values", str(values),
+                 "--dtype", "float32")
+    expect_refused(result, "1e39", f"{values}:2:2: error: the value of 'W' holds 1e39 at entry [1, 1], beyond "
+                   f"float32's range (about {LARGEST})", ' 2 |  "W": [[1, 2], [3, 1e39]]')
+    assert "<expr>" not in result.stderr
+    overridden = run(runner, "eval", "-e", "W = [[0, 0], [0, 0]]; L = sum(W)", "--values", str(values),
+                     "--set", "W=[[1, 1], [1, 1]]", "--dtype", "float32", "--format", "json")
+    assert overridden.exit_code == 0, overridden.output  # --set replaces the file's W
+    assert json.loads(overridden.stdout)["value"] == 4.0
 
 
 def test_eval_refuses_a_constant_of_the_program_at_it(runner) -> None:
@@ -86,7 +113,7 @@ def test_batch_refuses_a_value_given_by_set(runner, tmp_path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text("x\n2\n")
     result = run(runner, "batch", "L = x*w", str(rows), "--set", "w=1e39", "--dtype", "float32")
-    expect_refused(result, "1e39", "it is w, as --set or --values gives it")
+    expect_set_refused(result, "w", "1e39")
 
 
 def test_fit_names_the_data_row_not_an_op(runner, tmp_path) -> None:
@@ -103,7 +130,7 @@ def test_fit_refuses_a_starting_value_given_by_set(runner, tmp_path) -> None:
     rows.write_text("x,y\n1,2\n2,4\n")
     result = run(runner, "fit", "w = 0.5; L = mean((w*x - y)**2)", "--data", str(rows), "--dtype", "float32",
                  "--steps", "3", "--set", "w=1e39")
-    expect_refused(result, "1e39", "it is w, as --set or --values gives it")
+    expect_set_refused(result, "w", "1e39")
 
 
 # --- an overflow's hint names the limits of the precision the program ran in -------------------
@@ -150,3 +177,49 @@ def test_a_draw_of_an_initializer_beyond_float32_is_refused_at_the_input(runner)
     result = run(runner, "eval", "W = normal([2], 1e40); L = sum(W)", "--dtype", "float32")
     shown = repr(float(drawn[0])).replace("e+", "e")
     expect_refused(result, shown, "<expr>:1:1:", "it is W[0]")
+
+
+# --- a number float32 takes as 0 is warned about, as float64 warns of one it takes as 0 --------
+
+SMALLEST_32 = "1.4e-45"  # float32's smallest number above 0 (a subnormal), checked below
+
+
+def test_float32s_smallest_number() -> None:
+    smallest = np.nextafter(np.float32(0), np.float32(1))
+    assert f"{float(smallest):.2g}" == SMALLEST_32
+    assert np.float32(1e-50) == 0 and np.float32(1e-45) != 0  # 1e-45 rounds up to the smallest
+
+
+def test_a_tiny_set_value_is_warned_about_in_float32(runner) -> None:
+    result = run(runner, "eval", "L = x*2", "--set", "x=1e-50", "--dtype", "float32", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"warning: value of x: 1e-50 is smaller than the smallest float32 (about {SMALLEST_32}), "
+                             "so it is taken as 0\n")
+    assert json.loads(result.stdout)["value"] == 0.0
+    float64 = run(runner, "eval", "L = x*2", "--set", "x=1e-50")
+    assert float64.exit_code == 0 and float64.stderr == ""  # float64 holds it
+
+
+def test_tiny_entries_of_a_set_tensor_are_counted(runner) -> None:
+    result = run(runner, "eval", "x = [1, 1, 1]; L = sum(x)", "--set", "x=[1e-50, 1, -1e-47]", "--dtype", "float32")
+    assert result.exit_code == 0, result.output
+    assert ("warning: value of x: 1e-50 at entry [0], -1e-47 at entry [2] are smaller than the smallest float32 "
+            f"(about {SMALLEST_32}), so taken as 0") in result.stderr
+
+
+def test_a_tiny_values_file_entry_is_warned_about_in_float32(runner, tmp_path) -> None:
+    values = tmp_path / "v.json"
+    values.write_text('{"W": [[1e-50, 2], [3, 1]], "b": 1e-60}')
+    result = run(runner, "eval", "W = [[0, 0], [0, 0]]; b = 1; L = sum(W) + b", "--values", str(values),
+                 "--dtype", "float32")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"warning: {values}: 1e-50 at entry [0, 0] (of 'W'), 1e-60 (of 'b') are smaller than "
+                             f"the smallest float32 (about {SMALLEST_32}), so taken as 0\n")
+
+
+def test_a_tiny_constant_of_the_program_is_warned_about_at_its_place_in_float32(runner) -> None:
+    result = run(runner, "eval", "# 1e-50 in a comment\nL = x + 1e-50", "--set", "x=1", "--dtype", "float32")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"warning: <expr>:2:9: 1e-50 is smaller than the smallest float32 (about {SMALLEST_32}), "
+                             "so it is taken as 0\n")
+    assert run(runner, "eval", "L = x + 1e-50", "--set", "x=1").stderr == ""
