@@ -40,9 +40,16 @@ and every result is a leaf with ``requires_grad`` False.  Tensors read the mode
 (``is_grad_enabled()``) once per operation rather than having methods swapped as ``Value``
 does: one call is nothing next to an operation on arrays.
 
-Not here (the tables have no such op): in-place operations (``x += 1`` rebinds ``x`` to a
-new Tensor), ``reshape``, comparisons, ``keepdim``, reductions over several axes, and
-indexing by arrays, booleans, ``None`` or ``...`` (a TypeError).
+In-place ``+= -= *= /=`` write the result into ``.data`` (the same array, in its precision),
+as PyTorch's do, where nothing is recorded: inside ``no_grad()`` (``p -= lr * p.grad``) or
+when no operand requires a gradient.  With grad enabled a leaf that requires a gradient is
+refused (PyTorch's error), and so is a recorded result (PyTorch would rewrite its graph;
+``y = y + 1`` does it here).  A graph recorded before an in-place update keeps the arrays it
+saved, so a ``backward()`` through it afterwards reads the new values (PyTorch's version
+counters refuse that): recompute the loss after an update, as a training loop does.
+
+Not here (the tables have no such op): reductions over several axes, and indexing by
+arrays, booleans, ``None`` or ``...`` (a TypeError).
 
 Random numbers come from ``default_generator``, a ``numpy.random.Generator`` (PCG64)
 seeded with ``DEFAULT_SEED`` at import, so a program draws the same numbers on every
@@ -284,6 +291,20 @@ class Tensor:
     def __pos__(self) -> Tensor:
         return self
 
+    # --- in place (``p -= lr * p.grad`` under ``no_grad()``: PyTorch's manual update) ----------
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return _in_place("+", self, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _in_place("-", self, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _in_place("*", self, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _in_place("/", self, other)
+
     def __abs__(self) -> Tensor:
         return self.abs()  # type: ignore[attr-defined,no-any-return]
 
@@ -427,6 +448,34 @@ def _binary(name: str, x: Any, y: Any) -> Tensor:
     return _apply(name, (a, b))
 
 
+def _in_place(name: str, target: Tensor, other: Any) -> Tensor:
+    """``target op= other``: the result written into ``target.data`` (the same array, so a module
+    holding ``target`` sees it), in ``target``'s precision, as PyTorch's in-place ops write it.
+
+    Only where nothing is recorded: inside ``no_grad()``, or when neither operand requires a
+    gradient.  PyTorch refuses a leaf that requires a gradient (its gradient would describe a
+    value it no longer holds); a recorded result is refused here too, where PyTorch would
+    rewrite its graph: ``y = y + 1`` makes a new Tensor and keeps the graph right."""
+    operand = _operand(other)
+    if operand is None:
+        return NotImplemented  # type: ignore[no-any-return]
+    if is_grad_enabled() and (target._requires_grad or operand._requires_grad):
+        if target.is_leaf and target._requires_grad:
+            raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
+                               f"({write(name, ('x', 'y'))} into x): update it inside `with no_grad():`, "
+                               f"or write x = x {name} y for a new Tensor")
+        raise RuntimeError(f"an in-place {write(name, ('x', 'y'))} on a Tensor recorded for backward() is not "
+                           f"supported: write x = x {name} y (a new Tensor), or update it inside `with no_grad():`")
+    out = _binary(name, target, other).data  # recorded by nothing: no operand requires a gradient here
+    if out.shape != target.shape:
+        raise ShapeMismatch(f"x {name}= y: the result has shape {list(out.shape)}, not x's shape {list(target.shape)}",
+                            "in place, y must broadcast to x's shape: x = x " + name + " y makes a new Tensor")
+    if not target.data.flags.writeable:
+        raise RuntimeError("this Tensor's data is read-only: write x = x " + name + " y for a new Tensor")
+    target.data[...] = out  # rounded to target's precision, as PyTorch's in-place ops are
+    return target
+
+
 def _apply(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor:
     """One op of the registry on whole arrays (``+``, ``**c``, ``tanh``, ``@``, ``sum``...): the
     shapes checked by its shape rule, then its forward, keeping what its VJP needs where the
@@ -462,14 +511,31 @@ def _where(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
+def _number_text(value: float, dtype: Any) -> str:
+    """A number with the digits its precision holds: float32's shortest (``1e+20``), else float64's."""
+    if dtype != numpy.float32 or not math.isfinite(value) or (value.is_integer() and abs(value) < 1e16):
+        return short_number(value)
+    return str(numpy.float32(value))
+
+
+def _non_finite(value: float, dtype: Any) -> str:
+    """What a result that is not finite is, in the words of its precision."""
+    if math.isnan(value):
+        return "is not a number"
+    return "is beyond float32's range (about 3.4e38)" if dtype == numpy.float32 else "overflows a float"
+
+
 def _check_domain(name: str, out: numpy.ndarray, args: tuple[numpy.ndarray, ...], param: Any) -> None:
     """Raise DomainError if ``out`` has a non-finite element where the operands are finite.
 
     For an elementwise op, "the operands there" are its operands' elements (broadcast) at that
-    element, and the scalar kernel on them gives the message; for a structural op, all of its
-    operands (a sum that overflows, a product of huge matrices)."""
+    element, and the scalar kernel on them gives the message of a value outside the op's domain;
+    for a structural op, all of its operands (a sum that overflows, a product of huge matrices).
+    A float32 result is told in float32's digits and range: the kernel is given each operand
+    as its shortest float32 text reads in float64, and an overflow is worded here."""
     bad = ~numpy.isfinite(out)
     op = ENTRIES[name]
+    dtype = out.dtype
     if op.elementwise:
         spread = [numpy.broadcast_to(a, out.shape) for a in args]
         for a in spread:
@@ -478,23 +544,22 @@ def _check_domain(name: str, out: numpy.ndarray, args: tuple[numpy.ndarray, ...]
             return  # every non-finite result comes from a non-finite operand: carried along
         index = numpy.unravel_index(int(numpy.argmax(bad)), out.shape)
         at = f"at index {_where(index)}: " if out.ndim else ""
-        operands = [float(a[index]) for a in spread] + ([param] if param is not None else [])
+        texts = [_number_text(float(a[index]), dtype) for a in spread]
+        value = float(out[index])
         try:
-            op.scalar(*operands)
+            op.scalar(*(float(t) for t in texts), *([param] if param is not None else []))
         except DomainError as error:
-            raise type(error)(error.op, at + error.message, error.overflow) from None
-        value = float(out[index])  # the scalar kernel takes it (1e300 * 1e300 is inf for floats too)
-        texts = dict(zip("xyc", (short_number(v) for v in operands)))
-        what = "overflows a float" if math.isinf(value) else "is not a number"
-        raise DomainError(name, f"{at}{op.written.format(**texts)} {what}", math.isinf(value))
+            if not (error.overflow and dtype == numpy.float32):
+                raise type(error)(error.op, at + error.message, error.overflow) from None
+        # the scalar kernel takes it (1e300 * 1e300 is inf for floats too; float32 overflows sooner)
+        raise DomainError(name, f"{at}{write(name, texts, param)} {_non_finite(value, dtype)}", math.isinf(value))
     if not all(_all_finite(a) for a in args):
         return  # a non-finite operand: its non-finite results are carried along
     index = numpy.unravel_index(int(numpy.argmax(bad)), out.shape)
     at = f"at index {_where(index)}: " if out.ndim else ""
     value = float(out[index])
-    what = "overflows a float" if math.isinf(value) else "is not a number"
-    raise DomainError(name, f"{at}{write(name, ('x', 'y'), param)} {what}, though its operands are finite",
-                      math.isinf(value))
+    raise DomainError(name, f"{at}{write(name, ('x', 'y'), param)} {_non_finite(value, dtype)}, "
+                            "though its operands are finite", math.isinf(value))
 
 
 def _index_items(index: Any) -> tuple[int | slice, ...]:

@@ -1,0 +1,93 @@
+"""In-place ``+= -= *= /=`` on Tensors, with PyTorch's rules, and float32 domain errors.
+
+A manual SGD loop written the PyTorch way (``with no_grad(): p -= lr * p.grad``) must move the
+model's own parameters, step for step as PyTorch's does; a leaf that requires a gradient is
+refused with grad enabled, as PyTorch refuses it.
+"""
+
+import numpy as np
+import pytest
+
+from autodiff_cli import nn, no_grad, tensor
+from autodiff_cli.engine.ops import DomainError
+
+torch = pytest.importorskip("torch")
+
+
+def test_manual_sgd_under_no_grad_moves_parameters_as_pytorch_does():
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(8, 3)), rng.normal(size=(8, 1))
+    lin = nn.Linear(3, 1)
+    ref = torch.nn.Linear(3, 1).double()
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor(lin.weight.data))
+        ref.bias.copy_(torch.tensor(lin.bias.data))
+    weight_array = lin.weight.data
+    for _ in range(3):
+        nn.mse_loss(lin(X), Y).backward()
+        torch.nn.functional.mse_loss(ref(torch.tensor(X)), torch.tensor(Y)).backward()
+        with no_grad():
+            for p in lin.parameters():
+                p -= 0.1 * p.grad
+                p.grad = None
+        with torch.no_grad():
+            for p in ref.parameters():
+                p -= 0.1 * p.grad
+                p.grad = None
+    assert lin.weight.data is weight_array  # the same array, written in place
+    np.testing.assert_allclose(lin.weight.data, ref.weight.detach().numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(lin.bias.data, ref.bias.detach().numpy(), rtol=1e-12, atol=1e-15)
+    assert lin.weight.is_leaf and lin.weight.requires_grad
+
+
+@pytest.mark.parametrize("op", ["+=", "-=", "*=", "/="])
+def test_each_in_place_operator_writes_the_same_object(op):
+    x = tensor([1.0, 2.0, 4.0])
+    before = x
+    exec(f"x {op} tensor([2.0, 4.0, 8.0])", {"tensor": tensor}, locals_ := {"x": x})
+    assert locals_["x"] is before
+    expected = {"+=": [3.0, 6.0, 12.0], "-=": [-1.0, -2.0, -4.0], "*=": [2.0, 8.0, 32.0], "/=": [0.5, 0.5, 0.5]}[op]
+    assert x.tolist() == expected
+
+
+def test_leaf_that_requires_grad_is_refused_in_place_as_in_pytorch():
+    w = tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        w += 1
+    assert w.tolist() == [1.0, 2.0] and w.is_leaf
+
+
+def test_recorded_result_in_place_is_refused_not_silently_rebound():
+    w = tensor([1.0, 2.0], requires_grad=True)
+    y = w * 2
+    with pytest.raises(RuntimeError, match="write x = x \\+ y"):
+        y += 1
+    buffer = tensor([0.0, 0.0])
+    with pytest.raises(RuntimeError, match="recorded for backward"):
+        buffer += w
+
+
+def test_in_place_keeps_the_precision_of_the_target_and_its_shape():
+    x = tensor([1.0, 1.0], dtype="float32")
+    x -= np.array([0.1, 0.1])  # a float64 operand: rounded into float32, as PyTorch's x -= does
+    assert x.dtype == np.float32
+    assert x.tolist() == [np.float32(0.9), np.float32(0.9)]
+    with pytest.raises(Exception, match="not x's shape"):
+        x += np.ones((2, 2))
+    assert x.shape == (2,)
+
+
+def test_float32_power_overflow_is_a_domain_error_in_float32_words():
+    x = tensor([1e20], dtype="float32", requires_grad=True)
+    for make, written in ((lambda: x**2, "1e+20**2"), (lambda: x**3, "1e+20**3"), (lambda: x * x, "1e+20 * 1e+20")):
+        with pytest.raises(DomainError) as caught:
+            make()
+        assert caught.value.message == f"at index [0]: {written} is beyond float32's range (about 3.4e38)"
+        assert caught.value.overflow
+
+
+def test_float32_domain_error_shows_float32_digits():
+    with pytest.raises(DomainError, match=r"log of -0\.1 is undefined"):
+        tensor([-0.1], dtype="float32").log()
+    with pytest.raises(DomainError, match=r"1e\+200 \*\* 2 overflows a float"):  # float64 unchanged
+        tensor([1e200]) ** 2
