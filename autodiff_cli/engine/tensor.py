@@ -247,6 +247,8 @@ class Tensor:
             extra = ", requires_grad=True"
         else:
             extra = ""
+        if self.data.dtype != _FLOAT:  # the dtype shown where it is not the default, as PyTorch shows it
+            extra = f", dtype={self.data.dtype.name}" + extra
         return f"tensor({body}{extra})"
 
     # --- arithmetic (elementwise, from the scalar op table's NumPy kernels) -------------------
@@ -312,11 +314,11 @@ class Tensor:
 
     def __matmul__(self, other: Any) -> Tensor:
         operand = _operand(other)
-        return NotImplemented if operand is None else _apply("@", (self, operand))
+        return NotImplemented if operand is None else _matmul(self, operand)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         operand = _operand(other)
-        return NotImplemented if operand is None else _apply("@", (operand, self))
+        return NotImplemented if operand is None else _matmul(operand, self)
 
     def __getitem__(self, index: Any) -> Tensor:
         """``x[i]``, ``x[i, j]``, ``x[1:3]``, ``x[:, 0]``: ints (negative ones count from the
@@ -474,6 +476,16 @@ def _in_place(name: str, target: Tensor, other: Any) -> Tensor:
         raise RuntimeError("this Tensor's data is read-only: write x = x " + name + " y for a new Tensor")
     target.data[...] = out  # rounded to target's precision, as PyTorch's in-place ops are
     return target
+
+
+def _matmul(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` of one precision: PyTorch refuses float32 @ float64 rather than promote, so a
+    float32 model fed float64 data (a list, a float64 array) says so instead of running in float64."""
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"x @ y: x is {a.dtype.name} and y is {b.dtype.name}; the operands of @ must have "
+                           "one precision (as in PyTorch): make the data the model's, e.g. "
+                           "tensor(data, dtype=\"float32\")")
+    return _apply("@", (a, b))
 
 
 def _apply(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor:

@@ -91,3 +91,33 @@ def test_float32_domain_error_shows_float32_digits():
         tensor([-0.1], dtype="float32").log()
     with pytest.raises(DomainError, match=r"1e\+200 \*\* 2 overflows a float"):  # float64 unchanged
         tensor([1e200]) ** 2
+
+
+# --- precision of a float32 model (F13/F14): PyTorch refuses float32 @ float64 rather than promote
+
+
+def test_float32_linear_refuses_float64_input_as_pytorch_does():
+    lin = nn.Linear(2, 3, dtype="float32")
+    ref = torch.nn.Linear(2, 3)  # PyTorch's float32 layer refuses float64 data the same way
+    with pytest.raises(RuntimeError):
+        ref(torch.tensor([[1.0, 2.0]], dtype=torch.float64))
+    for data in ([[1.0, 2.0]], np.array([[1.0, 2.0]])):
+        with pytest.raises(RuntimeError, match='holds float32 weights but its input is float64.*dtype="float32"'):
+            lin(data)
+    out = lin(tensor([[1.0, 2.0]], dtype="float32"))
+    assert out.dtype == np.float32
+    assert nn.mse_loss(out, [[0.0, 0.0, 0.0]]).dtype == np.float32  # a list target takes the input's precision
+
+
+def test_matmul_of_two_precisions_is_refused():
+    with pytest.raises(RuntimeError, match="x is float64 and y is float32"):
+        tensor(np.ones((2, 2))) @ tensor([[1.0], [2.0]], dtype="float32")
+    with pytest.raises(RuntimeError):
+        torch.ones(2, 2, dtype=torch.float64) @ torch.ones(2, 1)
+
+
+def test_repr_shows_a_dtype_that_is_not_the_default():
+    assert repr(tensor([1.0, 2.0], dtype="float32")) == "tensor([1., 2.], dtype=float32)"
+    assert repr(tensor([1.0, 2.0], dtype="float32", requires_grad=True)) == \
+        "tensor([1., 2.], dtype=float32, requires_grad=True)"
+    assert repr(tensor([1.0, 2.0])) == "tensor([1., 2.])"  # float64 is this API's default, as float32 is PyTorch's
