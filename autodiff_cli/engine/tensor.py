@@ -10,9 +10,11 @@ accumulates into ``.grad`` of every leaf that requires a gradient (PyTorch's sem
 ``.grad`` is None until a backward pass reaches it, and adds up over passes; results
 other than leaves keep no ``.grad`` unless ``retain_grad()`` asked for it).
 
-No maths is written here.  Every operation (``+ - * / **``, negation, every function of
-``ops.FUNCTIONS``, ``@``, reductions, ``transpose``, indexing, ``softmax``...) calls its
-entry of ``registry.ENTRIES``: its shape rule, ``forward`` and ``vjp`` (an elementwise entry's
+No maths is written here, and no list of ops: every operator (``+ - * / ** @``, negation,
+indexing, ``< <= > >=``) calls its entry of ``registry.ENTRIES``, and every entry written as a
+call of its name is a function of this module and, with a fixed number of operands, a method
+(``x.var(dim=0, keepdim=True)``, ``x.clip(0, 1)``, ``where(c, x, y)``), made from the entry at
+import with PyTorch's argument names (``dim``, ``keepdim``).  Each call runs the entry: its shape rule, ``forward`` and ``vjp`` (an elementwise entry's
 read the scalar table's NumPy kernels and undo broadcasting).  Every call passes leads of 0:
 an eager Tensor has no batch axis.
 
@@ -67,9 +69,9 @@ from typing import TYPE_CHECKING, Any
 import numpy
 
 from .grad_mode import is_grad_enabled
-from .ops import FUNCTIONS, DomainError, short_number
-from .registry import ENTRIES, write
-from .tensor_ops import ShapeMismatch
+from .ops import DomainError, short_number
+from .registry import ENTRIES, passes_no_gradient, write
+from .tensor_ops import GATHER, VARIADIC, ShapeMismatch, pack_arguments
 from .value import _is_number
 
 __all__ = [
@@ -79,7 +81,6 @@ __all__ = [
 
 _FLOAT = numpy.float64
 _new = object.__new__
-_NO_LEADS = ((), (0,), (0, 0))  # leads of 0 for 0, 1 and 2 operands: no batch axis, ever
 
 
 _DTYPES = {"float64": numpy.float64, "float32": numpy.float32}
@@ -119,12 +120,12 @@ class Tensor:
 
     ``Tensor([[1, 2], [3, 4]], requires_grad=True)``; ``dtype="float32"`` (or a float32
     NumPy array) holds float32, and operations on float32 Tensors and numbers stay float32
-    (a float64 operand makes the result float64, NumPy's rule).  Operators ``+ - * / ** @`` (with
-    numbers and arrays on either side, NumPy broadcasting for the elementwise ones), unary
-    ``-``, indexing with ints and slices, ``.T``, the reductions ``sum``/``mean``/``max``/
-    ``min`` (all elements, or one ``axis``), ``softmax``/``log_softmax``/``logsumexp``
-    along the last axis, and every function of the op table as a method (``tanh``,
-    ``exp``, ``log``, ``relu``, ``sigmoid``...).
+    (a float64 operand of an elementwise op makes the result float64; ``@`` refuses two
+    precisions, as PyTorch does).  Operators ``+ - * / ** @`` (with numbers and arrays on
+    either side, NumPy broadcasting for the elementwise ones), in place ``+= -= *= /=``, unary
+    ``-``, ``< <= > >=`` (0 or 1), indexing with ints and slices or by a Tensor of row numbers,
+    ``.T``, and a method for every op of the registry written as a call (``sum``, ``var``,
+    ``reshape``, ``softmax``, ``clip``, ``maximum``, ``tanh``...; see the module's end).
     """
 
     __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad")
@@ -322,7 +323,11 @@ class Tensor:
 
     def __getitem__(self, index: Any) -> Tensor:
         """``x[i]``, ``x[i, j]``, ``x[1:3]``, ``x[:, 0]``: ints (negative ones count from the
-        end) and slices, one per leading axis; the ``index`` op of the tensor table."""
+        end) and slices, one per leading axis; the ``index`` op of the tensor table.  A Tensor, an
+        array or a list of whole numbers takes those rows (``x[t]``, PyTorch's and the language's
+        ``C[i]``: the ``gather`` op)."""
+        if isinstance(index, (Tensor, numpy.ndarray, list)):
+            return _apply(GATHER, _operands((self, index)))
         return _apply("index", (self,), _index_items(index))
 
     @property
@@ -342,37 +347,10 @@ class Tensor:
     def t(self) -> Tensor:
         return self.transpose()
 
-    def sum(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The sum of every element (a 0-d Tensor), or along one ``axis`` (PyTorch: ``dim``)."""
-        return _apply("sum", (self,), _axis(axis, dim))
-
-    def mean(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The mean of every element, or along one ``axis``."""
-        return _apply("mean", (self,), _axis(axis, dim))
-
-    def max(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The largest element, or the largest along one ``axis`` (values only, as NumPy's
-        ``amax``).  Its gradient is split evenly among the elements that tie for it."""
-        return _apply("max", (self,), _axis(axis, dim))
-
-    def min(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The smallest element, or the smallest along one ``axis`` (ties share the gradient)."""
-        return _apply("min", (self,), _axis(axis, dim))
-
-    def softmax(self, dim: int = -1) -> Tensor:
-        """Softmax along the last axis (numerically stable)."""
-        _last_axis_only("softmax", dim, self.ndim)
-        return _apply("softmax", (self,))
-
-    def log_softmax(self, dim: int = -1) -> Tensor:
-        """log(softmax) along the last axis, computed without forming the softmax."""
-        _last_axis_only("log_softmax", dim, self.ndim)
-        return _apply("log_softmax", (self,))
-
-    def logsumexp(self, dim: int = -1) -> Tensor:
-        """log(sum(exp(x))) along the last axis, which it removes (numerically stable)."""
-        _last_axis_only("logsumexp", dim, self.ndim)
-        return _apply("logsumexp", (self,))
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """PyTorch's ``x.where(condition, other)``: ``where(condition, x, other)``, x where the
+        condition is not 0, else other."""
+        return _call("where", (condition, self, other), (), {})
 
     # --- backpropagation ------------------------------------------------------------------------
 
@@ -398,7 +376,7 @@ class Tensor:
 
     if TYPE_CHECKING:  # every function of the op table is a method, made from it at the end of this module;
         # type checkers see them all through this one signature, so no list here repeats the table
-        def __getattr__(self, name: str) -> Callable[[], Tensor]: ...
+        def __getattr__(self, name: str) -> Callable[..., Tensor]: ...
 
 
 def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:
@@ -418,7 +396,7 @@ def _result(data: Any, op: str, operands: tuple[Tensor, ...], saved: Any) -> Ten
     """The Tensor of an op's result: recorded when an operand requires a gradient and no
     ``no_grad()`` block is open, else a leaf that keeps nothing alive."""
     out = _leaf(data)
-    if is_grad_enabled() and any(t._requires_grad for t in operands):
+    if is_grad_enabled() and op not in _NO_GRADIENT and any(t._requires_grad for t in operands):
         out._requires_grad = True
         out._op = op
         out._parents = operands
@@ -494,7 +472,7 @@ def _apply(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor
     entry says (``forward.saving``: an elementwise op's local derivatives)."""
     entry = ENTRIES[name]
     args = tuple(t.data for t in operands)
-    leads = _NO_LEADS[len(args)]
+    leads = (0,) * len(args)  # no batch axis, ever
     saving = getattr(entry.forward, "saving", None)
     try:
         if saving is not None and not getattr(saving, "checks_shapes", False):
@@ -591,20 +569,6 @@ def _index_items(index: Any) -> tuple[int | slice, ...]:
     return tuple(checked)
 
 
-def _axis(axis: int | None, dim: int | None) -> int | None:
-    if axis is not None and dim is not None:
-        raise TypeError("give axis or dim, not both")
-    chosen = axis if dim is None else dim
-    if chosen is not None and (isinstance(chosen, bool) or not isinstance(chosen, (int, numpy.integer))):
-        raise TypeError(f"an axis is one int (or None for every element), not {type(chosen).__name__}")
-    return None if chosen is None else int(chosen)
-
-
-def _last_axis_only(name: str, dim: int, ndim: int) -> None:
-    if dim != -1 and not (ndim and dim == ndim - 1):
-        raise ValueError(f"{name} works along the last axis only (dim=-1); got dim={dim} for a {ndim}-d Tensor")
-
-
 # --- the backward walk ----------------------------------------------------------------------
 
 
@@ -675,22 +639,173 @@ def _accumulate(node: Tensor, g: Any) -> None:
     node.grad = g if node.grad is None else node.grad + g
 
 
-# --- functions, from the op table -----------------------------------------------------------
+# --- methods and functions, from the registry -------------------------------------------------
+#
+# Every op of the registry written as a call of its name (``tanh(x)``, ``maximum(x, y)``,
+# ``sum(x, 1, keepdim)``, ``where(c, x, y)``, ``concat([a, b], 0)``, ``arange(5)``) is a function
+# of this module (``OP_FUNCTIONS``, and ``tensor.where``...), and, when it has a fixed number of
+# operands, a method of Tensor with ``self`` as its first operand (``x.sum(dim=1)``,
+# ``x.clip(0, 1)``): a new entry needs no change here.  The operators are Tensor's operators.
+# A method defined in the class above is kept where PyTorch's method means something else
+# (``transpose(0, 1)``; ``x.where(condition, other)`` is ``where(condition, x, other)``).
+
+_ARGUMENT_ALIASES = {"axis": ("dim",), "keepdim": ("keepdims",), "classes": ("num_classes",), "count": ("end",)}
+"""PyTorch's (and NumPy's) names for the registry's arguments: ``x.sum(dim=0, keepdim=True)``."""
+
+_PYTHON_COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+"""Python's names of its comparison operators (``operator.lt``...), PyTorch's method names too.
+``<``, ``<=``, ``>``, ``>=`` are also Tensor's operators; ``==`` and ``!=`` stay identity (a
+Tensor is a dict key and a member of lists of parameters): ``x.eq(y)`` compares entries."""
+
+_NO_GRADIENT = frozenset(name for name in ENTRIES if passes_no_gradient(name))
+"""Ops through which no gradient passes (argmax, comparisons, one_hot...): their results are
+never recorded, as PyTorch's argmax and comparisons require no gradient."""
 
 
-def _function(name: str) -> Callable[[Tensor], Tensor]:
-    def method(self: Tensor) -> Tensor:
-        return _apply(name, (self,))
+def _is_call(name: str) -> bool:
+    entry = ENTRIES[name]
+    return any(form is not None and form.startswith(name + "(") for form in (entry.written, entry.written_param))
 
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``{FUNCTIONS[name].written.format(x='self')}`` elementwise; its derivative is {FUNCTIONS[name].rule[0]}."
+
+def _checked_argument(op: str, argument: Any, value: Any) -> Any:
+    """One argument of a call, as the registry's forward takes it, or TypeError saying what it is."""
+    what = f"{op}'s {argument.name}"
+    if argument.kind == "word":
+        if not isinstance(value, (bool, numpy.bool_)):
+            raise TypeError(f"{what} is True or False, not {value!r}")
+        return bool(value)
+    if argument.kind == "shape":
+        sizes = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        for n in sizes:
+            if isinstance(n, bool) or not isinstance(n, (int, numpy.integer)):
+                raise TypeError(f"{what} is ints (-1 for the one worked out), not {value!r}")
+        return tuple(int(n) for n in sizes)
+    if value is None and argument.kind == "axis" and argument.default is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)):
+        raise TypeError(f"{what} is an int, not {value!r}")
+    if argument.kind == "count" and value < 0:
+        raise TypeError(f"{what} is 0 or more, not {value}")
+    return int(value)
+
+
+def _param(name: str, given: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
+    """The param of a call of op ``name`` from the arguments after its operands: the first may
+    be given by position (a shape as ``reshape(2, 3)`` or ``reshape((2, 3))``), the others by
+    name, PyTorch's or the language's, so that no order differs silently from PyTorch's."""
+    schema = ENTRIES[name].arguments
+    if schema and schema[0].kind == "shape" and len(given) > 1:
+        given = (given,)
+    if len(given) > min(1, len(schema)):
+        named = ", ".join(a.name for a in schema[1:])
+        raise TypeError(f"{name} takes " + (f"one argument by position, then {named} by name" if schema
+                                             else "only its operands"))
+    values = dict(zip((a.name for a in schema), given))
+    for key, value in keywords.items():
+        found = [a.name for a in schema if key == a.name or key in _ARGUMENT_ALIASES.get(a.name, ())]
+        if not found:
+            names = ", ".join(a.name for a in schema) or "none"
+            raise TypeError(f"{name} has no argument {key!r} (its arguments: {names})")
+        if found[0] in values:
+            raise TypeError(f"{name} got its argument {found[0]} twice")
+        values[found[0]] = value
+    chosen = []
+    for argument in schema:
+        if argument.name in values:
+            chosen.append(_checked_argument(name, argument, values[argument.name]))
+        elif argument.default is None and argument.kind != "axis":
+            raise TypeError(f"{name} needs its argument {argument.name}")
+        else:
+            chosen.append(argument.default)
+    return pack_arguments(schema, chosen)
+
+
+def _operands(values: Any) -> tuple[Tensor, ...]:
+    """The operands of a call as Tensors; a number takes the first Tensor's precision, as in PyTorch."""
+    like = next((v.data.dtype for v in values if isinstance(v, Tensor)), _FLOAT)
+    operands = []
+    for i, value in enumerate(values):
+        operand = _operand(value)
+        if operand is None:
+            raise TypeError(f"operand {i + 1} is a {type(value).__name__}, not a Tensor, an array or a number")
+        if _is_number(value) and operand.data.dtype != like:
+            operand = _leaf(operand.data.astype(like))
+        operands.append(operand)
+    return tuple(operands)
+
+
+def _call(name: str, operands: Any, given: tuple[Any, ...], keywords: dict[str, Any]) -> Tensor:
+    param = _param(name, given, keywords)
+    if ENTRIES[name].arity == 0:  # a constant made from its arguments (arange)
+        return _leaf(_floats(ENTRIES[name].forward(numpy, (), (), param)))
+    return _apply(name, _operands(operands), param)
+
+
+def _op_function(name: str) -> Callable[..., Tensor]:
+    entry = ENTRIES[name]
+    arity = entry.arity
+
+    def function(*args: Any, **keywords: Any) -> Tensor:
+        if arity == VARIADIC:
+            if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
+                raise TypeError(f"{name} takes a list of Tensors first: {name}([a, b], 0)")
+            return _call(name, args[0], args[1:], keywords)
+        if len(args) < arity:
+            raise TypeError(f"{name} takes {arity} operand{'s' if arity != 1 else ''}, got {len(args)}")
+        return _call(name, args[:arity], args[arity:], keywords)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = _doc(name)
+    return function
+
+
+def _op_method(name: str) -> Callable[..., Tensor]:
+    entry = ENTRIES[name]
+
+    def method(self: Tensor, *args: Any, **keywords: Any) -> Tensor:
+        others = entry.arity - 1
+        if len(args) < others:
+            raise TypeError(f"{method.__name__} takes {others} operand{'s' if others != 1 else ''} "
+                            f"besides this Tensor, got {len(args)}")
+        return _call(name, (self, *args[:others]), args[others:], keywords)
+
+    method.__name__ = method.__qualname__ = _PYTHON_COMPARISONS.get(name, name)
+    method.__doc__ = _doc(name)
     return method
 
 
-for _name in FUNCTIONS:
-    if _name in vars(Tensor):
-        raise RuntimeError(f"the function {_name!r} of the op table would replace Tensor.{_name}")
-    setattr(Tensor, _name, _function(_name))
+def _doc(name: str) -> str:
+    """The docstring of an op's function and method, from its entry: its form, arguments and VJP."""
+    entry = ENTRIES[name]
+    arguments = ", ".join(f"{a.name}={a.default!r}" if a.default is not None or a.kind == "axis" else a.name
+                          for a in entry.arguments)
+    return (f"The language's ``{entry.written.format(x='x', y='y', z='z', operands='...')}``"
+            + (f", arguments {arguments}" if arguments else "") + ". " + "; ".join(entry.rule))
+
+
+OP_FUNCTIONS: dict[str, Callable[..., Tensor]] = {}
+"""Every op written as a call of its name, as a function of Tensors, by name (``where``, ``clip``...)."""
+
+for _name, _entry in ENTRIES.items():
+    if _name in _PYTHON_COMPARISONS:
+        setattr(Tensor, _PYTHON_COMPARISONS[_name], _op_method(_name))
+        if _name not in ("==", "!="):
+            setattr(Tensor, f"__{_PYTHON_COMPARISONS[_name]}__", _op_method(_name))
+        continue
+    if not _is_call(_name):
+        continue  # an operator or indexing: Tensor's operators above
+    OP_FUNCTIONS[_name] = _op_function(_name)
+    if _entry.arity >= 1 and _name not in vars(Tensor):
+        setattr(Tensor, _name, _op_method(_name))
+
+
+def __getattr__(name: str) -> Any:
+    """``tensor.where``, ``tensor.stack``...: the registry's ops as functions (module attributes
+    looked up only from outside, so this module's own ``sum`` and ``max`` stay Python's)."""
+    try:
+        return OP_FUNCTIONS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 # --- making Tensors -------------------------------------------------------------------------
