@@ -46,9 +46,10 @@ In-place ``+= -= *= /=`` write the result into ``.data`` (the same array, in its
 as PyTorch's do, where nothing is recorded: inside ``no_grad()`` (``p -= lr * p.grad``) or
 when no operand requires a gradient.  With grad enabled a leaf that requires a gradient is
 refused (PyTorch's error), and so is a recorded result (PyTorch would rewrite its graph;
-``y = y + 1`` does it here).  A graph recorded before an in-place update keeps the arrays it
-saved, so a ``backward()`` through it afterwards reads the new values (PyTorch's version
-counters refuse that): recompute the loss after an update, as a training loop does.
+``y = y + 1`` does it here).  A ``backward()`` through a graph recorded before an in-place
+update of an array it saved is refused, as PyTorch's version counters refuse it (it would
+give the gradient at values the arrays no longer hold): compute the loss again after an
+update, as a training loop does.
 
 Not here (the tables have no such op): reductions over several axes, and indexing by
 arrays, booleans, ``None`` or ``...`` (a TypeError).
@@ -128,7 +129,7 @@ class Tensor:
     ``reshape``, ``softmax``, ``clip``, ``maximum``, ``tanh``...; see the module's end).
     """
 
-    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad")
+    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad", "_versions")
     # NumPy gives way to our reflected operators (ndarray + Tensor is Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -143,6 +144,7 @@ class Tensor:
         self._parents: tuple[Tensor, ...] = ()
         self._saved: Any = None
         self._retains_grad = False
+        self._versions: tuple[int, ...] | None = None
 
     # --- what it is -----------------------------------------------------------------------
 
@@ -389,6 +391,7 @@ def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:
     out._parents = ()
     out._saved = None
     out._retains_grad = False
+    out._versions = None
     return out
 
 
@@ -401,7 +404,39 @@ def _result(data: Any, op: str, operands: tuple[Tensor, ...], saved: Any) -> Ten
         out._op = op
         out._parents = operands
         out._saved = saved
+        if _IN_PLACE_WRITES:  # (None: no array had been written in place, every version 0)
+            out._versions = _versions_of((*saved[0], out.data))
     return out
+
+
+# In-place writes, counted per array that owns the memory (a view's writes are its owner's), as
+# PyTorch's version counters: a recorded node keeps the counts of its operands' and its own
+# arrays, and backward() refuses a node whose saved arrays were written since, instead of
+# giving the gradient of values the graph no longer holds.
+_IN_PLACE_WRITES: dict[int, int] = {}
+
+
+def _owner(a: numpy.ndarray) -> numpy.ndarray:
+    while isinstance(a.base, numpy.ndarray):
+        a = a.base
+    return a
+
+
+def _versions_of(arrays: Any) -> tuple[int, ...]:
+    return tuple(_IN_PLACE_WRITES.get(id(_owner(a)), 0) for a in arrays)
+
+
+def _note_written(target: Tensor) -> None:
+    key = id(_owner(target.data))
+    _IN_PLACE_WRITES[key] = _IN_PLACE_WRITES.get(key, 0) + 1
+
+
+def _check_versions(node: Tensor) -> None:
+    arrays = (*node._saved[0], node.data)  # what its VJP reads: its operands' arrays and its own
+    if _versions_of(arrays) != (node._versions or (0,) * len(arrays)):
+        raise RuntimeError(f"one of the Tensors the result of {node._op} was computed from has been modified by "
+                           "an in-place operation since: compute the result again after the update "
+                           "(a training loop computes its loss anew each step)")
 
 
 def _operand(x: Any) -> Tensor | None:
@@ -453,6 +488,7 @@ def _in_place(name: str, target: Tensor, other: Any) -> Tensor:
     if not target.data.flags.writeable:
         raise RuntimeError("this Tensor's data is read-only: write x = x " + name + " y for a new Tensor")
     target.data[...] = out  # rounded to target's precision, as PyTorch's in-place ops are
+    _note_written(target)
     return target
 
 
@@ -608,6 +644,8 @@ def backpropagate(root: Tensor, seed: numpy.ndarray) -> None:
                 _accumulate(node, g)
             if not node._op:
                 continue
+            if _IN_PLACE_WRITES:
+                _check_versions(node)
             operand_grads = _vjp(node, g)
             for operand, operand_grad in zip(node._parents, operand_grads):
                 if operand_grad is not None and operand._requires_grad:

@@ -121,3 +121,30 @@ def test_repr_shows_a_dtype_that_is_not_the_default():
     assert repr(tensor([1.0, 2.0], dtype="float32", requires_grad=True)) == \
         "tensor([1., 2.], dtype=float32, requires_grad=True)"
     assert repr(tensor([1.0, 2.0])) == "tensor([1., 2.])"  # float64 is this API's default, as float32 is PyTorch's
+
+
+def test_backward_through_a_graph_recorded_before_an_in_place_update_is_refused():
+    w = tensor([1.0, 2.0], requires_grad=True)
+    loss = (w * w).sum()
+    with no_grad():
+        w -= 0.5  # loss's graph saved w's old values: its gradient would be 2 * new w, silently
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()
+    ref = torch.tensor([1.0, 2.0], requires_grad=True)
+    ref_loss = (ref * ref).sum()
+    with torch.no_grad():
+        ref -= 0.5
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ref_loss.backward()
+    (w * w).sum().backward()  # computed again after the update: 2 * w
+    assert w.grad.tolist() == [1.0, 3.0]
+
+
+def test_an_update_through_a_view_counts_for_the_array_it_views():
+    w = tensor([[1.0, 2.0]], requires_grad=True)
+    loss = (w.T * 3.0).sum() + (w * w).sum()
+    with no_grad():
+        view = w.detach()  # shares w's array
+        view += 1.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()
