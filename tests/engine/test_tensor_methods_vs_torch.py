@@ -100,3 +100,16 @@ def test_every_op_of_the_registry_is_reachable_from_a_tensor():
         reachable = (name in ours.OP_FUNCTIONS or hasattr(ours.Tensor, name)
                      or hasattr(ours.Tensor, operators.get(name, ours._PYTHON_COMPARISONS.get(name, "-"))))
         assert reachable, name
+
+
+def test_the_functions_are_the_package_s_too():
+    import autodiff_cli
+
+    from autodiff_cli import concat, stack, where  # as torch.where, torch.stack
+
+    assert where is ours.OP_FUNCTIONS["where"] and stack is ours.OP_FUNCTIONS["stack"]
+    assert concat([tensor([1.0]), tensor([2.0])]).tolist() == [1.0, 2.0]
+    with pytest.raises(AttributeError):
+        autodiff_cli.index  # indexing is x[i], not a function
+    with pytest.raises(AttributeError):
+        autodiff_cli.no_such_name
