@@ -64,6 +64,7 @@ run, as PyTorch's default generator does; ``manual_seed(seed)`` reseeds it in pl
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -349,6 +350,15 @@ class Tensor:
     def t(self) -> Tensor:
         return self.transpose()
 
+    def max(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Any:
+        """The largest element; along ``dim``, PyTorch's pair ``(values, indices)`` (the max op's
+        values, whose gradient ties share, and argmax's indices, first of ties, as floats)."""
+        return _extreme("max", self, dim, keepdim, axis)
+
+    def min(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Any:
+        """The smallest element; along ``dim``, PyTorch's pair ``(values, indices)``."""
+        return _extreme("min", self, dim, keepdim, axis)
+
     def where(self, condition: Any, other: Any) -> Tensor:
         """PyTorch's ``x.where(condition, other)``: ``where(condition, x, other)``, x where the
         condition is not 0, else other."""
@@ -379,6 +389,23 @@ class Tensor:
     if TYPE_CHECKING:  # every function of the op table is a method, made from it at the end of this module;
         # type checkers see them all through this one signature, so no list here repeats the table
         def __getattr__(self, name: str) -> Callable[..., Tensor]: ...
+
+
+Extremes = namedtuple("Extremes", "values indices")
+"""``x.max(dim)``'s result, as PyTorch's ``torch.return_types.max``: ``values, indices = x.max(1)``."""
+
+
+def _extreme(name: str, x: Tensor, dim: Any, keepdim: Any, axis: Any) -> Any:
+    if dim is not None and axis is not None:
+        raise TypeError(f"{name} takes dim or axis, not both")
+    chosen = axis if dim is None else dim
+    if chosen is None:
+        if keepdim:
+            raise TypeError(f"{name} keeps a dim only along one: give dim")
+        return _call(name, (x,), (), {})
+    arguments = {"axis": chosen, "keepdim": keepdim}
+    ranked = x.detach() if name == "max" else -x.detach()  # the first of ties, as NumPy's and PyTorch's
+    return Extremes(_call(name, (x,), (), arguments), _call("argmax", (ranked,), (), arguments))
 
 
 def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:

@@ -38,6 +38,8 @@ CASES = {
     "sum-keepdim": lambda ns, t, u: t.sum(dim=1, keepdim=True) * u,
     "mean-keepdim": lambda ns, t, u: t.mean(dim=0, keepdim=True) * u,
     "max-all": lambda ns, t, u: t.max(),
+    "max-dim": lambda ns, t, u: t.max(dim=1).values * t.max(1, True)[0].sum(),
+    "min-dim": lambda ns, t, u: t.min(0, keepdim=True).values,
     "stack": lambda ns, t, u: ns.stack([t, u], dim=1),
     "concat": lambda ns, t, u: ns.concat([t, u], dim=0),
     "sigmoid-function": lambda ns, t, u: ns.sigmoid(t),
@@ -76,6 +78,12 @@ def test_argmax_and_comparisons_against_torch_and_record_nothing():
         assert ours_result.tolist() == torch_result.double().tolist()
         assert not ours_result.requires_grad  # as PyTorch's: no gradient passes a comparison
     assert not t.argmax().requires_grad
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            for name in ("max", "min"):
+                values, indices = getattr(t, name)(dim, keepdim)
+                ref_values, ref_indices = getattr(ref, name)(dim, keepdim)
+                assert values.tolist() == ref_values.tolist() and indices.tolist() == ref_indices.double().tolist()
 
 
 def test_arguments_are_checked_and_named():
