@@ -359,6 +359,15 @@ class Tensor:
         """The smallest element; along ``dim``, PyTorch's pair ``(values, indices)``."""
         return _extreme("min", self, dim, keepdim, axis)
 
+    @property
+    def _version(self) -> int:
+        """How many times this Tensor's array has been written in place (PyTorch's ``_version``)."""
+        return _versions_of((self.data,))[0]
+
+    def _bump_version(self) -> None:
+        """Count a write into ``.data`` made in place outside an operator (an optimiser's step)."""
+        _note_written(self)
+
     def where(self, condition: Any, other: Any) -> Tensor:
         """PyTorch's ``x.where(condition, other)``: ``where(condition, x, other)``, x where the
         condition is not 0, else other."""

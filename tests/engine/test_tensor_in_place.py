@@ -148,3 +148,24 @@ def test_an_update_through_a_view_counts_for_the_array_it_views():
         view += 1.0
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         loss.backward()
+
+
+def test_an_optimizer_step_counts_as_an_in_place_write():
+    from autodiff_cli.optim import SGD
+
+    w = tensor([1.0, 2.0], requires_grad=True)
+    optimizer = SGD([w], lr=0.1)
+    (w * w).sum().backward()
+    stale = w.sin().sum()  # sin saves its operand, in both
+    before = w._version
+    optimizer.step()
+    assert w._version == before + 1
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        stale.backward()
+    ref = torch.tensor([1.0, 2.0], requires_grad=True)
+    ref_optimizer = torch.optim.SGD([ref], lr=0.1)
+    (ref * ref).sum().backward()
+    ref_stale = ref.sin().sum()
+    ref_optimizer.step()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ref_stale.backward()
