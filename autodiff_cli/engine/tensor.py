@@ -130,7 +130,7 @@ class Tensor:
     ``reshape``, ``softmax``, ``clip``, ``maximum``, ``tanh``...; see the module's end).
     """
 
-    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad", "_versions")
+    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad", "_writes_before")
     # NumPy gives way to our reflected operators (ndarray + Tensor is Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -145,7 +145,7 @@ class Tensor:
         self._parents: tuple[Tensor, ...] = ()
         self._saved: Any = None
         self._retains_grad = False
-        self._versions: tuple[int, ...] | None = None
+        self._writes_before = 0
 
     # --- what it is -----------------------------------------------------------------------
 
@@ -362,7 +362,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many times this Tensor's array has been written in place (PyTorch's ``_version``)."""
-        return _versions_of((self.data,))[0]
+        return _IN_PLACE_WRITES.get(id(_owner(self.data)), 0)
 
     def _bump_version(self) -> None:
         """Count a write into ``.data`` made in place outside an operator (an optimiser's step)."""
@@ -427,7 +427,7 @@ def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:
     out._parents = ()
     out._saved = None
     out._retains_grad = False
-    out._versions = None
+    out._writes_before = 0
     return out
 
 
@@ -440,16 +440,19 @@ def _result(data: Any, op: str, operands: tuple[Tensor, ...], saved: Any) -> Ten
         out._op = op
         out._parents = operands
         out._saved = saved
-        if _IN_PLACE_WRITES:  # (None: no array had been written in place, every version 0)
-            out._versions = _versions_of((*saved[0], out.data))
+        out._writes_before = _writes_made  # one int: a backward() after no write since checks nothing more
     return out
 
 
-# In-place writes, counted per array that owns the memory (a view's writes are its owner's), as
-# PyTorch's version counters: a recorded node keeps the counts of its operands' and its own
-# arrays, and backward() refuses a node whose saved arrays were written since, instead of
-# giving the gradient of values the graph no longer holds.
-_IN_PLACE_WRITES: dict[int, int] = {}
+# In-place writes, as PyTorch's version counters: each write is numbered, and the array that
+# owns the memory (a view's writes are its owner's) keeps the number of its last write and its
+# count.  A recorded node keeps the number of writes made before it (``_writes_before``), and
+# backward() refuses a node whose saved arrays were written since, instead of giving the
+# gradient of values the graph no longer holds.  (An array a graph saved stays alive, so no
+# other array takes its id in between.)
+_writes_made = 0
+_LAST_WRITE: dict[int, int] = {}  # id of an owning array -> the number of its last in-place write
+_IN_PLACE_WRITES: dict[int, int] = {}  # id of an owning array -> how many in-place writes it has had
 
 
 def _owner(a: numpy.ndarray) -> numpy.ndarray:
@@ -458,18 +461,17 @@ def _owner(a: numpy.ndarray) -> numpy.ndarray:
     return a
 
 
-def _versions_of(arrays: Any) -> tuple[int, ...]:
-    return tuple(_IN_PLACE_WRITES.get(id(_owner(a)), 0) for a in arrays)
-
-
 def _note_written(target: Tensor) -> None:
+    global _writes_made
+    _writes_made += 1
     key = id(_owner(target.data))
     _IN_PLACE_WRITES[key] = _IN_PLACE_WRITES.get(key, 0) + 1
+    _LAST_WRITE[key] = _writes_made
 
 
 def _check_versions(node: Tensor) -> None:
     arrays = (*node._saved[0], node.data)  # what its VJP reads: its operands' arrays and its own
-    if _versions_of(arrays) != (node._versions or (0,) * len(arrays)):
+    if any(_LAST_WRITE.get(id(_owner(a)), 0) > node._writes_before for a in arrays):
         raise RuntimeError(f"one of the Tensors the result of {node._op} was computed from has been modified by "
                            "an in-place operation since: compute the result again after the update "
                            "(a training loop computes its loss anew each step)")
@@ -680,7 +682,7 @@ def backpropagate(root: Tensor, seed: numpy.ndarray) -> None:
                 _accumulate(node, g)
             if not node._op:
                 continue
-            if _IN_PLACE_WRITES:
+            if node._writes_before != _writes_made:
                 _check_versions(node)
             operand_grads = _vjp(node, g)
             for operand, operand_grad in zip(node._parents, operand_grads):
@@ -833,10 +835,19 @@ def _op_function(name: str) -> Callable[..., Tensor]:
     return function
 
 
+_NO_PLAIN_CALL = object()
+
+
 def _op_method(name: str) -> Callable[..., Tensor]:
     entry = ENTRIES[name]
+    try:  # the param of a call with no arguments: x.relu(), x.sum() (a network calls these often)
+        plain = _param(name, (), {}) if entry.arity == 1 else _NO_PLAIN_CALL
+    except TypeError:
+        plain = _NO_PLAIN_CALL  # an argument is required: reshape
 
     def method(self: Tensor, *args: Any, **keywords: Any) -> Tensor:
+        if not args and not keywords and plain is not _NO_PLAIN_CALL:
+            return _apply(name, (self,), plain)
         others = entry.arity - 1
         if len(args) < others:
             raise TypeError(f"{method.__name__} takes {others} operand{'s' if others != 1 else ''} "
