@@ -70,6 +70,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 from .grad_mode import is_grad_enabled
 from .ops import DomainError, short_number
 from .registry import ENTRIES, passes_no_gradient, write
@@ -299,17 +302,17 @@ class Tensor:
 
     # --- in place (``p -= lr * p.grad`` under ``no_grad()``: PyTorch's manual update) ----------
 
-    def __iadd__(self, other: Any) -> Tensor:
-        return _in_place("+", self, other)
+    def __iadd__(self, other: Any) -> Self:
+        return self if _in_place("+", self, other) else NotImplemented
 
-    def __isub__(self, other: Any) -> Tensor:
-        return _in_place("-", self, other)
+    def __isub__(self, other: Any) -> Self:
+        return self if _in_place("-", self, other) else NotImplemented
 
-    def __imul__(self, other: Any) -> Tensor:
-        return _in_place("*", self, other)
+    def __imul__(self, other: Any) -> Self:
+        return self if _in_place("*", self, other) else NotImplemented
 
-    def __itruediv__(self, other: Any) -> Tensor:
-        return _in_place("/", self, other)
+    def __itruediv__(self, other: Any) -> Self:
+        return self if _in_place("/", self, other) else NotImplemented
 
     def __abs__(self) -> Tensor:
         return self.abs()  # type: ignore[attr-defined,no-any-return]
@@ -501,8 +504,8 @@ def _binary(name: str, x: Any, y: Any) -> Tensor:
     return _apply(name, (a, b))
 
 
-def _in_place(name: str, target: Tensor, other: Any) -> Tensor:
-    """``target op= other``: the result written into ``target.data`` (the same array, so a module
+def _in_place(name: str, target: Tensor, other: Any) -> bool:
+    """``target op= other`` (False for an ``other`` that is no operand): the result written into ``target.data`` (the same array, so a module
     holding ``target`` sees it), in ``target``'s precision, as PyTorch's in-place ops write it.
 
     Only where nothing is recorded: inside ``no_grad()``, or when neither operand requires a
@@ -511,7 +514,7 @@ def _in_place(name: str, target: Tensor, other: Any) -> Tensor:
     rewrite its graph: ``y = y + 1`` makes a new Tensor and keeps the graph right."""
     operand = _operand(other)
     if operand is None:
-        return NotImplemented  # type: ignore[no-any-return]
+        return False  # not an operand: the operator returns NotImplemented
     if is_grad_enabled() and (target._requires_grad or operand._requires_grad):
         if target.is_leaf and target._requires_grad:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
@@ -527,7 +530,7 @@ def _in_place(name: str, target: Tensor, other: Any) -> Tensor:
         raise RuntimeError("this Tensor's data is read-only: write x = x " + name + " y for a new Tensor")
     target.data[...] = out  # rounded to target's precision, as PyTorch's in-place ops are
     _note_written(target)
-    return target
+    return True
 
 
 def _matmul(a: Tensor, b: Tensor) -> Tensor:
