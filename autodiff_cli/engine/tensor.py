@@ -70,9 +70,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy
 
-if TYPE_CHECKING:
-    from typing_extensions import Self
-
 from .grad_mode import is_grad_enabled
 from .ops import DomainError, short_number
 from .registry import ENTRIES, passes_no_gradient, write
@@ -302,16 +299,16 @@ class Tensor:
 
     # --- in place (``p -= lr * p.grad`` under ``no_grad()``: PyTorch's manual update) ----------
 
-    def __iadd__(self, other: Any) -> Self:
+    def __iadd__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
         return self if _in_place("+", self, other) else NotImplemented
 
-    def __isub__(self, other: Any) -> Self:
+    def __isub__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
         return self if _in_place("-", self, other) else NotImplemented
 
-    def __imul__(self, other: Any) -> Self:
+    def __imul__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
         return self if _in_place("*", self, other) else NotImplemented
 
-    def __itruediv__(self, other: Any) -> Self:
+    def __itruediv__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
         return self if _in_place("/", self, other) else NotImplemented
 
     def __abs__(self) -> Tensor:
