@@ -330,6 +330,9 @@ class Tensor:
         array or a list of whole numbers takes those rows (``x[t]``, PyTorch's and the language's
         ``C[i]``: the ``gather`` op)."""
         if isinstance(index, (Tensor, numpy.ndarray, list)):
+            if not isinstance(index, Tensor) and numpy.asarray(index).dtype == numpy.bool_:
+                raise TypeError("a Tensor is not indexed by booleans (PyTorch's mask): take rows by number, "
+                                "or keep entries with where(mask, x, 0)")
             return _apply(GATHER, _operands((self, index)))
         return _apply("index", (self,), _index_items(index))
 

@@ -120,3 +120,16 @@ def test_the_functions_are_the_package_s_too():
         getattr(autodiff_cli, "index")  # indexing is x[i], not a function  # noqa: B009
     with pytest.raises(AttributeError):
         getattr(autodiff_cli, "no_such_name")  # noqa: B009
+
+
+def test_indexing_by_a_tensor_of_row_numbers_gathers_rows_as_pytorch():
+    x = np.arange(6.0).reshape(3, 2)
+    rows = [2, 0, 2]
+    t, ref = tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    weights = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    (t[tensor(rows)] * tensor(weights)).sum().backward()
+    (ref[torch.tensor(rows)] * torch.tensor(weights)).sum().backward()
+    assert t[rows].tolist() == ref[rows].tolist() == t[np.array(rows)].tolist()
+    np.testing.assert_array_equal(t.grad, ref.grad.numpy())  # row 2 taken twice gets both
+    with pytest.raises(TypeError, match="not indexed by booleans"):
+        t[[True, False, True]]  # PyTorch's mask: refused, never read as rows 1, 0, 1
