@@ -130,7 +130,7 @@ class Tensor:
     ``reshape``, ``softmax``, ``clip``, ``maximum``, ``tanh``...; see the module's end).
     """
 
-    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad", "_writes_before")
+    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad", "_writes_before", "_is_mask")
     # NumPy gives way to our reflected operators (ndarray + Tensor is Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -146,6 +146,7 @@ class Tensor:
         self._saved: Any = None
         self._retains_grad = False
         self._writes_before = 0
+        self._is_mask = False  # made by a comparison: 0 and 1 that PyTorch would read as a mask
 
     # --- what it is -----------------------------------------------------------------------
 
@@ -330,7 +331,7 @@ class Tensor:
         array or a list of whole numbers takes those rows (``x[t]``, PyTorch's and the language's
         ``C[i]``: the ``gather`` op)."""
         if isinstance(index, (Tensor, numpy.ndarray, list)):
-            if not isinstance(index, Tensor) and numpy.asarray(index).dtype == numpy.bool_:
+            if index._is_mask if isinstance(index, Tensor) else numpy.asarray(index).dtype == numpy.bool_:
                 raise TypeError("a Tensor is not indexed by booleans (PyTorch's mask): take rows by number, "
                                 "or keep entries with where(mask, x, 0)")
             return _apply(GATHER, _operands((self, index)))
@@ -431,6 +432,7 @@ def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:
     out._saved = None
     out._retains_grad = False
     out._writes_before = 0
+    out._is_mask = False
     return out
 
 
@@ -874,11 +876,24 @@ def _doc(name: str) -> str:
 OP_FUNCTIONS: dict[str, Callable[..., Tensor]] = {}
 """Every op written as a call of its name, as a function of Tensors, by name (``where``, ``clip``...)."""
 
+def _comparison_method(name: str) -> Callable[..., Tensor]:
+    compare = _op_method(name)
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        out = compare(self, other)
+        out._is_mask = True  # x[x > 0] is PyTorch's mask: refused, never read as rows 0 and 1
+        return out
+
+    method.__name__ = method.__qualname__ = compare.__name__
+    method.__doc__ = compare.__doc__
+    return method
+
+
 for _name, _entry in ENTRIES.items():
     if _name in _PYTHON_COMPARISONS:
-        setattr(Tensor, _PYTHON_COMPARISONS[_name], _op_method(_name))
+        setattr(Tensor, _PYTHON_COMPARISONS[_name], _comparison_method(_name))
         if _name not in ("==", "!="):
-            setattr(Tensor, f"__{_PYTHON_COMPARISONS[_name]}__", _op_method(_name))
+            setattr(Tensor, f"__{_PYTHON_COMPARISONS[_name]}__", _comparison_method(_name))
         continue
     if not _is_call(_name):
         continue  # an operator or indexing: Tensor's operators above

@@ -133,3 +133,5 @@ def test_indexing_by_a_tensor_of_row_numbers_gathers_rows_as_pytorch():
     np.testing.assert_array_equal(t.grad, ref.grad.numpy())  # row 2 taken twice gets both
     with pytest.raises(TypeError, match="not indexed by booleans"):
         t[[True, False, True]]  # PyTorch's mask: refused, never read as rows 1, 0, 1
+    with pytest.raises(TypeError, match="not indexed by booleans"):
+        t[t[:, 0] > 1]  # a comparison's 0 and 1 too: x[x > 0] is a mask in PyTorch
