@@ -507,8 +507,9 @@ def _binary(name: str, x: Any, y: Any) -> Tensor:
 
 
 def _in_place(name: str, target: Tensor, other: Any) -> bool:
-    """``target op= other`` (False for an ``other`` that is no operand): the result written into ``target.data`` (the same array, so a module
-    holding ``target`` sees it), in ``target``'s precision, as PyTorch's in-place ops write it.
+    """``target op= other``: the result written into ``target.data`` (the same array, so a module
+    holding ``target`` sees it), in ``target``'s precision, as PyTorch's in-place ops write it;
+    False for an ``other`` that is no operand.
 
     Only where nothing is recorded: inside ``no_grad()``, or when neither operand requires a
     gradient.  PyTorch refuses a leaf that requires a gradient (its gradient would describe a
@@ -520,10 +521,10 @@ def _in_place(name: str, target: Tensor, other: Any) -> bool:
     if is_grad_enabled() and (target._requires_grad or operand._requires_grad):
         if target.is_leaf and target._requires_grad:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
-                               f"({write(name, ('x', 'y'))} into x): update it inside `with no_grad():`, "
-                               f"or write x = x {name} y for a new Tensor")
-        raise RuntimeError(f"an in-place {write(name, ('x', 'y'))} on a Tensor recorded for backward() is not "
-                           f"supported: write x = x {name} y (a new Tensor), or update it inside `with no_grad():`")
+                               f"(x {name}= y): update it inside `with no_grad():`, or write x = x {name} y "
+                               "for a new Tensor")
+        raise RuntimeError(f"an in-place x {name}= y on a Tensor recorded for backward() is not supported: "
+                           f"write x = x {name} y (a new Tensor), or update it inside `with no_grad():`")
     out = _binary(name, target, other).data  # recorded by nothing: no operand requires a gradient here
     if out.shape != target.shape:
         raise ShapeMismatch(f"x {name}= y: the result has shape {list(out.shape)}, not x's shape {list(target.shape)}",
