@@ -52,7 +52,8 @@ give the gradient at values the arrays no longer hold): compute the loss again a
 update, as a training loop does.
 
 Not here (the tables have no such op): reductions over several axes, and indexing by
-arrays, booleans, ``None`` or ``...`` (a TypeError).
+booleans (PyTorch's masks, a comparison's result among them), ``None`` or ``...`` (a
+TypeError; a Tensor, an array or a list of row numbers takes those rows, the ``gather`` op).
 
 Random numbers come from ``default_generator``, a ``numpy.random.Generator`` (PCG64)
 seeded with ``DEFAULT_SEED`` at import, so a program draws the same numbers on every
