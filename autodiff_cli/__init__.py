@@ -56,9 +56,16 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
+    module = _LAZY.get(name)
+    if module is None:
+        # the language's ops as functions of Tensors (where, stack, concat...), as torch.where is
+        from .engine.registry import ENTRIES  # the standard library only: NumPy loads for an op alone
+
+        if name in ENTRIES:
+            functions = importlib.import_module(".engine.tensor", __name__).OP_FUNCTIONS
+            if name in functions:
+                return functions[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -224,6 +224,8 @@ class Optimizer:
                 p.data = float(data)  # a float, as the compiled Value stores it
             else:
                 p.data[...] = data  # in place, in the Tensor's own array
+                if is_tensor(p):  # a graph recorded before the step can no longer be differentiated
+                    p._bump_version()
             counts[i] += 1
         self.steps += 1
         return loss

@@ -10,9 +10,11 @@ accumulates into ``.grad`` of every leaf that requires a gradient (PyTorch's sem
 ``.grad`` is None until a backward pass reaches it, and adds up over passes; results
 other than leaves keep no ``.grad`` unless ``retain_grad()`` asked for it).
 
-No maths is written here.  Every operation (``+ - * / **``, negation, every function of
-``ops.FUNCTIONS``, ``@``, reductions, ``transpose``, indexing, ``softmax``...) calls its
-entry of ``registry.ENTRIES``: its shape rule, ``forward`` and ``vjp`` (an elementwise entry's
+No maths is written here, and no list of ops: every operator (``+ - * / ** @``, negation,
+indexing, ``< <= > >=``) calls its entry of ``registry.ENTRIES``, and every entry written as a
+call of its name is a function of this module and, with a fixed number of operands, a method
+(``x.var(dim=0, keepdim=True)``, ``x.clip(0, 1)``, ``where(c, x, y)``), made from the entry at
+import with PyTorch's argument names (``dim``, ``keepdim``).  Each call runs the entry: its shape rule, ``forward`` and ``vjp`` (an elementwise entry's
 read the scalar table's NumPy kernels and undo broadcasting).  Every call passes leads of 0:
 an eager Tensor has no batch axis.
 
@@ -40,9 +42,18 @@ and every result is a leaf with ``requires_grad`` False.  Tensors read the mode
 (``is_grad_enabled()``) once per operation rather than having methods swapped as ``Value``
 does: one call is nothing next to an operation on arrays.
 
-Not here (the tables have no such op): in-place operations (``x += 1`` rebinds ``x`` to a
-new Tensor), ``reshape``, comparisons, ``keepdim``, reductions over several axes, and
-indexing by arrays, booleans, ``None`` or ``...`` (a TypeError).
+In-place ``+= -= *= /=`` write the result into ``.data`` (the same array, in its precision),
+as PyTorch's do, where nothing is recorded: inside ``no_grad()`` (``p -= lr * p.grad``) or
+when no operand requires a gradient.  With grad enabled a leaf that requires a gradient is
+refused (PyTorch's error), and so is a recorded result (PyTorch would rewrite its graph;
+``y = y + 1`` does it here).  A ``backward()`` through a graph recorded before an in-place
+update of an array it saved is refused, as PyTorch's version counters refuse it (it would
+give the gradient at values the arrays no longer hold): compute the loss again after an
+update, as a training loop does.
+
+Not here (the tables have no such op): reductions over several axes, and indexing by
+booleans (PyTorch's masks, a comparison's result among them), ``None`` or ``...`` (a
+TypeError; a Tensor, an array or a list of row numbers takes those rows, the ``gather`` op).
 
 Random numbers come from ``default_generator``, a ``numpy.random.Generator`` (PCG64)
 seeded with ``DEFAULT_SEED`` at import, so a program draws the same numbers on every
@@ -54,15 +65,16 @@ run, as PyTorch's default generator does; ``manual_seed(seed)`` reseeds it in pl
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy
 
 from .grad_mode import is_grad_enabled
-from .ops import FUNCTIONS, DomainError, short_number
-from .registry import ENTRIES, write
-from .tensor_ops import ShapeMismatch
+from .ops import DomainError, short_number
+from .registry import ENTRIES, passes_no_gradient, write
+from .tensor_ops import GATHER, VARIADIC, ShapeMismatch, pack_arguments
 from .value import _is_number
 
 __all__ = [
@@ -72,7 +84,6 @@ __all__ = [
 
 _FLOAT = numpy.float64
 _new = object.__new__
-_NO_LEADS = ((), (0,), (0, 0))  # leads of 0 for 0, 1 and 2 operands: no batch axis, ever
 
 
 _DTYPES = {"float64": numpy.float64, "float32": numpy.float32}
@@ -112,15 +123,15 @@ class Tensor:
 
     ``Tensor([[1, 2], [3, 4]], requires_grad=True)``; ``dtype="float32"`` (or a float32
     NumPy array) holds float32, and operations on float32 Tensors and numbers stay float32
-    (a float64 operand makes the result float64, NumPy's rule).  Operators ``+ - * / ** @`` (with
-    numbers and arrays on either side, NumPy broadcasting for the elementwise ones), unary
-    ``-``, indexing with ints and slices, ``.T``, the reductions ``sum``/``mean``/``max``/
-    ``min`` (all elements, or one ``axis``), ``softmax``/``log_softmax``/``logsumexp``
-    along the last axis, and every function of the op table as a method (``tanh``,
-    ``exp``, ``log``, ``relu``, ``sigmoid``...).
+    (a float64 operand of an elementwise op makes the result float64; ``@`` refuses two
+    precisions, as PyTorch does).  Operators ``+ - * / ** @`` (with numbers and arrays on
+    either side, NumPy broadcasting for the elementwise ones), in place ``+= -= *= /=``, unary
+    ``-``, ``< <= > >=`` (0 or 1), indexing with ints and slices or by a Tensor of row numbers,
+    ``.T``, and a method for every op of the registry written as a call (``sum``, ``var``,
+    ``reshape``, ``softmax``, ``clip``, ``maximum``, ``tanh``...; see the module's end).
     """
 
-    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad")
+    __slots__ = ("data", "grad", "_requires_grad", "_op", "_parents", "_saved", "_retains_grad", "_writes_before", "_is_mask")
     # NumPy gives way to our reflected operators (ndarray + Tensor is Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -135,6 +146,8 @@ class Tensor:
         self._parents: tuple[Tensor, ...] = ()
         self._saved: Any = None
         self._retains_grad = False
+        self._writes_before = 0
+        self._is_mask = False  # made by a comparison: 0 and 1 that PyTorch would read as a mask
 
     # --- what it is -----------------------------------------------------------------------
 
@@ -240,6 +253,8 @@ class Tensor:
             extra = ", requires_grad=True"
         else:
             extra = ""
+        if self.data.dtype != _FLOAT:  # the dtype shown where it is not the default, as PyTorch shows it
+            extra = f", dtype={self.data.dtype.name}" + extra
         return f"tensor({body}{extra})"
 
     # --- arithmetic (elementwise, from the scalar op table's NumPy kernels) -------------------
@@ -284,6 +299,20 @@ class Tensor:
     def __pos__(self) -> Tensor:
         return self
 
+    # --- in place (``p -= lr * p.grad`` under ``no_grad()``: PyTorch's manual update) ----------
+
+    def __iadd__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
+        return self if _in_place("+", self, other) else NotImplemented
+
+    def __isub__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
+        return self if _in_place("-", self, other) else NotImplemented
+
+    def __imul__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
+        return self if _in_place("*", self, other) else NotImplemented
+
+    def __itruediv__(self, other: Any) -> Tensor:  # noqa: PYI034 (no typing.Self in 3.10)
+        return self if _in_place("/", self, other) else NotImplemented
+
     def __abs__(self) -> Tensor:
         return self.abs()  # type: ignore[attr-defined,no-any-return]
 
@@ -291,15 +320,22 @@ class Tensor:
 
     def __matmul__(self, other: Any) -> Tensor:
         operand = _operand(other)
-        return NotImplemented if operand is None else _apply("@", (self, operand))
+        return NotImplemented if operand is None else _matmul(self, operand)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         operand = _operand(other)
-        return NotImplemented if operand is None else _apply("@", (operand, self))
+        return NotImplemented if operand is None else _matmul(operand, self)
 
     def __getitem__(self, index: Any) -> Tensor:
         """``x[i]``, ``x[i, j]``, ``x[1:3]``, ``x[:, 0]``: ints (negative ones count from the
-        end) and slices, one per leading axis; the ``index`` op of the tensor table."""
+        end) and slices, one per leading axis; the ``index`` op of the tensor table.  A Tensor, an
+        array or a list of whole numbers takes those rows (``x[t]``, PyTorch's and the language's
+        ``C[i]``: the ``gather`` op)."""
+        if isinstance(index, (Tensor, numpy.ndarray, list)):
+            if index._is_mask if isinstance(index, Tensor) else numpy.asarray(index).dtype == numpy.bool_:
+                raise TypeError("a Tensor is not indexed by booleans (PyTorch's mask): take rows by number, "
+                                "or keep entries with where(mask, x, 0)")
+            return _apply(GATHER, _operands((self, index)))
         return _apply("index", (self,), _index_items(index))
 
     @property
@@ -319,37 +355,28 @@ class Tensor:
     def t(self) -> Tensor:
         return self.transpose()
 
-    def sum(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The sum of every element (a 0-d Tensor), or along one ``axis`` (PyTorch: ``dim``)."""
-        return _apply("sum", (self,), _axis(axis, dim))
+    def max(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Any:
+        """The largest element; along ``dim``, PyTorch's pair ``(values, indices)`` (the max op's
+        values, whose gradient ties share, and argmax's indices, first of ties, as floats)."""
+        return _extreme("max", self, dim, keepdim, axis)
 
-    def mean(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The mean of every element, or along one ``axis``."""
-        return _apply("mean", (self,), _axis(axis, dim))
+    def min(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Any:
+        """The smallest element; along ``dim``, PyTorch's pair ``(values, indices)``."""
+        return _extreme("min", self, dim, keepdim, axis)
 
-    def max(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The largest element, or the largest along one ``axis`` (values only, as NumPy's
-        ``amax``).  Its gradient is split evenly among the elements that tie for it."""
-        return _apply("max", (self,), _axis(axis, dim))
+    @property
+    def _version(self) -> int:
+        """How many times this Tensor's array has been written in place (PyTorch's ``_version``)."""
+        return _IN_PLACE_WRITES.get(id(_owner(self.data)), 0)
 
-    def min(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """The smallest element, or the smallest along one ``axis`` (ties share the gradient)."""
-        return _apply("min", (self,), _axis(axis, dim))
+    def _bump_version(self) -> None:
+        """Count a write into ``.data`` made in place outside an operator (an optimiser's step)."""
+        _note_written(self)
 
-    def softmax(self, dim: int = -1) -> Tensor:
-        """Softmax along the last axis (numerically stable)."""
-        _last_axis_only("softmax", dim, self.ndim)
-        return _apply("softmax", (self,))
-
-    def log_softmax(self, dim: int = -1) -> Tensor:
-        """log(softmax) along the last axis, computed without forming the softmax."""
-        _last_axis_only("log_softmax", dim, self.ndim)
-        return _apply("log_softmax", (self,))
-
-    def logsumexp(self, dim: int = -1) -> Tensor:
-        """log(sum(exp(x))) along the last axis, which it removes (numerically stable)."""
-        _last_axis_only("logsumexp", dim, self.ndim)
-        return _apply("logsumexp", (self,))
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """PyTorch's ``x.where(condition, other)``: ``where(condition, x, other)``, x where the
+        condition is not 0, else other."""
+        return _call("where", (condition, self, other), (), {})
 
     # --- backpropagation ------------------------------------------------------------------------
 
@@ -375,7 +402,24 @@ class Tensor:
 
     if TYPE_CHECKING:  # every function of the op table is a method, made from it at the end of this module;
         # type checkers see them all through this one signature, so no list here repeats the table
-        def __getattr__(self, name: str) -> Callable[[], Tensor]: ...
+        def __getattr__(self, name: str) -> Callable[..., Tensor]: ...
+
+
+Extremes = namedtuple("Extremes", "values indices")
+"""``x.max(dim)``'s result, as PyTorch's ``torch.return_types.max``: ``values, indices = x.max(1)``."""
+
+
+def _extreme(name: str, x: Tensor, dim: Any, keepdim: Any, axis: Any) -> Any:
+    if dim is not None and axis is not None:
+        raise TypeError(f"{name} takes dim or axis, not both")
+    chosen = axis if dim is None else dim
+    if chosen is None:
+        if keepdim:
+            raise TypeError(f"{name} keeps a dim only along one: give dim")
+        return _call(name, (x,), (), {})
+    arguments = {"axis": chosen, "keepdim": keepdim}
+    ranked = x.detach() if name == "max" else -x.detach()  # the first of ties, as NumPy's and PyTorch's
+    return Extremes(_call(name, (x,), (), arguments), _call("argmax", (ranked,), (), arguments))
 
 
 def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:
@@ -388,6 +432,8 @@ def _leaf(data: numpy.ndarray, requires_grad: bool = False) -> Tensor:
     out._parents = ()
     out._saved = None
     out._retains_grad = False
+    out._writes_before = 0
+    out._is_mask = False
     return out
 
 
@@ -395,12 +441,46 @@ def _result(data: Any, op: str, operands: tuple[Tensor, ...], saved: Any) -> Ten
     """The Tensor of an op's result: recorded when an operand requires a gradient and no
     ``no_grad()`` block is open, else a leaf that keeps nothing alive."""
     out = _leaf(data)
-    if is_grad_enabled() and any(t._requires_grad for t in operands):
+    if is_grad_enabled() and op not in _NO_GRADIENT and any(t._requires_grad for t in operands):
         out._requires_grad = True
         out._op = op
         out._parents = operands
         out._saved = saved
+        out._writes_before = _writes_made  # one int: a backward() after no write since checks nothing more
     return out
+
+
+# In-place writes, as PyTorch's version counters: each write is numbered, and the array that
+# owns the memory (a view's writes are its owner's) keeps the number of its last write and its
+# count.  A recorded node keeps the number of writes made before it (``_writes_before``), and
+# backward() refuses a node whose saved arrays were written since, instead of giving the
+# gradient of values the graph no longer holds.  (An array a graph saved stays alive, so no
+# other array takes its id in between.)
+_writes_made = 0
+_LAST_WRITE: dict[int, int] = {}  # id of an owning array -> the number of its last in-place write
+_IN_PLACE_WRITES: dict[int, int] = {}  # id of an owning array -> how many in-place writes it has had
+
+
+def _owner(a: numpy.ndarray) -> numpy.ndarray:
+    while isinstance(a.base, numpy.ndarray):
+        a = a.base
+    return a
+
+
+def _note_written(target: Tensor) -> None:
+    global _writes_made
+    _writes_made += 1
+    key = id(_owner(target.data))
+    _IN_PLACE_WRITES[key] = _IN_PLACE_WRITES.get(key, 0) + 1
+    _LAST_WRITE[key] = _writes_made
+
+
+def _check_versions(node: Tensor) -> None:
+    arrays = (*node._saved[0], node.data)  # what its VJP reads: its operands' arrays and its own
+    if any(_LAST_WRITE.get(id(_owner(a)), 0) > node._writes_before for a in arrays):
+        raise RuntimeError(f"one of the Tensors the result of {node._op} was computed from has been modified by "
+                           "an in-place operation since: compute the result again after the update "
+                           "(a training loop computes its loss anew each step)")
 
 
 def _operand(x: Any) -> Tensor | None:
@@ -427,13 +507,53 @@ def _binary(name: str, x: Any, y: Any) -> Tensor:
     return _apply(name, (a, b))
 
 
+def _in_place(name: str, target: Tensor, other: Any) -> bool:
+    """``target op= other``: the result written into ``target.data`` (the same array, so a module
+    holding ``target`` sees it), in ``target``'s precision, as PyTorch's in-place ops write it;
+    False for an ``other`` that is no operand.
+
+    Only where nothing is recorded: inside ``no_grad()``, or when neither operand requires a
+    gradient.  PyTorch refuses a leaf that requires a gradient (its gradient would describe a
+    value it no longer holds); a recorded result is refused here too, where PyTorch would
+    rewrite its graph: ``y = y + 1`` makes a new Tensor and keeps the graph right."""
+    operand = _operand(other)
+    if operand is None:
+        return False  # not an operand: the operator returns NotImplemented
+    if is_grad_enabled() and (target._requires_grad or operand._requires_grad):
+        if target.is_leaf and target._requires_grad:
+            raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
+                               f"(x {name}= y): update it inside `with no_grad():`, or write x = x {name} y "
+                               "for a new Tensor")
+        raise RuntimeError(f"an in-place x {name}= y on a Tensor recorded for backward() is not supported: "
+                           f"write x = x {name} y (a new Tensor), or update it inside `with no_grad():`")
+    out = _binary(name, target, other).data  # recorded by nothing: no operand requires a gradient here
+    if out.shape != target.shape:
+        raise ShapeMismatch(f"x {name}= y: the result has shape {list(out.shape)}, not x's shape {list(target.shape)}",
+                            "in place, y must broadcast to x's shape: x = x " + name + " y makes a new Tensor")
+    if not target.data.flags.writeable:
+        raise RuntimeError("this Tensor's data is read-only: write x = x " + name + " y for a new Tensor")
+    target.data[...] = out  # rounded to target's precision, as PyTorch's in-place ops are
+    _note_written(target)
+    return True
+
+
+def _matmul(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` of one precision: PyTorch refuses float32 @ float64 rather than promote, so a
+    float32 model fed float64 data (a list, a float64 array) says so instead of running in float64."""
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"x @ y: x is {a.dtype.name} and y is {b.dtype.name}; the operands of @ must have "
+                           "one precision (as in PyTorch): make the data the model's, e.g. "
+                           "tensor(data, dtype=\"float32\")")
+    return _apply("@", (a, b))
+
+
 def _apply(name: str, operands: tuple[Tensor, ...], param: Any = None) -> Tensor:
     """One op of the registry on whole arrays (``+``, ``**c``, ``tanh``, ``@``, ``sum``...): the
     shapes checked by its shape rule, then its forward, keeping what its VJP needs where the
     entry says (``forward.saving``: an elementwise op's local derivatives)."""
     entry = ENTRIES[name]
     args = tuple(t.data for t in operands)
-    leads = _NO_LEADS[len(args)]
+    leads = (0,) * len(args)  # no batch axis, ever
     saving = getattr(entry.forward, "saving", None)
     try:
         if saving is not None and not getattr(saving, "checks_shapes", False):
@@ -462,14 +582,31 @@ def _where(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
+def _number_text(value: float, dtype: Any) -> str:
+    """A number with the digits its precision holds: float32's shortest (``1e+20``), else float64's."""
+    if dtype != numpy.float32 or not math.isfinite(value) or (value.is_integer() and abs(value) < 1e16):
+        return short_number(value)
+    return str(numpy.float32(value))
+
+
+def _non_finite(value: float, dtype: Any) -> str:
+    """What a result that is not finite is, in the words of its precision."""
+    if math.isnan(value):
+        return "is not a number"
+    return "is beyond float32's range (about 3.4e38)" if dtype == numpy.float32 else "overflows a float"
+
+
 def _check_domain(name: str, out: numpy.ndarray, args: tuple[numpy.ndarray, ...], param: Any) -> None:
     """Raise DomainError if ``out`` has a non-finite element where the operands are finite.
 
     For an elementwise op, "the operands there" are its operands' elements (broadcast) at that
-    element, and the scalar kernel on them gives the message; for a structural op, all of its
-    operands (a sum that overflows, a product of huge matrices)."""
+    element, and the scalar kernel on them gives the message of a value outside the op's domain;
+    for a structural op, all of its operands (a sum that overflows, a product of huge matrices).
+    A float32 result is told in float32's digits and range: the kernel is given each operand
+    as its shortest float32 text reads in float64, and an overflow is worded here."""
     bad = ~numpy.isfinite(out)
     op = ENTRIES[name]
+    dtype = out.dtype
     if op.elementwise:
         spread = [numpy.broadcast_to(a, out.shape) for a in args]
         for a in spread:
@@ -478,23 +615,22 @@ def _check_domain(name: str, out: numpy.ndarray, args: tuple[numpy.ndarray, ...]
             return  # every non-finite result comes from a non-finite operand: carried along
         index = numpy.unravel_index(int(numpy.argmax(bad)), out.shape)
         at = f"at index {_where(index)}: " if out.ndim else ""
-        operands = [float(a[index]) for a in spread] + ([param] if param is not None else [])
+        texts = [_number_text(float(a[index]), dtype) for a in spread]
+        value = float(out[index])
         try:
-            op.scalar(*operands)
+            op.scalar(*(float(t) for t in texts), *([param] if param is not None else []))
         except DomainError as error:
-            raise type(error)(error.op, at + error.message, error.overflow) from None
-        value = float(out[index])  # the scalar kernel takes it (1e300 * 1e300 is inf for floats too)
-        texts = dict(zip("xyc", (short_number(v) for v in operands)))
-        what = "overflows a float" if math.isinf(value) else "is not a number"
-        raise DomainError(name, f"{at}{op.written.format(**texts)} {what}", math.isinf(value))
+            if not (error.overflow and dtype == numpy.float32):
+                raise type(error)(error.op, at + error.message, error.overflow) from None
+        # the scalar kernel takes it (1e300 * 1e300 is inf for floats too; float32 overflows sooner)
+        raise DomainError(name, f"{at}{write(name, texts, param)} {_non_finite(value, dtype)}", math.isinf(value))
     if not all(_all_finite(a) for a in args):
         return  # a non-finite operand: its non-finite results are carried along
     index = numpy.unravel_index(int(numpy.argmax(bad)), out.shape)
     at = f"at index {_where(index)}: " if out.ndim else ""
     value = float(out[index])
-    what = "overflows a float" if math.isinf(value) else "is not a number"
-    raise DomainError(name, f"{at}{write(name, ('x', 'y'), param)} {what}, though its operands are finite",
-                      math.isinf(value))
+    raise DomainError(name, f"{at}{write(name, ('x', 'y'), param)} {_non_finite(value, dtype)}, "
+                            "though its operands are finite", math.isinf(value))
 
 
 def _index_items(index: Any) -> tuple[int | slice, ...]:
@@ -512,20 +648,6 @@ def _index_items(index: Any) -> tuple[int | slice, ...]:
             raise TypeError(f"a Tensor is indexed by ints and slices, not {type(item).__name__}"
                             + (" (a bool is not an index)" if isinstance(item, (bool, numpy.bool_)) else ""))
     return tuple(checked)
-
-
-def _axis(axis: int | None, dim: int | None) -> int | None:
-    if axis is not None and dim is not None:
-        raise TypeError("give axis or dim, not both")
-    chosen = axis if dim is None else dim
-    if chosen is not None and (isinstance(chosen, bool) or not isinstance(chosen, (int, numpy.integer))):
-        raise TypeError(f"an axis is one int (or None for every element), not {type(chosen).__name__}")
-    return None if chosen is None else int(chosen)
-
-
-def _last_axis_only(name: str, dim: int, ndim: int) -> None:
-    if dim != -1 and not (ndim and dim == ndim - 1):
-        raise ValueError(f"{name} works along the last axis only (dim=-1); got dim={dim} for a {ndim}-d Tensor")
 
 
 # --- the backward walk ----------------------------------------------------------------------
@@ -567,6 +689,8 @@ def backpropagate(root: Tensor, seed: numpy.ndarray) -> None:
                 _accumulate(node, g)
             if not node._op:
                 continue
+            if node._writes_before != _writes_made:
+                _check_versions(node)
             operand_grads = _vjp(node, g)
             for operand, operand_grad in zip(node._parents, operand_grads):
                 if operand_grad is not None and operand._requires_grad:
@@ -598,22 +722,195 @@ def _accumulate(node: Tensor, g: Any) -> None:
     node.grad = g if node.grad is None else node.grad + g
 
 
-# --- functions, from the op table -----------------------------------------------------------
+# --- methods and functions, from the registry -------------------------------------------------
+#
+# Every op of the registry written as a call of its name (``tanh(x)``, ``maximum(x, y)``,
+# ``sum(x, 1, keepdim)``, ``where(c, x, y)``, ``concat([a, b], 0)``, ``arange(5)``) is a function
+# of this module (``OP_FUNCTIONS``, and ``tensor.where``...), and, when it has a fixed number of
+# operands, a method of Tensor with ``self`` as its first operand (``x.sum(dim=1)``,
+# ``x.clip(0, 1)``): a new entry needs no change here.  The operators are Tensor's operators.
+# A method defined in the class above is kept where PyTorch's method means something else
+# (``transpose(0, 1)``; ``x.where(condition, other)`` is ``where(condition, x, other)``).
+
+_ARGUMENT_ALIASES = {"axis": ("dim",), "keepdim": ("keepdims",), "classes": ("num_classes",), "count": ("end",)}
+"""PyTorch's (and NumPy's) names for the registry's arguments: ``x.sum(dim=0, keepdim=True)``."""
+
+_PYTHON_COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+"""Python's names of its comparison operators (``operator.lt``...), PyTorch's method names too.
+``<``, ``<=``, ``>``, ``>=`` are also Tensor's operators; ``==`` and ``!=`` stay identity (a
+Tensor is a dict key and a member of lists of parameters): ``x.eq(y)`` compares entries."""
+
+_NO_GRADIENT = frozenset(name for name in ENTRIES if passes_no_gradient(name))
+"""Ops through which no gradient passes (argmax, comparisons, one_hot...): their results are
+never recorded, as PyTorch's argmax and comparisons require no gradient."""
 
 
-def _function(name: str) -> Callable[[Tensor], Tensor]:
-    def method(self: Tensor) -> Tensor:
-        return _apply(name, (self,))
+def _is_call(name: str) -> bool:
+    entry = ENTRIES[name]
+    return any(form is not None and form.startswith(name + "(") for form in (entry.written, entry.written_param))
 
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``{FUNCTIONS[name].written.format(x='self')}`` elementwise; its derivative is {FUNCTIONS[name].rule[0]}."
+
+def _checked_argument(op: str, argument: Any, value: Any) -> Any:
+    """One argument of a call, as the registry's forward takes it, or TypeError saying what it is."""
+    what = f"{op}'s {argument.name}"
+    if argument.kind == "word":
+        if not isinstance(value, (bool, numpy.bool_)):
+            raise TypeError(f"{what} is True or False, not {value!r}")
+        return bool(value)
+    if argument.kind == "shape":
+        sizes = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        for n in sizes:
+            if isinstance(n, bool) or not isinstance(n, (int, numpy.integer)):
+                raise TypeError(f"{what} is ints (-1 for the one worked out), not {value!r}")
+        return tuple(int(n) for n in sizes)
+    if value is None and argument.kind == "axis" and argument.default is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)):
+        raise TypeError(f"{what} is an int, not {value!r}")
+    if argument.kind == "count" and value < 0:
+        raise TypeError(f"{what} is 0 or more, not {value}")
+    return int(value)
+
+
+def _param(name: str, given: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
+    """The param of a call of op ``name`` from the arguments after its operands: the first may
+    be given by position (a shape as ``reshape(2, 3)`` or ``reshape((2, 3))``), the others by
+    name, PyTorch's or the language's, so that no order differs silently from PyTorch's."""
+    schema = ENTRIES[name].arguments
+    if schema and schema[0].kind == "shape" and len(given) > 1:
+        given = (given,)
+    if len(given) > min(1, len(schema)):
+        named = ", ".join(a.name for a in schema[1:])
+        raise TypeError(f"{name} takes " + (f"one argument by position, then {named} by name" if schema
+                                             else "only its operands"))
+    values = dict(zip((a.name for a in schema), given))
+    for key, value in keywords.items():
+        found = [a.name for a in schema if key == a.name or key in _ARGUMENT_ALIASES.get(a.name, ())]
+        if not found:
+            names = ", ".join(a.name for a in schema) or "none"
+            raise TypeError(f"{name} has no argument {key!r} (its arguments: {names})")
+        if found[0] in values:
+            raise TypeError(f"{name} got its argument {found[0]} twice")
+        values[found[0]] = value
+    chosen = []
+    for argument in schema:
+        if argument.name in values:
+            chosen.append(_checked_argument(name, argument, values[argument.name]))
+        elif argument.default is None and argument.kind != "axis":
+            raise TypeError(f"{name} needs its argument {argument.name}")
+        else:
+            chosen.append(argument.default)
+    return pack_arguments(schema, chosen)
+
+
+def _operands(values: Any) -> tuple[Tensor, ...]:
+    """The operands of a call as Tensors; a number takes the first Tensor's precision, as in PyTorch."""
+    like = next((v.data.dtype for v in values if isinstance(v, Tensor)), _FLOAT)
+    operands = []
+    for i, value in enumerate(values):
+        operand = _operand(value)
+        if operand is None:
+            raise TypeError(f"operand {i + 1} is a {type(value).__name__}, not a Tensor, an array or a number")
+        if _is_number(value) and operand.data.dtype != like:
+            operand = _leaf(operand.data.astype(like))
+        operands.append(operand)
+    return tuple(operands)
+
+
+def _call(name: str, operands: Any, given: tuple[Any, ...], keywords: dict[str, Any]) -> Tensor:
+    param = _param(name, given, keywords)
+    if ENTRIES[name].arity == 0:  # a constant made from its arguments (arange)
+        return _leaf(_floats(ENTRIES[name].forward(numpy, (), (), param)))
+    return _apply(name, _operands(operands), param)
+
+
+def _op_function(name: str) -> Callable[..., Tensor]:
+    entry = ENTRIES[name]
+    arity = entry.arity
+
+    def function(*args: Any, **keywords: Any) -> Tensor:
+        if arity == VARIADIC:
+            if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
+                raise TypeError(f"{name} takes a list of Tensors first: {name}([a, b], 0)")
+            return _call(name, args[0], args[1:], keywords)
+        if len(args) < arity:
+            raise TypeError(f"{name} takes {arity} operand{'s' if arity != 1 else ''}, got {len(args)}")
+        return _call(name, args[:arity], args[arity:], keywords)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = _doc(name)
+    return function
+
+
+_NO_PLAIN_CALL = object()
+
+
+def _op_method(name: str) -> Callable[..., Tensor]:
+    entry = ENTRIES[name]
+    try:  # the param of a call with no arguments: x.relu(), x.sum() (a network calls these often)
+        plain = _param(name, (), {}) if entry.arity == 1 else _NO_PLAIN_CALL
+    except TypeError:
+        plain = _NO_PLAIN_CALL  # an argument is required: reshape
+
+    def method(self: Tensor, *args: Any, **keywords: Any) -> Tensor:
+        if not args and not keywords and plain is not _NO_PLAIN_CALL:
+            return _apply(name, (self,), plain)
+        others = entry.arity - 1
+        if len(args) < others:
+            raise TypeError(f"{method.__name__} takes {others} operand{'s' if others != 1 else ''} "
+                            f"besides this Tensor, got {len(args)}")
+        return _call(name, (self, *args[:others]), args[others:], keywords)
+
+    method.__name__ = method.__qualname__ = _PYTHON_COMPARISONS.get(name, name)
+    method.__doc__ = _doc(name)
     return method
 
 
-for _name in FUNCTIONS:
-    if _name in vars(Tensor):
-        raise RuntimeError(f"the function {_name!r} of the op table would replace Tensor.{_name}")
-    setattr(Tensor, _name, _function(_name))
+def _doc(name: str) -> str:
+    """The docstring of an op's function and method, from its entry: its form, arguments and VJP."""
+    entry = ENTRIES[name]
+    arguments = ", ".join(f"{a.name}={a.default!r}" if a.default is not None or a.kind == "axis" else a.name
+                          for a in entry.arguments)
+    return (f"The language's ``{entry.written.format(x='x', y='y', z='z', operands='...')}``"
+            + (f", arguments {arguments}" if arguments else "") + ". " + "; ".join(entry.rule))
+
+
+OP_FUNCTIONS: dict[str, Callable[..., Tensor]] = {}
+"""Every op written as a call of its name, as a function of Tensors, by name (``where``, ``clip``...)."""
+
+def _comparison_method(name: str) -> Callable[..., Tensor]:
+    compare = _op_method(name)
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        out = compare(self, other)
+        out._is_mask = True  # x[x > 0] is PyTorch's mask: refused, never read as rows 0 and 1
+        return out
+
+    method.__name__ = method.__qualname__ = compare.__name__
+    method.__doc__ = compare.__doc__
+    return method
+
+
+for _name, _entry in ENTRIES.items():
+    if _name in _PYTHON_COMPARISONS:
+        setattr(Tensor, _PYTHON_COMPARISONS[_name], _comparison_method(_name))
+        if _name not in ("==", "!="):
+            setattr(Tensor, f"__{_PYTHON_COMPARISONS[_name]}__", _comparison_method(_name))
+        continue
+    if not _is_call(_name):
+        continue  # an operator or indexing: Tensor's operators above
+    OP_FUNCTIONS[_name] = _op_function(_name)
+    if _entry.arity >= 1 and _name not in vars(Tensor):
+        setattr(Tensor, _name, _op_method(_name))
+
+
+def __getattr__(name: str) -> Any:
+    """``tensor.where``, ``tensor.stack``...: the registry's ops as functions (module attributes
+    looked up only from outside, so this module's own ``sum`` and ``max`` stay Python's)."""
+    try:
+        return OP_FUNCTIONS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 # --- making Tensors -------------------------------------------------------------------------

@@ -62,7 +62,12 @@ class Linear(Module):
         self.bias = Parameter(rng.uniform(-bound, bound, (out_features,)), dtype=dtype) if bias else None
 
     def forward(self, x: Any) -> Tensor:
-        out = _tensor(x) @ self.weight.T
+        x = _tensor(x)
+        if x.dtype != self.weight.dtype:  # PyTorch refuses it too; promoting would run a float32 model in float64
+            raise RuntimeError(f"{self!r} holds {self.weight.dtype.name} weights but its input is {x.dtype.name} "
+                               f"(a list or a float64 array makes a float64 Tensor): give it "
+                               f"tensor(x, dtype=\"{self.weight.dtype.name}\")")
+        out = x @ self.weight.T
         return out if self.bias is None else out + self.bias
 
     def __repr__(self) -> str:
