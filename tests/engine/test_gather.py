@@ -143,8 +143,10 @@ def test_an_index_that_is_no_whole_number_of_the_axis_is_refused_where_it_is_use
 
 
 def test_a_nan_index_is_refused():
-    with pytest.raises(EvaluationError, match="the index is nan, not a whole number"):
+    """A NaN given for an index is named as the input it is, at the subscript that reads it."""
+    with pytest.raises(EvaluationError, match="the input 'i' is nan, not a finite number") as caught:
         run_forward(parse("C = [1, 2, 3]\nL = C[i]\n"), {"i": np.float64("nan")})
+    assert (caught.value.position.line, caught.value.position.column) == (2, 7)
 
 
 def test_tensor_indices_mixed_with_slices_are_refused_at_the_slice():
