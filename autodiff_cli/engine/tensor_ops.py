@@ -2420,7 +2420,7 @@ def _clip_unroll(np: Any, emitter: Any, run: Any, ids: Any, first: int, second: 
 
 # --- cumsum: running totals along an axis, the last unless given -------------------------------------
 # Its VJP is the running totals of the gradient taken from the end (each entry feeds every total
-# after it); the language, which has no flip, writes that as sum(g) - cumsum(g) + g along the axis.
+# after it); the language writes that with a reversing slice, g[..., ::-1], on either side.
 
 _CUMSUM_AXIS = Argument("axis", "axis", -1, "")  # NumPy's cumsum without an axis would flatten: always written
 
@@ -2459,14 +2459,18 @@ def _cumsum_vjp(np: Any, g: Array, out: Array, args: Any, leads: Any, param: Any
 
 def _cumsum_jvp(np: Any, tangents: Any, out: Array, args: Any, leads: Any, param: Any) -> Array:
     (t,) = tangents
-    return _fresh(np, 0.0, np.shape(out)) if t is None else _cumsum_forward(np, (t,), leads, param)
+    return _zeros_like(np, out) if t is None else _cumsum_forward(np, (t,), leads, param)
 
 
 def _cumsum_language_vjp(b: Any, g: Any, args: Any, out: Any, shapes: Any, out_shape: Shape, param: Any,
                          needs: Any) -> tuple[Any, ...]:
-    # dL/dx_i = sum over j >= i of g_j = sum(g) - cumsum(g)_i + g_i, along the axis
-    total = b.apply("sum", g, param=pack_arguments(_REDUCTION_ARGUMENTS, (_cumsum_axis(param), True)))
-    return (b.apply("+", b.apply("-", total, b.apply("cumsum", g, param=param)), g),)
+    # dL/dx_i = sum over j >= i of g_j: the running totals of g taken from the end, g reversed along
+    # the axis, summed and reversed back (not sum(g) - cumsum(g) + g, whose difference of two large
+    # totals loses the small entries)
+    axis = _cumsum_axis(param) % len(shapes[0])
+    reversed_along = (slice(None),) * axis + (slice(None, None, -1),)
+    return (b.apply("index", b.apply("cumsum", b.apply("index", g, param=reversed_along), param=param),
+                    param=reversed_along),)
 
 
 def _cumsum_reads(np: Any, param: Any, mask: Any, shapes: Any) -> list[Any]:

@@ -144,3 +144,24 @@ def test_plot_along_one_entry(runner, tmp_path):
     out = tmp_path / "p.svg"
     run(runner, "plot", path, "--range", "x[1]=-1:1", "-o", out)
     assert out.read_text().startswith("<?xml")
+
+
+@pytest.mark.parametrize("fmt", ["program", "python"])
+def test_diffs_gradient_keeps_entries_many_orders_apart(runner, tmp_path, fmt):
+    """L = sum(cumsum(r) * 0.001**k) over eight ones: dL/dr_i = sum over j >= i of 0.001**j, whose
+    last entries are 1e-18 and 1e-21.  Written as sum(g) - cumsum(g) + g they came out near -2e-16
+    (a difference of two totals of about 1.001); a total taken from the end keeps them."""
+    source = tmp_path / "spread.ad"
+    source.write_text("r = [1, 1, 1, 1, 1, 1, 1, 1]\nk = [0, 1, 2, 3, 4, 5, 6, 7]\nL = sum(cumsum(r) * 0.001**k)\n")
+    expected = [sum(0.001**j for j in range(i, 8)) for i in range(8)]
+    written = run(runner, "diff", source, "--wrt", "r", "--format", fmt)
+    if fmt == "program":
+        derivative = tmp_path / "d.ad"
+        derivative.write_text(written)
+        got = json.loads(run(runner, "eval", derivative, "--format", "json"))["values"]["dL_dr"]
+    else:
+        module = tmp_path / "d.py"
+        module.write_text(written)
+        got = list(runpy.run_path(str(module))["derivatives"]()["r"])
+    for have, want in zip(got, expected):
+        assert have == pytest.approx(want, rel=1e-12)
