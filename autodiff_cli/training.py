@@ -75,7 +75,7 @@ def fit(program: str, data: Mapping[str, Any], *, validation: Mapping[str, Any] 
 
     text, name = _program_text(program)
     parsed = parse(text, name)
-    given = dict(values or {})
+    given = {name: _given_value(name, value) for name, value in (values or {}).items()}
 
     def data_set(columns: Mapping[str, Any], data_name: str) -> DataSet:
         arrays = {column: np.asarray(cells, dtype=float) for column, cells in columns.items()}
@@ -102,3 +102,38 @@ def _program_text(program: str) -> tuple[str, str]:
         with open(program, encoding="utf-8") as file:
             return file.read(), program
     return program, "<program>"
+
+
+def _given_value(name: str, value: Any) -> Any:
+    """A value given for an input, as ``--values`` reads one: a number, or a tensor from nested
+    lists or an array (``Training.values`` of an earlier run gives them so); anything else is an
+    ``InputError`` naming the input."""
+    import numpy as np
+
+    from .errors import InputError
+    from .language.program import ArrayLiteral, TensorConstant
+
+    if isinstance(value, TensorConstant):
+        return value
+    if isinstance(value, (list, tuple)):  # nested lists: ragged rows are said as --values says them
+        try:
+            return ArrayLiteral.from_nested(np.asarray(value, dtype=float).tolist())
+        except ValueError:
+            try:
+                return ArrayLiteral.from_nested(list(value))
+            except ValueError as error:
+                raise InputError(f"values[{name!r}] is not a tensor: {error}") from None
+    if not isinstance(value, (str, bytes, bool)):
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            array = None
+        if array is not None and array.ndim == 0 and np.isfinite(array):
+            return float(array)
+        if array is not None and array.ndim:
+            try:
+                return ArrayLiteral.from_nested(array.tolist())
+            except ValueError as error:
+                raise InputError(f"values[{name!r}] is not a tensor: {error}") from None
+    raise InputError(f"values[{name!r}] is {value!r}, not a number or a tensor",
+                     hint="give a number, nested lists of numbers or a NumPy array (as Training.values holds them)")

@@ -81,3 +81,26 @@ def test_inputs_drawn_from_the_seed_are_in_the_values() -> None:
     draws = np.random.default_rng(7)
     np.testing.assert_array_equal(run.values["W1"], draws.uniform(-1, 1, (16, 2)))
     np.testing.assert_array_equal(run.values["W2"], draws.uniform(-1, 1, (16, 16)))
+
+
+TENSOR_PROGRAM = "W = [[0.5, -1], [1, 0.25]]\nx = [a, b]\nL = sum((W @ x - [b, a])**2)\n"
+
+
+def test_a_run_resumes_from_its_own_tensor_values() -> None:
+    """Plain gradient descent keeps no state, so 5 steps and 5 more from the values they learned
+    are 10 steps; the values come back as nested lists (Training.values) or as an array."""
+    a = np.linspace(-1, 1, 20)
+    data = {"a": a, "b": a**2}
+    whole = fit(TENSOR_PROGRAM, data, lr=0.05, steps=10).values["W"]
+    first = fit(TENSOR_PROGRAM, data, lr=0.05, steps=5).values
+    for given in (first, {"W": np.array(first["W"])}):
+        resumed = fit(TENSOR_PROGRAM, data, values=given, lr=0.05, steps=5).values["W"]
+        np.testing.assert_allclose(resumed, whole, rtol=1e-12)
+
+
+def test_a_value_that_is_no_number_or_tensor_is_refused_by_name() -> None:
+    a = np.linspace(-1, 1, 20)
+    with pytest.raises(InputError, match=r"values\['W'\] is 'x', not a number or a tensor"):
+        fit(TENSOR_PROGRAM, {"a": a, "b": a**2}, values={"W": "x"}, steps=1)
+    with pytest.raises(InputError, match=r"values\['W'\] is not a tensor: the rows differ"):
+        fit(TENSOR_PROGRAM, {"a": a, "b": a**2}, values={"W": [[1, 2], [3]]}, steps=1)
