@@ -516,7 +516,7 @@ class _InterpreterRows:
             else:
                 size = count
             found = ({name: run.value(name) for name in evaluator.values_of},
-                     run.gradients(evaluator.output, evaluator.wrt) if evaluator.wrt else {})
+                     _gradients(run, evaluator))
             for table, part_table in zip((values, grads), found):
                 for name, value in part_table.items():
                     batch = run.leads[run.register(name)]
@@ -583,7 +583,7 @@ class _InterpreterRows:
             nan = self.dtype.type(np.nan)
             return {name: nan for name in evaluator.values_of}, {name: nan for name in evaluator.wrt}
         values = {name: run.value(name) for name in evaluator.values_of}
-        grads = run.gradients(evaluator.output, evaluator.wrt) if evaluator.wrt else {}
+        grads = _gradients(run, evaluator)
         if per_row:
             return values, grads
         scale = 1.0 / count if reduce == "mean" and count else 1.0
@@ -668,6 +668,16 @@ def _as_written(value: Any) -> Any:
     if array.dtype.kind != "f" or array.dtype.itemsize >= 8:
         return array.tolist()
     return np.array([float(str(number)) for number in array.flat]).reshape(array.shape).tolist()
+
+
+def _gradients(run: Any, evaluator: BatchEvaluator) -> dict[str, Any]:
+    """The run's gradients of ``wrt``, a -0.0 made +0.0 (adding a zero does exactly that): the
+    engine and the column sweep start every gradient at +0.0, so a gradient of "-0" would read
+    as a sign it does not have (relu(x) * -1 at x < 0)."""
+    if not evaluator.wrt:
+        return {}
+    return {name: np.add(grad, np.asarray(grad).dtype.type(0))
+            for name, grad in run.gradients(evaluator.output, evaluator.wrt).items()}
 
 
 def _as_entry_column(name: str, value: np.ndarray) -> np.ndarray:

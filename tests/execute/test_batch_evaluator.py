@@ -72,3 +72,17 @@ def test_the_executor_is_picked_by_the_program_and_its_inputs() -> None:
     assert numbers.shapes({"x": np.zeros(1), "y": np.zeros(1)}) == {"w": (), "x": (), "y": (), "L": ()}
     assert BatchEvaluator(MATRIX).shapes(entry_columns(np.zeros((1, 2))))["x"] == (2,)
     assert numbers.column_names() == ["L", "dL/dw", "dL/dx", "dL/dy"]
+
+
+def test_a_gradient_of_zero_is_positive_zero_on_the_interpreter_too() -> None:
+    """At x = -2, w = 0.7: h = clip(-1.4, -1, 1) = -1 is saturated, so dL/dw is 0; the chain
+    (2 * 0.1h * 0.1) * 0 * x gives -0.0 in floats, which the engine and the column sweep never
+    show (every gradient starts at +0.0 there).  where() sends the program to the interpreter."""
+    import math
+
+    program = "x = 1.0\nw = 0.7\nh = clip(w*x, -1, 1)\nL = where(x > 0, h, 0.1*h)**2"
+    for dtype in ("float64", "float32"):
+        result = BatchEvaluator(program, wrt=["w"], dtype=dtype).evaluate({"x": np.array([-2.0, 0.5])}).columns()
+        gradient = result["dL/dw"]
+        assert gradient[0] == 0.0 and math.copysign(1.0, gradient[0]) == 1.0, dtype
+        assert gradient[1] == pytest.approx(0.35)  # 2 * h * x = 2 * 0.35 * 0.5
