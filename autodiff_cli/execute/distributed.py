@@ -347,7 +347,14 @@ class Cluster:
         self.client.cancel(futures[failed + 1:])
         wait(futures[:failed])  # a partition before this one may fail too: the first is reported
         first = next(i for i, future in enumerate(futures) if i == failed or future.status == "error")
-        raise remote_error(futures[first].exception(), labels[first])
+        error = futures[first].exception()
+        if _killed_worker(error):
+            # Dask counts a death against every task its worker held, the one that killed it and
+            # any queued behind it: name each partition it gave up on, not the first as the culprit
+            died = [labels[i] for i, future in enumerate(futures[:failed + 1])
+                    if future.status == "error" and _killed_worker(future.exception())]
+            raise remote_error(error, " or ".join(died))
+        raise remote_error(error, labels[first])
 
 
 class _Runner:
@@ -403,11 +410,16 @@ def _columns_in_the_heap() -> None:
     mallopt(m_trim_threshold, 64 << 20)
 
 
+def _killed_worker(error: BaseException | None) -> bool:
+    """Whether Dask gave up on a task because the workers running it kept dying."""
+    return type(error).__name__ == "KilledWorker"
+
+
 def remote_error(error: BaseException, where: str) -> AutodiffError:
     """A cluster's exception as ours: our errors as they are, a dead worker or a surprise explained."""
     if isinstance(error, AutodiffError):
         return error
-    if type(error).__name__ == "KilledWorker":
+    if _killed_worker(error):
         return EvaluationError(f"the Dask workers running {where} died {RETRIES} times, so the run stopped",
                                hint="a worker that runs out of memory dies: give the workers more memory "
                                     "(dask worker --memory-limit) or split the rows into smaller files")

@@ -228,7 +228,10 @@ def test_a_partition_that_kills_every_worker_is_reported(cluster) -> None:
 
     with pytest.raises(EvaluationError) as caught:
         cluster.map(die, [0, 1, 2], labels=["partition 1 (a)", "partition 2 (b)", "partition 3 (c)"])
-    assert caught.value.message == "the Dask workers running partition 2 (b) died 3 times, so the run stopped"
+    # the killer is named; a partition queued behind it on the dying worker may be named beside it
+    message = caught.value.message
+    assert message in ("the Dask workers running partition 2 (b) died 3 times, so the run stopped",
+                       "the Dask workers running partition 1 (a) or partition 2 (b) died 3 times, so the run stopped")
     assert cluster.map(lambda item: item + 1, [1, 2]) == [2, 3]  # the cluster goes on
 
 
