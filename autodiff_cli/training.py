@@ -115,14 +115,11 @@ def _given_value(name: str, value: Any) -> Any:
 
     if isinstance(value, TensorConstant):
         return value
-    if isinstance(value, (list, tuple)):  # nested lists: ragged rows are said as --values says them
+    if isinstance(value, list):  # nested lists, as a values file holds them (ragged rows said as it says them)
         try:
-            return ArrayLiteral.from_nested(np.asarray(value, dtype=float).tolist())
-        except ValueError:
-            try:
-                return ArrayLiteral.from_nested(list(value))
-            except ValueError as error:
-                raise InputError(f"values[{name!r}] is not a tensor: {error}") from None
+            return ArrayLiteral.from_nested(value)
+        except ValueError as error:
+            raise InputError(f"values[{name!r}] is not a tensor: {error}") from None
     if not isinstance(value, (str, bytes, bool)):
         try:
             array = np.asarray(value, dtype=float)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Source, variables_hint
-from ..language.program import OUTPUT, Program, check_inputs, runs_as_tensors
+from ..language.program import OUTPUT, POWER_CONST, Program, check_inputs, runs_as_tensors
 
 if TYPE_CHECKING:
     from ..engine.forward import ForwardResult
@@ -107,10 +107,10 @@ class Run:
         instruction = self.program.instructions[variable.register]
         if instruction.op == "const":
             return ""
-        if instruction.op == "**c":
-            from ..engine.ops import short_number
+        if instruction.op == POWER_CONST:  # its entry's written form without the operand: **2
+            from ..engine.ops import OPS, short_number
 
-            return "**" + short_number(float(instruction.param))
+            return OPS[POWER_CONST].written.format(x="", c=short_number(float(instruction.param)))
         return str(instruction.op)
 
     def shape(self, name: str) -> tuple[int, ...]:

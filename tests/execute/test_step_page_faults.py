@@ -10,6 +10,7 @@ import resource
 
 import numpy as np
 import pytest
+from _mlp import mlp_program
 
 from autodiff_cli.engine.optim import AdamRule
 from autodiff_cli.execute.fit import plan_fit
@@ -19,17 +20,7 @@ from autodiff_cli.language import parse
 pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
                                 reason="glibc's malloc is the allocator whose heap this is about")
 
-PROGRAM = """\
-x = zeros([64])
-label = 0
-W1 = zeros([128, 64])
-b1 = zeros([128])
-W2 = zeros([10, 128])
-b2 = zeros([10])
-h = relu(W1 @ x + b1)
-z = W2 @ h + b2
-L = cross_entropy(z, label)
-"""
+PROGRAM = mlp_program(64, 128, 10)
 
 
 def _faults() -> int:

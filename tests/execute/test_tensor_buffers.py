@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _mlp import mlp_program
 
 from autodiff_cli.engine import tensor_ops
 from autodiff_cli.engine.optim import AdamRule
@@ -14,17 +15,7 @@ from autodiff_cli.execute.interpreter import run_forward
 from autodiff_cli.execute.objective import ParameterLayout, TensorObjective
 from autodiff_cli.language import parse
 
-PROGRAM = """\
-x = zeros([5])
-label = 0
-W1 = zeros([7, 5])
-b1 = zeros([7])
-W2 = zeros([4, 7])
-b2 = zeros([4])
-h = relu(W1 @ x + b1)
-z = W2 @ h + b2
-L = cross_entropy(z, label)
-"""
+PROGRAM = mlp_program(5, 7, 4)
 
 
 def data(rows: int = 9, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:

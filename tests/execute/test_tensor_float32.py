@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _mlp import mlp_program
 
 from autodiff_cli.engine.optim import AdamRule
 from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 from autodiff_cli.execute.fit import FitSettings, plan_fit, train
 from autodiff_cli.execute.interpreter import evaluate_tensors, float_type
 from autodiff_cli.execute.objective import TensorObjective, objective_for, starting_parameters
-from autodiff_cli.execute.batch_evaluator import BatchEvaluator
 from autodiff_cli.language import parse
 
 F32_RTOL = 3e-5  # a few float32 roundings over a small network, relative to the largest entry
@@ -104,17 +104,7 @@ def test_other_precisions_are_refused(dtype: object) -> None:
 
 # --- fit's step -----------------------------------------------------------------------------------
 
-NET = """\
-x = zeros([5])
-label = 0
-W1 = zeros([12, 5])
-b1 = zeros([12])
-W2 = zeros([4, 12])
-b2 = zeros([4])
-h = tanh(W1 @ x + b1)
-z = W2 @ h + b2
-L = cross_entropy(z, label)
-"""
+NET = mlp_program(5, 12, 4, "tanh")
 
 
 def _net_data(rows: int = 64) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
